@@ -1,0 +1,190 @@
+// Package builtin is the built-in audit agent that `subdash agent` runs when
+// no agent CLI is installed (SPEC §2, step 4). It reads one task message from
+// stdin, does real read-only work on the files under its working directory
+// (finding TODO/FIXME/XXX/HACK markers, summarizing a tree by language),
+// streams the result line by line to stdout and exits.
+//
+// Every walk respects .gitignore files (those of the enclosing git repository
+// above the named path, the path's own and nested ones), always skips .git,
+// does not follow symbolic links, and visits entries in name order so the
+// output is deterministic.
+package builtin
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Exit statuses returned by Run.
+const (
+	// StatusOK means the task ran to the end.
+	StatusOK = 0
+	// StatusError means the task was understood but failed: a missing or
+	// unreadable path, a cancelled context, a failed write to stdout.
+	StatusError = 1
+	// StatusUsage means the task message or a flag was not understood.
+	StatusUsage = 2
+)
+
+const (
+	// defaultMaxFileSize is the size above which find skips a file, in bytes.
+	defaultMaxFileSize = 4 << 20
+	// maxTaskSize caps how much of stdin is read as the task message, in bytes.
+	maxTaskSize = 1 << 20
+)
+
+// config is what one run needs besides its task; tests build it directly.
+type config struct {
+	dir         string        // absolute working directory
+	fsys        fs.FS         // the file system rooted at "/"
+	pace        time.Duration // pause between output lines
+	maxFileSize int64         // find skips larger files, in bytes
+}
+
+// Run executes one task: reads the whole task message from stdin (trimmed),
+// works under dir, streams results to stdout, errors to stderr, and returns
+// the process exit status (StatusOK, StatusError for a runtime error such as
+// a missing path or a cancelled ctx, StatusUsage for a task that is not
+// understood). args are the command-line arguments after "agent" (e.g.
+// ["--pace", "50ms"]); bad flags print a message on stderr and give
+// StatusUsage. An empty dir means the current directory.
+//
+// Run writes each output line with a single Write call and never buffers, so
+// output reaches the supervisor as it is produced.
+func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, dir string, args []string) int {
+	cfg, status, ok := parseFlags(args, stderr)
+	if !ok {
+		return status
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "cannot resolve working directory %q: %v\n", dir, err)
+		return StatusError
+	}
+	cfg.dir = abs
+
+	msg, err := io.ReadAll(io.LimitReader(stdin, maxTaskSize))
+	if err != nil {
+		fmt.Fprintf(stderr, "cannot read the task from stdin: %v\n", err)
+		return StatusError
+	}
+	return run(ctx, cfg, string(msg), stdout, stderr)
+}
+
+// parseFlags reads the command-line arguments into a config for the real
+// file system. When ok is false the run ends with status: StatusOK after
+// -h, StatusUsage after a bad flag, the message already on stderr.
+func parseFlags(args []string, stderr io.Writer) (cfg config, status int, ok bool) {
+	cfg = config{fsys: os.DirFS("/"), maxFileSize: defaultMaxFileSize}
+	flags := flag.NewFlagSet("subdash agent", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	flags.DurationVar(&cfg.pace, "pace", 0, "pause between output lines, e.g. 50ms (for demos)")
+	flags.Usage = func() {
+		fmt.Fprintf(stderr, "usage: subdash agent [--pace DURATION] < task\n\nflags:\n")
+		flags.PrintDefaults()
+		fmt.Fprintf(stderr, "\n%s", tasksHelp)
+	}
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, StatusOK, false
+		}
+		return cfg, StatusUsage, false // flag has printed the error and the usage
+	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(stderr, "subdash agent: unexpected argument %q; the task is read from stdin\n", flags.Arg(0))
+		return cfg, StatusUsage, false
+	}
+	if cfg.pace < 0 {
+		fmt.Fprintf(stderr, "subdash agent: --pace must not be negative, got %v\n", cfg.pace)
+		return cfg, StatusUsage, false
+	}
+	return cfg, StatusOK, true
+}
+
+// run parses and executes one task message with cfg.
+func run(ctx context.Context, cfg config, msg string, stdout, stderr io.Writer) int {
+	t, err := parseTask(msg)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n\n%s", err, tasksHelp)
+		return StatusUsage
+	}
+
+	out := &printer{ctx: ctx, w: stdout, pace: cfg.pace}
+	switch t.kind {
+	case taskFind:
+		err = find(ctx, cfg, t, out, stderr)
+	case taskSummarize:
+		err = summarize(ctx, cfg, t, out, stderr)
+	}
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			fmt.Fprintf(stderr, "stopped: %v\n", ctxErr)
+		} else {
+			fmt.Fprintln(stderr, err)
+		}
+		return StatusError
+	}
+	return StatusOK
+}
+
+// printer writes output lines, one Write per line, pausing pace between
+// lines. The first error (a failed write or ctx cancelled during a pause)
+// sticks and is returned by every later call.
+type printer struct {
+	ctx   context.Context
+	w     io.Writer
+	pace  time.Duration
+	lines int
+	err   error
+}
+
+// printf writes one line built from format and a; the newline is added.
+func (p *printer) printf(format string, a ...any) error {
+	if p.err != nil {
+		return p.err
+	}
+	if p.lines > 0 && p.pace > 0 {
+		timer := time.NewTimer(p.pace)
+		select {
+		case <-p.ctx.Done():
+			timer.Stop()
+			p.err = p.ctx.Err()
+			return p.err
+		case <-timer.C:
+		}
+	}
+	if _, err := io.WriteString(p.w, fmt.Sprintf(format, a...)+"\n"); err != nil {
+		p.err = fmt.Errorf("cannot write output: %w", err)
+		return p.err
+	}
+	p.lines++
+	return nil
+}
+
+// displayPath is how a file at absolute path abs is named in the output:
+// relative to dir when it lies under dir, absolute otherwise.
+func displayPath(dir, abs string) string {
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return abs
+	}
+	return rel
+}
+
+// cause strips the operation and path from a *fs.PathError, which the
+// caller names itself in friendlier terms.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

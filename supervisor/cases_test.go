@@ -1,0 +1,259 @@
+package supervisor
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The rows H04–H16 of ../shared/cases/README.md, run as the agent command
+// with the message "task".
+
+func runCase(t *testing.T, command string) (*Supervisor, string, WaitDetail) {
+	t.Helper()
+	s := newTestSupervisor(t, command)
+	id := spawn(t, s, "task")
+	return s, id, waitFinal(t, s, id)
+}
+
+func assertLines(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("display lines:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestH04CarriageReturnProgress(t *testing.T) {
+	s, id, d := runCase(t, `for i in 1 2 3 4 5; do printf '\rprogress %d%%' $((i*20)); sleep 0.02; done; printf '\n'; printf 'abcdef\rXY\n'; printf 'crlf line\r\n'`)
+	if d.Status != StatusCompleted {
+		t.Fatalf("status %s", d.Status)
+	}
+	assertLines(t, lines(t, s, id), "progress 100%", "XYcdef", "crlf line")
+}
+
+func TestH05VeryLongLine(t *testing.T) {
+	s, id, d := runCase(t, `printf '%0200000d' 0; echo; echo after-long-line`)
+	if d.Status != StatusCompleted {
+		t.Fatalf("status %s", d.Status)
+	}
+	w, _ := s.Window(id, 0, 0, 10)
+	if len(w.Lines) != 2 || w.Lines[1].Text != "after-long-line" {
+		t.Fatalf("lines = %d, last %q", len(w.Lines), w.Lines[len(w.Lines)-1].Text)
+	}
+	long := w.Lines[0]
+	if !strings.HasPrefix(long.Text, "0000000000") || !strings.Contains(long.Text, "cut") || long.Width > 65536 {
+		t.Fatalf("long line: width %d, tail %q", long.Width, long.Text[len(long.Text)-80:])
+	}
+	if fi, err := os.Stat(logPath(t, s, id)); err != nil || fi.Size() != 200000+1+16 {
+		t.Fatalf("log file size = %v, %v; want every byte", fi.Size(), err)
+	}
+}
+
+func TestH06InvalidUTF8AndControls(t *testing.T) {
+	s, id, d := runCase(t, `printf 'caf\351 latte #col\n\377\376\001\002\200\300\257\a\b\013\014 bin\nvisible-after-binary\n'`)
+	if d.Status != StatusCompleted {
+		t.Fatalf("status %s", d.Status)
+	}
+	assertLines(t, lines(t, s, id), "caf\uFFFD latte #col", strings.Repeat("\uFFFD", 5)+" bin", "visible-after-binary")
+}
+
+func TestH07Tabs(t *testing.T) {
+	s, id, _ := runCase(t, `printf 'a\tb\n1234567\tc\n12345678\td\n\tindented\n'`)
+	assertLines(t, lines(t, s, id), "a       b", "1234567 c", "12345678        d", "        indented")
+}
+
+func TestH08PartialLineVisibleWhileRunning(t *testing.T) {
+	s := newTestSupervisor(t, `printf 'partial-line-no-newline'; sleep 3; printf ' ...finished'; exit 3`)
+	id := spawn(t, s, "task")
+	waitForLine(t, s, id, "partial-line-no-newline", 3*time.Second)
+	if info, _ := s.Agent(id); !info.Running() {
+		t.Fatal("the partial line was seen only after the child ended")
+	}
+	d := waitFinal(t, s, id)
+	if d.Status != StatusErrored || *d.LastError != "submission failed with exit code 3" {
+		t.Fatalf("detail %+v", d)
+	}
+	assertLines(t, lines(t, s, id), "partial-line-no-newline ...finished")
+}
+
+func TestH09ChildIgnoresSIGTERM(t *testing.T) {
+	s := newTestSupervisor(t, `trap '' TERM INT; echo ignoring-term; sleep 60`)
+	id := spawn(t, s, "task")
+	waitForLine(t, s, id, "ignoring-term", 5*time.Second)
+	pg := groupOf(t, s, id)
+	done := make(chan StatusResult, 1)
+	go func() {
+		res, _ := s.Interrupt(id)
+		done <- res
+	}()
+	waitFor(t, s, 5*time.Second, func() bool { info, _ := s.Agent(id); return info.Stopping })
+	res := <-done
+	if res.Status != StatusErrored {
+		t.Fatalf("interrupt = %+v", res)
+	}
+	assertGroupGone(t, pg)
+	if d := waitFinal(t, s, id); *d.LastError != "interrupted" {
+		t.Fatalf("last_error %q", *d.LastError)
+	}
+}
+
+func TestH10LeaderExitsMemberIgnoresTERM(t *testing.T) {
+	s := newTestSupervisor(t, `trap 'echo leader-exiting; exit 0' TERM; sh -c 'trap "" TERM; exec sleep 300' & wait`)
+	id := spawn(t, s, "task")
+	pg := groupOf(t, s, id)
+	waitFor(t, s, 5*time.Second, func() bool { m, _ := groupMembers(pg); return len(m) >= 2 })
+	if _, err := s.Interrupt(id); err != nil {
+		t.Fatal(err)
+	}
+	assertGroupGone(t, pg)
+	waitForLine(t, s, id, "leader-exiting", time.Second)
+	if d := waitFinal(t, s, id); d.Status != StatusErrored || *d.LastError != "interrupted" {
+		t.Fatalf("detail %+v", d)
+	}
+}
+
+func TestH11Grandchildren(t *testing.T) {
+	s := newTestSupervisor(t, evalCommand)
+	id := spawn(t, s, "sleep 300 & sleep 301 & echo started; wait")
+	waitForLine(t, s, id, "started", 5*time.Second)
+	pg := groupOf(t, s, id)
+	if _, err := s.Interrupt(id); err != nil {
+		t.Fatal(err)
+	}
+	assertGroupGone(t, pg)
+	if _, err := s.Send(id, "echo next", false); err != nil {
+		t.Fatal(err)
+	}
+	if d := waitFinal(t, s, id); d.Status != StatusCompleted || *d.LastOutput != "next" {
+		t.Fatalf("detail %+v", d)
+	}
+}
+
+func TestH12GrandchildHoldsPipe(t *testing.T) {
+	start := time.Now()
+	s, id, d := runCase(t, `sleep 30 & echo started`)
+	if d.Status != StatusCompleted || *d.LastOutput != "started" {
+		t.Fatalf("detail %+v", d)
+	}
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Fatalf("ended after %s: it waited for the grandchild", elapsed)
+	}
+	assertGroupGone(t, groupOf(t, s, id))
+}
+
+func TestH13ChildReadsStdinToEOF(t *testing.T) {
+	_, _, d := runCase(t, `cat > /dev/null; echo got-eof`)
+	if d.Status != StatusCompleted || *d.LastOutput != "got-eof" {
+		t.Fatalf("detail %+v", d)
+	}
+}
+
+func TestH14MegabyteMessage(t *testing.T) {
+	msg := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
+	s := newTestSupervisor(t, "cat")
+	id := spawn(t, s, msg)
+	if d := waitFinal(t, s, id); d.Status != StatusCompleted {
+		t.Fatalf("detail %+v", d)
+	}
+	b, err := os.ReadFile(logPath(t, s, id))
+	if err != nil || string(b) != msg+"\n" {
+		t.Fatalf("log has %d bytes, want %d (err %v)", len(b), len(msg)+1, err)
+	}
+
+	s = newTestSupervisor(t, "true")
+	id = spawn(t, s, msg)
+	if d := waitFinal(t, s, id); d.Status != StatusCompleted {
+		t.Fatalf("true with 1 MiB message: %+v", d)
+	}
+}
+
+func TestH15StderrFlood(t *testing.T) {
+	s, id, d := runCase(t, `printf '%0200000d' 0 >&2; echo stdout-done`)
+	if d.Status != StatusCompleted {
+		t.Fatalf("status %s", d.Status)
+	}
+	waitForLine(t, s, id, "stdout-done", time.Second)
+	if !strings.HasPrefix(*d.LastOutput, truncatedMarker) || !strings.Contains(*d.LastOutput, "stdout-done") ||
+		!strings.Contains(*d.LastOutput, "\n\nstderr:\n") {
+		t.Fatalf("last_output = %.200q", *d.LastOutput)
+	}
+}
+
+func TestH16FloodInUnwatchedAgent(t *testing.T) {
+	s, id, d := runCase(t, `seq 2000000; echo flood-done`)
+	if d.Status != StatusCompleted || !strings.HasSuffix(*d.LastOutput, "1999999\n2000000\nflood-done") {
+		t.Fatalf("detail %+v", d.Status)
+	}
+	got := lines(t, s, id)
+	if len(got) != DefaultScrollback || got[len(got)-1] != "flood-done" || got[0] != "1990002" {
+		t.Fatalf("scrollback: %d lines, first %q, last %q", len(got), got[0], got[len(got)-1])
+	}
+	w, _ := s.Window(id, 0, 0, 0)
+	if w.Total != 2000001 || w.First != 2000001-DefaultScrollback {
+		t.Fatalf("window range = [%d, %d)", w.First, w.Total)
+	}
+}
+
+func TestLogFileHoldsExactlyTheBytesWritten(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "random")
+	rng := rand.New(rand.NewSource(1))
+	var buf bytes.Buffer
+	for buf.Len() < 4<<20 {
+		line := make([]byte, rng.Intn(200))
+		rng.Read(line) // any byte: escapes, invalid UTF-8, NUL, \r
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	if err := os.WriteFile(src, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Both copies go to stdout: bytes of two different pipes have no order
+	// between them that a reader could keep.
+	s := newTestSupervisor(t, "cat "+src+"; cat "+src)
+	id := spawn(t, s, "task")
+	if d := waitFinal(t, s, id); d.Status != StatusCompleted {
+		t.Fatalf("detail %+v", d)
+	}
+	got, err := os.ReadFile(logPath(t, s, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sha256.Sum256(append(buf.Bytes(), buf.Bytes()...))
+	if sha256.Sum256(got) != want || len(got) != 2*buf.Len() {
+		t.Fatalf("log file: %d bytes, checksum differs from the %d bytes written", len(got), 2*buf.Len())
+	}
+}
+
+func logPath(t *testing.T, s *Supervisor, id string) string {
+	t.Helper()
+	p, err := s.LogPath(id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitFor waits, driven by the supervisor's events, until cond holds.
+func waitFor(t *testing.T, s *Supervisor, d time.Duration, cond func() bool) {
+	t.Helper()
+	sub := s.Subscribe()
+	defer sub.Close()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond) // for conditions no event announces (process groups)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-sub.Ready():
+			sub.Drain()
+		case <-tick.C:
+		case <-deadline.C:
+			t.Fatalf("condition not met within %s", d)
+		}
+	}
+}

@@ -1,0 +1,283 @@
+package supervisor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of SPEC §2 and §5.
+const (
+	DefaultMaxAgents  = 4
+	DefaultGrace      = 1500 * time.Millisecond
+	DefaultScrollback = 10000
+)
+
+// CommandSource says which step of SPEC §2's agent command resolution chose
+// the command.
+type CommandSource string
+
+// The resolution steps of SPEC §2, in order.
+const (
+	SourceFlag    CommandSource = "--command"
+	SourceEnv     CommandSource = "MEMO_SUBAGENT_COMMAND"
+	SourceDist    CommandSource = "dist/index.js"
+	SourceMemo    CommandSource = "memo on PATH"
+	SourceBuiltin CommandSource = "built-in agent"
+	SourcePreset  CommandSource = "--preset"
+)
+
+// Options are the raw settings given on the command line (SPEC §2). A zero
+// value means "not given"; Resolve applies the environment and defaults.
+type Options struct {
+	Command     string        // --command
+	Preset      string        // --preset (SPEC §8)
+	PresetArgs  string        // --preset-args
+	MaxAgents   int           // --max-agents; 0 = not given; negative is an error
+	Dir         string        // --dir; "" = current directory
+	StateDir    string        // --state-dir
+	Socket      string        // --socket
+	Grace       time.Duration // --grace; 0 = DefaultGrace
+	Scrollback  int           // --scrollback, display lines per submission; 0 = DefaultScrollback
+	AllowNested bool          // --allow-nested
+	Timeout     time.Duration // --timeout per submission; 0 = none
+}
+
+// Environment is what Resolve reads from the outside world, so that tests
+// can supply their own. SystemEnvironment returns the real one.
+type Environment struct {
+	Getenv     func(string) string
+	LookPath   func(string) (string, error)
+	Executable string   // absolute path of this binary, for the built-in agent
+	Environ    []string // base environment of every submission
+	UID        int
+}
+
+// SystemEnvironment returns the process's real environment.
+func SystemEnvironment() Environment {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return Environment{
+		Getenv:     os.Getenv,
+		LookPath:   exec.LookPath,
+		Executable: exe,
+		Environ:    os.Environ(),
+		UID:        os.Getuid(),
+	}
+}
+
+// Config is the resolved configuration of a supervisor.
+type Config struct {
+	Command       string        // agent command line, run as /bin/sh -c Command
+	CommandSource CommandSource // which resolution step chose Command
+	Preset        *Preset       // non-nil when --preset or SUBDASH_PRESET chose a preset (SPEC §8)
+	MaxAgents     int           // maximum running submissions, ≥ 1
+	Dir           string        // absolute working directory of every submission
+	StateDir      string        // absolute state directory (logs, journal)
+	Socket        string        // control socket path (SPEC §6)
+	Grace         time.Duration // grace period between SIGTERM and SIGKILL
+	Scrollback    int           // display lines kept in memory per submission
+	AllowNested   bool          // keep MEMO_ENABLE_COLLAB_TOOLS for children
+	Timeout       time.Duration // per-submission time limit; 0 = none
+	CollabTools   bool          // MEMO_ENABLE_COLLAB_TOOLS is not "0"
+	Environ       []string      // base environment of every submission
+	// Warnings are problems with the configuration that did not stop it,
+	// e.g. an invalid MEMO_SUBAGENT_MAX_AGENTS; the dashboard shows them.
+	Warnings []string
+	// Notes are facts worth showing, e.g. that memo was not found and the
+	// built-in agent is used.
+	Notes []string
+}
+
+// Resolve turns options and the environment into a Config following SPEC §2:
+// flags win over environment variables; an invalid MEMO_SUBAGENT_MAX_AGENTS
+// falls back to 4 with a warning; an invalid --max-agents, a missing
+// working directory, or both --preset and --command are errors.
+func Resolve(o Options, env Environment) (Config, error) {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.LookPath == nil {
+		env.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
+	}
+	c := Config{
+		Grace:       o.Grace,
+		Scrollback:  o.Scrollback,
+		AllowNested: o.AllowNested,
+		Timeout:     o.Timeout,
+		Environ:     env.Environ,
+		CollabTools: strings.TrimSpace(env.Getenv("MEMO_ENABLE_COLLAB_TOOLS")) != "0",
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.Grace < 0 {
+		return c, fmt.Errorf("invalid --grace %s: must not be negative", o.Grace)
+	}
+	if c.Scrollback == 0 {
+		c.Scrollback = DefaultScrollback
+	}
+	if c.Scrollback < 0 {
+		return c, fmt.Errorf("invalid --scrollback %d: must be a positive number of lines", o.Scrollback)
+	}
+	if o.Timeout < 0 {
+		return c, fmt.Errorf("invalid --timeout %s: must not be negative", o.Timeout)
+	}
+
+	switch {
+	case o.MaxAgents < 0:
+		return c, fmt.Errorf("invalid --max-agents %d: must be a positive number", o.MaxAgents)
+	case o.MaxAgents > 0:
+		c.MaxAgents = o.MaxAgents
+	default:
+		c.MaxAgents = DefaultMaxAgents
+		if v := strings.TrimSpace(env.Getenv("MEMO_SUBAGENT_MAX_AGENTS")); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				c.Warnings = append(c.Warnings, fmt.Sprintf(
+					"MEMO_SUBAGENT_MAX_AGENTS=%q is not a positive number; using %d", v, DefaultMaxAgents))
+			} else {
+				c.MaxAgents = n
+			}
+		}
+	}
+
+	dir, err := resolveDir(o.Dir)
+	if err != nil {
+		return c, err
+	}
+	c.Dir = dir
+
+	c.StateDir, err = resolveStateDir(o.StateDir, env)
+	if err != nil {
+		return c, err
+	}
+
+	c.Socket = o.Socket
+	if c.Socket == "" {
+		c.Socket = strings.TrimSpace(env.Getenv("SUBDASH_SOCKET"))
+	}
+	if c.Socket == "" {
+		c.Socket = DefaultSocketPath(c.Dir, env.Getenv("XDG_RUNTIME_DIR"), env.UID)
+	}
+
+	if err := resolveCommand(&c, o, env); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func resolveDir(d string) (string, error) {
+	if d == "" {
+		d = "."
+	}
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return "", fmt.Errorf("working directory %s: %v", d, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("working directory %s does not exist; pass an existing folder with --dir", abs)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("working directory %s is not a folder; pass a folder with --dir", abs)
+	}
+	return abs, nil
+}
+
+func resolveStateDir(flag string, env Environment) (string, error) {
+	d := flag
+	if d == "" {
+		d = strings.TrimSpace(env.Getenv("SUBDASH_STATE_DIR"))
+	}
+	if d == "" {
+		if x := env.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+			d = filepath.Join(x, "subdash")
+		} else if h := env.Getenv("HOME"); h != "" {
+			d = filepath.Join(h, ".local", "state", "subdash")
+		} else {
+			return "", fmt.Errorf("no state directory: HOME is not set; pass --state-dir or set SUBDASH_STATE_DIR")
+		}
+	}
+	return filepath.Abs(d)
+}
+
+// DefaultSocketPath returns the control socket path of SPEC §6 for the
+// absolute working directory dir:
+// $XDG_RUNTIME_DIR/subdash/<first 12 hex of sha256(dir)>.sock, or the same
+// name under /tmp/subdash-<uid>/ when runtimeDir is empty.
+func DefaultSocketPath(dir, runtimeDir string, uid int) string {
+	sum := sha256.Sum256([]byte(dir))
+	name := hex.EncodeToString(sum[:])[:12] + ".sock"
+	if runtimeDir != "" && filepath.IsAbs(runtimeDir) {
+		return filepath.Join(runtimeDir, "subdash", name)
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("subdash-%d", uid), name)
+}
+
+// resolveCommand applies SPEC §2's agent command resolution (and SPEC §8's
+// presets, which take the place of the command).
+func resolveCommand(c *Config, o Options, env Environment) error {
+	preset := strings.TrimSpace(o.Preset)
+	if preset == "" && strings.TrimSpace(o.Command) == "" {
+		preset = strings.TrimSpace(env.Getenv("SUBDASH_PRESET"))
+	}
+	if preset != "" {
+		if strings.TrimSpace(o.Command) != "" {
+			return fmt.Errorf("--preset and --command are both given; use one of them")
+		}
+		p, err := LookupPreset(preset, o.PresetArgs, env.Executable)
+		if err != nil {
+			return err
+		}
+		c.Preset = p
+		c.Command = p.Describe()
+		c.CommandSource = SourcePreset
+		return nil
+	}
+	if o.PresetArgs != "" {
+		return fmt.Errorf("--preset-args needs --preset")
+	}
+	if cmd := strings.TrimSpace(o.Command); cmd != "" {
+		c.Command, c.CommandSource = cmd, SourceFlag
+		return nil
+	}
+	if cmd := strings.TrimSpace(env.Getenv("MEMO_SUBAGENT_COMMAND")); cmd != "" {
+		c.Command, c.CommandSource = cmd, SourceEnv
+		return nil
+	}
+	dist := filepath.Join(c.Dir, "dist", "index.js")
+	if fi, err := os.Stat(dist); err == nil && !fi.IsDir() {
+		c.Command, c.CommandSource = "node "+shellQuote(dist)+" --dangerous", SourceDist
+		return nil
+	}
+	if _, err := env.LookPath("memo"); err == nil {
+		c.Command, c.CommandSource = "memo --dangerous", SourceMemo
+		return nil
+	}
+	c.Command, c.CommandSource = BuiltinCommand(env.Executable), SourceBuiltin
+	c.Notes = append(c.Notes, "memo not found on PATH: using the built-in audit agent; set --command or MEMO_SUBAGENT_COMMAND to use another")
+	return nil
+}
+
+// BuiltinCommand returns the command line of the built-in audit agent:
+// the shell-quoted path of this binary followed by "agent".
+func BuiltinCommand(executable string) string {
+	return shellQuote(executable) + " agent"
+}
+
+// shellQuote quotes s for /bin/sh when it holds anything but safe characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:+=@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

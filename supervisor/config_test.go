@@ -1,0 +1,141 @@
+package supervisor
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeEnv returns an Environment with the given variables and, when memo is
+// true, a memo on PATH.
+func fakeEnv(vars map[string]string, memo bool) Environment {
+	return Environment{
+		Getenv: func(k string) string { return vars[k] },
+		LookPath: func(name string) (string, error) {
+			if name == "memo" && memo {
+				return "/usr/bin/memo", nil
+			}
+			return "", exec.ErrNotFound
+		},
+		Executable: "/opt/sub dash/subdash",
+		UID:        1000,
+	}
+}
+
+func TestCommandResolutionOrder(t *testing.T) {
+	withDist := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(withDist, "dist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(withDist, "dist", "index.js"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := t.TempDir()
+	state := map[string]string{"HOME": t.TempDir()}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range state {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	cases := []struct {
+		name    string
+		opts    Options
+		vars    map[string]string
+		memo    bool
+		command string
+		source  CommandSource
+		note    bool
+	}{
+		{"flag wins over env", Options{Command: " my-agent ", Dir: withDist}, with(map[string]string{"MEMO_SUBAGENT_COMMAND": "env-agent"}), true, "my-agent", SourceFlag, false},
+		{"env, trimmed", Options{Dir: withDist}, with(map[string]string{"MEMO_SUBAGENT_COMMAND": "  env-agent --x  "}), true, "env-agent --x", SourceEnv, false},
+		{"blank env is skipped", Options{Dir: withDist}, with(map[string]string{"MEMO_SUBAGENT_COMMAND": "   "}), true, "node " + filepath.Join(withDist, "dist", "index.js") + " --dangerous", SourceDist, false},
+		{"memo on PATH", Options{Dir: plain}, with(nil), true, "memo --dangerous", SourceMemo, false},
+		{"built-in agent", Options{Dir: plain}, with(nil), false, "'/opt/sub dash/subdash' agent", SourceBuiltin, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Resolve(c.opts, fakeEnv(c.vars, c.memo))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Command != c.command || cfg.CommandSource != c.source {
+				t.Fatalf("command = %q (%s), want %q (%s)", cfg.Command, cfg.CommandSource, c.command, c.source)
+			}
+			if got := len(cfg.Notes) > 0 && strings.Contains(cfg.Notes[0], "memo not found"); got != c.note {
+				t.Fatalf("notes = %q", cfg.Notes)
+			}
+		})
+	}
+}
+
+func TestMaxAgentsFromFlagAndEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	home := t.TempDir()
+	for _, c := range []struct {
+		flag    int
+		env     string
+		want    int
+		warning bool
+	}{
+		{0, "", 4, false},
+		{0, "7", 7, false},
+		{2, "7", 2, false},
+		{0, "zero", 4, true},
+		{0, "0", 4, true},
+		{0, "-3", 4, true},
+	} {
+		cfg, err := Resolve(Options{MaxAgents: c.flag, Dir: dir, Command: "x"},
+			fakeEnv(map[string]string{"HOME": home, "MEMO_SUBAGENT_MAX_AGENTS": c.env}, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.MaxAgents != c.want || (len(cfg.Warnings) > 0) != c.warning {
+			t.Errorf("flag %d env %q: max %d warnings %q", c.flag, c.env, cfg.MaxAgents, cfg.Warnings)
+		}
+		if c.warning && !strings.Contains(cfg.Warnings[0], "MEMO_SUBAGENT_MAX_AGENTS") {
+			t.Errorf("warning %q does not name the variable", cfg.Warnings[0])
+		}
+	}
+	if _, err := Resolve(Options{MaxAgents: -1, Dir: dir}, fakeEnv(map[string]string{"HOME": home}, false)); err == nil {
+		t.Error("negative --max-agents accepted")
+	}
+}
+
+func TestResolveErrorsAndDefaults(t *testing.T) {
+	home := t.TempDir()
+	env := fakeEnv(map[string]string{"HOME": home}, false)
+	if _, err := Resolve(Options{Dir: filepath.Join(home, "missing")}, env); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing dir: %v", err)
+	}
+	if _, err := Resolve(Options{Dir: home, Command: "x", Preset: "claude"}, env); err == nil || !strings.Contains(err.Error(), "--preset and --command") {
+		t.Errorf("preset and command: %v", err)
+	}
+	if _, err := Resolve(Options{Dir: home, Preset: "nope"}, env); err == nil || !strings.Contains(err.Error(), "unknown preset") {
+		t.Errorf("unknown preset: %v", err)
+	}
+	cfg, err := Resolve(Options{Dir: home}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.StateDir != filepath.Join(home, ".local", "state", "subdash") || cfg.Grace != DefaultGrace || cfg.Scrollback != DefaultScrollback || !cfg.CollabTools {
+		t.Errorf("defaults: %+v", cfg)
+	}
+	if !strings.HasPrefix(cfg.Socket, filepath.Join(os.TempDir(), "subdash-1000")+"/") || !strings.HasSuffix(cfg.Socket, ".sock") {
+		t.Errorf("socket %s", cfg.Socket)
+	}
+	cfg, _ = Resolve(Options{Dir: home}, fakeEnv(map[string]string{"HOME": home, "XDG_STATE_HOME": "/xs", "XDG_RUNTIME_DIR": "/run/user/1000",
+		"MEMO_ENABLE_COLLAB_TOOLS": "0"}, false))
+	if cfg.StateDir != "/xs/subdash" || filepath.Dir(cfg.Socket) != "/run/user/1000/subdash" || cfg.CollabTools {
+		t.Errorf("XDG: %s %s collab %v", cfg.StateDir, cfg.Socket, cfg.CollabTools)
+	}
+	if len(filepath.Base(cfg.Socket)) != len("0123456789ab.sock") {
+		t.Errorf("socket name %s", filepath.Base(cfg.Socket))
+	}
+}

@@ -1,0 +1,17 @@
+// Package supervisor runs subagents as real processes and owns their state.
+//
+// An agent is one supervised subagent; it runs zero or one submission at a
+// time. A submission is one run of the agent command for one message: a
+// `/bin/sh -c` child in its own session and process group, its message on
+// stdin, its stdout and stderr read continuously into a log file, a bounded
+// scrollback of display lines, and a tail kept for last_output.
+//
+// The operations (Spawn, Send, Interrupt, Close, Resume, Wait, List, Logs)
+// follow ../shared/SPEC.md §3 with its exact error messages; the dashboard,
+// the control socket, `subdash ctl` and the MCP server are thin callers of
+// them. Callers learn about changes through Subscribe, which coalesces events
+// for a slow subscriber and never blocks the goroutines reading a child's
+// pipes.
+//
+// This package never imports a UI library.
+package supervisor

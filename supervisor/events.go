@@ -1,0 +1,118 @@
+package supervisor
+
+import (
+	"context"
+	"sync"
+)
+
+// Change says what changed about one agent since a subscriber last drained
+// its changes.
+type Change struct {
+	AgentID string
+	// Agent is true when the agent was created or its summary, status or
+	// submissions changed.
+	Agent bool
+	// Output is true when new display lines or transcript entries arrived.
+	Output bool
+}
+
+// Subscription receives changes of agents. Changes are coalesced per agent
+// while the subscriber is busy, so a slow subscriber costs memory bounded by
+// the number of agents and never blocks the goroutines reading a child's
+// pipes. Close it when done.
+type Subscription struct {
+	hub     *hub
+	ready   chan struct{} // holds a token while changes are pending
+	mu      sync.Mutex
+	pending map[string]*Change
+	order   []string
+}
+
+// Ready returns a channel that receives a value when changes are pending;
+// call Drain to take them.
+func (sub *Subscription) Ready() <-chan struct{} { return sub.ready }
+
+// Drain returns the pending changes, one per agent in the order the agents
+// first changed, and clears them. The caller owns the slice.
+func (sub *Subscription) Drain() []Change {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if len(sub.order) == 0 {
+		return nil
+	}
+	out := make([]Change, 0, len(sub.order))
+	for _, id := range sub.order {
+		out = append(out, *sub.pending[id])
+		delete(sub.pending, id)
+	}
+	sub.order = sub.order[:0]
+	return out
+}
+
+// Next blocks until changes are pending or ctx is done, then drains them.
+// It returns ctx's error when ctx ends first.
+func (sub *Subscription) Next(ctx context.Context) ([]Change, error) {
+	for {
+		if c := sub.Drain(); len(c) > 0 {
+			return c, nil
+		}
+		select {
+		case <-sub.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close stops the subscription; pending changes are dropped.
+func (sub *Subscription) Close() { sub.hub.remove(sub) }
+
+func (sub *Subscription) add(c Change) {
+	sub.mu.Lock()
+	p := sub.pending[c.AgentID]
+	if p == nil {
+		p = &Change{AgentID: c.AgentID}
+		sub.pending[c.AgentID] = p
+		sub.order = append(sub.order, c.AgentID)
+	}
+	p.Agent = p.Agent || c.Agent
+	p.Output = p.Output || c.Output
+	sub.mu.Unlock()
+	select {
+	case sub.ready <- struct{}{}:
+	default:
+	}
+}
+
+// hub fans changes out to subscriptions.
+type hub struct {
+	mu   sync.Mutex
+	subs map[*Subscription]struct{}
+}
+
+func (h *hub) subscribe() *Subscription {
+	sub := &Subscription{hub: h, ready: make(chan struct{}, 1), pending: map[string]*Change{}}
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[*Subscription]struct{}{}
+	}
+	h.subs[sub] = struct{}{}
+	h.mu.Unlock()
+	return sub
+}
+
+func (h *hub) remove(sub *Subscription) {
+	h.mu.Lock()
+	delete(h.subs, sub)
+	h.mu.Unlock()
+}
+
+// publish records c for every subscription. It never blocks on a
+// subscriber.
+func (h *hub) publish(c Change) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for sub := range h.subs {
+		sub.add(c)
+	}
+}

@@ -1,0 +1,73 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"os"
+	"sync"
+	"time"
+)
+
+// JournalEvent is one line of a run's journal.jsonl (SPEC §5): a lifecycle
+// event of an agent or submission. Fields that do not apply are omitted.
+type JournalEvent struct {
+	Time         Time   `json:"time"`
+	Event        string `json:"event"` // spawned, submission_started, submission_ended, sent, interrupted, closed, resumed, shutdown, ...
+	AgentID      string `json:"agent_id,omitempty"`
+	SubmissionID string `json:"submission_id,omitempty"`
+	Seq          int    `json:"seq,omitempty"`
+	Message      string `json:"message,omitempty"`
+	Command      string `json:"command,omitempty"`
+	PID          int    `json:"pid,omitempty"`
+	ExitCode     *int   `json:"exit_code,omitempty"`
+	Signal       string `json:"signal,omitempty"`
+	Status       Status `json:"status,omitempty"`
+	LastError    string `json:"last_error,omitempty"`
+	SessionID    string `json:"session_id,omitempty"`
+	Log          string `json:"log,omitempty"`
+	Note         string `json:"note,omitempty"`
+}
+
+// journal appends JSON lines to a file, one write per event.
+type journal struct {
+	mu  sync.Mutex
+	f   *os.File
+	err error // first write error, reported once by the supervisor
+}
+
+func openJournal(path string) (*journal, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &journal{f: f}, nil
+}
+
+func (j *journal) write(ev JournalEvent) {
+	if ev.Time.IsZero() {
+		ev.Time = Time{time.Now()}
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return
+	}
+	if _, err := j.f.Write(b); err != nil && j.err == nil {
+		j.err = err
+	}
+}
+
+func (j *journal) close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}

@@ -1,0 +1,338 @@
+package supervisor
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Spawn creates an agent and starts its first submission with message
+// (SPEC §3 spawn). Errors: "message must not be empty"; "subagent
+// concurrency limit reached (<max>)", leaving no agent behind. A submission
+// that cannot start (working directory gone) still creates the agent, with
+// status errored and the reason as last_error.
+func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
+	msg := strings.TrimSpace(message)
+	if msg == "" {
+		return SpawnResult{}, errEmptyMessage()
+	}
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		return SpawnResult{}, errShutdown()
+	}
+	if s.runningCount() >= s.cfg.MaxAgents {
+		s.mu.Unlock()
+		return SpawnResult{}, errLimit(s.cfg.MaxAgents)
+	}
+	now := time.Now()
+	a := &agent{id: uuid.NewString(), createdAt: now, updatedAt: now}
+	s.agents[a.id] = a
+	s.order = append(s.order, a)
+	sub := s.newSubmissionLocked(a, msg)
+	sum := s.summaryLocked(a)
+	s.mu.Unlock()
+
+	s.journal.write(JournalEvent{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: msg})
+	if err := s.launch(a, sub); err != nil {
+		s.mu.Lock()
+		sum = s.summaryLocked(a)
+		s.mu.Unlock()
+	}
+	return SpawnResult{
+		AgentID: sum.AgentID, SubmissionID: sub.id, Status: sum.Status,
+		CreatedAt: sum.CreatedAt, UpdatedAt: sum.UpdatedAt, LastMessage: sum.LastMessage,
+		LastSubmissionID: sum.LastSubmissionID, HasLastOutput: sum.HasLastOutput,
+		HasLastError: sum.HasLastError, SessionID: sum.SessionID,
+	}, nil
+}
+
+// Send starts a new submission of agent id with message (SPEC §3 send).
+// Errors: "message must not be empty"; "agent not found: <id>"; "agent <id>
+// is closed; run resume_agent first"; "agent <id> is busy; set
+// interrupt=true to cancel current submission" when it runs and interrupt is
+// false; the concurrency limit as for Spawn. With interrupt, the running
+// submission is terminated (its whole process group is gone) before the new
+// one starts; the agent stays running throughout.
+func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error) {
+	msg := strings.TrimSpace(message)
+	if msg == "" {
+		return SendResult{}, errEmptyMessage()
+	}
+	a, err := s.find(id)
+	if err != nil {
+		return SendResult{}, err
+	}
+	a.opMu.Lock()
+	defer a.opMu.Unlock()
+
+	s.mu.Lock()
+	if err := s.checkSendLocked(a, interrupt); err != nil {
+		s.mu.Unlock()
+		return SendResult{}, err
+	}
+	if old := a.running; old != nil {
+		a.replacing = true
+		s.mu.Unlock()
+		s.journal.write(JournalEvent{Event: "interrupted", AgentID: a.id, SubmissionID: old.id, Seq: old.seq, Note: "send with interrupt"})
+		s.requestStop(a, old, "interrupted")
+		<-old.done
+		s.mu.Lock()
+		a.replacing = false
+		if s.shutdown {
+			a.status = old.status
+			s.mu.Unlock()
+			s.hub.publish(Change{AgentID: a.id, Agent: true})
+			return SendResult{}, errShutdown()
+		}
+	} else if s.runningCount() >= s.cfg.MaxAgents {
+		s.mu.Unlock()
+		return SendResult{}, errLimit(s.cfg.MaxAgents)
+	}
+	sub := s.newSubmissionLocked(a, msg)
+	s.mu.Unlock()
+
+	s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: msg})
+	status := StatusRunning
+	if err := s.launch(a, sub); err != nil {
+		status = StatusErrored
+	}
+	return SendResult{AgentID: a.id, Status: status, SubmissionID: sub.id}, nil
+}
+
+func (s *Supervisor) checkSendLocked(a *agent, interrupt bool) error {
+	switch {
+	case s.shutdown:
+		return errShutdown()
+	case a.status == StatusClosed:
+		return errClosed(a.id)
+	case a.running != nil && !interrupt:
+		return errBusy(a.id)
+	}
+	return nil
+}
+
+// Interrupt terminates the running submission of agent id (SPEC §3
+// interrupt, §4) and returns once its process group is gone; the agent
+// becomes errored with last_error "interrupted" and stays open for input.
+// Errors: "agent not found: <id>"; "agent <id> is not running".
+func (s *Supervisor) Interrupt(id string) (StatusResult, error) {
+	a, err := s.find(id)
+	if err != nil {
+		return StatusResult{}, err
+	}
+	a.opMu.Lock()
+	defer a.opMu.Unlock()
+	s.mu.Lock()
+	sub := a.running
+	s.mu.Unlock()
+	if sub == nil {
+		return StatusResult{}, errNotRunning(a.id)
+	}
+	s.journal.write(JournalEvent{Event: "interrupted", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq})
+	s.requestStop(a, sub, "interrupted")
+	<-sub.done
+	return s.statusResult(a), nil
+}
+
+// Close marks agent id closed and terminates its running submission, if any,
+// before returning (SPEC §3 close). Closing a closed agent is not an error.
+// Errors: "agent not found: <id>".
+func (s *Supervisor) Close(id string) (StatusResult, error) {
+	a, err := s.find(id)
+	if err != nil {
+		return StatusResult{}, err
+	}
+	a.opMu.Lock()
+	defer a.opMu.Unlock()
+	s.mu.Lock()
+	if a.status == StatusClosed {
+		s.mu.Unlock()
+		return StatusResult{AgentID: a.id, Status: StatusClosed}, nil
+	}
+	sub := a.running
+	if sub == nil {
+		a.beforeClose = a.status
+	}
+	a.status = StatusClosed
+	a.updatedAt = time.Now()
+	s.mu.Unlock()
+	s.journal.write(JournalEvent{Event: "closed", AgentID: a.id})
+	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	if sub != nil {
+		s.requestStop(a, sub, "interrupted")
+		<-sub.done
+	}
+	return StatusResult{AgentID: a.id, Status: StatusClosed}, nil
+}
+
+// Resume reopens a closed agent, restoring the status it had when it was
+// closed; an agent whose submission was killed by the close comes back
+// errored with last_error "interrupted" (SPEC §3 resume, a deliberate
+// difference from Memo). It starts no submission; an open agent is left as
+// it is. Errors: "agent not found: <id>".
+func (s *Supervisor) Resume(id string) (StatusResult, error) {
+	a, err := s.find(id)
+	if err != nil {
+		return StatusResult{}, err
+	}
+	a.opMu.Lock()
+	defer a.opMu.Unlock()
+	s.mu.Lock()
+	resumed := a.status == StatusClosed
+	if resumed {
+		a.status = a.beforeClose
+		a.updatedAt = time.Now()
+	}
+	res := StatusResult{AgentID: a.id, Status: a.status}
+	s.mu.Unlock()
+	if resumed {
+		s.journal.write(JournalEvent{Event: "resumed", AgentID: a.id, Status: res.Status})
+		s.hub.publish(Change{AgentID: a.id, Agent: true})
+	}
+	return res, nil
+}
+
+func (s *Supervisor) statusResult(a *agent) StatusResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return StatusResult{AgentID: a.id, Status: a.status}
+}
+
+// Wait timeouts of SPEC §3 wait, in milliseconds.
+const (
+	DefaultWaitTimeoutMS = 30000
+	MinWaitTimeoutMS     = 10000
+	MaxWaitTimeoutMS     = 300000
+)
+
+// Wait waits until any of ids is final (SPEC §3 wait). timeoutMS nil means
+// DefaultWaitTimeoutMS; other values are clamped to [MinWaitTimeoutMS,
+// MaxWaitTimeoutMS]. It returns at once when an id is already final, as soon
+// as one becomes final (driven by events, not a polling tick), or at the
+// timeout with empty maps and TimedOut set. An unknown id is final as
+// not_found. Errors: "ids must not be empty"; "timeout_ms must be greater
+// than zero"; ctx's error when ctx ends first (a cancelled client).
+func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (WaitResult, error) {
+	if len(ids) == 0 {
+		return WaitResult{}, &Error{CodeInvalid, "ids must not be empty"}
+	}
+	ms := DefaultWaitTimeoutMS
+	if timeoutMS != nil {
+		if *timeoutMS <= 0 {
+			return WaitResult{}, &Error{CodeInvalid, "timeout_ms must be greater than zero"}
+		}
+		ms = min(max(*timeoutMS, MinWaitTimeoutMS), MaxWaitTimeoutMS)
+	}
+	sub := s.Subscribe()
+	defer sub.Close()
+	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer timer.Stop()
+	for {
+		if res, ok := s.finalOf(ids); ok {
+			return res, nil
+		}
+		select {
+		case <-sub.Ready():
+			sub.Drain()
+		case <-timer.C:
+			return WaitResult{Status: map[string]Status{}, Details: map[string]WaitDetail{}, TimedOut: true}, nil
+		case <-ctx.Done():
+			return WaitResult{}, ctx.Err()
+		}
+	}
+}
+
+// finalOf reports the final ids among ids, keyed as given.
+func (s *Supervisor) finalOf(ids []string) (WaitResult, bool) {
+	res := WaitResult{Status: map[string]Status{}, Details: map[string]WaitDetail{}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		a, err := s.lookup(id)
+		if err != nil {
+			res.Status[id] = StatusNotFound
+			res.Details[id] = WaitDetail{Status: StatusNotFound}
+			continue
+		}
+		if !a.status.Final() || a.running != nil {
+			continue
+		}
+		res.Status[id] = a.status
+		res.Details[id] = s.detailLocked(a)
+	}
+	return res, len(res.Status) > 0
+}
+
+func (s *Supervisor) detailLocked(a *agent) WaitDetail {
+	sum := s.summaryLocked(a)
+	d := WaitDetail{
+		Status:           a.status,
+		LastMessage:      &sum.LastMessage,
+		LastOutput:       copyStr(a.lastOutput),
+		LastError:        copyStr(a.lastError),
+		LastSubmissionID: &sum.LastSubmissionID,
+		UpdatedAt:        &sum.UpdatedAt,
+		SessionID:        a.sessionID,
+	}
+	return d
+}
+
+// List returns every agent's summary, oldest first (SPEC §3 list). The
+// caller owns the slice.
+func (s *Supervisor) List() []Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Summary, 0, len(s.order))
+	for _, a := range s.order {
+		out = append(out, s.summaryLocked(a))
+	}
+	return out
+}
+
+// Shutdown refuses new submissions, terminates every running submission
+// (SPEC §4; last_error "interrupted") and waits until their process groups
+// are gone or ctx ends, then closes the journal. It is safe to call twice.
+func (s *Supervisor) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	already := s.shutdown
+	s.shutdown = true
+	type stop struct {
+		a   *agent
+		sub *submission
+	}
+	var stops []stop
+	for _, a := range s.order {
+		if a.running != nil {
+			stops = append(stops, stop{a, a.running})
+		}
+	}
+	s.mu.Unlock()
+	if !already {
+		s.journal.write(JournalEvent{Event: "shutdown", Note: "terminating running submissions"})
+	}
+	for _, st := range stops {
+		s.requestStop(st.a, st.sub, "interrupted")
+	}
+	done := make(chan struct{})
+	go func() {
+		s.runs.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return s.journal.close()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func copyStr(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

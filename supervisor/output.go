@@ -1,0 +1,334 @@
+package supervisor
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/subdash/subdash/supervisor/termtext"
+)
+
+// Stream numbers a submission's output streams.
+type Stream int
+
+// The output streams of a submission.
+const (
+	Stdout Stream = 0
+	Stderr Stream = 1
+)
+
+const (
+	// slabSize is the size of the blocks display lines are copied into, so a
+	// flood of short lines costs no allocation per line.
+	slabSize = 64 << 10
+	// tailKeep is how many raw bytes of each stream are kept for last_output.
+	tailKeep = 32 << 10
+	// maxLastOutput is the length cap of last_output in characters (SPEC §4).
+	maxLastOutput = 2000
+	// truncatedMarker starts a cut last_output (SPEC §4).
+	truncatedMarker = "...[truncated]"
+	// defaultScrollbackBytes caps the text bytes held per submission, so that
+	// ten thousand maximal lines cannot take gigabytes.
+	defaultScrollbackBytes = 64 << 20
+)
+
+// output is the output pipeline of one submission: every byte goes to the log
+// file, display lines go to a bounded scrollback, and a raw tail of each
+// stream is kept for last_output. Feed may be called from the stdout and
+// stderr readers concurrently; readers of the scrollback take only mu.
+type output struct {
+	feedMu sync.Mutex // serializes Feed; guards everything below up to mu
+	log    *os.File
+	logErr error
+	conv   [2]*termtext.Converter
+	tail   [2][]byte
+	slab   []byte
+	batch  []Line
+	// lineHook, when set, receives every complete raw stdout line (without
+	// its line end), for structured agent output (SPEC §8).
+	lineHook func(line []byte)
+	rawLine  []byte
+
+	mu      sync.RWMutex // guards sb and open
+	sb      *scrollback
+	open    [2]int64 // absolute number of each stream's partial line, or -1
+	evicted bool     // sb was released to save memory; reload from the log file
+
+	notify func() // called after each change, outside the locks
+}
+
+func newOutput(log *os.File, maxLines int, notify func()) *output {
+	o := &output{
+		log:    log,
+		sb:     newScrollback(maxLines, defaultScrollbackBytes),
+		open:   [2]int64{-1, -1},
+		notify: notify,
+	}
+	o.conv[Stdout] = termtext.NewConverter(termtext.DefaultMaxWidth)
+	o.conv[Stderr] = termtext.NewConverter(termtext.DefaultMaxWidth)
+	return o
+}
+
+// intern copies text into the current slab and returns an immutable string
+// over it. Called with feedMu held.
+func (o *output) intern(text []byte) string {
+	if len(text) == 0 {
+		return ""
+	}
+	if len(text) > slabSize/4 {
+		return string(text)
+	}
+	if len(o.slab)+len(text) > cap(o.slab) {
+		o.slab = make([]byte, 0, slabSize)
+	}
+	off := len(o.slab)
+	o.slab = append(o.slab, text...)
+	return unsafe.String(&o.slab[off], len(text))
+}
+
+// feed handles one chunk read from stream s.
+func (o *output) feed(s Stream, p []byte) {
+	o.feedMu.Lock()
+	if o.log != nil && o.logErr == nil {
+		if _, err := o.log.Write(p); err != nil {
+			o.logErr = err
+		}
+	}
+	o.keepTail(s, p)
+	if s == Stdout && o.lineHook != nil {
+		o.splitRaw(p)
+	}
+	stderr := s == Stderr
+	o.batch = o.batch[:0]
+	o.conv[s].Feed(p, func(text []byte, width int) {
+		o.batch = append(o.batch, Line{Text: o.intern(text), Width: width, Stderr: stderr})
+	})
+	partial, hasPartial := Line{}, false
+	if text, width, ok := o.conv[s].Partial(); ok {
+		partial, hasPartial = Line{Text: o.intern(text), Width: width, Stderr: stderr, Partial: true}, true
+	}
+	o.publish(s, o.batch, partial, hasPartial)
+	o.feedMu.Unlock()
+	if o.notify != nil {
+		o.notify()
+	}
+}
+
+// publish moves completed lines and the partial line of stream s into the
+// scrollback. A partial line keeps its slot and is updated in place until it
+// ends, like a terminal row. Called with feedMu held.
+func (o *output) publish(s Stream, lines []Line, partial Line, hasPartial bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.evicted {
+		return
+	}
+	for _, l := range lines {
+		if o.open[s] >= 0 && o.sb.replace(o.open[s], l) {
+			o.open[s] = -1
+			continue
+		}
+		o.open[s] = -1
+		o.sb.add(l)
+	}
+	if hasPartial {
+		if o.open[s] < 0 || !o.sb.replace(o.open[s], partial) {
+			o.open[s] = o.sb.add(partial)
+		}
+	}
+}
+
+// keepTail keeps the last tailKeep raw bytes of stream s.
+func (o *output) keepTail(s Stream, p []byte) {
+	t := o.tail[s]
+	if len(p) >= tailKeep {
+		t = append(t[:0], p[len(p)-tailKeep:]...)
+	} else {
+		if len(t)+len(p) > 2*tailKeep {
+			n := copy(t, t[len(t)-(tailKeep-len(p)):])
+			t = t[:n]
+		}
+		t = append(t, p...)
+	}
+	o.tail[s] = t
+}
+
+// splitRaw hands complete raw stdout lines to lineHook. A line longer than
+// maxRawLine is handed on cut at that size.
+func (o *output) splitRaw(p []byte) {
+	const maxRawLine = 16 << 20
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(o.rawLine)+len(p) > maxRawLine {
+				o.lineHook(append(o.rawLine, p...))
+				o.rawLine = o.rawLine[:0]
+				return
+			}
+			o.rawLine = append(o.rawLine, p...)
+			return
+		}
+		line := p[:i]
+		if len(o.rawLine) > 0 {
+			o.rawLine = append(o.rawLine, line...)
+			line = o.rawLine
+		}
+		line = trimCR(line)
+		o.lineHook(line)
+		o.rawLine = o.rawLine[:0]
+		p = p[i+1:]
+	}
+}
+
+// finish flushes both converters and the raw line splitter at the end of the
+// submission and closes the log file.
+func (o *output) finish() error {
+	o.feedMu.Lock()
+	for s := Stdout; s <= Stderr; s++ {
+		o.batch = o.batch[:0]
+		stderr := s == Stderr
+		o.conv[s].Flush(func(text []byte, width int) {
+			o.batch = append(o.batch, Line{Text: o.intern(text), Width: width, Stderr: stderr})
+		})
+		o.publish(s, o.batch, Line{}, false)
+		o.mu.Lock()
+		o.open[s] = -1
+		o.mu.Unlock()
+	}
+	if o.lineHook != nil && len(o.rawLine) > 0 {
+		o.lineHook(trimCR(o.rawLine))
+		o.rawLine = nil
+	}
+	var err error
+	if o.log != nil {
+		if cerr := o.log.Close(); o.logErr == nil {
+			o.logErr = cerr
+		}
+		err = o.logErr
+	}
+	o.feedMu.Unlock()
+	if o.notify != nil {
+		o.notify()
+	}
+	return err
+}
+
+// lastOutput builds last_output (SPEC §4): the tail of stdout and, after a
+// blank line and "stderr:", the tail of stderr, escape sequences removed, at
+// most maxLastOutput characters, starting with truncatedMarker when cut.
+func (o *output) lastOutput() string {
+	o.feedMu.Lock()
+	out := strings.TrimRight(termtext.Plain(o.tail[Stdout]), " \t\r\n")
+	errText := strings.TrimRight(termtext.Plain(o.tail[Stderr]), " \t\r\n")
+	cut := len(o.tail[Stdout]) >= tailKeep || len(o.tail[Stderr]) >= tailKeep
+	o.feedMu.Unlock()
+	return composeLastOutput(out, errText, cut)
+}
+
+func composeLastOutput(out, errText string, cut bool) string {
+	const sep = "\n\nstderr:\n"
+	outN, errN := utf8.RuneCountInString(out), utf8.RuneCountInString(errText)
+	total := outN
+	if errN > 0 {
+		total += errN + len(sep)
+	}
+	if total <= maxLastOutput && !cut {
+		if errN == 0 {
+			return out
+		}
+		if outN == 0 {
+			return "stderr:\n" + errText
+		}
+		return out + sep + errText
+	}
+	budget := maxLastOutput - utf8.RuneCountInString(truncatedMarker)
+	if errN == 0 {
+		return truncatedMarker + tailRunes(out, budget)
+	}
+	budget -= len(sep)
+	outQuota := min(outN, max(budget/2, budget-errN))
+	errQuota := budget - outQuota
+	return truncatedMarker + tailRunes(out, outQuota) + sep + tailRunes(errText, errQuota)
+}
+
+// tailRunes returns the last n characters of s.
+func tailRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	count := 0
+	for i := len(s); i > 0; {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+		count++
+		if count == n {
+			return s[i:]
+		}
+	}
+	return s
+}
+
+// window copies up to n lines starting at absolute line from.
+func (o *output) window(from int64, n int) (first, total int64, lines []Line, evicted bool) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if o.evicted {
+		return 0, 0, nil, true
+	}
+	if n > 0 {
+		lines = o.sb.copyRange(make([]Line, 0, min(n, o.sb.n)), from, n)
+	}
+	return o.sb.first, o.sb.total(), lines, false
+}
+
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}
+
+// evict releases the scrollback of a finished submission.
+func (o *output) evict() {
+	o.mu.Lock()
+	if o.open[Stdout] < 0 && o.open[Stderr] < 0 {
+		o.sb, o.evicted = nil, true
+	}
+	o.mu.Unlock()
+}
+
+// reload rebuilds an evicted scrollback from the log file. Both streams were
+// written to one file, so reloaded lines do not say which stream they came
+// from.
+func (o *output) reload(path string, maxLines int) error {
+	o.mu.RLock()
+	evicted := o.evicted
+	o.mu.RUnlock()
+	if !evicted {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return &Error{CodeInternal, "cannot read log file " + path + ": " + err.Error()}
+	}
+	defer f.Close()
+	sb := newScrollback(maxLines, defaultScrollbackBytes)
+	conv := termtext.NewConverter(termtext.DefaultMaxWidth)
+	add := func(text []byte, width int) { sb.add(Line{Text: string(text), Width: width}) }
+	buf := make([]byte, readBufSize)
+	for {
+		n, err := f.Read(buf)
+		conv.Feed(buf[:n], add)
+		if err != nil {
+			break
+		}
+	}
+	conv.Flush(add)
+	o.mu.Lock()
+	o.sb, o.evicted = sb, false
+	o.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,285 @@
+package supervisor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// readBufSize is the size of each read from a child's pipe.
+	readBufSize = 256 << 10
+	// pipeSize is the kernel buffer asked for each output pipe
+	// (F_SETPIPE_SZ), so a flooding child blocks less often.
+	pipeSize = 1 << 20
+	// drainTimeout bounds how long output is still read after the process
+	// group is gone, in case a process that left the group (setsid, a
+	// daemon) still holds the pipes open.
+	drainTimeout = 500 * time.Millisecond
+	// maxDrain bounds the reading of output after the group is gone when a
+	// process outside the group keeps writing.
+	maxDrain = 10 * time.Second
+	// killWait bounds the wait for a group to vanish after SIGKILL (a process
+	// in uninterruptible sleep); past it the submission ends anyway.
+	killWait = 10 * time.Second
+)
+
+// proc is one running `/bin/sh -c` child in its own session and process
+// group (SPEC §4).
+type proc struct {
+	cmd     *exec.Cmd
+	pgid    int
+	exited  chan struct{} // closed when the main process has been reaped
+	state   *os.ProcessState
+	stdin   *os.File
+	outs    [2]*os.File
+	readers sync.WaitGroup
+}
+
+// startProcess starts command under /bin/sh -c in dir with env, in a new
+// session, writes message and a newline to its stdin from a goroutine and
+// then closes stdin, and feeds stdout and stderr to out until EOF.
+func startProcess(command, dir string, env []string, message string, out *output) (*proc, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("cannot start submission: working directory %s does not exist", dir)
+	}
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("cannot start submission: %w", err)
+	}
+	var outR, outW [2]*os.File
+	for i := range outR {
+		if outR[i], outW[i], err = os.Pipe(); err != nil {
+			closeAll(stdinR, stdinW, outR[0], outW[0])
+			return nil, fmt.Errorf("cannot start submission: %w", err)
+		}
+		setPipeSize(outW[i])
+	}
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = stdinR
+	cmd.Stdout = outW[Stdout]
+	cmd.Stderr = outW[Stderr]
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	closeAll(stdinR, outW[0], outW[1])
+	if err != nil {
+		closeAll(stdinW, outR[0], outR[1])
+		return nil, fmt.Errorf("cannot start submission: %w", err)
+	}
+	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, exited: make(chan struct{}), stdin: stdinW, outs: outR}
+	go p.writeStdin(message)
+	for s := Stdout; s <= Stderr; s++ {
+		p.readers.Add(1)
+		go p.read(s, out)
+	}
+	go func() {
+		_ = cmd.Wait()
+		p.state = cmd.ProcessState
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// writeStdin writes the message and a newline, then closes stdin. A child
+// that exits without reading makes the write fail with EPIPE, which is not
+// an error of ours (SPEC §4).
+func (p *proc) writeStdin(message string) {
+	_, _ = io.WriteString(p.stdin, message+"\n")
+	_ = p.stdin.Close()
+}
+
+// read feeds stream s to out until EOF. Once drain has set a read deadline,
+// it stops at the deadline only if nothing arrived since the previous one:
+// output still buffered in the pipe is read to the end, while a process
+// that left the group and keeps the pipe open without writing is given up
+// on. A writer that never stops is cut off after maxDrain.
+func (p *proc) read(s Stream, out *output) {
+	defer p.readers.Done()
+	f := p.outs[s]
+	buf := make([]byte, readBufSize)
+	progressed := false
+	var started time.Time
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			out.feed(s, buf[:n])
+			progressed = true
+		}
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return
+		}
+		if started.IsZero() {
+			started = time.Now()
+		}
+		if !progressed || time.Since(started) > maxDrain {
+			return
+		}
+		progressed = false
+		_ = f.SetReadDeadline(time.Now().Add(drainTimeout))
+	}
+}
+
+// drain waits for both readers to reach EOF, then closes every pipe. Call it
+// only after the process group is gone: the pipes then reach EOF unless a
+// process outside the group (setsid, a daemon) still holds them, which read
+// detects with the deadline set here.
+func (p *proc) drain() {
+	deadline := time.Now().Add(drainTimeout)
+	for _, f := range p.outs {
+		_ = f.SetReadDeadline(deadline)
+	}
+	p.readers.Wait()
+	closeAll(p.outs[0], p.outs[1], p.stdin)
+}
+
+// exitStatus describes how the main process ended.
+func (p *proc) exitStatus() (code *int, signal string) {
+	if p.state == nil {
+		return nil, ""
+	}
+	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return nil, unix.SignalName(ws.Signal())
+	}
+	c := p.state.ExitCode()
+	return &c, ""
+}
+
+// terminateGroup ends every process of group pgid (SPEC §4): SIGTERM (and
+// SIGCONT, so a stopped process can act on it) to the whole group, then
+// SIGKILL after grace if any member is still alive. It returns when no
+// process of the group is left, or after killWait past the SIGKILL with an
+// error naming the survivors' group.
+func terminateGroup(pgid int, grace time.Duration) error {
+	if !groupAlive(pgid) {
+		return nil
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+	if waitGroupGone(pgid, grace) {
+		return nil
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if waitGroupGone(pgid, killWait) {
+		return nil
+	}
+	return fmt.Errorf("process group %d survived SIGKILL for %s", pgid, killWait)
+}
+
+// waitGroupGone polls until group pgid has no live member or d has passed,
+// and reports whether it is gone. Polling starts at 1 ms and backs off to
+// 10 ms: termination has no event to wait on for processes that are not
+// our children.
+func waitGroupGone(pgid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	step := time.Millisecond
+	for {
+		if !groupAlive(pgid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(step)
+		if step < 10*time.Millisecond {
+			step *= 2
+		}
+	}
+}
+
+// groupAlive reports whether process group pgid has a member that is not a
+// zombie. kill(-pgid, 0) answers for most cases; zombies (exited but not yet
+// reaped by their parent, which may be an init that never reaps) still
+// count for kill, so when it succeeds /proc is read to skip them.
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	members, err := groupMembers(pgid)
+	if err != nil {
+		return true
+	}
+	return len(members) > 0
+}
+
+// groupMembers lists the pids of live (non-zombie) processes whose process
+// group is pgid, read from /proc.
+func groupMembers(pgid int) ([]int, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	var live []int
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		state, pg, ok := procStat(pid)
+		if ok && pg == pgid && state != 'Z' && state != 'X' {
+			live = append(live, pid)
+		}
+	}
+	return live, nil
+}
+
+// procStat reads the state and process group of pid from /proc/<pid>/stat
+// (proc(5): "pid (comm) state ppid pgrp ..."; comm may hold spaces and
+// parentheses, so fields are counted from the last ')').
+func procStat(pid int) (state byte, pgrp int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	pg, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return 0, 0, false
+	}
+	return f[0][0], pg, true
+}
+
+// setPipeSize asks for a larger pipe buffer; failure (a limit for
+// unprivileged users) only costs speed.
+func setPipeSize(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize)
+	})
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}

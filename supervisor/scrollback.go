@@ -1,0 +1,105 @@
+package supervisor
+
+// Line is one display line of a submission's output (SPEC §5). Text holds
+// printable text and SGR sequences only, and ends with a reset when it holds
+// any SGR. Width is its display width in terminal cells. The strings are
+// immutable and may be kept by the caller.
+type Line struct {
+	Text    string
+	Width   int
+	Stderr  bool // the line came from stderr
+	Partial bool // the line has no line end yet and may still change
+}
+
+// scrollback is a bounded ring of display lines addressed by absolute line
+// numbers: the first line a submission printed is 0, and numbers never
+// change when old lines are trimmed. Not safe for concurrent use.
+type scrollback struct {
+	ring     []Line
+	start    int   // ring index of the oldest held line
+	n        int   // lines held
+	first    int64 // absolute number of the oldest held line
+	bytes    int   // text bytes held
+	maxLines int
+	maxBytes int
+}
+
+func newScrollback(maxLines, maxBytes int) *scrollback {
+	if maxLines < 1 {
+		maxLines = 1
+	}
+	initial := maxLines
+	if initial > 1024 {
+		initial = 1024
+	}
+	return &scrollback{ring: make([]Line, initial), maxLines: maxLines, maxBytes: maxBytes}
+}
+
+// total returns the absolute number one past the newest line.
+func (b *scrollback) total() int64 { return b.first + int64(b.n) }
+
+func (b *scrollback) slot(abs int64) int {
+	return (b.start + int(abs-b.first)) % len(b.ring)
+}
+
+// add appends l, trimming the oldest lines beyond the caps, and returns its
+// absolute number.
+func (b *scrollback) add(l Line) int64 {
+	if b.n == len(b.ring) && len(b.ring) < b.maxLines {
+		b.grow()
+	}
+	if b.n == len(b.ring) {
+		b.dropOldest()
+	}
+	b.ring[(b.start+b.n)%len(b.ring)] = l
+	b.n++
+	b.bytes += len(l.Text)
+	for b.bytes > b.maxBytes && b.n > 1 {
+		b.dropOldest()
+	}
+	return b.total() - 1
+}
+
+func (b *scrollback) grow() {
+	size := len(b.ring) * 2
+	if size > b.maxLines {
+		size = b.maxLines
+	}
+	ring := make([]Line, size)
+	for i := 0; i < b.n; i++ {
+		ring[i] = b.ring[(b.start+i)%len(b.ring)]
+	}
+	b.ring, b.start = ring, 0
+}
+
+func (b *scrollback) dropOldest() {
+	old := &b.ring[b.start]
+	b.bytes -= len(old.Text)
+	*old = Line{}
+	b.start = (b.start + 1) % len(b.ring)
+	b.n--
+	b.first++
+}
+
+// replace overwrites line abs if it is still held and reports whether it was.
+func (b *scrollback) replace(abs int64, l Line) bool {
+	if abs < b.first || abs >= b.total() {
+		return false
+	}
+	i := b.slot(abs)
+	b.bytes += len(l.Text) - len(b.ring[i].Text)
+	b.ring[i] = l
+	return true
+}
+
+// copyRange appends lines [from, from+n) that are held to dst.
+func (b *scrollback) copyRange(dst []Line, from int64, n int) []Line {
+	if from < b.first {
+		from = b.first
+	}
+	for abs := from; abs < b.total() && n > 0; abs++ {
+		dst = append(dst, b.ring[b.slot(abs)])
+		n--
+	}
+	return dst
+}

@@ -1,0 +1,400 @@
+package supervisor
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// keepInMemory is how many of an agent's newest submissions keep their
+// scrollback in memory; older ones are reloaded from their log file on
+// demand (LoadOutput), so memory stays bounded however often an agent runs.
+const keepInMemory = 2
+
+// Supervisor runs agents and their submissions. All methods are safe for
+// concurrent use. Create it with New and end it with Shutdown.
+type Supervisor struct {
+	cfg     Config
+	runID   string
+	runDir  string
+	journal *journal
+	hub     hub
+	runs    sync.WaitGroup // one per running submission
+
+	mu       sync.Mutex // guards the fields below and every agent's and submission's mutable state
+	agents   map[string]*agent
+	order    []*agent // oldest first
+	shutdown bool
+}
+
+// agent is one supervised subagent (SPEC §1).
+type agent struct {
+	id        string
+	createdAt time.Time
+	opMu      sync.Mutex // serializes operations that wait on this agent's processes
+
+	// Guarded by Supervisor.mu.
+	status      Status
+	beforeClose Status // status to restore on resume
+	updatedAt   time.Time
+	lastMessage string
+	lastOutput  *string
+	lastError   *string
+	subs        []*submission
+	running     *submission // the submission whose process group may be alive
+	replacing   bool        // a send with interrupt is between two submissions
+	sessionID   string      // agent CLI session or thread id (SPEC §8)
+}
+
+// submission is one run of the agent command for one message (SPEC §1).
+type submission struct {
+	id        string
+	seq       int
+	message   string
+	command   string
+	logPath   string
+	startedAt time.Time
+	out       *output
+	proc      *proc
+	stopCh    chan struct{} // closed by the first stop request
+	done      chan struct{} // closed once the submission has ended and the agent is updated
+	tr        *transcriptState
+
+	// Guarded by Supervisor.mu.
+	reason    string // why we stopped it: "interrupted", "timed out after …"; "" if not stopped
+	endedAt   time.Time
+	status    Status
+	exitCode  *int
+	signal    string
+	lastError *string
+}
+
+// New creates a supervisor for cfg (see Resolve): it creates the run's
+// folder <StateDir>/runs/<run-id>/ (mode 0700) and its journal. It fails when
+// the state directory cannot be written.
+func New(cfg Config) (*Supervisor, error) {
+	if cfg.MaxAgents < 1 {
+		cfg.MaxAgents = DefaultMaxAgents
+	}
+	if cfg.Scrollback < 1 {
+		cfg.Scrollback = DefaultScrollback
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.Dir == "" {
+		cfg.Dir, _ = os.Getwd()
+	}
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ()
+	}
+	runID := newRunID()
+	runDir := filepath.Join(cfg.StateDir, "runs", runID)
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create state directory %s: %v; pass a writable --state-dir", runDir, err)
+	}
+	j, err := openJournal(filepath.Join(runDir, "journal.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("cannot create journal in %s: %v; pass a writable --state-dir", runDir, err)
+	}
+	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{}}
+	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, Note: "dir " + cfg.Dir})
+	return s, nil
+}
+
+func newRunID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Config returns the supervisor's configuration.
+func (s *Supervisor) Config() Config { return s.cfg }
+
+// RunDir returns the absolute folder of this run's logs and journal.
+func (s *Supervisor) RunDir() string { return s.runDir }
+
+// Subscribe returns a subscription to changes of every agent.
+func (s *Supervisor) Subscribe() *Subscription { return s.hub.subscribe() }
+
+// lookup finds an agent by its full id or, for convenience of people typing
+// short ids, by a unique prefix of at least 4 characters. Call with s.mu held.
+func (s *Supervisor) lookup(id string) (*agent, error) {
+	id = strings.TrimSpace(id)
+	if a, ok := s.agents[id]; ok {
+		return a, nil
+	}
+	if len(id) >= 4 {
+		var found *agent
+		for _, a := range s.order {
+			if strings.HasPrefix(a.id, id) {
+				if found != nil {
+					return nil, &Error{CodeNotFound, fmt.Sprintf("agent id prefix %s matches more than one agent; give more characters", id)}
+				}
+				found = a
+			}
+		}
+		if found != nil {
+			return found, nil
+		}
+	}
+	return nil, errNotFound(id)
+}
+
+func (s *Supervisor) find(id string) (*agent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lookup(id)
+}
+
+// runningCount counts agents that hold a slot of the concurrency limit.
+// Call with s.mu held.
+func (s *Supervisor) runningCount() int {
+	n := 0
+	for _, a := range s.order {
+		if a.running != nil || a.replacing {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Supervisor) summaryLocked(a *agent) Summary {
+	last := ""
+	if n := len(a.subs); n > 0 {
+		last = a.subs[n-1].id
+	}
+	return Summary{
+		AgentID:          a.id,
+		Status:           a.status,
+		CreatedAt:        Time{a.createdAt},
+		UpdatedAt:        Time{a.updatedAt},
+		LastMessage:      a.lastMessage,
+		LastSubmissionID: last,
+		HasLastOutput:    a.lastOutput != nil && *a.lastOutput != "",
+		HasLastError:     a.lastError != nil,
+		SessionID:        a.sessionID,
+	}
+}
+
+// newSubmissionLocked records a new running submission of a. Call with s.mu
+// held; then call launch without it.
+func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
+	now := time.Now()
+	sub := &submission{
+		id:        uuid.NewString(),
+		seq:       len(a.subs) + 1,
+		message:   message,
+		startedAt: now,
+		stopCh:    make(chan struct{}),
+		done:      make(chan struct{}),
+		status:    StatusRunning,
+	}
+	sub.logPath = filepath.Join(s.runDir, a.id, strconv.Itoa(sub.seq)+"-"+sub.id+".log")
+	sub.command = s.cfg.Command
+	if p := s.cfg.Preset; p != nil {
+		sub.command, _ = p.CommandFor(a.id, a.sessionID)
+	}
+	a.subs = append(a.subs, sub)
+	a.running = sub
+	s.runs.Add(1) // done by run, or by launch when the process cannot start
+	a.status = StatusRunning
+	a.lastMessage = message
+	a.updatedAt = now
+	if n := len(a.subs) - keepInMemory; n > 0 {
+		if old := a.subs[n-1]; old.out != nil {
+			old.out.evict()
+		}
+	}
+	return sub
+}
+
+// launch opens the submission's log file and starts its process. A
+// submission that cannot start ends at once as errored with the reason
+// (SPEC §4), and launch returns that reason.
+func (s *Supervisor) launch(a *agent, sub *submission) error {
+	notify := func() { s.hub.publish(Change{AgentID: a.id, Output: true}) }
+	var err error
+	var logFile *os.File
+	if err = os.MkdirAll(filepath.Dir(sub.logPath), 0o700); err == nil {
+		logFile, err = os.OpenFile(sub.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	}
+	if err != nil {
+		err = fmt.Errorf("cannot create log file %s: %v; check --state-dir", sub.logPath, err)
+	}
+	sub.out = newOutput(logFile, s.cfg.Scrollback, notify)
+	if s.cfg.Preset.Structured() {
+		sub.tr = newTranscriptState(s.cfg.Preset, func() { s.onTranscript(a, sub) })
+		sub.out.lineHook = sub.tr.line
+	}
+	if err == nil {
+		sub.proc, err = startProcess(sub.command, s.cfg.Dir, s.envFor(a, sub), sub.message, sub.out)
+	}
+	if err != nil {
+		_ = sub.out.finish()
+		s.endSubmission(a, sub, "", err.Error())
+		s.runs.Done()
+		return err
+	}
+	s.journal.write(JournalEvent{Event: "submission_started", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+		Command: sub.command, PID: sub.proc.pgid, Log: sub.logPath})
+	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	go s.run(a, sub)
+	return nil
+}
+
+// envFor returns the environment of a submission (SPEC §2): the dashboard's
+// environment plus SUBDASH_AGENT_ID, SUBDASH_SUBMISSION_ID,
+// SUBDASH_SUBMISSION_SEQ and, unless nesting is allowed,
+// MEMO_ENABLE_COLLAB_TOOLS=0.
+func (s *Supervisor) envFor(a *agent, sub *submission) []string {
+	set := map[string]string{
+		"SUBDASH_AGENT_ID":       a.id,
+		"SUBDASH_SUBMISSION_ID":  sub.id,
+		"SUBDASH_SUBMISSION_SEQ": strconv.Itoa(sub.seq),
+	}
+	if !s.cfg.AllowNested {
+		set["MEMO_ENABLE_COLLAB_TOOLS"] = "0"
+	}
+	env := make([]string, 0, len(s.cfg.Environ)+len(set))
+	for _, kv := range s.cfg.Environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range []string{"SUBDASH_AGENT_ID", "SUBDASH_SUBMISSION_ID", "SUBDASH_SUBMISSION_SEQ", "MEMO_ENABLE_COLLAB_TOOLS"} {
+		if v, ok := set[k]; ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// run waits for a submission's main process to exit, or for a stop request
+// or the time limit, then ends its whole process group (SPEC §4), drains its
+// output and records the outcome.
+func (s *Supervisor) run(a *agent, sub *submission) {
+	defer s.runs.Done()
+	var timeout <-chan time.Time
+	if s.cfg.Timeout > 0 {
+		t := time.NewTimer(s.cfg.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-sub.proc.exited:
+	case <-sub.stopCh:
+	case <-timeout:
+		s.requestStop(a, sub, "timed out after "+s.cfg.Timeout.String())
+	}
+	termErr := terminateGroup(sub.proc.pgid, s.cfg.Grace)
+	<-sub.proc.exited
+	sub.proc.drain()
+	logErr := sub.out.finish()
+	note := ""
+	if termErr != nil {
+		note = termErr.Error()
+	}
+	if logErr != nil {
+		note = strings.TrimSpace(note + "; log file: " + logErr.Error())
+	}
+	s.endSubmission(a, sub, note, "")
+}
+
+// requestStop asks the run goroutine of sub to terminate its process group
+// with the given reason; the first reason wins. It returns at once.
+func (s *Supervisor) requestStop(a *agent, sub *submission, reason string) {
+	s.mu.Lock()
+	first := sub.reason == "" && sub.endedAt.IsZero()
+	if first {
+		sub.reason = reason
+		a.updatedAt = time.Now()
+	}
+	s.mu.Unlock()
+	if first {
+		close(sub.stopCh)
+		s.hub.publish(Change{AgentID: a.id, Agent: true})
+	}
+}
+
+// endSubmission records how sub ended and updates its agent (SPEC §4):
+// startErr is set when the process could not start.
+func (s *Supervisor) endSubmission(a *agent, sub *submission, note, startErr string) {
+	var code *int
+	var sig string
+	if sub.proc != nil {
+		code, sig = sub.proc.exitStatus()
+	}
+	lastOutput := sub.out.lastOutput()
+	var outcome *outcome
+	if sub.tr != nil {
+		outcome = sub.tr.outcome()
+		if outcome.answer != "" || outcome.final {
+			lastOutput = capLastOutput(outcome.answer)
+		}
+	}
+
+	s.mu.Lock()
+	sub.endedAt = time.Now()
+	sub.exitCode, sub.signal = code, sig
+	var lastError string
+	switch {
+	case startErr != "":
+		lastError = startErr
+	case sub.reason != "":
+		lastError = sub.reason
+	case sig != "":
+		lastError = "submission killed by signal " + sig
+	case code != nil && *code != 0:
+		lastError = fmt.Sprintf("submission failed with exit code %d", *code)
+	case outcome != nil && !outcome.final:
+		lastError = "ended without a result"
+	case outcome != nil && !outcome.success:
+		lastError = outcome.err
+	}
+	if lastError == "" {
+		sub.status = StatusCompleted
+	} else {
+		sub.status = StatusErrored
+		sub.lastError = &lastError
+	}
+	if outcome != nil && outcome.sessionID != "" {
+		a.sessionID = outcome.sessionID
+	}
+	a.lastOutput = &lastOutput
+	a.lastError = sub.lastError
+	a.updatedAt = sub.endedAt
+	if a.running == sub {
+		a.running = nil
+	}
+	switch {
+	case a.status == StatusClosed:
+		a.beforeClose = sub.status
+	case !a.replacing:
+		a.status = sub.status
+	}
+	ev := JournalEvent{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note}
+	if sub.lastError != nil {
+		ev.LastError = *sub.lastError
+	}
+	s.mu.Unlock()
+
+	s.journal.write(ev)
+	close(sub.done)
+	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+}
+
+// capLastOutput applies last_output's length rule to a structured answer.
+func capLastOutput(answer string) string {
+	return composeLastOutput(strings.TrimRight(answer, " \t\r\n"), "", false)
+}

@@ -1,0 +1,135 @@
+package supervisor
+
+import (
+	"sync"
+
+	"github.com/subdash/subdash/supervisor/transcript"
+)
+
+// maxEntries bounds the transcript entries kept in memory per submission.
+const maxEntries = 5000
+
+// transcriptState parses a preset's structured stdout into transcript
+// entries (SPEC §8). line is called by the output pipeline with each raw
+// stdout line; readers take only mu.
+type transcriptState struct {
+	mu       sync.Mutex
+	parser   *transcript.Parser
+	entries  []transcript.Entry // the newest maxEntries entries
+	first    int64              // absolute number of entries[0]
+	ended    bool
+	session  string
+	onChange func() // called outside mu when the session id becomes known
+}
+
+func newTranscriptState(p *Preset, onChange func()) *transcriptState {
+	return &transcriptState{parser: transcript.NewParser(transcript.Format(p.Format)), onChange: onChange}
+}
+
+func (t *transcriptState) line(raw []byte) {
+	t.mu.Lock()
+	t.appendLocked(t.parser.Line(raw))
+	changed := false
+	if id := t.parser.SessionID(); id != "" && id != t.session {
+		t.session, changed = id, true
+	}
+	t.mu.Unlock()
+	if changed && t.onChange != nil {
+		t.onChange()
+	}
+}
+
+func (t *transcriptState) appendLocked(es []transcript.Entry) {
+	t.entries = append(t.entries, es...)
+	if over := len(t.entries) - maxEntries; over > 0 {
+		t.entries = append(t.entries[:0:0], t.entries[over:]...)
+		t.first += int64(over)
+	}
+}
+
+// outcome is the structured result of a submission.
+type outcome struct {
+	final, success bool
+	err, answer    string
+	sessionID      string
+}
+
+// outcome ends the parse (once) and returns the result.
+func (t *transcriptState) outcome() *outcome {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.ended {
+		t.ended = true
+		t.appendLocked(t.parser.End())
+	}
+	o := t.parser.Outcome()
+	return &outcome{final: o.Final, success: o.Success, err: o.Error, answer: o.Answer, sessionID: t.parser.SessionID()}
+}
+
+// activity returns what the CLI is doing now and its usage so far.
+func (t *transcriptState) activity() (string, Usage) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o := t.parser.Outcome()
+	act := ""
+	if !t.ended {
+		act = t.parser.Activity()
+	}
+	return act, Usage{InputTokens: o.InputTokens, OutputTokens: o.OutputTokens, CostUSD: o.CostUSD}
+}
+
+// window copies up to n entries starting at absolute entry from.
+func (t *transcriptState) window(from int64, n int) (first, total int64, entries []transcript.Entry, pending string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	total = t.first + int64(len(t.entries))
+	if from < t.first {
+		from = t.first
+	}
+	for i := from - t.first; i < int64(len(t.entries)) && n > 0; i++ {
+		entries = append(entries, t.entries[i])
+		n--
+	}
+	if !t.ended {
+		pending = t.parser.Pending()
+	}
+	return t.first, total, entries, pending
+}
+
+// onTranscript records a session id as soon as the CLI reports it, so list
+// and the dashboard show it while the submission runs.
+func (s *Supervisor) onTranscript(a *agent, sub *submission) {
+	t := sub.tr
+	t.mu.Lock()
+	id := t.session
+	t.mu.Unlock()
+	s.mu.Lock()
+	changed := id != "" && a.sessionID != id
+	if changed {
+		a.sessionID = id
+	}
+	s.mu.Unlock()
+	if changed {
+		s.journal.write(JournalEvent{Event: "session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, SessionID: id})
+		s.hub.publish(Change{AgentID: a.id, Agent: true})
+	}
+}
+
+// TranscriptWindow is a range of a structured submission's transcript.
+type TranscriptWindow struct {
+	First, Total int64              // absolute numbers, as for Window
+	Entries      []transcript.Entry // caller-owned copies
+	Pending      string             // assistant text still streaming, not yet an entry
+}
+
+// Transcript returns up to n transcript entries of submission seq (0 =
+// latest) of agent id starting at absolute entry from. ok is false when the
+// submission's output is not structured (no preset with a JSON format).
+func (s *Supervisor) Transcript(id string, seq int, from int64, n int) (w TranscriptWindow, ok bool, err error) {
+	sub, err := s.submission(id, seq)
+	if err != nil || sub.tr == nil {
+		return TranscriptWindow{}, false, err
+	}
+	w.First, w.Total, w.Entries, w.Pending = sub.tr.window(from, n)
+	return w, true, nil
+}

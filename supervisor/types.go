@@ -1,0 +1,123 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Status is the status of an agent (SPEC §1).
+type Status string
+
+// The statuses of an agent. Completed, Errored, Closed and NotFound are final.
+const (
+	StatusRunning   Status = "running"
+	StatusCompleted Status = "completed"
+	StatusErrored   Status = "errored"
+	StatusClosed    Status = "closed"
+	// StatusNotFound is reported by Wait only, for an unknown id.
+	StatusNotFound Status = "not_found"
+)
+
+// Final reports whether s is a final status: completed, errored, closed or
+// not_found (SPEC §1).
+func (s Status) Final() bool {
+	switch s {
+	case StatusCompleted, StatusErrored, StatusClosed, StatusNotFound:
+		return true
+	}
+	return false
+}
+
+// Time is a time.Time that encodes to JSON as RFC 3339 in UTC with
+// millisecond precision, e.g. "2026-11-30T13:45:00.123Z".
+type Time struct{ time.Time }
+
+// timeLayout is RFC 3339 with a fixed three-digit fraction.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// MarshalJSON encodes t as an RFC 3339 string, or null for the zero time.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(t.UTC().Format(timeLayout))
+}
+
+// UnmarshalJSON decodes an RFC 3339 string or null.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var s *string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if s == nil {
+		t.Time = time.Time{}
+		return nil
+	}
+	v, err := time.Parse(time.RFC3339Nano, *s)
+	t.Time = v
+	return err
+}
+
+// Summary is an agent's summary as returned by list (SPEC §3): the spawn
+// result's fields without submission_id. SessionID is the agent CLI's session
+// or thread id for presets (SPEC §8), omitted when there is none.
+type Summary struct {
+	AgentID          string `json:"agent_id"`
+	Status           Status `json:"status"`
+	CreatedAt        Time   `json:"created_at"`
+	UpdatedAt        Time   `json:"updated_at"`
+	LastMessage      string `json:"last_message"`
+	LastSubmissionID string `json:"last_submission_id"`
+	HasLastOutput    bool   `json:"has_last_output"`
+	HasLastError     bool   `json:"has_last_error"`
+	SessionID        string `json:"session_id,omitempty"`
+}
+
+// SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary
+// plus the id of its first submission.
+type SpawnResult struct {
+	AgentID          string `json:"agent_id"`
+	SubmissionID     string `json:"submission_id"`
+	Status           Status `json:"status"`
+	CreatedAt        Time   `json:"created_at"`
+	UpdatedAt        Time   `json:"updated_at"`
+	LastMessage      string `json:"last_message"`
+	LastSubmissionID string `json:"last_submission_id"`
+	HasLastOutput    bool   `json:"has_last_output"`
+	HasLastError     bool   `json:"has_last_error"`
+	SessionID        string `json:"session_id,omitempty"`
+}
+
+// SendResult is the result of Send (SPEC §3 send).
+type SendResult struct {
+	AgentID      string `json:"agent_id"`
+	Status       Status `json:"status"`
+	SubmissionID string `json:"submission_id"`
+}
+
+// StatusResult is the result of Interrupt, Close and Resume: the agent's id
+// and its status after the operation.
+type StatusResult struct {
+	AgentID string `json:"agent_id"`
+	Status  Status `json:"status"`
+}
+
+// WaitDetail is what Wait reports for one final id (SPEC §3 wait). For an
+// unknown id every field but Status is null.
+type WaitDetail struct {
+	Status           Status  `json:"status"`
+	LastMessage      *string `json:"last_message"`
+	LastOutput       *string `json:"last_output"`
+	LastError        *string `json:"last_error"`
+	LastSubmissionID *string `json:"last_submission_id"`
+	UpdatedAt        *Time   `json:"updated_at"`
+	SessionID        string  `json:"session_id,omitempty"`
+}
+
+// WaitResult is the result of Wait. Status and Details hold only the final
+// ids; on timeout both are empty (never null) and TimedOut is true.
+type WaitResult struct {
+	Status   map[string]Status     `json:"status"`
+	Details  map[string]WaitDetail `json:"details"`
+	TimedOut bool                  `json:"timed_out"`
+}

@@ -1,0 +1,190 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/subdash/subdash/supervisor/termtext"
+)
+
+// AgentInfo is a snapshot of one agent for display: its summary plus what a
+// dashboard shows. It holds copies; the caller owns it.
+type AgentInfo struct {
+	Summary
+	LastOutput  *string
+	LastError   *string
+	Stopping    bool            // a stop was requested and the process group is not gone yet
+	Submissions []SubmissionInfo // oldest first
+	Activity    string           // what the agent CLI is doing now (presets), "" when unknown
+	Usage       Usage            // tokens and cost reported by the agent CLI so far (presets)
+}
+
+// Usage is what an agent CLI reported about its model use.
+type Usage struct {
+	InputTokens  int64
+	OutputTokens int64
+	CostUSD      float64
+}
+
+// SubmissionInfo is a snapshot of one submission.
+type SubmissionInfo struct {
+	ID        string
+	Seq       int // 1-based within its agent
+	Message   string
+	Command   string
+	Status    Status // running, completed or errored
+	StartedAt time.Time
+	EndedAt   time.Time // zero while running
+	ExitCode  *int      // nil while running, when killed by a signal, or when it never started
+	Signal    string    // e.g. "SIGKILL" when the main process died of a signal
+	LastError *string
+	Stopping  bool
+	LogPath   string
+}
+
+// Running reports whether the agent has a submission whose process group
+// may be alive.
+func (a AgentInfo) Running() bool {
+	n := len(a.Submissions)
+	return n > 0 && a.Submissions[n-1].EndedAt.IsZero()
+}
+
+// Agents returns a snapshot of every agent, oldest first.
+func (s *Supervisor) Agents() []AgentInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]AgentInfo, 0, len(s.order))
+	for _, a := range s.order {
+		out = append(out, s.infoLocked(a))
+	}
+	return out
+}
+
+// Agent returns a snapshot of agent id; ok is false for an unknown id.
+func (s *Supervisor) Agent(id string) (info AgentInfo, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.lookup(id)
+	if err != nil {
+		return AgentInfo{}, false
+	}
+	return s.infoLocked(a), true
+}
+
+func (s *Supervisor) infoLocked(a *agent) AgentInfo {
+	info := AgentInfo{
+		Summary:    s.summaryLocked(a),
+		LastOutput: copyStr(a.lastOutput),
+		LastError:  copyStr(a.lastError),
+	}
+	info.Submissions = make([]SubmissionInfo, len(a.subs))
+	for i, sub := range a.subs {
+		info.Submissions[i] = SubmissionInfo{
+			ID: sub.id, Seq: sub.seq, Message: sub.message, Command: sub.command,
+			Status: sub.status, StartedAt: sub.startedAt, EndedAt: sub.endedAt,
+			ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
+			Stopping: sub.reason != "" && sub.endedAt.IsZero(), LogPath: sub.logPath,
+		}
+	}
+	if r := a.running; r != nil {
+		info.Stopping = r.reason != ""
+		if r.tr != nil {
+			info.Activity, info.Usage = r.tr.activity()
+		}
+	} else if n := len(a.subs); n > 0 && a.subs[n-1].tr != nil {
+		_, info.Usage = a.subs[n-1].tr.activity()
+	}
+	return info
+}
+
+// Window is a range of a submission's display lines.
+type Window struct {
+	// First is the absolute number of the oldest line still held; lines
+	// before it were trimmed from memory and remain in the log file.
+	First int64
+	// Total is one past the absolute number of the newest line.
+	Total int64
+	// Lines are the requested lines that are held, starting at
+	// max(from, First). The caller owns the slice; the strings are immutable.
+	Lines []Line
+	// Evicted is true when the submission's lines were released from memory;
+	// call LoadOutput to read them back from the log file.
+	Evicted bool
+}
+
+// Window returns up to n display lines of submission seq (1-based; 0 means
+// the latest) of agent id, starting at absolute line from. It copies only
+// the n lines asked for, so its cost does not depend on the scrollback size.
+// Errors: unknown agent or submission.
+func (s *Supervisor) Window(id string, seq int, from int64, n int) (Window, error) {
+	sub, err := s.submission(id, seq)
+	if err != nil {
+		return Window{}, err
+	}
+	first, total, lines, evicted := sub.out.window(from, n)
+	return Window{First: first, Total: total, Lines: lines, Evicted: evicted}, nil
+}
+
+// LoadOutput reads the display lines of a submission whose scrollback was
+// released (Window reports Evicted) back from its log file, keeping the
+// newest Scrollback lines. It does file I/O; call it off the UI goroutine.
+func (s *Supervisor) LoadOutput(id string, seq int) error {
+	sub, err := s.submission(id, seq)
+	if err != nil {
+		return err
+	}
+	return sub.out.reload(sub.logPath, s.cfg.Scrollback)
+}
+
+func (s *Supervisor) submission(id string, seq int) (*submission, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	if seq == 0 {
+		seq = len(a.subs)
+	}
+	if seq < 1 || seq > len(a.subs) {
+		return nil, &Error{CodeNotFound, fmt.Sprintf("agent %s has no submission %d; it has %d", a.id, seq, len(a.subs))}
+	}
+	sub := a.subs[seq-1]
+	if sub.out == nil {
+		return nil, &Error{CodeNotFound, fmt.Sprintf("submission %d of agent %s has not started", seq, a.id)}
+	}
+	return sub, nil
+}
+
+// Logs returns the output of submission seq (1-based; 0 means the latest)
+// of agent id as plain text (SPEC §3 logs): the log file's bytes, stdout and
+// stderr in arrival order, turned into lines with every escape sequence
+// removed. Errors: "agent not found: <id>", an unknown submission, an
+// unreadable log file.
+func (s *Supervisor) Logs(id string, seq int) (string, error) {
+	sub, err := s.submission(id, seq)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(sub.logPath)
+	if err != nil {
+		return "", &Error{CodeInternal, fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
+	}
+	defer f.Close()
+	var b strings.Builder
+	if err := termtext.WritePlain(&b, f); err != nil {
+		return "", &Error{CodeInternal, fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
+	}
+	return b.String(), nil
+}
+
+// LogPath returns the log file of submission seq (0 = latest) of agent id.
+func (s *Supervisor) LogPath(id string, seq int) (string, error) {
+	sub, err := s.submission(id, seq)
+	if err != nil {
+		return "", err
+	}
+	return sub.logPath, nil
+}
