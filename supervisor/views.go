@@ -15,7 +15,7 @@ type AgentInfo struct {
 	Summary
 	LastOutput  *string
 	LastError   *string
-	Stopping    bool            // a stop was requested and the process group is not gone yet
+	Stopping    bool             // a stop was requested and the process group is not gone yet
 	Submissions []SubmissionInfo // oldest first
 	Activity    string           // what the agent CLI is doing now (presets), "" when unknown
 	Usage       Usage            // tokens and cost reported by the agent CLI so far (presets)
