@@ -228,6 +228,26 @@ func (o *output) lastOutput() string {
 	return composeLastOutput(out, errText, cut)
 }
 
+// stderrOutput is last_output made of the stderr tail alone.
+func (o *output) stderrOutput() string {
+	o.feedMu.Lock()
+	errText := strings.TrimRight(termtext.Plain(o.tail[Stderr]), " \t\r\n")
+	cut := len(o.tail[Stderr]) >= tailKeep
+	o.feedMu.Unlock()
+	return composeLastOutput("", errText, cut)
+}
+
+// note adds a display line written by subdash itself (not by the child), for
+// example that a new agent CLI session starts. It is not written to the log
+// file, which holds only the child's bytes.
+func (o *output) note(text string) {
+	o.mu.Lock()
+	if !o.evicted {
+		o.sb.add(Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
+	}
+	o.mu.Unlock()
+}
+
 func composeLastOutput(out, errText string, cut bool) string {
 	const sep = "\n\nstderr:\n"
 	outN, errN := utf8.RuneCountInString(out), utf8.RuneCountInString(errText)

@@ -67,6 +67,9 @@ type submission struct {
 	stopCh    chan struct{} // closed by the first stop request
 	done      chan struct{} // closed once the submission has ended and the agent is updated
 	tr        *transcriptState
+	// newSession is set when an earlier submission ended before the agent
+	// CLI created a session, so this one starts a new conversation (SPEC §8).
+	newSession bool
 
 	// Guarded by Supervisor.mu.
 	reason    string // why we stopped it: "interrupted", "timed out after …"; "" if not stopped
@@ -202,6 +205,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
 	sub.command = s.cfg.Command
 	if p := s.cfg.Preset; p != nil {
 		sub.command, _ = p.CommandFor(a.id, a.sessionID)
+		sub.newSession = p.Structured() && a.sessionID == "" && len(a.subs) > 0
 	}
 	a.subs = append(a.subs, sub)
 	a.running = sub
@@ -234,6 +238,11 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	if s.cfg.Preset.Structured() {
 		sub.tr = newTranscriptState(s.cfg.Preset, func() { s.onTranscript(a, sub) })
 		sub.out.lineHook = sub.tr.line
+	}
+	if sub.newSession {
+		msg := "subdash: the previous submission ended before " + s.cfg.Preset.Name + " created a session; this submission starts a new session"
+		sub.out.note(msg)
+		s.journal.write(JournalEvent{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: msg})
 	}
 	if err == nil {
 		sub.proc, err = startProcess(sub.command, s.cfg.Dir, s.envFor(a, sub), sub.message, sub.out)
@@ -334,41 +343,27 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, note, startErr str
 	if sub.proc != nil {
 		code, sig = sub.proc.exitStatus()
 	}
-	lastOutput := sub.out.lastOutput()
-	var outcome *outcome
+	var oc *outcome
+	var lastOutput string
 	if sub.tr != nil {
-		outcome = sub.tr.outcome()
-		if outcome.answer != "" || outcome.final {
-			lastOutput = capLastOutput(outcome.answer)
-		}
+		oc = sub.tr.outcome()
+		lastOutput = structuredLastOutput(oc.answer, sub.out)
+	} else {
+		lastOutput = sub.out.lastOutput()
 	}
+	lastError := failure(startErr, sub.reason, code, sig, oc)
 
 	s.mu.Lock()
 	sub.endedAt = time.Now()
 	sub.exitCode, sub.signal = code, sig
-	var lastError string
-	switch {
-	case startErr != "":
-		lastError = startErr
-	case sub.reason != "":
-		lastError = sub.reason
-	case sig != "":
-		lastError = "submission killed by signal " + sig
-	case code != nil && *code != 0:
-		lastError = fmt.Sprintf("submission failed with exit code %d", *code)
-	case outcome != nil && !outcome.final:
-		lastError = "ended without a result"
-	case outcome != nil && !outcome.success:
-		lastError = outcome.err
-	}
 	if lastError == "" {
 		sub.status = StatusCompleted
 	} else {
 		sub.status = StatusErrored
 		sub.lastError = &lastError
 	}
-	if outcome != nil && outcome.sessionID != "" {
-		a.sessionID = outcome.sessionID
+	if oc != nil && oc.sessionID != "" {
+		a.sessionID = oc.sessionID
 	}
 	a.lastOutput = &lastOutput
 	a.lastError = sub.lastError
@@ -394,7 +389,37 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, note, startErr str
 	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
 }
 
-// capLastOutput applies last_output's length rule to a structured answer.
-func capLastOutput(answer string) string {
-	return composeLastOutput(strings.TrimRight(answer, " \t\r\n"), "", false)
+// failure returns last_error for a submission that ended, or "" when it
+// completed (SPEC §4 and, for structured output, §8: the final event decides,
+// not the exit status alone).
+func failure(startErr, reason string, code *int, sig string, oc *outcome) string {
+	switch {
+	case startErr != "":
+		return startErr
+	case reason != "":
+		return reason
+	case sig != "":
+		return "submission killed by signal " + sig
+	case oc != nil && oc.final && !oc.success:
+		if oc.err == "" {
+			return "the agent CLI reported an error without a message"
+		}
+		return oc.err
+	case code != nil && *code != 0:
+		return fmt.Sprintf("submission failed with exit code %d", *code)
+	case oc != nil && !oc.final:
+		return "ended without a result"
+	}
+	return ""
+}
+
+// structuredLastOutput is last_output for a preset with structured output
+// (SPEC §8): the final answer; when there is none, the tail of stderr, which
+// is where a CLI that failed before its first event says why.
+func structuredLastOutput(answer string, out *output) string {
+	answer = strings.TrimRight(answer, " \t\r\n")
+	if answer != "" {
+		return composeLastOutput(answer, "", false)
+	}
+	return out.stderrOutput()
 }
