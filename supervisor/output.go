@@ -46,7 +46,7 @@ type output struct {
 	conv   [2]*termtext.Converter
 	tail   [2][]byte
 	slab   []byte
-	batch  []Line
+	batch  lineBatch
 	// lineHook, when set, receives every complete raw stdout line (without
 	// its line end), for structured agent output (SPEC §8).
 	lineHook func(line []byte)
@@ -101,16 +101,14 @@ func (o *output) feed(s Stream, p []byte) {
 	if s == Stdout && o.lineHook != nil {
 		o.splitRaw(p)
 	}
-	stderr := s == Stderr
-	o.batch = o.batch[:0]
-	o.conv[s].Feed(p, func(text []byte, width int) {
-		o.batch = append(o.batch, Line{Text: o.intern(text), Width: width, Stderr: stderr})
-	})
+	o.batch.reset()
+	o.conv[s].Feed(p, o.batch.add)
+	lines := o.batch.lines(o, s, o.sb.maxLines)
 	partial, hasPartial := Line{}, false
 	if text, width, ok := o.conv[s].Partial(); ok {
-		partial, hasPartial = Line{Text: o.intern(text), Width: width, Stderr: stderr, Partial: true}, true
+		partial, hasPartial = Line{Text: o.intern(text), Width: width, Stderr: s == Stderr, Partial: true}, true
 	}
-	o.publish(s, o.batch, partial, hasPartial)
+	o.publish(s, lines, o.batch.skipped, partial, hasPartial)
 	o.feedMu.Unlock()
 	if o.notify != nil {
 		o.notify()
@@ -118,15 +116,20 @@ func (o *output) feed(s Stream, p []byte) {
 }
 
 // publish moves completed lines and the partial line of stream s into the
-// scrollback. A partial line keeps its slot and is updated in place until it
-// ends, like a terminal row. Called with feedMu held.
-func (o *output) publish(s Stream, lines []Line, partial Line, hasPartial bool) {
+// scrollback. skipped lines ended after lines[0] and before lines[1]: they
+// would be trimmed at once, so they are only counted. A partial line keeps
+// its slot and is updated in place until it ends, like a terminal row.
+// Called with feedMu held.
+func (o *output) publish(s Stream, lines []Line, skipped int, partial Line, hasPartial bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.evicted {
 		return
 	}
-	for _, l := range lines {
+	for i, l := range lines {
+		if i == 1 && skipped > 0 {
+			o.sb.skip(skipped)
+		}
 		if o.open[s] >= 0 && o.sb.replace(o.open[s], l) {
 			o.open[s] = -1
 			continue
@@ -139,6 +142,52 @@ func (o *output) publish(s Stream, lines []Line, partial Line, hasPartial bool) 
 			o.open[s] = o.sb.add(partial)
 		}
 	}
+}
+
+// lineBatch collects the lines one Feed produces, without copying each into
+// the scrollback: a flood produces far more lines per read than the
+// scrollback holds, and only the newest survive.
+type lineBatch struct {
+	text    []byte
+	ends    []int
+	widths  []int
+	out     []Line
+	skipped int
+}
+
+func (b *lineBatch) reset() {
+	b.text, b.ends, b.widths, b.out, b.skipped = b.text[:0], b.ends[:0], b.widths[:0], b.out[:0], 0
+}
+
+// add is the converter's emit function.
+func (b *lineBatch) add(text []byte, width int) {
+	b.text = append(b.text, text...)
+	b.ends = append(b.ends, len(b.text))
+	b.widths = append(b.widths, width)
+}
+
+// lines interns the lines that can survive: the first (it may complete a
+// partial line already on screen) and the newest max; the count of those
+// between is left in b.skipped.
+func (b *lineBatch) lines(o *output, s Stream, max int) []Line {
+	n := len(b.ends)
+	keepFrom := n - max
+	if keepFrom > 1 {
+		b.skipped = keepFrom - 1
+	} else {
+		keepFrom = 0
+	}
+	for i := 0; i < n; i++ {
+		if i > 0 && i < keepFrom {
+			continue
+		}
+		start := 0
+		if i > 0 {
+			start = b.ends[i-1]
+		}
+		b.out = append(b.out, Line{Text: o.intern(b.text[start:b.ends[i]]), Width: b.widths[i], Stderr: s == Stderr})
+	}
+	return b.out
 }
 
 // keepTail keeps the last tailKeep raw bytes of stream s.
@@ -188,12 +237,9 @@ func (o *output) splitRaw(p []byte) {
 func (o *output) finish() error {
 	o.feedMu.Lock()
 	for s := Stdout; s <= Stderr; s++ {
-		o.batch = o.batch[:0]
-		stderr := s == Stderr
-		o.conv[s].Flush(func(text []byte, width int) {
-			o.batch = append(o.batch, Line{Text: o.intern(text), Width: width, Stderr: stderr})
-		})
-		o.publish(s, o.batch, Line{}, false)
+		o.batch.reset()
+		o.conv[s].Flush(o.batch.add)
+		o.publish(s, o.batch.lines(o, s, o.sb.maxLines), o.batch.skipped, Line{}, false)
 		o.mu.Lock()
 		o.open[s] = -1
 		o.mu.Unlock()

@@ -81,6 +81,16 @@ func (b *scrollback) dropOldest() {
 	b.first++
 }
 
+// skip counts k lines as added and immediately trimmed: the held lines are
+// dropped and numbering moves on by k. Only valid when at least maxLines
+// lines follow at once, which would trim every held line anyway.
+func (b *scrollback) skip(k int) {
+	for b.n > 0 {
+		b.dropOldest()
+	}
+	b.first += int64(k)
+}
+
 // replace overwrites line abs if it is still held and reports whether it was.
 func (b *scrollback) replace(abs int64, l Line) bool {
 	if abs < b.first || abs >= b.total() {

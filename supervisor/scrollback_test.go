@@ -1,0 +1,62 @@
+package supervisor
+
+import (
+	"strconv"
+	"testing"
+)
+
+// feedLines feeds n numbered lines "0".."n-1" to a fresh output in one chunk
+// per call of chunks, and returns its scrollback window.
+func feedLines(t *testing.T, maxLines int, chunks ...int) ([]string, int64, int64) {
+	t.Helper()
+	o := newOutput(nil, maxLines, nil)
+	next := 0
+	for _, n := range chunks {
+		var b []byte
+		for i := 0; i < n; i++ {
+			b = strconv.AppendInt(b, int64(next), 10)
+			b = append(b, '\n')
+			next++
+		}
+		o.feed(Stdout, b)
+	}
+	first, total, lines, _ := o.window(0, 1<<30)
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.Text
+	}
+	return out, first, total
+}
+
+func TestScrollbackKeepsNewestLinesWhenAChunkHoldsMore(t *testing.T) {
+	for _, chunks := range [][]int{{25}, {3, 25}, {10, 11}, {11}, {12}, {9, 1, 30, 2}} {
+		total := 0
+		for _, n := range chunks {
+			total += n
+		}
+		got, first, end := feedLines(t, 10, chunks...)
+		if end != int64(total) || first != int64(total-10) || len(got) != 10 {
+			t.Fatalf("chunks %v: window [%d,%d) with %d lines", chunks, first, end, len(got))
+		}
+		for i, l := range got {
+			if l != strconv.Itoa(total-10+i) {
+				t.Fatalf("chunks %v: line %d = %q, want %d", chunks, i, l, total-10+i)
+			}
+		}
+	}
+}
+
+func TestPartialLineIsCompletedInPlace(t *testing.T) {
+	o := newOutput(nil, 10, nil)
+	o.feed(Stdout, []byte("a\npart"))
+	o.feed(Stderr, []byte("err line\n"))
+	o.feed(Stdout, []byte("ial\n"))
+	_, _, lines, _ := o.window(0, 10)
+	got := []string{}
+	for _, l := range lines {
+		got = append(got, l.Text)
+	}
+	if len(got) != 3 || got[0] != "a" || got[1] != "partial" || got[2] != "err line" || lines[1].Partial || !lines[2].Stderr {
+		t.Fatalf("lines = %q", got)
+	}
+}
