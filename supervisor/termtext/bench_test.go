@@ -16,7 +16,8 @@ func benchInput(line func(i int) string) []byte {
 	return []byte(sb.String())
 }
 
-// benchFeed feeds in, 64 KiB at a time as a pipe delivers it, b.N times.
+// benchFeed feeds in, 64 KiB at a time as a pipe delivers it, b.N times,
+// and asks for the partial line after each Feed, as the supervisor does.
 func benchFeed(b *testing.B, in []byte) {
 	c := NewConverter(0)
 	lines := 0
@@ -28,6 +29,7 @@ func benchFeed(b *testing.B, in []byte) {
 		for p := in; len(p) > 0; {
 			n := min(len(p), 64<<10)
 			c.Feed(p[:n], emit)
+			c.Partial()
 			p = p[n:]
 		}
 	}

@@ -7,10 +7,13 @@
 // one per invalid byte. SGR sequences (colours, attributes) are kept: the
 // active style carries over to the next lines, is re-emitted in a compact
 // normalized form at the start of each line, and every line that contains an
-// SGR sequence ends with "\x1b[m". Every other escape sequence and control
-// character is removed. A line longer than the converter's width cap is cut
-// with a visible marker. The output does not depend on how the input was
-// split into chunks.
+// SGR sequence ends with "\x1b[m"; a line without styling holds no escape
+// byte. Every other escape sequence and control character is removed. A line
+// wider than the converter's width cap keeps the text that fits with the
+// marker "…[line cut: N more bytes in the log file]", N being about how
+// many bytes of the line follow the cut in the log file; the next lines are
+// not affected. The output does not depend on how the input was split into
+// chunks.
 package termtext
 
 import (
@@ -49,8 +52,10 @@ const (
 var fffd = []byte(string(utf8.RuneError))
 
 // Converter turns one byte stream into display lines. Not safe for concurrent
-// use. Its memory is bounded by a small multiple of its width cap whatever the
-// input: at most about 40 bytes per cell of the cap.
+// use. Its memory is proportional to its width cap whatever the input: a few
+// KiB for ordinary output; for a line at the cap, about 8 bytes per cell of
+// the cap, and at most about 150 bytes per cell (10 MiB at the default) for
+// an overwritten line whose every cell has its own style.
 type Converter struct {
 	maxWidth   int // cells per line, marker included
 	byteCap    int // bytes in the line buffer before a cut
@@ -156,9 +161,10 @@ func (c *Converter) Feed(p []byte, emit func(text []byte, width int)) {
 }
 
 // Partial returns the current unfinished line (the text after the last line
-// end), rendered exactly as a completed line would be if it ended now:
-// ok is false when that line would be empty. The slice is valid until the
-// next Feed, Flush or Partial.
+// end), rendered exactly as a completed line would be if it ended now, and
+// its width in cells; ok is false when there is none (nothing since the last
+// line end, or nothing visible: only escape sequences). The slice belongs to
+// the converter and is valid until the next Feed or Flush.
 func (c *Converter) Partial() (text []byte, width int, ok bool) {
 	if c.nhold > 0 {
 		s := c.cloneForPartial()
@@ -172,8 +178,8 @@ func (c *Converter) Partial() (text []byte, width int, ok bool) {
 
 // Flush ends the stream: held-back bytes are processed (an incomplete UTF-8
 // sequence becomes one U+FFFD per byte; an unterminated escape sequence is
-// dropped), a non-empty partial line is passed to emit as a line, and the
-// converter returns to its initial state.
+// dropped), the partial line, if Partial would report one, is passed to emit
+// as a line, and the converter returns to its initial state (default style).
 func (c *Converter) Flush(emit func(text []byte, width int)) {
 	c.emit = emit
 	c.flushHold()
@@ -306,15 +312,19 @@ func (c *Converter) render() ([]byte, int) {
 	case len(c.buf) == 0:
 		return nil, 0
 	case c.anySGR:
-		return append(c.buf, "\x1b[m"...), c.width()
+		out := append(c.buf, "\x1b[m"...)
+		c.buf = out[:len(c.buf)] // keep the capacity the reset needed
+		return out, c.width()
 	default:
 		return c.buf, c.width()
 	}
 }
 
 // renderCut renders a cut line: the kept part, the marker, and the resets.
+// The marker goes after the kept part in buf's spare capacity (buf does not
+// change until the line ends), so a render costs the marker, not the line.
 func (c *Converter) renderCut() ([]byte, int) {
-	out := append(c.out[:0], c.buf...)
+	out := c.buf
 	if c.cutStyled {
 		out = append(out, "\x1b[m"...)
 	}
@@ -326,8 +336,8 @@ func (c *Converter) renderCut() ([]byte, int) {
 	if c.cutAny {
 		out = append(out, "\x1b[m"...)
 	}
-	c.out = out
-	if c.cutSafe {
+	c.buf = out[:len(c.buf)] // keep the capacity the marker needed
+	if c.cutSafe && c.cutW <= c.budget {
 		return out, c.cutW + c.markerW + digits
 	}
 	return c.checkWidth(out)
