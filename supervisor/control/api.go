@@ -1,0 +1,137 @@
+package control
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// Operations are the operations of SPEC §3 as a program calls them: on the
+// supervisor of this process (Local) or on the one behind a control socket
+// (*Client). Results and errors are the supervisor's own: every failure of
+// an operation is a *supervisor.Error carrying the spec's message, so every
+// caller prints the same text. ctx bounds the call; Wait stops waiting as
+// soon as ctx ends.
+type Operations interface {
+	Spawn(ctx context.Context, message string) (supervisor.SpawnResult, error)
+	Send(ctx context.Context, id, message string, interrupt bool) (supervisor.SendResult, error)
+	Interrupt(ctx context.Context, id string) (supervisor.StatusResult, error)
+	Close(ctx context.Context, id string) (supervisor.StatusResult, error)
+	Resume(ctx context.Context, id string) (supervisor.StatusResult, error)
+	Wait(ctx context.Context, ids []string, timeoutMS *int) (supervisor.WaitResult, error)
+	List(ctx context.Context) (ListResult, error)
+	// Logs returns the output of submission seq (1-based; 0 = the latest)
+	// of agent id as plain text.
+	Logs(ctx context.Context, id string, seq int) (string, error)
+}
+
+// ListResult is the result of list (SPEC §3) on the control socket, in
+// `subdash ctl list` and in the MCP tool list_agents: every agent's summary,
+// oldest first, under "agents" (an object, so that it can be an MCP tool's
+// structured content).
+type ListResult struct {
+	Agents []supervisor.Summary `json:"agents"`
+}
+
+// Info describes the supervisor behind a control socket (GET /v1/info).
+type Info struct {
+	PID       int    `json:"pid"`        // process id of the dashboard or `subdash serve`
+	Dir       string `json:"dir"`        // working directory of its agents
+	Socket    string `json:"socket"`     // the control socket path
+	Command   string `json:"command"`    // the agent command
+	MaxAgents int    `json:"max_agents"` // maximum running agents
+	RunDir    string `json:"run_dir"`    // folder of this run's logs and journal
+}
+
+// Local returns the Operations of s, a supervisor in this process.
+func Local(s *supervisor.Supervisor) Operations { return local{s} }
+
+// local is Operations on a supervisor of this process; only Wait uses ctx,
+// the other operations return as soon as the supervisor is done.
+type local struct{ s *supervisor.Supervisor }
+
+// Spawn calls Supervisor.Spawn.
+func (l local) Spawn(_ context.Context, message string) (supervisor.SpawnResult, error) {
+	return l.s.Spawn(message)
+}
+
+// Send calls Supervisor.Send.
+func (l local) Send(_ context.Context, id, message string, interrupt bool) (supervisor.SendResult, error) {
+	return l.s.Send(id, message, interrupt)
+}
+
+// Interrupt calls Supervisor.Interrupt.
+func (l local) Interrupt(_ context.Context, id string) (supervisor.StatusResult, error) {
+	return l.s.Interrupt(id)
+}
+
+// Close calls Supervisor.Close.
+func (l local) Close(_ context.Context, id string) (supervisor.StatusResult, error) {
+	return l.s.Close(id)
+}
+
+// Resume calls Supervisor.Resume.
+func (l local) Resume(_ context.Context, id string) (supervisor.StatusResult, error) {
+	return l.s.Resume(id)
+}
+
+// Wait calls Supervisor.Wait, which stops when ctx ends.
+func (l local) Wait(ctx context.Context, ids []string, timeoutMS *int) (supervisor.WaitResult, error) {
+	return l.s.Wait(ctx, ids, timeoutMS)
+}
+
+// List calls Supervisor.List.
+func (l local) List(context.Context) (ListResult, error) {
+	return ListResult{Agents: l.s.List()}, nil
+}
+
+// Logs calls Supervisor.Logs.
+func (l local) Logs(_ context.Context, id string, seq int) (string, error) {
+	return l.s.Logs(id, seq)
+}
+
+// Request bodies of the control socket.
+type (
+	spawnRequest struct {
+		Message string `json:"message"`
+	}
+	sendRequest struct {
+		Message   string `json:"message"`
+		Interrupt bool   `json:"interrupt"`
+	}
+	waitRequest struct {
+		IDs       []string `json:"ids"`
+		TimeoutMS *int     `json:"timeout_ms,omitempty"`
+	}
+)
+
+// errorBody is the body of every error response of the control socket.
+type errorBody struct {
+	Error string               `json:"error"` // the spec's message
+	Code  supervisor.ErrorCode `json:"code"`
+}
+
+// httpStatus maps an operation's error code to the HTTP status of its
+// response.
+func httpStatus(code supervisor.ErrorCode) int {
+	switch code {
+	case supervisor.CodeInvalid:
+		return http.StatusBadRequest
+	case supervisor.CodeNotFound:
+		return http.StatusNotFound
+	case supervisor.CodeLimit:
+		return http.StatusTooManyRequests
+	case supervisor.CodeBusy, supervisor.CodeClosed, supervisor.CodeNotRunning:
+		return http.StatusConflict
+	case supervisor.CodeShutdown:
+		return http.StatusServiceUnavailable
+	case codeForbidden:
+		return http.StatusForbidden
+	}
+	return http.StatusInternalServerError
+}
+
+// codeForbidden is the code of the response to a connection from another
+// user; it is not an operation's error, so it is not in package supervisor.
+const codeForbidden supervisor.ErrorCode = "forbidden"

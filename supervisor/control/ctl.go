@@ -1,0 +1,283 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// Exit statuses of Ctl.
+const (
+	ExitOK    = 0 // the operation succeeded
+	ExitError = 1 // the operation failed: "<tool> failed: <message>" on stderr
+	ExitUsage = 2 // the command line was not understood
+)
+
+// CtlUsage is the help text of `subdash ctl`.
+const CtlUsage = `usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]
+
+Drives the subdash (dashboard or subdash serve) that serves a directory.
+Prints the JSON result of the operation on stdout; logs prints plain text.
+
+ops:
+  spawn MSG                    start a new agent working on MSG         (spawn_agent)
+  send ID MSG [--interrupt]    start a new submission of agent ID; with
+                               --interrupt a running one is cancelled first (send_input)
+  interrupt ID                 terminate the running submission of agent ID
+  close ID                     close agent ID, terminating its submission (close_agent)
+  resume ID                    reopen closed agent ID                    (resume_agent)
+  wait ID... [--timeout-ms N]  wait until one of the agents is final; N defaults
+                               to 30000 and is clamped to 10000..300000  (wait)
+  list                         every agent's summary, oldest first      (list_agents)
+  logs ID [--submission SEQ]   output of the latest (or SEQ-th) submission
+
+A MSG of - is read from stdin. ID may be a unique prefix of at least 4
+characters. Flags may come before or after the arguments; -- ends them.
+
+  --dir DIR       use the socket of working directory DIR (default: current directory)
+  --socket PATH   use this control socket (env SUBDASH_SOCKET)
+
+Exit status: 0 success; 1 the operation failed, with "<tool> failed: <message>"
+on stderr; 2 usage error.
+`
+
+const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, interrupt, close, resume, wait, list, logs (subdash ctl help)"
+
+// ctlOp describes one operation of `subdash ctl`.
+type ctlOp struct {
+	tool  string // the MCP tool name, or the op name when there is none
+	args  string // synopsis of its arguments, for messages
+	flags []string
+	check func(pos []string) string // "" when the positional arguments fit
+}
+
+var ctlOps = map[string]ctlOp{
+	"spawn":     {tool: "spawn_agent", args: "MSG", check: exactly(1)},
+	"send":      {tool: "send_input", args: "ID MSG [--interrupt]", flags: []string{"interrupt"}, check: exactly(2)},
+	"interrupt": {tool: "interrupt", args: "ID", check: exactly(1)},
+	"close":     {tool: "close_agent", args: "ID", check: exactly(1)},
+	"resume":    {tool: "resume_agent", args: "ID", check: exactly(1)},
+	"wait":      {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: func([]string) string { return "" }},
+	"list":      {tool: "list_agents", args: "", check: exactly(0)},
+	"logs":      {tool: "logs", args: "ID [--submission SEQ]", flags: []string{"submission"}, check: exactly(1)},
+}
+
+func exactly(n int) func([]string) string {
+	return func(pos []string) string {
+		switch {
+		case len(pos) < n:
+			return "missing argument"
+		case len(pos) > n:
+			return fmt.Sprintf("unexpected argument %q (quote a message that has spaces)", pos[n])
+		}
+		return ""
+	}
+}
+
+// ctlLine is a parsed `subdash ctl` command line.
+type ctlLine struct {
+	dir, socket string
+	flags       map[string]string // op flags given: interrupt, timeout-ms, submission
+	pos         []string          // the op and its arguments
+	help        bool
+}
+
+// valueFlags take a value; boolFlags do not.
+var (
+	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true}
+	boolFlags  = map[string]bool{"interrupt": true, "help": true, "h": true}
+)
+
+// parseCtl parses args, accepting flags before, between and after the
+// positional arguments ("-" alone is an argument: a message read from stdin).
+func parseCtl(args []string) (ctlLine, error) {
+	l := ctlLine{flags: map[string]string{}}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			l.pos = append(l.pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			l.pos = append(l.pos, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		switch {
+		case valueFlags[name]:
+			if !hasVal {
+				if i+1 >= len(args) {
+					return l, fmt.Errorf("flag --%s needs a value", name)
+				}
+				i++
+				val = args[i]
+			}
+		case boolFlags[name]:
+			if hasVal {
+				b, err := strconv.ParseBool(val)
+				if err != nil {
+					return l, fmt.Errorf("flag --%s takes no value or true/false, not %q", name, val)
+				}
+				if !b {
+					continue
+				}
+			}
+			val = "true"
+		default:
+			return l, fmt.Errorf("unknown flag %s", a)
+		}
+		switch name {
+		case "dir":
+			l.dir = val
+		case "socket":
+			l.socket = val
+		case "help", "h":
+			l.help = true
+		default:
+			l.flags[name] = val
+		}
+	}
+	return l, nil
+}
+
+// Ctl runs `subdash ctl` with args (the words after "ctl") and returns its
+// exit status: ExitOK, ExitError when the operation failed (stderr
+// "<tool> failed: <message>", <tool> being the MCP tool name where there is
+// one), ExitUsage for an unknown op, a missing argument or a bad flag.
+func Ctl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return ctl(context.Background(), args, stdin, stdout, stderr, os.Getenv)
+}
+
+func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "subdash ctl: "+format+"\n%s\n", append(a, ctlUsageLine)...)
+		return ExitUsage
+	}
+	l, err := parseCtl(args)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if l.help || (len(l.pos) > 0 && l.pos[0] == "help") {
+		fmt.Fprint(stdout, CtlUsage)
+		return ExitOK
+	}
+	if len(l.pos) == 0 {
+		return usageErr("missing operation")
+	}
+	name, pos := l.pos[0], l.pos[1:]
+	op, ok := ctlOps[name]
+	if !ok {
+		return usageErr("unknown operation %q", name)
+	}
+	for f := range l.flags {
+		if !slices.Contains(op.flags, f) {
+			return usageErr("%s does not take --%s; usage: subdash ctl %s %s", name, f, name, op.args)
+		}
+	}
+	if problem := op.check(pos); problem != "" {
+		return usageErr("%s: %s; usage: subdash ctl %s %s", name, problem, name, op.args)
+	}
+	req, err := ctlRequest(name, pos, l.flags, stdin)
+	if err != nil {
+		return usageErr("%s: %v", name, err)
+	}
+	socket, dir, err := ctlSocket(l, getenv)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	out, err := req(ctx, NewClient(socket, dir))
+	if err != nil {
+		fmt.Fprintf(stderr, "%s failed: %v\n", op.tool, err)
+		return ExitError
+	}
+	if text, ok := out.(string); ok {
+		io.WriteString(stdout, text)
+		return ExitOK
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	fmt.Fprintf(stdout, "%s\n", b)
+	return ExitOK
+}
+
+// ctlRequest turns an op's arguments into the call to make, reading a
+// message of "-" from stdin.
+func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Reader) (func(context.Context, *Client) (any, error), error) {
+	message := func(i int) (string, error) {
+		if pos[i] != "-" {
+			return pos[i], nil
+		}
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", fmt.Errorf("reading the message from stdin: %v", err)
+		}
+		return string(b), nil
+	}
+	intFlag := func(f string) (*int, error) {
+		v, ok := flags[f]
+		if !ok {
+			return nil, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("--%s needs a whole number, not %q", f, v)
+		}
+		return &n, nil
+	}
+	switch name {
+	case "spawn":
+		msg, err := message(0)
+		return func(ctx context.Context, c *Client) (any, error) { return c.Spawn(ctx, msg) }, err
+	case "send":
+		msg, err := message(1)
+		interrupt := flags["interrupt"] == "true"
+		return func(ctx context.Context, c *Client) (any, error) { return c.Send(ctx, pos[0], msg, interrupt) }, err
+	case "interrupt":
+		return func(ctx context.Context, c *Client) (any, error) { return c.Interrupt(ctx, pos[0]) }, nil
+	case "close":
+		return func(ctx context.Context, c *Client) (any, error) { return c.Close(ctx, pos[0]) }, nil
+	case "resume":
+		return func(ctx context.Context, c *Client) (any, error) { return c.Resume(ctx, pos[0]) }, nil
+	case "wait":
+		ms, err := intFlag("timeout-ms")
+		return func(ctx context.Context, c *Client) (any, error) { return c.Wait(ctx, pos, ms) }, err
+	case "list":
+		return func(ctx context.Context, c *Client) (any, error) { return c.List(ctx) }, nil
+	case "logs":
+		seq, err := intFlag("submission")
+		if err == nil && seq != nil && *seq < 1 {
+			err = fmt.Errorf("--submission needs a sequence number (1, 2, …), not %d", *seq)
+		}
+		n := 0
+		if seq != nil {
+			n = *seq
+		}
+		return func(ctx context.Context, c *Client) (any, error) { return c.Logs(ctx, pos[0], n) }, err
+	}
+	return nil, fmt.Errorf("unknown operation %q", name)
+}
+
+// ctlSocket picks the socket: --socket, else SUBDASH_SOCKET, else the
+// default socket of --dir (or the current directory), as the dashboard
+// computes it (supervisor.DefaultSocketPath).
+func ctlSocket(l ctlLine, getenv func(string) string) (socket, dir string, err error) {
+	// filepath.Abs("") is the current directory.
+	if dir, err = filepath.Abs(strings.TrimSpace(l.dir)); err != nil {
+		return "", "", fmt.Errorf("working directory: %v", err)
+	}
+	socket = strings.TrimSpace(l.socket)
+	if socket == "" {
+		socket = strings.TrimSpace(getenv("SUBDASH_SOCKET"))
+	}
+	if socket == "" {
+		socket = supervisor.DefaultSocketPath(dir, getenv("XDG_RUNTIME_DIR"), os.Getuid())
+	}
+	return socket, dir, nil
+}

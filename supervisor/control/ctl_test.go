@@ -1,0 +1,150 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+func TestParseCtlFlagsAnywhere(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		pos   []string
+		flags map[string]string
+		dir   string
+	}{
+		{[]string{"send", "ID", "MSG", "--interrupt"}, []string{"send", "ID", "MSG"}, map[string]string{"interrupt": "true"}, ""},
+		{[]string{"--interrupt", "send", "ID", "MSG"}, []string{"send", "ID", "MSG"}, map[string]string{"interrupt": "true"}, ""},
+		{[]string{"send", "--interrupt=false", "ID", "MSG"}, []string{"send", "ID", "MSG"}, map[string]string{}, ""},
+		{[]string{"wait", "a", "--timeout-ms", "5", "b", "-dir=/d"}, []string{"wait", "a", "b"}, map[string]string{"timeout-ms": "5"}, "/d"},
+		{[]string{"spawn", "-"}, []string{"spawn", "-"}, map[string]string{}, ""},
+		{[]string{"spawn", "--", "--not-a-flag"}, []string{"spawn", "--not-a-flag"}, map[string]string{}, ""},
+		{[]string{"logs", "--submission=2", "ID", "--dir", "x"}, []string{"logs", "ID"}, map[string]string{"submission": "2"}, "x"},
+	} {
+		l, err := parseCtl(tc.args)
+		if err != nil || !reflect.DeepEqual(l.pos, tc.pos) || !reflect.DeepEqual(l.flags, tc.flags) || l.dir != tc.dir {
+			t.Errorf("parseCtl(%q) = %+v, %v; want pos %q flags %v dir %q", tc.args, l, err, tc.pos, tc.flags, tc.dir)
+		}
+	}
+}
+
+// runCtl runs ctl with a fake environment and returns exit status, stdout
+// and stderr.
+func runCtl(t *testing.T, env map[string]string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := ctl(context.Background(), args, strings.NewReader(stdin), &out, &errb, func(k string) string { return env[k] })
+	return code, out.String(), errb.String()
+}
+
+func TestCtlUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "missing operation"},
+		{[]string{"frob"}, `unknown operation "frob"`},
+		{[]string{"spawn"}, "spawn: missing argument; usage: subdash ctl spawn MSG"},
+		{[]string{"spawn", "a", "b"}, `unexpected argument "b"`},
+		{[]string{"send", "ID"}, "send: missing argument; usage: subdash ctl send ID MSG [--interrupt]"},
+		{[]string{"close"}, "close: missing argument"},
+		{[]string{"list", "x"}, `unexpected argument "x"`},
+		{[]string{"list", "--interrupt"}, "list does not take --interrupt"},
+		{[]string{"wait", "x", "--timeout-ms", "soon"}, `--timeout-ms needs a whole number, not "soon"`},
+		{[]string{"logs", "x", "--submission", "0"}, "--submission needs a sequence number"},
+		{[]string{"list", "--frob"}, "unknown flag --frob"},
+		{[]string{"list", "--socket"}, "flag --socket needs a value"},
+	} {
+		code, out, errOut := runCtl(t, nil, "", tc.args...)
+		if code != ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "usage: subdash ctl") {
+			t.Errorf("ctl %q: exit %d, stdout %q, stderr %q; want exit 2 and %q with a usage line", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	code, out, _ := runCtl(t, nil, "", "help")
+	if code != ExitOK || out != CtlUsage {
+		t.Errorf("ctl help: exit %d, stdout %q", code, out)
+	}
+}
+
+func TestCtlAgainstAServer(t *testing.T) {
+	s := newSupervisor(t, 4)
+	srv, _ := serve(t, s)
+	env := map[string]string{"SUBDASH_SOCKET": srv.Path()}
+
+	// A message of "-" comes from stdin, unchanged but trimmed.
+	code, out, errOut := runCtl(t, env, "line one\n", "spawn", "-")
+	var sp supervisor.SpawnResult
+	if code != ExitOK || errOut != "" || json.Unmarshal([]byte(out), &sp) != nil || sp.LastMessage != "line one" {
+		t.Fatalf("spawn -: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.HasPrefix(out, "{\n  \"agent_id\": ") || !strings.HasSuffix(out, "}\n") {
+		t.Errorf("output is not indented JSON with a final newline: %q", out)
+	}
+	code, out, _ = runCtl(t, env, "", "wait", sp.AgentID, "--timeout-ms", "300000")
+	if code != ExitOK || !strings.Contains(out, `"last_output": "got: line one"`) {
+		t.Fatalf("wait: exit %d, stdout %q", code, out)
+	}
+	code, out, _ = runCtl(t, env, "", "logs", sp.AgentID)
+	if code != ExitOK || out != "got: line one\n" {
+		t.Fatalf("logs: exit %d, stdout %q", code, out)
+	}
+
+	// Errors: "<tool> failed: <message>", exit 1, nothing on stdout.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"spawn", " "}, "spawn_agent failed: message must not be empty\n"},
+		{[]string{"send", "nope", "x"}, "send_input failed: agent not found: nope\n"},
+		{[]string{"interrupt", sp.AgentID}, "interrupt failed: agent " + sp.AgentID + " is not running\n"},
+		{[]string{"close", "nope"}, "close_agent failed: agent not found: nope\n"},
+		{[]string{"resume", "nope"}, "resume_agent failed: agent not found: nope\n"},
+		{[]string{"wait"}, "wait failed: ids must not be empty\n"},
+		{[]string{"wait", "x", "--timeout-ms=0"}, "wait failed: timeout_ms must be greater than zero\n"},
+		{[]string{"logs", "nope"}, "logs failed: agent not found: nope\n"},
+		{[]string{"logs", sp.AgentID, "--submission", "7"}, "logs failed: agent " + sp.AgentID + " has no submission 7; it has 1\n"},
+	} {
+		code, out, errOut := runCtl(t, env, "", tc.args...)
+		if code != ExitError || out != "" || errOut != tc.want {
+			t.Errorf("ctl %q: exit %d, stdout %q, stderr %q; want exit 1, %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
+func TestCtlPicksTheSocket(t *testing.T) {
+	s := newSupervisor(t, 4)
+	srv, _ := serve(t, s)
+	dir := s.Config().Dir
+	runtime := t.TempDir()
+	def := supervisor.DefaultSocketPath(dir, runtime, os.Getuid())
+	none := filepath.Join(t.TempDir(), "none.sock")
+	for _, tc := range []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		socket string // the socket ctl must have used
+	}{
+		{"--socket wins over the environment", map[string]string{"SUBDASH_SOCKET": none}, []string{"list", "--socket", srv.Path()}, srv.Path()},
+		{"SUBDASH_SOCKET wins over --dir", map[string]string{"SUBDASH_SOCKET": srv.Path()}, []string{"--dir", dir, "list"}, srv.Path()},
+		{"--dir picks the default socket", map[string]string{"XDG_RUNTIME_DIR": runtime}, []string{"list", "--dir", dir}, def},
+	} {
+		code, out, errOut := runCtl(t, tc.env, "", tc.args...)
+		if tc.socket == srv.Path() {
+			if code != ExitOK || !strings.Contains(out, `"agents": []`) {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.name, code, out, errOut)
+			}
+			continue
+		}
+		want := "list_agents failed: no subdash is serving " + dir + " (socket " + tc.socket + "); start subdash or subdash serve\n"
+		if code != ExitError || errOut != want {
+			t.Errorf("%s: exit %d, stderr %q; want %q", tc.name, code, errOut, want)
+		}
+	}
+}

@@ -1,0 +1,29 @@
+// Package control gives programs the operations of the dashboard (SPEC §3)
+// on the same supervisor: the control socket of SPEC §6, its client, and
+// the `subdash ctl` command line.
+//
+// The socket speaks HTTP/1.1 with JSON bodies on a Unix socket whose folder
+// is mode 0700 and which is itself mode 0600; a connection from another
+// user is answered 403 and closed (SO_PEERCRED). Routes:
+//
+//	GET  /v1/info                       Info about the serving process
+//	GET  /v1/agents                     list         → ListResult
+//	POST /v1/agents {message}           spawn        → supervisor.SpawnResult (201)
+//	POST /v1/agents/{id}/send {message, interrupt}
+//	                                    send         → supervisor.SendResult
+//	POST /v1/agents/{id}/interrupt      interrupt    → supervisor.StatusResult
+//	POST /v1/agents/{id}/close          close        → supervisor.StatusResult
+//	POST /v1/agents/{id}/resume         resume       → supervisor.StatusResult
+//	POST /v1/wait {ids, timeout_ms}     wait         → supervisor.WaitResult
+//	GET  /v1/agents/{id}/logs[?submission=N]
+//	                                    logs         → text/plain
+//	GET  /v1/events                     server-sent events: "agent" events
+//	                                    carrying a supervisor.Summary, one per
+//	                                    agent at first, then one per change
+//
+// An error answers {"error": "<the spec's message>", "code": "<ErrorCode>"}
+// with a fitting status (400 invalid, 404 not_found, 409 busy, closed and
+// not_running, 429 limit, 503 shutdown, 403 another user); Client turns it
+// back into *supervisor.Error, so every caller prints the same text. A wait
+// whose client disconnects stops waiting at once.
+package control

@@ -1,0 +1,112 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testCommand is the agent command of these tests: it reads its message and
+// sleeps for "sleep…", fails with exit code 3 for "fail…", and otherwise
+// answers "got: <message>".
+const testCommand = `read m; case "$m" in sleep*) exec sleep 30;; fail*) echo oops >&2; exit 3;; esac; echo "got: $m"`
+
+// newSupervisor returns a supervisor running testCommand in a temporary
+// working directory with its socket at <tmp>/run/s.sock, shut down when the
+// test ends.
+func newSupervisor(t *testing.T, maxAgents int) *supervisor.Supervisor {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := supervisor.Config{
+		Command:    testCommand,
+		MaxAgents:  maxAgents,
+		Dir:        dir,
+		StateDir:   filepath.Join(dir, ".state"),
+		Socket:     filepath.Join(dir, "run", "s.sock"),
+		Grace:      300 * time.Millisecond,
+		Scrollback: supervisor.DefaultScrollback,
+		Environ:    os.Environ(),
+	}
+	s, err := supervisor.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return s
+}
+
+// serve starts a control socket server for s, closed when the test ends
+// (before the supervisor shuts down), and returns it with a client.
+func serve(t *testing.T, s *supervisor.Supervisor) (*Server, *Client) {
+	t.Helper()
+	srv, err := Listen(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	c := NewClient(srv.Path(), s.Config().Dir)
+	t.Cleanup(c.http.CloseIdleConnections)
+	return srv, c
+}
+
+// specError asserts that err is a *supervisor.Error with code and message.
+func specError(t *testing.T, err error, code supervisor.ErrorCode, message string) {
+	t.Helper()
+	var se *supervisor.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("error = %v (%T), want *supervisor.Error %q", err, err, message)
+	}
+	if se.Code != code || se.Message != message {
+		t.Fatalf("error = {%s %q}, want {%s %q}", se.Code, se.Message, code, message)
+	}
+}
+
+// waitFinal waits through c until agent id is final and returns its detail.
+func waitFinal(t *testing.T, c *Client, id string) supervisor.WaitDetail {
+	t.Helper()
+	ms := supervisor.MaxWaitTimeoutMS
+	res, err := c.Wait(context.Background(), []string{id}, &ms)
+	if err != nil || res.TimedOut {
+		t.Fatalf("wait %s: %+v %v", id, res, err)
+	}
+	return res.Details[id]
+}
+
+// eventually polls cond every few milliseconds until it holds, failing the
+// test after d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,297 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// maxBody bounds a request body, in bytes; a message may be large (a
+// 1 MiB task is a normal case) but not unbounded.
+const maxBody = 64 << 20
+
+// Server serves the control socket of one supervisor (SPEC §6): HTTP/1.1
+// with JSON bodies on a Unix socket in a 0700 folder, mode 0600, for
+// connections of the same user only. Create it with Listen, run it with
+// Serve, end it with Close.
+type Server struct {
+	sup  *supervisor.Supervisor
+	ops  Operations
+	ln   *peerListener
+	http *http.Server
+
+	// ctx is the base context of every request; Close cancels it, which
+	// ends waits and event streams at once.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	closeOnce sync.Once
+	closeErr  error
+	waiting   atomic.Int64 // wait requests in progress (tests observe it)
+}
+
+// Listen opens the control socket s.Config().Socket for s. It creates the
+// socket's folder with mode 0700 (or tightens an existing folder of ours),
+// replaces a stale socket file, and refuses with *InUseError while another
+// subdash serves the socket. Other errors name the path and what to do: a
+// folder of another user, a path that is not a socket, a path too long.
+func Listen(s *supervisor.Supervisor) (*Server, error) {
+	cfg := s.Config()
+	ln, err := listenUnix(cfg.Socket, cfg.Dir, os.Getuid())
+	if err != nil {
+		return nil, err
+	}
+	return newServer(s, ln), nil
+}
+
+func newServer(s *supervisor.Supervisor, ln *peerListener) *Server {
+	srv := &Server{sup: s, ops: Local(s), ln: ln}
+	srv.ctx, srv.cancel = context.WithCancel(context.Background())
+	srv.http = &http.Server{
+		Handler:           srv.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return srv.ctx },
+	}
+	return srv
+}
+
+// Path returns the control socket path.
+func (srv *Server) Path() string { return srv.ln.Addr().String() }
+
+// Serve answers requests until ctx ends or Close is called, then closes the
+// server (see Close). It returns ctx's error when ctx ended, nil after
+// Close, and the listener's error when accepting failed.
+func (srv *Server) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.http.Serve(srv.ln) }()
+	select {
+	case <-ctx.Done():
+		_ = srv.Close()
+		<-errc
+		return ctx.Err()
+	case err := <-errc:
+		_ = srv.Close()
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// Close stops listening, ends requests in progress (a wait answers nothing;
+// its client sees the connection close), and removes the socket file. It is
+// safe to call more than once and from any goroutine.
+func (srv *Server) Close() error {
+	srv.closeOnce.Do(func() {
+		srv.cancel()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := srv.http.Shutdown(ctx); err != nil {
+			_ = srv.http.Close()
+		}
+		// Shutdown closes the listener only when Serve ran; closing it
+		// again is harmless. Closing a *net.UnixListener removes the file.
+		_ = srv.ln.Close()
+		if err := os.Remove(srv.Path()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			srv.closeErr = fmt.Errorf("cannot remove control socket %s: %v", srv.Path(), err)
+		}
+	})
+	return srv.closeErr
+}
+
+// routes returns the handler of the control socket's HTTP API.
+func (srv *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/info", srv.info)
+	mux.HandleFunc("GET /v1/agents", srv.list)
+	mux.HandleFunc("POST /v1/agents", srv.spawn)
+	mux.HandleFunc("POST /v1/agents/{id}/send", srv.send)
+	mux.HandleFunc("POST /v1/agents/{id}/interrupt", srv.interrupt)
+	mux.HandleFunc("POST /v1/agents/{id}/close", srv.closeAgent)
+	mux.HandleFunc("POST /v1/agents/{id}/resume", srv.resume)
+	mux.HandleFunc("GET /v1/agents/{id}/logs", srv.logs)
+	mux.HandleFunc("POST /v1/wait", srv.wait)
+	mux.HandleFunc("GET /v1/events", srv.events)
+	return mux
+}
+
+func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
+	cfg := srv.sup.Config()
+	writeJSON(w, http.StatusOK, Info{
+		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Command,
+		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(),
+	})
+}
+
+func (srv *Server) list(w http.ResponseWriter, r *http.Request) {
+	res, err := srv.ops.List(r.Context())
+	reply(w, r, http.StatusOK, res, err)
+}
+
+func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
+	var req spawnRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := srv.ops.Spawn(r.Context(), req.Message)
+	reply(w, r, http.StatusCreated, res, err)
+}
+
+func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
+	var req sendRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := srv.ops.Send(r.Context(), r.PathValue("id"), req.Message, req.Interrupt)
+	reply(w, r, http.StatusOK, res, err)
+}
+
+func (srv *Server) interrupt(w http.ResponseWriter, r *http.Request) {
+	res, err := srv.ops.Interrupt(r.Context(), r.PathValue("id"))
+	reply(w, r, http.StatusOK, res, err)
+}
+
+func (srv *Server) closeAgent(w http.ResponseWriter, r *http.Request) {
+	res, err := srv.ops.Close(r.Context(), r.PathValue("id"))
+	reply(w, r, http.StatusOK, res, err)
+}
+
+func (srv *Server) resume(w http.ResponseWriter, r *http.Request) {
+	res, err := srv.ops.Resume(r.Context(), r.PathValue("id"))
+	reply(w, r, http.StatusOK, res, err)
+}
+
+func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
+	var req waitRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	srv.waiting.Add(1)
+	defer srv.waiting.Add(-1)
+	// r.Context() ends when the client disconnects or the server closes,
+	// and Wait stops waiting at once.
+	res, err := srv.ops.Wait(r.Context(), req.IDs, req.TimeoutMS)
+	reply(w, r, http.StatusOK, res, err)
+}
+
+func (srv *Server) logs(w http.ResponseWriter, r *http.Request) {
+	seq := 0
+	if v := r.URL.Query().Get("submission"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid,
+				Message: fmt.Sprintf("submission must be a sequence number (1, 2, …), not %q", v)})
+			return
+		}
+		seq = n
+	}
+	text, err := srv.ops.Logs(r.Context(), r.PathValue("id"), seq)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, text)
+}
+
+// events streams server-sent events: first one "agent" event per existing
+// agent, oldest first, then one per agent whose summary changed, each
+// carrying the agent's summary as JSON. Changes are coalesced per agent
+// while the client is slow (supervisor.Subscription), so a slow client
+// never holds up the supervisor.
+func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, errors.New("event stream not supported by this connection"))
+		return
+	}
+	sub := srv.sup.Subscribe()
+	defer sub.Close()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	for _, a := range srv.sup.List() {
+		writeEvent(w, a)
+	}
+	flusher.Flush()
+	for {
+		changes, err := sub.Next(r.Context())
+		if err != nil {
+			return
+		}
+		sent := false
+		for _, c := range changes {
+			if !c.Agent {
+				continue // output only: the summary is unchanged
+			}
+			if info, ok := srv.sup.Agent(c.AgentID); ok {
+				writeEvent(w, info.Summary)
+				sent = true
+			}
+		}
+		if sent {
+			flusher.Flush()
+		}
+	}
+}
+
+func writeEvent(w io.Writer, s supervisor.Summary) {
+	fmt.Fprintf(w, "event: agent\ndata: %s\n\n", mustJSON(s))
+}
+
+// decode reads a JSON request body into v; on failure it answers 400 and
+// returns false. An empty body decodes as {}.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: "invalid request body: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+// reply writes res with status, or err as an error response. When the
+// request's context ended (the client went away, or the server is
+// closing), there is nobody to answer.
+func reply(w http.ResponseWriter, r *http.Request, status int, res any, err error) {
+	if err != nil {
+		if r.Context().Err() != nil {
+			return
+		}
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, status, res)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code := supervisor.CodeOf(err)
+	writeJSON(w, httpStatus(code), errorBody{Error: err.Error(), Code: code})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(mustJSON(v), '\n'))
+}
+
+// mustJSON encodes v, whose types all encode without error.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("control: encoding %T: %v", v, err))
+	}
+	return b
+}

@@ -1,0 +1,263 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+func TestEveryOperationOverTheSocket(t *testing.T) {
+	s := newSupervisor(t, 2)
+	_, c := serve(t, s)
+	ctx := context.Background()
+
+	list, err := c.List(ctx)
+	if err != nil || list.Agents == nil || len(list.Agents) != 0 {
+		t.Fatalf("list of none = %+v, %v; want an empty, non-null list", list, err)
+	}
+
+	sp, err := c.Spawn(ctx, "  hello  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Status != supervisor.StatusRunning || sp.LastMessage != "hello" || sp.SubmissionID == "" || sp.LastSubmissionID != sp.SubmissionID {
+		t.Fatalf("spawn = %+v", sp)
+	}
+	d := waitFinal(t, c, sp.AgentID)
+	if d.Status != supervisor.StatusCompleted || *d.LastOutput != "got: hello" || d.LastError != nil {
+		t.Fatalf("wait detail = %+v", d)
+	}
+	if text, err := c.Logs(ctx, sp.AgentID, 0); err != nil || text != "got: hello\n" {
+		t.Fatalf("logs = %q, %v", text, err)
+	}
+
+	// send: a new submission of a final agent; logs of each submission.
+	if res, err := c.Send(ctx, sp.AgentID, "fail now", false); err != nil || res.Status != supervisor.StatusRunning || res.SubmissionID == sp.SubmissionID {
+		t.Fatalf("send = %+v, %v", res, err)
+	}
+	if d := waitFinal(t, c, sp.AgentID); d.Status != supervisor.StatusErrored || *d.LastError != "submission failed with exit code 3" {
+		t.Fatalf("after failing send: %+v", d)
+	}
+	if text, err := c.Logs(ctx, sp.AgentID, 1); err != nil || text != "got: hello\n" {
+		t.Fatalf("logs of submission 1 = %q, %v", text, err)
+	}
+
+	// A running agent: busy, interrupt, send with interrupt, the limit.
+	run, err := c.Spawn(ctx, "sleep a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Send(ctx, run.AgentID, "x", false)
+	specError(t, err, supervisor.CodeBusy, "agent "+run.AgentID+" is busy; set interrupt=true to cancel current submission")
+	if res, err := c.Send(ctx, run.AgentID, "sleep b", true); err != nil || res.Status != supervisor.StatusRunning {
+		t.Fatalf("send with interrupt = %+v, %v", res, err)
+	}
+	other, err := c.Spawn(ctx, "sleep c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Spawn(ctx, "one too many")
+	specError(t, err, supervisor.CodeLimit, "subagent concurrency limit reached (2)")
+	if res, err := c.Interrupt(ctx, other.AgentID); err != nil || res.Status != supervisor.StatusErrored {
+		t.Fatalf("interrupt = %+v, %v", res, err)
+	}
+	_, err = c.Interrupt(ctx, other.AgentID)
+	specError(t, err, supervisor.CodeNotRunning, "agent "+other.AgentID+" is not running")
+
+	// close while running, close again, send to closed, resume.
+	for range 2 {
+		if res, err := c.Close(ctx, run.AgentID); err != nil || res.Status != supervisor.StatusClosed {
+			t.Fatalf("close = %+v, %v", res, err)
+		}
+	}
+	_, err = c.Send(ctx, run.AgentID, "x", false)
+	specError(t, err, supervisor.CodeClosed, "agent "+run.AgentID+" is closed; run resume_agent first")
+	if res, err := c.Resume(ctx, run.AgentID); err != nil || res.Status != supervisor.StatusErrored {
+		t.Fatalf("resume = %+v, %v", res, err)
+	}
+
+	list, err = c.List(ctx)
+	if err != nil || len(list.Agents) != 3 || list.Agents[0].AgentID != sp.AgentID || list.Agents[2].AgentID != other.AgentID {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+}
+
+func TestOperationErrorsOverTheSocket(t *testing.T) {
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	ctx := context.Background()
+	zero, negative := 0, -5
+	for _, tc := range []struct {
+		name    string
+		call    func() error
+		code    supervisor.ErrorCode
+		message string
+	}{
+		{"spawn empty", func() error { _, err := c.Spawn(ctx, " \n "); return err }, supervisor.CodeInvalid, "message must not be empty"},
+		{"send empty", func() error { _, err := c.Send(ctx, "nope", "", false); return err }, supervisor.CodeInvalid, "message must not be empty"},
+		{"send unknown", func() error { _, err := c.Send(ctx, "nope", "x", false); return err }, supervisor.CodeNotFound, "agent not found: nope"},
+		{"interrupt unknown", func() error { _, err := c.Interrupt(ctx, "nope"); return err }, supervisor.CodeNotFound, "agent not found: nope"},
+		{"close unknown", func() error { _, err := c.Close(ctx, "a/b?c#d"); return err }, supervisor.CodeNotFound, "agent not found: a/b?c#d"},
+		{"close dot", func() error { _, err := c.Close(ctx, ".."); return err }, supervisor.CodeNotFound, "agent not found: .."},
+		{"close empty id", func() error { _, err := c.Close(ctx, ""); return err }, supervisor.CodeNotFound, "agent not found: "},
+		{"resume unknown", func() error { _, err := c.Resume(ctx, "nope"); return err }, supervisor.CodeNotFound, "agent not found: nope"},
+		{"logs unknown", func() error { _, err := c.Logs(ctx, "nope", 0); return err }, supervisor.CodeNotFound, "agent not found: nope"},
+		{"wait no ids", func() error { _, err := c.Wait(ctx, nil, nil); return err }, supervisor.CodeInvalid, "ids must not be empty"},
+		{"wait zero", func() error { _, err := c.Wait(ctx, []string{"x"}, &zero); return err }, supervisor.CodeInvalid, "timeout_ms must be greater than zero"},
+		{"wait negative", func() error { _, err := c.Wait(ctx, []string{"x"}, &negative); return err }, supervisor.CodeInvalid, "timeout_ms must be greater than zero"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { specError(t, tc.call(), tc.code, tc.message) })
+	}
+
+	res, err := c.Wait(ctx, []string{"ghost"}, nil)
+	if err != nil || res.TimedOut || res.Status["ghost"] != supervisor.StatusNotFound || res.Details["ghost"].LastOutput != nil {
+		t.Fatalf("wait for an unknown id = %+v, %v", res, err)
+	}
+}
+
+func TestHTTPStatusAndErrorBody(t *testing.T) {
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		code               supervisor.ErrorCode
+	}{
+		{"POST", "/v1/agents", `{"message":""}`, http.StatusBadRequest, supervisor.CodeInvalid},
+		{"POST", "/v1/agents", `{"msg":"x"}`, http.StatusBadRequest, supervisor.CodeInvalid},
+		{"POST", "/v1/agents/nope/close", ``, http.StatusNotFound, supervisor.CodeNotFound},
+		{"GET", "/v1/agents/nope/logs?submission=x", ``, http.StatusBadRequest, supervisor.CodeInvalid},
+	} {
+		req, _ := http.NewRequest(tc.method, "http://subdash"+tc.path, strings.NewReader(tc.body))
+		resp, err := c.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var eb errorBody
+		err = json.NewDecoder(resp.Body).Decode(&eb)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != tc.status || eb.Code != tc.code || eb.Error == "" {
+			t.Errorf("%s %s %s: %d %+v %v; want %d %s", tc.method, tc.path, tc.body, resp.StatusCode, eb, err, tc.status, tc.code)
+		}
+	}
+}
+
+func TestWaitStopsWhenTheClientGoesAway(t *testing.T) {
+	s := newSupervisor(t, 4)
+	srv, c := serve(t, s)
+	sp, err := c.Spawn(context.Background(), "sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		ms := supervisor.MaxWaitTimeoutMS
+		_, err := c.Wait(ctx, []string{sp.AgentID}, &ms)
+		done <- err
+	}()
+	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait returned %v, want context.Canceled", err)
+	}
+	// The server's handler, and the supervisor's Wait under it, end at once
+	// (well before the agent's 30 s or the wait's 300 s).
+	eventually(t, 2*time.Second, "server stops waiting", func() bool { return srv.waiting.Load() == 0 })
+}
+
+func TestCloseEndsWaitsInProgress(t *testing.T) {
+	s := newSupervisor(t, 4)
+	srv, c := serve(t, s)
+	sp, err := c.Spawn(context.Background(), "sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Wait(context.Background(), []string{sp.AgentID}, nil)
+		done <- err
+	}()
+	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), srv.Path()) {
+			t.Fatalf("wait during close returned %v, want an error naming the socket", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("wait still blocked after Close")
+	}
+}
+
+func TestEventsCarrySummaries(t *testing.T) {
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	first, err := c.Spawn(context.Background(), "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, c, first.AgentID)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var seen []supervisor.Summary
+	var second supervisor.SpawnResult
+	err = c.Events(ctx, func(sum supervisor.Summary) error {
+		seen = append(seen, sum)
+		if len(seen) == 1 {
+			var err error
+			second, err = c.Spawn(ctx, "second")
+			return err
+		}
+		if sum.AgentID == second.AgentID && sum.Status == supervisor.StatusCompleted {
+			return io.EOF // done
+		}
+		return nil
+	})
+	if !errors.Is(err, io.EOF) {
+		t.Fatalf("events ended with %v; seen %+v", err, seen)
+	}
+	if seen[0].AgentID != first.AgentID || seen[0].Status != supervisor.StatusCompleted {
+		t.Fatalf("first event = %+v, want the existing agent's summary", seen[0])
+	}
+}
+
+func TestInfoAndServeEnd(t *testing.T) {
+	s := newSupervisor(t, 3)
+	srv, err := Listen(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	c := NewClient(srv.Path(), s.Config().Dir)
+	info, err := c.Info(context.Background())
+	if err != nil || info.Dir != s.Config().Dir || info.Socket != srv.Path() || info.MaxAgents != 3 || info.PID == 0 {
+		t.Fatalf("info = %+v, %v", info, err)
+	}
+	c.http.CloseIdleConnections()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve returned %v, want context.Canceled", err)
+	}
+	_, err = c.List(context.Background())
+	var ns *NotServingError
+	if !errors.As(err, &ns) {
+		t.Fatalf("after Serve ended: %v, want NotServingError", err)
+	}
+	want := "no subdash is serving " + s.Config().Dir + " (socket " + srv.Path() + "); start subdash or subdash serve"
+	if err.Error() != want {
+		t.Fatalf("error = %q, want %q", err, want)
+	}
+}

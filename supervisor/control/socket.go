@@ -1,0 +1,197 @@
+package control
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxSocketPath is the longest path a Unix socket may have on Linux
+// (sun_path holds 108 bytes including the terminating NUL).
+const maxSocketPath = 107
+
+// InUseError is returned by Listen when a live subdash already serves the
+// control socket (SPEC §6: a second dashboard for the same directory refuses
+// to start while the first is alive).
+type InUseError struct {
+	Socket string // the control socket path
+	Dir    string // the working directory the socket is for
+	PID    int    // process id of the subdash that holds it; 0 when unknown
+}
+
+// Error names the socket and the process that holds it, and what to do.
+func (e *InUseError) Error() string {
+	who := "another subdash"
+	if e.PID > 0 {
+		who = fmt.Sprintf("another subdash (pid %d)", e.PID)
+	}
+	return fmt.Sprintf("%s is serving %s on %s; quit it first, drive it with `subdash ctl` or `subdash mcp`, or pass another --socket",
+		who, e.Dir, e.Socket)
+}
+
+// listenUnix prepares the socket's folder, replaces a stale socket file,
+// refuses a live one (*InUseError), and listens on path with mode 0600. The
+// returned listener accepts only connections of the user uid.
+func listenUnix(path, dir string, uid int) (*peerListener, error) {
+	if len(path) > maxSocketPath {
+		return nil, fmt.Errorf("control socket path %s is too long (%d bytes, at most %d); pass a shorter --socket",
+			path, len(path), maxSocketPath)
+	}
+	if err := prepareFolder(filepath.Dir(path), uid); err != nil {
+		return nil, err
+	}
+	// The lock makes "is it stale? then replace it" one step, so two
+	// processes starting at once cannot both decide to take the socket.
+	unlock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := clearStale(path, dir); err != nil {
+		return nil, err
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on control socket %s: %v; pass another --socket", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("cannot restrict control socket %s to mode 0600: %v", path, err)
+	}
+	return &peerListener{UnixListener: ln, uid: uid}, nil
+}
+
+// prepareFolder creates the socket's folder with mode 0700, or checks an
+// existing one: it must be a real folder (not a symbolic link) owned by uid
+// and not shared like /tmp (sticky bit); a wider mode is tightened to 0700.
+func prepareFolder(dir string, uid int) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create control socket folder %s: %v; pass another --socket", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("control socket folder %s: %v", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("control socket folder %s is not a folder (a symbolic link?); remove it or pass another --socket", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
+		return fmt.Errorf("control socket folder %s belongs to uid %d, not to you (uid %d); remove it or pass another --socket",
+			dir, st.Uid, uid)
+	}
+	if fi.Mode()&fs.ModeSticky != 0 {
+		return fmt.Errorf("control socket folder %s is shared (sticky bit, like /tmp); pass a --socket in a private folder", dir)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("cannot restrict control socket folder %s to mode 0700: %v", dir, err)
+		}
+	}
+	return nil
+}
+
+// lockFile takes an exclusive lock on path (created mode 0600) and returns
+// the function that releases it. The lock file stays; removing it would
+// race with a process waiting for it.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open control socket lock %s: %v", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot lock control socket lock %s: %v", path, err)
+	}
+	return func() {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// clearStale removes a socket file nobody listens on. A live socket gives
+// *InUseError naming the listening process (SO_PEERCRED of a probe
+// connection); a file that is not a socket is left alone and refused.
+func clearStale(path, dir string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("control socket %s: %v", path, err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("%s exists and is not a socket; remove it or pass another --socket", path)
+	}
+	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err == nil {
+		pid := 0
+		if p, err := peerOf(c.(*net.UnixConn)); err == nil {
+			pid = p.PID
+		}
+		c.Close()
+		return &InUseError{Socket: path, Dir: dir, PID: pid}
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot tell whether control socket %s is in use: %v", path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot remove stale control socket %s: %v", path, err)
+	}
+	return nil
+}
+
+// peerListener accepts only connections whose peer runs as uid (SPEC §6);
+// any other connection is answered with 403 and closed.
+type peerListener struct {
+	*net.UnixListener
+	uid     int
+	refused func(peer, error) // called for each refused connection; may be nil
+}
+
+// Accept returns the next connection of the owning user.
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.AcceptUnix()
+		if err != nil {
+			return nil, err
+		}
+		p, perr := peerOf(c)
+		err = checkPeer(p, perr, l.uid)
+		if err == nil {
+			return c, nil
+		}
+		if l.refused != nil {
+			l.refused(p, err)
+		}
+		go refuse(c, err)
+	}
+}
+
+// refuse answers a connection of another user with an HTTP 403 whose body
+// says why, then closes it. It first reads the peer's request (an answer
+// before the request would be "unsolicited" to an HTTP client), within a
+// deadline and a size limit, and passes nothing on.
+func refuse(c *net.UnixConn, why error) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	br := bufio.NewReader(io.LimitReader(c, 1<<20))
+	if req, err := http.ReadRequest(br); err == nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	body := mustJSON(errorBody{Error: why.Error(), Code: codeForbidden})
+	_, err := fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		len(body), body)
+	if err == nil {
+		_ = c.CloseWrite()
+	}
+}

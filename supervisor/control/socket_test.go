@@ -1,0 +1,203 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSocketAndFolderModes(t *testing.T) {
+	s := newSupervisor(t, 4)
+	// An existing folder of ours with a wider mode is tightened.
+	folder := filepath.Dir(s.Config().Socket)
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := serve(t, s)
+	for path, want := range map[string]os.FileMode{folder: os.ModeDir | 0o700, srv.Path(): os.ModeSocket | 0o600} {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", path, fi.Mode(), want)
+		}
+	}
+}
+
+func TestSecondServerIsRefusedNamingTheHolder(t *testing.T) {
+	s := newSupervisor(t, 4)
+	srv, _ := serve(t, s)
+	_, err := Listen(s)
+	var inUse *InUseError
+	if !errors.As(err, &inUse) {
+		t.Fatalf("second Listen: %v, want *InUseError", err)
+	}
+	if inUse.PID != os.Getpid() {
+		t.Errorf("holder pid = %d, want %d (this process)", inUse.PID, os.Getpid())
+	}
+	want := fmt.Sprintf("another subdash (pid %d) is serving %s on %s;", os.Getpid(), s.Config().Dir, srv.Path())
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("message = %q, want it to start %q", err, want)
+	}
+}
+
+func TestStaleSocketIsReplaced(t *testing.T) {
+	s := newSupervisor(t, 4)
+	path := s.Config().Socket
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A socket file whose listener died without removing it.
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	if _, err := os.Lstat(path); err != nil {
+		t.Fatalf("stale socket file missing: %v", err)
+	}
+	_, c := serve(t, s)
+	if _, err := c.List(context.Background()); err != nil {
+		t.Fatalf("list after replacing a stale socket: %v", err)
+	}
+}
+
+func TestSocketPathProblemsAreRefused(t *testing.T) {
+	s := newSupervisor(t, 4)
+	dir := s.Config().Dir
+	notSocket := filepath.Join(dir, "plain")
+	if err := os.WriteFile(notSocket, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	sticky := filepath.Join(dir, "sticky")
+	if err := os.Mkdir(sticky, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sticky, os.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		notSocket:                          "exists and is not a socket",
+		filepath.Join(link, "s.sock"):      "is not a folder (a symbolic link?)",
+		filepath.Join(sticky, "s.sock"):    "is shared (sticky bit, like /tmp)",
+		"/" + strings.Repeat("x", 200):     "is too long",
+		filepath.Join(notSocket, "s.sock"): "cannot create control socket folder",
+	} {
+		ln, err := listenUnix(path, dir, os.Getuid())
+		if err == nil {
+			ln.Close()
+			t.Errorf("%s: listened, want an error containing %q", path, want)
+			continue
+		}
+		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), filepath.Dir(path)) {
+			t.Errorf("%s: %v, want %q naming the path", path, err, want)
+		}
+	}
+}
+
+func TestFolderOfAnotherUserIsRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to give a folder to another user")
+	}
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "theirs")
+	if err := os.Mkdir(folder, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(folder, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	_, err := listenUnix(filepath.Join(folder, "s.sock"), dir, os.Getuid())
+	if err == nil || !strings.Contains(err.Error(), "belongs to uid 65534, not to you") {
+		t.Fatalf("listen in a folder of uid 65534: %v", err)
+	}
+}
+
+func TestPeerCredentialsOfARealConnection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan *net.UnixConn, 1)
+	go func() {
+		c, _ := ln.AcceptUnix()
+		accepted <- c
+	}()
+	dialled, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dialled.Close()
+	server := <-accepted
+	defer server.Close()
+	for _, c := range []*net.UnixConn{server, dialled.(*net.UnixConn)} {
+		p, err := peerOf(c)
+		if err != nil || p.PID != os.Getpid() || p.UID != os.Getuid() {
+			t.Fatalf("peer = %+v, %v; want pid %d uid %d", p, err, os.Getpid(), os.Getuid())
+		}
+	}
+}
+
+func TestCheckPeer(t *testing.T) {
+	if err := checkPeer(peer{PID: 1, UID: 1000}, nil, 1000); err != nil {
+		t.Errorf("same user refused: %v", err)
+	}
+	err := checkPeer(peer{PID: 1, UID: 0}, nil, 1000)
+	if err == nil || err.Error() != "connection refused: this subdash control socket belongs to uid 1000; uid 0 may not use it" {
+		t.Errorf("root connecting to a user's socket: %v", err)
+	}
+	if err := checkPeer(peer{}, errors.New("EBADF"), 0); err == nil {
+		t.Error("unknown peer accepted")
+	}
+}
+
+func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
+	s := newSupervisor(t, 4)
+	srv, err := Listen(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pretend the socket belongs to someone else: this process is then
+	// "another user" to it.
+	other := os.Getuid() + 1
+	srv.ln.uid = other
+	refused := make(chan peer, 1)
+	srv.ln.refused = func(p peer, _ error) { refused <- p }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	c := NewClient(srv.Path(), s.Config().Dir)
+	defer c.http.CloseIdleConnections()
+	_, err = c.Spawn(context.Background(), "hello")
+	specError(t, err, codeForbidden, fmt.Sprintf("connection refused: this subdash control socket belongs to uid %d; uid %d may not use it", other, os.Getuid()))
+	if p := <-refused; p.PID != os.Getpid() {
+		t.Errorf("refused peer = %+v", p)
+	}
+	if n := len(s.List()); n != 0 {
+		t.Errorf("a refused connection spawned %d agents", n)
+	}
+}
+
+func TestNotServingError(t *testing.T) {
+	dir := t.TempDir()
+	c := NewClient(filepath.Join(dir, "none.sock"), dir)
+	_, err := c.Spawn(context.Background(), "x")
+	want := fmt.Sprintf("no subdash is serving %s (socket %s); start subdash or subdash serve", dir, filepath.Join(dir, "none.sock"))
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}

@@ -1,0 +1,159 @@
+// Package mcpserver is `subdash mcp`: an MCP server on stdio whose tools
+// (spawn_agent, send_input, resume_agent, wait, close_agent, list_agents)
+// are the operations of SPEC §3, built on github.com/modelcontextprotocol/go-sdk.
+//
+// It drives the dashboard (or `subdash serve`) found at the control socket
+// of its working directory; when none is serving, it supervises the agents
+// itself and serves that control socket, so `subdash ctl` works against it.
+// stdout carries protocol messages only; notes go to stderr.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
+)
+
+// Run serves MCP on stdin and stdout until stdin closes or ctx ends.
+//
+// With MEMO_ENABLE_COLLAB_TOOLS=0 it lists no tools and starts nothing.
+// Otherwise it resolves o (SPEC §2) and drives the subdash serving the
+// control socket of o's working directory, or, when none is serving,
+// supervises the agents itself and serves that socket until it returns; it
+// then terminates every running submission and removes the socket. It
+// writes nothing but protocol messages to stdout; what it does is said on
+// stderr. Errors: the configuration's, the control socket's (e.g. a folder
+// of another user), and the transport's.
+func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
+	if err != nil {
+		return err
+	}
+	var ops control.Operations
+	if cfg.CollabTools {
+		b, err := attach(ctx, cfg, stderr)
+		if err != nil {
+			return err
+		}
+		defer b.close()
+		ops = b.ops
+	} else {
+		fmt.Fprintln(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools")
+	}
+	t := &mcp.IOTransport{Reader: readCloser{stdin}, Writer: writeCloser{stdout}}
+	err = NewServer(ops, version()).Run(ctx, t)
+	if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) {
+		return nil // the client closed stdin: a normal end
+	}
+	return err
+}
+
+// backend is where the tools' operations go, and how to let go of it.
+type backend struct {
+	ops   control.Operations
+	close func()
+}
+
+// attach connects to the subdash serving cfg.Socket, or supervises agents
+// in this process and serves the socket when nobody does.
+func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backend, error) {
+	client := control.NewClient(cfg.Socket, cfg.Dir)
+	remote := func(info control.Info) backend {
+		fmt.Fprintf(stderr, "subdash mcp: driving the subdash (pid %d) that serves %s on %s\n", info.PID, info.Dir, cfg.Socket)
+		return backend{ops: client, close: func() {}}
+	}
+	probe, cancel := context.WithTimeout(ctx, 5*time.Second)
+	info, err := client.Info(probe)
+	cancel()
+	if err == nil {
+		return remote(info), nil
+	}
+	var notServing *control.NotServingError
+	if !errors.As(err, &notServing) {
+		return backend{}, err
+	}
+
+	s, err := supervisor.New(cfg)
+	if err != nil {
+		return backend{}, err
+	}
+	srv, err := control.Listen(s)
+	if err != nil {
+		shutdown(s, stderr)
+		var inUse *control.InUseError
+		if errors.As(err, &inUse) {
+			// Another subdash started serving meanwhile: drive it.
+			return remote(control.Info{PID: inUse.PID, Dir: inUse.Dir}), nil
+		}
+		return backend{}, err
+	}
+	serveCtx, stopServing := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(serveCtx); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "subdash mcp: control socket: %v\n", err)
+		}
+	}()
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(stderr, "subdash mcp: warning: %s\n", w)
+	}
+	for _, n := range cfg.Notes {
+		fmt.Fprintf(stderr, "subdash mcp: note: %s\n", n)
+	}
+	fmt.Fprintf(stderr, "subdash mcp: no subdash is serving %s; supervising agents here (agent command %s); control socket %s; logs in %s\n",
+		cfg.Dir, cfg.Command, srv.Path(), s.RunDir())
+	return backend{ops: control.Local(s), close: func() {
+		stopServing()
+		<-served
+		shutdown(s, stderr)
+	}}, nil
+}
+
+// shutdown terminates every running submission (SPEC §4).
+func shutdown(s *supervisor.Supervisor, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		fmt.Fprintf(stderr, "subdash mcp: shutdown: %v\n", err)
+	}
+}
+
+// version is the module version of this binary, "(devel)" for a local build.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// readCloser and writeCloser give the transport the Close it wants; closing
+// them closes the underlying stream when it has a Close method (os.Stdin,
+// a pipe), so the reading goroutine ends with the session.
+type readCloser struct{ io.Reader }
+
+// Close closes the reader when it can be closed.
+func (r readCloser) Close() error {
+	if c, ok := r.Reader.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+type writeCloser struct{ io.Writer }
+
+// Close closes the writer when it can be closed.
+func (w writeCloser) Close() error {
+	if c, ok := w.Writer.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
+)
+
+// startRun runs Run with o on pipes and returns a client session of it and
+// a function that closes the session (the server's stdin) and returns what
+// Run wrote on stderr and its error.
+func startRun(t *testing.T, o supervisor.Options) (*mcp.ClientSession, func() (string, error)) {
+	t.Helper()
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), o, toServer, fromServer, &stderr) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := func() (string, error) {
+		cs.Close()
+		select {
+		case err := <-done:
+			return stderr.String(), err
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run did not return after stdin closed")
+			return "", nil
+		}
+	}
+	return cs, stop
+}
+
+func options(t *testing.T, command string) supervisor.Options {
+	dir := t.TempDir()
+	return supervisor.Options{
+		Command: command, Dir: dir, StateDir: filepath.Join(dir, ".state"),
+		Socket: filepath.Join(dir, "run", "s.sock"), Grace: 200 * time.Millisecond,
+	}
+}
+
+func TestRunSupervisesAndServesTheSocketWhenNobodyServes(t *testing.T) {
+	t.Setenv("MEMO_ENABLE_COLLAB_TOOLS", "")
+	o := options(t, `echo $$ > "$SUBDASH_AGENT_ID.pid"; exec sleep 30`)
+	cs, stop := startRun(t, o)
+
+	var sp supervisor.SpawnResult
+	callOK(t, cs, ToolSpawn, map[string]any{"message": "work"}, &sp)
+	// `subdash ctl` works against it: it serves the control socket.
+	c := control.NewClient(o.Socket, o.Dir)
+	list, err := c.List(context.Background())
+	if err != nil || len(list.Agents) != 1 || list.Agents[0].AgentID != sp.AgentID {
+		t.Fatalf("list over the socket = %+v, %v", list, err)
+	}
+	pidFile := filepath.Join(o.Dir, sp.AgentID+".pid")
+	var pid int
+	eventually(t, 10*time.Second, "agent writes its pid", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+
+	stderr, err := stop()
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(stderr, "no subdash is serving "+o.Dir+"; supervising agents here") {
+		t.Errorf("stderr = %q", stderr)
+	}
+	// On exit the running submission's process group is gone and the
+	// socket removed.
+	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process group %d still exists after Run returned (kill: %v)", pid, err)
+	}
+	if _, err := os.Lstat(o.Socket); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket still there after Run returned: %v", err)
+	}
+}
+
+func TestRunDrivesTheSubdashServingTheDirectory(t *testing.T) {
+	t.Setenv("MEMO_ENABLE_COLLAB_TOOLS", "1")
+	o := options(t, testCommand)
+	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := supervisor.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	srv, err := control.Listen(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+
+	cs, stop := startRun(t, o)
+	var sp supervisor.SpawnResult
+	callOK(t, cs, ToolSpawn, map[string]any{"message": "remote"}, &sp)
+	if agents := s.List(); len(agents) != 1 || agents[0].AgentID != sp.AgentID {
+		t.Fatalf("the serving supervisor has %+v, want the agent spawned through MCP", agents)
+	}
+	var w supervisor.WaitResult
+	callOK(t, cs, ToolWait, map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 300000}, &w)
+	if *w.Details[sp.AgentID].LastOutput != "got: remote" {
+		t.Fatalf("wait = %+v", w)
+	}
+	text, isErr := call(t, cs, ToolClose, map[string]any{"id": "nope"})
+	if !isErr || text != "agent not found: nope" {
+		t.Fatalf("close unknown over the socket: %q %v", text, isErr)
+	}
+	stderr, err := stop()
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(stderr, "driving the subdash (pid "+strconv.Itoa(os.Getpid())+") that serves "+o.Dir) {
+		t.Errorf("stderr = %q", stderr)
+	}
+	// The mcp server leaves the serving supervisor and its socket alone.
+	if _, err := os.Lstat(o.Socket); err != nil {
+		t.Errorf("socket gone after the MCP client left: %v", err)
+	}
+}
+
+func TestRunOffersNoToolsWhenCollabToolsAreOff(t *testing.T) {
+	t.Setenv("MEMO_ENABLE_COLLAB_TOOLS", "0")
+	o := options(t, testCommand)
+	cs, stop := startRun(t, o)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(res.Tools) != 0 {
+		t.Fatalf("tools = %+v, %v; want none", res, err)
+	}
+	if _, err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Dir(o.Socket)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a control socket folder was created with collab tools off: %v", err)
+	}
+}
+
+// eventually polls cond until it holds, failing the test after d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

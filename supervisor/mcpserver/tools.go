@@ -1,0 +1,161 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
+)
+
+// Tool names (SPEC §6), Memo's subagent tool family plus list_agents.
+const (
+	ToolSpawn  = "spawn_agent"
+	ToolSend   = "send_input"
+	ToolResume = "resume_agent"
+	ToolWait   = "wait"
+	ToolClose  = "close_agent"
+	ToolList   = "list_agents"
+)
+
+// Tool inputs. The jsonschema tags are the parameter descriptions a client
+// lists; fields without omitempty are required.
+type (
+	spawnInput struct {
+		Message string `json:"message" jsonschema:"The task for the new agent: specific, bounded, with a clear deliverable. It is written to the agent command's stdin."`
+	}
+	sendInput struct {
+		ID        string `json:"id" jsonschema:"The agent_id returned by spawn_agent."`
+		Message   string `json:"message" jsonschema:"The new message for the agent; it starts a new submission."`
+		Interrupt bool   `json:"interrupt,omitempty" jsonschema:"If true and the agent is running, cancel its current submission first. Default false: a running agent gives a busy error."`
+	}
+	idInput struct {
+		ID string `json:"id" jsonschema:"The agent_id returned by spawn_agent."`
+	}
+	waitInput struct {
+		IDs       []string `json:"ids" jsonschema:"Agent ids to wait for (at least one); wait returns as soon as any of them is final."`
+		TimeoutMS *int     `json:"timeout_ms,omitempty" jsonschema:"How long to wait, in milliseconds. Default 30000; clamped to 10000..300000; must be greater than zero."`
+	}
+	listInput struct{}
+)
+
+// Tool descriptions, after Memo's.
+const (
+	descSpawn = "Start a subagent: a child run of the agent command working on one scoped task, " +
+		"shown in the subdash dashboard. Returns at once with its agent_id and submission_id while " +
+		"the agent works in the background; call wait to get its result. Fails when the maximum " +
+		"number of agents is running. Good for parallel audits across folders and independent " +
+		"investigations; not for tiny single-file edits."
+	descSend = "Continue an existing agent with a new message (a new submission). A running agent " +
+		"gives a busy error unless interrupt is true, which cancels its current submission first. " +
+		"A closed agent must be reopened with resume_agent first."
+	descResume = "Reopen a closed agent, restoring the status it had when it was closed. It starts " +
+		"no submission; use send_input afterwards."
+	descWait = "Wait until any of the given agents is final (completed, errored, closed, or not_found " +
+		"for an unknown id), or until the timeout. status and details hold only the final agents, " +
+		"with their last_output and last_error; timed_out is true when none became final."
+	descClose = "Close an agent you are done with; its running submission, if any, is terminated " +
+		"before this returns. Closing a closed agent is not an error."
+	descList = "List every agent with its status, last message and submission, oldest first."
+)
+
+// NewServer returns an MCP server whose tools call ops. With nil ops it
+// has no tools (MEMO_ENABLE_COLLAB_TOOLS=0) but still answers tools/list,
+// with an empty list. Every failure of an operation is a tool result with
+// isError set and the spec's message as its text; every success carries the
+// JSON result of SPEC §3 as text content and as structured content.
+func NewServer(ops control.Operations, version string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "subdash", Title: "subdash subagents", Version: version},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	if ops == nil {
+		return s
+	}
+	no := false
+	mcp.AddTool(s, &mcp.Tool{Name: ToolSpawn, InputSchema: inputSchema[spawnInput](), Description: descSpawn, OutputSchema: outputSchema[supervisor.SpawnResult](),
+		Annotations: &mcp.ToolAnnotations{Title: "Spawn subagent", DestructiveHint: &no, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in spawnInput) (*mcp.CallToolResult, supervisor.SpawnResult, error) {
+			res, err := ops.Spawn(ctx, in.Message)
+			return textResult(res, err), res, err
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolSend, InputSchema: inputSchema[sendInput](), Description: descSend, OutputSchema: outputSchema[supervisor.SendResult](),
+		Annotations: &mcp.ToolAnnotations{Title: "Send input to subagent", OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in sendInput) (*mcp.CallToolResult, supervisor.SendResult, error) {
+			res, err := ops.Send(ctx, in.ID, in.Message, in.Interrupt)
+			return textResult(res, err), res, err
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolResume, InputSchema: inputSchema[idInput](), Description: descResume, OutputSchema: outputSchema[supervisor.StatusResult](),
+		Annotations: &mcp.ToolAnnotations{Title: "Resume subagent", DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in idInput) (*mcp.CallToolResult, supervisor.StatusResult, error) {
+			res, err := ops.Resume(ctx, in.ID)
+			return textResult(res, err), res, err
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolWait, InputSchema: inputSchema[waitInput](), Description: descWait, OutputSchema: outputSchema[supervisor.WaitResult](),
+		Annotations: &mcp.ToolAnnotations{Title: "Wait for subagents", ReadOnlyHint: true, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in waitInput) (*mcp.CallToolResult, supervisor.WaitResult, error) {
+			// ctx ends when the client cancels the call or the connection
+			// closes; Wait then stops at once.
+			res, err := ops.Wait(ctx, in.IDs, in.TimeoutMS)
+			return textResult(res, err), res, err
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolClose, InputSchema: inputSchema[idInput](), Description: descClose, OutputSchema: outputSchema[supervisor.StatusResult](),
+		Annotations: &mcp.ToolAnnotations{Title: "Close subagent", IdempotentHint: true, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in idInput) (*mcp.CallToolResult, supervisor.StatusResult, error) {
+			res, err := ops.Close(ctx, in.ID)
+			return textResult(res, err), res, err
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolList, InputSchema: inputSchema[listInput](), Description: descList, OutputSchema: outputSchema[control.ListResult](),
+		Annotations: &mcp.ToolAnnotations{Title: "List subagents", ReadOnlyHint: true, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ listInput) (*mcp.CallToolResult, control.ListResult, error) {
+			res, err := ops.List(ctx)
+			return textResult(res, err), res, err
+		})
+	return s
+}
+
+// textResult returns the result of a successful call: its JSON, fields in
+// the order of SPEC §3, as text content (the SDK adds the same value as
+// structured content). A failed call returns nil, and the SDK makes the
+// error a result with isError.
+func textResult(v any, err error) *mcp.CallToolResult {
+	if err != nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil // the SDK reports the same encoding error
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// inputSchema infers the JSON schema of a tool's input type. An optional
+// parameter is described by its type alone ("integer", "array"), not as
+// nullable: a client leaves it out rather than sending null.
+func inputSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: input schema of %T: %v", *new(T), err))
+	}
+	for _, p := range s.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+	}
+	return s
+}
+
+// outputSchema infers the JSON schema of a result type, describing
+// supervisor.Time as the RFC 3339 string it encodes to.
+func outputSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[supervisor.Time](): {Type: "string", Format: "date-time"},
+	}})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: output schema of %T: %v", *new(T), err))
+	}
+	return s
+}

@@ -1,0 +1,214 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testCommand reads its message and sleeps for "sleep…", fails for
+// "fail…", and otherwise answers "got: <message>".
+const testCommand = `read m; case "$m" in sleep*) exec sleep 30;; fail*) exit 3;; esac; echo "got: $m"`
+
+// connect returns a client session of a server built by NewServer(ops),
+// connected in memory and closed when the test ends.
+func connect(t *testing.T, ops control.Operations) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := NewServer(ops, "test").Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+func newLocal(t *testing.T, maxAgents int) *supervisor.Supervisor {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := supervisor.New(supervisor.Config{
+		Command: testCommand, MaxAgents: maxAgents, Dir: dir, StateDir: filepath.Join(dir, ".state"),
+		Grace: 300 * time.Millisecond, Environ: os.Environ(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	return s
+}
+
+// call calls a tool and returns its result's text and whether it is an
+// error; a protocol error fails the test.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d content items, want 1", name, len(res.Content))
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError {
+		// The structured content is the same JSON as the text.
+		sc, _ := json.Marshal(res.StructuredContent)
+		var a, b any
+		_ = json.Unmarshal(sc, &a)
+		_ = json.Unmarshal([]byte(text), &b)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s: structured content %s differs from text %s", name, sc, text)
+		}
+	}
+	return text, res.IsError
+}
+
+// callOK calls a tool that must succeed and decodes its JSON into out.
+func callOK(t *testing.T, cs *mcp.ClientSession, name string, args, out any) {
+	t.Helper()
+	text, isErr := call(t, cs, name, args)
+	if isErr {
+		t.Fatalf("%s %v: error %q", name, args, text)
+	}
+	if err := json.Unmarshal([]byte(text), out); err != nil {
+		t.Fatalf("%s: %v in %q", name, err, text)
+	}
+}
+
+func TestToolsAndTheirSchemas(t *testing.T) {
+	cs := connect(t, control.Local(newLocal(t, 4)))
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{ // tool → required parameters
+		ToolSpawn: {"message"}, ToolSend: {"id", "message"}, ToolResume: {"id"},
+		ToolWait: {"ids"}, ToolClose: {"id"}, ToolList: nil,
+	}
+	optional := map[string][]string{ToolSend: {"interrupt"}, ToolWait: {"timeout_ms"}}
+	if len(res.Tools) != len(want) {
+		t.Fatalf("%d tools, want %d", len(res.Tools), len(want))
+	}
+	for _, tool := range res.Tools {
+		required, ok := want[tool.Name]
+		if !ok {
+			t.Errorf("unexpected tool %s", tool.Name)
+			continue
+		}
+		if tool.Description == "" || tool.OutputSchema == nil {
+			t.Errorf("%s: no description or output schema", tool.Name)
+		}
+		schema := tool.InputSchema.(map[string]any)
+		var gotRequired []string
+		list, _ := schema["required"].([]any)
+		for _, r := range list {
+			gotRequired = append(gotRequired, r.(string))
+		}
+		if !slices.Equal(gotRequired, required) {
+			t.Errorf("%s: required %v, want %v", tool.Name, gotRequired, required)
+		}
+		props, _ := schema["properties"].(map[string]any)
+		if len(props) != len(required)+len(optional[tool.Name]) {
+			t.Errorf("%s: properties %v", tool.Name, props)
+		}
+		for name, p := range props {
+			if d, _ := p.(map[string]any)["description"].(string); d == "" {
+				t.Errorf("%s.%s has no description", tool.Name, name)
+			}
+		}
+	}
+}
+
+func TestNoToolsWithoutOperations(t *testing.T) {
+	cs := connect(t, nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(res.Tools) != 0 {
+		t.Fatalf("tools = %v, %v; want none", res, err)
+	}
+}
+
+// blockingOps is an Operations whose Wait blocks until its context ends
+// and reports that it did.
+type blockingOps struct {
+	control.Operations
+	started, ended chan struct{}
+}
+
+func (b blockingOps) Wait(ctx context.Context, _ []string, _ *int) (supervisor.WaitResult, error) {
+	close(b.started)
+	<-ctx.Done()
+	close(b.ended)
+	return supervisor.WaitResult{}, ctx.Err()
+}
+
+func TestWaitStopsWhenTheClientCancels(t *testing.T) {
+	ops := blockingOps{started: make(chan struct{}), ended: make(chan struct{})}
+	cs := connect(t, ops)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-ops.started
+		cancel() // the client cancels the call: notifications/cancelled
+	}()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolWait, Arguments: map[string]any{"ids": []string{"a"}}}); err == nil {
+		t.Fatal("cancelled call returned no error")
+	}
+	select {
+	case <-ops.ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("wait still running after the client cancelled it")
+	}
+}
+
+func TestWaitStopsWhenTheConnectionCloses(t *testing.T) {
+	ops := blockingOps{started: make(chan struct{}), ended: make(chan struct{})}
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	ss, err := NewServer(ops, "test").Connect(context.Background(), &mcp.IOTransport{Reader: toServer, Writer: fromServer}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolWait, Arguments: map[string]any{"ids": []string{"a"}}})
+		called <- err
+	}()
+	<-ops.started
+	fromClient.Close() // the client closes the server's stdin
+	select {
+	case <-ops.ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("wait still running after the connection closed")
+	}
+	ss.Wait()
+	if err := <-called; err == nil {
+		t.Error("call on a closed connection returned no error")
+	}
+	cs.Close()
+}
