@@ -33,7 +33,7 @@ func newSupervisor(t *testing.T, maxAgents int) *supervisor.Supervisor {
 		MaxAgents:  maxAgents,
 		Dir:        dir,
 		StateDir:   filepath.Join(dir, ".state"),
-		Socket:     filepath.Join(dir, "run", "s.sock"),
+		Socket:     filepath.Join(dir, "subdash", "s.sock"),
 		Grace:      300 * time.Millisecond,
 		Scrollback: supervisor.DefaultScrollback,
 		Environ:    os.Environ(),

@@ -73,8 +73,14 @@ func listenUnix(path, dir string, uid int) (*peerListener, error) {
 
 // prepareFolder creates the socket's folder with mode 0700, or checks an
 // existing one: it must be a real folder (not a symbolic link) owned by uid
-// and not shared like /tmp (sticky bit); a wider mode is tightened to 0700.
+// and not shared like /tmp (sticky bit). A wider mode of subdash's own
+// folders (the default "subdash" and "subdash-<uid>") is tightened to 0700;
+// a folder the user chose with --socket, such as a project folder, keeps its
+// mode, since the socket's own mode 0600 and the peer check already keep
+// other users out.
 func prepareFolder(dir string, uid int) error {
+	_, statErr := os.Lstat(dir)
+	created := errors.Is(statErr, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("cannot create control socket folder %s: %v; pass another --socket", dir, err)
 	}
@@ -92,7 +98,9 @@ func prepareFolder(dir string, uid int) error {
 	if fi.Mode()&fs.ModeSticky != 0 {
 		return fmt.Errorf("control socket folder %s is shared (sticky bit, like /tmp); pass a --socket in a private folder", dir)
 	}
-	if fi.Mode().Perm() != 0o700 {
+	base := filepath.Base(dir)
+	ours := created || base == "subdash" || base == fmt.Sprintf("subdash-%d", uid)
+	if ours && fi.Mode().Perm() != 0o700 {
 		if err := os.Chmod(dir, 0o700); err != nil {
 			return fmt.Errorf("cannot restrict control socket folder %s to mode 0700: %v", dir, err)
 		}

@@ -30,6 +30,26 @@ func TestSocketAndFolderModes(t *testing.T) {
 	}
 }
 
+func TestChosenFolderKeepsItsMode(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	if err := os.Mkdir(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareFolder(project, os.Getuid()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(project); fi.Mode().Perm() != 0o755 {
+		t.Fatalf("a folder chosen with --socket was changed to %v", fi.Mode().Perm())
+	}
+	fresh := filepath.Join(project, "new", "deeper")
+	if err := prepareFolder(fresh, os.Getuid()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(fresh); fi.Mode().Perm() != 0o700 {
+		t.Fatalf("a folder created for the socket has mode %v", fi.Mode().Perm())
+	}
+}
+
 func TestSecondServerIsRefusedNamingTheHolder(t *testing.T) {
 	s := newSupervisor(t, 4)
 	srv, _ := serve(t, s)
