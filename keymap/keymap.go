@@ -1,0 +1,187 @@
+// Package keymap declares every key binding of the dashboard once, with its
+// help text. The ui matches keys with key.Matches against these bindings and
+// generates both the short help line and the full help overlay from them, so
+// a binding, its effect and its documentation cannot drift apart.
+//
+// The keys SPEC §7 fixes are spawn n, send s, interrupt i, close c, resume r,
+// j/k and the arrows between agents, / search, ? help, q and ctrl+c quit.
+// Because n spawns, search results move with ctrl+n/ctrl+p.
+package keymap
+
+import "github.com/charmbracelet/bubbles/key"
+
+// KeyMap holds the bindings of the dashboard's normal mode: nothing has
+// focus but the dashboard itself. It implements help.KeyMap.
+type KeyMap struct {
+	// Agents.
+	Up, Down                                 key.Binding
+	Spawn, Send, Resend, EditResend          key.Binding
+	Interrupt, Close, Resume                 key.Binding
+	PrevSubmission, NextSubmission           key.Binding
+	LineUp, LineDown, HalfUp, HalfDown       key.Binding
+	PageUp, PageDown, Top, Bottom            key.Binding
+	Follow, Wrap, Transcript, Pager          key.Binding
+	Search, NextMatch, PrevMatch, ClearMatch key.Binding
+	Help, Quit                               key.Binding
+}
+
+// Group is a titled set of bindings, one section of the full help.
+type Group struct {
+	Title    string
+	Bindings []key.Binding
+}
+
+func bind(keys []string, help, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+}
+
+// DefaultKeyMap returns the dashboard's key bindings.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:             bind([]string{"k", "up"}, "k/↑", "previous agent"),
+		Down:           bind([]string{"j", "down"}, "j/↓", "next agent"),
+		Spawn:          bind([]string{"n"}, "n", "spawn"),
+		Send:           bind([]string{"s"}, "s", "send"),
+		Resend:         bind([]string{"R"}, "R", "resend"),
+		EditResend:     bind([]string{"e"}, "e", "edit & resend"),
+		Interrupt:      bind([]string{"i"}, "i", "interrupt"),
+		Close:          bind([]string{"c"}, "c", "close"),
+		Resume:         bind([]string{"r"}, "r", "resume"),
+		PrevSubmission: bind([]string{"["}, "[", "earlier submission"),
+		NextSubmission: bind([]string{"]"}, "]", "later submission"),
+		LineUp:         bind([]string{"K", "ctrl+y"}, "K/ctrl+y", "scroll up a line"),
+		LineDown:       bind([]string{"J", "ctrl+e"}, "J/ctrl+e", "scroll down a line"),
+		HalfUp:         bind([]string{"ctrl+u"}, "ctrl+u", "half page up"),
+		HalfDown:       bind([]string{"ctrl+d"}, "ctrl+d", "half page down"),
+		PageUp:         bind([]string{"pgup", "b"}, "pgup/b", "page up"),
+		PageDown:       bind([]string{"pgdown", " "}, "pgdn/space", "page down"),
+		Top:            bind([]string{"g", "home"}, "g/home", "top of log"),
+		Bottom:         bind([]string{"G", "end"}, "G/end", "bottom, follow"),
+		Follow:         bind([]string{"f"}, "f", "follow on/off"),
+		Wrap:           bind([]string{"w"}, "w", "wrap on/off"),
+		Transcript:     bind([]string{"t"}, "t", "transcript/raw"),
+		Pager:          bind([]string{"o"}, "o", "log in $PAGER"),
+		Search:         bind([]string{"/"}, "/", "search"),
+		NextMatch:      bind([]string{"ctrl+n"}, "ctrl+n", "next match"),
+		PrevMatch:      bind([]string{"ctrl+p"}, "ctrl+p", "previous match"),
+		ClearMatch:     bind([]string{"esc"}, "esc", "clear search"),
+		Help:           bind([]string{"?"}, "?", "help"),
+		Quit:           bind([]string{"q", "ctrl+c"}, "q", "quit"),
+	}
+}
+
+// ShortHelp returns the bindings of the one-line help, most used first.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Spawn, k.Send, k.Interrupt, k.Close, k.Resume, k.Resend, k.Search, k.Help, k.Quit}
+}
+
+// FullHelp returns every binding in columns, as help.KeyMap wants.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	groups := k.Groups()
+	out := make([][]key.Binding, len(groups))
+	for i, g := range groups {
+		out[i] = g.Bindings
+	}
+	return out
+}
+
+// Groups returns every binding in titled groups for the help overlay.
+func (k KeyMap) Groups() []Group {
+	return []Group{
+		{"Agents", []key.Binding{k.Up, k.Down, k.Spawn, k.Send, k.Resend, k.EditResend, k.Interrupt, k.Close, k.Resume}},
+		{"Log", []key.Binding{k.PrevSubmission, k.NextSubmission, k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom}},
+		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch}},
+		{"General", []key.Binding{k.Help, k.Quit}},
+	}
+}
+
+// Input holds the bindings of the one-line input (spawn, send, search).
+// It implements help.KeyMap.
+type Input struct {
+	Submit, Cancel                             key.Binding
+	Left, Right, WordLeft, WordRight           key.Binding
+	Home, End                                  key.Binding
+	DeleteBack, DeleteForward                  key.Binding
+	DeleteWordBack, DeleteToStart, DeleteToEnd key.Binding
+}
+
+// DefaultInput returns the input's bindings, readline-like.
+func DefaultInput() Input {
+	return Input{
+		Submit:         bind([]string{"enter"}, "enter", "submit"),
+		Cancel:         bind([]string{"esc", "ctrl+c"}, "esc", "cancel"),
+		Left:           bind([]string{"left", "ctrl+b"}, "←", "left"),
+		Right:          bind([]string{"right", "ctrl+f"}, "→", "right"),
+		WordLeft:       bind([]string{"alt+left", "alt+b"}, "alt+←", "word left"),
+		WordRight:      bind([]string{"alt+right", "alt+f"}, "alt+→", "word right"),
+		Home:           bind([]string{"home", "ctrl+a"}, "ctrl+a", "start"),
+		End:            bind([]string{"end", "ctrl+e"}, "ctrl+e", "end"),
+		DeleteBack:     bind([]string{"backspace", "ctrl+h"}, "⌫", "delete back"),
+		DeleteForward:  bind([]string{"delete", "ctrl+d"}, "del", "delete"),
+		DeleteWordBack: bind([]string{"ctrl+w", "alt+backspace"}, "ctrl+w", "delete word"),
+		DeleteToStart:  bind([]string{"ctrl+u"}, "ctrl+u", "delete to start"),
+		DeleteToEnd:    bind([]string{"ctrl+k"}, "ctrl+k", "delete to end"),
+	}
+}
+
+// ShortHelp returns the input's one-line help.
+func (k Input) ShortHelp() []key.Binding {
+	return []key.Binding{k.Submit, k.Cancel, k.Home, k.End, k.DeleteWordBack, k.DeleteToStart}
+}
+
+// FullHelp returns every input binding.
+func (k Input) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Submit, k.Cancel},
+		{k.Left, k.Right, k.WordLeft, k.WordRight, k.Home, k.End},
+		{k.DeleteBack, k.DeleteForward, k.DeleteWordBack, k.DeleteToStart, k.DeleteToEnd},
+	}
+}
+
+// Confirm holds the bindings of a confirmation question. Yes and No carry
+// the help text of the question being asked; see WithHelp.
+type Confirm struct {
+	Yes, No key.Binding
+}
+
+// DefaultConfirm returns the confirmation bindings: y or enter confirms,
+// n or esc declines.
+func DefaultConfirm() Confirm {
+	return Confirm{
+		Yes: bind([]string{"y", "Y", "enter"}, "y", "yes"),
+		No:  bind([]string{"n", "N", "esc"}, "n", "no"),
+	}
+}
+
+// WithHelp returns a copy of k whose help names what yes and no do.
+func (k Confirm) WithHelp(yes, no string) Confirm {
+	k.Yes.SetHelp("y", yes)
+	k.No.SetHelp("n", no)
+	return k
+}
+
+// ShortHelp returns the confirmation's one-line help.
+func (k Confirm) ShortHelp() []key.Binding { return []key.Binding{k.Yes, k.No} }
+
+// FullHelp returns the confirmation's bindings.
+func (k Confirm) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// HelpOverlay holds the bindings of the full help overlay.
+type HelpOverlay struct {
+	Close, Up, Down key.Binding
+}
+
+// DefaultHelpOverlay returns the help overlay's bindings.
+func DefaultHelpOverlay() HelpOverlay {
+	return HelpOverlay{
+		Close: bind([]string{"?", "esc", "q"}, "?/esc", "close help"),
+		Up:    bind([]string{"k", "up"}, "k/↑", "scroll up"),
+		Down:  bind([]string{"j", "down"}, "j/↓", "scroll down"),
+	}
+}
+
+// ShortHelp returns the overlay's one-line help.
+func (k HelpOverlay) ShortHelp() []key.Binding { return []key.Binding{k.Close, k.Up, k.Down} }
+
+// FullHelp returns the overlay's bindings.
+func (k HelpOverlay) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }

@@ -1,0 +1,283 @@
+// Command subdash is a terminal dashboard for supervising subagents: child
+// runs of an agent CLI, each on one scoped task, shown side by side with
+// their live output, with key bindings and a control socket, a `ctl` command
+// line and an MCP server to spawn, send to, interrupt, close and resume them.
+//
+// Usage:
+//
+//	subdash [flags]              the dashboard
+//	subdash serve [flags]        the same supervisor without a screen
+//	subdash ctl <op> [args]      a client of the control socket
+//	subdash mcp [flags]          an MCP server on stdio
+//	subdash agent [--pace D]     the built-in audit agent (reads its task on stdin)
+//
+// This file holds flags, environment, terminal set-up and wiring only.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/builtin"
+	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/mcpserver"
+	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "agent":
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			dir, _ := os.Getwd()
+			return builtin.Run(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args[1:])
+		case "ctl":
+			return control.Ctl(args[1:], os.Stdin, os.Stdout, os.Stderr)
+		case "serve":
+			return serve(args[1:])
+		case "mcp":
+			return mcp(args[1:])
+		case "help", "-h", "-help", "--help":
+			usage(os.Stdout)
+			return 0
+		}
+	}
+	return dashboard(args)
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ", ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// commonFlags declares the flags of SPEC §2 shared by the dashboard, serve
+// and mcp.
+func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
+	fs.StringVar(&o.Command, "command", "", "agent command run with /bin/sh -c for every submission (env MEMO_SUBAGENT_COMMAND)")
+	fs.StringVar(&o.Preset, "preset", "", "agent CLI preset: "+strings.Join(supervisor.Presets, ", ")+" (env SUBDASH_PRESET)")
+	fs.StringVar(&o.PresetArgs, "preset-args", "", "extra arguments appended to the preset's command")
+	fs.IntVar(&o.MaxAgents, "max-agents", 0, "maximum running agents (env MEMO_SUBAGENT_MAX_AGENTS; default 4)")
+	fs.StringVar(&o.Dir, "dir", "", "working directory of agents (default: current directory)")
+	fs.StringVar(&o.StateDir, "state-dir", "", "state directory for logs and the journal (env SUBDASH_STATE_DIR)")
+	fs.StringVar(&o.Socket, "socket", "", "control socket path (env SUBDASH_SOCKET)")
+	fs.DurationVar(&o.Grace, "grace", supervisor.DefaultGrace, "grace period between SIGTERM and SIGKILL")
+	fs.IntVar(&o.Scrollback, "scrollback", supervisor.DefaultScrollback, "display lines kept in memory per submission")
+	fs.BoolVar(&o.AllowNested, "allow-nested", false, "let subagents spawn subagents (keep MEMO_ENABLE_COLLAB_TOOLS)")
+	fs.DurationVar(&o.Timeout, "timeout", 0, "end a submission that runs longer than this (0: no limit)")
+}
+
+// parse parses args into options, rejecting an invalid --max-agents.
+func parse(fs *flag.FlagSet, args []string, o *supervisor.Options) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	maxSet := false
+	fs.Visit(func(f *flag.Flag) { maxSet = maxSet || f.Name == "max-agents" })
+	if maxSet && o.MaxAgents < 1 {
+		return fmt.Errorf("invalid --max-agents %d: must be a positive number", o.MaxAgents)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; messages are given with --spawn", fs.Arg(0))
+	}
+	return nil
+}
+
+func newSupervisor(o supervisor.Options) (*supervisor.Supervisor, error) {
+	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
+	if err != nil {
+		return nil, err
+	}
+	return supervisor.New(cfg)
+}
+
+func dashboard(args []string) int {
+	fs := flag.NewFlagSet("subdash", flag.ContinueOnError)
+	fs.Usage = func() { usage(fs.Output()); fs.PrintDefaults() }
+	var o supervisor.Options
+	var spawns stringList
+	commonFlags(fs, &o)
+	fs.Var(&spawns, "spawn", "spawn an agent with this message at start (repeatable)")
+	if err := parse(fs, args, &o); err != nil {
+		return failed(err)
+	}
+	s, err := newSupervisor(o)
+	if err != nil {
+		return failed(err)
+	}
+	// SIGINT, SIGTERM and SIGHUP end the dashboard like quitting does: the
+	// terminal is restored and every running submission terminated. While
+	// the pager runs in front, ctrl+c belongs to it (the terminal sends
+	// SIGINT to the whole foreground process group, us included).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var inPager atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		for sig := range sigs {
+			if sig == os.Interrupt && inPager.Load() {
+				continue
+			}
+			cancel()
+			return
+		}
+	}()
+	srv, err := control.Listen(s)
+	if err != nil {
+		_ = s.Shutdown(context.Background())
+		return failed(err)
+	}
+	go func() { _ = srv.Serve(ctx) }()
+	// Ask the terminal for its background now, before Bubble Tea reads
+	// stdin: a later query would leak the reply into the input.
+	styles := theme.New(theme.Options{Profile: lipgloss.ColorProfile(), Dark: lipgloss.HasDarkBackground()})
+	err = ui.Run(ctx, s, ui.Options{
+		Spawn:      spawns,
+		SocketPath: srv.Path(),
+		Styles:     &styles,
+		Pager:      func(path string) tea.ExecCommand { return newPager(path, &inPager) },
+	})
+	cancel()
+	_ = srv.Close()
+	if n := running(s); n > 0 {
+		fmt.Fprintf(os.Stderr, "subdash: stopping %d running agent(s)…\n", n)
+	}
+	shutdown(s)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return failed(err)
+	}
+	return 0
+}
+
+// running counts the agents whose submission may still be alive.
+func running(s *supervisor.Supervisor) int {
+	n := 0
+	for _, a := range s.Agents() {
+		if a.Running() {
+			n++
+		}
+	}
+	return n
+}
+
+// pager runs $PAGER (default "less -R") on a log file for the dashboard's
+// pager key, through /bin/sh so that PAGER may hold arguments; the path is
+// passed as "$1", never interpolated. inPager is set while it runs.
+type pager struct {
+	cmd     *exec.Cmd
+	inPager *atomic.Bool
+}
+
+func newPager(path string, inPager *atomic.Bool) *pager {
+	p := strings.TrimSpace(os.Getenv("PAGER"))
+	if p == "" {
+		p = "less -R"
+	}
+	return &pager{cmd: exec.Command("/bin/sh", "-c", p+` "$1"`, "pager", path), inPager: inPager}
+}
+
+func (p *pager) Run() error {
+	p.inPager.Store(true)
+	defer p.inPager.Store(false)
+	return p.cmd.Run()
+}
+func (p *pager) SetStdin(r io.Reader)  { p.cmd.Stdin = r }
+func (p *pager) SetStdout(w io.Writer) { p.cmd.Stdout = w }
+func (p *pager) SetStderr(w io.Writer) { p.cmd.Stderr = w }
+
+func serve(args []string) int {
+	fs := flag.NewFlagSet("subdash serve", flag.ContinueOnError)
+	var o supervisor.Options
+	commonFlags(fs, &o)
+	if err := parse(fs, args, &o); err != nil {
+		return failed(err)
+	}
+	s, err := newSupervisor(o)
+	if err != nil {
+		return failed(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	srv, err := control.Listen(s)
+	if err != nil {
+		_ = s.Shutdown(context.Background())
+		return failed(err)
+	}
+	fmt.Fprintf(os.Stderr, "subdash serve: agent command %s; control socket %s; logs in %s\n",
+		s.Config().Command, srv.Path(), s.RunDir())
+	err = srv.Serve(ctx)
+	shutdown(s)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return failed(err)
+	}
+	return 0
+}
+
+func mcp(args []string) int {
+	fs := flag.NewFlagSet("subdash mcp", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr) // stdout carries protocol messages only
+	var o supervisor.Options
+	commonFlags(fs, &o)
+	if err := parse(fs, args, &o); err != nil {
+		return failed(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if err := mcpserver.Run(ctx, o, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
+		return failed(err)
+	}
+	return 0
+}
+
+// shutdown terminates every running submission (SPEC §4) before exit.
+func shutdown(s *supervisor.Supervisor) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "subdash: shutdown: %v\n", err)
+	}
+}
+
+func failed(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "subdash: %v\n", err)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `subdash: a terminal dashboard for supervising subagents
+
+usage:
+  subdash [flags]                 open the dashboard
+  subdash serve [flags]           run the supervisor and control socket without a screen
+  subdash ctl <op> [args]         talk to a running dashboard or serve (subdash ctl help)
+  subdash mcp [flags]             MCP server on stdio (spawn_agent, send_input, wait, ...)
+  subdash agent [--pace D]        the built-in audit agent; reads its task on stdin
+
+flags:
+`)
+}

@@ -1,0 +1,368 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startMCP starts `subdash mcp args…` with env and connects the go-sdk's
+// MCP client to it over stdio. Closing the session (at the end of the test
+// at the latest) closes its stdin, upon which it exits.
+func startMCP(t *testing.T, env []string, args ...string) (*mcpsdk.ClientSession, *exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(binPath, append([]string{"mcp"}, args...)...)
+	cmd.Env = append(testEnv(), env...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "subdash-e2e"}, nil).Connect(context.Background(),
+		&mcpsdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to subdash mcp: %v; stderr %s", err, stderr)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, cmd, stderr
+}
+
+// callTool calls a tool and returns its text content and isError; a
+// protocol error fails the test.
+func callTool(t *testing.T, cs *mcpsdk.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d content items", name, len(res.Content))
+	}
+	text := res.Content[0].(*mcpsdk.TextContent).Text
+	if !res.IsError && res.StructuredContent == nil {
+		t.Errorf("%s: no structured content", name)
+	}
+	return text, res.IsError
+}
+
+// toolOK calls a tool that must succeed and decodes its JSON text into out.
+func toolOK(t *testing.T, cs *mcpsdk.ClientSession, name string, args map[string]any, out any) {
+	t.Helper()
+	text, isErr := callTool(t, cs, name, args)
+	if isErr {
+		t.Fatalf("%s %v: error %q", name, args, text)
+	}
+	reflect.ValueOf(out).Elem().SetZero() // decode into a fresh value, not merged maps
+	if err := json.Unmarshal([]byte(text), out); err != nil {
+		t.Fatalf("%s: %v in %q", name, err, text)
+	}
+}
+
+// toolFails calls a tool that must fail with exactly message.
+func toolFails(t *testing.T, cs *mcpsdk.ClientSession, name string, args map[string]any, message string) {
+	t.Helper()
+	if text, isErr := callTool(t, cs, name, args); !isErr || text != message {
+		t.Errorf("%s %v: %q (isError %v), want error %q", name, args, text, isErr, message)
+	}
+}
+
+func TestMCPToolsOverStdio(t *testing.T) {
+	w := newWorkspace(t)
+	cs, _, stderr := startMCP(t, nil, append([]string{"--command", e2eCommand, "--max-agents", "2", "--grace", "200ms"}, w.flags()...)...)
+
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]string{}
+	for _, tool := range tools.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		schemas[tool.Name] = string(b)
+		props, _ := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+		for name, p := range props {
+			if p.(map[string]any)["description"] == nil {
+				t.Errorf("%s.%s has no description", tool.Name, name)
+			}
+		}
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for n := range schemas {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	if want := []string{"close_agent", "list_agents", "resume_agent", "send_input", "spawn_agent", "wait"}; !slices.Equal(names, want) {
+		t.Fatalf("tools = %v, want %v", names, want)
+	}
+	for tool, want := range map[string]string{
+		"spawn_agent": `"required":["message"]`, "send_input": `"required":["id","message"]`,
+		"resume_agent": `"required":["id"]`, "close_agent": `"required":["id"]`, "wait": `"required":["ids"]`,
+	} {
+		if !strings.Contains(schemas[tool], want) {
+			t.Errorf("%s input schema %s lacks %s", tool, schemas[tool], want)
+		}
+	}
+	for tool, want := range map[string]string{
+		"send_input": `"interrupt":{"description":"If true`, "wait": `"timeout_ms":{"description":"How long to wait, in milliseconds.`,
+	} {
+		if !strings.Contains(schemas[tool], want) {
+			t.Errorf("%s input schema %s lacks %s", tool, schemas[tool], want)
+		}
+	}
+	for _, want := range []string{`"type":"boolean"`, `"type":"integer"`, `"type":"array"`} {
+		if !strings.Contains(schemas["send_input"]+schemas["wait"], want) {
+			t.Errorf("schemas lack %s: %s %s", want, schemas["send_input"], schemas["wait"])
+		}
+	}
+
+	// Two agents, the limit, send with and without interrupt, wait.
+	var a, b supervisor.SpawnResult
+	toolOK(t, cs, "spawn_agent", map[string]any{"message": "sleep a"}, &a)
+	toolOK(t, cs, "spawn_agent", map[string]any{"message": "sleep b"}, &b)
+	toolFails(t, cs, "spawn_agent", map[string]any{"message": "third"}, "subagent concurrency limit reached (2)")
+	toolFails(t, cs, "send_input", map[string]any{"id": a.AgentID, "message": "first"}, "agent "+a.AgentID+" is busy; set interrupt=true to cancel current submission")
+	var sent supervisor.SendResult
+	toolOK(t, cs, "send_input", map[string]any{"id": a.AgentID, "message": "first", "interrupt": true}, &sent)
+	if sent.Status != "running" || sent.SubmissionID == a.SubmissionID {
+		t.Fatalf("send with interrupt = %+v", sent)
+	}
+	var wr supervisor.WaitResult
+	toolOK(t, cs, "wait", map[string]any{"ids": []string{a.AgentID, b.AgentID}, "timeout_ms": 300000}, &wr)
+	if wr.TimedOut || len(wr.Status) != 1 || wr.Status[a.AgentID] != "completed" || *wr.Details[a.AgentID].LastOutput != "got: first" {
+		t.Fatalf("wait = %+v", wr)
+	}
+	toolOK(t, cs, "send_input", map[string]any{"id": b.AgentID, "message": "second", "interrupt": true}, &sent)
+	toolOK(t, cs, "wait", map[string]any{"ids": []string{b.AgentID}}, &wr)
+	if *wr.Details[b.AgentID].LastOutput != "got: second" {
+		t.Fatalf("wait after send = %+v", wr)
+	}
+
+	// close, resume.
+	var st supervisor.StatusResult
+	toolOK(t, cs, "close_agent", map[string]any{"id": a.AgentID}, &st)
+	if st.Status != "closed" {
+		t.Fatalf("close = %+v", st)
+	}
+	toolFails(t, cs, "send_input", map[string]any{"id": a.AgentID, "message": "x"}, "agent "+a.AgentID+" is closed; run resume_agent first")
+	toolOK(t, cs, "resume_agent", map[string]any{"id": a.AgentID}, &st)
+	if st.Status != "completed" {
+		t.Fatalf("resume = %+v", st)
+	}
+
+	// Every error of SPEC §3 as a tool result with isError.
+	toolFails(t, cs, "spawn_agent", map[string]any{"message": " "}, "message must not be empty")
+	toolFails(t, cs, "send_input", map[string]any{"id": a.AgentID, "message": ""}, "message must not be empty")
+	toolFails(t, cs, "send_input", map[string]any{"id": "nope", "message": "x"}, "agent not found: nope")
+	toolFails(t, cs, "resume_agent", map[string]any{"id": "nope"}, "agent not found: nope")
+	toolFails(t, cs, "close_agent", map[string]any{"id": "nope"}, "agent not found: nope")
+	toolFails(t, cs, "wait", map[string]any{"ids": []string{}}, "ids must not be empty")
+	toolFails(t, cs, "wait", map[string]any{"ids": []string{"x"}, "timeout_ms": 0}, "timeout_ms must be greater than zero")
+	toolOK(t, cs, "wait", map[string]any{"ids": []string{"ghost"}}, &wr)
+	if wr.Status["ghost"] != "not_found" || wr.Details["ghost"].LastOutput != nil {
+		t.Fatalf("wait for an unknown id = %+v", wr)
+	}
+
+	// Shell syntax in a message reaches the child's stdin literally.
+	marker := filepath.Join(w.base, "pwned")
+	message := fmt.Sprintf("$(touch %s); ; | && `touch %s`", marker, marker)
+	var c supervisor.SpawnResult
+	toolOK(t, cs, "spawn_agent", map[string]any{"message": message}, &c)
+	toolOK(t, cs, "wait", map[string]any{"ids": []string{c.AgentID}}, &wr)
+	if got := *wr.Details[c.AgentID].LastOutput; got != "got: "+message {
+		t.Fatalf("the child got %q", got)
+	}
+	if _, err := os.Lstat(marker); !os.IsNotExist(err) {
+		t.Fatalf("%s exists: the message was executed", marker)
+	}
+
+	var list struct{ Agents []supervisor.Summary }
+	toolOK(t, cs, "list_agents", map[string]any{}, &list)
+	if len(list.Agents) != 3 || list.Agents[0].AgentID != a.AgentID || list.Agents[2].AgentID != c.AgentID {
+		t.Fatalf("list_agents = %+v", list)
+	}
+	// With no dashboard serving, subdash mcp serves the socket itself.
+	if out := ctlOK(t, w, nil, "list"); !strings.Contains(out, b.AgentID) {
+		t.Fatalf("ctl list against subdash mcp: %q", out)
+	}
+	if !strings.Contains(stderr.String(), "supervising agents here") {
+		t.Errorf("stderr = %q", stderr)
+	}
+}
+
+func TestMCPListsNoToolsWhenCollabToolsAreOff(t *testing.T) {
+	w := newWorkspace(t)
+	cs, _, _ := startMCP(t, []string{"MEMO_ENABLE_COLLAB_TOOLS=0"}, w.flags()...)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(res.Tools) != 0 {
+		t.Fatalf("tools = %+v, %v; want none", res, err)
+	}
+}
+
+func TestMCPDrivesTheSubdashServingItsDirectory(t *testing.T) {
+	w := newWorkspace(t)
+	serve := startServe(t, w)
+	cs, _, stderr := startMCP(t, nil, append([]string{"--command", "false"}, w.flags()...)...)
+	var sp supervisor.SpawnResult
+	toolOK(t, cs, "spawn_agent", map[string]any{"message": "through mcp"}, &sp)
+	var wr supervisor.WaitResult
+	toolOK(t, cs, "wait", map[string]any{"ids": []string{sp.AgentID}}, &wr)
+	if *wr.Details[sp.AgentID].LastOutput != "got: through mcp" {
+		t.Fatalf("wait = %+v (ran the serve's agent command?)", wr)
+	}
+	if out := ctlOK(t, w, nil, "list"); !strings.Contains(out, sp.AgentID) {
+		t.Fatalf("the serving subdash does not list the agent: %q", out)
+	}
+	if want := fmt.Sprintf("driving the subdash (pid %d) that serves %s", serve.cmd.Process.Pid, w.dir); !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr = %q, want %q", stderr, want)
+	}
+}
+
+// TestMCPStdoutCarriesOnlyProtocol speaks raw JSON-RPC to subdash mcp,
+// spawns an agent that would run for a minute, closes stdin, and checks
+// that every line on stdout is a protocol message, that the process exits
+// cleanly, that the agent's process group is gone and the socket removed.
+func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
+	w := newWorkspace(t)
+	cmd := exec.Command(binPath, append([]string{"mcp", "--command", e2eCommand, "--grace", "200ms"}, w.flags()...)...)
+	cmd.Env = testEnv()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for _, m := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"spawn_agent","arguments":{"message":"sleep"}}}`,
+	} {
+		if _, err := io.WriteString(stdin, m+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	var agentID string
+	lines := 0
+	for sc.Scan() {
+		lines++
+		var msg struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      int             `json:"id"`
+			Result  json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &msg); err != nil || msg.JSONRPC != "2.0" {
+			t.Fatalf("stdout line %d is not a protocol message: %q", lines, sc.Text())
+		}
+		if msg.ID == 3 {
+			var res struct {
+				StructuredContent supervisor.SpawnResult `json:"structuredContent"`
+			}
+			_ = json.Unmarshal(msg.Result, &res)
+			agentID = res.StructuredContent.AgentID
+			stdin.Close() // the client leaves
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("subdash mcp exited with %v", err)
+	}
+	if agentID == "" || lines != 3 {
+		t.Fatalf("%d lines, agent %q; want 3 answers and a spawned agent", lines, agentID)
+	}
+	if pid := readPID(t, w, agentID); !groupGone(pid) {
+		t.Errorf("the agent's process group %d outlived subdash mcp", pid)
+	}
+	if _, err := os.Lstat(w.socket); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket left behind: %v", err)
+	}
+}
+
+// TestDashboardShowsAgentSpawnedThroughMCP runs the dashboard in tmux and
+// spawns an agent through `subdash mcp` for the same directory: the
+// dashboard's table shows it (the first 8 characters of its id and its
+// message).
+func TestDashboardShowsAgentSpawnedThroughMCP(t *testing.T) {
+	tmux := requireTool(t, "tmux")
+	w := newWorkspace(t)
+	server := "subdash-e2e-" + filepath.Base(filepath.Dir(w.base))
+	tm := func(args ...string) (string, error) {
+		out, err := exec.Command(tmux, append([]string{"-L", server, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	line := fmt.Sprintf("env TERM=xterm-256color %s --command %s %s", shellQuote(binPath), shellQuote(e2eCommand), strings.Join(quoteAll(w.flags()), " "))
+	if out, err := tm("new-session", "-d", "-s", "dash", "-x", "160", "-y", "40", line); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { _, _ = tm("kill-server") })
+	deadline := time.Now().Add(20 * time.Second)
+	for !listening(w.socket) {
+		if time.Now().After(deadline) {
+			screen, _ := tm("capture-pane", "-p", "-t", "dash")
+			t.Fatalf("the dashboard does not serve %s; screen:\n%s", w.socket, screen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	cs, _, _ := startMCP(t, nil, w.flags()...)
+	var sp supervisor.SpawnResult
+	toolOK(t, cs, "spawn_agent", map[string]any{"message": "hello from mcp"}, &sp)
+	var screen string
+	deadline = time.Now().Add(20 * time.Second)
+	for !strings.Contains(screen, sp.AgentID[:8]) || !strings.Contains(screen, "hello from mcp") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dashboard does not show agent %s; screen:\n%s", sp.AgentID[:8], screen)
+		}
+		time.Sleep(50 * time.Millisecond)
+		screen, _ = tm("capture-pane", "-p", "-t", "dash")
+	}
+}
+
+func listening(socket string) bool {
+	r := exec.Command(binPath, "ctl", "list", "--socket", socket)
+	return r.Run() == nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func quoteAll(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = shellQuote(s)
+	}
+	return out
+}

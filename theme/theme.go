@@ -1,0 +1,146 @@
+// Package theme holds the dashboard's colour roles and the styles built from
+// them. Colours are adaptive (one value for light terminals, one for dark
+// ones); the background is detected by main.go before the program starts and
+// passed in through Options, so nothing here queries the terminal.
+//
+// With the Ascii profile (NO_COLOR, or output that is not a terminal) every
+// style renders plain text: the dashboard then relies on symbols, words and
+// markers alone, never on colour.
+package theme
+
+import (
+	"io"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// Roles are the named colours of the dashboard. Each is adaptive: Light is
+// used on light backgrounds, Dark on dark ones.
+type Roles struct {
+	Text        lipgloss.AdaptiveColor // ordinary text
+	Muted       lipgloss.AdaptiveColor // secondary text: headers, hints, help descriptions
+	Accent      lipgloss.AdaptiveColor // titles, keys in help, the input prompt
+	Border      lipgloss.AdaptiveColor // pane borders
+	Selection   lipgloss.AdaptiveColor // background of the selected table row
+	Running     lipgloss.AdaptiveColor // status running
+	Completed   lipgloss.AdaptiveColor // status completed
+	Errored     lipgloss.AdaptiveColor // status errored, operation errors
+	Closed      lipgloss.AdaptiveColor // status closed
+	Stopping    lipgloss.AdaptiveColor // a stop was requested; warnings
+	Match       lipgloss.AdaptiveColor // background of a search match
+	MatchActive lipgloss.AdaptiveColor // background of the current search match
+	MatchText   lipgloss.AdaptiveColor // text on a search match
+	Stderr      lipgloss.AdaptiveColor // unstyled lines that came from stderr
+}
+
+// DefaultRoles returns the dashboard's colours, chosen to keep contrast on
+// both light and dark terminals.
+func DefaultRoles() Roles {
+	c := func(light, dark string) lipgloss.AdaptiveColor {
+		return lipgloss.AdaptiveColor{Light: light, Dark: dark}
+	}
+	return Roles{
+		Text:        c("#1f2328", "#e6edf3"),
+		Muted:       c("#59636e", "#9198a1"),
+		Accent:      c("#0550ae", "#58a6ff"),
+		Border:      c("#8c959f", "#4d5560"),
+		Selection:   c("#ddf4ff", "#1d3a5c"),
+		Running:     c("#0550ae", "#58a6ff"),
+		Completed:   c("#116329", "#3fb950"),
+		Errored:     c("#b3141f", "#ff7b72"),
+		Closed:      c("#59636e", "#9198a1"),
+		Stopping:    c("#953800", "#f0883e"),
+		Match:       c("#fff1a8", "#6e5a10"),
+		MatchActive: c("#ffb020", "#e3b341"),
+		MatchText:   c("#1f2328", "#0d1117"),
+		Stderr:      c("#953800", "#f0a070"),
+	}
+}
+
+// Options choose how styles render.
+type Options struct {
+	// Profile is the terminal's colour profile; termenv.Ascii renders no
+	// colour and no attribute at all (NO_COLOR).
+	Profile termenv.Profile
+	// Dark tells whether the terminal background is dark.
+	Dark bool
+	// Roles are the colours; the zero value means DefaultRoles.
+	Roles *Roles
+}
+
+// Styles are every style the dashboard draws with. Build them with New.
+type Styles struct {
+	// NoColor is true when the profile is Ascii: styles render plain text,
+	// and the ui strips SGR from agent output too.
+	NoColor bool
+	// Renderer is the lipgloss renderer the styles were built with.
+	Renderer *lipgloss.Renderer
+
+	Text, Muted, Title, Border lipgloss.Style
+	Header                     lipgloss.Style // table column headers
+	Selected                   lipgloss.Style // the selected table row
+	Running, Completed         lipgloss.Style
+	Errored, Closed, Stopping  lipgloss.Style
+	Warning, Error, Note       lipgloss.Style // message line
+	Prompt                     lipgloss.Style // input prompt
+	Cursor                     lipgloss.Style // input cursor cell
+	Confirm                    lipgloss.Style // confirmation question
+	HelpKey, HelpDesc, HelpSep lipgloss.Style
+	Match, MatchActive         lipgloss.Style
+	Stderr                     lipgloss.Style
+
+	// Transcript entries (presets).
+	Assistant, Thinking, Tool, ToolOutput, ToolError, Retry, Result lipgloss.Style
+}
+
+// New builds the styles for o.
+func New(o Options) Styles {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(o.Profile)
+	r.SetHasDarkBackground(o.Dark)
+	roles := DefaultRoles()
+	if o.Roles != nil {
+		roles = *o.Roles
+	}
+	st := func() lipgloss.Style { return r.NewStyle() }
+	fg := func(c lipgloss.AdaptiveColor) lipgloss.Style { return st().Foreground(c) }
+	return Styles{
+		NoColor:     o.Profile == termenv.Ascii,
+		Renderer:    r,
+		Text:        fg(roles.Text),
+		Muted:       fg(roles.Muted),
+		Title:       fg(roles.Accent).Bold(true),
+		Border:      fg(roles.Border),
+		Header:      fg(roles.Muted).Bold(true),
+		Selected:    st().Background(roles.Selection).Foreground(roles.Text).Bold(true),
+		Running:     fg(roles.Running),
+		Completed:   fg(roles.Completed),
+		Errored:     fg(roles.Errored),
+		Closed:      fg(roles.Closed),
+		Stopping:    fg(roles.Stopping).Bold(true),
+		Warning:     fg(roles.Stopping),
+		Error:       fg(roles.Errored).Bold(true),
+		Note:        fg(roles.Accent),
+		Prompt:      fg(roles.Accent).Bold(true),
+		Cursor:      st().Reverse(true),
+		Confirm:     fg(roles.Stopping).Bold(true),
+		HelpKey:     fg(roles.Accent).Bold(true),
+		HelpDesc:    fg(roles.Muted),
+		HelpSep:     fg(roles.Border),
+		Match:       st().Background(roles.Match).Foreground(roles.MatchText),
+		MatchActive: st().Background(roles.MatchActive).Foreground(roles.MatchText).Bold(true),
+		Stderr:      fg(roles.Stderr),
+		Assistant:   fg(roles.Text),
+		Thinking:    fg(roles.Muted).Italic(true),
+		Tool:        fg(roles.Accent),
+		ToolOutput:  fg(roles.Muted),
+		ToolError:   fg(roles.Errored),
+		Retry:       fg(roles.Stopping),
+		Result:      fg(roles.Completed).Bold(true),
+	}
+}
+
+// Plain returns styles that render no colour and no attribute, as with
+// NO_COLOR; tests use it for golden snapshots.
+func Plain() Styles { return New(Options{Profile: termenv.Ascii, Dark: true}) }

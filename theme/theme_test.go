@@ -1,0 +1,61 @@
+package theme
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// styles returns every lipgloss.Style field of s.
+func styles(s Styles) map[string]lipgloss.Style {
+	out := map[string]lipgloss.Style{}
+	v := reflect.ValueOf(s)
+	for i := 0; i < v.NumField(); i++ {
+		if st, ok := v.Field(i).Interface().(lipgloss.Style); ok {
+			out[v.Type().Field(i).Name] = st
+		}
+	}
+	return out
+}
+
+func TestNoColorRendersPlainText(t *testing.T) {
+	s := New(Options{Profile: termenv.Ascii, Dark: true})
+	if !s.NoColor {
+		t.Fatal("Ascii profile must set NoColor")
+	}
+	for name, st := range styles(s) {
+		if got := st.Render("text"); got != "text" {
+			t.Errorf("%s renders %q without colour", name, got)
+		}
+	}
+}
+
+func TestColoursAdaptToTheBackground(t *testing.T) {
+	dark := New(Options{Profile: termenv.TrueColor, Dark: true})
+	light := New(Options{Profile: termenv.TrueColor, Dark: false})
+	if dark.NoColor || light.NoColor {
+		t.Fatal("colour profiles must not set NoColor")
+	}
+	for name, st := range styles(dark) {
+		d, l := st.Render("x"), styles(light)[name].Render("x")
+		if !strings.Contains(d, "\x1b[") {
+			t.Errorf("%s draws nothing with colour", name)
+		}
+		if fg := DefaultRoles().Text; name == "Text" && (d == l || !strings.Contains(d, "38;2;")) {
+			t.Errorf("Text does not adapt: dark %q light %q (%v)", d, l, fg)
+		}
+	}
+}
+
+func TestRolesHaveBothVariants(t *testing.T) {
+	v := reflect.ValueOf(DefaultRoles())
+	for i := 0; i < v.NumField(); i++ {
+		c := v.Field(i).Interface().(lipgloss.AdaptiveColor)
+		if c.Light == "" || c.Dark == "" || c.Light == c.Dark {
+			t.Errorf("role %s: light %q dark %q", v.Type().Field(i).Name, c.Light, c.Dark)
+		}
+	}
+}

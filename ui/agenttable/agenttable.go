@@ -1,0 +1,282 @@
+// Package agenttable is the table of agents, shaped like bubbles' table: a
+// Model with a KeyMap, Styles, SetSize, Update and View. Each row shows an
+// agent's short id, its status as a symbol and a word (with the reason when
+// errored), its number of submissions, the elapsed time of its latest
+// submission and its last message (or, for agent CLI presets, what it is
+// doing now). Only the rows that fit are rendered.
+package agenttable
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/subdash/subdash/keymap"
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/internal/cells"
+)
+
+// KeyMap is the table's bindings.
+type KeyMap struct {
+	Up, Down key.Binding
+}
+
+// DefaultKeyMap returns the table's bindings from keymap.DefaultKeyMap.
+func DefaultKeyMap() KeyMap {
+	k := keymap.DefaultKeyMap()
+	return KeyMap{Up: k.Up, Down: k.Down}
+}
+
+// Styles are the table's styles.
+type Styles struct {
+	Header, Cell, Muted, Selected                 lipgloss.Style
+	Running, Completed, Errored, Closed, Stopping lipgloss.Style
+}
+
+// DefaultStyles returns the table's styles taken from t.
+func DefaultStyles(t theme.Styles) Styles {
+	return Styles{
+		Header: t.Header, Cell: t.Text, Muted: t.Muted, Selected: t.Selected,
+		Running: t.Running, Completed: t.Completed, Errored: t.Errored, Closed: t.Closed, Stopping: t.Stopping,
+	}
+}
+
+// ShortID is the number of characters of an agent id the table shows.
+const ShortID = 8
+
+// Short returns the short form of an agent id.
+func Short(id string) string {
+	if len(id) > ShortID {
+		return id[:ShortID]
+	}
+	return id
+}
+
+// Frames are the spinner frames of a running agent.
+var Frames = spinner.MiniDot.Frames
+
+// Status symbols; running uses a spinner frame in the table.
+const (
+	SymRunning   = "●"
+	SymCompleted = "✓"
+	SymErrored   = "✗"
+	SymClosed    = "■"
+	SymStopping  = "◌"
+)
+
+// Symbol returns the symbol of a status.
+func Symbol(s supervisor.Status) string {
+	switch s {
+	case supervisor.StatusRunning:
+		return SymRunning
+	case supervisor.StatusCompleted:
+		return SymCompleted
+	case supervisor.StatusErrored:
+		return SymErrored
+	case supervisor.StatusClosed:
+		return SymClosed
+	}
+	return "?"
+}
+
+// Reason returns the short reason an errored submission ended: "exit 2",
+// "interrupted", "SIGKILL", "timed out", "no result", or its error text.
+func Reason(sub supervisor.SubmissionInfo) string {
+	le := ""
+	if sub.LastError != nil {
+		le = *sub.LastError
+	}
+	switch {
+	case le == "interrupted":
+		return le
+	case strings.HasPrefix(le, "timed out"):
+		return "timed out"
+	case sub.Signal != "":
+		return sub.Signal
+	case sub.ExitCode != nil && *sub.ExitCode != 0:
+		return fmt.Sprintf("exit %d", *sub.ExitCode)
+	case le == "ended without a result":
+		return "no result"
+	}
+	return cells.Clean(le)
+}
+
+// Row is what the table shows of one agent.
+type Row struct {
+	ID          string
+	Status      supervisor.Status
+	Stopping    bool   // a stop was requested and the process group is not gone yet
+	Reason      string // why the latest submission errored
+	Submissions int
+	Elapsed     time.Duration
+	Message     string // activity or last message, one clean line
+}
+
+// RowOf builds the row of agent a at time now; stopping says the dashboard
+// asked for a stop that the snapshot may not show yet.
+func RowOf(a supervisor.AgentInfo, now time.Time, stopping bool) Row {
+	r := Row{ID: a.AgentID, Status: a.Status, Stopping: a.Stopping || stopping && a.Running(), Submissions: len(a.Submissions)}
+	if n := len(a.Submissions); n > 0 {
+		last := a.Submissions[n-1]
+		end := last.EndedAt
+		if end.IsZero() {
+			end = now
+		}
+		r.Elapsed = max(end.Sub(last.StartedAt), 0)
+		if a.Status == supervisor.StatusErrored {
+			r.Reason = Reason(last)
+		}
+	}
+	r.Message = cells.Clean(a.LastMessage)
+	if a.Activity != "" && a.Running() {
+		r.Message = "→ " + cells.Clean(a.Activity)
+	}
+	if u := Usage(a.Usage); u != "" {
+		r.Message += " · " + u
+	}
+	return r
+}
+
+// Usage formats the tokens and cost an agent CLI reported, e.g.
+// "12.3k tok $0.0123"; "" when it reported none.
+func Usage(u supervisor.Usage) string {
+	var parts []string
+	if n := u.InputTokens + u.OutputTokens; n > 0 {
+		parts = append(parts, Tokens(n)+" tok")
+	}
+	if u.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Tokens formats a token count: 950, 12.3k, 1.2M.
+func Tokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// Elapsed formats a duration in at most six cells: 9s, 3m04s, 1h02m.
+func Elapsed(d time.Duration) string {
+	s := int(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 100*3600:
+		return fmt.Sprintf("%dh%02dm", s/3600, s/60%60)
+	}
+	return fmt.Sprintf("%dh", s/3600)
+}
+
+// Model is the table of agents.
+type Model struct {
+	KeyMap KeyMap
+	Styles Styles
+
+	rows          []Row
+	cursor        int
+	offset        int // first row drawn
+	width, height int // height counts the header
+	frame         int
+	focused       bool
+}
+
+// New returns an empty, focused table.
+func New(s Styles) Model { return Model{KeyMap: DefaultKeyMap(), Styles: s, focused: true} }
+
+// SetRows replaces the rows, keeping the selected agent selected when it is
+// still there.
+func (m *Model) SetRows(rows []Row) {
+	id := m.SelectedID()
+	m.rows = rows
+	if !m.Select(id) {
+		m.cursor = min(m.cursor, max(len(rows)-1, 0))
+		m.clampOffset()
+	}
+}
+
+// Rows returns the rows; the caller must not change them.
+func (m Model) Rows() []Row { return m.rows }
+
+// SetSize sets the table's size in cells; height includes the header row.
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = max(w, 0), max(h, 0)
+	m.clampOffset()
+}
+
+// SetFrame sets the spinner frame drawn for running agents.
+func (m *Model) SetFrame(f int) { m.frame = f }
+
+// Focus lets Update act on keys.
+func (m *Model) Focus() { m.focused = true }
+
+// Blur makes Update ignore keys.
+func (m *Model) Blur() { m.focused = false }
+
+// Cursor returns the index of the selected row.
+func (m Model) Cursor() int { return m.cursor }
+
+// SelectedID returns the id of the selected agent, "" when there is none.
+func (m Model) SelectedID() string {
+	if m.cursor < len(m.rows) {
+		return m.rows[m.cursor].ID
+	}
+	return ""
+}
+
+// Select selects agent id and reports whether it is in the table.
+func (m *Model) Select(id string) bool {
+	for i, r := range m.rows {
+		if r.ID == id && id != "" {
+			m.cursor = i
+			m.clampOffset()
+			return true
+		}
+	}
+	return false
+}
+
+// MoveUp selects the previous agent.
+func (m *Model) MoveUp() { m.cursor = max(m.cursor-1, 0); m.clampOffset() }
+
+// MoveDown selects the next agent.
+func (m *Model) MoveDown() { m.cursor = max(min(m.cursor+1, len(m.rows)-1), 0); m.clampOffset() }
+
+func (m *Model) clampOffset() {
+	visible := max(m.height-1, 1)
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+visible {
+		m.offset = m.cursor - visible + 1
+	}
+	m.offset = max(min(m.offset, len(m.rows)-visible), 0)
+}
+
+// Update moves the selection for the table's keys.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok || !m.focused {
+		return m, nil
+	}
+	switch {
+	case key.Matches(k, m.KeyMap.Up):
+		m.MoveUp()
+	case key.Matches(k, m.KeyMap.Down):
+		m.MoveDown()
+	}
+	return m, nil
+}

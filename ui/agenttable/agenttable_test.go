@@ -1,0 +1,131 @@
+package agenttable
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/theme"
+)
+
+var now = time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+
+func info(id string, st supervisor.Status, sub supervisor.SubmissionInfo) supervisor.AgentInfo {
+	a := supervisor.AgentInfo{Submissions: []supervisor.SubmissionInfo{sub}}
+	a.AgentID, a.Status, a.LastMessage = id, st, "do the\tthing\nnow \x1b[2J"
+	return a
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestRowOfStatusAndReason(t *testing.T) {
+	start := now.Add(-90 * time.Second)
+	for _, c := range []struct {
+		a    supervisor.AgentInfo
+		stop bool
+		want string
+	}{
+		{info("aaaaaaaa-1", supervisor.StatusRunning, supervisor.SubmissionInfo{StartedAt: start}), false, "⠋ running"},
+		{info("aaaaaaaa-2", supervisor.StatusRunning, supervisor.SubmissionInfo{StartedAt: start}), true, "◌ stopping"},
+		{info("aaaaaaaa-3", supervisor.StatusCompleted, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(0)}), false, "✓ completed"},
+		{info("aaaaaaaa-4", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(2),
+			LastError: ptr("submission failed with exit code 2")}), false, "✗ errored (exit 2)"},
+		{info("aaaaaaaa-5", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, Signal: "SIGKILL",
+			LastError: ptr("interrupted")}), false, "✗ errored (interrupted)"},
+		{info("aaaaaaaa-6", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, Signal: "SIGSEGV",
+			LastError: ptr("submission killed by signal SIGSEGV")}), false, "✗ errored (SIGSEGV)"},
+		{info("aaaaaaaa-7", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(0),
+			LastError: ptr("ended without a result")}), false, "✗ errored (no result)"},
+		{info("aaaaaaaa-8", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now,
+			LastError: ptr("timed out after 5m0s")}), false, "✗ errored (timed out)"},
+		{info("aaaaaaaa-9", supervisor.StatusClosed, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now}), false, "■ closed"},
+	} {
+		r := RowOf(c.a, now, c.stop)
+		if got := StatusText(r, 0); got != c.want {
+			t.Errorf("%s: status %q, want %q", c.a.AgentID, got, c.want)
+		}
+		if r.Message != "do the thing now " {
+			t.Errorf("message not cleaned: %q", r.Message)
+		}
+	}
+	if r := RowOf(info("x", supervisor.StatusRunning, supervisor.SubmissionInfo{StartedAt: start}), now, false); Elapsed(r.Elapsed) != "1m30s" {
+		t.Errorf("elapsed %q", Elapsed(r.Elapsed))
+	}
+}
+
+func TestElapsed(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 59 * time.Second: "59s", 61 * time.Second: "1m01s", 3599 * time.Second: "59m59s",
+		3600 * time.Second: "1h00m", 100 * time.Hour: "100h",
+	} {
+		if got := Elapsed(d); got != want || len([]rune(got)) > 6 {
+			t.Errorf("Elapsed(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func table(n, w, h int) Model {
+	m := New(DefaultStyles(theme.Plain()))
+	rows := make([]Row, n)
+	for i := range rows {
+		rows[i] = Row{ID: string(rune('a'+i)) + "0000000-id", Status: supervisor.StatusCompleted, Submissions: i + 1, Message: "message"}
+	}
+	m.SetRows(rows)
+	m.SetSize(w, h)
+	return m
+}
+
+func TestViewSizeAndScrolling(t *testing.T) {
+	for _, w := range []int{1, 10, 30, 58, 100} {
+		m := table(20, w, 6)
+		for i := 0; i < 25; i++ {
+			m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
+			lines := strings.Split(m.View(), "\n")
+			if len(lines) != 6 {
+				t.Fatalf("width %d: %d lines", w, len(lines))
+			}
+			for _, l := range lines {
+				if ansi.StringWidth(l) != w {
+					t.Fatalf("width %d: line of %d cells: %q", w, ansi.StringWidth(l), l)
+				}
+			}
+			if w >= 30 && !strings.Contains(m.View(), "› "+Short(m.SelectedID())) {
+				t.Fatalf("selected row not visible:\n%s", m.View())
+			}
+		}
+	}
+}
+
+func TestSelectionFollowsTheAgent(t *testing.T) {
+	m := table(3, 60, 6)
+	m.MoveDown()
+	id := m.SelectedID()
+	rows := append([]Row{{ID: "new00000-id"}}, m.Rows()...)
+	m.SetRows(rows)
+	if m.SelectedID() != id {
+		t.Fatalf("selection moved to %s", m.SelectedID())
+	}
+	m.SetRows(rows[:1])
+	if m.SelectedID() != "new00000-id" {
+		t.Fatalf("selection lost: %q", m.SelectedID())
+	}
+	m.SetRows(nil)
+	if m.SelectedID() != "" || !strings.Contains(m.View(), "no agents yet") {
+		t.Fatalf("empty table:\n%s", m.View())
+	}
+}
+
+func TestNarrowDropsColumnsNotStatus(t *testing.T) {
+	m := table(1, 34, 3)
+	v := m.View()
+	if !strings.Contains(v, "✓ completed") {
+		t.Fatalf("status lost at 34 cells:\n%s", v)
+	}
+	if strings.Contains(v, "TIME") {
+		t.Fatalf("TIME kept at 34 cells:\n%s", v)
+	}
+}

@@ -1,0 +1,433 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/transcript"
+	"github.com/subdash/subdash/theme"
+)
+
+// t0 is the fake clock's time.
+var t0 = time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+
+// fakeSup is an in-memory supervisor with fixed ids and times: operations
+// act at once and are recorded in calls.
+type fakeSup struct {
+	mu       sync.Mutex
+	cfg      supervisor.Config
+	agents   []*fakeAgent
+	calls    []string
+	fail     map[string]error // op name → error to return
+	ids      int
+	shutdown bool
+	windows  map[string]int // Window calls per agent
+}
+
+type fakeAgent struct {
+	info    supervisor.AgentInfo
+	lines   map[int][]supervisor.Line // per seq
+	first   map[int]int64
+	entries map[int][]transcript.Entry
+	evicted map[int]bool
+}
+
+func newFake() *fakeSup {
+	return &fakeSup{
+		cfg:     supervisor.Config{Command: "sh ./agent.sh", MaxAgents: 4},
+		fail:    map[string]error{},
+		windows: map[string]int{},
+	}
+}
+
+func (f *fakeSup) record(format string, args ...any) {
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+}
+
+// Calls returns the recorded operations.
+func (f *fakeSup) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// add adds an agent with submissions of the given statuses (the last one
+// decides the agent's status; "running" leaves it running).
+func (f *fakeSup) add(id, message string, statuses ...supervisor.Status) *fakeAgent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := &fakeAgent{lines: map[int][]supervisor.Line{}, first: map[int]int64{}, entries: map[int][]transcript.Entry{}, evicted: map[int]bool{}}
+	a.info.AgentID = id
+	a.info.LastMessage = message
+	a.info.CreatedAt = supervisor.Time{Time: t0.Add(-10 * time.Minute)}
+	for i, st := range statuses {
+		sub := supervisor.SubmissionInfo{ID: fmt.Sprintf("%s-sub%d", id[:8], i+1), Seq: i + 1, Message: message,
+			StartedAt: t0.Add(-time.Duration(75+i) * time.Second), Status: st, LogPath: "/logs/" + id + ".log"}
+		if st != supervisor.StatusRunning {
+			sub.EndedAt = sub.StartedAt.Add(42 * time.Second)
+			code := 0
+			if st == supervisor.StatusErrored {
+				code = 2
+				le := "submission failed with exit code 2"
+				sub.LastError = &le
+			}
+			sub.ExitCode = &code
+		}
+		a.info.Submissions = append(a.info.Submissions, sub)
+		a.info.Status = st
+	}
+	f.agents = append(f.agents, a)
+	return a
+}
+
+// print appends display lines to submission seq of agent id.
+func (f *fakeSup) print(id string, seq int, lines ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := f.find(id)
+	for _, l := range lines {
+		a.lines[seq] = append(a.lines[seq], supervisor.Line{Text: l, Width: len(l)})
+	}
+}
+
+// trim drops the oldest n lines of submission seq of agent id.
+func (f *fakeSup) trim(id string, seq, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := f.find(id)
+	a.lines[seq] = a.lines[seq][n:]
+	a.first[seq] += int64(n)
+}
+
+func (f *fakeSup) find(id string) *fakeAgent {
+	for _, a := range f.agents {
+		if a.info.AgentID == id || len(id) >= 4 && strings.HasPrefix(a.info.AgentID, id) {
+			return a
+		}
+	}
+	return nil
+}
+
+func (f *fakeSup) Config() supervisor.Config { return f.cfg }
+
+func (f *fakeSup) Agents() []supervisor.AgentInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]supervisor.AgentInfo, len(f.agents))
+	for i, a := range f.agents {
+		out[i] = a.info
+		out[i].Submissions = append([]supervisor.SubmissionInfo(nil), a.info.Submissions...)
+	}
+	return out
+}
+
+func (f *fakeSup) Spawn(message string) (supervisor.SpawnResult, error) {
+	f.mu.Lock()
+	f.record("spawn %q", message)
+	if err := f.fail["spawn"]; err != nil {
+		f.mu.Unlock()
+		return supervisor.SpawnResult{}, err
+	}
+	f.ids++
+	id := fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xa0000000+f.ids, f.ids)
+	f.mu.Unlock()
+	f.add(id, message, supervisor.StatusRunning)
+	return supervisor.SpawnResult{AgentID: id, Status: supervisor.StatusRunning}, nil
+}
+
+func (f *fakeSup) Send(id, message string, interrupt bool) (supervisor.SendResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("send %s %q interrupt=%v", id[:8], message, interrupt)
+	a := f.find(id)
+	if a == nil {
+		return supervisor.SendResult{}, &supervisor.Error{Code: supervisor.CodeNotFound, Message: "agent not found: " + id}
+	}
+	if a.info.Status == supervisor.StatusClosed {
+		return supervisor.SendResult{}, &supervisor.Error{Code: supervisor.CodeClosed, Message: "agent " + id + " is closed; run resume_agent first"}
+	}
+	if a.info.Running() && !interrupt {
+		return supervisor.SendResult{}, &supervisor.Error{Code: supervisor.CodeBusy, Message: "agent " + id + " is busy; set interrupt=true to cancel current submission"}
+	}
+	f.end(a, "interrupted")
+	seq := len(a.info.Submissions) + 1
+	a.info.Submissions = append(a.info.Submissions, supervisor.SubmissionInfo{ID: fmt.Sprintf("sub%d", seq), Seq: seq, Message: message, StartedAt: t0, Status: supervisor.StatusRunning})
+	a.info.Status, a.info.LastMessage = supervisor.StatusRunning, message
+	return supervisor.SendResult{AgentID: id, Status: supervisor.StatusRunning}, nil
+}
+
+// end ends a's running submission with reason. Call with f.mu held.
+func (f *fakeSup) end(a *fakeAgent, reason string) {
+	n := len(a.info.Submissions)
+	if n == 0 || !a.info.Submissions[n-1].EndedAt.IsZero() {
+		return
+	}
+	s := &a.info.Submissions[n-1]
+	s.EndedAt, s.Status, s.LastError = t0, supervisor.StatusErrored, &reason
+	if a.info.Status != supervisor.StatusClosed {
+		a.info.Status = supervisor.StatusErrored
+	}
+}
+
+func (f *fakeSup) Interrupt(id string) (supervisor.StatusResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("interrupt %s", id[:8])
+	a := f.find(id)
+	if !a.info.Running() {
+		return supervisor.StatusResult{}, &supervisor.Error{Code: supervisor.CodeNotRunning, Message: "agent " + id + " is not running"}
+	}
+	f.end(a, "interrupted")
+	return supervisor.StatusResult{AgentID: id, Status: a.info.Status}, nil
+}
+
+func (f *fakeSup) Close(id string) (supervisor.StatusResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("close %s", id[:8])
+	a := f.find(id)
+	a.info.Status = supervisor.StatusClosed
+	f.end(a, "interrupted")
+	return supervisor.StatusResult{AgentID: id, Status: supervisor.StatusClosed}, nil
+}
+
+func (f *fakeSup) Resume(id string) (supervisor.StatusResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("resume %s", id[:8])
+	a := f.find(id)
+	if a.info.Status == supervisor.StatusClosed {
+		a.info.Status = a.info.Submissions[len(a.info.Submissions)-1].Status
+	}
+	return supervisor.StatusResult{AgentID: id, Status: a.info.Status}, nil
+}
+
+func (f *fakeSup) Window(id string, seq int, from int64, n int) (supervisor.Window, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := f.find(id)
+	f.windows[a.info.AgentID]++
+	if seq == 0 {
+		seq = len(a.info.Submissions)
+	}
+	if a.evicted[seq] {
+		return supervisor.Window{Evicted: true}, nil
+	}
+	lines, first := a.lines[seq], a.first[seq]
+	w := supervisor.Window{First: first, Total: first + int64(len(lines))}
+	from = max(from, first)
+	for i := from; i < w.Total && n > 0; i++ {
+		w.Lines = append(w.Lines, lines[i-first])
+		n--
+	}
+	return w, nil
+}
+
+func (f *fakeSup) Transcript(id string, seq int, from int64, n int) (supervisor.TranscriptWindow, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := f.find(id)
+	es := a.entries[seq]
+	if es == nil {
+		return supervisor.TranscriptWindow{}, false, nil
+	}
+	w := supervisor.TranscriptWindow{Total: int64(len(es))}
+	for i := max(from, 0); i < w.Total && n > 0; i++ {
+		w.Entries = append(w.Entries, es[i])
+		n--
+	}
+	return w, true, nil
+}
+
+func (f *fakeSup) LoadOutput(id string, seq int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("load %s %d", id[:8], seq)
+	delete(f.find(id).evicted, seq)
+	return nil
+}
+
+func (f *fakeSup) LogPath(id string, seq int) (string, error) {
+	return fmt.Sprintf("/logs/%s/%d.log", id[:8], seq), nil
+}
+
+func (f *fakeSup) Shutdown(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("shutdown")
+	f.shutdown = true
+	for _, a := range f.agents {
+		f.end(a, "interrupted")
+	}
+	return nil
+}
+
+// harness drives a Model as Bubble Tea would, running commands at once
+// (the clock's tick excepted) and feeding their messages back.
+type harness struct {
+	t     *testing.T
+	m     Model
+	f     *fakeSup
+	quit  bool
+	execs int // tea.Exec requests (the pager)
+}
+
+func newHarness(t *testing.T, f *fakeSup, w, h int) *harness {
+	t.Helper()
+	st := theme.Plain()
+	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }})
+	m.tickFn = func() tea.Cmd { return nil }
+	hs := &harness{t: t, m: m, f: f}
+	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
+	return hs
+}
+
+// send gives msg to the model and runs the commands that follow.
+func (h *harness) send(msg tea.Msg) {
+	h.t.Helper()
+	queue := []tea.Msg{msg}
+	for steps := 0; len(queue) > 0; steps++ {
+		if steps > 1000 {
+			h.t.Fatal("commands do not settle")
+		}
+		msg, queue = queue[0], queue[1:]
+		if msg == nil {
+			continue
+		}
+		if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice && v.Type().Elem() == reflect.TypeOf(tea.Cmd(nil)) {
+			for i := 0; i < v.Len(); i++ {
+				if c := v.Index(i).Interface().(tea.Cmd); c != nil {
+					queue = append(queue, c())
+				}
+			}
+			continue
+		}
+		switch fmt.Sprintf("%T", msg) {
+		case "tea.QuitMsg":
+			h.quit = true
+			continue
+		case "tea.execMsg":
+			h.execs++
+			continue
+		}
+		nm, cmd := h.m.Update(msg)
+		h.m = nm.(Model)
+		if cmd != nil {
+			queue = append(queue, cmd())
+		}
+	}
+}
+
+// keys presses keys: single characters, or names such as "enter", "esc",
+// "ctrl+c", "up", "pgup".
+func (h *harness) keys(keys ...string) {
+	h.t.Helper()
+	for _, k := range keys {
+		h.send(keyMsg(k))
+	}
+}
+
+// typeText types text into whatever has focus.
+func (h *harness) typeText(s string) {
+	h.t.Helper()
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)})
+}
+
+// sync delivers the fake's current agents as the forwarder would.
+func (h *harness) sync(changed ...string) {
+	h.t.Helper()
+	var cs []supervisor.Change
+	for _, id := range changed {
+		cs = append(cs, supervisor.Change{AgentID: id, Agent: true, Output: true})
+	}
+	if cs == nil {
+		cs = []supervisor.Change{}
+	}
+	h.send(ChangesMsg{Changes: cs, Agents: h.f.Agents()})
+}
+
+func (h *harness) view() string { return h.m.View() }
+
+// screen returns the view with trailing spaces trimmed per line.
+func (h *harness) screen() string {
+	lines := strings.Split(h.view(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (h *harness) wantScreen(substr string) {
+	h.t.Helper()
+	if !strings.Contains(h.view(), substr) {
+		h.t.Fatalf("screen does not show %q:\n%s", substr, h.screen())
+	}
+}
+
+func (h *harness) noScreen(substr string) {
+	h.t.Helper()
+	if strings.Contains(h.view(), substr) {
+		h.t.Fatalf("screen shows %q:\n%s", substr, h.screen())
+	}
+}
+
+func (h *harness) wantCalls(want ...string) {
+	h.t.Helper()
+	got := h.f.Calls()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		h.t.Fatalf("calls:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	named := map[string]tea.KeyType{
+		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "ctrl+c": tea.KeyCtrlC, "up": tea.KeyUp, "down": tea.KeyDown,
+		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "home": tea.KeyHome, "end": tea.KeyEnd,
+		"ctrl+u": tea.KeyCtrlU, "ctrl+d": tea.KeyCtrlD, "ctrl+y": tea.KeyCtrlY, "ctrl+e": tea.KeyCtrlE,
+		"ctrl+n": tea.KeyCtrlN, "ctrl+p": tea.KeyCtrlP, "backspace": tea.KeyBackspace, "space": tea.KeySpace,
+		"ctrl+w": tea.KeyCtrlW, "left": tea.KeyLeft, "right": tea.KeyRight, "ctrl+a": tea.KeyCtrlA,
+		"ctrl+k": tea.KeyCtrlK, "delete": tea.KeyDelete,
+	}
+	if t, ok := named[k]; ok {
+		if t == tea.KeySpace {
+			return tea.KeyMsg{Type: t, Runes: []rune(" ")}
+		}
+		return tea.KeyMsg{Type: t}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+func (f *fakeSup) windowCalls(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.windows[id]
+}
+
+// transcriptFixture is a short claude transcript.
+func transcriptFixture() []transcript.Entry {
+	return []transcript.Entry{
+		{Kind: transcript.KindInit, Text: "session 3fa2c1d0 (model sonnet)"},
+		{Kind: transcript.KindText, Text: "I will run the tests.\x1b[2J"},
+		{Kind: transcript.KindToolCall, Tool: "Bash", Summary: "go test ./..."},
+		{Kind: transcript.KindToolResult, Tool: "Bash", Text: "ok  \tpkg\t0.1s", MoreLines: 3},
+		{Kind: transcript.KindRetry, Text: "API overloaded, attempt 2"},
+		{Kind: transcript.KindResult, Text: "All tests pass.", InputTokens: 1234, OutputTokens: 345, CostUSD: 0.0123},
+	}
+}
+
+// colourModel returns a copy of m drawn with colour (ANSI 256, dark).
+func colourModel(m Model, f *fakeSup) Model {
+	st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})
+	c := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }})
+	c.tickFn = func() tea.Cmd { return nil }
+	return c
+}

@@ -1,0 +1,115 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// Golden View() snapshots, colour off, at three sizes. Refresh them with
+//
+//	go test ./ui -run TestGolden -update
+//
+// and read the diff before committing.
+
+var goldenSizes = [][2]int{{60, 20}, {100, 30}, {160, 45}}
+
+func TestGolden(t *testing.T) {
+	scenes := []struct {
+		name  string
+		fake  func() *fakeSup
+		setup func(h *harness)
+	}{
+		{"empty", emptyFake, nil},
+		{"three_agents", threeAgents, nil},
+		{"help", threeAgents, func(h *harness) { h.keys("?") }},
+		{"input", threeAgents, func(h *harness) {
+			h.keys("s")
+			h.typeText("summarise what you changed so far")
+		}},
+		{"confirm", threeAgents, func(h *harness) { h.keys("c") }},
+		{"paused_search", threeAgents, func(h *harness) {
+			h.keys("/")
+			h.typeText("step 3")
+			h.keys("enter")
+			h.f.print(idA, 1, "step 40 of the refactor", "step 41 of the refactor")
+			h.sync(idA)
+		}},
+	}
+	for _, sc := range scenes {
+		for _, sz := range goldenSizes {
+			t.Run(fmt.Sprintf("%s/%dx%d", sc.name, sz[0], sz[1]), func(t *testing.T) {
+				h := newHarness(t, sc.fake(), sz[0], sz[1])
+				if sc.setup != nil {
+					sc.setup(h)
+				}
+				checkFrame(t, h.view(), sz[0], sz[1])
+				golden.RequireEqual(t, []byte(h.view()))
+			})
+		}
+	}
+}
+
+func TestGoldenTooSmall(t *testing.T) {
+	for _, sz := range [][2]int{{39, 9}, {30, 8}, {10, 3}, {3, 2}, {1, 1}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			h := newHarness(t, threeAgents(), sz[0], sz[1])
+			checkFrame(t, h.view(), sz[0], sz[1])
+			golden.RequireEqual(t, []byte(h.view()))
+		})
+	}
+}
+
+func emptyFake() *fakeSup {
+	f := newFake()
+	f.cfg.Notes = []string{"memo not found on PATH: using the built-in audit agent"}
+	return f
+}
+
+// checkFrame asserts that view is exactly w×h cells: what Bubble Tea draws
+// must never wrap or scroll the terminal.
+func checkFrame(t *testing.T, view string, w, h int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) != h {
+		t.Fatalf("view has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got != w {
+			t.Fatalf("line %d is %d cells wide, want %d: %q", i, got, w, l)
+		}
+		if strings.ContainsAny(ansi.Strip(l), "\x1b\t\r") {
+			t.Fatalf("line %d holds a control character: %q", i, l)
+		}
+	}
+}
+
+// TestColourStaysInside checks H01 with colour on: every row of the log
+// pane ends reset, so the border after it keeps its own colour.
+func TestColourStaysInside(t *testing.T) {
+	f := newFake()
+	f.add(idA, "colours", supervisor.StatusCompleted)
+	f.print(idA, 1, "\x1b[1;31mRED-NO-RESET\x1b[m", "\x1b[1;31mline two\x1b[m", "\x1b[7mREVERSE-NO-RESET\x1b[m", "plain")
+	h := newHarness(t, f, 100, 30)
+	h.m = colourModel(h.m, f)
+	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	for _, l := range strings.Split(h.view(), "\n") {
+		for _, word := range []string{"RED-NO-RESET", "line two", "REVERSE-NO-RESET"} {
+			i := strings.Index(l, word)
+			if i < 0 {
+				continue
+			}
+			rest := l[i+len(word):]
+			border := strings.Index(rest, "│")
+			if border < 0 || !strings.Contains(rest[:border], "\x1b[m") {
+				t.Fatalf("%s is not reset before the border: %q", word, l)
+			}
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/subdash/subdash/keymap"
+	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/ui/internal/cells"
+)
+
+// helpGroups are the sections of the full help, generated from the key
+// maps: the dashboard's groups and the input line's editing keys.
+func (m Model) helpGroups() []keymap.Group {
+	groups := m.keys.Groups()
+	var in []key.Binding
+	for _, col := range m.input.KeyMap.FullHelp() {
+		in = append(in, col...)
+	}
+	return append(groups, keymap.Group{Title: "Input line", Bindings: in})
+}
+
+// helpView draws the full help in a box of w×h cells: the bindings in as
+// many columns as fit, a legend of the status symbols and the control
+// socket. It scrolls when taller than the box.
+func (m Model) helpView(w, h int) []string {
+	groups := m.helpGroups()
+	keyW, descW := 0, 0
+	for _, g := range groups {
+		for _, b := range g.Bindings {
+			keyW = max(keyW, cells.Width(b.Help().Key))
+			descW = max(descW, cells.Width(b.Help().Desc))
+		}
+	}
+	colW := 2 + keyW + 2 + descW
+	inner := w - 4 // border and one space of padding each side
+	ncol := max(1, min(len(groups), (inner+2)/(colW+2)))
+	colW = min(colW, inner)
+
+	blocks := make([][]string, len(groups))
+	for i, g := range groups {
+		b := []string{m.styles.Title.Render(g.Title)}
+		for _, k := range g.Bindings {
+			h := k.Help()
+			b = append(b, "  "+m.styles.HelpKey.Render(cells.Fit(h.Key, keyW))+"  "+m.styles.HelpDesc.Render(h.Desc))
+		}
+		blocks[i] = append(b, "")
+	}
+	cols := balance(blocks, ncol)
+	height := 0
+	for _, col := range cols {
+		height = max(height, len(col))
+	}
+	var lines []string
+	for i := 0; i < height; i++ {
+		var row strings.Builder
+		for j, col := range cols {
+			cell := ""
+			if i < len(col) {
+				cell = col[i]
+			}
+			if j > 0 {
+				row.WriteString("  ")
+			}
+			row.WriteString(cells.Fit(cell, colW))
+		}
+		lines = append(lines, row.String())
+	}
+	legend := strings.Join([]string{
+		agenttable.SymRunning + " running", agenttable.SymCompleted + " completed", agenttable.SymErrored + " errored",
+		agenttable.SymClosed + " closed", agenttable.SymStopping + " stopping",
+	}, "  ")
+	lines = append(lines, m.styles.Title.Render("Status"), "  "+legend, "")
+	if p := m.opts.SocketPath; p != "" {
+		lines = append(lines, m.styles.Muted.Render("control socket: "+cells.Clean(p)))
+	}
+	lines = append(lines, m.styles.Muted.Render("agent command: "+cells.Clean(m.cfg.Command)))
+
+	body := h - 2
+	top := max(min(m.helpTop, len(lines)-body), 0)
+	shown := lines[top:min(len(lines), top+body)]
+	for i, l := range shown {
+		shown[i] = " " + cells.Fit(l, w-4) + " "
+	}
+	footer := ""
+	if len(lines) > body {
+		footer = "j/k scroll"
+	}
+	return m.box("help", footer, strings.Join(shown, "\n"), w, h)
+}
+
+// balance splits blocks, in order, into at most n columns so that the
+// tallest column is as short as possible.
+func balance(blocks [][]string, n int) [][]string {
+	n = max(min(n, len(blocks)), 1)
+	// best[i][k]: the least tallest column for blocks[i:] in k columns.
+	heights := make([]int, len(blocks)+1)
+	for i := len(blocks) - 1; i >= 0; i-- {
+		heights[i] = heights[i+1] + len(blocks[i])
+	}
+	memo := map[[2]int]int{}
+	var best func(i, k int) int
+	best = func(i, k int) int {
+		if k == 1 || i == len(blocks) {
+			return heights[i]
+		}
+		key := [2]int{i, k}
+		if v, ok := memo[key]; ok {
+			return v
+		}
+		v := heights[i]
+		for j := i + 1; j <= len(blocks); j++ {
+			v = min(v, max(heights[i]-heights[j], best(j, k-1)))
+		}
+		memo[key] = v
+		return v
+	}
+	limit := best(0, n)
+	cols := make([][]string, 0, n)
+	var col []string
+	for _, b := range blocks {
+		if len(col) > 0 && len(col)+len(b) > limit && len(cols) < n-1 {
+			cols = append(cols, col)
+			col = nil
+		}
+		col = append(col, b...)
+	}
+	return append(cols, col)
+}

@@ -1,0 +1,99 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/ui/agenttable"
+)
+
+// openInput focuses the input line for kind, aimed at agent target and
+// pre-filled with value.
+func (m *Model) openInput(kind inputKind, target, value string) {
+	m.mode, m.inputKind, m.inputTarget = modeInput, kind, target
+	m.input.Reset()
+	m.input.SetValue(value)
+	m.input.Prompt = m.inputPrompt()
+	m.input.Placeholder = map[inputKind]string{
+		inputSpawn:  "task for a new agent",
+		inputSend:   "message",
+		inputEdit:   "message",
+		inputSearch: "text to find in the log",
+	}[kind]
+	m.input.Focus()
+}
+
+// inputPrompt names the input's target and mode, e.g. "send 3fa2c1d0
+// (running) › ".
+func (m Model) inputPrompt() string {
+	short := agenttable.Short(m.inputTarget)
+	suffix := ""
+	if a, ok := m.agent(m.inputTarget); ok && m.inputTarget != "" {
+		if a.Running() {
+			suffix = " (running)"
+		} else if a.Status == "closed" {
+			suffix = " (closed)"
+		}
+	}
+	switch m.inputKind {
+	case inputSpawn:
+		return "spawn › "
+	case inputSend:
+		return "send " + short + suffix + " › "
+	case inputEdit:
+		return "edit & resend " + short + suffix + " › "
+	}
+	return "search › "
+}
+
+// closeInput gives the keyboard back to the dashboard.
+func (m *Model) closeInput() {
+	m.input.Blur()
+	m.mode = modeNormal
+}
+
+// inputKey edits, submits or cancels the input.
+func (m *Model) inputKey(k tea.KeyMsg) tea.Cmd {
+	km := m.input.KeyMap
+	switch {
+	case key.Matches(k, km.Cancel):
+		m.closeInput()
+		return nil
+	case key.Matches(k, km.Submit):
+		return m.submit()
+	}
+	m.input, _ = m.input.Update(k)
+	return nil
+}
+
+// submit acts on the input's text.
+func (m *Model) submit() tea.Cmd {
+	text := m.input.Value()
+	m.closeInput()
+	switch m.inputKind {
+	case inputSearch:
+		return m.startSearch(text)
+	case inputSpawn:
+		return m.opCmd(opSpawn, "", text, false)
+	}
+	if strings.TrimSpace(text) == "" {
+		m.setFlash(levelError, "send: message must not be empty")
+		return nil
+	}
+	id, kind := m.inputTarget, m.inputKind
+	if _, ok := m.agent(id); !ok {
+		m.setFlash(levelError, "send: agent "+agenttable.Short(id)+" is gone")
+		return nil
+	}
+	cmd := m.send(id, text, "send")
+	if m.mode == modeConfirm {
+		// Declining the interrupt goes back to the input, text intact.
+		m.confirm.no = func(m *Model) tea.Cmd {
+			m.openInput(kind, id, text)
+			return nil
+		}
+	}
+	return cmd
+}

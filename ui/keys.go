@@ -1,0 +1,287 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/keymap"
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/ui/agenttable"
+)
+
+// handleKey gives the key to what has focus: the input, a confirmation,
+// the help overlay, or the dashboard.
+func (m Model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if m.lay.tooSmall && m.mode != modeStopping && m.mode != modeConfirm && !key.Matches(k, m.keys.Quit) {
+		return m, nil // only quitting works on the "too small" screen
+	}
+	switch m.mode {
+	case modeInput:
+		return m, m.inputKey(k)
+	case modeConfirm:
+		return m, m.confirmKey(k)
+	case modeHelp:
+		m.helpKey(k)
+		return m, nil
+	case modeStopping:
+		if key.Matches(k, m.keys.Quit) {
+			return m, tea.Quit // a second quit does not wait
+		}
+		return m, nil
+	}
+	return m, m.normalKey(k)
+}
+
+// normalKey handles a key when the dashboard itself has focus.
+func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
+	km := m.keys
+	a, ok := m.selected()
+	switch {
+	case key.Matches(k, km.Quit):
+		return m.quit()
+	case key.Matches(k, km.Help):
+		m.mode, m.helpTop = modeHelp, 0
+	case key.Matches(k, km.Up, km.Down):
+		m.table, _ = m.table.Update(k)
+		return m.syncLog()
+	case key.Matches(k, km.Spawn):
+		m.openInput(inputSpawn, "", "")
+	case key.Matches(k, km.Search):
+		m.openInput(inputSearch, "", m.search.query)
+	case key.Matches(k, km.ClearMatch):
+		m.flash = flash{}
+		if m.search.query != "" {
+			return m.startSearch("")
+		}
+	case key.Matches(k, km.NextMatch, km.PrevMatch):
+		return m.moveMatch(key.Matches(k, km.NextMatch))
+	case key.Matches(k, km.Transcript):
+		if !m.structured() {
+			m.setFlash(levelWarn, "raw output only: transcripts come with --preset claude, codex or gemini")
+			return nil
+		}
+		m.raw = !m.raw
+		return m.syncLog()
+	case key.Matches(k, km.LineUp, km.LineDown, km.HalfUp, km.HalfDown, km.PageUp, km.PageDown,
+		km.Top, km.Bottom, km.Follow, km.Wrap):
+		m.log, _ = m.log.Update(k)
+	case !ok:
+		if key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume,
+			km.PrevSubmission, km.NextSubmission, km.Pager) {
+			m.setFlash(levelWarn, "no agent selected: press n to spawn one")
+		}
+	default:
+		return m.agentKey(k, a)
+	}
+	return nil
+}
+
+// agentKey handles the keys that act on the selected agent a.
+func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
+	km, id, short := m.keys, a.AgentID, agenttable.Short(a.AgentID)
+	switch {
+	case key.Matches(k, km.Send):
+		m.openInput(inputSend, id, "")
+	case key.Matches(k, km.EditResend):
+		m.openInput(inputEdit, id, a.LastMessage)
+	case key.Matches(k, km.Resend):
+		if a.LastMessage == "" {
+			m.setFlash(levelWarn, "agent "+short+" has no message to resend")
+			return nil
+		}
+		return m.send(id, a.LastMessage, "resend")
+	case key.Matches(k, km.Interrupt):
+		if !a.Running() {
+			m.setFlash(levelWarn, "agent "+short+" is not running")
+			return nil
+		}
+		m.markStopping(id)
+		return m.opCmd(opInterrupt, id, "", false)
+	case key.Matches(k, km.Close):
+		if a.Status == supervisor.StatusClosed && !a.Running() {
+			m.setFlash(levelInfo, "agent "+short+" is already closed; r resumes it")
+			return nil
+		}
+		if !a.Running() {
+			return m.opCmd(opClose, id, "", false)
+		}
+		m.ask(fmt.Sprintf("Close %s? It is running and will be stopped.", short),
+			"close", "keep it", func(m *Model) tea.Cmd {
+				m.markStopping(id)
+				return m.opCmd(opClose, id, "", false)
+			}, nil)
+	case key.Matches(k, km.Resume):
+		if a.Status != supervisor.StatusClosed {
+			m.setFlash(levelInfo, fmt.Sprintf("agent %s is open (%s); nothing to resume", short, a.Status))
+			return nil
+		}
+		return m.opCmd(opResume, id, "", false)
+	case key.Matches(k, km.PrevSubmission, km.NextSubmission):
+		return m.moveSubmission(a, key.Matches(k, km.NextSubmission))
+	case key.Matches(k, km.Pager):
+		return m.openPager(a)
+	}
+	return nil
+}
+
+// send sends message to agent id, asking first whether to interrupt it
+// when it runs; verb names the action in the question.
+func (m *Model) send(id, message, verb string) tea.Cmd {
+	a, _ := m.agent(id)
+	if !a.Running() {
+		return m.opCmd(opSend, id, message, false)
+	}
+	m.ask(fmt.Sprintf("%s is running. Interrupt it and %s?", agenttable.Short(id), verb),
+		"interrupt and "+verb, "cancel", func(m *Model) tea.Cmd {
+			m.markStopping(id)
+			return m.opCmd(opSend, id, message, true)
+		}, nil)
+	return nil
+}
+
+// markStopping shows "stopping" for agent id at once.
+func (m *Model) markStopping(id string) {
+	m.stopping[id] = true
+	m.refreshRows()
+}
+
+// quit quits at once when nothing runs, else asks first; confirmed, it
+// stops every running submission while the dashboard shows them stopping.
+func (m *Model) quit() tea.Cmd {
+	n := m.runningCount()
+	if n == 0 {
+		return tea.Quit
+	}
+	noun := "agents are"
+	if n == 1 {
+		noun = "agent is"
+	}
+	m.ask(fmt.Sprintf("Quit? %d %s running and will be stopped.", n, noun), "quit", "stay",
+		func(m *Model) tea.Cmd { return m.stopAll() }, nil)
+	return nil
+}
+
+// stopAll starts stopping every running submission, then quits.
+func (m *Model) stopAll() tea.Cmd {
+	m.mode = modeStopping
+	m.stopN = m.runningCount()
+	for _, a := range m.agents {
+		if a.Running() {
+			m.stopping[a.AgentID] = true
+		}
+	}
+	m.refreshRows()
+	return tea.Batch(m.shutdownCmd(), m.startTick())
+}
+
+// ask shows a yes/no question; yes and no run on the answer (nil: nothing).
+func (m *Model) ask(question, yes, no string, onYes, onNo func(m *Model) tea.Cmd) {
+	m.mode = modeConfirm
+	m.confirm = confirmation{question: question, keys: keymap.DefaultConfirm().WithHelp(yes, no), yes: onYes, no: onNo}
+}
+
+// confirmKey answers the pending question.
+func (m *Model) confirmKey(k tea.KeyMsg) tea.Cmd {
+	c := m.confirm
+	var f func(*Model) tea.Cmd
+	switch {
+	case key.Matches(k, c.keys.Yes):
+		f = c.yes
+	case key.Matches(k, c.keys.No):
+		f = c.no
+	case k.Type == tea.KeyCtrlC && strings.HasPrefix(c.question, "Quit?"):
+		f = c.yes // ctrl+c twice quits
+	default:
+		return nil
+	}
+	m.mode, m.confirm = modeNormal, confirmation{}
+	if f == nil {
+		return nil
+	}
+	return f(m)
+}
+
+// helpKey scrolls or closes the help overlay.
+func (m *Model) helpKey(k tea.KeyMsg) {
+	switch {
+	case key.Matches(k, m.helpKeys.Close):
+		m.mode = modeNormal
+	case key.Matches(k, m.helpKeys.Up):
+		m.helpTop = max(m.helpTop-1, 0)
+	case key.Matches(k, m.helpKeys.Down):
+		m.helpTop++
+	}
+}
+
+// moveSubmission shows the earlier or later submission of agent a.
+func (m *Model) moveSubmission(a supervisor.AgentInfo, later bool) tea.Cmd {
+	n := len(a.Submissions)
+	if n == 0 {
+		return nil
+	}
+	v := m.views[a.AgentID]
+	cur := v.seq
+	if cur <= 0 || cur > n {
+		cur = n
+	}
+	switch {
+	case later && cur < n:
+		cur++
+	case !later && cur > 1:
+		cur--
+	default:
+		edge := "latest"
+		if !later {
+			edge = "first"
+		}
+		m.setFlash(levelInfo, fmt.Sprintf("already at the %s submission (#%d of %d)", edge, cur, n))
+		return nil
+	}
+	if cur == n {
+		cur = 0 // back to following the latest
+	}
+	m.saveView()
+	v = m.views[a.AgentID]
+	v.seq = cur
+	m.views[a.AgentID] = v
+	return m.syncLog()
+}
+
+// moveMatch shows the next or previous search match.
+func (m *Model) moveMatch(next bool) tea.Cmd {
+	if m.search.query == "" {
+		m.setFlash(levelInfo, "no search: press / to search the log")
+		return nil
+	}
+	var moved bool
+	if next {
+		moved = m.log.NextMatch()
+	} else {
+		moved = m.log.PrevMatch()
+	}
+	if !moved {
+		m.setFlash(levelWarn, "no match for “"+m.search.query+"”")
+	}
+	return nil
+}
+
+// openPager shows the shown submission's log file in the pager.
+func (m *Model) openPager(a supervisor.AgentInfo) tea.Cmd {
+	if m.opts.Pager == nil {
+		m.setFlash(levelWarn, "no pager configured")
+		return nil
+	}
+	seq := m.shown.seq
+	if m.shown.agent != a.AgentID {
+		seq = 0
+	}
+	path, err := m.sup.LogPath(a.AgentID, seq)
+	if err != nil {
+		m.setFlash(levelError, describe("open log", a.AgentID, err))
+		return nil
+	}
+	return tea.Exec(m.opts.Pager(path), func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+}

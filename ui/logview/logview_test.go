@@ -1,0 +1,297 @@
+package logview
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/subdash/subdash/theme"
+)
+
+// memSource is a log held in memory; trim drops items from the front, as
+// the supervisor's scrollback does.
+type memSource struct {
+	first int64
+	items []Item
+	calls int
+}
+
+func (s *memSource) Page(from int64, n int) (Page, error) {
+	s.calls++
+	total := s.first + int64(len(s.items))
+	pg := Page{First: s.first, Total: total}
+	if from < s.first {
+		from = s.first
+	}
+	for i := from; i < total && n > 0; i++ {
+		pg.Items = append(pg.Items, s.items[i-s.first])
+		n--
+	}
+	return pg, nil
+}
+
+func (s *memSource) add(format string, from, to int) {
+	for i := from; i < to; i++ {
+		s.items = append(s.items, Item{Text: fmt.Sprintf(format, i)})
+	}
+}
+
+func (s *memSource) trim(n int) {
+	s.items = s.items[n:]
+	s.first += int64(n)
+}
+
+func newPane(t *testing.T, src Source, w, h int) Model {
+	t.Helper()
+	m := New(DefaultStyles(theme.Plain()))
+	m.SetSize(w, h)
+	m.SetSource(src, State{Follow: true})
+	return m
+}
+
+func rows(m Model) []string { return strings.Split(m.View(), "\n") }
+
+func checkShape(t *testing.T, m Model) {
+	t.Helper()
+	r := rows(m)
+	if len(r) != m.Height() {
+		t.Fatalf("view has %d rows, want %d", len(r), m.Height())
+	}
+	for i, row := range r {
+		if w := ansi.StringWidth(row); w != m.Width() {
+			t.Fatalf("row %d is %d cells wide, want %d: %q", i, w, m.Width(), row)
+		}
+	}
+}
+
+func TestFollowShowsBottom(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 100)
+	m := newPane(t, src, 20, 5)
+	checkShape(t, m)
+	if got := strings.TrimSpace(rows(m)[4]); got != "line 99" {
+		t.Fatalf("bottom row %q, want line 99", got)
+	}
+	src.add("line %d", 100, 103)
+	m.Refresh()
+	if got := strings.TrimSpace(rows(m)[4]); got != "line 102" {
+		t.Fatalf("after new lines bottom row %q, want line 102", got)
+	}
+	if !m.Following() || m.NewItems() != 0 {
+		t.Fatal("should still follow")
+	}
+}
+
+func TestPausedViewStaysStillAsLinesArriveAndAreTrimmed(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 200)
+	m := newPane(t, src, 20, 5)
+	m.ScrollUp(95) // top row was line 195; now line 100
+	if m.Following() {
+		t.Fatal("scrolling up must pause following")
+	}
+	if got := strings.TrimSpace(rows(m)[0]); got != "line 100" {
+		t.Fatalf("top row %q, want line 100", got)
+	}
+	src.add("line %d", 200, 260)
+	src.trim(50)
+	m.Refresh()
+	if got := strings.TrimSpace(rows(m)[0]); got != "line 100" {
+		t.Fatalf("after arrivals and trimming, top row %q, want line 100", got)
+	}
+	if m.NewItems() != 60 {
+		t.Fatalf("NewItems = %d, want 60", m.NewItems())
+	}
+	// Trimmed past the top line: keep to the oldest held.
+	src.trim(80)
+	m.Refresh()
+	if got := strings.TrimSpace(rows(m)[0]); got != "line 130" {
+		t.Fatalf("after trimming the top line, top row %q, want line 130", got)
+	}
+	checkShape(t, m)
+}
+
+func TestFollowResumesOnlyAtBottom(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 50)
+	m := newPane(t, src, 20, 5)
+	m.ScrollUp(3)
+	src.add("line %d", 50, 52)
+	m.Refresh()
+	m.ScrollDown(1)
+	if m.Following() {
+		t.Fatal("one row down of five is not the bottom")
+	}
+	m.ScrollDown(3)
+	if m.Following() {
+		t.Fatal("still one row above the bottom: 2 lines arrived")
+	}
+	m.ScrollDown(1)
+	if !m.Following() {
+		t.Fatal("reaching the bottom must resume following")
+	}
+	if got := strings.TrimSpace(rows(m)[4]); got != "line 51" {
+		t.Fatalf("bottom row %q", got)
+	}
+}
+
+func TestShortLogDoesNotPause(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 3)
+	m := newPane(t, src, 20, 5)
+	m.ScrollUp(1)
+	if !m.Following() {
+		t.Fatal("nothing to scroll: must keep following")
+	}
+	if got := strings.TrimSpace(rows(m)[0]); got != "line 0" {
+		t.Fatalf("top row %q", got)
+	}
+}
+
+func TestWrapScrollsByRows(t *testing.T) {
+	src := &memSource{}
+	src.items = []Item{{Text: "aaaaaaaaaabbbbbbbbbbcccccccccc"}, {Text: "short"}, {Text: "ddddddddddeeeeeeeeee"}}
+	m := newPane(t, src, 10, 2)
+	m.SetWrap(true)
+	checkShape(t, m)
+	if r := rows(m); r[0] != "dddddddddd" || r[1] != "eeeeeeeeee" {
+		t.Fatalf("wrapped bottom: %q", r)
+	}
+	m.ScrollUp(2)
+	if r := rows(m); r[0] != "cccccccccc" || strings.TrimSpace(r[1]) != "short" {
+		t.Fatalf("two rows up: %q", r)
+	}
+	m.GotoTop()
+	if r := rows(m); r[0] != "aaaaaaaaaa" || r[1] != "bbbbbbbbbb" {
+		t.Fatalf("top: %q", r)
+	}
+	m.SetWrap(false)
+	if r := rows(m); r[0] != "aaaaaaaaa…" {
+		t.Fatalf("cut line: %q", r)
+	}
+}
+
+func TestStyledLinesEndResetAndStayInside(t *testing.T) {
+	src := &memSource{}
+	src.items = []Item{
+		{Text: "\x1b[31;1mRED-NO-RESET and a long tail that goes on\x1b[m"},
+		{Text: "\x1b[7mREVERSE\x1b[m"},
+		{Text: "plain\tthing"},
+		{Text: "\x1b[2Jcleared\x1b[5;5H"},
+	}
+	m := New(DefaultStyles(theme.New(theme.Options{Profile: 1, Dark: true})))
+	m.SetSize(12, 4)
+	m.SetSource(src, State{Follow: true})
+	checkShape(t, m)
+	for i, r := range rows(m) {
+		if strings.Contains(r, "\x1b[") && !strings.HasSuffix(strings.TrimRight(r, " "), "\x1b[m") {
+			t.Errorf("row %d does not end reset: %q", i, r)
+		}
+		if strings.Contains(r, "\t") || strings.Contains(r, "\x1b[2J") || strings.Contains(r, "\x1b[5;5H") {
+			t.Errorf("row %d leaks a control: %q", i, r)
+		}
+	}
+}
+
+func TestSearchHighlightsAndMoves(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 100)
+	m := newPane(t, src, 20, 5)
+	m.SetQuery("line 4")
+	var ms []int64
+	match := Matcher("line 4")
+	for i, it := range src.items {
+		if match(it.Text) {
+			ms = append(ms, int64(i))
+		}
+	}
+	m.AddMatches(ms)
+	if _, n := m.Matches(); n != 11 {
+		t.Fatalf("matches = %d, want 11", n)
+	}
+	m.NearestMatch()
+	if cur, _ := m.CurrentMatch(); cur != 49 {
+		t.Fatalf("nearest match %d, want 49", cur)
+	}
+	m.NextMatch()
+	if cur, _ := m.CurrentMatch(); cur != 4 {
+		t.Fatalf("next after the last wraps to %d, want 4", cur)
+	}
+	if m.Following() {
+		t.Fatal("jumping to a match pauses following")
+	}
+	found := false
+	for _, r := range rows(m) {
+		found = found || strings.TrimSpace(r) == "line 4"
+	}
+	if !found {
+		t.Fatalf("match not on screen: %q", rows(m))
+	}
+}
+
+func TestKeysScroll(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 100)
+	m := newPane(t, src, 20, 10)
+	press := func(k string) {
+		var msg tea.KeyMsg
+		switch k {
+		case "pgup":
+			msg = tea.KeyMsg{Type: tea.KeyPgUp}
+		case "ctrl+d":
+			msg = tea.KeyMsg{Type: tea.KeyCtrlD}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		m, _ = m.Update(msg)
+	}
+	top := func() string { return strings.TrimSpace(rows(m)[0]) }
+	press("K")
+	if top() != "line 89" {
+		t.Fatalf("K: top %q", top())
+	}
+	press("pgup")
+	if top() != "line 80" {
+		t.Fatalf("pgup: top %q", top())
+	}
+	press("ctrl+d")
+	if top() != "line 85" {
+		t.Fatalf("ctrl+d: top %q", top())
+	}
+	press("g")
+	if top() != "line 0" {
+		t.Fatalf("g: top %q", top())
+	}
+	press("G")
+	if !m.Following() || top() != "line 90" {
+		t.Fatalf("G: top %q following %v", top(), m.Following())
+	}
+	press("f")
+	if m.Following() {
+		t.Fatal("f pauses")
+	}
+	press("f")
+	if !m.Following() {
+		t.Fatal("f resumes")
+	}
+	press("w")
+	if !m.Wrap() {
+		t.Fatal("w wraps")
+	}
+}
+
+func TestViewCostIndependentOfLogSize(t *testing.T) {
+	small, big := &memSource{}, &memSource{}
+	small.add("line %d", 0, 100)
+	big.add("line %d", 0, 1_000_000)
+	ms, mb := newPane(t, small, 80, 40), newPane(t, big, 80, 40)
+	small.calls, big.calls = 0, 0
+	ms.ScrollUp(10)
+	mb.ScrollUp(10)
+	if small.calls != big.calls {
+		t.Fatalf("source calls differ: %d vs %d", small.calls, big.calls)
+	}
+}

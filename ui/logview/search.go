@@ -1,0 +1,168 @@
+package logview
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/subdash/subdash/ui/internal/cells"
+)
+
+// searchState is the current search: the query, the absolute numbers of
+// the items that match (ascending), and which of them is current.
+type searchState struct {
+	query   string
+	fold    bool // the query has no upper-case letter: match ignoring case
+	matches []int64
+	current int // index into matches, -1 when none is current
+}
+
+// Matcher returns a function that reports whether text (which may hold SGR)
+// contains query. Matching ignores ASCII case when query has no upper-case
+// letter ("smart case"), as in less and vim.
+func Matcher(query string) func(text string) bool {
+	fold := query == strings.ToLower(query)
+	return func(text string) bool {
+		plain := cells.Strip(text)
+		if fold {
+			plain = asciiLower(plain)
+		}
+		return strings.Contains(plain, query)
+	}
+}
+
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; c >= 'A' && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// SetQuery starts a new search for query ("" ends the search); matches come
+// later through AddMatches. Matching items are highlighted at once.
+func (m *Model) SetQuery(query string) {
+	m.search = searchState{query: query, fold: query == strings.ToLower(query), current: -1}
+	m.cache = map[int64]cached{}
+	m.Refresh()
+}
+
+// Query returns the current search query.
+func (m Model) Query() string { return m.search.query }
+
+// AddMatches records the absolute numbers of matching items, ascending;
+// numbers not after the last known match are ignored.
+func (m *Model) AddMatches(abs []int64) {
+	for _, a := range abs {
+		if n := len(m.search.matches); n == 0 || a > m.search.matches[n-1] {
+			m.search.matches = append(m.search.matches, a)
+		}
+	}
+}
+
+// Matches returns the 1-based number of the current match (0 when none is
+// current) and the number of matches.
+func (m Model) Matches() (current, count int) {
+	return m.search.current + 1, len(m.search.matches)
+}
+
+// CurrentMatch returns the absolute item number of the current match.
+func (m Model) CurrentMatch() (int64, bool) {
+	s := m.search
+	if s.current < 0 || s.current >= len(s.matches) {
+		return 0, false
+	}
+	return s.matches[s.current], true
+}
+
+// NearestMatch makes current the last match at or above the bottom of the
+// view (else the first match) and shows it. It reports whether there was a
+// match.
+func (m *Model) NearestMatch() bool {
+	if len(m.search.matches) == 0 {
+		return false
+	}
+	bottom := m.st.Top.Item + int64(m.height)
+	i := sort.Search(len(m.search.matches), func(i int) bool { return m.search.matches[i] >= bottom })
+	m.setCurrent(max(i-1, 0))
+	return true
+}
+
+// NextMatch shows the next match towards the end of the log, wrapping to
+// the first.
+func (m *Model) NextMatch() bool { return m.step(1) }
+
+// PrevMatch shows the previous match towards the start, wrapping to the
+// last.
+func (m *Model) PrevMatch() bool { return m.step(-1) }
+
+func (m *Model) step(d int) bool {
+	n := len(m.search.matches)
+	if n == 0 {
+		return false
+	}
+	if m.search.current < 0 {
+		return m.NearestMatch()
+	}
+	m.setCurrent(((m.search.current+d)%n + n) % n)
+	return true
+}
+
+func (m *Model) setCurrent(i int) {
+	if old, ok := m.CurrentMatch(); ok {
+		delete(m.cache, old)
+	}
+	m.search.current = i
+	abs := m.search.matches[i]
+	delete(m.cache, abs)
+	m.GotoItem(abs)
+}
+
+// prune forgets matches trimmed from the log.
+func (s *searchState) prune(first int64) {
+	i := sort.Search(len(s.matches), func(i int) bool { return s.matches[i] >= first })
+	if i == 0 {
+		return
+	}
+	s.matches = s.matches[i:]
+	if s.current >= 0 {
+		s.current = max(s.current-i, 0)
+	}
+}
+
+// highlight returns line as plain text with every occurrence of the query
+// drawn in the match style (the current match's item in the active style),
+// or false when the line does not contain the query.
+func (m *Model) highlight(abs int64, line string) (string, bool) {
+	q := m.search.query
+	plain := cells.Strip(line)
+	hay := plain
+	if m.search.fold {
+		hay = asciiLower(plain)
+	}
+	if !strings.Contains(hay, q) {
+		return "", false
+	}
+	style := m.Styles.Match
+	if cur, ok := m.CurrentMatch(); ok && cur == abs {
+		style = m.Styles.MatchActive
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(hay, q)
+		if i < 0 {
+			b.WriteString(plain)
+			break
+		}
+		b.WriteString(plain[:i])
+		b.WriteString(style.Render(plain[i : i+len(q)]))
+		plain, hay = plain[i+len(q):], hay[i+len(q):]
+	}
+	return b.String(), true
+}

@@ -1,0 +1,377 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/keymap"
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/ui/lineinput"
+	"github.com/subdash/subdash/ui/logview"
+)
+
+// mode says what has the keyboard. Focus first: the input, a confirmation
+// or the help overlay take keys before the dashboard does.
+type mode int
+
+const (
+	modeNormal   mode = iota
+	modeInput         // the one-line input
+	modeConfirm       // a yes/no question
+	modeHelp          // the full help overlay
+	modeStopping      // quitting: waiting for running submissions to end
+)
+
+// inputKind says what the input line is for.
+type inputKind int
+
+const (
+	inputSpawn inputKind = iota
+	inputSend
+	inputEdit // edit-and-resend
+	inputSearch
+)
+
+// level is the kind of a message on the message line.
+type level int
+
+const (
+	levelInfo level = iota
+	levelWarn
+	levelError
+)
+
+// flash is a message about the last operation.
+type flash struct {
+	level level
+	text  string
+	at    time.Time
+}
+
+// flashTTL is how long an info message stays.
+const flashTTL = 6 * time.Second
+
+// confirmation is a pending yes/no question.
+type confirmation struct {
+	question string
+	keys     keymap.Confirm
+	yes, no  func(m *Model) tea.Cmd
+}
+
+// logKey names what the log pane shows.
+type logKey struct {
+	agent      string
+	seq        int // resolved submission number, ≥ 1
+	transcript bool
+}
+
+// agentView is what the dashboard remembers per agent.
+type agentView struct {
+	seq      int // chosen submission; 0 = follow the latest
+	state    logview.State
+	shownKey logKey // what state is a position in
+}
+
+// scan is the state of the search over the shown log.
+type scan struct {
+	gen      int   // increases with every new query or log
+	inFlight bool  // a scan command runs
+	to       int64 // items before it were scanned
+	query    string
+	jump     bool // show the nearest match when the first results come
+}
+
+// Model is the dashboard. Create it with New; Run runs it.
+type Model struct {
+	sup    Supervisor
+	opts   Options
+	cfg    supervisor.Config
+	keys   keymap.KeyMap
+	styles theme.Styles
+	now    func() time.Time
+
+	width, height int
+	lay           layout
+
+	agents   []supervisor.AgentInfo
+	table    agenttable.Model
+	log      logview.Model
+	input    lineinput.Model
+	help     help.Model
+	helpKeys keymap.HelpOverlay
+	helpTop  int // first line of the help overlay shown
+
+	mode        mode
+	inputKind   inputKind
+	inputTarget string
+	confirm     confirmation
+
+	shown    logKey
+	views    map[string]agentView
+	raw      bool            // show raw output even when a transcript exists
+	stopping map[string]bool // stops requested here, shown before the supervisor confirms
+	loading  map[logKey]bool
+	search   scan
+	flash    flash
+	frame    int
+	ticking  bool
+	pending  string // agent to select once it appears
+	stopN    int    // running submissions being stopped on quit
+	tickFn   func() tea.Cmd
+}
+
+// New returns the dashboard for s, with the agents s has now.
+func New(s Supervisor, o Options) Model {
+	if o.Styles == nil {
+		st := theme.Plain()
+		o.Styles = &st
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 30 * time.Second
+	}
+	st := *o.Styles
+	m := Model{
+		sup:      s,
+		opts:     o,
+		cfg:      s.Config(),
+		keys:     keymap.DefaultKeyMap(),
+		styles:   st,
+		now:      o.Now,
+		table:    agenttable.New(agenttable.DefaultStyles(st)),
+		log:      logview.New(logview.DefaultStyles(st)),
+		input:    lineinput.New(lineinput.DefaultStyles(st)),
+		help:     newHelp(st),
+		helpKeys: keymap.DefaultHelpOverlay(),
+		views:    map[string]agentView{},
+		stopping: map[string]bool{},
+		loading:  map[logKey]bool{},
+		tickFn:   tick,
+	}
+	m.setAgents(s.Agents())
+	return m
+}
+
+// Init spawns the --spawn agents, one after the other, and starts the
+// clock when agents run.
+func (m Model) Init() tea.Cmd {
+	cmds := make([]tea.Cmd, 0, len(m.opts.Spawn)+1)
+	for _, msg := range m.opts.Spawn {
+		spawn := m.opCmd(opSpawn, "", msg, false)
+		cmds = append(cmds, func() tea.Msg {
+			done := spawn().(opDoneMsg)
+			done.startup = true
+			return done
+		})
+	}
+	return tea.Batch(tea.Sequence(cmds...), m.startTick())
+}
+
+// Messages produced by commands.
+type (
+	// opDoneMsg reports the end of an operation.
+	opDoneMsg struct {
+		op     op
+		id     string // the agent operated on (the new agent for spawn)
+		status supervisor.Status
+		err    error
+		// startup is set for --spawn agents, which do not take the
+		// selection.
+		startup bool
+	}
+	// loadedMsg reports that an evicted submission was read back.
+	loadedMsg struct {
+		key logKey
+		err error
+	}
+	// scanMsg reports search matches in [from, to).
+	scanMsg struct {
+		gen     int
+		matches []int64
+		to      int64
+		err     error
+	}
+	// tickMsg advances the spinner and elapsed times.
+	tickMsg time.Time
+	// pagerDoneMsg reports that the pager ended.
+	pagerDoneMsg struct{ err error }
+	// shutdownMsg reports that every running submission ended.
+	shutdownMsg struct{ err error }
+)
+
+// tickInterval is the spinner's frame interval.
+const tickInterval = 100 * time.Millisecond
+
+func tick() tea.Cmd {
+	return tea.Tick(tickInterval, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// startTick starts the clock if an agent runs and it is not running.
+func (m *Model) startTick() tea.Cmd {
+	if m.ticking || !m.anyRunning() {
+		return nil
+	}
+	m.ticking = true
+	return m.tickFn()
+}
+
+func (m Model) anyRunning() bool {
+	for _, a := range m.agents {
+		if a.Running() {
+			return true
+		}
+	}
+	return false
+}
+
+// runningCount counts agents whose submission may still be alive.
+func (m Model) runningCount() int {
+	n := 0
+	for _, a := range m.agents {
+		if a.Running() {
+			n++
+		}
+	}
+	return n
+}
+
+// setAgents takes a new snapshot of the agents.
+func (m *Model) setAgents(agents []supervisor.AgentInfo) {
+	m.agents = agents
+	for id := range m.stopping {
+		if a, ok := m.agent(id); !ok || !a.Running() {
+			delete(m.stopping, id)
+		}
+	}
+	m.refreshRows()
+	if m.pending != "" && m.table.Select(m.pending) {
+		m.pending = ""
+	}
+}
+
+// refreshRows rebuilds the table rows (elapsed times move with the clock).
+func (m *Model) refreshRows() {
+	now := m.now()
+	rows := make([]agenttable.Row, len(m.agents))
+	for i, a := range m.agents {
+		rows[i] = agenttable.RowOf(a, now, m.stopping[a.AgentID])
+	}
+	m.table.SetRows(rows)
+}
+
+// agent returns the snapshot of agent id.
+func (m Model) agent(id string) (supervisor.AgentInfo, bool) {
+	for _, a := range m.agents {
+		if a.AgentID == id {
+			return a, true
+		}
+	}
+	return supervisor.AgentInfo{}, false
+}
+
+// selected returns the selected agent.
+func (m Model) selected() (supervisor.AgentInfo, bool) {
+	return m.agent(m.table.SelectedID())
+}
+
+// Update handles a message: window size, keys by focus, supervisor changes
+// and the results of commands.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		if m.lay.tooSmall {
+			return m, nil
+		}
+		return m, m.syncLog()
+	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			return m.splitKeys(msg)
+		}
+		return m.handleKey(msg)
+	case ChangesMsg:
+		return m, m.onChanges(msg)
+	case opDoneMsg:
+		return m, m.onOpDone(msg)
+	case loadedMsg:
+		delete(m.loading, msg.key)
+		if msg.err != nil {
+			m.setFlash(levelError, "cannot read the log back: "+msg.err.Error())
+		}
+		return m, m.syncLog()
+	case scanMsg:
+		return m, m.onScan(msg)
+	case tickMsg:
+		return m, m.onTick()
+	case pagerDoneMsg:
+		if msg.err != nil {
+			m.setFlash(levelError, "pager: "+msg.err.Error())
+		}
+		return m, m.syncLog()
+	case shutdownMsg:
+		return m, tea.Quit
+	}
+	return m, nil
+}
+
+// splitKeys handles typed keys that reached the program in one read (key
+// repeat, fast typing, tmux send-keys) one at a time: Bubble Tea joins them
+// into one KeyMsg, which would match no binding.
+func (m Model) splitKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	var cur tea.Model = m
+	cmds := make([]tea.Cmd, 0, len(msg.Runes))
+	for _, r := range msg.Runes {
+		k := msg
+		k.Runes = []rune{r}
+		var cmd tea.Cmd
+		cur, cmd = cur.(Model).handleKey(k)
+		cmds = append(cmds, cmd)
+	}
+	return cur, tea.Batch(cmds...)
+}
+
+func (m *Model) onTick() tea.Cmd {
+	m.frame++
+	m.table.SetFrame(m.frame)
+	m.refreshRows()
+	if m.flash.level == levelInfo && m.flash.text != "" && m.now().Sub(m.flash.at) > flashTTL {
+		m.flash = flash{}
+	}
+	if !m.anyRunning() && m.mode != modeStopping {
+		m.ticking = false
+		return nil
+	}
+	return m.tickFn()
+}
+
+// onChanges applies supervisor changes: the table always, the log pane only
+// when the selected agent changed.
+func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
+	if msg.Agents != nil {
+		m.setAgents(msg.Agents)
+	}
+	sel := m.table.SelectedID()
+	touched := msg.Changes == nil // a plain snapshot: refresh
+	for _, c := range msg.Changes {
+		if c.AgentID == sel {
+			touched = true
+		}
+	}
+	var cmds []tea.Cmd
+	if touched || m.shown.agent != sel {
+		cmds = append(cmds, m.syncLog())
+	}
+	cmds = append(cmds, m.startTick())
+	return tea.Batch(cmds...)
+}
+
+// setFlash shows a message on the message line.
+func (m *Model) setFlash(l level, text string) {
+	m.flash = flash{level: l, text: text, at: m.now()}
+}

@@ -1,0 +1,126 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/ui/internal/cells"
+)
+
+// op is an operation of SPEC §3 invoked from the dashboard.
+type op string
+
+const (
+	opSpawn     op = "spawn"
+	opSend      op = "send"
+	opInterrupt op = "interrupt"
+	opClose     op = "close"
+	opResume    op = "resume"
+)
+
+// opCmd runs an operation in a command: they fork processes or wait for
+// process groups to end, so never in Update.
+func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
+	sup := m.sup
+	return func() tea.Msg {
+		done := opDoneMsg{op: o, id: id}
+		switch o {
+		case opSpawn:
+			r, err := sup.Spawn(message)
+			done.id, done.status, done.err = r.AgentID, r.Status, err
+		case opSend:
+			r, err := sup.Send(id, message, interrupt)
+			done.status, done.err = r.Status, err
+		case opInterrupt:
+			r, err := sup.Interrupt(id)
+			done.status, done.err = r.Status, err
+		case opClose:
+			r, err := sup.Close(id)
+			done.status, done.err = r.Status, err
+		case opResume:
+			r, err := sup.Resume(id)
+			done.status, done.err = r.Status, err
+		}
+		return done
+	}
+}
+
+// snapshotCmd takes a fresh snapshot of the agents, so the table shows an
+// operation's outcome even before the forwarded event arrives.
+func (m Model) snapshotCmd() tea.Cmd {
+	sup := m.sup
+	return func() tea.Msg { return ChangesMsg{Agents: sup.Agents()} }
+}
+
+// shutdownCmd stops every running submission (SPEC §4) before quitting.
+func (m Model) shutdownCmd() tea.Cmd {
+	sup, timeout := m.sup, m.opts.ShutdownTimeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return shutdownMsg{err: sup.Shutdown(ctx)}
+	}
+}
+
+// onOpDone reports how an operation went on the message line.
+func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
+	short := agenttable.Short(msg.id)
+	if msg.op == opInterrupt || msg.op == opClose {
+		delete(m.stopping, msg.id)
+	}
+	if msg.err != nil {
+		m.setFlash(levelError, describe(msg.op, msg.id, msg.err))
+		return m.snapshotCmd()
+	}
+	switch msg.op {
+	case opSpawn:
+		switch {
+		case msg.status == supervisor.StatusErrored:
+			m.setFlash(levelError, "spawned "+short+" but its command could not start; see its log")
+		case !msg.startup:
+			m.setFlash(levelInfo, "spawned "+short)
+		}
+		if !msg.startup {
+			m.pending = msg.id
+			if m.table.Select(msg.id) {
+				m.pending = ""
+			}
+		}
+	case opSend:
+		m.setFlash(levelInfo, "sent to "+short)
+	case opInterrupt:
+		m.setFlash(levelInfo, "interrupted "+short+": process group gone")
+	case opClose:
+		m.setFlash(levelInfo, "closed "+short)
+	case opResume:
+		m.setFlash(levelInfo, fmt.Sprintf("resumed %s: %s", short, msg.status))
+	}
+	return m.snapshotCmd()
+}
+
+// describe turns an operation error into plain words for the message line.
+func describe(o op, id string, err error) string {
+	short := agenttable.Short(id)
+	switch supervisor.CodeOf(err) {
+	case supervisor.CodeClosed:
+		return fmt.Sprintf("%s: agent %s is closed; press r to resume it first", o, short)
+	case supervisor.CodeNotRunning:
+		return fmt.Sprintf("%s: agent %s is not running", o, short)
+	case supervisor.CodeBusy:
+		return fmt.Sprintf("%s: agent %s is busy; interrupt it first", o, short)
+	case supervisor.CodeLimit:
+		return fmt.Sprintf("%s: %s; wait for an agent to finish or raise --max-agents", o, err)
+	case supervisor.CodeShutdown:
+		return fmt.Sprintf("%s: the dashboard is stopping", o)
+	}
+	text := err.Error()
+	if id != "" {
+		text = strings.ReplaceAll(text, id, short)
+	}
+	return fmt.Sprintf("%s failed: %s", o, cells.Clean(text))
+}

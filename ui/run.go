@@ -1,0 +1,168 @@
+// Package ui is the dashboard: the Bubble Tea model that shows the agents of
+// a supervisor, their live output and the operations on them (SPEC §7).
+//
+// The ui never touches processes or files: every operation is a method call
+// on the supervisor made inside a tea.Cmd, and supervisor events reach the
+// program through one forwarding goroutine that coalesces them to at most
+// one message a frame (see Run). Widgets live in sub-packages shaped like
+// the bubbles ones: agenttable, logview and lineinput.
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/theme"
+)
+
+// Supervisor is what the dashboard needs of a supervisor;
+// *supervisor.Supervisor satisfies it. Operations that wait on processes
+// (Interrupt, Close, Send with interrupt, Shutdown) are only called inside
+// commands, never in Update or View.
+type Supervisor interface {
+	Config() supervisor.Config
+	Agents() []supervisor.AgentInfo
+	Spawn(message string) (supervisor.SpawnResult, error)
+	Send(id, message string, interrupt bool) (supervisor.SendResult, error)
+	Interrupt(id string) (supervisor.StatusResult, error)
+	Close(id string) (supervisor.StatusResult, error)
+	Resume(id string) (supervisor.StatusResult, error)
+	Window(id string, seq int, from int64, n int) (supervisor.Window, error)
+	Transcript(id string, seq int, from int64, n int) (supervisor.TranscriptWindow, bool, error)
+	LoadOutput(id string, seq int) error
+	LogPath(id string, seq int) (string, error)
+	Shutdown(ctx context.Context) error
+}
+
+// Backend is a Supervisor that also publishes changes, as Run needs.
+type Backend interface {
+	Supervisor
+	Subscribe() *supervisor.Subscription
+}
+
+// Options configure the dashboard.
+type Options struct {
+	// Spawn are messages to spawn an agent with at start (--spawn).
+	Spawn []string
+	// SocketPath is the control socket, shown in the help overlay.
+	SocketPath string
+	// Styles are the colours; nil builds them from lipgloss's default
+	// renderer (which honours NO_COLOR). main.go detects the background
+	// before the program starts and passes them in.
+	Styles *theme.Styles
+	// Pager returns the command that shows a log file (e.g. $PAGER); nil
+	// means the pager key reports that none is configured. The ui runs it
+	// with tea.Exec and redraws when it ends.
+	Pager func(path string) tea.ExecCommand
+	// Now is the clock for elapsed times; nil means time.Now.
+	Now func() time.Time
+	// FrameInterval is the shortest time between two supervisor event
+	// messages; 0 means DefaultFrameInterval.
+	FrameInterval time.Duration
+	// ShutdownTimeout bounds how long quitting waits for running
+	// submissions to end; 0 means 30s.
+	ShutdownTimeout time.Duration
+	// ProgramOptions are extra Bubble Tea options (tests pass input and
+	// output here).
+	ProgramOptions []tea.ProgramOption
+}
+
+// DefaultFrameInterval is the batching interval of supervisor events: at
+// most about 60 redraws a second come from agent output.
+const DefaultFrameInterval = time.Second / 60
+
+// Run shows the dashboard on the alternate screen until the user quits
+// (after the running submissions were stopped) or ctx ends. It returns
+// ctx's error when ctx ended it. The terminal is restored in every case,
+// panics in Update and View included (Bubble Tea recovers them).
+func Run(ctx context.Context, s Backend, o Options) error {
+	if o.Styles == nil {
+		st := theme.New(theme.Options{Profile: lipgloss.ColorProfile(), Dark: lipgloss.HasDarkBackground()})
+		o.Styles = &st
+	}
+	sub := s.Subscribe()
+	defer sub.Close()
+	m := New(s, o)
+	opts := append([]tea.ProgramOption{
+		tea.WithContext(ctx), tea.WithAltScreen(), tea.WithoutSignalHandler(),
+	}, o.ProgramOptions...)
+	p := tea.NewProgram(m, opts...)
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var crashed atomic.Value
+	go func() {
+		// A panic here is not Bubble Tea's to recover: kill the program,
+		// which restores the terminal, and report the panic.
+		defer func() {
+			if r := recover(); r != nil {
+				crashed.Store(fmt.Sprint(r))
+				p.Kill()
+			}
+		}()
+		Forward(fctx, sub, s, p.Send, o.FrameInterval)
+	}()
+	_, err := p.Run()
+	if r, ok := crashed.Load().(string); ok {
+		return fmt.Errorf("ui: supervisor events: panic: %s", r)
+	}
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// Events are coalesced supervisor changes; *supervisor.Subscription
+// satisfies it.
+type Events interface {
+	Ready() <-chan struct{}
+	Drain() []supervisor.Change
+}
+
+// Forward is the one goroutine that carries supervisor changes to the
+// program: it waits for changes, lets more gather until at least interval
+// has passed since the last message, then sends one message holding the
+// changes and a fresh snapshot of the agents. A flood of output therefore
+// costs at most one message (one redraw) per interval. It returns when ctx
+// ends.
+func Forward(ctx context.Context, ev Events, s Supervisor, send func(tea.Msg), interval time.Duration) {
+	if interval <= 0 {
+		interval = DefaultFrameInterval
+	}
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ev.Ready():
+		}
+		if wait := interval - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		changes := ev.Drain()
+		if len(changes) == 0 {
+			continue
+		}
+		last = time.Now()
+		send(ChangesMsg{Changes: changes, Agents: s.Agents()})
+	}
+}
+
+// ChangesMsg carries supervisor changes and a snapshot of every agent taken
+// after them. The model owns the slices.
+type ChangesMsg struct {
+	Changes []supervisor.Change
+	Agents  []supervisor.AgentInfo
+}

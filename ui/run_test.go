@@ -1,0 +1,194 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/theme"
+)
+
+// syncBuffer is a bytes.Buffer safe for the program's writer goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func realSupervisor(t *testing.T, command string) *supervisor.Supervisor {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := supervisor.New(supervisor.Config{Command: command, MaxAgents: 4, Dir: dir,
+		StateDir: filepath.Join(dir, "state"), Grace: 200 * time.Millisecond, Environ: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	return s
+}
+
+// runOptions runs the program without a terminal, writing to out.
+func runOptions(out *syncBuffer, extra ...tea.ProgramOption) Options {
+	st := theme.Plain()
+	return Options{Styles: &st, ProgramOptions: append([]tea.ProgramOption{tea.WithInput(nil), tea.WithOutput(out)}, extra...)}
+}
+
+// restored reports whether out ends the alternate screen and shows the
+// cursor after entering the alternate screen.
+func restored(out string) bool {
+	enter := strings.Index(out, "\x1b[?1049h")
+	leave := strings.LastIndex(out, "\x1b[?1049l")
+	return enter >= 0 && leave > enter && strings.Contains(out[leave:]+out[:leave], "\x1b[?25h")
+}
+
+func TestRunRestoresTheTerminalAfterAPanic(t *testing.T) {
+	s := realSupervisor(t, "true")
+	out := &syncBuffer{}
+	o := runOptions(out, tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
+		if _, ok := msg.(opDoneMsg); ok {
+			panic("boom in the event loop")
+		}
+		return msg
+	}))
+	o.Spawn = []string{"task"}
+	err := Run(context.Background(), s, o)
+	if !errors.Is(err, tea.ErrProgramPanic) {
+		t.Fatalf("Run returned %v, want a panic error", err)
+	}
+	if !restored(out.String()) {
+		t.Fatalf("terminal not restored: %q", out.String())
+	}
+}
+
+func TestRunEndsWithItsContext(t *testing.T) {
+	s := realSupervisor(t, "sleep 30")
+	out := &syncBuffer{}
+	o := runOptions(out)
+	o.Spawn = []string{"task"}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(s.Agents()) == 0 || !s.Agents()[0].Running() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	if err := Run(ctx, s, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
+	}
+	if !restored(out.String()) {
+		t.Fatalf("terminal not restored: %q", out.String())
+	}
+}
+
+// panicky is a supervisor whose snapshot panics once the dashboard runs.
+type panicky struct {
+	*supervisor.Supervisor
+	mu    sync.Mutex
+	calls int
+}
+
+func (p *panicky) Agents() []supervisor.AgentInfo {
+	p.mu.Lock()
+	p.calls++
+	n := p.calls
+	p.mu.Unlock()
+	if n > 1 {
+		panic("boom in a snapshot")
+	}
+	return p.Supervisor.Agents()
+}
+
+func TestRunRestoresTheTerminalAfterAPanicOutsideTheLoop(t *testing.T) {
+	p := &panicky{Supervisor: realSupervisor(t, "true")}
+	out := &syncBuffer{}
+	o := runOptions(out)
+	o.Spawn = []string{"task"}
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), p, o) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "panic") {
+			t.Fatalf("Run returned %v, want a panic error", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after a panic")
+	}
+	if !restored(out.String()) {
+		t.Fatalf("terminal not restored: %q", out.String())
+	}
+}
+
+// fakeEvents is an event source whose changes the test adds.
+type fakeEvents struct {
+	mu      sync.Mutex
+	pending []supervisor.Change
+	ready   chan struct{}
+}
+
+func (f *fakeEvents) Ready() <-chan struct{} { return f.ready }
+
+func (f *fakeEvents) Drain() []supervisor.Change {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.pending
+	f.pending = nil
+	return out
+}
+
+func (f *fakeEvents) add(id string) {
+	f.mu.Lock()
+	f.pending = append(f.pending, supervisor.Change{AgentID: id, Output: true})
+	f.mu.Unlock()
+	select {
+	case f.ready <- struct{}{}:
+	default:
+	}
+}
+
+// TestForwardCoalesces: while the program is busy with one message, any
+// number of changes become one next message, with a fresh snapshot.
+func TestForwardCoalesces(t *testing.T) {
+	ev := &fakeEvents{ready: make(chan struct{}, 1)}
+	f := threeAgents()
+	got := make(chan ChangesMsg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Forward(ctx, ev, f, func(m tea.Msg) { got <- m.(ChangesMsg) }, time.Millisecond)
+	ev.add(idA)
+	first := <-got // the program now "works" on it; nothing is received
+	if len(first.Changes) != 1 || len(first.Agents) != 3 {
+		t.Fatalf("first message: %+v", first)
+	}
+	for i := 0; i < 1000; i++ {
+		ev.add(idB)
+	}
+	second := <-got
+	if len(second.Changes) != 1000 {
+		t.Fatalf("second message holds %d changes, want all 1000", len(second.Changes))
+	}
+	select {
+	case m := <-got:
+		t.Fatalf("a third message: %+v", m)
+	case <-time.After(20 * time.Millisecond):
+	}
+}

@@ -1,0 +1,161 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/supervisor/transcript"
+	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/ui/logview"
+)
+
+// rawSource is a submission's display lines (SPEC §5). They are already
+// safe to draw: printable text and SGR, each styled line ending reset.
+type rawSource struct {
+	sup Supervisor
+	id  string
+	seq int
+}
+
+// Page copies n display lines from absolute line from.
+func (s rawSource) Page(from int64, n int) (logview.Page, error) {
+	w, err := s.sup.Window(s.id, s.seq, from, n)
+	if err != nil {
+		return logview.Page{}, err
+	}
+	items := make([]logview.Item, len(w.Lines))
+	for i, l := range w.Lines {
+		items[i] = logview.Item{Text: l.Text, Stderr: l.Stderr}
+	}
+	return logview.Page{First: w.First, Total: w.Total, Items: items, Evicted: w.Evicted}, nil
+}
+
+// transcriptSource is a structured submission's transcript entries (SPEC
+// §8), each drawn as one or more styled lines. Text that is still
+// streaming is one more item after the last entry.
+type transcriptSource struct {
+	sup    Supervisor
+	id     string
+	seq    int
+	styles theme.Styles
+}
+
+// Page renders n entries from absolute entry from.
+func (s transcriptSource) Page(from int64, n int) (logview.Page, error) {
+	w, ok, err := s.sup.Transcript(s.id, s.seq, from, n)
+	if err != nil || !ok {
+		return logview.Page{}, err
+	}
+	pg := logview.Page{First: w.First, Total: w.Total}
+	for _, e := range w.Entries {
+		pg.Items = append(pg.Items, logview.Item{Text: RenderEntry(e, s.styles)})
+	}
+	if w.Pending != "" {
+		pg.Total++
+		if max(from, w.First)+int64(len(w.Entries)) == w.Total && len(w.Entries) < n {
+			pg.Items = append(pg.Items, logview.Item{Text: styleLines(s.styles.Assistant, "", clean(w.Pending)) + "▍"})
+		}
+	}
+	return pg, nil
+}
+
+// clean turns text an agent CLI reported (not cleaned by the supervisor)
+// into plain lines: escape sequences and controls removed, tabs expanded.
+func clean(text string) string {
+	return strings.TrimRight(termtext.Plain([]byte(text)), "\n")
+}
+
+// styleLines draws every line of text in st (one Render per line, so no
+// line is padded to the widest), the first one after prefix.
+func styleLines(st lipgloss.Style, prefix, text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if i == 0 {
+			l = prefix + l
+		} else if prefix != "" {
+			l = strings.Repeat(" ", lipgloss.Width(prefix)) + l
+		}
+		if l != "" {
+			l = st.Render(l)
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// RenderEntry draws one transcript entry as styled lines: the assistant's
+// text, thinking, each tool call with its summary, the head of each tool
+// result, errors, retries and the result with tokens and cost.
+func RenderEntry(e transcript.Entry, st theme.Styles) string {
+	text := clean(e.Text)
+	switch e.Kind {
+	case transcript.KindInit:
+		return styleLines(st.Muted, "● ", text)
+	case transcript.KindUser:
+		return styleLines(st.Muted, "› ", text)
+	case transcript.KindText:
+		return styleLines(st.Assistant, "", text)
+	case transcript.KindThinking:
+		if text == "" {
+			text = "thinking…"
+		}
+		return styleLines(st.Thinking, "∴ ", text)
+	case transcript.KindToolCall:
+		head := "⚙ " + clean(e.Tool)
+		if e.Summary != "" {
+			head += "  " + clean(e.Summary)
+		}
+		if text != "" {
+			head += "\n" + text
+		}
+		return styleLines(st.Tool, "", head)
+	case transcript.KindToolResult:
+		style := st.ToolOutput
+		if e.IsError {
+			style = st.ToolError
+		}
+		if text == "" {
+			text = "(no output)"
+		}
+		if e.MoreLines > 0 {
+			text += fmt.Sprintf("\n… %d more lines", e.MoreLines)
+		}
+		return styleLines(style, "  ↳ ", text)
+	case transcript.KindError:
+		return styleLines(st.Error, "✗ ", text)
+	case transcript.KindRetry:
+		return styleLines(st.Retry, "↻ ", text)
+	case transcript.KindResult:
+		style, head := st.Result, "✓ result"
+		if e.IsError {
+			style, head = st.Error, "✗ result"
+		}
+		if u := usage(e); u != "" {
+			head += " · " + u
+		}
+		if text != "" {
+			head += "\n" + text
+		}
+		return styleLines(style, "", head)
+	}
+	return styleLines(st.Muted, "· ", text)
+}
+
+// usage formats the tokens, cost and duration a result reports.
+func usage(e transcript.Entry) string {
+	var parts []string
+	if e.InputTokens > 0 || e.OutputTokens > 0 {
+		parts = append(parts, fmt.Sprintf("%s in / %s out tokens", agenttable.Tokens(e.InputTokens), agenttable.Tokens(e.OutputTokens)))
+	}
+	if e.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", e.CostUSD))
+	}
+	if e.DurationMS > 0 {
+		parts = append(parts, fmt.Sprintf("%.1fs", float64(e.DurationMS)/1000))
+	}
+	return strings.Join(parts, " · ")
+}

@@ -1,0 +1,270 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/ui/internal/cells"
+)
+
+func newHelp(st theme.Styles) help.Model {
+	h := help.New()
+	h.ShortSeparator = " · "
+	h.Ellipsis = "…"
+	h.Styles.ShortKey, h.Styles.FullKey = st.HelpKey, st.HelpKey
+	h.Styles.ShortDesc, h.Styles.FullDesc = st.HelpDesc, st.HelpDesc
+	h.Styles.ShortSeparator, h.Styles.FullSeparator = st.HelpSep, st.HelpSep
+	h.Styles.Ellipsis = st.HelpSep
+	return h
+}
+
+// View draws the dashboard: exactly the terminal's height in rows, none
+// wider than the terminal.
+func (m Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	if m.lay.tooSmall {
+		return m.tooSmallView()
+	}
+	var main []string
+	if m.mode == modeHelp {
+		main = m.helpView(m.width, m.lay.mainH)
+	} else {
+		main = m.panes()
+	}
+	main = append(main, m.messageLine(), m.statusLine(), m.shortHelpLine())
+	return strings.Join(main, "\n")
+}
+
+// tooSmallView is a centred message saying the size needed.
+func (m Model) tooSmallView() string {
+	msg := []string{"terminal too small", fmt.Sprintf("need ≥ %dx%d, have %dx%d", MinWidth, MinHeight, m.width, m.height)}
+	switch m.mode {
+	case modeConfirm: // a quit asked here must be answerable here
+		msg = []string{m.confirm.question, m.help.ShortHelpView(m.confirm.keys.ShortHelp())}
+	case modeStopping:
+		msg = []string{fmt.Sprintf("%s stopping %d of %d agents…", agenttable.SymStopping, m.runningCount(), m.stopN)}
+	}
+	if m.height < len(msg) {
+		msg = msg[:m.height]
+	}
+	top := (m.height - len(msg)) / 2
+	lines := make([]string, m.height)
+	for i := range lines {
+		lines[i] = strings.Repeat(" ", m.width)
+		if j := i - top; j >= 0 && j < len(msg) {
+			lines[i] = m.styles.Warning.Render(cells.Center(msg[j], m.width))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// panes draws the table and the log pane, side by side or stacked.
+func (m Model) panes() []string {
+	l := m.lay
+	table := m.box("agents "+fmt.Sprint(len(m.agents)), "", m.table.View(), l.tableW, l.tableH)
+	logTitle, logFooter := m.logTitles()
+	body := m.log.View()
+	if m.shown.agent == "" {
+		body = m.emptyLog()
+	}
+	logBox := m.box(logTitle, logFooter, body, l.logW, l.logH)
+	if !l.wide {
+		return append(table, logBox...)
+	}
+	out := make([]string, l.mainH)
+	for i := range out {
+		out[i] = table[i] + logBox[i]
+	}
+	return out
+}
+
+// emptyLog is the log pane's body when no agent is shown.
+func (m Model) emptyLog() string {
+	w, h := m.log.Width(), m.log.Height()
+	hint := "no agent selected"
+	if len(m.agents) == 0 {
+		hint = "press n to spawn an agent"
+	}
+	lines := make([]string, h)
+	for i := range lines {
+		lines[i] = strings.Repeat(" ", w)
+	}
+	if h > 0 {
+		lines[h/2] = m.styles.Muted.Render(cells.Center(hint, w))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// logTitles returns the log pane's title and footer: which submission, the
+// view mode, follow state, new lines and search matches.
+func (m Model) logTitles() (string, string) {
+	if m.shown.agent == "" {
+		return "log", ""
+	}
+	a, _ := m.agent(m.shown.agent)
+	parts := []string{fmt.Sprintf("%s · #%d/%d", agenttable.Short(a.AgentID), m.shown.seq, len(a.Submissions))}
+	if id := a.SessionID; id != "" {
+		parts = append(parts, "session "+agenttable.Short(cells.Clean(id)))
+	}
+	if m.structured() {
+		parts = append(parts, map[bool]string{true: "transcript", false: "raw"}[m.shown.transcript])
+	}
+	if m.log.Wrap() {
+		parts = append(parts, "wrap")
+	}
+	if m.log.Following() {
+		parts = append(parts, "following")
+	} else {
+		parts = append(parts, "paused")
+	}
+	var foot []string
+	if m.loading[m.shown] {
+		foot = append(foot, "reading the log file…")
+	}
+	if q := m.search.query; q != "" {
+		cur, n := m.log.Matches()
+		foot = append(foot, fmt.Sprintf("/%s %d/%d", cells.Clean(q), cur, n))
+	}
+	if !m.log.Following() {
+		if n := m.log.NewItems(); n > 0 {
+			foot = append(foot, fmt.Sprintf("↓ %d new lines · G follows", n))
+		} else {
+			foot = append(foot, "G follows")
+		}
+	}
+	if first, total := m.log.Bounds(); total == 0 && !m.loading[m.shown] {
+		foot = append(foot, "no output yet")
+	} else if first > 0 && m.log.Top().Item <= first && !m.log.Following() {
+		foot = append(foot, fmt.Sprintf("%d older lines in the log file (o)", first))
+	}
+	return strings.Join(parts, " · "), strings.Join(foot, " · ")
+}
+
+// box draws body (h-2 rows of exactly w-2 cells, as every widget draws
+// them) in a rounded border with a title on the top edge and a footer on
+// the bottom edge.
+func (m Model) box(title, footer, body string, w, h int) []string {
+	bs := m.styles.Border
+	inner := w - 2
+	out := make([]string, 0, h)
+	out = append(out, bs.Render("╭")+edge(bs, m.styles.Title, title, inner, false)+bs.Render("╮"))
+	rows := strings.Split(body, "\n")
+	side := bs.Render("│")
+	blank := strings.Repeat(" ", max(inner, 0))
+	for i := 0; i < h-2; i++ {
+		row := blank
+		if i < len(rows) && rows[i] != "" {
+			row = rows[i]
+		}
+		out = append(out, side+row+side)
+	}
+	out = append(out, bs.Render("╰")+edge(bs, m.styles.Muted, footer, inner, true)+bs.Render("╯"))
+	return out
+}
+
+// edge draws a horizontal border of w cells holding label, at the left
+// (title) or right (footer).
+func edge(bs, ls lipgloss.Style, label string, w int, right bool) string {
+	if label == "" || w < 6 {
+		return bs.Render(strings.Repeat("─", max(w, 0)))
+	}
+	text, tw := cells.Cut(" "+label+" ", w-2)
+	fill := strings.Repeat("─", w-1-tw)
+	if right {
+		return bs.Render(fill) + ls.Render(text) + bs.Render("─")
+	}
+	return bs.Render("─") + ls.Render(text) + bs.Render(fill)
+}
+
+// messageLine is the input, a question, the last operation's outcome, or
+// the configuration's warnings and notes.
+func (m Model) messageLine() string {
+	w := m.width
+	switch m.mode {
+	case modeInput:
+		return cells.Fit(m.input.View(), w)
+	case modeConfirm:
+		return cells.Fit(m.styles.Confirm.Render("? "+m.confirm.question), w)
+	case modeStopping:
+		left := m.runningCount()
+		return cells.Fit(m.styles.Stopping.Render(fmt.Sprintf("%s stopping %d of %d agents…", agenttable.SymStopping, left, m.stopN)), w)
+	}
+	if f := m.flash; f.text != "" {
+		switch f.level {
+		case levelError:
+			return cells.Fit(m.styles.Error.Render("✗ "+f.text), w)
+		case levelWarn:
+			return cells.Fit(m.styles.Warning.Render("⚠ "+f.text), w)
+		}
+		return cells.Fit(m.styles.Note.Render("✓ "+f.text), w)
+	}
+	var parts []string
+	for _, s := range m.cfg.Warnings {
+		parts = append(parts, m.styles.Warning.Render("⚠ "+cells.Clean(s)))
+	}
+	for _, s := range m.cfg.Notes {
+		parts = append(parts, m.styles.Note.Render("ℹ "+cells.Clean(s)))
+	}
+	return cells.Fit(strings.Join(parts, "  "), w)
+}
+
+// statusLine shows counts per status, running/max, the agent command and
+// whether there are warnings.
+func (m Model) statusLine() string {
+	counts := map[supervisor.Status]int{}
+	running := 0
+	for _, a := range m.agents {
+		if a.Running() {
+			running++
+			continue
+		}
+		counts[a.Status]++
+	}
+	st := m.styles
+	parts := []string{
+		st.Running.Render(fmt.Sprintf("%s %d/%d running", agenttable.SymRunning, running, m.cfg.MaxAgents)),
+		st.Completed.Render(fmt.Sprintf("%s %d completed", agenttable.SymCompleted, counts[supervisor.StatusCompleted])),
+		st.Errored.Render(fmt.Sprintf("%s %d errored", agenttable.SymErrored, counts[supervisor.StatusErrored])),
+		st.Closed.Render(fmt.Sprintf("%s %d closed", agenttable.SymClosed, counts[supervisor.StatusClosed])),
+	}
+	if n := len(m.cfg.Warnings); n > 0 {
+		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))
+	}
+	line := strings.Join(parts, "  ") + st.Muted.Render("  │ cmd: "+cells.Clean(m.cfg.Command))
+	return cells.Fit(line, m.width)
+}
+
+// shortHelpLine is the one-line help of whatever has focus.
+func (m Model) shortHelpLine() string {
+	var b []key.Binding
+	switch m.mode {
+	case modeInput:
+		k := m.input.KeyMap
+		verb := map[inputKind]string{inputSpawn: "spawn", inputSend: "send", inputEdit: "resend", inputSearch: "search"}[m.inputKind]
+		if a, ok := m.agent(m.inputTarget); ok && a.Running() && m.inputKind != inputSearch {
+			verb += " (asks to interrupt)"
+		}
+		k.Submit.SetHelp("enter", verb)
+		b = k.ShortHelp()
+	case modeConfirm:
+		b = m.confirm.keys.ShortHelp()
+	case modeHelp:
+		b = m.helpKeys.ShortHelp()
+	case modeStopping:
+		q := m.keys.Quit
+		q.SetHelp("q", "quit without waiting")
+		b = []key.Binding{q}
+	default:
+		b = m.keys.ShortHelp()
+	}
+	return cells.Fit(m.help.ShortHelpView(b), m.width)
+}
