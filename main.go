@@ -30,6 +30,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"golang.org/x/sys/unix"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/builtin"
@@ -47,8 +48,11 @@ func run(args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "agent":
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			go func() { cancel(fmt.Errorf("%s received", unix.SignalName((<-sigs).(syscall.Signal)))) }()
 			dir, _ := os.Getwd()
 			return builtin.Run(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args[1:])
 		case "ctl":

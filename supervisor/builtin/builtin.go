@@ -125,8 +125,8 @@ func run(ctx context.Context, cfg config, msg string, stdout, stderr io.Writer) 
 		err = summarize(ctx, cfg, t, out, stderr)
 	}
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			fmt.Fprintf(stderr, "stopped: %v\n", ctxErr)
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "stopped: %v\n", context.Cause(ctx))
 		} else {
 			fmt.Fprintln(stderr, err)
 		}
