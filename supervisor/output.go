@@ -58,14 +58,17 @@ type output struct {
 	evicted bool     // sb was released to save memory; reload from the log file
 
 	notify func() // called after each change, outside the locks
+	// budget, when set, bounds the CPU the supervisor spends on feeds.
+	budget *feedBudget
 }
 
-func newOutput(log *os.File, maxLines int, notify func()) *output {
+func newOutput(log *os.File, maxLines int, notify func(), budget *feedBudget) *output {
 	o := &output{
 		log:    log,
 		sb:     newScrollback(maxLines, defaultScrollbackBytes),
 		open:   [2]int64{-1, -1},
 		notify: notify,
+		budget: budget,
 	}
 	o.conv[Stdout] = termtext.NewConverter(termtext.DefaultMaxWidth)
 	o.conv[Stderr] = termtext.NewConverter(termtext.DefaultMaxWidth)
@@ -91,6 +94,9 @@ func (o *output) intern(text []byte) string {
 
 // feed handles one chunk read from stream s.
 func (o *output) feed(s Stream, p []byte) {
+	if o.budget != nil {
+		defer o.budget.release(o.budget.acquire())
+	}
 	o.feedMu.Lock()
 	if o.log != nil && o.logErr == nil {
 		if _, err := o.log.Write(p); err != nil {
@@ -156,6 +162,9 @@ type lineBatch struct {
 }
 
 func (b *lineBatch) reset() {
+	if b.text == nil {
+		b.text = make([]byte, 0, readBufSize)
+	}
 	b.text, b.ends, b.widths, b.out, b.skipped = b.text[:0], b.ends[:0], b.widths[:0], b.out[:0], 0
 }
 
@@ -166,9 +175,12 @@ func (b *lineBatch) add(text []byte, width int) {
 	b.widths = append(b.widths, width)
 }
 
-// lines interns the lines that can survive: the first (it may complete a
+// lines returns the lines that can survive: the first (it may complete a
 // partial line already on screen) and the newest max; the count of those
-// between is left in b.skipped.
+// between is left in b.skipped. A large batch hands its text buffer over to
+// the lines, which then share it without another copy; a small one is
+// copied into the output's slab, so that a trickle of short lines does not
+// keep one buffer alive per line.
 func (b *lineBatch) lines(o *output, s Stream, max int) []Line {
 	n := len(b.ends)
 	keepFrom := n - max
@@ -176,6 +188,12 @@ func (b *lineBatch) lines(o *output, s Stream, max int) []Line {
 		b.skipped = keepFrom - 1
 	} else {
 		keepFrom = 0
+	}
+	var block string
+	handOver := len(b.text) >= slabSize/4
+	if handOver {
+		block = unsafe.String(unsafe.SliceData(b.text), len(b.text))
+		b.text = nil // the lines own it now; never write to it again
 	}
 	for i := 0; i < n; i++ {
 		if i > 0 && i < keepFrom {
@@ -185,7 +203,13 @@ func (b *lineBatch) lines(o *output, s Stream, max int) []Line {
 		if i > 0 {
 			start = b.ends[i-1]
 		}
-		b.out = append(b.out, Line{Text: o.intern(b.text[start:b.ends[i]]), Width: b.widths[i], Stderr: s == Stderr})
+		var text string
+		if handOver {
+			text = block[start:b.ends[i]]
+		} else {
+			text = o.intern(b.text[start:b.ends[i]])
+		}
+		b.out = append(b.out, Line{Text: text, Width: b.widths[i], Stderr: s == Stderr})
 	}
 	return b.out
 }

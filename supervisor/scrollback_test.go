@@ -9,7 +9,7 @@ import (
 // per call of chunks, and returns its scrollback window.
 func feedLines(t *testing.T, maxLines int, chunks ...int) ([]string, int64, int64) {
 	t.Helper()
-	o := newOutput(nil, maxLines, nil)
+	o := newOutput(nil, maxLines, nil, nil)
 	next := 0
 	for _, n := range chunks {
 		var b []byte
@@ -47,7 +47,7 @@ func TestScrollbackKeepsNewestLinesWhenAChunkHoldsMore(t *testing.T) {
 }
 
 func TestPartialLineIsCompletedInPlace(t *testing.T) {
-	o := newOutput(nil, 10, nil)
+	o := newOutput(nil, 10, nil, nil)
 	o.feed(Stdout, []byte("a\npart"))
 	o.feed(Stderr, []byte("err line\n"))
 	o.feed(Stdout, []byte("ial\n"))

@@ -28,6 +28,7 @@ type Supervisor struct {
 	journal *journal
 	hub     hub
 	runs    sync.WaitGroup // one per running submission
+	budget  *feedBudget    // bounds the CPU spent processing output
 
 	mu       sync.Mutex // guards the fields below and every agent's and submission's mutable state
 	agents   map[string]*agent
@@ -108,7 +109,8 @@ func New(cfg Config) (*Supervisor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot create journal in %s: %v; pass a writable --state-dir", runDir, err)
 	}
-	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{}}
+	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
+		budget: newFeedBudget()}
 	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, Note: "dir " + cfg.Dir})
 	return s, nil
 }
@@ -234,7 +236,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	if err != nil {
 		err = fmt.Errorf("cannot create log file %s: %v; check --state-dir", sub.logPath, err)
 	}
-	sub.out = newOutput(logFile, s.cfg.Scrollback, notify)
+	sub.out = newOutput(logFile, s.cfg.Scrollback, notify, s.budget)
 	if s.cfg.Preset.Structured() {
 		sub.tr = newTranscriptState(s.cfg.Preset, func() { s.onTranscript(a, sub) })
 		sub.out.lineHook = sub.tr.line
