@@ -62,7 +62,9 @@ func run(args []string) int {
 		case "mcp":
 			return mcp(args[1:])
 		case "help", "-h", "-help", "--help":
-			usage(os.Stdout)
+			fs, _, _ := dashboardFlags()
+			fs.SetOutput(os.Stdout)
+			fs.Usage()
 			return 0
 		}
 	}
@@ -115,16 +117,23 @@ func newSupervisor(o supervisor.Options) (*supervisor.Supervisor, error) {
 	return supervisor.New(cfg)
 }
 
-func dashboard(args []string) int {
+// dashboardFlags declares the dashboard's flags: SPEC §2's and --spawn.
+func dashboardFlags() (*flag.FlagSet, *supervisor.Options, *stringList) {
 	fs := flag.NewFlagSet("subdash", flag.ContinueOnError)
 	fs.Usage = func() { usage(fs.Output()); fs.PrintDefaults() }
 	var o supervisor.Options
 	var spawns stringList
 	commonFlags(fs, &o)
 	fs.Var(&spawns, "spawn", "spawn an agent with this message at start (repeatable)")
-	if err := parse(fs, args, &o); err != nil {
+	return fs, &o, &spawns
+}
+
+func dashboard(args []string) int {
+	fs, op, sp := dashboardFlags()
+	if err := parse(fs, args, op); err != nil {
 		return failed(err)
 	}
+	o, spawns := *op, *sp
 	s, err := newSupervisor(o)
 	if err != nil {
 		return failed(err)
