@@ -387,7 +387,7 @@ func cpuTicks(pid int) int {
 	return u + k
 }
 
-// TestBenchFlood is the benchmark of ui/BENCH.md, run only with
+// TestBenchFlood is the "four agents flooding" benchmark of BENCHMARKS.md, run only with
 // SUBDASH_BENCH=1: four agents flood with `yes` for SUBDASH_FLOOD_SECONDS
 // (default 20 here); it reports the dashboard process's CPU use and how
 // long keys take to show their effect, measured from outside with tmux.

@@ -23,7 +23,7 @@ func cpuSeconds() float64 {
 // TestBenchFloodShare splits the dashboard's CPU use during four `yes`
 // floods between the supervisor (reading and converting the pipes) and the
 // ui (Update and View of every forwarded message). Run it with
-// SUBDASH_BENCH=1, under -cpuprofile for the exact split (see BENCH.md).
+// SUBDASH_BENCH=1, under -cpuprofile for the exact split (see BENCHMARKS.md).
 func TestBenchFloodShare(t *testing.T) {
 	if os.Getenv("SUBDASH_BENCH") != "1" {
 		t.Skip("set SUBDASH_BENCH=1 to run the flood benchmark")
