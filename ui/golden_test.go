@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // Golden View() snapshots, colour off, at three sizes. Refresh them with
@@ -111,5 +114,44 @@ func TestColourStaysInside(t *testing.T) {
 				t.Fatalf("%s is not reset before the border: %q", word, l)
 			}
 		}
+	}
+}
+
+// TestGoldenTranscripts snapshots the transcript view of a claude and a
+// codex agent that ran a tool, at 100x30. The entries are what the
+// supervisor's parser makes of the real CLIs' recorded output
+// (testdata/agent-streams), so a change in parsing or rendering shows here.
+func TestGoldenTranscripts(t *testing.T) {
+	for _, c := range []struct{ preset, recording string }{
+		{"claude", "claude-stream-tooluse.jsonl"},
+		{"codex", "codex-exec-tooluse.jsonl"},
+	} {
+		t.Run(c.preset, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("..", "testdata", "agent-streams", c.recording))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := transcript.NewParser(transcript.Format(c.preset))
+			var entries []transcript.Entry
+			for _, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+				entries = append(entries, p.Line([]byte(line))...)
+			}
+			entries = append(entries, p.End()...)
+			out := p.Outcome()
+
+			f := newFake()
+			f.cfg.Preset = &supervisor.Preset{Name: c.preset, Format: c.preset}
+			f.cfg.Command = f.cfg.Preset.Name + " (preset)"
+			a := f.add(idA, "run uname with your shell tool, then say done", supervisor.StatusCompleted)
+			a.info.SessionID = p.SessionID()
+			a.info.Usage = supervisor.Usage{InputTokens: out.InputTokens, OutputTokens: out.OutputTokens, CostUSD: out.CostUSD}
+			a.entries[1] = entries
+			for _, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+				f.print(idA, 1, line)
+			}
+			h := newHarness(t, f, 100, 30)
+			checkFrame(t, h.view(), 100, 30)
+			golden.RequireEqual(t, []byte(h.view()))
+		})
 	}
 }

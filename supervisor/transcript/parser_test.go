@@ -169,7 +169,7 @@ func TestClaudeRetryThenSuccessClearsError(t *testing.T) {
 	wantEntries(t, got,
 		`retry       text="API request failed (HTTP 529 overloaded); retry 1/3 in 0.5s"`,
 		`text        text="done"`,
-		`result      text="done"`)
+		`result     `)
 	if o := p.Outcome(); !o.Success || o.Error != "" || o.Answer != "done" {
 		t.Errorf("Outcome = %+v", o)
 	}
@@ -221,7 +221,7 @@ func TestCodexItems(t *testing.T) {
 		`text        text="second"`,
 		`unknown     text="item.completed/collab_call"`,
 		`retry       text="Reconnecting... 2/5 (stream disconnected before completion)"`,
-		`result      text="second" usage=in:100,out:9,cost:0,ms:0`,
+		`result      usage=in:100,out:9,cost:0,ms:0`,
 	)
 	if o := p.Outcome(); !o.Final || !o.Success || o.Answer != "second" || o.Error != "" {
 		t.Errorf("Outcome = %+v", o)

@@ -70,8 +70,10 @@ const (
 	// and, when reported, which attempt.
 	KindRetry Kind = "retry"
 	// KindResult is the final event of the run; IsError tells a failed run,
-	// Text holds the answer or the error message, and the usage fields are set
-	// where the CLI reports them.
+	// Text holds the answer (empty when it is exactly the text entries of the
+	// last turn, already in the transcript; Outcome.Answer always has it) or
+	// the error message, and the usage fields are set where the CLI reports
+	// them.
 	KindResult Kind = "result"
 	// KindUnknown is a JSON event this package does not know. Text is a
 	// compact form such as "system/hook_started".
@@ -367,6 +369,9 @@ func (p *Parser) final(e Entry, success bool, answer, errMsg string) Entry {
 	if success {
 		o.Error = ""
 		e.Text = o.Answer
+		if p.turnText.Len() > 0 && o.Answer == p.turnText.String() {
+			e.Text = "" // already shown as this turn's text entries
+		}
 	} else {
 		if errMsg == "" {
 			errMsg = o.Error
