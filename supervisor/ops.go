@@ -41,12 +41,7 @@ func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
 		sum = s.summaryLocked(a)
 		s.mu.Unlock()
 	}
-	return SpawnResult{
-		AgentID: sum.AgentID, SubmissionID: sub.id, Status: sum.Status,
-		CreatedAt: sum.CreatedAt, UpdatedAt: sum.UpdatedAt, LastMessage: sum.LastMessage,
-		LastSubmissionID: sum.LastSubmissionID, HasLastOutput: sum.HasLastOutput,
-		HasLastError: sum.HasLastError, SessionID: sum.SessionID,
-	}, nil
+	return SpawnResult{Summary: sum, SubmissionID: sub.id}, nil
 }
 
 // Send starts a new submission of agent id with message (SPEC §3 send).

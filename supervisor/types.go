@@ -76,16 +76,8 @@ type Summary struct {
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary
 // plus the id of its first submission.
 type SpawnResult struct {
-	AgentID          string `json:"agent_id"`
-	SubmissionID     string `json:"submission_id"`
-	Status           Status `json:"status"`
-	CreatedAt        Time   `json:"created_at"`
-	UpdatedAt        Time   `json:"updated_at"`
-	LastMessage      string `json:"last_message"`
-	LastSubmissionID string `json:"last_submission_id"`
-	HasLastOutput    bool   `json:"has_last_output"`
-	HasLastError     bool   `json:"has_last_error"`
-	SessionID        string `json:"session_id,omitempty"`
+	Summary
+	SubmissionID string `json:"submission_id"`
 }
 
 // SendResult is the result of Send (SPEC §3 send).
