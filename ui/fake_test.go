@@ -141,7 +141,7 @@ func (f *fakeSup) Spawn(message string) (supervisor.SpawnResult, error) {
 	id := fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xa0000000+f.ids, f.ids)
 	f.mu.Unlock()
 	f.add(id, message, supervisor.StatusRunning)
-	return supervisor.SpawnResult{AgentID: id, Status: supervisor.StatusRunning}, nil
+	return supervisor.SpawnResult{Summary: supervisor.Summary{AgentID: id, Status: supervisor.StatusRunning}}, nil
 }
 
 func (f *fakeSup) Send(id, message string, interrupt bool) (supervisor.SendResult, error) {
