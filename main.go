@@ -74,7 +74,10 @@ func run(args []string) int {
 // stringList is a repeatable string flag.
 type stringList []string
 
-func (l *stringList) String() string     { return strings.Join(*l, ", ") }
+// String joins the values, for flag's help output.
+func (l *stringList) String() string { return strings.Join(*l, ", ") }
+
+// Set appends one value.
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // commonFlags declares the flags of SPEC §2 shared by the dashboard, serve
@@ -211,13 +214,19 @@ func newPager(path string, inPager *atomic.Bool) *pager {
 	return &pager{cmd: exec.Command("/bin/sh", "-c", p+` "$1"`, "pager", path), inPager: inPager}
 }
 
+// Run runs the pager in front of the dashboard (tea.ExecCommand).
 func (p *pager) Run() error {
 	p.inPager.Store(true)
 	defer p.inPager.Store(false)
 	return p.cmd.Run()
 }
-func (p *pager) SetStdin(r io.Reader)  { p.cmd.Stdin = r }
+// SetStdin connects the pager to the terminal's input (tea.ExecCommand).
+func (p *pager) SetStdin(r io.Reader) { p.cmd.Stdin = r }
+
+// SetStdout connects the pager's output to the terminal.
 func (p *pager) SetStdout(w io.Writer) { p.cmd.Stdout = w }
+
+// SetStderr connects the pager's errors to the terminal.
 func (p *pager) SetStderr(w io.Writer) { p.cmd.Stderr = w }
 
 func serve(args []string) int {
