@@ -220,6 +220,7 @@ func (p *pager) Run() error {
 	defer p.inPager.Store(false)
 	return p.cmd.Run()
 }
+
 // SetStdin connects the pager to the terminal's input (tea.ExecCommand).
 func (p *pager) SetStdin(r io.Reader) { p.cmd.Stdin = r }
 
