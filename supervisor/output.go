@@ -47,10 +47,10 @@ type output struct {
 	tail   [2][]byte
 	slab   []byte
 	batch  lineBatch
-	// lineHook, when set, receives every complete raw stdout line (without
-	// its line end), for structured agent output (SPEC §8).
-	lineHook func(line []byte)
-	rawLine  []byte
+	// lineHook, when set, receives every complete raw line of each stream
+	// (without its line end), for structured agent output (SPEC §8).
+	lineHook func(s Stream, line []byte)
+	rawLine  [2][]byte
 
 	mu      sync.RWMutex // guards sb and open
 	sb      *scrollback
@@ -104,8 +104,8 @@ func (o *output) feed(s Stream, p []byte) {
 		}
 	}
 	o.keepTail(s, p)
-	if s == Stdout && o.lineHook != nil {
-		o.splitRaw(p)
+	if o.lineHook != nil {
+		o.splitRaw(s, p)
 	}
 	o.batch.reset()
 	o.conv[s].Feed(p, o.batch.add)
@@ -229,29 +229,28 @@ func (o *output) keepTail(s Stream, p []byte) {
 	o.tail[s] = t
 }
 
-// splitRaw hands complete raw stdout lines to lineHook. A line longer than
-// maxRawLine is handed on cut at that size.
-func (o *output) splitRaw(p []byte) {
+// splitRaw hands the complete raw lines of stream s to lineHook. A line
+// longer than maxRawLine is handed on cut at that size.
+func (o *output) splitRaw(s Stream, p []byte) {
 	const maxRawLine = 16 << 20
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(o.rawLine)+len(p) > maxRawLine {
-				o.lineHook(append(o.rawLine, p...))
-				o.rawLine = o.rawLine[:0]
+			if len(o.rawLine[s])+len(p) > maxRawLine {
+				o.lineHook(s, append(o.rawLine[s], p...))
+				o.rawLine[s] = o.rawLine[s][:0]
 				return
 			}
-			o.rawLine = append(o.rawLine, p...)
+			o.rawLine[s] = append(o.rawLine[s], p...)
 			return
 		}
 		line := p[:i]
-		if len(o.rawLine) > 0 {
-			o.rawLine = append(o.rawLine, line...)
-			line = o.rawLine
+		if len(o.rawLine[s]) > 0 {
+			o.rawLine[s] = append(o.rawLine[s], line...)
+			line = o.rawLine[s]
 		}
-		line = trimCR(line)
-		o.lineHook(line)
-		o.rawLine = o.rawLine[:0]
+		o.lineHook(s, trimCR(line))
+		o.rawLine[s] = o.rawLine[s][:0]
 		p = p[i+1:]
 	}
 }
@@ -268,9 +267,11 @@ func (o *output) finish() error {
 		o.open[s] = -1
 		o.mu.Unlock()
 	}
-	if o.lineHook != nil && len(o.rawLine) > 0 {
-		o.lineHook(trimCR(o.rawLine))
-		o.rawLine = nil
+	for s := Stdout; s <= Stderr; s++ {
+		if o.lineHook != nil && len(o.rawLine[s]) > 0 {
+			o.lineHook(s, trimCR(o.rawLine[s]))
+			o.rawLine[s] = nil
+		}
 	}
 	var err error
 	if o.log != nil {

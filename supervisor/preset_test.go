@@ -179,6 +179,14 @@ func TestPresetTranscriptEntries(t *testing.T) {
 	if strings.Join(kinds, " ") != "init tool_call tool_result text result" {
 		t.Fatalf("entries: %v", kinds)
 	}
+	// a CLI that fails before its first event says why on stderr, and the
+	// transcript shows it
+	crash := spawn(t, s, "crash at once")
+	waitFinal(t, s, crash)
+	w, _, _ = s.Transcript(crash, 0, 0, 10)
+	if len(w.Entries) != 1 || w.Entries[0].Kind != transcript.KindStderr || w.Entries[0].Text != "fake codex: crashed before creating a session" {
+		t.Fatalf("stderr entries: %+v", w.Entries)
+	}
 	// the raw JSON stays in the log file
 	if raw, _ := os.ReadFile(logPath(t, s, id)); !strings.Contains(string(raw), `"type":"thread.started"`) {
 		t.Fatal("the log file lacks the raw JSON")

@@ -1,8 +1,10 @@
 package supervisor
 
 import (
+	"strings"
 	"sync"
 
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
 
@@ -26,7 +28,20 @@ func newTranscriptState(p *Preset, onChange func()) *transcriptState {
 	return &transcriptState{parser: transcript.NewParser(transcript.Format(p.Format)), onChange: onChange}
 }
 
-func (t *transcriptState) line(raw []byte) {
+// line takes one raw line of stream s: stdout lines are parsed, stderr
+// lines become stderr entries (escape sequences removed, blank ones
+// skipped).
+func (t *transcriptState) line(s Stream, raw []byte) {
+	if s == Stderr {
+		text := strings.TrimRight(termtext.Plain(raw), "\n")
+		if strings.TrimSpace(text) == "" {
+			return
+		}
+		t.mu.Lock()
+		t.appendLocked([]transcript.Entry{{Kind: transcript.KindStderr, Text: text}})
+		t.mu.Unlock()
+		return
+	}
 	t.mu.Lock()
 	t.appendLocked(t.parser.Line(raw))
 	changed := false

@@ -266,6 +266,7 @@ func (c *Converter) decode(p []byte, i int) int {
 	case r == utf8.RuneError && size == 1:
 		c.textRune(fffd)
 	case r < 0xa0: // C1 controls, U+0080–U+009F
+	case widthAmbiguous(r):
 	default:
 		c.textRune(p[i : i+size])
 	}

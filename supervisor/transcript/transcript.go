@@ -78,6 +78,11 @@ const (
 	// KindUnknown is a JSON event this package does not know. Text is a
 	// compact form such as "system/hook_started".
 	KindUnknown Kind = "unknown"
+	// KindStderr is a line the CLI wrote on stderr (the supervisor adds
+	// these; a parser never makes them). Text is the line, escape sequences
+	// and all: clean it before display. It is how a CLI that fails before
+	// its first event (not installed, bad key, untrusted folder) says why.
+	KindStderr Kind = "stderr"
 	// KindMalformed is a line that is not a JSON object. Text is the line
 	// (cut at MaxMalformedBytes).
 	KindMalformed Kind = "malformed"
