@@ -44,4 +44,3 @@ func DropAmbiguous(s string) string {
 	}
 	return b.String()
 }
-
