@@ -429,3 +429,37 @@ func TestShutdownTerminatesEverything(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONResultsCutAHugeMessage(t *testing.T) {
+	s := newTestSupervisor(t, "cat > /dev/null")
+	msg := strings.Repeat("é", 3*MaxJSONMessage)
+	res, err := s.Spawn(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := waitFinal(t, s, res.AgentID)
+	for name, v := range map[string]any{"spawn": res, "list": s.List()[0], "wait": d} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			LastMessage  string `json:"last_message"`
+			SubmissionID string `json:"submission_id"`
+			AgentID      string `json:"agent_id"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if n := len([]rune(m.LastMessage)); n != MaxJSONMessage || !strings.HasSuffix(m.LastMessage, "...[truncated]") {
+			t.Errorf("%s: last_message has %d characters, ends %q", name, n, m.LastMessage[len(m.LastMessage)-20:])
+		}
+		if name == "spawn" && (m.SubmissionID == "" || m.AgentID == "") {
+			t.Errorf("spawn JSON lost fields: %s", b[:200])
+		}
+	}
+	// Go callers, such as the dashboard's resend, keep the whole message.
+	if info, _ := s.Agent(res.AgentID); info.LastMessage != msg || info.Submissions[0].Message != msg {
+		t.Error("the message was cut for Go callers")
+	}
+}

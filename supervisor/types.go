@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 )
 
 // Status is the status of an agent (SPEC §1).
@@ -80,6 +81,50 @@ type SpawnResult struct {
 	SubmissionID string `json:"submission_id"`
 }
 
+// MaxJSONMessage is the length, in characters, at which last_message is cut
+// in JSON results (list, wait, spawn): a message may be megabytes (a diff
+// sent with `ctl send ID -`), and an orchestrating model reads these results
+// into its context. The cut keeps the head and ends with "...[truncated]".
+// Go callers (the dashboard's resend) get the whole message.
+const MaxJSONMessage = 2000
+
+// summaryFields is Summary without its methods, for encoding.
+type summaryFields Summary
+
+// MarshalJSON encodes the summary with last_message cut at MaxJSONMessage.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	f := summaryFields(s)
+	f.LastMessage = capMessage(f.LastMessage)
+	return json.Marshal(f)
+}
+
+// MarshalJSON encodes the spawn result with last_message cut at
+// MaxJSONMessage.
+func (r SpawnResult) MarshalJSON() ([]byte, error) {
+	f := struct {
+		summaryFields
+		SubmissionID string `json:"submission_id"`
+	}{summaryFields(r.Summary), r.SubmissionID}
+	f.LastMessage = capMessage(f.LastMessage)
+	return json.Marshal(f)
+}
+
+// capMessage cuts s to MaxJSONMessage characters, marking the cut.
+func capMessage(s string) string {
+	if utf8.RuneCountInString(s) <= MaxJSONMessage {
+		return s
+	}
+	const marker = "...[truncated]"
+	n := MaxJSONMessage - len(marker)
+	for i := range s {
+		if n == 0 {
+			return s[:i] + marker
+		}
+		n--
+	}
+	return s
+}
+
 // SendResult is the result of Send (SPEC §3 send).
 type SendResult struct {
 	AgentID      string `json:"agent_id"`
@@ -104,6 +149,19 @@ type WaitDetail struct {
 	LastSubmissionID *string `json:"last_submission_id"`
 	UpdatedAt        *Time   `json:"updated_at"`
 	SessionID        string  `json:"session_id,omitempty"`
+}
+
+// waitDetailFields is WaitDetail without its methods, for encoding.
+type waitDetailFields WaitDetail
+
+// MarshalJSON encodes the detail with last_message cut at MaxJSONMessage.
+func (d WaitDetail) MarshalJSON() ([]byte, error) {
+	f := waitDetailFields(d)
+	if f.LastMessage != nil {
+		m := capMessage(*f.LastMessage)
+		f.LastMessage = &m
+	}
+	return json.Marshal(f)
 }
 
 // WaitResult is the result of Wait. Status and Details hold only the final
