@@ -51,8 +51,9 @@ func listenUnix(path, dir string, uid int) (*peerListener, error) {
 		return nil, err
 	}
 	// The lock makes "is it stale? then replace it" one step, so two
-	// processes starting at once cannot both decide to take the socket.
-	unlock, err := lockFile(path + ".lock")
+	// processes starting at once cannot both decide to take the socket. It
+	// is taken on the socket's folder, so no lock file is left behind.
+	unlock, err := lockFolder(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,13 @@ func listenUnix(path, dir string, uid int) (*peerListener, error) {
 func prepareFolder(dir string, uid int) error {
 	_, statErr := os.Lstat(dir)
 	created := errors.Is(statErr, fs.ErrNotExist)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// Only the socket's own folder is created: a mistyped --socket must not
+	// create a tree of folders.
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot create control socket folder %s: %s does not exist; pass a --socket in an existing folder",
+				dir, filepath.Dir(dir))
+		}
 		return fmt.Errorf("cannot create control socket folder %s: %v; pass another --socket", dir, err)
 	}
 	fi, err := os.Lstat(dir)
@@ -89,7 +96,11 @@ func prepareFolder(dir string, uid int) error {
 		return fmt.Errorf("control socket folder %s: %v", dir, err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("control socket folder %s is not a folder (a symbolic link?); remove it or pass another --socket", dir)
+		what := "a file"
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			what = "a symbolic link"
+		}
+		return fmt.Errorf("control socket folder %s is not a folder (it is %s); remove it or pass another --socket", dir, what)
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
 		return fmt.Errorf("control socket folder %s belongs to uid %d, not to you (uid %d); remove it or pass another --socket",
@@ -108,17 +119,16 @@ func prepareFolder(dir string, uid int) error {
 	return nil
 }
 
-// lockFile takes an exclusive lock on path (created mode 0600) and returns
-// the function that releases it. The lock file stays; removing it would
-// race with a process waiting for it.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+// lockFolder takes an exclusive lock (flock(2)) on the folder dir and
+// returns the function that releases it.
+func lockFolder(dir string) (func(), error) {
+	f, err := os.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open control socket lock %s: %v", path, err)
+		return nil, fmt.Errorf("cannot open control socket folder %s: %v", dir, err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("cannot lock control socket lock %s: %v", path, err)
+		return nil, fmt.Errorf("cannot lock control socket folder %s: %v", dir, err)
 	}
 	return func() {
 		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)

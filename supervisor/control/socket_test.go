@@ -41,7 +41,7 @@ func TestChosenFolderKeepsItsMode(t *testing.T) {
 	if fi, _ := os.Stat(project); fi.Mode().Perm() != 0o755 {
 		t.Fatalf("a folder chosen with --socket was changed to %v", fi.Mode().Perm())
 	}
-	fresh := filepath.Join(project, "new", "deeper")
+	fresh := filepath.Join(project, "new")
 	if err := prepareFolder(fresh, os.Getuid()); err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +108,12 @@ func TestSocketPathProblemsAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{
-		notSocket:                          "exists and is not a socket",
-		filepath.Join(link, "s.sock"):      "is not a folder (a symbolic link?)",
-		filepath.Join(sticky, "s.sock"):    "is shared (sticky bit, like /tmp)",
-		"/" + strings.Repeat("x", 200):     "is too long",
-		filepath.Join(notSocket, "s.sock"): "cannot create control socket folder",
+		notSocket:                                         "exists and is not a socket",
+		filepath.Join(link, "s.sock"):                     "is not a folder (it is a symbolic link)",
+		filepath.Join(sticky, "s.sock"):                   "is shared (sticky bit, like /tmp)",
+		"/" + strings.Repeat("x", 200):                    "is too long",
+		filepath.Join(notSocket, "s.sock"):                "is not a folder",
+		filepath.Join(dir, "missing", "deeper", "s.sock"): "does not exist; pass a --socket in an existing folder",
 	} {
 		ln, err := listenUnix(path, dir, os.Getuid())
 		if err == nil {
