@@ -18,6 +18,7 @@ const (
 	CodeClosed     ErrorCode = "closed"      // agent closed
 	CodeNotRunning ErrorCode = "not_running" // interrupt of an agent that runs nothing
 	CodeShutdown   ErrorCode = "shutdown"    // the supervisor is shutting down
+	CodeNested     ErrorCode = "nested"      // a subagent asked for agents of its own without --allow-nested
 	CodeInternal   ErrorCode = "internal"    // I/O failure of ours (state directory, log file)
 )
 

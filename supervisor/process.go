@@ -233,7 +233,7 @@ func groupMembers(pgid int) ([]int, error) {
 		if err != nil {
 			continue
 		}
-		state, pg, ok := procStat(pid)
+		state, pg, _, ok := procStat(pid)
 		if ok && pg == pgid && state != 'Z' && state != 'X' {
 			live = append(live, pid)
 		}
@@ -241,27 +241,28 @@ func groupMembers(pgid int) ([]int, error) {
 	return live, nil
 }
 
-// procStat reads the state and process group of pid from /proc/<pid>/stat
-// (proc(5): "pid (comm) state ppid pgrp ..."; comm may hold spaces and
-// parentheses, so fields are counted from the last ')').
-func procStat(pid int) (state byte, pgrp int, ok bool) {
+// procStat reads the state, process group and session of pid from
+// /proc/<pid>/stat (proc(5): "pid (comm) state ppid pgrp session ..."; comm
+// may hold spaces and parentheses, so fields are counted from the last ')').
+func procStat(pid int) (state byte, pgrp, session int, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, 0, false
+	if len(f) < 4 || len(f[0]) != 1 {
+		return 0, 0, 0, false
 	}
-	pg, err := strconv.Atoi(string(f[2]))
-	if err != nil {
-		return 0, 0, false
+	pg, err1 := strconv.Atoi(string(f[2]))
+	sid, err2 := strconv.Atoi(string(f[3]))
+	if err1 != nil || err2 != nil {
+		return 0, 0, 0, false
 	}
-	return f[0][0], pg, true
+	return f[0][0], pg, sid, true
 }
 
 // setPipeSize asks for a larger pipe buffer; failure (a limit for

@@ -126,7 +126,7 @@ func httpStatus(code supervisor.ErrorCode) int {
 		return http.StatusConflict
 	case supervisor.CodeShutdown:
 		return http.StatusServiceUnavailable
-	case codeForbidden:
+	case codeForbidden, supervisor.CodeNested:
 		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError

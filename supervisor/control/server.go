@@ -62,6 +62,7 @@ func newServer(s *supervisor.Supervisor, ln *peerListener) *Server {
 		Handler:           srv.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return srv.ctx },
+		ConnContext:       withPeer,
 	}
 	return srv
 }
@@ -144,6 +145,10 @@ func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
+		writeError(w, err)
+		return
+	}
 	res, err := srv.ops.Spawn(r.Context(), req.Message)
 	reply(w, r, http.StatusCreated, res, err)
 }
@@ -151,6 +156,10 @@ func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 	var req sendRequest
 	if !decode(w, r, &req) {
+		return
+	}
+	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
+		writeError(w, err)
 		return
 	}
 	res, err := srv.ops.Send(r.Context(), r.PathValue("id"), req.Message, req.Interrupt)

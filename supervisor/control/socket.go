@@ -2,6 +2,7 @@ package control
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -186,13 +187,36 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		p, perr := peerOf(c)
 		err = checkPeer(p, perr, l.uid)
 		if err == nil {
-			return c, nil
+			return &peerConn{UnixConn: c, peer: p}, nil
 		}
 		if l.refused != nil {
 			l.refused(p, err)
 		}
 		go refuse(c, err)
 	}
+}
+
+// peerConn is an accepted connection with its peer's credentials, which
+// the server puts in each request's context (see peerPID).
+type peerConn struct {
+	*net.UnixConn
+	peer peer
+}
+
+type peerKey struct{}
+
+// withPeer is the http.Server's ConnContext: it records the peer of c.
+func withPeer(ctx context.Context, c net.Conn) context.Context {
+	if pc, ok := c.(*peerConn); ok {
+		return context.WithValue(ctx, peerKey{}, pc.peer)
+	}
+	return ctx
+}
+
+// peerPID returns the pid of the process that sent the request, or 0.
+func peerPID(ctx context.Context) int {
+	p, _ := ctx.Value(peerKey{}).(peer)
+	return p.PID
 }
 
 // refuse answers a connection of another user with an HTTP 403 whose body
