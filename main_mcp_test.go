@@ -251,7 +251,8 @@ func TestMCPDrivesTheSubdashServingItsDirectory(t *testing.T) {
 }
 
 // TestMCPStdoutCarriesOnlyProtocol speaks raw JSON-RPC to subdash mcp,
-// spawns an agent that would run for a minute, closes stdin, and checks
+// sends a line that is not JSON (answered with a parse error, the session
+// goes on), spawns an agent that would run for a minute, closes stdin, and checks
 // that every line on stdout is a protocol message, that the process exits
 // cleanly, that the agent's process group is gone and the socket removed.
 func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
@@ -269,6 +270,7 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`this is junk`, // answered with a parse error; the session goes on
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"spawn_agent","arguments":{"message":"sleep"}}}`,
 	} {
 		if _, err := io.WriteString(stdin, m+"\n"); err != nil {
@@ -278,16 +280,22 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
 	var agentID string
-	lines := 0
+	lines, parseErrors := 0, 0
 	for sc.Scan() {
 		lines++
 		var msg struct {
 			JSONRPC string          `json:"jsonrpc"`
 			ID      int             `json:"id"`
 			Result  json.RawMessage `json:"result"`
+			Error   *struct {
+				Code int `json:"code"`
+			} `json:"error"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &msg); err != nil || msg.JSONRPC != "2.0" {
 			t.Fatalf("stdout line %d is not a protocol message: %q", lines, sc.Text())
+		}
+		if msg.Error != nil && msg.Error.Code == -32700 && msg.ID == 0 {
+			parseErrors++
 		}
 		if msg.ID == 3 {
 			var res struct {
@@ -301,8 +309,8 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("subdash mcp exited with %v", err)
 	}
-	if agentID == "" || lines != 3 {
-		t.Fatalf("%d lines, agent %q; want 3 answers and a spawned agent", lines, agentID)
+	if agentID == "" || lines != 4 || parseErrors != 1 {
+		t.Fatalf("%d lines (%d parse errors), agent %q; want 3 answers, a parse error and a spawned agent", lines, parseErrors, agentID)
 	}
 	if pid := readPID(t, w, agentID); !groupGone(pid) {
 		t.Errorf("the agent's process group %d outlived subdash mcp", pid)

@@ -48,7 +48,8 @@ func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, std
 	} else {
 		fmt.Fprintln(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools")
 	}
-	t := &mcp.IOTransport{Reader: readCloser{stdin}, Writer: writeCloser{stdout}}
+	out := &lockedWriter{w: stdout}
+	t := &mcp.IOTransport{Reader: newLineFilter(stdin, out, stderr), Writer: out}
 	err = NewServer(ops, version()).Run(ctx, t)
 	if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) {
 		return nil // the client closed stdin: a normal end
@@ -133,27 +134,4 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "(devel)"
-}
-
-// readCloser and writeCloser give the transport the Close it wants; closing
-// them closes the underlying stream when it has a Close method (os.Stdin,
-// a pipe), so the reading goroutine ends with the session.
-type readCloser struct{ io.Reader }
-
-// Close closes the reader when it can be closed.
-func (r readCloser) Close() error {
-	if c, ok := r.Reader.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
-
-type writeCloser struct{ io.Writer }
-
-// Close closes the writer when it can be closed.
-func (w writeCloser) Close() error {
-	if c, ok := w.Writer.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
 }
