@@ -111,7 +111,10 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
 		budget: newFeedBudget()}
-	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, Note: "dir " + cfg.Dir})
+	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir})
+	if note := s.reapOrphans(); note != "" {
+		s.cfg.Notes = append(s.cfg.Notes, note)
+	}
 	return s, nil
 }
 

@@ -1,0 +1,139 @@
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+)
+
+// recentRuns is how many earlier runs are checked for leftover submissions.
+const recentRuns = 50
+
+// orphan is a submission of an earlier run whose process group is still
+// alive although that run's supervisor is gone (it was killed with SIGKILL,
+// or the machine's init killed it without letting it clean up).
+type orphan struct {
+	runDir, agentID, submissionID string
+	pgid                          int
+}
+
+// findOrphans reads the journals of the most recent runs under stateDir
+// (but current) and returns their submissions that started and never ended,
+// whose supervisor process is gone, and whose process group is alive and
+// verifiably theirs: a live member's environment holds the submission's
+// SUBDASH_SUBMISSION_ID, so a reused pid is never taken for one.
+func findOrphans(stateDir, current string) []orphan {
+	runs, _ := filepath.Glob(filepath.Join(stateDir, "runs", "*", "journal.jsonl"))
+	sort.Sort(sort.Reverse(sort.StringSlice(runs))) // run ids start with their time
+	var out []orphan
+	for i, j := range runs {
+		if i >= recentRuns {
+			break
+		}
+		if filepath.Dir(j) == current {
+			continue
+		}
+		out = append(out, orphansOf(j)...)
+	}
+	return out
+}
+
+func orphansOf(journalPath string) []orphan {
+	f, err := os.Open(journalPath)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	runPID := 0
+	started := map[string]JournalEvent{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev JournalEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		switch ev.Event {
+		case "run_started":
+			runPID = ev.PID
+		case "submission_started":
+			started[ev.SubmissionID] = ev
+		case "submission_ended", "orphan_terminated":
+			delete(started, ev.SubmissionID)
+		}
+	}
+	if runPID == 0 || processAlive(runPID) {
+		return nil // an older journal without the pid, or its supervisor still runs
+	}
+	var out []orphan
+	for _, ev := range started {
+		if ev.PID > 0 && groupHolds(ev.PID, ev.SubmissionID) {
+			out = append(out, orphan{filepath.Dir(journalPath), ev.AgentID, ev.SubmissionID, ev.PID})
+		}
+	}
+	return out
+}
+
+// processAlive reports whether pid exists (and is not a zombie).
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
+		return false
+	}
+	state, _, _, ok := procStat(pid)
+	return ok && state != 'Z' && state != 'X'
+}
+
+// groupHolds reports whether a live member of process group pgid has
+// SUBDASH_SUBMISSION_ID=submissionID in its environment.
+func groupHolds(pgid int, submissionID string) bool {
+	members, err := groupMembers(pgid)
+	if err != nil {
+		return false
+	}
+	want := []byte("SUBDASH_SUBMISSION_ID=" + submissionID)
+	for _, pid := range members {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reapOrphans terminates the process groups of orphans (SPEC §4: nothing
+// outlives its submission), recording each in the current journal, and
+// returns a note for the dashboard, or "" when there were none.
+func (s *Supervisor) reapOrphans() string {
+	orphans := findOrphans(s.cfg.StateDir, s.runDir)
+	if len(orphans) == 0 {
+		return ""
+	}
+	for _, o := range orphans {
+		s.journal.write(JournalEvent{Event: "orphan_found", AgentID: o.agentID, SubmissionID: o.submissionID, PID: o.pgid,
+			Note: "left running by the earlier run " + filepath.Base(o.runDir) + "; terminating its process group"})
+	}
+	s.runs.Add(1)
+	go func() {
+		defer s.runs.Done()
+		for _, o := range orphans {
+			err := terminateGroup(o.pgid, s.cfg.Grace)
+			ev := JournalEvent{Event: "orphan_terminated", AgentID: o.agentID, SubmissionID: o.submissionID, PID: o.pgid}
+			if err != nil {
+				ev.Note = err.Error()
+			}
+			s.journal.write(ev)
+		}
+	}()
+	return fmt.Sprintf("terminated %d agent process group(s) left running by an earlier subdash that did not exit cleanly (see the journal)", len(orphans))
+}
