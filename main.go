@@ -98,15 +98,29 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 
 // parse parses args into options, rejecting an invalid --max-agents.
 func parse(fs *flag.FlagSet, args []string, o *supervisor.Options) error {
-	if err := fs.Parse(args); err != nil {
+	// The flag package would print the error and the whole usage; say the
+	// error once, with where to read more, instead. -h still prints usage.
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
 		return err
 	}
-	maxSet := false
-	fs.Visit(func(f *flag.Flag) { maxSet = maxSet || f.Name == "max-agents" })
-	if maxSet && o.MaxAgents < 1 {
-		return fmt.Errorf("invalid --max-agents %d: must be a positive number", o.MaxAgents)
+	if err != nil {
+		return fmt.Errorf("%v; see %s --help", err, fs.Name())
 	}
-	if fs.NArg() > 0 {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case set["max-agents"] && o.MaxAgents < 1:
+		return fmt.Errorf("invalid --max-agents %d: must be a positive number", o.MaxAgents)
+	case set["scrollback"] && o.Scrollback < 1:
+		return fmt.Errorf("invalid --scrollback %d: must be a positive number of lines", o.Scrollback)
+	case set["command"] && strings.TrimSpace(o.Command) == "":
+		return fmt.Errorf("--command is empty; give the agent command to run, or leave the flag out to use the default")
+	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected argument %q; messages are given with --spawn", fs.Arg(0))
 	}
 	return nil
@@ -170,10 +184,11 @@ func dashboard(args []string) int {
 	// stdin: a later query would leak the reply into the input.
 	styles := theme.New(theme.Options{Profile: lipgloss.ColorProfile(), Dark: lipgloss.HasDarkBackground()})
 	err = ui.Run(ctx, s, ui.Options{
-		Spawn:      spawns,
-		SocketPath: srv.Path(),
-		Styles:     &styles,
-		Pager:      func(path string) tea.ExecCommand { return newPager(path, &inPager) },
+		Spawn:        spawns,
+		SocketPath:   srv.Path(),
+		Styles:       &styles,
+		Pager:        func(path string) tea.ExecCommand { return newPager(path, &inPager) },
+		PagerCommand: pagerCommand(),
 	})
 	cancel()
 	_ = srv.Close()
@@ -207,11 +222,15 @@ type pager struct {
 }
 
 func newPager(path string, inPager *atomic.Bool) *pager {
-	p := strings.TrimSpace(os.Getenv("PAGER"))
-	if p == "" {
-		p = "less -R"
+	return &pager{cmd: exec.Command("/bin/sh", "-c", pagerCommand()+` "$1"`, "pager", path), inPager: inPager}
+}
+
+// pagerCommand returns the pager's command line: $PAGER, or "less -R".
+func pagerCommand() string {
+	if p := strings.TrimSpace(os.Getenv("PAGER")); p != "" {
+		return p
 	}
-	return &pager{cmd: exec.Command("/bin/sh", "-c", p+` "$1"`, "pager", path), inPager: inPager}
+	return "less -R"
 }
 
 // Run runs the pager in front of the dashboard (tea.ExecCommand).
@@ -250,6 +269,9 @@ func serve(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "subdash serve: agent command %s; control socket %s; logs in %s\n",
 		s.Config().Command, srv.Path(), s.RunDir())
+	for _, w := range append(s.Config().Warnings, s.Config().Notes...) {
+		fmt.Fprintf(os.Stderr, "subdash serve: %s\n", w)
+	}
 	err = srv.Serve(ctx)
 	shutdown(s)
 	if err != nil && !errors.Is(err, context.Canceled) {
