@@ -4,8 +4,10 @@
 // passed in through Options, so nothing here queries the terminal.
 //
 // With the Ascii profile (NO_COLOR, or output that is not a terminal) every
-// style renders plain text: the dashboard then relies on symbols, words and
-// markers alone, never on colour.
+// lipgloss style renders plain text: the dashboard then relies on symbols,
+// words and markers alone, never on colour. NO_COLOR forbids colour, not
+// attributes, so search matches are then marked with the attribute-only
+// Marks (reverse video), which lipgloss's Ascii renderer would drop.
 package theme
 
 import (
@@ -89,6 +91,9 @@ type Styles struct {
 	HelpKey, HelpDesc, HelpSep lipgloss.Style
 	Match, MatchActive         lipgloss.Style
 	Stderr                     lipgloss.Style
+	// MatchMark and MatchActiveMark mark search matches when NoColor is
+	// set: reverse video, the current match also bold and underlined.
+	MatchMark, MatchActiveMark Mark
 
 	// Transcript entries (presets).
 	Assistant, Thinking, Tool, ToolOutput, ToolError, Retry, Result lipgloss.Style
@@ -106,41 +111,59 @@ func New(o Options) Styles {
 	st := func() lipgloss.Style { return r.NewStyle() }
 	fg := func(c lipgloss.AdaptiveColor) lipgloss.Style { return st().Foreground(c) }
 	return Styles{
-		NoColor:     o.Profile == termenv.Ascii,
-		Renderer:    r,
-		Text:        fg(roles.Text),
-		Muted:       fg(roles.Muted),
-		Title:       fg(roles.Accent).Bold(true),
-		Border:      fg(roles.Border),
-		Header:      fg(roles.Muted).Bold(true),
-		Selected:    st().Background(roles.Selection).Foreground(roles.Text).Bold(true),
-		Running:     fg(roles.Running),
-		Completed:   fg(roles.Completed),
-		Errored:     fg(roles.Errored),
-		Closed:      fg(roles.Closed),
-		Stopping:    fg(roles.Stopping).Bold(true),
-		Warning:     fg(roles.Stopping),
-		Error:       fg(roles.Errored).Bold(true),
-		Note:        fg(roles.Accent),
-		Prompt:      fg(roles.Accent).Bold(true),
-		Cursor:      st().Reverse(true),
-		Confirm:     fg(roles.Stopping).Bold(true),
-		HelpKey:     fg(roles.Accent).Bold(true),
-		HelpDesc:    fg(roles.Muted),
-		HelpSep:     fg(roles.Border),
-		Match:       st().Background(roles.Match).Foreground(roles.MatchText),
-		MatchActive: st().Background(roles.MatchActive).Foreground(roles.MatchText).Bold(true),
-		Stderr:      fg(roles.Stderr),
-		Assistant:   fg(roles.Text),
-		Thinking:    fg(roles.Muted).Italic(true),
-		Tool:        fg(roles.Accent),
-		ToolOutput:  fg(roles.Muted),
-		ToolError:   fg(roles.Errored),
-		Retry:       fg(roles.Stopping),
-		Result:      fg(roles.Completed).Bold(true),
+		NoColor:         o.Profile == termenv.Ascii,
+		Renderer:        r,
+		Text:            fg(roles.Text),
+		Muted:           fg(roles.Muted),
+		Title:           fg(roles.Accent).Bold(true),
+		Border:          fg(roles.Border),
+		Header:          fg(roles.Muted).Bold(true),
+		Selected:        st().Background(roles.Selection).Foreground(roles.Text).Bold(true),
+		Running:         fg(roles.Running),
+		Completed:       fg(roles.Completed),
+		Errored:         fg(roles.Errored),
+		Closed:          fg(roles.Closed),
+		Stopping:        fg(roles.Stopping).Bold(true),
+		Warning:         fg(roles.Stopping),
+		Error:           fg(roles.Errored).Bold(true),
+		Note:            fg(roles.Accent),
+		Prompt:          fg(roles.Accent).Bold(true),
+		Cursor:          st().Reverse(true),
+		Confirm:         fg(roles.Stopping).Bold(true),
+		HelpKey:         fg(roles.Accent).Bold(true),
+		HelpDesc:        fg(roles.Muted),
+		HelpSep:         fg(roles.Border),
+		Match:           st().Background(roles.Match).Foreground(roles.MatchText),
+		MatchActive:     st().Background(roles.MatchActive).Foreground(roles.MatchText).Bold(true),
+		Stderr:          fg(roles.Stderr),
+		MatchMark:       Mark{SGR: "7"},
+		MatchActiveMark: Mark{SGR: "1;4;7"},
+		Assistant:       fg(roles.Text),
+		Thinking:        fg(roles.Muted).Italic(true),
+		Tool:            fg(roles.Accent),
+		ToolOutput:      fg(roles.Muted),
+		ToolError:       fg(roles.Errored),
+		Retry:           fg(roles.Stopping),
+		Result:          fg(roles.Completed).Bold(true),
 	}
 }
 
-// Plain returns styles that render no colour and no attribute, as with
-// NO_COLOR; tests use it for golden snapshots.
+// Mark draws text with SGR attributes only, never a colour, so that it may
+// show with NO_COLOR. The zero Mark draws text unchanged.
+type Mark struct {
+	// SGR are the parameters of the sequence, e.g. "7" for reverse video.
+	SGR string
+}
+
+// Render returns s between the Mark's SGR sequence and a reset. s must not
+// hold SGR of its own: its reset would end the mark early.
+func (k Mark) Render(s string) string {
+	if k.SGR == "" || s == "" {
+		return s
+	}
+	return "\x1b[" + k.SGR + "m" + s + "\x1b[m"
+}
+
+// Plain returns styles that render no colour and no attribute (search
+// Marks excepted), as with NO_COLOR; tests use it for golden snapshots.
 func Plain() Styles { return New(Options{Profile: termenv.Ascii, Dark: true}) }

@@ -59,3 +59,18 @@ func TestRolesHaveBothVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestMarksDrawAttributesOnly: NO_COLOR forbids colour, not attributes;
+// search matches are marked with reverse video even with the Ascii profile.
+func TestMarksDrawAttributesOnly(t *testing.T) {
+	s := New(Options{Profile: termenv.Ascii, Dark: true})
+	if got := s.MatchMark.Render("hit"); got != "\x1b[7mhit\x1b[m" {
+		t.Errorf("MatchMark renders %q", got)
+	}
+	if got := s.MatchActiveMark.Render("hit"); got != "\x1b[1;4;7mhit\x1b[m" {
+		t.Errorf("MatchActiveMark renders %q", got)
+	}
+	if got := (Mark{}).Render("hit"); got != "hit" {
+		t.Errorf("the zero Mark renders %q", got)
+	}
+}

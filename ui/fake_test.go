@@ -431,3 +431,23 @@ func colourModel(m Model, f *fakeSup) Model {
 	c.tickFn = func() tea.Cmd { return nil }
 	return c
 }
+
+// row returns the table row of agent id as drawn, trailing spaces trimmed.
+func (h *harness) row(id string) string {
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if strings.Contains(l, " "+id[:8]+" ") && !strings.Contains(l, id[:8]+" · #") {
+			return l
+		}
+	}
+	return ""
+}
+
+// logTitle returns the top border of the log pane.
+func (h *harness) logTitle() string {
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if i := strings.Index(l, "╭─ "); i >= 0 && strings.Contains(l[i:], " · #") {
+			return l[strings.LastIndex(l, "╭"):]
+		}
+	}
+	return ""
+}

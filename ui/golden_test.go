@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/mattn/go-runewidth"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/transcript"
@@ -75,8 +76,23 @@ func emptyFake() *fakeSup {
 	return f
 }
 
-// checkFrame asserts that view is exactly w×h cells: what Bubble Tea draws
-// must never wrap or scroll the terminal.
+// codepointWidth measures s as tmux, xterm and most terminals do: the sum
+// of each code point's wcwidth. ansi.StringWidth measures grapheme clusters
+// as kitty or WezTerm do; text the two disagree on moves borders in one of
+// them.
+func codepointWidth(s string) int {
+	c := runewidth.NewCondition()
+	c.EastAsianWidth = false
+	n := 0
+	for _, r := range ansi.Strip(s) {
+		n += c.RuneWidth(r)
+	}
+	return n
+}
+
+// checkFrame asserts that view is exactly w×h cells, measured per grapheme
+// cluster and per code point alike: what Bubble Tea draws must never wrap
+// or scroll the terminal, whichever way it counts.
 func checkFrame(t *testing.T, view string, w, h int) {
 	t.Helper()
 	lines := strings.Split(view, "\n")
@@ -86,6 +102,9 @@ func checkFrame(t *testing.T, view string, w, h int) {
 	for i, l := range lines {
 		if got := ansi.StringWidth(l); got != w {
 			t.Fatalf("line %d is %d cells wide, want %d: %q", i, got, w, l)
+		}
+		if got := codepointWidth(l); got != w {
+			t.Fatalf("line %d is %d cells wide counted per code point (tmux), want %d: %q", i, got, w, l)
 		}
 		if strings.ContainsAny(ansi.Strip(l), "\x1b\t\r") {
 			t.Fatalf("line %d holds a control character: %q", i, l)

@@ -15,8 +15,8 @@ import (
 // handleKey gives the key to what has focus: the input, a confirmation,
 // the help overlay, or the dashboard.
 func (m Model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if m.lay.tooSmall && m.mode != modeStopping && m.mode != modeConfirm && !key.Matches(k, m.keys.Quit) {
-		return m, nil // only quitting works on the "too small" screen
+	if m.lay.tooSmall && m.mode != modeStopping && m.mode != modeConfirm {
+		return m, m.tooSmallKey(k)
 	}
 	switch m.mode {
 	case modeInput:
@@ -33,6 +33,25 @@ func (m Model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	return m, m.normalKey(k)
+}
+
+// tooSmallKey handles a key while "terminal too small" hides every
+// widget: q and ctrl+c quit as usual (asking first while agents run), every
+// other key is dropped, so nothing reaches an input or overlay the user
+// cannot see. Declining the quit goes back to what was open.
+func (m *Model) tooSmallKey(k tea.KeyMsg) tea.Cmd {
+	if !key.Matches(k, m.keys.Quit) {
+		return nil
+	}
+	back := m.mode
+	cmd := m.quit()
+	if m.mode == modeConfirm {
+		m.confirm.no = func(m *Model) tea.Cmd {
+			m.mode = back
+			return nil
+		}
+	}
+	return cmd
 }
 
 // normalKey handles a key when the dashboard itself has focus.
@@ -82,6 +101,11 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 // agentKey handles the keys that act on the selected agent a.
 func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
 	km, id, short := m.keys, a.AgentID, agenttable.Short(a.AgentID)
+	if a.Status == supervisor.StatusClosed && key.Matches(k, km.Send, km.Resend, km.EditResend) {
+		// Refuse before the input opens: typed text would be lost.
+		m.setFlash(levelWarn, "agent "+short+" is closed; press r to resume it first")
+		return nil
+	}
 	switch {
 	case key.Matches(k, km.Send):
 		m.openInput(inputSend, id, "")
@@ -284,4 +308,15 @@ func (m *Model) openPager(a supervisor.AgentInfo) tea.Cmd {
 		return nil
 	}
 	return tea.Exec(m.opts.Pager(path), func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+}
+
+// pagerFailed says in plain words that the pager failed and what to do,
+// e.g. `pager "nonexistentpager" failed (exit status 127); set $PAGER to a
+// pager such as less`.
+func (m Model) pagerFailed(err error) string {
+	name := "pager"
+	if c := strings.TrimSpace(m.opts.PagerCommand); c != "" {
+		name = fmt.Sprintf("pager %q", c)
+	}
+	return fmt.Sprintf("%s failed (%s); set $PAGER to a pager such as less", name, err)
 }

@@ -311,7 +311,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onTick()
 	case pagerDoneMsg:
 		if msg.err != nil {
-			m.setFlash(levelError, "pager: "+msg.err.Error())
+			m.setFlash(levelError, m.pagerFailed(msg.err))
 		}
 		return m, m.syncLog()
 	case shutdownMsg:

@@ -70,8 +70,13 @@ func (m Model) shutdownCmd() tea.Cmd {
 // onOpDone reports how an operation went on the message line.
 func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	short := agenttable.Short(msg.id)
-	if msg.op == opInterrupt || msg.op == opClose {
+	// The stop this dashboard asked for (interrupt, close, or the
+	// interrupt of an interrupt-and-send) is over once the operation
+	// returns; from now on the supervisor's AgentInfo.Stopping says whether
+	// an old process group is still being terminated.
+	if m.stopping[msg.id] {
 		delete(m.stopping, msg.id)
+		m.refreshRows()
 	}
 	if msg.err != nil {
 		m.setFlash(levelError, describe(msg.op, msg.id, msg.err))

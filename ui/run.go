@@ -61,6 +61,9 @@ type Options struct {
 	// means the pager key reports that none is configured. The ui runs it
 	// with tea.Exec and redraws when it ends.
 	Pager func(path string) tea.ExecCommand
+	// PagerCommand is the command line Pager runs (e.g. "less -R"), named
+	// in the message when the pager fails; "" leaves it out.
+	PagerCommand string
 	// Now is the clock for elapsed times; nil means time.Now.
 	Now func() time.Time
 	// FrameInterval is the shortest time between two supervisor event

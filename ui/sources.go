@@ -64,9 +64,10 @@ func (s transcriptSource) Page(from int64, n int) (logview.Page, error) {
 }
 
 // clean turns text an agent CLI reported (not cleaned by the supervisor)
-// into plain lines: escape sequences and controls removed, tabs expanded.
+// into plain lines: escape sequences and controls removed, tabs expanded,
+// and the code points terminals disagree on the width of dropped.
 func clean(text string) string {
-	return strings.TrimRight(termtext.Plain([]byte(text)), "\n")
+	return termtext.DropAmbiguous(strings.TrimRight(termtext.Plain([]byte(text)), "\n"))
 }
 
 // styleLines draws every line of text in st (one Render per line, so no
@@ -89,7 +90,8 @@ func styleLines(st lipgloss.Style, prefix, text string) string {
 
 // RenderEntry draws one transcript entry as styled lines: the assistant's
 // text, thinking, each tool call with its summary, the head of each tool
-// result, errors, retries and the result with tokens and cost.
+// result, errors, retries, the CLI's stderr lines (in the raw view's stderr
+// style, after "stderr ") and the result with tokens and cost.
 func RenderEntry(e transcript.Entry, st theme.Styles) string {
 	text := clean(e.Text)
 	switch e.Kind {
@@ -129,6 +131,8 @@ func RenderEntry(e transcript.Entry, st theme.Styles) string {
 		return styleLines(st.Error, "✗ ", text)
 	case transcript.KindRetry:
 		return styleLines(st.Retry, "↻ ", text)
+	case transcript.KindStderr:
+		return styleLines(st.Stderr, "stderr ", text)
 	case transcript.KindResult:
 		style, head := st.Result, "✓ result"
 		if e.IsError {

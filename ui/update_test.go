@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -171,277 +170,9 @@ func TestCloseIdleAgentAndResume(t *testing.T) {
 	h.keys("c")
 	h.wantCalls("close 7b9e4c21")
 	h.wantScreen("■ closed")
-	h.keys("s")
-	h.typeText("more")
-	h.keys("enter")
-	h.wantScreen("send: agent 7b9e4c21 is closed; press r to resume it first")
 	h.keys("r")
 	h.wantScreen("resumed 7b9e4c21: completed")
 	h.wantScreen("✓ completed")
-}
-
-func TestMoveBetweenSubmissions(t *testing.T) {
-	f := newFake()
-	f.add(idB, "three runs", supervisor.StatusCompleted, supervisor.StatusErrored, supervisor.StatusCompleted)
-	for seq := 1; seq <= 3; seq++ {
-		f.print(idB, seq, fmt.Sprintf("output of run %d", seq))
-	}
-	h := newHarness(t, f, 100, 30)
-	h.wantScreen("7b9e4c21 · #3/3")
-	h.wantScreen("output of run 3")
-	h.keys("[")
-	h.wantScreen("7b9e4c21 · #2/3")
-	h.wantScreen("output of run 2")
-	h.keys("[", "[")
-	h.wantScreen("already at the first submission (#1 of 3)")
-	h.wantScreen("output of run 1")
-	h.keys("]", "]")
-	h.wantScreen("#3/3")
-	h.keys("]")
-	h.wantScreen("already at the latest submission")
-}
-
-func TestScrollKeysAndFollow(t *testing.T) {
-	f := newFake()
-	f.add(idA, "count", supervisor.StatusRunning)
-	for i := 0; i < 200; i++ {
-		f.print(idA, 1, fmt.Sprintf("line %d", i))
-	}
-	h := newHarness(t, f, 100, 30) // log pane: 15 rows
-	top := func() string {
-		for _, l := range strings.Split(h.screen(), "\n") {
-			if i := strings.Index(l, "│line "); i >= 0 {
-				return strings.TrimRight(strings.TrimSuffix(strings.TrimSpace(l[i+len("│"):]), "│"), " ")
-			}
-		}
-		return ""
-	}
-	h.wantScreen("following")
-	if top() != "line 185" {
-		t.Fatalf("top %q", top())
-	}
-	for _, c := range []struct{ key, want string }{
-		{"K", "line 184"}, {"ctrl+y", "line 183"}, {"J", "line 184"}, {"ctrl+e", "line 185"},
-	} {
-		h.keys(c.key)
-		if top() != c.want {
-			t.Fatalf("after %s: top %q, want %q", c.key, top(), c.want)
-		}
-	}
-	h.wantScreen("following") // scrolled back down to the bottom
-	for _, c := range []struct{ key, want string }{
-		{"ctrl+u", "line 178"}, {"pgup", "line 164"}, {"b", "line 150"}, {"ctrl+d", "line 157"},
-		{"pgdown", "line 171"}, {"g", "line 0"}, {"space", "line 14"}, {"G", "line 185"},
-		{"home", "line 0"}, {"end", "line 185"},
-	} {
-		h.keys(c.key)
-		if top() != c.want {
-			t.Fatalf("after %s: top %q, want %q", c.key, top(), c.want)
-		}
-	}
-	h.keys("f")
-	h.wantScreen("paused")
-	f.print(idA, 1, "line 200", "line 201")
-	h.sync(idA)
-	h.wantScreen("↓ 2 new lines · G follows")
-	if top() != "line 185" {
-		t.Fatalf("paused view moved: top %q", top())
-	}
-	h.keys("f")
-	h.wantScreen("following")
-	h.noScreen("new lines")
-	h.keys("w")
-	h.wantScreen("wrap · following")
-}
-
-func TestLinesArriveAndAreTrimmedWhileScrolledUp(t *testing.T) { // H18 at the model level
-	f := newFake()
-	f.add(idA, "count", supervisor.StatusRunning)
-	for i := 0; i < 300; i++ {
-		f.print(idA, 1, fmt.Sprintf("line %d", i))
-	}
-	h := newHarness(t, f, 100, 30)
-	for i := 0; i < 300 && !strings.Contains(h.view(), "│line 100 "); i++ {
-		h.keys("K")
-	}
-	row := func() int {
-		for i, l := range strings.Split(h.view(), "\n") {
-			if strings.Contains(l, "│line 100 ") {
-				return i
-			}
-		}
-		return -1
-	}
-	want := row()
-	for i := 300; i < 600; i += 50 {
-		for j := i; j < i+50; j++ {
-			f.print(idA, 1, fmt.Sprintf("line %d", j))
-		}
-		f.trim(idA, 1, 10)
-		h.sync(idA)
-		if got := row(); got != want {
-			t.Fatalf("line 100 moved from row %d to %d:\n%s", want, got, h.screen())
-		}
-	}
-	h.wantScreen("↓ 300 new lines")
-}
-
-func TestOutputOfOtherAgentsLeavesTheLogAlone(t *testing.T) {
-	f := threeAgents()
-	h := newHarness(t, f, 100, 30)
-	before := f.windowCalls(idA)
-	f.print(idB, 1, "more changelog")
-	h.sync(idB)
-	if got := f.windowCalls(idA); got != before {
-		t.Fatalf("output of an agent not shown read the shown log: %d window calls", got-before)
-	}
-	f.print(idA, 1, "new step")
-	h.sync(idA)
-	h.wantScreen("new step")
-}
-
-func TestSearch(t *testing.T) {
-	f := newFake()
-	f.add(idA, "count", supervisor.StatusRunning)
-	for i := 0; i < 100; i++ {
-		f.print(idA, 1, fmt.Sprintf("line %d", i))
-	}
-	h := newHarness(t, f, 100, 30)
-	h.keys("/")
-	h.wantScreen("search › ")
-	h.typeText("LINE 5") // has upper case: exact case, no match
-	h.keys("enter")
-	h.wantScreen("no match for “LINE 5”")
-	h.keys("/", "ctrl+a", "ctrl+k")
-	h.typeText("line 5")
-	h.keys("enter")
-	h.wantScreen("/line 5 11/11") // the nearest match above the bottom: line 59
-	h.wantScreen("paused")
-	h.keys("ctrl+n")
-	h.wantScreen("/line 5 1/11")
-	h.keys("ctrl+p", "ctrl+p")
-	h.wantScreen("/line 5 10/11")
-	f.print(idA, 1, "line 5000")
-	h.sync(idA)
-	h.wantScreen("/line 5 10/12")
-	h.keys("esc")
-	h.noScreen("/line 5")
-	h.keys("ctrl+n")
-	h.wantScreen("no search: press / to search the log")
-}
-
-func TestPager(t *testing.T) {
-	h := newHarness(t, threeAgents(), 100, 30)
-	h.keys("o")
-	h.wantScreen("no pager configured")
-	var opened string
-	h.m.opts.Pager = func(path string) tea.ExecCommand { opened = path; return nil }
-	h.keys("o")
-	if opened != "/logs/3fa2c1d0/1.log" || h.execs != 1 {
-		t.Fatalf("pager opened %q (%d execs)", opened, h.execs)
-	}
-	h.send(pagerDoneMsg{err: errors.New("exit status 1")})
-	h.wantScreen("pager: exit status 1")
-	h.wantScreen("3fa2c1d0 · #1/1") // the dashboard is intact
-}
-
-func TestHelpOverlay(t *testing.T) {
-	h := newHarness(t, threeAgents(), 160, 45)
-	h.keys("?")
-	for _, s := range []string{"╭─ help", "Agents", "Log", "View", "General", "Input line", "spawn", "ctrl+n", "next match", "? help"[0:1]} {
-		h.wantScreen(s)
-	}
-	h.keys("n") // keys do not leak through the overlay
-	h.wantCalls()
-	h.keys("esc")
-	h.noScreen("╭─ help")
-	h.keys("?", "?")
-	h.noScreen("╭─ help")
-	h.keys("?", "q")
-	h.noScreen("╭─ help")
-	if h.quit {
-		t.Fatal("q closes the help, it does not quit")
-	}
-}
-
-func TestHelpScrollsWhenSmall(t *testing.T) {
-	h := newHarness(t, threeAgents(), 60, 20)
-	h.keys("?")
-	h.wantScreen("j/k scroll")
-	h.wantScreen("Agents")
-	for i := 0; i < 100; i++ {
-		h.keys("j")
-	}
-	h.noScreen("Agents")
-	h.wantScreen("agent command: sh ./agent.sh")
-	h.keys("k")
-}
-
-func TestQuitWithoutRunningAgents(t *testing.T) {
-	f := newFake()
-	f.add(idB, "done", supervisor.StatusCompleted)
-	h := newHarness(t, f, 100, 30)
-	h.keys("q")
-	if !h.quit {
-		t.Fatal("q with nothing running quits at once")
-	}
-}
-
-func TestQuitStopsRunningAgentsFirst(t *testing.T) {
-	h := newHarness(t, threeAgents(), 100, 30)
-	h.keys("q")
-	h.wantScreen("? Quit? 1 agent is running and will be stopped.")
-	h.keys("n")
-	if h.quit {
-		t.Fatal("declined quit quits")
-	}
-	h.keys("ctrl+c")
-	h.wantScreen("? Quit?")
-	nm, cmd := h.m.Update(keyMsg("y"))
-	h.m = nm.(Model)
-	h.wantScreen("◌ stopping 1 of 1 agents…")
-	h.wantScreen("q quit without waiting")
-	h.send(cmd())
-	h.wantCalls("shutdown")
-	if !h.quit {
-		t.Fatal("quit after the shutdown")
-	}
-}
-
-func TestCtrlCTwiceQuits(t *testing.T) {
-	h := newHarness(t, threeAgents(), 100, 30)
-	h.keys("ctrl+c", "ctrl+c")
-	if !h.quit {
-		t.Fatal("ctrl+c twice quits")
-	}
-	h.wantCalls("shutdown")
-}
-
-func TestTerminalTooSmall(t *testing.T) { // H19 at the model level
-	h := newHarness(t, threeAgents(), 100, 30)
-	for _, s := range [][2]int{{1, 1}, {3, 2}, {10, 3}, {39, 9}, {0, 0}} {
-		h.send(tea.WindowSizeMsg{Width: s[0], Height: s[1]})
-		v := h.view()
-		if s[0] > 0 && s[1] > 0 {
-			lines := strings.Split(v, "\n")
-			if len(lines) != s[1] {
-				t.Fatalf("%dx%d: %d lines", s[0], s[1], len(lines))
-			}
-			for _, l := range lines {
-				if w := len([]rune(l)); w > s[0] {
-					t.Fatalf("%dx%d: line wider than the terminal: %q", s[0], s[1], l)
-				}
-			}
-		}
-		h.keys("n", "c") // ignored while too small
-	}
-	h.send(tea.WindowSizeMsg{Width: 39, Height: 9})
-	h.wantScreen("terminal too small")
-	h.wantScreen("need ≥ 40x10, have 39x9")
-	h.wantCalls()
-	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
-	h.wantScreen("3fa2c1d0 · #1/1")
-	h.wantScreen("RED-NO-RESET")
 }
 
 func TestOperationErrorsInPlainWords(t *testing.T) {
@@ -456,18 +187,6 @@ func TestOperationErrorsInPlainWords(t *testing.T) {
 	h.noScreen("concurrency")
 }
 
-func TestWarningsAndNotes(t *testing.T) {
-	f := newFake()
-	f.cfg.Warnings = []string{`MEMO_SUBAGENT_MAX_AGENTS="x" is not a positive number; using 4`}
-	f.cfg.Notes = []string{"memo not found on PATH: using the built-in audit agent"}
-	h := newHarness(t, f, 160, 45)
-	h.wantScreen(`⚠ MEMO_SUBAGENT_MAX_AGENTS="x" is not a positive number; using 4`)
-	h.wantScreen("ℹ memo not found on PATH")
-	h.wantScreen("⚠ 1 warning")
-	h.wantScreen("0/4 running")
-	h.wantScreen("cmd: sh ./agent.sh")
-}
-
 func TestStartupSpawns(t *testing.T) {
 	f := newFake()
 	st := Options{Spawn: []string{"first", "second"}}
@@ -479,44 +198,6 @@ func TestStartupSpawns(t *testing.T) {
 	h.wantCalls(`spawn "first"`, `spawn "second"`)
 	h.wantScreen("› a0000001") // the first stays selected
 	h.noScreen("spawned")
-}
-
-func TestTranscriptToggle(t *testing.T) {
-	f := newFake()
-	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
-	a := f.add(idA, "explain", supervisor.StatusRunning)
-	a.info.SessionID = idA
-	a.info.Activity = "Bash: go test ./..."
-	a.info.Usage = supervisor.Usage{InputTokens: 1234, OutputTokens: 345, CostUSD: 0.0123}
-	f.print(idA, 1, `{"type":"assistant"}`)
-	a.entries[1] = transcriptFixture()
-	h := newHarness(t, f, 180, 35)
-	h.wantScreen("3fa2c1d0 · #1/1 · session 3fa2c1d0 · transcript")
-	h.wantScreen("→ Bash: go test ./... · 1.6k tok $0.0123")
-	h.wantScreen("⚙ Bash  go test ./...")
-	h.wantScreen("✓ result · 1.2k in / 345 out tokens · $0.0123")
-	h.keys("t")
-	h.wantScreen("· raw ·")
-	h.wantScreen(`{"type":"assistant"}`)
-	h.keys("t")
-	h.wantScreen("⚙ Bash")
-}
-
-func TestRawOnlyWithoutPreset(t *testing.T) {
-	h := newHarness(t, threeAgents(), 100, 30)
-	h.keys("t")
-	h.wantScreen("raw output only")
-}
-
-func TestEvictedSubmissionIsReadBack(t *testing.T) {
-	f := newFake()
-	a := f.add(idB, "runs", supervisor.StatusCompleted, supervisor.StatusCompleted, supervisor.StatusCompleted)
-	f.print(idB, 1, "first run output")
-	a.evicted[1] = true
-	h := newHarness(t, f, 100, 30)
-	h.keys("[", "[")
-	h.wantCalls("load 7b9e4c21 1")
-	h.wantScreen("first run output")
 }
 
 func TestKeysArrivingTogetherAreHandledOneByOne(t *testing.T) {
@@ -535,16 +216,59 @@ func TestKeysArrivingTogetherAreHandledOneByOne(t *testing.T) {
 	}
 }
 
-func TestQuitFromATooSmallTerminal(t *testing.T) {
-	h := newHarness(t, threeAgents(), 30, 5)
-	h.keys("q")
-	h.wantScreen("Quit? 1 agent is running and …")
-	h.wantScreen("y quit · n stay")
-	h.keys("n")
-	h.wantScreen("terminal too small")
-	h.keys("q", "y")
-	h.wantCalls("shutdown")
-	if !h.quit {
-		t.Fatal("quit confirmed on a too small terminal does not quit")
+// TestInterruptAndSendShowsTheNewRunRunning: answering yes to "interrupt it
+// and send" shows the agent stopping at once; when the send returns, the
+// stop is over and the new submission is shown running, also after later
+// snapshots (the supervisor's own Stopping covers the old process group).
+func TestInterruptAndSendShowsTheNewRunRunning(t *testing.T) {
+	for _, c := range []struct {
+		name, verb string
+		ask        func(h *harness)
+	}{
+		{"send", "send", func(h *harness) { h.keys("s"); h.typeText("summarise"); h.keys("enter") }},
+		{"resend", "resend", func(h *harness) { h.keys("R") }},
+		{"edit", "send", func(h *harness) { h.keys("e"); h.typeText(" again"); h.keys("enter") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, threeAgents(), 100, 30)
+			c.ask(h)
+			h.wantScreen("? 3fa2c1d0 is running. Interrupt it and " + c.verb + "?")
+			nm, cmd := h.m.Update(keyMsg("y"))
+			h.m = nm.(Model)
+			if r := h.row(idA); !strings.Contains(r, "◌ stopping") {
+				t.Fatalf("row while the interrupt runs: %q", r)
+			}
+			h.send(cmd())
+			h.wantScreen("sent to 3fa2c1d0")
+			h.wantScreen("3fa2c1d0 · #2/2 ● running")
+			for i := 0; i < 2; i++ {
+				if r := h.row(idA); !strings.Contains(r, "⠋ running") || strings.Contains(r, "stopping") {
+					t.Fatalf("row of the new run: %q", r)
+				}
+				h.sync(idA)
+			}
+		})
 	}
+}
+
+// TestClosedAgentRefusesSendAtOnce: s, R and e on a closed agent say so at
+// once, before any text is typed, and call nothing; after r they work.
+func TestClosedAgentRefusesSendAtOnce(t *testing.T) {
+	f := threeAgents()
+	f.add(idD, "tidy the docs", supervisor.StatusCompleted).info.Status = supervisor.StatusClosed
+	h := newHarness(t, f, 100, 30)
+	h.keys("j", "j", "j")
+	h.wantScreen("› d15ea5ed ■ closed")
+	for _, k := range []string{"s", "R", "e"} {
+		h.keys("esc") // clear the last message
+		h.keys(k)
+		h.wantScreen("⚠ agent d15ea5ed is closed; press r to resume it first")
+		h.noScreen("d15ea5ed (closed) ›")
+		h.typeText("x") // not typed into an input: x means nothing
+		h.noScreen("› x")
+	}
+	h.wantCalls()
+	h.keys("r", "s")
+	h.wantScreen("send d15ea5ed › ")
+	h.wantCalls("resume d15ea5ed")
 }

@@ -104,14 +104,21 @@ func (m Model) emptyLog() string {
 	return strings.Join(lines, "\n")
 }
 
-// logTitles returns the log pane's title and footer: which submission, the
-// view mode, follow state, new lines and search matches.
+// logTitles returns the log pane's title and footer: which submission, how
+// it went, the view mode, follow state and its message; new lines and search
+// matches.
 func (m Model) logTitles() (string, string) {
 	if m.shown.agent == "" {
 		return "log", ""
 	}
 	a, _ := m.agent(m.shown.agent)
-	parts := []string{fmt.Sprintf("%s · #%d/%d", agenttable.Short(a.AgentID), m.shown.seq, len(a.Submissions))}
+	head := fmt.Sprintf("%s · #%d/%d", agenttable.Short(a.AgentID), m.shown.seq, len(a.Submissions))
+	var sub supervisor.SubmissionInfo
+	if i := m.shown.seq - 1; i >= 0 && i < len(a.Submissions) {
+		sub = a.Submissions[i]
+		head += " " + agenttable.SubmissionText(sub, m.stopping[a.AgentID] && i == len(a.Submissions)-1)
+	}
+	parts := []string{head}
 	if id := a.SessionID; id != "" {
 		parts = append(parts, "session "+agenttable.Short(cells.Clean(id)))
 	}
@@ -125,6 +132,14 @@ func (m Model) logTitles() (string, string) {
 		parts = append(parts, "following")
 	} else {
 		parts = append(parts, "paused")
+	}
+	title := strings.Join(parts, " · ")
+	// What the submission was asked, cut to the room left on the border
+	// (see edge: a corner, a line and a space each side of the label).
+	room := m.lay.logW - 6 - cells.Width(title) - len(" · ") - 2
+	if msg := cells.Clean(sub.Message); msg != "" && room >= 4 {
+		msg, _ = cells.Cut(msg, room)
+		title += " · “" + msg + "”"
 	}
 	var foot []string
 	if m.loading[m.shown] {
@@ -146,7 +161,7 @@ func (m Model) logTitles() (string, string) {
 	} else if first > 0 && m.log.Top().Item <= first && !m.log.Following() {
 		foot = append(foot, fmt.Sprintf("%d older lines in the log file (o)", first))
 	}
-	return strings.Join(parts, " · "), strings.Join(foot, " · ")
+	return title, strings.Join(foot, " · ")
 }
 
 // box draws body (h-2 rows of exactly w-2 cells, as every widget draws
@@ -199,13 +214,14 @@ func (m Model) messageLine() string {
 		return cells.Fit(m.styles.Stopping.Render(fmt.Sprintf("%s stopping %d of %d agents…", agenttable.SymStopping, left, m.stopN)), w)
 	}
 	if f := m.flash; f.text != "" {
+		text := cells.Clean(f.text) // it may quote a message, a query or an error
 		switch f.level {
 		case levelError:
-			return cells.Fit(m.styles.Error.Render("✗ "+f.text), w)
+			return cells.Fit(m.styles.Error.Render("✗ "+text), w)
 		case levelWarn:
-			return cells.Fit(m.styles.Warning.Render("⚠ "+f.text), w)
+			return cells.Fit(m.styles.Warning.Render("⚠ "+text), w)
 		}
-		return cells.Fit(m.styles.Note.Render("✓ "+f.text), w)
+		return cells.Fit(m.styles.Note.Render("✓ "+text), w)
 	}
 	var parts []string
 	for _, s := range m.cfg.Warnings {

@@ -107,6 +107,30 @@ func Reason(sub supervisor.SubmissionInfo) string {
 	return cells.Clean(le)
 }
 
+// SubmissionText returns how submission sub went, as a symbol and a word:
+// "● running", "◌ stopping", "✓ completed", "✗ interrupted" or "✗ errored
+// (exit 2)". stopping says the dashboard asked for a stop that the snapshot
+// may not show yet.
+func SubmissionText(sub supervisor.SubmissionInfo, stopping bool) string {
+	running := sub.EndedAt.IsZero()
+	switch {
+	case running && (sub.Stopping || stopping):
+		return SymStopping + " stopping"
+	case running:
+		return SymRunning + " running"
+	case sub.Status == supervisor.StatusErrored:
+		switch r := Reason(sub); r {
+		case "interrupted":
+			return SymErrored + " interrupted"
+		case "":
+			return SymErrored + " errored"
+		default:
+			return SymErrored + " errored (" + r + ")"
+		}
+	}
+	return Symbol(sub.Status) + " " + string(sub.Status)
+}
+
 // Row is what the table shows of one agent.
 type Row struct {
 	ID          string

@@ -3,8 +3,9 @@
 // Update/View. It edits a message for spawn, send or search.
 //
 // Pasted text keeps its line breaks in the value (an agent task may span
-// lines) and shows them as "↵". The view scrolls horizontally to keep the
-// cursor visible and never exceeds its width.
+// lines) and shows them as "↵". Code points terminals disagree on the width
+// of stay in the value but are not drawn. The view scrolls horizontally to
+// keep the cursor visible and never exceeds its width.
 package lineinput
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/subdash/subdash/keymap"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
 )
 
@@ -92,9 +94,9 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	km := m.KeyMap
 	switch {
 	case key.Matches(k, km.Left):
-		m.cursor = max(m.cursor-1, 0)
+		m.cursor = m.prevStop()
 	case key.Matches(k, km.Right):
-		m.cursor = min(m.cursor+1, len(m.value))
+		m.cursor = m.nextStop()
 	case key.Matches(k, km.WordLeft):
 		m.cursor = m.wordStart()
 	case key.Matches(k, km.WordRight):
@@ -104,14 +106,11 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case key.Matches(k, km.End):
 		m.cursor = len(m.value)
 	case key.Matches(k, km.DeleteBack):
-		if m.cursor > 0 {
-			m.value = append(m.value[:m.cursor-1], m.value[m.cursor:]...)
-			m.cursor--
-		}
+		start := m.prevStop()
+		m.value = append(m.value[:start], m.value[m.cursor:]...)
+		m.cursor = start
 	case key.Matches(k, km.DeleteForward):
-		if m.cursor < len(m.value) {
-			m.value = append(m.value[:m.cursor], m.value[m.cursor+1:]...)
-		}
+		m.value = append(m.value[:m.cursor], m.value[m.nextStop():]...)
 	case key.Matches(k, km.DeleteWordBack):
 		start := m.wordStart()
 		m.value = append(m.value[:start], m.value[m.cursor:]...)
@@ -134,6 +133,27 @@ func (m *Model) insert(r []rune) {
 	v = append(v, m.value[m.cursor:]...)
 	m.value = v
 	m.cursor += len(r)
+}
+
+// prevStop returns where the cursor goes one character left: past every
+// rune drawn in no cell (a combining mark, or a code point View drops) to
+// the rune they are drawn with, so the cursor never seems stuck.
+func (m Model) prevStop() int {
+	i := max(m.cursor-1, 0)
+	for i > 0 && invisible(m.value[i]) {
+		i--
+	}
+	return i
+}
+
+// nextStop returns where the cursor goes one character right: past the
+// runes drawn with the one under the cursor.
+func (m Model) nextStop() int {
+	i := min(m.cursor+1, len(m.value))
+	for i < len(m.value) && invisible(m.value[i]) {
+		i++
+	}
+	return i
 }
 
 func (m Model) wordStart() int {
@@ -180,16 +200,26 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// glyph returns how rune r is drawn and its width in cells.
+// glyph returns how rune r is drawn and its width in cells. The code
+// points terminals disagree on the width of (variation selectors, ZWJ, skin
+// tones; see termtext.DropAmbiguous) are drawn as nothing; they stay in the
+// value, which is sent as typed.
 func glyph(r rune) (string, int) {
 	if r == '\n' {
 		return "↵", 1
 	}
-	w := runewidth.RuneWidth(r)
-	if w == 0 {
-		return string(r), 0
+	s := string(r)
+	if termtext.DropAmbiguous(s) == "" {
+		return "", 0
 	}
-	return string(r), w
+	return s, runewidth.RuneWidth(r)
+}
+
+// invisible reports whether rune r takes no cell of its own: it is drawn
+// with the rune before it, or not at all.
+func invisible(r rune) bool {
+	_, w := glyph(r)
+	return w == 0 && r != '\n'
 }
 
 // cell is one drawn cell group of the text.

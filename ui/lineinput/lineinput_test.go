@@ -105,3 +105,31 @@ func TestPlaceholder(t *testing.T) {
 		t.Fatalf("view %q", v)
 	}
 }
+
+// TestWidthAmbiguousCodePointsAreNotDrawn: VS16, skin tones and ZWJ make
+// terminals disagree on a character's width. The view leaves them out, the
+// cursor steps over them with the character they belong to, and the value
+// keeps every code point as typed.
+func TestWidthAmbiguousCodePointsAreNotDrawn(t *testing.T) {
+	const msg = "fix ⚠️ warnings 👍🏽"
+	m := press(newInput(40), tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(msg), Paste: true})
+	if m.Value() != msg {
+		t.Fatalf("value %q, want %q", m.Value(), msg)
+	}
+	if v, want := m.View(), "send › fix ⚠ warnings 👍▏"; v != want {
+		t.Fatalf("view %q, want %q", v, want)
+	}
+	m = press(m, tea.KeyMsg{Type: tea.KeyLeft}) // onto 👍, its skin tone with it
+	if v, want := m.View(), "send › fix ⚠ warnings ▏👍"; v != want {
+		t.Fatalf("after left: %q, want %q", v, want)
+	}
+	m = press(m, tea.KeyMsg{Type: tea.KeyRight}, tea.KeyMsg{Type: tea.KeyBackspace})
+	if want := "fix ⚠️ warnings "; m.Value() != want {
+		t.Fatalf("backspace left %q, want %q", m.Value(), want)
+	}
+	m.SetValue("⚠️!")
+	m = press(m, tea.KeyMsg{Type: tea.KeyHome}, tea.KeyMsg{Type: tea.KeyDelete})
+	if m.Value() != "!" {
+		t.Fatalf("delete left %q, want %q", m.Value(), "!")
+	}
+}

@@ -60,13 +60,19 @@ func DefaultKeyMap() KeyMap {
 // Styles are the pane's styles.
 type Styles struct {
 	Stderr, Match, MatchActive lipgloss.Style
+	// MatchMark and MatchActiveMark replace Match and MatchActive when
+	// NoColor is set: attributes only, which NO_COLOR allows.
+	MatchMark, MatchActiveMark theme.Mark
 	// NoColor strips the SGR of log lines too (NO_COLOR).
 	NoColor bool
 }
 
 // DefaultStyles returns the pane's styles taken from t.
 func DefaultStyles(t theme.Styles) Styles {
-	return Styles{Stderr: t.Stderr, Match: t.Match, MatchActive: t.MatchActive, NoColor: t.NoColor}
+	return Styles{
+		Stderr: t.Stderr, Match: t.Match, MatchActive: t.MatchActive,
+		MatchMark: t.MatchMark, MatchActiveMark: t.MatchActiveMark, NoColor: t.NoColor,
+	}
 }
 
 // Pos is a position in the log: an item and a row within it (rows differ

@@ -225,11 +225,34 @@ func TestSearchHighlightsAndMoves(t *testing.T) {
 	}
 	found := false
 	for _, r := range rows(m) {
-		found = found || strings.TrimSpace(r) == "line 4"
+		found = found || strings.TrimSpace(ansi.Strip(r)) == "line 4"
 	}
 	if !found {
 		t.Fatalf("match not on screen: %q", rows(m))
 	}
+}
+
+// TestSearchMarksMatchesWithoutColour: NO_COLOR forbids colour, not
+// attributes. Matches are drawn in reverse video, the current one also bold
+// and underlined, and nothing else on the row is styled.
+func TestSearchMarksMatchesWithoutColour(t *testing.T) {
+	src := &memSource{}
+	src.add("item %d of the log", 0, 10)
+	m := newPane(t, src, 30, 10)
+	m.SetQuery("of")
+	m.AddMatches([]int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	m.NextMatch()
+	if cur, _ := m.CurrentMatch(); cur != 0 {
+		t.Fatalf("current match %d, want 0", cur)
+	}
+	r := rows(m)
+	if want := "item 0 \x1b[1;4;7mof\x1b[m the log"; !strings.HasPrefix(r[0], want) {
+		t.Fatalf("current match row %q, want it to start %q", r[0], want)
+	}
+	if want := "item 1 \x1b[7mof\x1b[m the log"; !strings.HasPrefix(r[1], want) {
+		t.Fatalf("other match row %q, want it to start %q", r[1], want)
+	}
+	checkShape(t, m)
 }
 
 func TestKeysScroll(t *testing.T) {

@@ -81,16 +81,18 @@ func (m Model) CurrentMatch() (int64, bool) {
 	return s.matches[s.current], true
 }
 
-// NearestMatch makes current the last match at or above the bottom of the
-// view (else the first match) and shows it. It reports whether there was a
-// match.
+// NearestMatch makes current the first match at or below the top row of
+// the view, as less does, else (the view is past the last match, as when
+// following) the last match above it, and shows it. It reports whether
+// there was a match.
 func (m *Model) NearestMatch() bool {
-	if len(m.search.matches) == 0 {
+	n := len(m.search.matches)
+	if n == 0 {
 		return false
 	}
-	bottom := m.st.Top.Item + int64(m.height)
-	i := sort.Search(len(m.search.matches), func(i int) bool { return m.search.matches[i] >= bottom })
-	m.setCurrent(max(i-1, 0))
+	top := m.st.Top.Item
+	i := sort.Search(n, func(i int) bool { return m.search.matches[i] >= top })
+	m.setCurrent(min(i, n-1))
 	return true
 }
 
@@ -137,8 +139,9 @@ func (s *searchState) prune(first int64) {
 }
 
 // highlight returns line as plain text with every occurrence of the query
-// drawn in the match style (the current match's item in the active style),
-// or false when the line does not contain the query.
+// drawn in the match style (the current match's item in the active style;
+// the attribute-only marks without colour), or false when the line does not
+// contain the query.
 func (m *Model) highlight(abs int64, line string) (string, bool) {
 	q := m.search.query
 	plain := cells.Strip(line)
@@ -149,10 +152,7 @@ func (m *Model) highlight(abs int64, line string) (string, bool) {
 	if !strings.Contains(hay, q) {
 		return "", false
 	}
-	style := m.Styles.Match
-	if cur, ok := m.CurrentMatch(); ok && cur == abs {
-		style = m.Styles.MatchActive
-	}
+	mark := m.mark(abs)
 	var b strings.Builder
 	for {
 		i := strings.Index(hay, q)
@@ -161,8 +161,26 @@ func (m *Model) highlight(abs int64, line string) (string, bool) {
 			break
 		}
 		b.WriteString(plain[:i])
-		b.WriteString(style.Render(plain[i : i+len(q)]))
+		b.WriteString(mark(plain[i : i+len(q)]))
 		plain, hay = plain[i+len(q):], hay[i+len(q):]
 	}
 	return b.String(), true
+}
+
+// mark returns how the matches in item abs are drawn: in the match style, or
+// the active one for the current match; with NoColor in the attribute-only
+// marks, since lipgloss draws no attribute without colour.
+func (m *Model) mark(abs int64) func(string) string {
+	cur, ok := m.CurrentMatch()
+	active := ok && cur == abs
+	st := m.Styles
+	switch {
+	case st.NoColor && active:
+		return st.MatchActiveMark.Render
+	case st.NoColor:
+		return st.MatchMark.Render
+	case active:
+		return func(s string) string { return st.MatchActive.Render(s) }
+	}
+	return func(s string) string { return st.Match.Render(s) }
 }

@@ -82,6 +82,9 @@ func TestCleanAndStrip(t *testing.T) {
 	if s := "plain text"; Strip(s) != s {
 		t.Fatal("Strip changed plain text")
 	}
+	if got := Clean("fix ⚠️ warnings 👍🏽 👨‍👩‍👧"); got != "fix ⚠ warnings 👍 👨👩👧" {
+		t.Fatalf("Clean keeps width-ambiguous code points: %q", got)
+	}
 }
 
 func TestFitAndCenter(t *testing.T) {

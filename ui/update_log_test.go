@@ -1,0 +1,354 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/transcript"
+)
+
+// Update()/View() tests of the log pane: submissions, scrolling, follow
+// mode, search, the pager and transcripts.
+
+func TestMoveBetweenSubmissions(t *testing.T) {
+	f := newFake()
+	f.add(idB, "three runs", supervisor.StatusCompleted, supervisor.StatusErrored, supervisor.StatusCompleted)
+	for seq := 1; seq <= 3; seq++ {
+		f.print(idB, seq, fmt.Sprintf("output of run %d", seq))
+	}
+	h := newHarness(t, f, 100, 30)
+	h.wantScreen("7b9e4c21 · #3/3")
+	h.wantScreen("output of run 3")
+	h.keys("[")
+	h.wantScreen("7b9e4c21 · #2/3")
+	h.wantScreen("output of run 2")
+	h.keys("[", "[")
+	h.wantScreen("already at the first submission (#1 of 3)")
+	h.wantScreen("output of run 1")
+	h.keys("]", "]")
+	h.wantScreen("#3/3")
+	h.keys("]")
+	h.wantScreen("already at the latest submission")
+}
+
+func TestScrollKeysAndFollow(t *testing.T) {
+	f := newFake()
+	f.add(idA, "count", supervisor.StatusRunning)
+	for i := 0; i < 200; i++ {
+		f.print(idA, 1, fmt.Sprintf("line %d", i))
+	}
+	h := newHarness(t, f, 100, 30) // log pane: 15 rows
+	top := func() string {
+		for _, l := range strings.Split(h.screen(), "\n") {
+			if i := strings.Index(l, "│line "); i >= 0 {
+				return strings.TrimRight(strings.TrimSuffix(strings.TrimSpace(l[i+len("│"):]), "│"), " ")
+			}
+		}
+		return ""
+	}
+	h.wantScreen("following")
+	if top() != "line 185" {
+		t.Fatalf("top %q", top())
+	}
+	for _, c := range []struct{ key, want string }{
+		{"K", "line 184"}, {"ctrl+y", "line 183"}, {"J", "line 184"}, {"ctrl+e", "line 185"},
+	} {
+		h.keys(c.key)
+		if top() != c.want {
+			t.Fatalf("after %s: top %q, want %q", c.key, top(), c.want)
+		}
+	}
+	h.wantScreen("following") // scrolled back down to the bottom
+	for _, c := range []struct{ key, want string }{
+		{"ctrl+u", "line 178"}, {"pgup", "line 164"}, {"b", "line 150"}, {"ctrl+d", "line 157"},
+		{"pgdown", "line 171"}, {"g", "line 0"}, {"space", "line 14"}, {"G", "line 185"},
+		{"home", "line 0"}, {"end", "line 185"},
+	} {
+		h.keys(c.key)
+		if top() != c.want {
+			t.Fatalf("after %s: top %q, want %q", c.key, top(), c.want)
+		}
+	}
+	h.keys("f")
+	h.wantScreen("paused")
+	f.print(idA, 1, "line 200", "line 201")
+	h.sync(idA)
+	h.wantScreen("↓ 2 new lines · G follows")
+	if top() != "line 185" {
+		t.Fatalf("paused view moved: top %q", top())
+	}
+	h.keys("f")
+	h.wantScreen("following")
+	h.noScreen("new lines")
+	h.keys("w")
+	h.wantScreen("wrap · following")
+}
+
+func TestLinesArriveAndAreTrimmedWhileScrolledUp(t *testing.T) { // H18 at the model level
+	f := newFake()
+	f.add(idA, "count", supervisor.StatusRunning)
+	for i := 0; i < 300; i++ {
+		f.print(idA, 1, fmt.Sprintf("line %d", i))
+	}
+	h := newHarness(t, f, 100, 30)
+	for i := 0; i < 300 && !strings.Contains(h.view(), "│line 100 "); i++ {
+		h.keys("K")
+	}
+	row := func() int {
+		for i, l := range strings.Split(h.view(), "\n") {
+			if strings.Contains(l, "│line 100 ") {
+				return i
+			}
+		}
+		return -1
+	}
+	want := row()
+	for i := 300; i < 600; i += 50 {
+		for j := i; j < i+50; j++ {
+			f.print(idA, 1, fmt.Sprintf("line %d", j))
+		}
+		f.trim(idA, 1, 10)
+		h.sync(idA)
+		if got := row(); got != want {
+			t.Fatalf("line 100 moved from row %d to %d:\n%s", want, got, h.screen())
+		}
+	}
+	h.wantScreen("↓ 300 new lines")
+}
+
+func TestOutputOfOtherAgentsLeavesTheLogAlone(t *testing.T) {
+	f := threeAgents()
+	h := newHarness(t, f, 100, 30)
+	before := f.windowCalls(idA)
+	f.print(idB, 1, "more changelog")
+	h.sync(idB)
+	if got := f.windowCalls(idA); got != before {
+		t.Fatalf("output of an agent not shown read the shown log: %d window calls", got-before)
+	}
+	f.print(idA, 1, "new step")
+	h.sync(idA)
+	h.wantScreen("new step")
+}
+
+func TestSearch(t *testing.T) {
+	f := newFake()
+	f.add(idA, "count", supervisor.StatusRunning)
+	for i := 0; i < 100; i++ {
+		f.print(idA, 1, fmt.Sprintf("line %d", i))
+	}
+	h := newHarness(t, f, 100, 30)
+	h.keys("/")
+	h.wantScreen("search › ")
+	h.typeText("LINE 5") // has upper case: exact case, no match
+	h.keys("enter")
+	h.wantScreen("no match for “LINE 5”")
+	h.keys("/", "ctrl+a", "ctrl+k")
+	h.typeText("line 5")
+	h.keys("enter")
+	h.wantScreen("/line 5 11/11") // the nearest match above the bottom: line 59
+	h.wantScreen("paused")
+	h.keys("ctrl+n")
+	h.wantScreen("/line 5 1/11")
+	h.keys("ctrl+p", "ctrl+p")
+	h.wantScreen("/line 5 10/11")
+	f.print(idA, 1, "line 5000")
+	h.sync(idA)
+	h.wantScreen("/line 5 10/12")
+	h.keys("esc")
+	h.noScreen("/line 5")
+	h.keys("ctrl+n")
+	h.wantScreen("no search: press / to search the log")
+}
+
+func TestPager(t *testing.T) {
+	h := newHarness(t, threeAgents(), 100, 30)
+	h.keys("o")
+	h.wantScreen("no pager configured")
+	var opened string
+	h.m.opts.Pager = func(path string) tea.ExecCommand { opened = path; return nil }
+	h.keys("o")
+	if opened != "/logs/3fa2c1d0/1.log" || h.execs != 1 {
+		t.Fatalf("pager opened %q (%d execs)", opened, h.execs)
+	}
+	h.send(pagerDoneMsg{err: errors.New("exit status 1")})
+	h.wantScreen("✗ pager failed (exit status 1); set $PAGER to a pager such as less")
+	h.wantScreen("3fa2c1d0 · #1/1") // the dashboard is intact
+}
+
+// TestPagerNotFoundInPlainWords: a pager that is not installed says which
+// command failed and what to do, not just "exit status 127".
+func TestPagerNotFoundInPlainWords(t *testing.T) {
+	h := newHarness(t, threeAgents(), 100, 30)
+	h.m.opts.Pager = func(string) tea.ExecCommand { return nil }
+	h.m.opts.PagerCommand = "nonexistentpager"
+	h.keys("o")
+	h.send(pagerDoneMsg{err: errors.New("exit status 127")})
+	h.wantScreen(`✗ pager "nonexistentpager" failed (exit status 127); set $PAGER to a pager such as less`)
+	checkFrame(t, h.view(), 100, 30)
+}
+
+func TestTranscriptToggle(t *testing.T) {
+	f := newFake()
+	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
+	a := f.add(idA, "explain", supervisor.StatusRunning)
+	a.info.SessionID = idA
+	a.info.Activity = "Bash: go test ./..."
+	a.info.Usage = supervisor.Usage{InputTokens: 1234, OutputTokens: 345, CostUSD: 0.0123}
+	f.print(idA, 1, `{"type":"assistant"}`)
+	a.entries[1] = transcriptFixture()
+	h := newHarness(t, f, 180, 35)
+	h.wantScreen("3fa2c1d0 · #1/1 ● running · session 3fa2c1d0 · transcript")
+	h.wantScreen("→ Bash: go test ./... · 1.6k tok $0.0123")
+	h.wantScreen("⚙ Bash  go test ./...")
+	h.wantScreen("✓ result · 1.2k in / 345 out tokens · $0.0123")
+	h.keys("t")
+	h.wantScreen("· raw ·")
+	h.wantScreen(`{"type":"assistant"}`)
+	h.keys("t")
+	h.wantScreen("⚙ Bash")
+}
+
+func TestRawOnlyWithoutPreset(t *testing.T) {
+	h := newHarness(t, threeAgents(), 100, 30)
+	h.keys("t")
+	h.wantScreen("raw output only")
+}
+
+func TestEvictedSubmissionIsReadBack(t *testing.T) {
+	f := newFake()
+	a := f.add(idB, "runs", supervisor.StatusCompleted, supervisor.StatusCompleted, supervisor.StatusCompleted)
+	f.print(idB, 1, "first run output")
+	a.evicted[1] = true
+	h := newHarness(t, f, 100, 30)
+	h.keys("[", "[")
+	h.wantCalls("load 7b9e4c21 1")
+	h.wantScreen("first run output")
+}
+
+// TestTranscriptShowsStderr: a CLI that fails before its first event says
+// why on stderr; the transcript view shows that line, marked and in the
+// stderr style of the raw view.
+func TestTranscriptShowsStderr(t *testing.T) {
+	const line = "/bin/sh: 1: claude: not found"
+	f := newFake()
+	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
+	a := f.add(idC, "explain", supervisor.StatusErrored)
+	a.lines[1] = []supervisor.Line{{Text: line, Width: len(line), Stderr: true}}
+	a.entries[1] = []transcript.Entry{{Kind: transcript.KindStderr, Text: line + "\x1b[K"}}
+	h := newHarness(t, f, 100, 30)
+	h.wantScreen("· transcript ·")
+	h.wantScreen("│stderr " + line + " ")
+	checkFrame(t, h.view(), 100, 30)
+
+	h.m = colourModel(h.m, f)
+	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	if want := h.m.styles.Stderr.Render("stderr " + line); !strings.Contains(h.view(), want) {
+		t.Fatalf("the stderr entry is not in the stderr style %q:\n%q", want, h.view())
+	}
+}
+
+// TestSearchMarksMatchesWithoutColour: NO_COLOR forbids colour, not
+// attributes. With the Ascii profile matches are in reverse video, the
+// current one also bold and underlined, and no colour is drawn.
+func TestSearchMarksMatchesWithoutColour(t *testing.T) {
+	h := newHarness(t, threeAgents(), 100, 30)
+	h.keys("g", "/")
+	h.typeText("step 3")
+	h.keys("enter")
+	h.wantScreen("/step 3 1/11")
+	h.wantScreen("│\x1b[1;4;7mstep 3\x1b[m of the refactor")
+	h.keys("ctrl+n")
+	h.wantScreen("│\x1b[1;4;7mstep 3\x1b[m0 of the refactor")
+	h.wantScreen("│\x1b[7mstep 3\x1b[m1 of the refactor")
+	for _, seq := range regexp.MustCompile(`\x1b\[([0-9;]*)m`).FindAllStringSubmatch(h.view(), -1) {
+		if p := seq[1]; p != "" && p != "7" && p != "1;4;7" {
+			t.Fatalf("SGR %q drawn with NO_COLOR", seq[0])
+		}
+	}
+	checkFrame(t, h.view(), 100, 30)
+}
+
+// TestSearchStartsAtTheTopOfTheView: like less, a new search lands on the
+// first match at or below the top line of the view; when following (the
+// view is past the last match) on the last match above it.
+func TestSearchStartsAtTheTopOfTheView(t *testing.T) {
+	f := newFake()
+	f.add(idB, "read", supervisor.StatusCompleted)
+	for i := 0; i < 200; i++ {
+		line := fmt.Sprintf("line %d", i)
+		switch i {
+		case 3, 8, 12, 50, 120, 180:
+			line += " edits task.go"
+		}
+		f.print(idB, 1, line)
+	}
+	h := newHarness(t, f, 100, 30) // log pane: 15 rows
+	search := func() {
+		h.keys("esc", "/")
+		h.typeText("task.go")
+		h.keys("enter")
+	}
+	h.keys("g")
+	search()
+	h.wantScreen("/task.go 1/6")
+	h.wantScreen("│line 3 edits \x1b[1;4;7mtask.go")
+	h.keys("ctrl+n")
+	h.wantScreen("/task.go 2/6")
+	h.wantScreen("│line 8 edits \x1b[1;4;7mtask.go")
+	h.keys("ctrl+n", "ctrl+p", "ctrl+p")
+	h.wantScreen("/task.go 1/6")
+
+	h.keys("g", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown") // top: line 98
+	h.wantScreen("│line 98 ")
+	search()
+	h.wantScreen("/task.go 5/6")
+	h.wantScreen("│line 120 edits \x1b[1;4;7mtask.go")
+
+	h.keys("G") // following: past every match
+	search()
+	h.wantScreen("/task.go 6/6")
+	h.wantScreen("│line 180 edits \x1b[1;4;7mtask.go")
+}
+
+// TestSubmissionTitleSaysHowItWent: the log pane's title names the shown
+// submission, how it went and what it was asked, cut to fit, for earlier
+// submissions as for the latest.
+func TestSubmissionTitleSaysHowItWent(t *testing.T) {
+	f := newFake()
+	a := f.add(idB, "", supervisor.StatusCompleted, supervisor.StatusErrored, supervisor.StatusErrored, supervisor.StatusRunning)
+	long := strings.TrimSpace(strings.Repeat("explain the parser in detail ", 8))
+	stopped := "interrupted"
+	a.info.Submissions[2].LastError, a.info.Submissions[2].ExitCode = &stopped, nil
+	for i, msg := range []string{"write the changelog", "run the flaky tests\ntwice", "stop halfway", long} {
+		a.info.Submissions[i].Message = msg
+	}
+	a.info.LastMessage = long
+	h := newHarness(t, f, 100, 30)
+	want := "╭─ 7b9e4c21 · #4/4 ● running · following · “explain the parser in detail explain the parser in…” ──╮"
+	if got := h.logTitle(); got != want {
+		t.Fatalf("title\n%s\nwant\n%s", got, want)
+	}
+	for _, c := range []struct{ key, want string }{
+		{"[", "╭─ 7b9e4c21 · #3/4 ✗ interrupted · following · “stop halfway” ─"},
+		{"[", "╭─ 7b9e4c21 · #2/4 ✗ errored (exit 2) · following · “run the flaky tests twice” ─"},
+		{"[", "╭─ 7b9e4c21 · #1/4 ✓ completed · following · “write the changelog” ─"},
+	} {
+		h.keys(c.key)
+		if got := h.logTitle(); !strings.HasPrefix(got, c.want) {
+			t.Fatalf("after %s: title\n%s\nwant\n%s", c.key, got, c.want)
+		}
+		checkFrame(t, h.view(), 100, 30)
+	}
+	h.keys("]", "]", "]")
+	nm, _ := h.m.Update(keyMsg("i")) // the interrupt is asked for, not done yet
+	h.m = nm.(Model)
+	if got := h.logTitle(); !strings.HasPrefix(got, "╭─ 7b9e4c21 · #4/4 ◌ stopping · following · “explain") {
+		t.Fatalf("title while stopping: %s", got)
+	}
+}
