@@ -143,7 +143,48 @@ func TestH12GrandchildHoldsPipe(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 20*time.Second {
 		t.Fatalf("ended after %s: it waited for the grandchild", elapsed)
 	}
-	assertGroupGone(t, groupOf(t, s, id))
+	pg := groupOf(t, s, id)
+	waitFor(t, s, 10*time.Second, func() bool { m, _ := groupMembers(pg); return len(m) == 0 })
+}
+
+// A main process that exits by itself while a member of its group ignores
+// SIGTERM: the submission ends at once with the exit status (SPEC §4), an
+// interrupt then finds nothing running and cannot relabel it "interrupted",
+// and the leftover is killed after the grace period.
+func TestSelfExitWithLeftoverEndsAtOnce(t *testing.T) {
+	s := newTestSupervisor(t, `sh -c 'trap "" TERM; exec sleep 30' & echo started`, func(c *Config) { c.Grace = time.Second })
+	id := spawn(t, s, "task")
+	d := waitFinal(t, s, id)
+	if d.Status != StatusCompleted || *d.LastOutput != "started" {
+		t.Fatalf("detail %+v", d)
+	}
+	if _, err := s.Interrupt(id); CodeOf(err) != CodeNotRunning {
+		t.Fatalf("interrupt after the main process ended: %v", err)
+	}
+	pg := groupOf(t, s, id)
+	waitFor(t, s, 15*time.Second, func() bool {
+		m, _ := groupMembers(pg)
+		return len(m) == 0 && strings.Contains(readJournal(t, s), `"event":"leftovers_terminated"`)
+	})
+	journal := readJournal(t, s)
+	ended := strings.Index(journal, `"event":"submission_ended"`)
+	reaped := strings.Index(journal, `"event":"leftovers_terminated"`)
+	if ended < 0 || reaped < ended {
+		t.Fatalf("the submission must end before its leftovers are terminated:\n%s", journal)
+	}
+	if info, _ := s.Agent(id); info.Submissions[0].Status != StatusCompleted || info.LastError != nil {
+		t.Fatalf("after the leftovers: %+v", info.Submissions[0])
+	}
+}
+
+// readJournal returns the run's journal as it is now.
+func readJournal(t *testing.T, s *Supervisor) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.RunDir(), "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func TestH13ChildReadsStdinToEOF(t *testing.T) {

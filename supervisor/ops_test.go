@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -461,5 +462,57 @@ func TestJSONResultsCutAHugeMessage(t *testing.T) {
 	// Go callers, such as the dashboard's resend, keep the whole message.
 	if info, _ := s.Agent(res.AgentID); info.LastMessage != msg || info.Submissions[0].Message != msg {
 		t.Error("the message was cut for Go callers")
+	}
+}
+
+// Readers (the dashboard, ctl logs, the nesting check) run while agents are
+// spawned, sent to, interrupted and closed: under -race this finds state
+// that is written without the supervisor's lock.
+func TestConcurrentOperationsAndReaders(t *testing.T) {
+	s := newTestSupervisor(t, evalCommand, func(c *Config) { c.MaxAgents = 3 })
+	stop := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, a := range s.Agents() {
+				_, _ = s.Window(a.AgentID, 0, 0, 50)
+				_, _, _ = s.Transcript(a.AgentID, 0, 0, 10)
+				_, _ = s.Logs(a.AgentID, 0)
+			}
+			_ = s.List()
+			_ = s.CheckNesting(os.Getpid())
+		}
+	}()
+	var ids []string
+	for i := 0; i < 6; i++ {
+		if res, err := s.Spawn("echo spawned; sleep 0.2"); err == nil {
+			ids = append(ids, res.AgentID)
+		}
+	}
+	for i, id := range ids {
+		switch i % 3 {
+		case 0:
+			_, _ = s.Send(id, "echo again", true)
+		case 1:
+			_, _ = s.Interrupt(id)
+		case 2:
+			_, _ = s.Close(id)
+		}
+	}
+	close(stop)
+	<-readerDone
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range s.Agents() {
+		if a.Running() {
+			t.Errorf("agent %s still running after shutdown", a.AgentID)
+		}
 	}
 }

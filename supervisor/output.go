@@ -75,6 +75,27 @@ func newOutput(log *os.File, maxLines int, notify func(), budget *feedBudget) *o
 	return o
 }
 
+// setLog attaches the submission's log file before its process starts.
+func (o *output) setLog(f *os.File) {
+	o.feedMu.Lock()
+	o.log = f
+	o.feedMu.Unlock()
+}
+
+// flushRawLines hands a pending unterminated raw line of each stream to
+// lineHook, so that a structured submission's outcome is known before the
+// pipes are closed (its main process ended while others still hold them).
+func (o *output) flushRawLines() {
+	o.feedMu.Lock()
+	defer o.feedMu.Unlock()
+	for s := Stdout; s <= Stderr; s++ {
+		if o.lineHook != nil && len(o.rawLine[s]) > 0 {
+			o.lineHook(s, trimCR(o.rawLine[s]))
+			o.rawLine[s] = o.rawLine[s][:0]
+		}
+	}
+}
+
 // intern copies text into the current slab and returns an immutable string
 // over it. Called with feedMu held.
 func (o *output) intern(text []byte) string {
@@ -290,22 +311,22 @@ func (o *output) finish() error {
 // lastOutput builds last_output (SPEC §4): the tail of stdout and, after a
 // blank line and "stderr:", the tail of stderr, escape sequences removed, at
 // most maxLastOutput characters, starting with truncatedMarker when cut.
-func (o *output) lastOutput() string {
-	o.feedMu.Lock()
-	out := strings.TrimRight(termtext.Plain(o.tail[Stdout]), " \t\r\n")
-	errText := strings.TrimRight(termtext.Plain(o.tail[Stderr]), " \t\r\n")
-	cut := len(o.tail[Stdout]) >= tailKeep || len(o.tail[Stderr]) >= tailKeep
-	o.feedMu.Unlock()
-	return composeLastOutput(out, errText, cut)
-}
+func (o *output) lastOutput() string { return o.tails(true) }
 
 // stderrOutput is last_output made of the stderr tail alone.
-func (o *output) stderrOutput() string {
+func (o *output) stderrOutput() string { return o.tails(false) }
+
+func (o *output) tails(withStdout bool) string {
 	o.feedMu.Lock()
-	errText := strings.TrimRight(termtext.Plain(o.tail[Stderr]), " \t\r\n")
+	var out string
 	cut := len(o.tail[Stderr]) >= tailKeep
+	if withStdout {
+		out = strings.TrimRight(termtext.Plain(o.tail[Stdout]), " \t\r\n")
+		cut = cut || len(o.tail[Stdout]) >= tailKeep
+	}
+	errText := strings.TrimRight(termtext.Plain(o.tail[Stderr]), " \t\r\n")
 	o.feedMu.Unlock()
-	return composeLastOutput("", errText, cut)
+	return composeLastOutput(out, errText, cut)
 }
 
 // note adds a display line written by subdash itself (not by the child), for

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,13 +37,15 @@ const (
 // proc is one running `/bin/sh -c` child in its own session and process
 // group (SPEC §4).
 type proc struct {
-	cmd     *exec.Cmd
-	pgid    int
-	exited  chan struct{} // closed when the main process has been reaped
-	state   *os.ProcessState
-	stdin   *os.File
-	outs    [2]*os.File
-	readers sync.WaitGroup
+	cmd         *exec.Cmd
+	pgid        int
+	exited      chan struct{} // closed when the main process has been reaped
+	state       *os.ProcessState
+	stdin       *os.File
+	outs        [2]*os.File
+	readers     sync.WaitGroup
+	readersDone chan struct{} // closed when both readers returned
+	lastRead    atomic.Int64  // when a reader last got bytes, in Unix nanoseconds
 }
 
 // startProcess starts command under /bin/sh -c in dir with env, in a new
@@ -77,12 +80,17 @@ func startProcess(command, dir string, env []string, message string, out *output
 		closeAll(stdinW, outR[0], outR[1])
 		return nil, fmt.Errorf("cannot start submission: %w", err)
 	}
-	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, exited: make(chan struct{}), stdin: stdinW, outs: outR}
+	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, exited: make(chan struct{}), stdin: stdinW, outs: outR,
+		readersDone: make(chan struct{})}
 	go p.writeStdin(message)
 	for s := Stdout; s <= Stderr; s++ {
 		p.readers.Add(1)
 		go p.read(s, out)
 	}
+	go func() {
+		p.readers.Wait()
+		close(p.readersDone)
+	}()
 	go func() {
 		_ = cmd.Wait()
 		p.state = cmd.ProcessState
@@ -113,6 +121,7 @@ func (p *proc) read(s Stream, out *output) {
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
+			p.lastRead.Store(time.Now().UnixNano())
 			out.feed(s, buf[:n])
 			progressed = true
 		}
@@ -142,12 +151,36 @@ func (p *proc) drain() {
 	for _, f := range p.outs {
 		_ = f.SetReadDeadline(deadline)
 	}
-	p.readers.Wait()
+	<-p.readersDone
 	closeAll(p.outs[0], p.outs[1], p.stdin)
 }
 
-// exitStatus describes how the main process ended.
+// waitQuiet returns when both pipes reached EOF or no output arrived for
+// quiet: after the main process exited, what it wrote is then read.
+func (p *proc) waitQuiet(quiet time.Duration) {
+	start := time.Now().UnixNano()
+	for {
+		last := max(p.lastRead.Load(), start)
+		wait := quiet - time.Since(time.Unix(0, last))
+		if wait <= 0 {
+			return
+		}
+		select {
+		case <-p.readersDone:
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// exitStatus describes how the main process ended; nil and "" while it has
+// not been reaped.
 func (p *proc) exitStatus() (code *int, signal string) {
+	select {
+	case <-p.exited:
+	default:
+		return nil, ""
+	}
 	if p.state == nil {
 		return nil, ""
 	}

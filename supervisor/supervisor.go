@@ -63,8 +63,7 @@ type submission struct {
 	command   string
 	logPath   string
 	startedAt time.Time
-	out       *output
-	proc      *proc
+	out       *output       // set at creation; its log file is attached by launch
 	stopCh    chan struct{} // closed by the first stop request
 	done      chan struct{} // closed once the submission has ended and the agent is updated
 	tr        *transcriptState
@@ -73,6 +72,8 @@ type submission struct {
 	newSession bool
 
 	// Guarded by Supervisor.mu.
+	proc      *proc  // set by launch once the process started
+	exited    bool   // the main process ended by itself: a stop request no longer changes the outcome
 	reason    string // why we stopped it: "interrupted", "timed out after …"; "" if not stopped
 	endedAt   time.Time
 	status    Status
@@ -212,6 +213,11 @@ func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
 		sub.command, _ = p.CommandFor(a.id, a.sessionID)
 		sub.newSession = p.Structured() && a.sessionID == "" && len(a.subs) > 0
 	}
+	sub.out = newOutput(nil, s.cfg.Scrollback, func() { s.hub.publish(Change{AgentID: a.id, Output: true}) }, s.budget)
+	if s.cfg.Preset.Structured() {
+		sub.tr = newTranscriptState(s.cfg.Preset, func(id string) { s.onSession(a, sub, id) })
+		sub.out.lineHook = sub.tr.line
+	}
 	a.subs = append(a.subs, sub)
 	a.running = sub
 	s.runs.Add(1) // done by run, or by launch when the process cannot start
@@ -219,50 +225,9 @@ func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
 	a.lastMessage = message
 	a.updatedAt = now
 	if n := len(a.subs) - keepInMemory; n > 0 {
-		if old := a.subs[n-1]; old.out != nil {
-			old.out.evict()
-		}
+		a.subs[n-1].out.evict()
 	}
 	return sub
-}
-
-// launch opens the submission's log file and starts its process. A
-// submission that cannot start ends at once as errored with the reason
-// (SPEC §4), and launch returns that reason.
-func (s *Supervisor) launch(a *agent, sub *submission) error {
-	notify := func() { s.hub.publish(Change{AgentID: a.id, Output: true}) }
-	var err error
-	var logFile *os.File
-	if err = os.MkdirAll(filepath.Dir(sub.logPath), 0o700); err == nil {
-		logFile, err = os.OpenFile(sub.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	}
-	if err != nil {
-		err = fmt.Errorf("cannot create log file %s: %v; check --state-dir", sub.logPath, err)
-	}
-	sub.out = newOutput(logFile, s.cfg.Scrollback, notify, s.budget)
-	if s.cfg.Preset.Structured() {
-		sub.tr = newTranscriptState(s.cfg.Preset, func() { s.onTranscript(a, sub) })
-		sub.out.lineHook = sub.tr.line
-	}
-	if sub.newSession {
-		msg := "subdash: the previous submission ended before " + s.cfg.Preset.Name + " created a session; this submission starts a new session"
-		sub.out.note(msg)
-		s.journal.write(JournalEvent{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: msg})
-	}
-	if err == nil {
-		sub.proc, err = startProcess(sub.command, s.cfg.Dir, s.envFor(a, sub), sub.message, sub.out)
-	}
-	if err != nil {
-		_ = sub.out.finish()
-		s.endSubmission(a, sub, "", err.Error())
-		s.runs.Done()
-		return err
-	}
-	s.journal.write(JournalEvent{Event: "submission_started", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
-		Command: sub.command, PID: sub.proc.pgid, Log: sub.logPath})
-	s.hub.publish(Change{AgentID: a.id, Agent: true})
-	go s.run(a, sub)
-	return nil
 }
 
 // envFor returns the environment of a submission (SPEC §2): the dashboard's
@@ -291,140 +256,4 @@ func (s *Supervisor) envFor(a *agent, sub *submission) []string {
 		}
 	}
 	return env
-}
-
-// run waits for a submission's main process to exit, or for a stop request
-// or the time limit, then ends its whole process group (SPEC §4), drains its
-// output and records the outcome.
-func (s *Supervisor) run(a *agent, sub *submission) {
-	defer s.runs.Done()
-	var timeout <-chan time.Time
-	if s.cfg.Timeout > 0 {
-		t := time.NewTimer(s.cfg.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case <-sub.proc.exited:
-	case <-sub.stopCh:
-	case <-timeout:
-		s.requestStop(a, sub, "timed out after "+s.cfg.Timeout.String())
-	}
-	termErr := terminateGroup(sub.proc.pgid, s.cfg.Grace)
-	<-sub.proc.exited
-	sub.proc.drain()
-	logErr := sub.out.finish()
-	note := ""
-	if termErr != nil {
-		note = termErr.Error()
-	}
-	if logErr != nil {
-		note = strings.TrimSpace(note + "; log file: " + logErr.Error())
-	}
-	s.endSubmission(a, sub, note, "")
-}
-
-// requestStop asks the run goroutine of sub to terminate its process group
-// with the given reason; the first reason wins. It returns at once.
-func (s *Supervisor) requestStop(a *agent, sub *submission, reason string) {
-	s.mu.Lock()
-	first := sub.reason == "" && sub.endedAt.IsZero()
-	if first {
-		sub.reason = reason
-		a.updatedAt = time.Now()
-	}
-	s.mu.Unlock()
-	if first {
-		close(sub.stopCh)
-		s.hub.publish(Change{AgentID: a.id, Agent: true})
-	}
-}
-
-// endSubmission records how sub ended and updates its agent (SPEC §4):
-// startErr is set when the process could not start.
-func (s *Supervisor) endSubmission(a *agent, sub *submission, note, startErr string) {
-	var code *int
-	var sig string
-	if sub.proc != nil {
-		code, sig = sub.proc.exitStatus()
-	}
-	var oc *outcome
-	var lastOutput string
-	if sub.tr != nil {
-		oc = sub.tr.outcome()
-		lastOutput = structuredLastOutput(oc.answer, sub.out)
-	} else {
-		lastOutput = sub.out.lastOutput()
-	}
-	lastError := failure(startErr, sub.reason, code, sig, oc)
-
-	s.mu.Lock()
-	sub.endedAt = time.Now()
-	sub.exitCode, sub.signal = code, sig
-	if lastError == "" {
-		sub.status = StatusCompleted
-	} else {
-		sub.status = StatusErrored
-		sub.lastError = &lastError
-	}
-	if oc != nil && oc.sessionID != "" {
-		a.sessionID = oc.sessionID
-	}
-	a.lastOutput = &lastOutput
-	a.lastError = sub.lastError
-	a.updatedAt = sub.endedAt
-	if a.running == sub {
-		a.running = nil
-	}
-	switch {
-	case a.status == StatusClosed:
-		a.beforeClose = sub.status
-	case !a.replacing:
-		a.status = sub.status
-	}
-	ev := JournalEvent{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
-		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note}
-	if sub.lastError != nil {
-		ev.LastError = *sub.lastError
-	}
-	s.mu.Unlock()
-
-	s.journal.write(ev)
-	close(sub.done)
-	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
-}
-
-// failure returns last_error for a submission that ended, or "" when it
-// completed (SPEC §4 and, for structured output, §8: the final event decides,
-// not the exit status alone).
-func failure(startErr, reason string, code *int, sig string, oc *outcome) string {
-	switch {
-	case startErr != "":
-		return startErr
-	case reason != "":
-		return reason
-	case sig != "":
-		return "submission killed by signal " + sig
-	case oc != nil && oc.final && !oc.success:
-		if oc.err == "" {
-			return "the agent CLI reported an error without a message"
-		}
-		return oc.err
-	case code != nil && *code != 0:
-		return fmt.Sprintf("submission failed with exit code %d", *code)
-	case oc != nil && !oc.final:
-		return "ended without a result"
-	}
-	return ""
-}
-
-// structuredLastOutput is last_output for a preset with structured output
-// (SPEC §8): the final answer; when there is none, the tail of stderr, which
-// is where a CLI that failed before its first event says why.
-func structuredLastOutput(answer string, out *output) string {
-	answer = strings.TrimRight(answer, " \t\r\n")
-	if answer != "" {
-		return composeLastOutput(answer, "", false)
-	}
-	return out.stderrOutput()
 }

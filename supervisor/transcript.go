@@ -21,10 +21,10 @@ type transcriptState struct {
 	first    int64              // absolute number of entries[0]
 	ended    bool
 	session  string
-	onChange func() // called outside mu when the session id becomes known
+	onChange func(session string) // called outside mu when the session id becomes known
 }
 
-func newTranscriptState(p *Preset, onChange func()) *transcriptState {
+func newTranscriptState(p *Preset, onChange func(session string)) *transcriptState {
 	return &transcriptState{parser: transcript.NewParser(transcript.Format(p.Format)), onChange: onChange}
 }
 
@@ -43,14 +43,20 @@ func (t *transcriptState) line(s Stream, raw []byte) {
 		return
 	}
 	t.mu.Lock()
+	if t.ended {
+		// the outcome is decided; later lines come from processes the
+		// main one left behind
+		t.mu.Unlock()
+		return
+	}
 	t.appendLocked(t.parser.Line(raw))
-	changed := false
+	changed := ""
 	if id := t.parser.SessionID(); id != "" && id != t.session {
-		t.session, changed = id, true
+		t.session, changed = id, id
 	}
 	t.mu.Unlock()
-	if changed && t.onChange != nil {
-		t.onChange()
+	if changed != "" && t.onChange != nil {
+		t.onChange(changed)
 	}
 }
 
@@ -111,18 +117,12 @@ func (t *transcriptState) window(from int64, n int) (first, total int64, entries
 	return t.first, total, entries, pending
 }
 
-// onTranscript records a session id as soon as the CLI reports it, so list
+// onSession records a session id as soon as the CLI reports it, so list
 // and the dashboard show it while the submission runs.
-func (s *Supervisor) onTranscript(a *agent, sub *submission) {
-	t := sub.tr
-	t.mu.Lock()
-	id := t.session
-	t.mu.Unlock()
+func (s *Supervisor) onSession(a *agent, sub *submission, id string) {
 	s.mu.Lock()
-	changed := id != "" && a.sessionID != id
-	if changed {
-		a.sessionID = id
-	}
+	changed := a.sessionID != id
+	a.sessionID = id
 	s.mu.Unlock()
 	if changed {
 		s.journal.write(JournalEvent{Event: "session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, SessionID: id})

@@ -1,0 +1,230 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// quietAfterExit is how long output must pause, after a main process exited
+// by itself while other members of its group live on, before the
+// submission ends: long enough to read what the main process left in the
+// pipes, short enough that the submission still "ends at once" (SPEC §4).
+const quietAfterExit = 50 * time.Millisecond
+
+// launch opens the submission's log file and starts its process. A
+// submission that cannot start ends at once as errored with the reason
+// (SPEC §4), and launch returns that reason.
+func (s *Supervisor) launch(a *agent, sub *submission) error {
+	var err error
+	var logFile *os.File
+	if err = os.MkdirAll(filepath.Dir(sub.logPath), 0o700); err == nil {
+		logFile, err = os.OpenFile(sub.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	}
+	if err != nil {
+		err = fmt.Errorf("cannot create log file %s: %v; check --state-dir", sub.logPath, err)
+	} else {
+		sub.out.setLog(logFile)
+	}
+	if sub.newSession {
+		msg := "subdash: the previous submission ended before " + s.cfg.Preset.Name + " created a session; this submission starts a new session"
+		sub.out.note(msg)
+		s.journal.write(JournalEvent{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: msg})
+	}
+	var p *proc
+	if err == nil {
+		p, err = startProcess(sub.command, s.cfg.Dir, s.envFor(a, sub), sub.message, sub.out)
+	}
+	if err != nil {
+		_ = sub.out.finish()
+		s.endSubmission(a, sub, nil, "", err.Error())
+		s.runs.Done()
+		return err
+	}
+	s.mu.Lock()
+	sub.proc = p
+	s.mu.Unlock()
+	s.journal.write(JournalEvent{Event: "submission_started", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+		Command: sub.command, PID: p.pgid, Log: sub.logPath})
+	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	go s.run(a, sub, p)
+	return nil
+}
+
+// run waits for a submission's main process to exit, or for a stop request
+// or the time limit, and ends the submission (SPEC §4):
+//   - stopped (interrupt, send with interrupt, close, quit, time limit): the
+//     whole process group is terminated, then the submission ends;
+//   - the main process exited by itself and its group is empty: the output
+//     is drained and the submission ends with its exit status;
+//   - it exited by itself but left processes in its group: the submission
+//     ends at once with its exit status (once the pipes pause), and what it
+//     left is terminated afterwards, so nothing outlives it.
+func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
+	defer s.runs.Done()
+	var timeout <-chan time.Time
+	if s.cfg.Timeout > 0 {
+		t := time.NewTimer(s.cfg.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	selfExit := false
+	select {
+	case <-p.exited:
+		selfExit = s.markExited(sub)
+	case <-sub.stopCh:
+	case <-timeout:
+		s.requestStop(a, sub, "timed out after "+s.cfg.Timeout.String())
+	}
+	if selfExit && groupAlive(p.pgid) {
+		p.waitQuiet(quietAfterExit)
+		sub.out.flushRawLines()
+		s.endSubmission(a, sub, p, "", "")
+		note := "terminated what the submission left running in its process group"
+		if err := terminateGroup(p.pgid, s.cfg.Grace); err != nil {
+			note = err.Error()
+		}
+		p.drain()
+		if err := sub.out.finish(); err != nil {
+			note += "; log file: " + err.Error()
+		}
+		s.journal.write(JournalEvent{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, PID: p.pgid, Note: note})
+		return
+	}
+	var notes []string
+	if err := terminateGroup(p.pgid, s.cfg.Grace); err != nil {
+		notes = append(notes, err.Error())
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(killWait):
+		// A main process that survives SIGKILL (uninterruptible sleep)
+		// cannot be reaped now; the submission ends anyway.
+		notes = append(notes, fmt.Sprintf("main process %d did not exit after SIGKILL", p.pgid))
+	}
+	p.drain()
+	if err := sub.out.finish(); err != nil {
+		notes = append(notes, "log file: "+err.Error())
+	}
+	s.endSubmission(a, sub, p, strings.Join(notes, "; "), "")
+}
+
+// markExited records that sub's main process ended by itself, unless a stop
+// was requested first, and reports whether it did.
+func (s *Supervisor) markExited(sub *submission) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sub.reason != "" {
+		return false
+	}
+	sub.exited = true
+	return true
+}
+
+// requestStop asks the run goroutine of sub to terminate its process group
+// with the given reason; the first reason wins, and a submission whose main
+// process already ended by itself keeps its own outcome. It returns at once.
+func (s *Supervisor) requestStop(a *agent, sub *submission, reason string) {
+	s.mu.Lock()
+	first := sub.reason == "" && sub.endedAt.IsZero() && !sub.exited
+	if first {
+		sub.reason = reason
+		a.updatedAt = time.Now()
+	}
+	s.mu.Unlock()
+	if first {
+		close(sub.stopCh)
+		s.hub.publish(Change{AgentID: a.id, Agent: true})
+	}
+}
+
+// endSubmission records how sub ended and updates its agent (SPEC §4). p is
+// its process, nil when startErr says why it could not start.
+func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, startErr string) {
+	var code *int
+	var sig string
+	if p != nil {
+		code, sig = p.exitStatus()
+	}
+	var oc *outcome
+	var lastOutput string
+	if sub.tr != nil {
+		oc = sub.tr.outcome()
+		lastOutput = structuredLastOutput(oc.answer, sub.out)
+	} else {
+		lastOutput = sub.out.lastOutput()
+	}
+
+	s.mu.Lock()
+	lastError := failure(startErr, sub.reason, code, sig, oc)
+	sub.endedAt = time.Now()
+	sub.exitCode, sub.signal = code, sig
+	if lastError == "" {
+		sub.status = StatusCompleted
+	} else {
+		sub.status = StatusErrored
+		sub.lastError = &lastError
+	}
+	if oc != nil && oc.sessionID != "" {
+		a.sessionID = oc.sessionID
+	}
+	a.lastOutput = &lastOutput
+	a.lastError = sub.lastError
+	a.updatedAt = sub.endedAt
+	if a.running == sub {
+		a.running = nil
+	}
+	switch {
+	case a.status == StatusClosed:
+		a.beforeClose = sub.status
+	case !a.replacing:
+		a.status = sub.status
+	}
+	ev := JournalEvent{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note}
+	if sub.lastError != nil {
+		ev.LastError = *sub.lastError
+	}
+	s.mu.Unlock()
+
+	s.journal.write(ev)
+	close(sub.done)
+	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+}
+
+// failure returns last_error for a submission that ended, or "" when it
+// completed (SPEC §4 and, for structured output, §8: the final event decides,
+// not the exit status alone).
+func failure(startErr, reason string, code *int, sig string, oc *outcome) string {
+	switch {
+	case startErr != "":
+		return startErr
+	case reason != "":
+		return reason
+	case sig != "":
+		return "submission killed by signal " + sig
+	case oc != nil && oc.final && !oc.success:
+		if oc.err == "" {
+			return "the agent CLI reported an error without a message"
+		}
+		return oc.err
+	case code != nil && *code != 0:
+		return fmt.Sprintf("submission failed with exit code %d", *code)
+	case oc != nil && !oc.final:
+		return "ended without a result"
+	}
+	return ""
+}
+
+// structuredLastOutput is last_output for a preset with structured output
+// (SPEC §8): the final answer; when there is none, the tail of stderr, which
+// is where a CLI that failed before its first event says why.
+func structuredLastOutput(answer string, out *output) string {
+	answer = strings.TrimRight(answer, " \t\r\n")
+	if answer != "" {
+		return composeLastOutput(answer, "", false)
+	}
+	return out.stderrOutput()
+}
