@@ -17,6 +17,10 @@ import (
 	"github.com/subdash/subdash/supervisor"
 )
 
+// errServerClosing is the cause of the requests' context when the server
+// closes.
+var errServerClosing = errors.New("control socket closed")
+
 // maxBody bounds a request body, in bytes; a message may be large (a
 // 1 MiB task is a normal case) but not unbounded.
 const maxBody = 64 << 20
@@ -34,7 +38,7 @@ type Server struct {
 	// ctx is the base context of every request; Close cancels it, which
 	// ends waits and event streams at once.
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 
 	closeOnce sync.Once
 	closeErr  error
@@ -57,7 +61,7 @@ func Listen(s *supervisor.Supervisor) (*Server, error) {
 
 func newServer(s *supervisor.Supervisor, ln *peerListener) *Server {
 	srv := &Server{sup: s, ops: Local(s), ln: ln}
-	srv.ctx, srv.cancel = context.WithCancel(context.Background())
+	srv.ctx, srv.cancel = context.WithCancelCause(context.Background())
 	srv.http = &http.Server{
 		Handler:           srv.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -95,17 +99,18 @@ func (srv *Server) Serve(ctx context.Context) error {
 // safe to call more than once and from any goroutine.
 func (srv *Server) Close() error {
 	srv.closeOnce.Do(func() {
-		srv.cancel()
+		srv.cancel(fmt.Errorf("%w: subdash stopped serving %s before the operation finished", errServerClosing, srv.Path()))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := srv.http.Shutdown(ctx); err != nil {
 			_ = srv.http.Close()
 		}
-		// Shutdown closes the listener only when Serve ran; closing it
-		// again is harmless. Closing a *net.UnixListener removes the file.
-		_ = srv.ln.Close()
-		if err := os.Remove(srv.Path()); err != nil && !errors.Is(err, os.ErrNotExist) {
-			srv.closeErr = fmt.Errorf("cannot remove control socket %s: %v", srv.Path(), err)
+		// Shutdown closes the listener only when Serve ran. Closing a
+		// *net.UnixListener unlinks its socket file before it closes the
+		// socket, and only once: no later remove by path, which could
+		// delete the live socket of a successor that started meanwhile.
+		if err := srv.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			srv.closeErr = fmt.Errorf("cannot close control socket %s: %v", srv.Path(), err)
 		}
 	})
 	return srv.closeErr
@@ -262,12 +267,17 @@ func writeEvent(w io.Writer, s supervisor.Summary) {
 // decode reads a JSON request body into v; on failure it answers 400 and
 // returns false. An empty body decodes as {}.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	body := http.MaxBytesReader(w, r.Body, maxBody)
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
 		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: "invalid request body: " + err.Error()})
 		return false
 	}
+	// Read the body to its end: net/http notices a client that goes away
+	// (and cancels the request's context, which ends a wait) only once the
+	// body reached EOF, and the decoder stops at the closing brace.
+	_, _ = io.Copy(io.Discard, body)
 	return true
 }
 
@@ -277,6 +287,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 func reply(w http.ResponseWriter, r *http.Request, status int, res any, err error) {
 	if err != nil {
 		if r.Context().Err() != nil {
+			if cause := context.Cause(r.Context()); errors.Is(cause, errServerClosing) {
+				writeError(w, &supervisor.Error{Code: supervisor.CodeShutdown, Message: cause.Error()})
+			}
 			return
 		}
 		writeError(w, err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -260,4 +262,25 @@ func TestInfoAndServeEnd(t *testing.T) {
 	if err.Error() != want {
 		t.Fatalf("error = %q, want %q", err, want)
 	}
+}
+
+// A client that goes away ends its wait at once, also when its body has
+// bytes after the JSON object (the decoder stops at the closing brace, and
+// net/http only watches for a disconnect once the body reached its end).
+func TestWaitEndsWhenTheClientGoesAwayAfterTrailingBytes(t *testing.T) {
+	s := newSupervisor(t, 4)
+	srv, c := serve(t, s)
+	sp, err := c.Spawn(context.Background(), "sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("unix", srv.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"ids":["` + sp.AgentID + `"],"timeout_ms":300000}` + "\n   \n"
+	fmt.Fprintf(conn, "POST /v1/wait HTTP/1.1\r\nHost: subdash\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
+	conn.Close()
+	eventually(t, 5*time.Second, "the wait ends with its client", func() bool { return srv.waiting.Load() == 0 })
 }
