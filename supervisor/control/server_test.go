@@ -278,7 +278,8 @@ func TestWaitEndsWhenTheClientGoesAwayAfterTrailingBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := `{"ids":["` + sp.AgentID + `"],"timeout_ms":300000}` + "\n   \n"
+	// whitespace beyond what the decoder reads ahead
+	body := `{"ids":["` + sp.AgentID + `"],"timeout_ms":300000}` + strings.Repeat(" ", 8192) + "\n"
 	fmt.Fprintf(conn, "POST /v1/wait HTTP/1.1\r\nHost: subdash\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
 	conn.Close()
