@@ -2,9 +2,11 @@ package supervisor
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // JournalEvent is one line of a run's journal.jsonl (SPEC §5): a lifecycle
@@ -15,7 +17,7 @@ type JournalEvent struct {
 	AgentID      string `json:"agent_id,omitempty"`
 	SubmissionID string `json:"submission_id,omitempty"`
 	Seq          int    `json:"seq,omitempty"`
-	Message      string `json:"message,omitempty"`
+	Message      string `json:"message,omitempty"` // cut at maxJournalMessage bytes; the whole message went to the process's stdin
 	Command      string `json:"command,omitempty"`
 	PID          int    `json:"pid,omitempty"`
 	ExitCode     *int   `json:"exit_code,omitempty"`
@@ -42,9 +44,21 @@ func openJournal(path string) (*journal, error) {
 	return &journal{f: f}, nil
 }
 
+// maxJournalMessage bounds a message recorded in the journal, in bytes: a
+// message may be many megabytes (a diff sent with `ctl send ID -`), and the
+// journal is read line by line.
+const maxJournalMessage = 64 << 10
+
 func (j *journal) write(ev JournalEvent) {
 	if ev.Time.IsZero() {
 		ev.Time = Time{time.Now()}
+	}
+	if len(ev.Message) > maxJournalMessage {
+		cut := maxJournalMessage
+		for cut > 0 && !utf8.RuneStart(ev.Message[cut]) {
+			cut--
+		}
+		ev.Message = ev.Message[:cut] + fmt.Sprintf("...[truncated: %d bytes in all]", len(ev.Message))
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {

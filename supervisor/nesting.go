@@ -6,9 +6,10 @@ import "fmt"
 // own subagents when nesting is off (SPEC §2: subagents get
 // MEMO_ENABLE_COLLAB_TOOLS=0 "so a subagent does not spawn subagents of its
 // own" unless --allow-nested is given). pid is the requesting process, as
-// the control socket's peer credentials report it; a process belongs to a
-// subagent when its session (or process group) is that of a running
-// submission, since every submission runs in a session of its own. That
+// the control socket's peer credentials report it. It belongs to a
+// subagent when it, or one of its ancestors, is in the session or process
+// group of a running submission (every submission runs in a session of its
+// own; the ancestors catch a process that left it with setsid). That
 // covers `subdash ctl` or `subdash mcp` run by an agent, and anything they
 // start, whatever their environment says.
 //
@@ -18,17 +19,28 @@ func (s *Supervisor) CheckNesting(pid int) error {
 	if s.cfg.AllowNested || pid <= 0 {
 		return nil
 	}
-	_, pgrp, session, ok := procStat(pid)
-	if !ok {
-		return nil
+	var chain []procInfo
+	for depth := 0; pid > 1 && depth < 64; depth++ {
+		pi, ok := procStat(pid)
+		if !ok {
+			break
+		}
+		chain = append(chain, pi)
+		pid = pi.ppid
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, a := range s.order {
-		if r := a.running; r != nil && r.proc != nil && (r.proc.pgid == session || r.proc.pgid == pgrp) {
-			return &Error{CodeNested, fmt.Sprintf(
-				"agent %s may not start or instruct agents: subagents do not get subagents of their own; start subdash with --allow-nested to allow it",
-				a.id)}
+		r := a.running
+		if r == nil || r.proc == nil {
+			continue
+		}
+		for _, pi := range chain {
+			if r.proc.pgid == pi.session || r.proc.pgid == pi.pgrp {
+				return &Error{CodeNested, fmt.Sprintf(
+					"agent %s may not start or instruct agents: subagents do not get subagents of their own; start subdash with --allow-nested to allow it",
+					a.id)}
+			}
 		}
 	}
 	return nil

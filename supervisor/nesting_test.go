@@ -9,13 +9,15 @@ import (
 )
 
 // The child prints its own pid and waits; CheckNesting must recognise that
-// pid, and a grandchild's, as inside the submission, and this test process
-// as outside.
+// pid, a grandchild's, and one that left the session with setsid, as
+// inside the submission, and this test process as outside.
 func TestCheckNestingRecognisesProcessesOfASubmission(t *testing.T) {
-	s := newTestSupervisor(t, `echo $$; sleep 60 & echo $!; wait`)
+	// the third process leaves the submission's session with setsid; its
+	// parent is still the submission's shell
+	s := newTestSupervisor(t, `echo $$; sleep 60 & echo $!; setsid sh -c 'echo $$; exec sleep 60' & wait`)
 	id := spawn(t, s, "task")
-	waitFor(t, s, 5*time.Second, func() bool { return len(lines(t, s, id)) >= 2 })
-	for _, l := range lines(t, s, id)[:2] {
+	waitFor(t, s, 5*time.Second, func() bool { return len(lines(t, s, id)) >= 3 })
+	for _, l := range lines(t, s, id)[:3] {
 		pid, err := strconv.Atoi(strings.TrimSpace(l))
 		if err != nil {
 			t.Fatal(err)

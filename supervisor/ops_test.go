@@ -516,3 +516,22 @@ func TestConcurrentOperationsAndReaders(t *testing.T) {
 		}
 	}
 }
+
+// The journal records a huge message cut (the child gets all of it), so
+// every journal line stays readable.
+func TestJournalCutsAHugeMessage(t *testing.T) {
+	s := newTestSupervisor(t, "wc -c")
+	msg := strings.Repeat("x", 1<<20)
+	id := spawn(t, s, msg)
+	if d := waitFinal(t, s, id); strings.TrimSpace(*d.LastOutput) != "1048577" {
+		t.Fatalf("the child got %q bytes, want the whole message and its newline", *d.LastOutput)
+	}
+	for _, line := range strings.Split(readJournal(t, s), "\n") {
+		if len(line) > 2*maxJournalMessage {
+			t.Fatalf("journal line of %d bytes", len(line))
+		}
+		if strings.Contains(line, `"event":"spawned"`) && !strings.Contains(line, "...[truncated: 1048576 bytes in all]") {
+			t.Fatalf("spawned event does not say the message was cut: %.200s", line)
+		}
+	}
+}

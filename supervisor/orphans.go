@@ -52,11 +52,14 @@ func orphansOf(journalPath string) []orphan {
 	defer f.Close()
 	runPID := 0
 	started := map[string]JournalEvent{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			break
+		}
 		var ev JournalEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+		if json.Unmarshal(line, &ev) != nil {
 			continue
 		}
 		switch ev.Event {
@@ -85,8 +88,8 @@ func processAlive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
 		return false
 	}
-	state, _, _, ok := procStat(pid)
-	return ok && state != 'Z' && state != 'X'
+	pi, ok := procStat(pid)
+	return ok && pi.state != 'Z' && pi.state != 'X'
 }
 
 // groupHolds reports whether a live member of process group pgid has

@@ -266,36 +266,43 @@ func groupMembers(pgid int) ([]int, error) {
 		if err != nil {
 			continue
 		}
-		state, pg, _, ok := procStat(pid)
-		if ok && pg == pgid && state != 'Z' && state != 'X' {
+		pi, ok := procStat(pid)
+		if ok && pi.pgrp == pgid && pi.state != 'Z' && pi.state != 'X' {
 			live = append(live, pid)
 		}
 	}
 	return live, nil
 }
 
-// procStat reads the state, process group and session of pid from
+// procInfo is what procStat reads of a process.
+type procInfo struct {
+	state               byte // R, S, D, Z, T, ...
+	ppid, pgrp, session int
+}
+
+// procStat reads the state, parent, process group and session of pid from
 // /proc/<pid>/stat (proc(5): "pid (comm) state ppid pgrp session ..."; comm
 // may hold spaces and parentheses, so fields are counted from the last ')').
-func procStat(pid int) (state byte, pgrp, session int, ok bool) {
+func procStat(pid int) (procInfo, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, 0, false
+		return procInfo{}, false
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return 0, 0, 0, false
+		return procInfo{}, false
 	}
 	f := bytes.Fields(b[i+1:])
 	if len(f) < 4 || len(f[0]) != 1 {
-		return 0, 0, 0, false
+		return procInfo{}, false
 	}
-	pg, err1 := strconv.Atoi(string(f[2]))
-	sid, err2 := strconv.Atoi(string(f[3]))
-	if err1 != nil || err2 != nil {
-		return 0, 0, 0, false
+	var n [3]int
+	for k := range n {
+		if n[k], err = strconv.Atoi(string(f[k+1])); err != nil {
+			return procInfo{}, false
+		}
 	}
-	return f[0][0], pg, sid, true
+	return procInfo{state: f[0][0], ppid: n[0], pgrp: n[1], session: n[2]}, true
 }
 
 // setPipeSize asks for a larger pipe buffer; failure (a limit for

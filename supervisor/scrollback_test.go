@@ -60,3 +60,36 @@ func TestPartialLineIsCompletedInPlace(t *testing.T) {
 		t.Fatalf("lines = %q", got)
 	}
 }
+
+// An agent's older submissions are released from memory and read back from
+// their log files on demand; only a few stay read back.
+func TestOldSubmissionsAreReleasedAndReadBack(t *testing.T) {
+	s := newTestSupervisor(t, `read m; echo "output of $m"`)
+	id := spawn(t, s, "run1")
+	waitFinal(t, s, id)
+	for i := 2; i <= 7; i++ {
+		if _, err := s.Send(id, "run"+strconv.Itoa(i), false); err != nil {
+			t.Fatal(err)
+		}
+		waitFinal(t, s, id)
+	}
+	evicted := func(seq int) bool { w, _ := s.Window(id, seq, 0, 10); return w.Evicted }
+	for seq := 1; seq <= 7; seq++ {
+		if want := seq <= 7-keepInMemory; evicted(seq) != want {
+			t.Fatalf("submission %d evicted = %v, want %v", seq, evicted(seq), want)
+		}
+	}
+	for seq := 1; seq <= 4; seq++ {
+		if err := s.LoadOutput(id, seq); err != nil {
+			t.Fatal(err)
+		}
+		w, _ := s.Window(id, seq, 0, 10)
+		if w.Evicted || len(w.Lines) != 1 || w.Lines[0].Text != "output of run"+strconv.Itoa(seq) {
+			t.Fatalf("submission %d read back: %+v", seq, w)
+		}
+	}
+	// the first read back was released again when the fourth came in
+	if !evicted(1) || evicted(2) || evicted(3) || evicted(4) {
+		t.Fatalf("evicted: 1=%v 2=%v 3=%v 4=%v; want only 1", evicted(1), evicted(2), evicted(3), evicted(4))
+	}
+}

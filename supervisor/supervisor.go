@@ -19,6 +19,9 @@ import (
 // demand (LoadOutput), so memory stays bounded however often an agent runs.
 const keepInMemory = 2
 
+// maxReloaded is how many released submissions LoadOutput keeps read back.
+const maxReloaded = 3
+
 // Supervisor runs agents and their submissions. All methods are safe for
 // concurrent use. Create it with New and end it with Shutdown.
 type Supervisor struct {
@@ -32,7 +35,8 @@ type Supervisor struct {
 
 	mu       sync.Mutex // guards the fields below and every agent's and submission's mutable state
 	agents   map[string]*agent
-	order    []*agent // oldest first
+	order    []*agent  // oldest first
+	reloaded []*output // released outputs read back by LoadOutput, oldest first
 	shutdown bool
 }
 

@@ -130,12 +130,31 @@ func (s *Supervisor) Window(id string, seq int, from int64, n int) (Window, erro
 // LoadOutput reads the display lines of a submission whose scrollback was
 // released (Window reports Evicted) back from its log file, keeping the
 // newest Scrollback lines. It does file I/O; call it off the UI goroutine.
+//
+// At most maxReloaded submissions stay reloaded: loading another releases the
+// one loaded longest ago, so browsing history keeps memory bounded.
 func (s *Supervisor) LoadOutput(id string, seq int) error {
 	sub, err := s.submission(id, seq)
 	if err != nil {
 		return err
 	}
-	return sub.out.reload(sub.logPath, s.cfg.Scrollback)
+	if err := sub.out.reload(sub.logPath, s.cfg.Scrollback); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, o := range s.reloaded {
+		if o == sub.out {
+			s.reloaded = append(s.reloaded[:i], s.reloaded[i+1:]...)
+			break
+		}
+	}
+	s.reloaded = append(s.reloaded, sub.out)
+	if len(s.reloaded) > maxReloaded {
+		s.reloaded[0].evict()
+		s.reloaded = s.reloaded[1:]
+	}
+	return nil
 }
 
 func (s *Supervisor) submission(id string, seq int) (*submission, error) {
