@@ -40,6 +40,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	if err != nil {
 		_ = sub.out.finish()
 		s.endSubmission(a, sub, nil, "", err.Error())
+		sub.out.release()
 		s.runs.Done()
 		return err
 	}
@@ -91,6 +92,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 			note += "; log file: " + err.Error()
 		}
 		s.journal.write(JournalEvent{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, PID: p.pgid, Note: note})
+		sub.out.release()
 		return
 	}
 	var notes []string
@@ -109,6 +111,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		notes = append(notes, "log file: "+err.Error())
 	}
 	s.endSubmission(a, sub, p, strings.Join(notes, "; "), "")
+	sub.out.release()
 }
 
 // markExited records that sub's main process ended by itself, unless a stop
@@ -176,6 +179,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	if a.running == sub {
 		a.running = nil
 	}
+	s.keepResidentLocked(sub.out)
 	switch {
 	case a.status == StatusClosed:
 		a.beforeClose = sub.status

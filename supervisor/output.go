@@ -40,13 +40,14 @@ const (
 // stream is kept for last_output. Feed may be called from the stdout and
 // stderr readers concurrently; readers of the scrollback take only mu.
 type output struct {
-	feedMu sync.Mutex // serializes Feed; guards everything below up to mu
-	log    *os.File
-	logErr error
-	conv   [2]*termtext.Converter
-	tail   [2][]byte
-	slab   []byte
-	batch  lineBatch
+	feedMu   sync.Mutex // serializes Feed; guards everything below up to mu
+	log      *os.File
+	logErr   error
+	released bool // the submission is over; see release
+	conv     [2]*termtext.Converter
+	tail     [2][]byte
+	slab     []byte
+	batch    lineBatch
 	// lineHook, when set, receives every complete raw line of each stream
 	// (without its line end), for structured agent output (SPEC §8).
 	lineHook func(s Stream, line []byte)
@@ -119,6 +120,10 @@ func (o *output) feed(s Stream, p []byte) {
 		defer o.budget.release(o.budget.acquire())
 	}
 	o.feedMu.Lock()
+	if o.released {
+		o.feedMu.Unlock()
+		return
+	}
 	if o.log != nil && o.logErr == nil {
 		if _, err := o.log.Write(p); err != nil {
 			o.logErr = err
@@ -401,6 +406,21 @@ func trimCR(b []byte) []byte {
 		return b[:n-1]
 	}
 	return b
+}
+
+// release drops what only a live submission needs (the converters, the
+// scratch batch, the raw tails and line splitter): a finished submission
+// keeps its display lines only. Call it after finish and after last_output
+// was computed.
+func (o *output) release() {
+	o.feedMu.Lock()
+	o.released = true
+	o.conv = [2]*termtext.Converter{}
+	o.batch = lineBatch{}
+	o.tail = [2][]byte{}
+	o.rawLine = [2][]byte{}
+	o.slab = nil
+	o.feedMu.Unlock()
 }
 
 // evict releases the scrollback of a finished submission.

@@ -61,25 +61,26 @@ func TestPartialLineIsCompletedInPlace(t *testing.T) {
 	}
 }
 
-// An agent's older submissions are released from memory and read back from
-// their log files on demand; only a few stay read back.
+// Finished submissions beyond the memory limit are released, least
+// recently used first, and read back from their log files on demand.
 func TestOldSubmissionsAreReleasedAndReadBack(t *testing.T) {
 	s := newTestSupervisor(t, `read m; echo "output of $m"`)
+	s.maxResident = 3
 	id := spawn(t, s, "run1")
 	waitFinal(t, s, id)
-	for i := 2; i <= 7; i++ {
+	for i := 2; i <= 6; i++ {
 		if _, err := s.Send(id, "run"+strconv.Itoa(i), false); err != nil {
 			t.Fatal(err)
 		}
 		waitFinal(t, s, id)
 	}
 	evicted := func(seq int) bool { w, _ := s.Window(id, seq, 0, 10); return w.Evicted }
-	for seq := 1; seq <= 7; seq++ {
-		if want := seq <= 7-keepInMemory; evicted(seq) != want {
+	for seq := 1; seq <= 6; seq++ {
+		if want := seq <= 3; evicted(seq) != want {
 			t.Fatalf("submission %d evicted = %v, want %v", seq, evicted(seq), want)
 		}
 	}
-	for seq := 1; seq <= 4; seq++ {
+	for _, seq := range []int{1, 2} {
 		if err := s.LoadOutput(id, seq); err != nil {
 			t.Fatal(err)
 		}
@@ -88,8 +89,10 @@ func TestOldSubmissionsAreReleasedAndReadBack(t *testing.T) {
 			t.Fatalf("submission %d read back: %+v", seq, w)
 		}
 	}
-	// the first read back was released again when the fourth came in
-	if !evicted(1) || evicted(2) || evicted(3) || evicted(4) {
-		t.Fatalf("evicted: 1=%v 2=%v 3=%v 4=%v; want only 1", evicted(1), evicted(2), evicted(3), evicted(4))
+	// reading back 1 and 2 released the two least recently used: 4 and 5
+	for seq, want := range map[int]bool{1: false, 2: false, 3: true, 4: true, 5: true, 6: false} {
+		if evicted(seq) != want {
+			t.Fatalf("submission %d evicted = %v, want %v", seq, evicted(seq), want)
+		}
 	}
 }

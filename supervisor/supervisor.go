@@ -14,13 +14,12 @@ import (
 	"github.com/google/uuid"
 )
 
-// keepInMemory is how many of an agent's newest submissions keep their
-// scrollback in memory; older ones are reloaded from their log file on
-// demand (LoadOutput), so memory stays bounded however often an agent runs.
-const keepInMemory = 2
-
-// maxReloaded is how many released submissions LoadOutput keeps read back.
-const maxReloaded = 3
+// defaultResident is how many finished submissions keep their display
+// lines in memory, across all agents; the one that finished (or was read
+// back) longest ago is released first and read back from its log file on
+// demand (LoadOutput). Memory then stays bounded however many agents run
+// and however often (SPEC §5).
+const defaultResident = 16
 
 // Supervisor runs agents and their submissions. All methods are safe for
 // concurrent use. Create it with New and end it with Shutdown.
@@ -36,8 +35,10 @@ type Supervisor struct {
 	mu       sync.Mutex // guards the fields below and every agent's and submission's mutable state
 	agents   map[string]*agent
 	order    []*agent  // oldest first
-	reloaded []*output // released outputs read back by LoadOutput, oldest first
-	shutdown bool
+	resident []*output // finished submissions' outputs held in memory, least recently used first
+	// maxResident is the length limit of resident (defaultResident).
+	maxResident int
+	shutdown    bool
 }
 
 // agent is one supervised subagent (SPEC §1).
@@ -115,7 +116,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, fmt.Errorf("cannot create journal in %s: %v; pass a writable --state-dir", runDir, err)
 	}
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
-		budget: newFeedBudget()}
+		budget: newFeedBudget(), maxResident: defaultResident}
 	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir})
 	if note := s.reapOrphans(); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)
@@ -166,6 +167,23 @@ func (s *Supervisor) find(id string) (*agent, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lookup(id)
+}
+
+// keepResidentLocked marks out, a finished submission's output, as just
+// used, and releases the least recently used ones beyond maxResident. Call
+// with s.mu held.
+func (s *Supervisor) keepResidentLocked(out *output) {
+	for i, o := range s.resident {
+		if o == out {
+			s.resident = append(s.resident[:i], s.resident[i+1:]...)
+			break
+		}
+	}
+	s.resident = append(s.resident, out)
+	for len(s.resident) > s.maxResident {
+		s.resident[0].evict()
+		s.resident = s.resident[1:]
+	}
 }
 
 // runningCount counts agents that hold a slot of the concurrency limit.
@@ -228,9 +246,6 @@ func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
 	a.status = StatusRunning
 	a.lastMessage = message
 	a.updatedAt = now
-	if n := len(a.subs) - keepInMemory; n > 0 {
-		a.subs[n-1].out.evict()
-	}
 	return sub
 }
 

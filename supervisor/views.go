@@ -130,9 +130,8 @@ func (s *Supervisor) Window(id string, seq int, from int64, n int) (Window, erro
 // LoadOutput reads the display lines of a submission whose scrollback was
 // released (Window reports Evicted) back from its log file, keeping the
 // newest Scrollback lines. It does file I/O; call it off the UI goroutine.
-//
-// At most maxReloaded submissions stay reloaded: loading another releases the
-// one loaded longest ago, so browsing history keeps memory bounded.
+// It counts as a use of the submission for the memory limit of finished
+// submissions (see defaultResident).
 func (s *Supervisor) LoadOutput(id string, seq int) error {
 	sub, err := s.submission(id, seq)
 	if err != nil {
@@ -142,18 +141,10 @@ func (s *Supervisor) LoadOutput(id string, seq int) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, o := range s.reloaded {
-		if o == sub.out {
-			s.reloaded = append(s.reloaded[:i], s.reloaded[i+1:]...)
-			break
-		}
+	if !sub.endedAt.IsZero() {
+		s.keepResidentLocked(sub.out)
 	}
-	s.reloaded = append(s.reloaded, sub.out)
-	if len(s.reloaded) > maxReloaded {
-		s.reloaded[0].evict()
-		s.reloaded = s.reloaded[1:]
-	}
+	s.mu.Unlock()
 	return nil
 }
 
