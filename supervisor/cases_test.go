@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -297,4 +298,44 @@ func waitFor(t *testing.T, s *Supervisor, d time.Duration, cond func() bool) {
 			t.Fatalf("condition not met within %s", d)
 		}
 	}
+}
+
+// Processes that leave the submission's process group (setsid, as a
+// daemonizing server does) are found by their SUBDASH_SUBMISSION_ID and
+// terminated too: after a self-exit, and on interrupt.
+func TestProcessesThatLeftTheGroupDoNotOutliveTheSubmission(t *testing.T) {
+	s := newTestSupervisor(t, evalCommand)
+	for _, c := range []struct{ msg, how string }{
+		{`setsid sleep 301 & echo started`, "self-exit"},
+		{`setsid sleep 302 & echo started; sleep 60`, "interrupt"},
+	} {
+		id := spawn(t, s, c.msg)
+		waitForLine(t, s, id, "started", 5*time.Second)
+		word := strings.Fields(c.msg)[2] // 301 or 302
+		waitFor(t, s, 5*time.Second, func() bool { return len(sleepers(word)) == 1 })
+		if c.how == "interrupt" {
+			if _, err := s.Interrupt(id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFinal(t, s, id)
+		waitFor(t, s, 15*time.Second, func() bool { return len(sleepers(word)) == 0 })
+	}
+}
+
+// sleepers lists the pids of `sleep <arg>` processes.
+func sleepers(arg string) []int {
+	var out []int
+	names, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil || string(b) != "sleep\x00"+arg+"\x00" {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(n)))
+		if pi, ok := procStat(pid); ok && pi.state != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

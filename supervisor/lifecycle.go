@@ -87,6 +87,9 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		if err := terminateGroup(p.pgid, s.cfg.Grace); err != nil {
 			note = err.Error()
 		}
+		if n := terminateEscapees(sub.id, s.cfg.Grace); n > 0 {
+			note += fmt.Sprintf("; terminated %d process(es) that had left the group", n)
+		}
 		p.drain()
 		if err := sub.out.finish(); err != nil {
 			note += "; log file: " + err.Error()
@@ -98,6 +101,13 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 	var notes []string
 	if err := terminateGroup(p.pgid, s.cfg.Grace); err != nil {
 		notes = append(notes, err.Error())
+	}
+	if sub.stopRequested() {
+		// processes that left the group would keep the pipes open and
+		// outlive the interrupt
+		if n := terminateEscapees(sub.id, s.cfg.Grace); n > 0 {
+			notes = append(notes, fmt.Sprintf("terminated %d process(es) that had left the group", n))
+		}
 	}
 	select {
 	case <-p.exited:
@@ -111,7 +121,23 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		notes = append(notes, "log file: "+err.Error())
 	}
 	s.endSubmission(a, sub, p, strings.Join(notes, "; "), "")
+	if n := terminateEscapees(sub.id, s.cfg.Grace); n > 0 {
+		// left the group and the pipes before the main process exited
+		s.journal.write(JournalEvent{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+			Note: fmt.Sprintf("terminated %d process(es) that had left the submission's process group", n)})
+	}
 	sub.out.release()
+}
+
+// stopRequested reports whether a stop (interrupt, close, quit, time limit)
+// was requested for sub.
+func (sub *submission) stopRequested() bool {
+	select {
+	case <-sub.stopCh:
+		return true
+	default:
+		return false
+	}
 }
 
 // markExited records that sub's main process ended by itself, unless a stop

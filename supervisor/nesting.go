@@ -1,6 +1,11 @@
 package supervisor
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+)
 
 // CheckNesting refuses a request that comes from one of this supervisor's
 // own subagents when nesting is off (SPEC §2: subagents get
@@ -9,7 +14,8 @@ import "fmt"
 // the control socket's peer credentials report it. It belongs to a
 // subagent when it, or one of its ancestors, is in the session or process
 // group of a running submission (every submission runs in a session of its
-// own; the ancestors catch a process that left it with setsid). That
+// own; the ancestors catch a process that left it with setsid), or when
+// its environment holds a running submission's SUBDASH_SUBMISSION_ID. That
 // covers `subdash ctl` or `subdash mcp` run by an agent, and anything they
 // start, whatever their environment says.
 //
@@ -19,6 +25,7 @@ func (s *Supervisor) CheckNesting(pid int) error {
 	if s.cfg.AllowNested || pid <= 0 {
 		return nil
 	}
+	pid0 := pid
 	var chain []procInfo
 	for depth := 0; pid > 1 && depth < 64; depth++ {
 		pi, ok := procStat(pid)
@@ -28,6 +35,7 @@ func (s *Supervisor) CheckNesting(pid int) error {
 		chain = append(chain, pi)
 		pid = pi.ppid
 	}
+	env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid0) + "/environ")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, a := range s.order {
@@ -35,13 +43,20 @@ func (s *Supervisor) CheckNesting(pid int) error {
 		if r == nil || r.proc == nil {
 			continue
 		}
+		if bytes.Contains(env, []byte("SUBDASH_SUBMISSION_ID="+r.id+"\x00")) {
+			return errNested(a.id)
+		}
 		for _, pi := range chain {
 			if r.proc.pgid == pi.session || r.proc.pgid == pi.pgrp {
-				return &Error{CodeNested, fmt.Sprintf(
-					"agent %s may not start or instruct agents: subagents do not get subagents of their own; start subdash with --allow-nested to allow it",
-					a.id)}
+				return errNested(a.id)
 			}
 		}
 	}
 	return nil
+}
+
+func errNested(agentID string) error {
+	return &Error{CodeNested, fmt.Sprintf(
+		"agent %s may not start or instruct agents: subagents do not get subagents of their own; start subdash with --allow-nested to allow it",
+		agentID)}
 }

@@ -25,9 +25,10 @@ type orphan struct {
 
 // findOrphans reads the journals of the most recent runs under stateDir
 // (but current) and returns their submissions that started and never ended,
-// whose supervisor process is gone, and whose process group is alive and
-// verifiably theirs: a live member's environment holds the submission's
-// SUBDASH_SUBMISSION_ID, so a reused pid is never taken for one.
+// whose supervisor process is gone, and that still have live processes
+// verifiably theirs: a member of their process group, or a process that
+// left it, whose environment holds the submission's SUBDASH_SUBMISSION_ID,
+// so a reused pid is never taken for one.
 func findOrphans(stateDir, current string) []orphan {
 	runs, _ := filepath.Glob(filepath.Join(stateDir, "runs", "*", "journal.jsonl"))
 	sort.Sort(sort.Reverse(sort.StringSlice(runs))) // run ids start with their time
@@ -76,7 +77,7 @@ func orphansOf(journalPath string) []orphan {
 	}
 	var out []orphan
 	for _, ev := range started {
-		if ev.PID > 0 && groupHolds(ev.PID, ev.SubmissionID) {
+		if ev.PID > 0 && groupHolds(ev.PID, ev.SubmissionID) || len(escapees(ev.SubmissionID)) > 0 {
 			out = append(out, orphan{filepath.Dir(journalPath), ev.AgentID, ev.SubmissionID, ev.PID})
 		}
 	}
@@ -130,10 +131,16 @@ func (s *Supervisor) reapOrphans() string {
 	go func() {
 		defer s.runs.Done()
 		for _, o := range orphans {
-			err := terminateGroup(o.pgid, s.cfg.Grace)
+			var err error
+			if groupHolds(o.pgid, o.submissionID) {
+				err = terminateGroup(o.pgid, s.cfg.Grace)
+			}
+			n := terminateEscapees(o.submissionID, s.cfg.Grace)
 			ev := JournalEvent{Event: "orphan_terminated", AgentID: o.agentID, SubmissionID: o.submissionID, PID: o.pgid}
 			if err != nil {
 				ev.Note = err.Error()
+			} else if n > 0 {
+				ev.Note = fmt.Sprintf("%d of its processes had left its process group", n)
 			}
 			s.journal.write(ev)
 		}
