@@ -221,6 +221,16 @@ func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (Wa
 		}
 		ms = min(max(*timeoutMS, MinWaitTimeoutMS), MaxWaitTimeoutMS)
 	}
+	// An ambiguous id prefix is an error, as in the other operations, not
+	// an unknown id: the caller would take not_found for an answer.
+	s.mu.Lock()
+	for _, id := range ids {
+		if _, err := s.lookup(id); CodeOf(err) == CodeInvalid {
+			s.mu.Unlock()
+			return WaitResult{}, err
+		}
+	}
+	s.mu.Unlock()
 	sub := s.Subscribe()
 	defer sub.Close()
 	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)

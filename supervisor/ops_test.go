@@ -535,3 +535,28 @@ func TestJournalCutsAHugeMessage(t *testing.T) {
 		}
 	}
 }
+
+// An id prefix that matches two agents is an error in every operation,
+// wait included (a caller would take not_found for an answer).
+func TestAmbiguousPrefixIsAnError(t *testing.T) {
+	s := newTestSupervisor(t, evalCommand)
+	s.mu.Lock()
+	for _, id := range []string{"abcd1111-0000-4000-8000-000000000001", "abcd2222-0000-4000-8000-000000000002"} {
+		a := &agent{id: id, status: StatusCompleted}
+		s.agents[id] = a
+		s.order = append(s.order, a)
+	}
+	s.mu.Unlock()
+	want := "agent id prefix abcd matches more than one agent; give more characters"
+	_, err1 := s.Wait(context.Background(), []string{"abcd"}, nil)
+	_, err2 := s.Close("abcd")
+	_, err3 := s.Send("abcd", "x", false)
+	for i, err := range []error{err1, err2, err3} {
+		if errText(err) != want || CodeOf(err) != CodeInvalid {
+			t.Errorf("op %d: %v", i+1, err)
+		}
+	}
+	if res, err := s.Wait(context.Background(), []string{"abcd1"}, nil); err != nil || res.Status["abcd1"] != StatusCompleted {
+		t.Errorf("a unique prefix: %+v, %v", res, err)
+	}
+}

@@ -151,7 +151,7 @@ func (s *Supervisor) lookup(id string) (*agent, error) {
 		for _, a := range s.order {
 			if strings.HasPrefix(a.id, id) {
 				if found != nil {
-					return nil, &Error{CodeNotFound, fmt.Sprintf("agent id prefix %s matches more than one agent; give more characters", id)}
+					return nil, &Error{CodeInvalid, fmt.Sprintf("agent id prefix %s matches more than one agent; give more characters", id)}
 				}
 				found = a
 			}
