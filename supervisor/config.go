@@ -190,6 +190,11 @@ func resolveDir(d string) (string, error) {
 	if !fi.IsDir() {
 		return "", fmt.Errorf("working directory %s is not a folder; pass a folder with --dir", abs)
 	}
+	// The real path, so that a folder reached through a symbolic link gets
+	// the same control socket, and a second dashboard for it is refused.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
 	return abs, nil
 }
 

@@ -352,6 +352,9 @@ func composeLastOutput(out, errText string, cut bool) string {
 	if errN > 0 {
 		total += errN + len(sep)
 	}
+	if outN == 0 && errN == 0 {
+		return ""
+	}
 	if total <= maxLastOutput && !cut {
 		if errN == 0 {
 			return out
