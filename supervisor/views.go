@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -170,24 +171,39 @@ func (s *Supervisor) submission(id string, seq int) (*submission, error) {
 
 // Logs returns the output of submission seq (1-based; 0 means the latest)
 // of agent id as plain text (SPEC §3 logs): the log file's bytes, stdout and
-// stderr in arrival order, turned into lines with every escape sequence
-// removed. Errors: "agent not found: <id>", an unknown submission, an
-// unreadable log file.
+// stderr in arrival order, turned into lines with every escape sequence and
+// control character removed. Errors: "agent not found: <id>", an unknown
+// submission, an unreadable log file. For large logs prefer WriteLogs,
+// which streams.
 func (s *Supervisor) Logs(id string, seq int) (string, error) {
+	var b strings.Builder
+	err := s.WriteLogs(&b, id, seq, false)
+	return b.String(), err
+}
+
+// WriteLogs writes the output of submission seq (0 = latest) of agent id to
+// w as it reads the log file: as plain text like Logs, or, with raw, the
+// file's bytes unchanged (escape sequences, NUL bytes and all). Errors are
+// those of Logs, found before anything is written, or w's.
+func (s *Supervisor) WriteLogs(w io.Writer, id string, seq int, raw bool) error {
 	sub, err := s.submission(id, seq)
 	if err != nil {
-		return "", err
+		return err
 	}
 	f, err := os.Open(sub.logPath)
 	if err != nil {
-		return "", &Error{CodeInternal, fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
+		return &Error{CodeInternal, fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
 	}
 	defer f.Close()
-	var b strings.Builder
-	if err := termtext.WritePlain(&b, f); err != nil {
-		return "", &Error{CodeInternal, fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
+	if raw {
+		_, err = io.Copy(w, f)
+	} else {
+		err = termtext.WritePlain(w, f)
 	}
-	return b.String(), nil
+	if err != nil {
+		return &Error{CodeInternal, fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
+	}
+	return nil
 }
 
 // LogPath returns the log file of submission seq (0 = latest) of agent id.

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"io"
 	"net/http"
 
 	"github.com/subdash/subdash/supervisor"
@@ -21,9 +22,11 @@ type Operations interface {
 	Resume(ctx context.Context, id string) (supervisor.StatusResult, error)
 	Wait(ctx context.Context, ids []string, timeoutMS *int) (supervisor.WaitResult, error)
 	List(ctx context.Context) (ListResult, error)
-	// Logs returns the output of submission seq (1-based; 0 = the latest)
-	// of agent id as plain text.
-	Logs(ctx context.Context, id string, seq int) (string, error)
+	// Logs writes the output of submission seq (1-based; 0 = the latest)
+	// of agent id to w as it is read: plain text, or with raw the log
+	// file's bytes unchanged. An error found before anything was written
+	// is the operation's (unknown agent or submission).
+	Logs(ctx context.Context, id string, seq int, raw bool, w io.Writer) error
 }
 
 // ListResult is the result of list (SPEC §3) on the control socket, in
@@ -86,9 +89,9 @@ func (l local) List(context.Context) (ListResult, error) {
 	return ListResult{Agents: l.s.List()}, nil
 }
 
-// Logs calls Supervisor.Logs.
-func (l local) Logs(_ context.Context, id string, seq int) (string, error) {
-	return l.s.Logs(id, seq)
+// Logs calls Supervisor.WriteLogs.
+func (l local) Logs(_ context.Context, id string, seq int, raw bool, w io.Writer) error {
+	return l.s.WriteLogs(w, id, seq, raw)
 }
 
 // Request bodies of the control socket.

@@ -118,16 +118,33 @@ func (c *Client) List(ctx context.Context) (ListResult, error) {
 	return res, c.do(ctx, http.MethodGet, "/v1/agents", nil, &res)
 }
 
-// Logs calls logs (SPEC §3) on the supervisor behind the socket: the
-// output of submission seq (0 = the latest) of agent id as plain text.
-func (c *Client) Logs(ctx context.Context, id string, seq int) (string, error) {
-	p := agentPath(id, "logs")
+// Logs calls logs (SPEC §3) on the supervisor behind the socket and copies
+// the output of submission seq (0 = the latest) of agent id to w as it
+// arrives: plain text, or with raw the log file's bytes.
+func (c *Client) Logs(ctx context.Context, id string, seq int, raw bool, w io.Writer) error {
+	q := url.Values{}
 	if seq != 0 {
-		p += "?submission=" + strconv.Itoa(seq)
+		q.Set("submission", strconv.Itoa(seq))
 	}
-	var b strings.Builder
-	err := c.do(ctx, http.MethodGet, p, nil, &b)
-	return b.String(), err
+	if raw {
+		q.Set("raw", "1")
+	}
+	p := agentPath(id, "logs")
+	if len(q) > 0 {
+		p += "?" + q.Encode()
+	}
+	resp, err := c.request(ctx, http.MethodGet, p, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("bad answer from subdash at %s: %v", c.socket, err)
+	}
+	return nil
 }
 
 // Events calls fn with the summary of every agent, then with an agent's
@@ -184,11 +201,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return err
 	}
 	defer resp.Body.Close()
-	if b, ok := out.(*strings.Builder); ok {
-		_, err = io.Copy(b, resp.Body)
-	} else {
-		err = json.NewDecoder(resp.Body).Decode(out)
-	}
+	err = json.NewDecoder(resp.Body).Decode(out)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -37,10 +37,14 @@ ops:
   wait ID... [--timeout-ms N]  wait until one of the agents is final; N defaults
                                to 30000 and is clamped to 10000..300000  (wait)
   list                         every agent's summary, oldest first      (list_agents)
-  logs ID [--submission SEQ]   output of the latest (or SEQ-th) submission
+  logs ID [--submission SEQ] [--raw]
+                               output of the latest (or SEQ-th) submission, as
+                               plain text, or with --raw the log file's bytes
 
-A MSG of - is read from stdin. ID may be a unique prefix of at least 4
-characters. Flags may come before or after the arguments; -- ends them.
+A MSG of - is read from stdin. A message is UTF-8 text (invalid bytes become
+U+FFFD) of at most 64 MiB. ID may be a unique prefix of at least 4
+characters. Flags may come before or after the arguments; -- ends them (use
+it before a message that starts with -).
 
   --dir DIR       use the socket of working directory DIR (default: current directory)
   --socket PATH   use this control socket (env SUBDASH_SOCKET)
@@ -67,7 +71,7 @@ var ctlOps = map[string]ctlOp{
 	"resume":    {tool: "resume_agent", args: "ID", check: exactly(1)},
 	"wait":      {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: func([]string) string { return "" }},
 	"list":      {tool: "list_agents", args: "", check: exactly(0)},
-	"logs":      {tool: "logs", args: "ID [--submission SEQ]", flags: []string{"submission"}, check: exactly(1)},
+	"logs":      {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
 }
 
 func exactly(n int) func([]string) string {
@@ -93,7 +97,7 @@ type ctlLine struct {
 // valueFlags take a value; boolFlags do not.
 var (
 	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true}
-	boolFlags  = map[string]bool{"interrupt": true, "help": true, "h": true}
+	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true}
 )
 
 // parseCtl parses args, accepting flags before, between and after the
@@ -185,7 +189,7 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if problem := op.check(pos); problem != "" {
 		return usageErr("%s: %s; usage: subdash ctl %s %s", name, problem, name, op.args)
 	}
-	req, err := ctlRequest(name, pos, l.flags, stdin)
+	req, err := ctlRequest(name, pos, l.flags, stdin, stdout)
 	if err != nil {
 		return usageErr("%s: %v", name, err)
 	}
@@ -198,8 +202,7 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s failed: %v\n", op.tool, err)
 		return ExitError
 	}
-	if text, ok := out.(string); ok {
-		io.WriteString(stdout, text)
+	if _, ok := out.(streamed); ok {
 		return ExitOK
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
@@ -209,7 +212,7 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // ctlRequest turns an op's arguments into the call to make, reading a
 // message of "-" from stdin.
-func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Reader) (func(context.Context, *Client) (any, error), error) {
+func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Reader, stdout io.Writer) (func(context.Context, *Client) (any, error), error) {
 	message := func(i int) (string, error) {
 		if pos[i] != "-" {
 			return pos[i], nil
@@ -259,10 +262,16 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		if seq != nil {
 			n = *seq
 		}
-		return func(ctx context.Context, c *Client) (any, error) { return c.Logs(ctx, pos[0], n) }, err
+		raw := flags["raw"] == "true"
+		return func(ctx context.Context, c *Client) (any, error) {
+			return streamed{}, c.Logs(ctx, pos[0], n, raw, stdout)
+		}, err
 	}
 	return nil, fmt.Errorf("unknown operation %q", name)
 }
+
+// streamed is the result of an op that wrote its output itself (logs).
+type streamed struct{}
 
 // ctlSocket picks the socket: --socket, else SUBDASH_SOCKET, else the
 // default socket of --dir (or the current directory), as the dashboard

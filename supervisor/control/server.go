@@ -210,13 +210,19 @@ func (srv *Server) logs(w http.ResponseWriter, r *http.Request) {
 		}
 		seq = n
 	}
-	text, err := srv.ops.Logs(r.Context(), r.PathValue("id"), seq)
-	if err != nil {
+	id, raw := r.PathValue("id"), r.URL.Query().Get("raw") == "1"
+	// Errors (an unknown agent or submission) are found before the first
+	// write, and answered as errors; then the log streams.
+	if _, err := srv.sup.LogPath(id, seq); err != nil {
 		writeError(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = io.WriteString(w, text)
+	if raw {
+		w.Header().Set("Content-Type", "application/octet-stream")
+	} else {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	_ = srv.ops.Logs(r.Context(), id, seq, raw, w)
 }
 
 // events streams server-sent events: first one "agent" event per existing

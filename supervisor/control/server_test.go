@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestEveryOperationOverTheSocket(t *testing.T) {
 	if d.Status != supervisor.StatusCompleted || *d.LastOutput != "got: hello" || d.LastError != nil {
 		t.Fatalf("wait detail = %+v", d)
 	}
-	if text, err := c.Logs(ctx, sp.AgentID, 0); err != nil || text != "got: hello\n" {
+	if text, err := logsOf(ctx, c, sp.AgentID, 0, false); err != nil || text != "got: hello\n" {
 		t.Fatalf("logs = %q, %v", text, err)
 	}
 
@@ -47,7 +48,7 @@ func TestEveryOperationOverTheSocket(t *testing.T) {
 	if d := waitFinal(t, c, sp.AgentID); d.Status != supervisor.StatusErrored || *d.LastError != "submission failed with exit code 3" {
 		t.Fatalf("after failing send: %+v", d)
 	}
-	if text, err := c.Logs(ctx, sp.AgentID, 1); err != nil || text != "got: hello\n" {
+	if text, err := logsOf(ctx, c, sp.AgentID, 1, false); err != nil || text != "got: hello\n" {
 		t.Fatalf("logs of submission 1 = %q, %v", text, err)
 	}
 
@@ -110,7 +111,7 @@ func TestOperationErrorsOverTheSocket(t *testing.T) {
 		{"close dot", func() error { _, err := c.Close(ctx, ".."); return err }, supervisor.CodeNotFound, "agent not found: .."},
 		{"close empty id", func() error { _, err := c.Close(ctx, ""); return err }, supervisor.CodeNotFound, "agent not found: "},
 		{"resume unknown", func() error { _, err := c.Resume(ctx, "nope"); return err }, supervisor.CodeNotFound, "agent not found: nope"},
-		{"logs unknown", func() error { _, err := c.Logs(ctx, "nope", 0); return err }, supervisor.CodeNotFound, "agent not found: nope"},
+		{"logs unknown", func() error { _, err := logsOf(ctx, c, "nope", 0, false); return err }, supervisor.CodeNotFound, "agent not found: nope"},
 		{"wait no ids", func() error { _, err := c.Wait(ctx, nil, nil); return err }, supervisor.CodeInvalid, "ids must not be empty"},
 		{"wait zero", func() error { _, err := c.Wait(ctx, []string{"x"}, &zero); return err }, supervisor.CodeInvalid, "timeout_ms must be greater than zero"},
 		{"wait negative", func() error { _, err := c.Wait(ctx, []string{"x"}, &negative); return err }, supervisor.CodeInvalid, "timeout_ms must be greater than zero"},
@@ -284,4 +285,35 @@ func TestWaitEndsWhenTheClientGoesAwayAfterTrailingBytes(t *testing.T) {
 	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
 	conn.Close()
 	eventually(t, 5*time.Second, "the wait ends with its client", func() bool { return srv.waiting.Load() == 0 })
+}
+
+// logsOf returns what Client.Logs writes.
+func logsOf(ctx context.Context, c *Client, id string, seq int, raw bool) (string, error) {
+	var b strings.Builder
+	err := c.Logs(ctx, id, seq, raw, &b)
+	return b.String(), err
+}
+
+// logs streams plain text, or with raw the log file's bytes.
+func TestLogsPlainAndRaw(t *testing.T) {
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	ctx := context.Background()
+	sp, err := c.Spawn(ctx, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Wait(ctx, []string{sp.AgentID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	path, _ := s.LogPath(sp.AgentID, 0)
+	if err := os.WriteFile(path, []byte("\x1b[31mred\x1b[m a\x00b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := logsOf(ctx, c, sp.AgentID, 0, false); err != nil || text != "red ab\n" {
+		t.Errorf("plain: %q, %v", text, err)
+	}
+	if text, err := logsOf(ctx, c, sp.AgentID, 0, true); err != nil || text != "\x1b[31mred\x1b[m a\x00b\n" {
+		t.Errorf("raw: %q, %v", text, err)
+	}
 }
