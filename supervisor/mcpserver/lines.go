@@ -106,6 +106,9 @@ func check(line []byte) (id json.RawMessage, code int, why string) {
 	if msg.JSONRPC != "2.0" {
 		return msg.ID, -32600, `not a JSON-RPC 2.0 message ("jsonrpc" must be "2.0")`
 	}
+	if id := bytes.TrimSpace(msg.ID); len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') && string(id) != "null" {
+		return nil, -32600, "the id must be a string or a number"
+	}
 	return nil, 0, ""
 }
 

@@ -39,12 +39,14 @@ func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, std
 	}
 	var ops control.Operations
 	if cfg.CollabTools {
-		b, err := attach(ctx, cfg, stderr)
+		again := func() (backend, error) { return attach(ctx, cfg, stderr) }
+		b, err := again()
 		if err != nil {
 			return err
 		}
-		defer b.close()
-		ops = b.ops
+		f := newFailover(b, again, stderr)
+		defer f.close()
+		ops = f
 	} else {
 		fmt.Fprintln(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools")
 	}
@@ -68,7 +70,11 @@ type backend struct {
 func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backend, error) {
 	client := control.NewClient(cfg.Socket, cfg.Dir)
 	remote := func(info control.Info) backend {
-		fmt.Fprintf(stderr, "subdash mcp: driving the subdash (pid %d) that serves %s on %s\n", info.PID, info.Dir, cfg.Socket)
+		fmt.Fprintf(stderr, "subdash mcp: driving the subdash (pid %d) that serves %s on %s", info.PID, info.Dir, cfg.Socket)
+		if info.Command != "" {
+			fmt.Fprintf(stderr, ": its agent command (%s) and limit (%d running agents) apply, not this server's flags", info.Command, info.MaxAgents)
+		}
+		fmt.Fprintln(stderr)
 		return backend{ops: client, close: func() {}}
 	}
 	probe, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -104,10 +110,10 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 			fmt.Fprintf(stderr, "subdash mcp: control socket: %v\n", err)
 		}
 	}()
-	for _, w := range cfg.Warnings {
+	for _, w := range s.Config().Warnings {
 		fmt.Fprintf(stderr, "subdash mcp: warning: %s\n", w)
 	}
-	for _, n := range cfg.Notes {
+	for _, n := range s.Config().Notes {
 		fmt.Fprintf(stderr, "subdash mcp: note: %s\n", n)
 	}
 	fmt.Fprintf(stderr, "subdash mcp: no subdash is serving %s; supervising agents here (agent command %s); control socket %s; logs in %s\n",

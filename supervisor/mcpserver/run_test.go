@@ -169,3 +169,55 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// When the subdash that mcp drives goes away (its dashboard quit), the next
+// call finds nobody serving the socket: mcp then supervises agents itself
+// and serves the socket, and the call succeeds.
+func TestRunTakesOverWhenTheDrivenSubdashGoesAway(t *testing.T) {
+	t.Setenv("MEMO_ENABLE_COLLAB_TOOLS", "1")
+	o := options(t, testCommand)
+	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := supervisor.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := control.Listen(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+
+	cs, stop := startRun(t, o)
+	var first supervisor.SpawnResult
+	callOK(t, cs, ToolSpawn, map[string]any{"message": "first"}, &first)
+	// the dashboard quits
+	cancel()
+	<-served
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var second supervisor.SpawnResult
+	callOK(t, cs, ToolSpawn, map[string]any{"message": "second"}, &second)
+	var w supervisor.WaitResult
+	callOK(t, cs, ToolWait, map[string]any{"ids": []string{second.AgentID}, "timeout_ms": 300000}, &w)
+	if *w.Details[second.AgentID].LastOutput != "got: second" {
+		t.Fatalf("after the takeover: %+v", w)
+	}
+	// the mcp server now serves the socket: a client reaches it
+	info, err := control.NewClient(o.Socket, o.Dir).Info(context.Background())
+	if err != nil || info.PID != os.Getpid() {
+		t.Fatalf("the socket after the takeover: %+v, %v", info, err)
+	}
+	stderr, err := stop()
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(stderr, "stopped serving; attaching again") || !strings.Contains(stderr, "supervising agents here") {
+		t.Errorf("stderr = %q", stderr)
+	}
+}

@@ -117,8 +117,8 @@ func NewServer(ops control.Operations, version string) *mcp.Server {
 	return s
 }
 
-// textResult returns the result of a successful call: its JSON, fields in
-// the order of SPEC §3, as text content (the SDK adds the same value as
+// textResult returns the result of a successful call: its JSON, with the
+// fields of SPEC §3, as text content (the SDK adds the same value as
 // structured content). A failed call returns nil, and the SDK makes the
 // error a result with isError.
 func textResult(v any, err error) *mcp.CallToolResult {
