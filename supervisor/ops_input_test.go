@@ -1,0 +1,142 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Large inputs, concurrency and ambiguous ids: what a program driving the
+// supervisor can throw at it.
+
+func TestJSONResultsCutAHugeMessage(t *testing.T) {
+	s := newTestSupervisor(t, "cat > /dev/null")
+	msg := strings.Repeat("é", 3*MaxJSONMessage)
+	res, err := s.Spawn(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := waitFinal(t, s, res.AgentID)
+	for name, v := range map[string]any{"spawn": res, "list": s.List()[0], "wait": d} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			LastMessage  string `json:"last_message"`
+			SubmissionID string `json:"submission_id"`
+			AgentID      string `json:"agent_id"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if n := len([]rune(m.LastMessage)); n != MaxJSONMessage || !strings.HasSuffix(m.LastMessage, "...[truncated]") {
+			t.Errorf("%s: last_message has %d characters, ends %q", name, n, m.LastMessage[len(m.LastMessage)-20:])
+		}
+		if name == "spawn" && (m.SubmissionID == "" || m.AgentID == "") {
+			t.Errorf("spawn JSON lost fields: %s", b[:200])
+		}
+	}
+	// Go callers, such as the dashboard's resend, keep the whole message.
+	if info, _ := s.Agent(res.AgentID); info.LastMessage != msg || info.Submissions[0].Message != msg {
+		t.Error("the message was cut for Go callers")
+	}
+}
+
+// Readers (the dashboard, ctl logs, the nesting check) run while agents are
+// spawned, sent to, interrupted and closed: under -race this finds state
+// that is written without the supervisor's lock.
+func TestConcurrentOperationsAndReaders(t *testing.T) {
+	s := newTestSupervisor(t, evalCommand, func(c *Config) { c.MaxAgents = 3 })
+	stop := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, a := range s.Agents() {
+				_, _ = s.Window(a.AgentID, 0, 0, 50)
+				_, _, _ = s.Transcript(a.AgentID, 0, 0, 10)
+				_, _ = s.Logs(a.AgentID, 0)
+			}
+			_ = s.List()
+			_ = s.CheckNesting(os.Getpid())
+		}
+	}()
+	var ids []string
+	for i := 0; i < 6; i++ {
+		if res, err := s.Spawn("echo spawned; sleep 0.2"); err == nil {
+			ids = append(ids, res.AgentID)
+		}
+	}
+	for i, id := range ids {
+		switch i % 3 {
+		case 0:
+			_, _ = s.Send(id, "echo again", true)
+		case 1:
+			_, _ = s.Interrupt(id)
+		case 2:
+			_, _ = s.Close(id)
+		}
+	}
+	close(stop)
+	<-readerDone
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range s.Agents() {
+		if a.Running() {
+			t.Errorf("agent %s still running after shutdown", a.AgentID)
+		}
+	}
+}
+
+// The journal records a huge message cut (the child gets all of it), so
+// every journal line stays readable.
+func TestJournalCutsAHugeMessage(t *testing.T) {
+	s := newTestSupervisor(t, "wc -c")
+	msg := strings.Repeat("x", 1<<20)
+	id := spawn(t, s, msg)
+	if d := waitFinal(t, s, id); strings.TrimSpace(*d.LastOutput) != "1048577" {
+		t.Fatalf("the child got %q bytes, want the whole message and its newline", *d.LastOutput)
+	}
+	for _, line := range strings.Split(readJournal(t, s), "\n") {
+		if len(line) > 2*maxJournalMessage {
+			t.Fatalf("journal line of %d bytes", len(line))
+		}
+		if strings.Contains(line, `"event":"spawned"`) && !strings.Contains(line, "...[truncated: 1048576 bytes in all]") {
+			t.Fatalf("spawned event does not say the message was cut: %.200s", line)
+		}
+	}
+}
+
+// An id prefix that matches two agents is an error in every operation,
+// wait included (a caller would take not_found for an answer).
+func TestAmbiguousPrefixIsAnError(t *testing.T) {
+	s := newTestSupervisor(t, evalCommand)
+	s.mu.Lock()
+	for _, id := range []string{"abcd1111-0000-4000-8000-000000000001", "abcd2222-0000-4000-8000-000000000002"} {
+		a := &agent{id: id, status: StatusCompleted}
+		s.agents[id] = a
+		s.order = append(s.order, a)
+	}
+	s.mu.Unlock()
+	want := "agent id prefix abcd matches more than one agent; give more characters"
+	_, err1 := s.Wait(context.Background(), []string{"abcd"}, nil)
+	_, err2 := s.Close("abcd")
+	_, err3 := s.Send("abcd", "x", false)
+	for i, err := range []error{err1, err2, err3} {
+		if errText(err) != want || CodeOf(err) != CodeInvalid {
+			t.Errorf("op %d: %v", i+1, err)
+		}
+	}
+	if res, err := s.Wait(context.Background(), []string{"abcd1"}, nil); err != nil || res.Status["abcd1"] != StatusCompleted {
+		t.Errorf("a unique prefix: %+v, %v", res, err)
+	}
+}
