@@ -56,12 +56,11 @@ func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error
 	if msg == "" {
 		return SendResult{}, errEmptyMessage()
 	}
-	a, err := s.find(id)
+	a, unlock, err := s.lockAgent(id)
 	if err != nil {
 		return SendResult{}, err
 	}
-	a.opMu.Lock()
-	defer a.opMu.Unlock()
+	defer unlock()
 
 	s.mu.Lock()
 	if err := s.checkSendLocked(a, interrupt); err != nil {
@@ -97,6 +96,18 @@ func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error
 	return SendResult{AgentID: a.id, Status: status, SubmissionID: sub.id}, nil
 }
 
+// lockAgent finds agent id and takes its operation lock, which serializes
+// the operations that wait on its processes; call the returned function to
+// release it.
+func (s *Supervisor) lockAgent(id string) (*agent, func(), error) {
+	a, err := s.find(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.opMu.Lock()
+	return a, a.opMu.Unlock, nil
+}
+
 func (s *Supervisor) checkSendLocked(a *agent, interrupt bool) error {
 	switch {
 	case s.shutdown:
@@ -114,12 +125,11 @@ func (s *Supervisor) checkSendLocked(a *agent, interrupt bool) error {
 // becomes errored with last_error "interrupted" and stays open for input.
 // Errors: "agent not found: <id>"; "agent <id> is not running".
 func (s *Supervisor) Interrupt(id string) (StatusResult, error) {
-	a, err := s.find(id)
+	a, unlock, err := s.lockAgent(id)
 	if err != nil {
 		return StatusResult{}, err
 	}
-	a.opMu.Lock()
-	defer a.opMu.Unlock()
+	defer unlock()
 	s.mu.Lock()
 	sub := a.running
 	s.mu.Unlock()
@@ -136,12 +146,11 @@ func (s *Supervisor) Interrupt(id string) (StatusResult, error) {
 // before returning (SPEC §3 close). Closing a closed agent is not an error.
 // Errors: "agent not found: <id>".
 func (s *Supervisor) Close(id string) (StatusResult, error) {
-	a, err := s.find(id)
+	a, unlock, err := s.lockAgent(id)
 	if err != nil {
 		return StatusResult{}, err
 	}
-	a.opMu.Lock()
-	defer a.opMu.Unlock()
+	defer unlock()
 	s.mu.Lock()
 	if a.status == StatusClosed {
 		s.mu.Unlock()
@@ -169,12 +178,11 @@ func (s *Supervisor) Close(id string) (StatusResult, error) {
 // difference from Memo). It starts no submission; an open agent is left as
 // it is. Errors: "agent not found: <id>".
 func (s *Supervisor) Resume(id string) (StatusResult, error) {
-	a, err := s.find(id)
+	a, unlock, err := s.lockAgent(id)
 	if err != nil {
 		return StatusResult{}, err
 	}
-	a.opMu.Lock()
-	defer a.opMu.Unlock()
+	defer unlock()
 	s.mu.Lock()
 	resumed := a.status == StatusClosed
 	if resumed {
