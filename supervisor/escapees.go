@@ -1,9 +1,7 @@
 package supervisor
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -17,31 +15,12 @@ import (
 // environment holds SUBDASH_SUBMISSION_ID=submissionID. Processes of other
 // users cannot be read and are not returned.
 func escapees(submissionID string) []int {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	want := []byte("SUBDASH_SUBMISSION_ID=" + submissionID)
+	pids, _ := procPIDs()
 	self := os.Getpid()
 	var out []int
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil || pid == self {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + name + "/environ")
-		if err != nil || !bytes.Contains(env, want) {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, want) {
-				if pi, ok := procStat(pid); ok && pi.state != 'Z' && pi.state != 'X' {
-					out = append(out, pid)
-				}
-				break
-			}
+	for _, pid := range pids {
+		if pid != self && ofSubmission(pid, submissionID) {
+			out = append(out, pid)
 		}
 	}
 	return out
@@ -75,25 +54,12 @@ func terminateEscapees(submissionID string, grace time.Duration) int {
 
 // waitPIDsGone polls until none of pids is alive or d has passed.
 func waitPIDsGone(pids []int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	step := time.Millisecond
-	for {
-		alive := false
+	return pollUntil(func() bool {
 		for _, pid := range pids {
 			if processAlive(pid) {
-				alive = true
-				break
+				return false
 			}
 		}
-		if !alive {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(step)
-		if step < 10*time.Millisecond {
-			step *= 2
-		}
-	}
+		return true
+	}, d)
 }

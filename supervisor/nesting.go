@@ -1,11 +1,6 @@
 package supervisor
 
-import (
-	"bytes"
-	"fmt"
-	"os"
-	"strconv"
-)
+import "fmt"
 
 // CheckNesting refuses a request that comes from one of this supervisor's
 // own subagents when nesting is off (SPEC §2: subagents get
@@ -35,7 +30,7 @@ func (s *Supervisor) CheckNesting(pid int) error {
 		chain = append(chain, pi)
 		pid = pi.ppid
 	}
-	env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid0) + "/environ")
+	inherited, _ := envValue(pid0, submissionEnv)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, a := range s.order {
@@ -43,7 +38,7 @@ func (s *Supervisor) CheckNesting(pid int) error {
 		if r == nil || r.proc == nil {
 			continue
 		}
-		if bytes.Contains(env, []byte("SUBDASH_SUBMISSION_ID="+r.id+"\x00")) {
+		if inherited == r.id {
 			return errNested(a.id)
 		}
 		for _, pi := range chain {

@@ -2,14 +2,11 @@ package supervisor
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"syscall"
 )
 
 // recentRuns is how many earlier runs are checked for leftover submissions.
@@ -84,32 +81,13 @@ func orphansOf(journalPath string) []orphan {
 	return out
 }
 
-// processAlive reports whether pid exists (and is not a zombie).
-func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
-		return false
-	}
-	pi, ok := procStat(pid)
-	return ok && pi.state != 'Z' && pi.state != 'X'
-}
-
-// groupHolds reports whether a live member of process group pgid has
-// SUBDASH_SUBMISSION_ID=submissionID in its environment.
+// groupHolds reports whether a live member of process group pgid is a
+// process of submission submissionID.
 func groupHolds(pgid int, submissionID string) bool {
-	members, err := groupMembers(pgid)
-	if err != nil {
-		return false
-	}
-	want := []byte("SUBDASH_SUBMISSION_ID=" + submissionID)
+	members, _ := groupMembers(pgid)
 	for _, pid := range members {
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, want) {
-				return true
-			}
+		if ofSubmission(pid, submissionID) {
+			return true
 		}
 	}
 	return false

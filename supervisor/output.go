@@ -89,6 +89,10 @@ func (o *output) setLog(f *os.File) {
 func (o *output) flushRawLines() {
 	o.feedMu.Lock()
 	defer o.feedMu.Unlock()
+	o.flushRawLinesLocked()
+}
+
+func (o *output) flushRawLinesLocked() {
 	for s := Stdout; s <= Stderr; s++ {
 		if o.lineHook != nil && len(o.rawLine[s]) > 0 {
 			o.lineHook(s, trimCR(o.rawLine[s]))
@@ -293,12 +297,7 @@ func (o *output) finish() error {
 		o.open[s] = -1
 		o.mu.Unlock()
 	}
-	for s := Stdout; s <= Stderr; s++ {
-		if o.lineHook != nil && len(o.rawLine[s]) > 0 {
-			o.lineHook(s, trimCR(o.rawLine[s]))
-			o.rawLine[s] = nil
-		}
-	}
+	o.flushRawLinesLocked()
 	var err error
 	if o.log != nil {
 		if cerr := o.log.Close(); o.logErr == nil {

@@ -1,13 +1,11 @@
 package supervisor
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -213,14 +211,19 @@ func terminateGroup(pgid int, grace time.Duration) error {
 }
 
 // waitGroupGone polls until group pgid has no live member or d has passed,
-// and reports whether it is gone. Polling starts at 1 ms and backs off to
-// 10 ms: termination has no event to wait on for processes that are not
-// our children.
+// and reports whether it is gone.
 func waitGroupGone(pgid int, d time.Duration) bool {
+	return pollUntil(func() bool { return !groupAlive(pgid) }, d)
+}
+
+// pollUntil checks done every 1 ms, backing off to 10 ms, until it holds or
+// d has passed, and reports whether it held. Termination has no event to
+// wait on for processes that are not our children.
+func pollUntil(done func() bool, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	step := time.Millisecond
 	for {
-		if !groupAlive(pgid) {
+		if done() {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -246,63 +249,6 @@ func groupAlive(pgid int) bool {
 		return true
 	}
 	return len(members) > 0
-}
-
-// groupMembers lists the pids of live (non-zombie) processes whose process
-// group is pgid, read from /proc.
-func groupMembers(pgid int) ([]int, error) {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	var live []int
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
-		pi, ok := procStat(pid)
-		if ok && pi.pgrp == pgid && pi.state != 'Z' && pi.state != 'X' {
-			live = append(live, pid)
-		}
-	}
-	return live, nil
-}
-
-// procInfo is what procStat reads of a process.
-type procInfo struct {
-	state               byte // R, S, D, Z, T, ...
-	ppid, pgrp, session int
-}
-
-// procStat reads the state, parent, process group and session of pid from
-// /proc/<pid>/stat (proc(5): "pid (comm) state ppid pgrp session ..."; comm
-// may hold spaces and parentheses, so fields are counted from the last ')').
-func procStat(pid int) (procInfo, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procInfo{}, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return procInfo{}, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 4 || len(f[0]) != 1 {
-		return procInfo{}, false
-	}
-	var n [3]int
-	for k := range n {
-		if n[k], err = strconv.Atoi(string(f[k+1])); err != nil {
-			return procInfo{}, false
-		}
-	}
-	return procInfo{state: f[0][0], ppid: n[0], pgrp: n[1], session: n[2]}, true
 }
 
 // setPipeSize asks for a larger pipe buffer; failure (a limit for

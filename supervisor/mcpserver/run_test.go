@@ -96,23 +96,8 @@ func TestRunSupervisesAndServesTheSocketWhenNobodyServes(t *testing.T) {
 func TestRunDrivesTheSubdashServingTheDirectory(t *testing.T) {
 	t.Setenv("MEMO_ENABLE_COLLAB_TOOLS", "1")
 	o := options(t, testCommand)
-	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := supervisor.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown(context.Background())
-	srv, err := control.Listen(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
+	s, quit := serveDirectory(t, o)
+	defer quit()
 
 	cs, stop := startRun(t, o)
 	var sp supervisor.SpawnResult
@@ -176,31 +161,12 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 func TestRunTakesOverWhenTheDrivenSubdashGoesAway(t *testing.T) {
 	t.Setenv("MEMO_ENABLE_COLLAB_TOOLS", "1")
 	o := options(t, testCommand)
-	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := supervisor.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := control.Listen(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
+	_, quit := serveDirectory(t, o)
 
 	cs, stop := startRun(t, o)
 	var first supervisor.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "first"}, &first)
-	// the dashboard quits
-	cancel()
-	<-served
-	if err := s.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	quit() // the dashboard quits
 	var second supervisor.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "second"}, &second)
 	var w supervisor.WaitResult
@@ -219,5 +185,33 @@ func TestRunTakesOverWhenTheDrivenSubdashGoesAway(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "stopped serving; attaching again") || !strings.Contains(stderr, "supervising agents here") {
 		t.Errorf("stderr = %q", stderr)
+	}
+}
+
+// serveDirectory runs a supervisor for o that serves its control socket, as
+// a dashboard would, until quit is called (which also shuts it down).
+func serveDirectory(t *testing.T, o supervisor.Options) (s *supervisor.Supervisor, quit func()) {
+	t.Helper()
+	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = supervisor.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := control.Listen(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	return s, func() {
+		cancel()
+		<-served
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
 	}
 }
