@@ -29,7 +29,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 	"golang.org/x/sys/unix"
 
 	"github.com/subdash/subdash/supervisor"
@@ -182,7 +181,7 @@ func dashboard(args []string) int {
 	go func() { _ = srv.Serve(ctx) }()
 	// Ask the terminal for its background now, before Bubble Tea reads
 	// stdin: a later query would leak the reply into the input.
-	styles := theme.New(theme.Options{Profile: lipgloss.ColorProfile(), Dark: lipgloss.HasDarkBackground()})
+	styles := theme.New(theme.Detect(os.Stdout))
 	err = ui.Run(ctx, s, ui.Options{
 		Spawn:        spawns,
 		SocketPath:   srv.Path(),

@@ -171,6 +171,25 @@ func TestDashboardNoColor(t *testing.T) {
 	}
 }
 
+// TestDashboardColourUnderCI: CI=true (GitHub Actions, where VHS demos are
+// often recorded) does not take the colours away. termenv reads a set CI as
+// "not a terminal"; the dashboard checks the terminal itself. This failed
+// on the CI machine before theme.Detect.
+func TestDashboardColourUnderCI(t *testing.T) {
+	d := startDash(t, 120, 35, []string{"CI=true"}, "--command", `printf '\033[31mRED\033[m ok\n'`, "--spawn", "x")
+	d.waitText("RED ok", "✓ completed")
+	red, themed := false, false
+	for i, row := range parseStyled(d.styledScreen()) {
+		for j, c := range row {
+			red = red || c.fg == "31" && d.inLogPane(i, j)
+			themed = themed || strings.HasPrefix(c.fg, "5;") || strings.HasPrefix(c.fg, "2;")
+		}
+	}
+	if !red || !themed {
+		t.Fatalf("with CI=true: agent red kept %v, theme colours drawn %v:\n%q", red, themed, d.styledScreen())
+	}
+}
+
 // TestDashboardPagerNotFound: a $PAGER that is not installed is named in
 // plain words, with what to do, and the dashboard comes back intact.
 func TestDashboardPagerNotFound(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package theme holds the dashboard's colour roles and the styles built from
 // them. Colours are adaptive (one value for light terminals, one for dark
 // ones); the background is detected by main.go before the program starts and
-// passed in through Options, so nothing here queries the terminal.
+// passed in through Options; only Detect queries the terminal.
 //
 // With the Ascii profile (NO_COLOR, or output that is not a terminal) every
 // lipgloss style renders plain text: the dashboard then relies on symbols,

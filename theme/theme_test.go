@@ -1,6 +1,7 @@
 package theme
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,5 +73,23 @@ func TestMarksDrawAttributesOnly(t *testing.T) {
 	}
 	if got := (Mark{}).Render("hit"); got != "hit" {
 		t.Errorf("the zero Mark renders %q", got)
+	}
+}
+
+// TestDetectNotATerminal: output that is not a terminal (a pipe, a file)
+// gets no colour, whatever TERM and CI say.
+func TestDetectNotATerminal(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color")
+	t.Setenv("COLORTERM", "truecolor")
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if o := Detect(f); o.Profile != termenv.Ascii {
+		t.Fatalf("Detect(file).Profile = %v, want Ascii", o.Profile)
+	}
+	if o := Detect(nil); o.Profile != termenv.Ascii {
+		t.Fatalf("Detect(nil).Profile = %v, want Ascii", o.Profile)
 	}
 }

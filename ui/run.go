@@ -12,11 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/theme"
@@ -53,9 +53,10 @@ type Options struct {
 	Spawn []string
 	// SocketPath is the control socket, shown in the help overlay.
 	SocketPath string
-	// Styles are the colours; nil builds them from lipgloss's default
-	// renderer (which honours NO_COLOR). main.go detects the background
-	// before the program starts and passes them in.
+	// Styles are the colours; nil builds them with theme.Detect on
+	// stdout. main.go detects them before the program starts (the
+	// background query must precede Bubble Tea's input reading) and passes
+	// them in.
 	Styles *theme.Styles
 	// Pager returns the command that shows a log file (e.g. $PAGER); nil
 	// means the pager key reports that none is configured. The ui runs it
@@ -87,7 +88,7 @@ const DefaultFrameInterval = time.Second / 60
 // panics in Update and View included (Bubble Tea recovers them).
 func Run(ctx context.Context, s Backend, o Options) error {
 	if o.Styles == nil {
-		st := theme.New(theme.Options{Profile: lipgloss.ColorProfile(), Dark: lipgloss.HasDarkBackground()})
+		st := theme.New(theme.Detect(os.Stdout))
 		o.Styles = &st
 	}
 	sub := s.Subscribe()

@@ -1,0 +1,29 @@
+package theme
+
+import (
+	"os"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/muesli/termenv"
+)
+
+// Detect returns the Options for the terminal on out: its colour profile
+// from TERM and COLORTERM, NO_COLOR and CLICOLOR_FORCE honoured, and whether
+// its background is dark (asked with OSC 11; dark when the terminal does not
+// answer). Output that is not a terminal gets the Ascii profile.
+//
+// Detect asks the terminal, so call it before anything else reads the
+// terminal's input (Bubble Tea would receive the reply as keys).
+//
+// Unlike termenv's default detection, a set CI variable does not turn colour
+// off: termenv takes CI to mean "not a terminal", but the dashboard only runs
+// on a real terminal, and VHS recordings made in CI (GitHub Actions sets
+// CI=true) must keep their colours. Whether out is a terminal is checked
+// directly instead.
+func Detect(out *os.File) Options {
+	if out == nil || !term.IsTerminal(out.Fd()) {
+		return Options{Profile: termenv.Ascii, Dark: true}
+	}
+	o := termenv.NewOutput(out, termenv.WithTTY(true))
+	return Options{Profile: o.EnvColorProfile(), Dark: o.HasDarkBackground()}
+}
