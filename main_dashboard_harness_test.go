@@ -54,7 +54,14 @@ func startDash(t *testing.T, w, h int, env []string, args ...string) *dash {
 	for i, e := range envs {
 		envs[i] = dashQuote(e)
 	}
-	line := fmt.Sprintf("env %s %s %s; echo SUBDASH-EXITED:$?; sleep 3600",
+	// The pane's shell runs without job control, so it shares the
+	// dashboard's process group and gets the SIGINT of a ctrl+c typed into
+	// the pager. dash (the /bin/sh of Debian, and tmux's shell when $SHELL
+	// is unset or sh) would die of it and take the pane away; bash waits for
+	// its child. The trap keeps the shell alive under both; a trapped
+	// signal is reset to its default in children, so the dashboard and the
+	// pager still get SIGINT as from any shell.
+	line := fmt.Sprintf("trap : INT; env %s %s %s; echo SUBDASH-EXITED:$?; sleep 3600",
 		strings.Join(envs, " "), dashQuote(binPath), strings.Join(quoted, " "))
 	if out, err := d.tm("new-session", "-d", "-s", "dash", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), line); err != nil {
 		t.Fatalf("tmux new-session: %v %s", err, out)
