@@ -165,27 +165,37 @@ func (f *fakeEvents) add(id string) {
 	}
 }
 
-// TestForwardCoalesces: while the program is busy with one message, any
-// number of changes become one next message, with a fresh snapshot.
+// TestForwardCoalesces: while the program is busy with one message (send
+// has not returned), any number of changes become one next message, with
+// a fresh snapshot.
 func TestForwardCoalesces(t *testing.T) {
 	ev := &fakeEvents{ready: make(chan struct{}, 1)}
 	f := threeAgents()
 	got := make(chan ChangesMsg)
+	busy := make(chan struct{}) // the program works on a message until a receive here
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go Forward(ctx, ev, f, func(m tea.Msg) { got <- m.(ChangesMsg) }, time.Millisecond)
+	go Forward(ctx, ev, f, func(m tea.Msg) {
+		got <- m.(ChangesMsg)
+		select {
+		case <-busy:
+		case <-ctx.Done():
+		}
+	}, time.Millisecond)
 	ev.add(idA)
-	first := <-got // the program now "works" on it; nothing is received
+	first := <-got
 	if len(first.Changes) != 1 || len(first.Agents) != 3 {
 		t.Fatalf("first message: %+v", first)
 	}
 	for i := 0; i < 1000; i++ {
 		ev.add(idB)
 	}
+	busy <- struct{}{} // done with the first message
 	second := <-got
 	if len(second.Changes) != 1000 {
 		t.Fatalf("second message holds %d changes, want all 1000", len(second.Changes))
 	}
+	close(busy)
 	select {
 	case m := <-got:
 		t.Fatalf("a third message: %+v", m)
