@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -428,14 +429,8 @@ func TestBenchFlood(t *testing.T) {
 	}
 	wall := time.Since(start)
 	cpu := float64(cpuTicks(pid)-startCPU) / 100 / wall.Seconds()
-	sorted := append([]time.Duration(nil), lat...)
-	for i := range sorted {
-		for j := i + 1; j < len(sorted); j++ {
-			if sorted[j] < sorted[i] {
-				sorted[i], sorted[j] = sorted[j], sorted[i]
-			}
-		}
-	}
+	sorted := slices.Clone(lat)
+	slices.Sort(sorted)
 	p := func(q float64) time.Duration { return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))] }
 	t.Logf("flood %v: dashboard CPU %.2f cores; %d keys: median %v, p95 %v, max %v; RSS %d KiB",
 		wall.Round(time.Second), cpu, len(lat), p(0.5), p(0.95), sorted[len(sorted)-1], rssKiB(pid))

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // End-to-end tests of the dashboard: the real binary in a tmux pane, real
@@ -39,14 +38,12 @@ func TestDashboardEndToEnd(t *testing.T) {
 	d.keys("k")
 	d.waitText("task: stubborn alpha", alpha[:8]+" · #1/1")
 
-	// Interrupt: "stopping" at once, the final status once the group is
-	// gone (after the 1 s grace period: alpha ignores SIGTERM).
-	start := time.Now()
+	// Interrupt: "stopping" while the grace period runs (alpha ignores
+	// SIGTERM, so its group lives 1 s more), then the final status once the
+	// group is gone. Seeing "stopping" at all means it was drawn before the
+	// group ended: the final status replaces it.
 	d.keys("i")
 	d.waitRow(alpha, "◌ stopping")
-	if el := time.Since(start); el > 900*time.Millisecond {
-		t.Errorf("stopping shown after %v", el)
-	}
 	d.waitRow(alpha, "✗ errored (interrupted)")
 	d.waitText("interrupted " + alpha[:8])
 	d.waitRow(beta, "running")
