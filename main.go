@@ -178,7 +178,9 @@ func dashboard(args []string) int {
 		_ = s.Shutdown(context.Background())
 		return failed(err)
 	}
-	go func() { _ = srv.Serve(ctx) }()
+	// The socket outlives the screen: it closes after the shutdown below,
+	// so a wait in progress gets the final statuses, not an error.
+	go func() { _ = srv.Serve(context.Background()) }()
 	// Ask the terminal for its background now, before Bubble Tea reads
 	// stdin: a later query would leak the reply into the input.
 	styles := theme.New(theme.Detect(os.Stdout))
@@ -190,11 +192,11 @@ func dashboard(args []string) int {
 		PagerCommand: pagerCommand(),
 	})
 	cancel()
-	_ = srv.Close()
 	if n := running(s); n > 0 {
 		fmt.Fprintf(os.Stderr, "subdash: stopping %d running agent(s)…\n", n)
 	}
 	shutdown(s)
+	_ = srv.Close()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return failed(err)
 	}
@@ -271,9 +273,17 @@ func serve(args []string) int {
 	for _, w := range append(s.Config().Warnings, s.Config().Notes...) {
 		fmt.Fprintf(os.Stderr, "subdash serve: %s\n", w)
 	}
-	err = srv.Serve(ctx)
+	// Agents are stopped before the socket closes, so a wait in progress
+	// answers with their final statuses (SPEC §3) instead of an error.
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background()) }()
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
 	shutdown(s)
-	if err != nil && !errors.Is(err, context.Canceled) {
+	_ = srv.Close()
+	if err != nil {
 		return failed(err)
 	}
 	return 0

@@ -323,11 +323,23 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 		t.Fatalf("list = %v, want %v (oldest first)", ids, want)
 	}
 
-	// SIGTERM terminates every running submission and removes the socket.
+	// SIGTERM terminates every running submission and removes the socket;
+	// a wait in progress gets the final status, not an error.
 	cGroup := readPID(t, w, c.AgentID)
+	waiting := exec.Command(binPath, "ctl", "wait", c.AgentID, "--timeout-ms", "60000", "--socket", w.socket)
+	waiting.Env = testEnv()
+	var waitOut, waitErr bytes.Buffer
+	waiting.Stdout, waiting.Stderr = &waitOut, &waitErr
+	if err := waiting.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForConnection(t, w.socket)
 	_ = serve.cmd.Process.Signal(syscall.SIGTERM)
 	if code, stderr := serve.wait(t); code != 0 {
 		t.Fatalf("serve exited %d: %s", code, stderr)
+	}
+	if err := waiting.Wait(); err != nil || !strings.Contains(waitOut.String(), `"last_error": "interrupted"`) {
+		t.Errorf("ctl wait across serve's SIGTERM: %v, stdout %q, stderr %q; want the final status", err, waitOut.String(), waitErr.String())
 	}
 	if !groupGone(cGroup) {
 		t.Errorf("process group %d of a running agent survived serve", cGroup)
@@ -336,6 +348,30 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 		t.Errorf("socket left behind: %v", err)
 	}
 	ctlFails(t, w, "list_agents failed: no subdash is serving "+mustWd(t)+" (socket "+w.socket+"); start subdash or subdash serve", "list")
+}
+
+// waitForConnection waits until a client is connected to the Unix socket
+// at path: /proc/net/unix lists the server's end of an accepted connection
+// with the socket's path and state 03 (connected).
+func waitForConnection(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/net/unix")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 8 && f[5] == "03" && f[7] == path {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no client connected to %s", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func mustWd(t *testing.T) string {

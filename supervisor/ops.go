@@ -336,11 +336,17 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		s.stopOnce.Do(func() { close(s.stopped) })
 		return s.journal.close()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
+
+// Stopped is closed once Shutdown has ended every submission: from then on
+// every agent is final, so a Wait in progress returns its answer at once
+// (the control socket lets such waits answer before it closes).
+func (s *Supervisor) Stopped() <-chan struct{} { return s.stopped }
 
 func copyStr(p *string) *string {
 	if p == nil {

@@ -39,6 +39,8 @@ type Supervisor struct {
 	// maxResident is the length limit of resident (defaultResident).
 	maxResident int
 	shutdown    bool
+	stopped     chan struct{} // closed once Shutdown has ended every submission
+	stopOnce    sync.Once
 }
 
 // agent is one supervised subagent (SPEC §1).
@@ -116,7 +118,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, fmt.Errorf("cannot create journal in %s: %v; pass a writable --state-dir", runDir, err)
 	}
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
-		budget: newFeedBudget(), maxResident: defaultResident}
+		budget: newFeedBudget(), maxResident: defaultResident, stopped: make(chan struct{})}
 	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir})
 	if note := s.reapOrphans(); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)

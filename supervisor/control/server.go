@@ -43,7 +43,15 @@ type Server struct {
 	closeOnce sync.Once
 	closeErr  error
 	waiting   atomic.Int64 // wait requests in progress (tests observe it)
+
+	waitsMu sync.Mutex
+	waits   int           // wait requests in progress, for Close
+	idle    chan struct{} // closed when waits drops to 0, if Close waits for that
 }
+
+// waitsAnswerWithin bounds how long Close lets waits in progress write
+// their answer after the supervisor stopped (they have it at once then).
+const waitsAnswerWithin = 2 * time.Second
 
 // Listen opens the control socket s.Config().Socket for s. It creates the
 // socket's folder with mode 0700 (or tightens an existing folder of ours),
@@ -94,11 +102,32 @@ func (srv *Server) Serve(ctx context.Context) error {
 	}
 }
 
-// Close stops listening, ends requests in progress (a wait answers nothing;
-// its client sees the connection close), and removes the socket file. It is
-// safe to call more than once and from any goroutine.
+// Close stops listening, ends requests in progress, and removes the socket
+// file. It is safe to call more than once and from any goroutine.
+//
+// When the supervisor was shut down first (Supervisor.Shutdown returned),
+// every agent is final and each wait in progress answers with the final
+// statuses before the socket closes, as SPEC §3 has wait return when an id
+// becomes final. Otherwise a wait in progress gets the error "control socket
+// closed: subdash stopped serving …" (code "shutdown").
 func (srv *Server) Close() error {
 	srv.closeOnce.Do(func() {
+		select {
+		case <-srv.sup.Stopped():
+			srv.waitsMu.Lock()
+			if srv.waits == 0 {
+				srv.waitsMu.Unlock()
+				break
+			}
+			idle := make(chan struct{})
+			srv.idle = idle
+			srv.waitsMu.Unlock()
+			select {
+			case <-idle:
+			case <-time.After(waitsAnswerWithin):
+			}
+		default:
+		}
 		srv.cancel(fmt.Errorf("%w: subdash stopped serving %s before the operation finished", errServerClosing, srv.Path()))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -191,6 +220,17 @@ func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	srv.waitsMu.Lock()
+	srv.waits++
+	srv.waitsMu.Unlock()
+	defer func() {
+		srv.waitsMu.Lock()
+		if srv.waits--; srv.waits == 0 && srv.idle != nil {
+			close(srv.idle)
+			srv.idle = nil
+		}
+		srv.waitsMu.Unlock()
+	}()
 	srv.waiting.Add(1)
 	defer srv.waiting.Add(-1)
 	// r.Context() ends when the client disconnects or the server closes,

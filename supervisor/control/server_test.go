@@ -202,6 +202,43 @@ func TestCloseEndsWaitsInProgress(t *testing.T) {
 	}
 }
 
+// TestShutdownThenCloseAnswersWaits: when the supervisor shuts down before
+// the socket closes (what serve, the dashboard and mcp do on a signal), a
+// wait in progress answers with the final status instead of an error
+// (SPEC §3: wait returns as soon as an id becomes final).
+func TestShutdownThenCloseAnswersWaits(t *testing.T) {
+	s := newSupervisor(t, 4)
+	srv, c := serve(t, s)
+	sp, err := c.Spawn(context.Background(), "sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		res supervisor.WaitResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := c.Wait(context.Background(), []string{sp.AgentID}, nil)
+		done <- answer{res, err}
+	}()
+	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	if a.err != nil {
+		t.Fatalf("wait during shutdown: %v, want the final status", a.err)
+	}
+	d := a.res.Details[sp.AgentID]
+	if a.res.Status[sp.AgentID] != supervisor.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
+		t.Fatalf("wait during shutdown = %+v, want errored/interrupted", a.res)
+	}
+}
+
 func TestEventsCarrySummaries(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)

@@ -119,9 +119,11 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 	fmt.Fprintf(stderr, "subdash mcp: no subdash is serving %s; supervising agents here (agent command %s); control socket %s; logs in %s\n",
 		cfg.Dir, cfg.Command, srv.Path(), s.RunDir())
 	return backend{ops: control.Local(s), close: func() {
+		// Agents first: a wait in progress on the socket then answers
+		// with their final statuses before the socket closes.
+		shutdown(s, stderr)
 		stopServing()
 		<-served
-		shutdown(s, stderr)
 	}}, nil
 }
 
