@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrorCode classifies an operation error so that callers (the control
@@ -44,6 +45,24 @@ func CodeOf(err error) ErrorCode {
 
 func errEmptyMessage() error {
 	return &Error{CodeInvalid, "message must not be empty"}
+}
+
+// MaxMessageBytes is the longest message Spawn and Send take, in bytes
+// (64 MiB). A task that long belongs in a file the message names; the limit
+// keeps one request from taking the supervisor's memory.
+const MaxMessageBytes = 64 << 20
+
+// checkMessage returns message without surrounding white space, or the
+// error for an empty or too long one.
+func checkMessage(message string) (string, error) {
+	msg := strings.TrimSpace(message)
+	switch {
+	case msg == "":
+		return "", errEmptyMessage()
+	case len(msg) > MaxMessageBytes:
+		return "", &Error{CodeInvalid, fmt.Sprintf("message is %d bytes, longer than the limit of %d (64 MiB); put the task in a file and send its path", len(msg), MaxMessageBytes)}
+	}
+	return msg, nil
 }
 
 func errNotFound(id string) error {

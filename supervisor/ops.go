@@ -2,21 +2,21 @@ package supervisor
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 )
 
 // Spawn creates an agent and starts its first submission with message
-// (SPEC §3 spawn). Errors: "message must not be empty"; "subagent
+// (SPEC §3 spawn). Errors: "message must not be empty"; a message longer
+// than MaxMessageBytes; "subagent
 // concurrency limit reached (<max>)", leaving no agent behind. A submission
 // that cannot start (working directory gone) still creates the agent, with
 // status errored and the reason as last_error.
 func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
-	msg := strings.TrimSpace(message)
-	if msg == "" {
-		return SpawnResult{}, errEmptyMessage()
+	msg, err := checkMessage(message)
+	if err != nil {
+		return SpawnResult{}, err
 	}
 	s.mu.Lock()
 	if s.shutdown {
@@ -45,16 +45,16 @@ func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
 }
 
 // Send starts a new submission of agent id with message (SPEC §3 send).
-// Errors: "message must not be empty"; "agent not found: <id>"; "agent <id>
-// is closed; run resume_agent first"; "agent <id> is busy; set
-// interrupt=true to cancel current submission" when it runs and interrupt is
-// false; the concurrency limit as for Spawn. With interrupt, the running
+// Errors: "message must not be empty"; a message longer than
+// MaxMessageBytes; "agent not found: <id>"; "agent <id> is closed; run
+// resume_agent first"; "agent <id> is busy; set interrupt=true to cancel
+// current submission" when it runs and interrupt is false; the concurrency limit as for Spawn. With interrupt, the running
 // submission is terminated (its whole process group is gone) before the new
 // one starts; the agent stays running throughout.
 func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error) {
-	msg := strings.TrimSpace(message)
-	if msg == "" {
-		return SendResult{}, errEmptyMessage()
+	msg, err := checkMessage(message)
+	if err != nil {
+		return SendResult{}, err
 	}
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {

@@ -45,6 +45,31 @@ func TestJSONResultsCutAHugeMessage(t *testing.T) {
 	}
 }
 
+// TestMessageLimit: a message over MaxMessageBytes is refused with an error
+// that says what to do, and no agent is left behind; one at the limit
+// reaches the agent whole.
+func TestMessageLimit(t *testing.T) {
+	s := newTestSupervisor(t, "wc -c")
+	_, err := s.Spawn(strings.Repeat("x", MaxMessageBytes+1))
+	if CodeOf(err) != CodeInvalid || !strings.Contains(err.Error(), "longer than the limit of 67108864 (64 MiB); put the task in a file and send its path") {
+		t.Fatalf("spawn with a message over the limit: %v", err)
+	}
+	if n := len(s.List()); n != 0 {
+		t.Fatalf("%d agents left behind", n)
+	}
+	res, err := s.Spawn(strings.Repeat("x", MaxMessageBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := waitFinal(t, s, res.AgentID)
+	if d.LastOutput == nil || strings.TrimSpace(*d.LastOutput) != "67108865" { // with the newline after the message
+		t.Fatalf("the agent read %v bytes", d.LastOutput)
+	}
+	if _, err := s.Send(res.AgentID, strings.Repeat("y", MaxMessageBytes+1), false); CodeOf(err) != CodeInvalid {
+		t.Fatalf("send with a message over the limit: %v", err)
+	}
+}
+
 // Readers (the dashboard, ctl logs, the nesting check) run while agents are
 // spawned, sent to, interrupted and closed: under -race this finds state
 // that is written without the supervisor's lock.

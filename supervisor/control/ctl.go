@@ -42,7 +42,7 @@ ops:
                                plain text, or with --raw the log file's bytes
 
 A MSG of - is read from stdin. A message is UTF-8 text (invalid bytes become
-U+FFFD) of at most 64 MiB. ID may be a unique prefix of at least 4
+U+FFFD) of at most 64 MiB (put a longer task in a file). ID may be a unique prefix of at least 4
 characters. Flags may come before or after the arguments; -- ends them (use
 it before a message that starts with -).
 

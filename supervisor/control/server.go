@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,9 +22,12 @@ import (
 // closes.
 var errServerClosing = errors.New("control socket closed")
 
-// maxBody bounds a request body, in bytes; a message may be large (a
-// 1 MiB task is a normal case) but not unbounded.
-const maxBody = 64 << 20
+// maxBody bounds a request body, in bytes: room for a message of
+// supervisor.MaxMessageBytes in which every byte is a control character
+// that JSON escapes as \u00XX (6 bytes), plus the rest of the request.
+// The supervisor itself refuses a longer message with a clear error. A
+// variable only so that a test can lower it.
+var maxBody int64 = 6*supervisor.MaxMessageBytes + 1<<20
 
 // Server serves the control socket of one supervisor (SPEC §6): HTTP/1.1
 // with JSON bodies on a Unix socket in a 0700 folder, mode 0600, for
@@ -317,7 +321,12 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: "invalid request body: " + err.Error()})
+		msg := "invalid request body: " + err.Error()
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			msg = fmt.Sprintf("request body longer than %d bytes; a message may be at most %d bytes (64 MiB): put a longer task in a file and send its path", maxBody, supervisor.MaxMessageBytes)
+		}
+		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: msg})
 		return false
 	}
 	// Read the body to its end: net/http notices a client that goes away
@@ -356,10 +365,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // mustJSON encodes v, whose types all encode without error.
+// mustJSON encodes v without escaping <, > and & (json.Marshal turns each
+// into 6 bytes, \u003c: messages of code or HTML would grow six-fold on the
+// way to the body limit, and results would be harder to read).
 func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic(fmt.Sprintf("control: encoding %T: %v", v, err))
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -239,6 +239,61 @@ func TestShutdownThenCloseAnswersWaits(t *testing.T) {
 	}
 }
 
+// TestBodyLimitLeavesRoomForEscaping: the body limit holds a message of
+// supervisor.MaxMessageBytes however the client's JSON encoding grows it.
+// The worst bytes (control characters, invalid UTF-8 as U+FFFD, U+2028)
+// become 6 bytes each; <, > and & are not escaped at all. The sizes come
+// from encoding a sample, so a change of encoder shows here. (A message
+// over the limit gets the supervisor's error: TestMessageLimit.)
+func TestBodyLimitLeavesRoomForEscaping(t *testing.T) {
+	const n = 1000
+	overhead := len(mustJSON(sendRequest{Message: "", Interrupt: true}))
+	for _, worst := range []string{"\x01", "\xff", "\u2028", "\"", "<", "&"} {
+		sample := strings.Repeat(worst, n)
+		grown := float64(len(mustJSON(sendRequest{Message: sample, Interrupt: true}))-overhead) / float64(len(sample))
+		if need := int64(grown*supervisor.MaxMessageBytes) + int64(overhead); need > maxBody {
+			t.Errorf("a 64 MiB message of %q encodes to %d bytes, over the body limit %d", worst, need, maxBody)
+		}
+	}
+	if got := string(mustJSON(spawnRequest{Message: "if a < b && c > d"})); got != `{"message":"if a < b && c > d"}` {
+		t.Fatalf("mustJSON escapes HTML: %s", got)
+	}
+
+	// And a real 1 MiB message of control characters, a common size, gets
+	// through whole.
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	msg := strings.Repeat("\x01", 1<<20)
+	sp, err := c.Spawn(context.Background(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, ok := s.Agent(sp.AgentID); !ok || info.LastMessage != msg {
+		t.Fatal("the supervisor did not get the whole message")
+	}
+}
+
+// TestBodyOverTheLimit: a body longer than maxBody (lowered here; the real
+// one is 385 MiB) is refused with an error that says what to do.
+func TestBodyOverTheLimit(t *testing.T) {
+	defer func(n int64) { maxBody = n }(maxBody)
+	maxBody = 1 << 10
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	resp, err := c.http.Post("http://subdash/v1/agents", "application/json",
+		strings.NewReader(`{"message":"`+strings.Repeat("x", 2<<10)+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb errorBody
+	_ = json.NewDecoder(resp.Body).Decode(&eb)
+	if resp.StatusCode != http.StatusBadRequest || eb.Code != supervisor.CodeInvalid ||
+		!strings.Contains(eb.Error, "request body longer than 1024 bytes; a message may be at most 67108864 bytes (64 MiB): put a longer task in a file and send its path") {
+		t.Fatalf("a body over the limit: %d %+v", resp.StatusCode, eb)
+	}
+}
+
 func TestEventsCarrySummaries(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)

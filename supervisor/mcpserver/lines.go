@@ -27,21 +27,31 @@ const maxLine = mcp.DefaultMaxLineLength
 // JSON-RPC 2.0 object on unchanged, skips blank lines, and answers any other
 // line with an error on out, so one bad line costs the client one error
 // instead of the session (and the agents a self-supervising server runs).
+//
+// It also notes the client's notifications/cancelled, so that the writer
+// (see lockedWriter) drops the answer to a cancelled request: the MCP
+// specification (basic/utilities/cancellation) says the receiver of a
+// cancellation should not respond to the request, and the SDK answers it
+// with a "context canceled" error.
 type lineFilter struct {
-	src     *bufio.Reader
-	closer  io.Closer
-	out     io.Writer
-	log     io.Writer
-	pending []byte
+	src       *bufio.Reader
+	closer    io.Closer
+	out       io.Writer
+	log       io.Writer
+	cancelled *cancelledSet
+	pending   []byte
 }
 
 func newLineFilter(r io.Reader, out, log io.Writer) *lineFilter {
-	f := &lineFilter{src: bufio.NewReaderSize(r, 64<<10), out: out, log: log}
+	f := &lineFilter{src: bufio.NewReaderSize(r, 64<<10), out: out, log: log, cancelled: newCancelledSet()}
 	if c, ok := r.(io.Closer); ok {
 		f.closer = c
 	}
 	return f
 }
+
+// headBytes is how much of a line over maxLine is kept to find its id in.
+const headBytes = 64 << 10
 
 // Read returns the next bytes of the lines that passed the filter.
 func (f *lineFilter) Read(p []byte) (int, error) {
@@ -49,12 +59,19 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 		line, tooLong, err := f.readLine()
 		switch trimmed := bytes.TrimSpace(line); {
 		case tooLong:
-			f.reject(nil, -32600, fmt.Sprintf("message longer than %d bytes", maxLine), trimmed)
+			f.reject(headID(trimmed), -32600, fmt.Sprintf("message longer than %d bytes (16 MiB); put a long task in a file and send its path", maxLine), trimmed)
 		case len(trimmed) == 0:
 		default:
-			if id, code, why := check(trimmed); code != 0 {
-				f.reject(id, code, why, trimmed)
-			} else {
+			m, code, why := check(trimmed)
+			switch {
+			case code != 0:
+				f.reject(m.ID, code, why, trimmed)
+			case m.Method == "" && isNull(m.ID):
+				// An error answer of the client to a line it could not
+				// parse: it answers nothing this server asked.
+				fmt.Fprintf(f.log, "subdash mcp: the client reported an error: %.200s\n", trimmed)
+			default:
+				f.note(m)
 				f.pending = append(trimmed, '\n')
 			}
 		}
@@ -73,9 +90,12 @@ func (f *lineFilter) readLine() (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := f.src.ReadSlice('\n')
 		if len(line)+len(chunk) > maxLine {
-			tooLong = true
-			if len(line) < 80 {
-				line = append(line, chunk[:min(len(chunk), 80)]...)
+			if !tooLong {
+				tooLong = true
+				line = line[:min(len(line), headBytes):min(len(line), headBytes)]
+			}
+			if len(line) < headBytes {
+				line = append(line, chunk[:min(len(chunk), headBytes-len(line))]...)
 			}
 		} else {
 			line = append(line, chunk...)
@@ -86,30 +106,91 @@ func (f *lineFilter) readLine() (line []byte, tooLong bool, err error) {
 	}
 }
 
-// check says whether line, which is not blank, is a JSON-RPC 2.0 object;
-// when it is not, it returns the error code, the reason, and the id to
-// answer with.
-func check(line []byte) (id json.RawMessage, code int, why string) {
+// message is what the filter reads of a JSON-RPC message.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		RequestID json.RawMessage `json:"requestId"`
+	} `json:"params"`
+}
+
+// check says whether line, which is not blank, is a JSON-RPC 2.0 object
+// this server can take; when it is not, it returns the error code and the
+// reason, with the id to answer with in m.ID (nil: answer with null).
+func check(line []byte) (m message, code int, why string) {
 	if !json.Valid(line) {
-		return nil, -32700, "not JSON"
+		return m, -32700, "not JSON"
 	}
 	if line[0] == '[' {
-		return nil, -32600, "batches are not supported; send one message a line"
+		return m, -32600, "batches are not supported; send one message a line"
 	}
-	var msg struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
+	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
+		// Unmarshal fails on valid JSON when a field has another type
+		// (a numeric method, say).
+		return message{}, -32600, "not a JSON-RPC request object"
 	}
-	if line[0] != '{' || json.Unmarshal(line, &msg) != nil {
-		return nil, -32600, "not a JSON-RPC request object"
+	if m.JSONRPC != "2.0" {
+		return m, -32600, `not a JSON-RPC 2.0 message ("jsonrpc" must be "2.0")`
 	}
-	if msg.JSONRPC != "2.0" {
-		return msg.ID, -32600, `not a JSON-RPC 2.0 message ("jsonrpc" must be "2.0")`
+	if id := bytes.TrimSpace(m.ID); len(id) > 0 && !validID(id) {
+		if m.Method == "" && isNull(id) {
+			return m, 0, "" // an error answer without an id: Read logs it
+		}
+		m.ID = nil
+		// MCP (basic, "Requests"): the id must be a string or an
+		// integer, and unlike JSON-RPC not null.
+		return m, -32600, "the id must be a string or a number (MCP does not allow null)"
 	}
-	if id := bytes.TrimSpace(msg.ID); len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') && string(id) != "null" {
-		return nil, -32600, "the id must be a string or a number"
+	return m, 0, ""
+}
+
+// validID reports whether id is a JSON string or number.
+func validID(id []byte) bool {
+	return id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9'
+}
+
+func isNull(id []byte) bool { return string(bytes.TrimSpace(id)) == "null" }
+
+// headID finds the id of a message from the head of its line (the line
+// was too long to keep): the top-level "id" member when it comes before
+// the head ends, which it does in the usual member order (jsonrpc, id,
+// method, params). It returns nil when it cannot tell.
+func headID(head []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
 	}
-	return nil, 0, ""
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if key == "id" {
+			if v = bytes.TrimSpace(v); len(v) > 0 && validID(v) {
+				return v
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// note records a cancellation, and forgets one when a new request reuses
+// its id.
+func (f *lineFilter) note(m message) {
+	switch {
+	case m.Method == "notifications/cancelled" && len(m.ID) == 0 && len(m.Params.RequestID) > 0:
+		f.cancelled.add(m.Params.RequestID)
+	case m.Method != "" && len(m.ID) > 0:
+		f.cancelled.remove(m.ID)
+	}
 }
 
 func (f *lineFilter) reject(id json.RawMessage, code int, why string, line []byte) {
@@ -134,17 +215,87 @@ func (f *lineFilter) Close() error {
 }
 
 // lockedWriter makes each Write whole: the SDK writes one message per call,
-// and so does lineFilter, from another goroutine.
+// and so does lineFilter, from another goroutine. With cancelled set, it
+// drops the answer to a request the client cancelled.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu        sync.Mutex
+	w         io.Writer
+	cancelled *cancelledSet
 }
 
-// Write writes p under the lock.
+// Write writes p, one message, under the lock; an answer to a cancelled
+// request is dropped (and reported written).
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.cancelled != nil && l.cancelled.answers(p) {
+		return len(p), nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// cancelledSet holds the ids of requests the client cancelled and has not
+// had an answer to. It is bounded: a cancellation that arrives after its
+// answer was sent would otherwise stay forever.
+type cancelledSet struct {
+	mu  sync.Mutex
+	ids []string // compact JSON of each id, oldest first
+}
+
+// maxCancelled bounds cancelledSet; a client has far fewer requests in
+// flight.
+const maxCancelled = 256
+
+func newCancelledSet() *cancelledSet { return &cancelledSet{} }
+
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+func (c *cancelledSet) add(id json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ids = append(c.ids, idKey(id))
+	if len(c.ids) > maxCancelled {
+		c.ids = c.ids[len(c.ids)-maxCancelled:]
+	}
+}
+
+// remove forgets id; it reports whether id was there.
+func (c *cancelledSet) remove(id json.RawMessage) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := idKey(id)
+	for i, v := range c.ids {
+		if v == k {
+			c.ids = append(c.ids[:i], c.ids[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// answers reports whether msg is the answer (a result or an error) to a
+// cancelled request, and forgets that request if so.
+func (c *cancelledSet) answers(msg []byte) bool {
+	c.mu.Lock()
+	empty := len(c.ids) == 0
+	c.mu.Unlock()
+	if empty {
+		return false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.ID) == 0 {
+		return false
+	}
+	return c.remove(m.ID)
 }
 
 // Close closes the underlying writer when it can be closed.

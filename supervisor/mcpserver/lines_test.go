@@ -52,3 +52,79 @@ func TestLineFilterAnswersBadLinesAndPassesTheRest(t *testing.T) {
 		}
 	}
 }
+
+// answerTo runs lines through a lineFilter and returns what it passed on
+// and what it answered.
+func answerTo(t *testing.T, lines ...string) (passed, answered, logged string) {
+	t.Helper()
+	var out, log bytes.Buffer
+	f := newLineFilter(strings.NewReader(strings.Join(lines, "\n")+"\n"), &out, &log)
+	p, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(p), out.String(), log.String()
+}
+
+// TestLineFilterNullAndLongIDs: MCP forbids a null id, so such a request
+// gets an error instead of silence; a line over the limit is answered
+// with its id when the id comes early in it, so the client's call ends.
+func TestLineFilterNullAndLongIDs(t *testing.T) {
+	passed, answered, _ := answerTo(t, `{"jsonrpc":"2.0","id":null,"method":"ping"}`)
+	if passed != "" || !strings.Contains(answered, `"id":null,"error":{"code":-32600`) || !strings.Contains(answered, "null") {
+		t.Errorf("null id: passed %q, answered %q", passed, answered)
+	}
+
+	long := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"spawn_agent","arguments":{"message":"` +
+		strings.Repeat("x", maxLine) + `"}}}`
+	passed, answered, _ = answerTo(t, long)
+	if passed != "" || !strings.Contains(answered, `"id":3,"error":{"code":-32600,"message":"message longer than 16777216 bytes (16 MiB)`) {
+		t.Errorf("long line: passed %q, answered %.200q", passed, answered)
+	}
+	late := `{"jsonrpc":"2.0","method":"tools/call","params":{"message":"` + strings.Repeat("x", maxLine) + `"},"id":"late"}`
+	if _, answered, _ = answerTo(t, late); !strings.Contains(answered, `"id":null`) {
+		t.Errorf("long line with its id past the head: answered %.200q, want id null", answered)
+	}
+
+	// The client's own error answer without an id asks nothing: it is
+	// noted on stderr, not answered and not passed on.
+	passed, answered, logged := answerTo(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`)
+	if passed != "" || answered != "" || !strings.Contains(logged, "parse error") {
+		t.Errorf("client error answer: passed %q, answered %q, logged %q", passed, answered, logged)
+	}
+}
+
+// TestCancelledRequestGetsNoAnswer: after notifications/cancelled for a
+// request, the writer drops the server's answer to it (MCP cancellation:
+// the receiver should not respond), and only to it.
+func TestCancelledRequestGetsNoAnswer(t *testing.T) {
+	var stdout bytes.Buffer
+	out := &lockedWriter{w: &stdout}
+	in := newLineFilter(strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait"}}`,
+		`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"wait"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}`,
+	}, "\n")+"\n"), out, io.Discard)
+	out.cancelled = in.cancelled
+	if _, err := io.ReadAll(in); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{
+		`{"jsonrpc":"2.0","id":5,"result":{"isError":true}}`,   // cancelled: dropped
+		`{"jsonrpc":"2.0","id":6,"result":{}}`,                 // another request: written
+		`{"jsonrpc":"2.0","id": "s" ,"error":{"code":-32603}}`, // cancelled, spaced id: dropped
+		`{"jsonrpc":"2.0","id":5,"result":{"again":true}}`,     // answered already: written
+		`{"jsonrpc":"2.0","method":"notifications/progress"}`,  // a notification: written
+	} {
+		if n, err := out.Write([]byte(m + "\n")); err != nil || n != len(m)+1 {
+			t.Fatalf("Write(%s) = %d, %v", m, n, err)
+		}
+	}
+	want := `{"jsonrpc":"2.0","id":6,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":5,"result":{"again":true}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/progress"}` + "\n"
+	if stdout.String() != want {
+		t.Fatalf("written:\n%s\nwant:\n%s", stdout.String(), want)
+	}
+}

@@ -51,7 +51,9 @@ func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools")
 	}
 	out := &lockedWriter{w: stdout}
-	t := &mcp.IOTransport{Reader: newLineFilter(stdin, out, stderr), Writer: out}
+	in := newLineFilter(stdin, out, stderr)
+	out.cancelled = in.cancelled
+	t := &mcp.IOTransport{Reader: in, Writer: out}
 	err = NewServer(ops, version()).Run(ctx, t)
 	if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) {
 		return nil // the client closed stdin: a normal end

@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -212,6 +214,71 @@ func serveDirectory(t *testing.T, o supervisor.Options) (s *supervisor.Superviso
 		<-served
 		if err := s.Shutdown(context.Background()); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestRunSendsNoAnswerToACancelledCall speaks the protocol line by line: a
+// wait cancelled with notifications/cancelled gets no answer at all (MCP
+// cancellation), while the session goes on answering.
+func TestRunSendsNoAnswerToACancelledCall(t *testing.T) {
+	t.Setenv("MEMO_ENABLE_COLLAB_TOOLS", "")
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), options(t, "exec sleep 30"), toServer, fromServer, io.Discard)
+		fromServer.Close()
+	}()
+	lines := bufio.NewScanner(toClient)
+	lines.Buffer(nil, 1<<20)
+	send := func(line string) {
+		if _, err := io.WriteString(fromClient, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []string // every line the server wrote
+	// answer reads lines until the answer to id, and returns its result.
+	answer := func(id string) json.RawMessage {
+		for lines.Scan() {
+			seen = append(seen, lines.Text())
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(lines.Bytes(), &m) == nil && string(m.ID) == id {
+				return m.Result
+			}
+		}
+		t.Fatalf("no answer to %s", id)
+		return nil
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	answer("1")
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"spawn_agent","arguments":{"message":"x"}}}`)
+	var spawned struct {
+		Structured struct {
+			AgentID string `json:"agent_id"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(answer("2"), &spawned); err != nil || spawned.Structured.AgentID == "" {
+		t.Fatalf("spawn_agent: %v %+v", err, spawned)
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait","arguments":{"ids":["` + spawned.Structured.AgentID + `"],"timeout_ms":300000}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"the user pressed escape"}}`)
+	send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	answer("4")
+	fromClient.Close() // end of the session: everything the server wrote is read below
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range seen {
+		if strings.Contains(l, `"id":3`) {
+			t.Fatalf("the cancelled wait was answered: %s", l)
 		}
 	}
 }
