@@ -3,6 +3,7 @@ package theme
 import (
 	"os"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/term"
 	"github.com/muesli/termenv"
 )
@@ -13,7 +14,10 @@ import (
 // answer). Output that is not a terminal gets the Ascii profile.
 //
 // Detect asks the terminal, so call it before anything else reads the
-// terminal's input (Bubble Tea would receive the reply as keys).
+// terminal's input (Bubble Tea would receive the reply as keys). It sets
+// what it found on lipgloss's default renderer too, which bubbles' own
+// styles use: that renderer would otherwise ask the terminal again, which
+// costs up to 5 s on a terminal that does not answer.
 //
 // Unlike termenv's default detection, a set CI variable does not turn colour
 // off: termenv takes CI to mean "not a terminal", but the dashboard only runs
@@ -25,5 +29,18 @@ func Detect(out *os.File) Options {
 		return Options{Profile: termenv.Ascii, Dark: true}
 	}
 	o := termenv.NewOutput(out, termenv.WithTTY(true))
-	return Options{Profile: o.EnvColorProfile(), Dark: o.HasDarkBackground()}
+	opts := Options{Profile: o.EnvColorProfile()}
+	if os.Getenv("CI") == "" {
+		// Bubble Tea's init asked the terminal already, through
+		// lipgloss's default renderer, which keeps the answer: asking
+		// again would cost a second round trip (5 s when nothing answers).
+		opts.Dark = lipgloss.HasDarkBackground()
+	} else {
+		// That renderer skipped the question, taking CI for "not a
+		// terminal".
+		opts.Dark = o.HasDarkBackground()
+	}
+	lipgloss.SetColorProfile(opts.Profile)
+	lipgloss.SetHasDarkBackground(opts.Dark)
+	return opts
 }
