@@ -35,6 +35,7 @@ import (
 	"github.com/subdash/subdash/supervisor/builtin"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/mcpserver"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui"
 )
@@ -188,7 +189,7 @@ func dashboard(args []string) int {
 		Spawn:        spawns,
 		SocketPath:   srv.Path(),
 		Styles:       &styles,
-		Pager:        func(path string) tea.ExecCommand { return newPager(path, &inPager) },
+		Pager:        func(path string) tea.ExecCommand { return newPager(path, !styles.NoColor, &inPager) },
 		PagerCommand: pagerCommand(),
 	})
 	cancel()
@@ -215,15 +216,21 @@ func running(s *supervisor.Supervisor) int {
 }
 
 // pager runs $PAGER (default "less -R") on a log file for the dashboard's
-// pager key, through /bin/sh so that PAGER may hold arguments; the path is
-// passed as "$1", never interpolated. inPager is set while it runs.
+// pager key, through /bin/sh so that PAGER may hold arguments. The pager
+// reads the log from its stdin, as display lines (termtext.WriteLines): SGR
+// kept unless NO_COLOR, every other escape sequence removed, so that no
+// pager, not even PAGER=cat, hands an agent's title, mouse or alternate
+// screen sequences to the terminal. Pagers read their keys from the
+// terminal (/dev/tty) when stdin is a pipe. inPager is set while it runs.
 type pager struct {
 	cmd     *exec.Cmd
+	path    string
+	keepSGR bool
 	inPager *atomic.Bool
 }
 
-func newPager(path string, inPager *atomic.Bool) *pager {
-	return &pager{cmd: exec.Command("/bin/sh", "-c", pagerCommand()+` "$1"`, "pager", path), inPager: inPager}
+func newPager(path string, keepSGR bool, inPager *atomic.Bool) *pager {
+	return &pager{cmd: exec.Command("/bin/sh", "-c", pagerCommand()), path: path, keepSGR: keepSGR, inPager: inPager}
 }
 
 // pagerCommand returns the pager's command line: $PAGER, or "less -R".
@@ -234,15 +241,40 @@ func pagerCommand() string {
 	return "less -R"
 }
 
-// Run runs the pager in front of the dashboard (tea.ExecCommand).
+// Run runs the pager in front of the dashboard (tea.ExecCommand), feeding
+// it the log until it ends or stops reading.
 func (p *pager) Run() error {
 	p.inPager.Store(true)
 	defer p.inPager.Store(false)
-	return p.cmd.Run()
+	log, err := os.Open(p.path)
+	if err != nil {
+		return fmt.Errorf("cannot read log file: %v", err)
+	}
+	defer log.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	p.cmd.Stdin = r
+	if err := p.cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return err
+	}
+	r.Close() // the pager holds it now; when the pager ends, writes fail with EPIPE
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		_ = termtext.WriteLines(w, log, p.keepSGR) // EPIPE when the pager quits early
+		w.Close()
+	}()
+	err = p.cmd.Wait()
+	<-fed
+	return err
 }
 
-// SetStdin connects the pager to the terminal's input (tea.ExecCommand).
-func (p *pager) SetStdin(r io.Reader) { p.cmd.Stdin = r }
+// SetStdin is part of tea.ExecCommand; the pager's stdin is the log.
+func (p *pager) SetStdin(io.Reader) {}
 
 // SetStdout connects the pager's output to the terminal.
 func (p *pager) SetStdout(w io.Writer) { p.cmd.Stdout = w }

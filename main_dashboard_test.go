@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -185,6 +187,38 @@ func TestDashboardColourUnderCI(t *testing.T) {
 	if !red || !themed {
 		t.Fatalf("with CI=true: agent red kept %v, theme colours drawn %v:\n%q", red, themed, d.styledScreen())
 	}
+}
+
+// TestDashboardPagerGetsNoTerminalControl: the pager gets the display
+// lines, not the raw log, so even PAGER=cat cannot hand an agent's title
+// (OSC 0) or mouse reporting (DECSET 1000) to the terminal; colours and
+// text do arrive.
+func TestDashboardPagerGetsNoTerminalControl(t *testing.T) {
+	ran := filepath.Join(t.TempDir(), "pager-ran")
+	d := startDash(t, 120, 35, []string{`PAGER=cat "$@"; touch ` + ran}, "--command",
+		`printf '\033]0;PWNED\007\033[?1000h\033[31mred-text\033[m done\n'`, "--spawn", "x")
+	d.waitText("red-text done", "✓ completed")
+	state := func() string {
+		out, err := d.tm("display-message", "-p", "-t", "dash", "title=#{pane_title} mouse=#{mouse_any_flag}")
+		if err != nil {
+			t.Fatalf("display-message: %v %s", err, out)
+		}
+		return strings.TrimSpace(out)
+	}
+	before := state()
+	if strings.Contains(before, "PWNED") {
+		t.Fatalf("the dashboard let the title through: %s", before)
+	}
+	d.keys("o")
+	d.waitFor("the pager ran", func(string) bool { _, err := os.Stat(ran); return err == nil })
+	s := d.waitText("╭─ agents 1", "red-text done") // cat ended; the dashboard is back
+	d.checkFrame(s)
+	if after := state(); after != before {
+		t.Fatalf("after the pager: %s, before: %s", after, before)
+	}
+	d.keys("q")
+	d.waitExit()
+	d.checkRestored()
 }
 
 // TestDashboardPagerNotFound: a $PAGER that is not installed is named in

@@ -50,5 +50,26 @@ func FuzzConverter(f *testing.F) {
 		if err := WritePlain(&sb, bytes.NewReader(data)); err != nil || sb.String() != plain {
 			t.Fatalf("WritePlain = %q, %v; Plain = %q", sb.String(), err, plain)
 		}
+		sb.Reset()
+		if err := WriteLines(&sb, bytes.NewReader(data), true); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(sb.String(), "\n") {
+			checkLine(t, "WriteLines", line{l, ansiWidth(l)}, DefaultMaxWidth, false)
+		}
 	})
+}
+
+// TestWriteLinesKeepsOnlySGR: what the pager gets. Colours stay, reset at
+// each line end and set again on the next line; a title (OSC 0) and mouse
+// reporting (DECSET 1000) never reach the terminal.
+func TestWriteLinesKeepsOnlySGR(t *testing.T) {
+	in := "\x1b[31mred\nstill\x1b[0m plain\n\x1b]0;PWNED\x07\x1b[?1000hX\n"
+	var sb strings.Builder
+	if err := WriteLines(&sb, strings.NewReader(in), true); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\x1b[31mred\x1b[m\n\x1b[31mstill\x1b[m plain\x1b[m\nX\n"; sb.String() != want {
+		t.Fatalf("WriteLines = %q, want %q", sb.String(), want)
+	}
 }

@@ -29,7 +29,13 @@ func Plain(p []byte) string {
 // to EOF and writes the plain text to w, holding one line (at most
 // DefaultMaxWidth cells) and a 32 KiB read buffer in memory. It returns the
 // first read error other than io.EOF or the first write error.
-func WritePlain(w io.Writer, r io.Reader) error {
+func WritePlain(w io.Writer, r io.Reader) error { return WriteLines(w, r, false) }
+
+// WriteLines is WritePlain that keeps SGR (colours and attributes, reset at
+// the end of each line) when keepSGR is set: the display lines as the
+// dashboard shows them, safe to send to a terminal or a pager such as
+// less -R. Every other escape sequence and control character is removed.
+func WriteLines(w io.Writer, r io.Reader, keepSGR bool) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var werr error
 	line := func(text []byte, _ int) {
@@ -42,7 +48,7 @@ func WritePlain(w io.Writer, r io.Reader) error {
 		}
 		werr = bw.WriteByte('\n')
 	}
-	c := newConverter(DefaultMaxWidth, true)
+	c := newConverter(DefaultMaxWidth, !keepSGR)
 	buf := make([]byte, 32<<10)
 	for werr == nil {
 		n, err := r.Read(buf)
