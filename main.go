@@ -158,20 +158,26 @@ func dashboard(args []string) int {
 	// SIGINT, SIGTERM and SIGHUP end the dashboard like quitting does: the
 	// terminal is restored and every running submission terminated. While
 	// the pager runs in front, ctrl+c belongs to it (the terminal sends
-	// SIGINT to the whole foreground process group, us included).
+	// SIGINT to the whole foreground process group, us included). A signal
+	// after the screen is gone cuts the grace period of those stops.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var inPager atomic.Bool
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	var screenDone atomic.Bool
 	go func() {
 		for sig := range sigs {
-			if sig == os.Interrupt && inPager.Load() {
-				continue
+			switch {
+			case sig == os.Interrupt && inPager.Load():
+			case screenDone.Load():
+				// The screen is gone and the agents are being stopped:
+				// kill what is left now instead of after --grace.
+				s.SkipGrace()
+			default:
+				cancel()
 			}
-			cancel()
-			return
 		}
 	}()
 	srv, err := control.Listen(s)
@@ -192,9 +198,10 @@ func dashboard(args []string) int {
 		Pager:        func(path string) tea.ExecCommand { return newPager(path, !styles.NoColor, &inPager) },
 		PagerCommand: pagerCommand(),
 	})
+	screenDone.Store(true)
 	cancel()
 	if n := running(s); n > 0 {
-		fmt.Fprintf(os.Stderr, "subdash: stopping %d running agent(s)…\n", n)
+		fmt.Fprintf(os.Stderr, "subdash: stopping %d running agent(s)… (ctrl+c: kill them now)\n", n)
 	}
 	shutdown(s)
 	_ = srv.Close()
@@ -312,6 +319,19 @@ func serve(args []string) int {
 	select {
 	case <-ctx.Done():
 	case err = <-served:
+	}
+	// A second signal while the agents are being stopped kills what is
+	// left now instead of after --grace.
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(again)
+	go func() {
+		for range again {
+			s.SkipGrace()
+		}
+	}()
+	if n := running(s); n > 0 {
+		fmt.Fprintf(os.Stderr, "subdash serve: stopping %d running agent(s)… (ctrl+c: kill them now)\n", n)
 	}
 	shutdown(s)
 	_ = srv.Close()

@@ -221,6 +221,33 @@ func TestDashboardPagerGetsNoTerminalControl(t *testing.T) {
 	d.checkRestored()
 }
 
+// TestDashboardQuitWithoutWaiting: with a grace period longer than the
+// test's patience (60 s) and an agent that ignores SIGTERM, q, y, q
+// still ends the dashboard and the agent: the second q kills at once. So
+// does a ctrl+c after SIGTERM ended the screen, while the shell shows the
+// stopping line.
+func TestDashboardQuitWithoutWaiting(t *testing.T) {
+	for _, how := range []string{"q twice", "SIGTERM, then ctrl+c"} {
+		t.Run(how, func(t *testing.T) {
+			d := startDash(t, 120, 35, nil, "--grace", "60s", "--command", `trap '' TERM; echo stubborn; exec sleep 600`, "--spawn", "x")
+			d.waitText("stubborn", "running")
+			if how == "q twice" {
+				d.keys("q")
+				d.waitText("? Quit? 1 agent is running")
+				d.keys("y")
+				d.waitText("kill them now and quit")
+				d.keys("q")
+			} else {
+				_ = syscall.Kill(d.dashPID(), syscall.SIGTERM)
+				d.waitText("stopping 1 running agent(s)… (ctrl+c: kill them now)")
+				d.keys("C-c")
+			}
+			d.waitExit() // within dashWait (20 s), well before the 60 s grace
+			d.checkRestored()
+		})
+	}
+}
+
 // TestDashboardPagerNotFound: a $PAGER that is not installed is named in
 // plain words, with what to do, and the dashboard comes back intact.
 func TestDashboardPagerNotFound(t *testing.T) {

@@ -280,7 +280,7 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
 	var agentID string
-	lines, parseErrors := 0, 0
+	lines, parseErrors, pid := 0, 0, 0
 	for sc.Scan() {
 		lines++
 		var msg struct {
@@ -303,6 +303,12 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 			}
 			_ = json.Unmarshal(msg.Result, &res)
 			agentID = res.StructuredContent.AgentID
+			if agentID != "" {
+				// The agent is running (it wrote its pid) before the
+				// client leaves; otherwise the shutdown could stop it
+				// before it says which group it is.
+				pid = readPID(t, w, agentID)
+			}
 			stdin.Close() // the client leaves
 		}
 	}
@@ -312,7 +318,7 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 	if agentID == "" || lines != 4 || parseErrors != 1 {
 		t.Fatalf("%d lines (%d parse errors), agent %q; want 3 answers, a parse error and a spawned agent", lines, parseErrors, agentID)
 	}
-	if pid := readPID(t, w, agentID); !groupGone(pid) {
+	if !groupGone(pid) {
 		t.Errorf("the agent's process group %d outlived subdash mcp", pid)
 	}
 	if _, err := os.Lstat(w.socket); !errors.Is(err, os.ErrNotExist) {

@@ -29,7 +29,7 @@ func escapees(submissionID string) []int {
 // terminateEscapees ends the escapees of a submission as terminateGroup ends
 // a group: SIGTERM (and SIGCONT), SIGKILL after grace to what is left, and
 // again for any they started meanwhile. It returns how many it signalled.
-func terminateEscapees(submissionID string, grace time.Duration) int {
+func terminateEscapees(submissionID string, grace time.Duration, cut <-chan struct{}) int {
 	n := 0
 	for round := 0; round < 3; round++ {
 		pids := escapees(submissionID)
@@ -41,19 +41,20 @@ func terminateEscapees(submissionID string, grace time.Duration) int {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 			_ = syscall.Kill(pid, syscall.SIGCONT)
 		}
-		if waitPIDsGone(pids, grace) {
+		if waitPIDsGone(pids, grace, cut) {
 			continue
 		}
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		waitPIDsGone(pids, killWait)
+		waitPIDsGone(pids, killWait, nil)
 	}
 	return n
 }
 
-// waitPIDsGone polls until none of pids is alive or d has passed.
-func waitPIDsGone(pids []int, d time.Duration) bool {
+// waitPIDsGone polls until none of pids is alive, d has passed or cut is
+// closed.
+func waitPIDsGone(pids []int, d time.Duration, cut <-chan struct{}) bool {
 	return pollUntil(func() bool {
 		for _, pid := range pids {
 			if processAlive(pid) {
@@ -61,5 +62,5 @@ func waitPIDsGone(pids []int, d time.Duration) bool {
 			}
 		}
 		return true
-	}, d)
+	}, d, cut)
 }

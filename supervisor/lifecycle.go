@@ -84,10 +84,10 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		sub.out.flushRawLines()
 		s.endSubmission(a, sub, p, "", "")
 		note := "terminated what the submission left running in its process group"
-		if err := terminateGroup(p.pgid, s.cfg.Grace); err != nil {
+		if err := terminateGroup(p.pgid, s.cfg.Grace, s.cut); err != nil {
 			note = err.Error()
 		}
-		if n := terminateEscapees(sub.id, s.cfg.Grace); n > 0 {
+		if n := terminateEscapees(sub.id, s.cfg.Grace, s.cut); n > 0 {
 			note += fmt.Sprintf("; terminated %d process(es) that had left the group", n)
 		}
 		p.drain()
@@ -99,13 +99,13 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		return
 	}
 	var notes []string
-	if err := terminateGroup(p.pgid, s.cfg.Grace); err != nil {
+	if err := terminateGroup(p.pgid, s.cfg.Grace, s.cut); err != nil {
 		notes = append(notes, err.Error())
 	}
 	if sub.stopRequested() {
 		// processes that left the group would keep the pipes open and
 		// outlive the interrupt
-		if n := terminateEscapees(sub.id, s.cfg.Grace); n > 0 {
+		if n := terminateEscapees(sub.id, s.cfg.Grace, s.cut); n > 0 {
 			notes = append(notes, fmt.Sprintf("terminated %d process(es) that had left the group", n))
 		}
 	}
@@ -121,7 +121,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		notes = append(notes, "log file: "+err.Error())
 	}
 	s.endSubmission(a, sub, p, strings.Join(notes, "; "), "")
-	if n := terminateEscapees(sub.id, s.cfg.Grace); n > 0 {
+	if n := terminateEscapees(sub.id, s.cfg.Grace, s.cut); n > 0 {
 		// left the group and the pipes before the main process exited
 		s.journal.write(JournalEvent{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 			Note: fmt.Sprintf("terminated %d process(es) that had left the submission's process group", n)})

@@ -343,6 +343,18 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	}
 }
 
+// SkipGrace ends every grace period now and for the rest of the
+// supervisor's life: a process that is still alive after its SIGTERM gets
+// SIGKILL at once instead of after --grace. For a user who quits without
+// waiting (a second q, or ctrl+c while the dashboard stops its agents), so
+// Shutdown returns within moments. It is safe to call more than once.
+func (s *Supervisor) SkipGrace() {
+	s.cutOnce.Do(func() {
+		s.journal.write(JournalEvent{Event: "grace_skipped", Note: "processes still alive after SIGTERM are killed at once"})
+		close(s.cut)
+	})
+}
+
 // Stopped is closed once Shutdown has ended every submission: from then on
 // every agent is final, so a Wait in progress returns its answer at once
 // (the control socket lets such waits answer before it closes).

@@ -429,3 +429,35 @@ func TestShutdownTerminatesEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipGraceKillsAtOnce: with a grace period of an hour, agents that
+// ignore SIGTERM (and a child that left the group) still end once
+// SkipGrace is called during Shutdown: they get SIGKILL at once.
+func TestSkipGraceKillsAtOnce(t *testing.T) {
+	s := newTestSupervisor(t, evalCommand, func(c *Config) { c.Grace = time.Hour })
+	var groups []int
+	for i := 0; i < 2; i++ {
+		id := spawn(t, s, "trap '' TERM; setsid sh -c 'trap \"\" TERM; exec sleep 301' & echo started; sleep 300 & wait")
+		waitForLine(t, s, id, "started", 10*time.Second)
+		groups = append(groups, groupOf(t, s, id))
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	s.SkipGrace()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // fails instead of hanging for the hour
+		t.Fatal("Shutdown still waits for the grace period after SkipGrace")
+	}
+	for _, pg := range groups {
+		assertGroupGone(t, pg)
+	}
+	for _, a := range s.List() {
+		if d := waitFinal(t, s, a.AgentID); d.Status != StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
+			t.Errorf("agent %s: %s %v after shutdown", a.AgentID, d.Status, d.LastError)
+		}
+	}
+}

@@ -111,9 +111,9 @@ func (s *Supervisor) reapOrphans() string {
 		for _, o := range orphans {
 			var err error
 			if groupHolds(o.pgid, o.submissionID) {
-				err = terminateGroup(o.pgid, s.cfg.Grace)
+				err = terminateGroup(o.pgid, s.cfg.Grace, s.cut)
 			}
-			n := terminateEscapees(o.submissionID, s.cfg.Grace)
+			n := terminateEscapees(o.submissionID, s.cfg.Grace, s.cut)
 			ev := JournalEvent{Event: "orphan_terminated", AgentID: o.agentID, SubmissionID: o.submissionID, PID: o.pgid}
 			if err != nil {
 				ev.Note = err.Error()

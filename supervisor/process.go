@@ -191,35 +191,37 @@ func (p *proc) exitStatus() (code *int, signal string) {
 
 // terminateGroup ends every process of group pgid (SPEC §4): SIGTERM (and
 // SIGCONT, so a stopped process can act on it) to the whole group, then
-// SIGKILL after grace if any member is still alive. It returns when no
+// SIGKILL after grace (or once cut is closed: Supervisor.SkipGrace) if any
+// member is still alive. It returns when no
 // process of the group is left, or after killWait past the SIGKILL with an
 // error naming the survivors' group.
-func terminateGroup(pgid int, grace time.Duration) error {
+func terminateGroup(pgid int, grace time.Duration, cut <-chan struct{}) error {
 	if !groupAlive(pgid) {
 		return nil
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
-	if waitGroupGone(pgid, grace) {
+	if waitGroupGone(pgid, grace, cut) {
 		return nil
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	if waitGroupGone(pgid, killWait) {
+	if waitGroupGone(pgid, killWait, nil) {
 		return nil
 	}
 	return fmt.Errorf("process group %d survived SIGKILL for %s", pgid, killWait)
 }
 
-// waitGroupGone polls until group pgid has no live member or d has passed,
-// and reports whether it is gone.
-func waitGroupGone(pgid int, d time.Duration) bool {
-	return pollUntil(func() bool { return !groupAlive(pgid) }, d)
+// waitGroupGone polls until group pgid has no live member, d has passed or
+// cut is closed, and reports whether the group is gone.
+func waitGroupGone(pgid int, d time.Duration, cut <-chan struct{}) bool {
+	return pollUntil(func() bool { return !groupAlive(pgid) }, d, cut)
 }
 
-// pollUntil checks done every 1 ms, backing off to 10 ms, until it holds or
-// d has passed, and reports whether it held. Termination has no event to
-// wait on for processes that are not our children.
-func pollUntil(done func() bool, d time.Duration) bool {
+// pollUntil checks done every 1 ms, backing off to 10 ms, until it holds, d
+// has passed or cut is closed (nil: never), and reports whether it held.
+// Termination has no event to wait on for processes that are not our
+// children.
+func pollUntil(done func() bool, d time.Duration, cut <-chan struct{}) bool {
 	deadline := time.Now().Add(d)
 	step := time.Millisecond
 	for {
@@ -229,7 +231,11 @@ func pollUntil(done func() bool, d time.Duration) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(step)
+		select {
+		case <-cut:
+			return done()
+		case <-time.After(step):
+		}
 		if step < 10*time.Millisecond {
 			step *= 2
 		}

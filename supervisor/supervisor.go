@@ -41,6 +41,8 @@ type Supervisor struct {
 	shutdown    bool
 	stopped     chan struct{} // closed once Shutdown has ended every submission
 	stopOnce    sync.Once
+	cut         chan struct{} // closed by SkipGrace: grace periods end now
+	cutOnce     sync.Once
 }
 
 // agent is one supervised subagent (SPEC §1).
@@ -118,7 +120,8 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, fmt.Errorf("cannot create journal in %s: %v; pass a writable --state-dir", runDir, err)
 	}
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
-		budget: newFeedBudget(), maxResident: defaultResident, stopped: make(chan struct{})}
+		budget: newFeedBudget(), maxResident: defaultResident,
+		stopped: make(chan struct{}), cut: make(chan struct{})}
 	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir})
 	if note := s.reapOrphans(); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)

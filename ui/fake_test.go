@@ -260,6 +260,12 @@ func (f *fakeSup) LogPath(id string, seq int) (string, error) {
 	return fmt.Sprintf("/logs/%s/%d.log", id[:8], seq), nil
 }
 
+func (f *fakeSup) SkipGrace() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("skip-grace")
+}
+
 func (f *fakeSup) Shutdown(context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

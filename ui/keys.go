@@ -28,7 +28,10 @@ func (m Model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case modeStopping:
 		if key.Matches(k, m.keys.Quit) {
-			return m, tea.Quit // a second quit does not wait
+			// A second quit does not wait: what is still alive after its
+			// SIGTERM is killed now, and the shutdown ends within moments.
+			m.sup.SkipGrace()
+			return m, tea.Quit
 		}
 		return m, nil
 	}

@@ -39,6 +39,9 @@ type Supervisor interface {
 	LoadOutput(id string, seq int) error
 	LogPath(id string, seq int) (string, error)
 	Shutdown(ctx context.Context) error
+	// SkipGrace makes the stops in progress kill at once (SIGKILL) instead
+	// of after the grace period: quitting without waiting.
+	SkipGrace()
 }
 
 // Backend is a Supervisor that also publishes changes, as Run needs.

@@ -69,11 +69,26 @@ func TestQuitStopsRunningAgentsFirst(t *testing.T) {
 	nm, cmd := h.m.Update(keyMsg("y"))
 	h.m = nm.(Model)
 	h.wantScreen("◌ stopping 1 of 1 agents…")
-	h.wantScreen("q quit without waiting")
+	h.wantScreen("q kill them now and quit")
 	h.send(cmd())
 	h.wantCalls("shutdown")
 	if !h.quit {
 		t.Fatal("quit after the shutdown")
+	}
+}
+
+// TestSecondQuitKillsNow: q while the agents are being stopped cuts their
+// grace period (SIGKILL now) and quits.
+func TestSecondQuitKillsNow(t *testing.T) {
+	h := newHarness(t, threeAgents(), 100, 30)
+	h.keys("q")
+	nm, _ := h.m.Update(keyMsg("y")) // the shutdown has not ended yet
+	h.m = nm.(Model)
+	h.wantScreen("◌ stopping 1 of 1 agents…")
+	h.keys("q")
+	h.wantCalls("skip-grace")
+	if !h.quit {
+		t.Fatal("a second q does not quit")
 	}
 }
 

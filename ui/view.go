@@ -277,7 +277,7 @@ func (m Model) shortHelpLine() string {
 		b = m.helpKeys.ShortHelp()
 	case modeStopping:
 		q := m.keys.Quit
-		q.SetHelp("q", "quit without waiting")
+		q.SetHelp("q", "kill them now and quit")
 		b = []key.Binding{q}
 	default:
 		b = m.keys.ShortHelp()
