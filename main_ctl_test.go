@@ -302,6 +302,12 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	if wr.Status["ghost"] != "not_found" || len(wr.Status) != 1 || wr.Details["ghost"].LastMessage != nil {
 		t.Fatalf("wait with an unknown id = %+v", wr)
 	}
+	// A timeout beyond int's range is clamped like any other (SPEC §3).
+	ctlOK(t, w, &wr, "wait", "ghost", "--timeout-ms", "99999999999999999999")
+	if wr.Status["ghost"] != "not_found" {
+		t.Fatalf("wait with a huge timeout = %+v", wr)
+	}
+	ctlFails(t, w, "wait failed: timeout_ms must be greater than zero", "wait", "x", "--timeout-ms=-99999999999999999999")
 
 	// A wait that times out: 1 ms is clamped to 10 s.
 	began := time.Now()

@@ -2,8 +2,12 @@ package control
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/subdash/subdash/supervisor"
 )
@@ -104,10 +108,32 @@ type (
 		Interrupt bool   `json:"interrupt"`
 	}
 	waitRequest struct {
-		IDs       []string `json:"ids"`
-		TimeoutMS *int     `json:"timeout_ms,omitempty"`
+		IDs       []string   `json:"ids"`
+		TimeoutMS *timeoutMS `json:"timeout_ms,omitempty"` // null: the default
 	}
 )
+
+// timeoutMS is wait's timeout_ms as a request carries it: any integral JSON
+// number (1e20 included; a value beyond int's range becomes the nearest
+// int, which Wait clamps as SPEC §3 says), not a fraction.
+type timeoutMS int
+
+// UnmarshalJSON decodes an integral JSON number.
+func (t *timeoutMS) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || f != math.Trunc(f) {
+		return fmt.Errorf("timeout_ms must be a whole number of milliseconds, not %s", b)
+	}
+	switch {
+	case f >= math.MaxInt:
+		*t = math.MaxInt
+	case f <= math.MinInt:
+		*t = math.MinInt
+	default:
+		*t = timeoutMS(f)
+	}
+	return nil
+}
 
 // errorBody is the body of every error response of the control socket.
 type errorBody struct {

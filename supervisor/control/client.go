@@ -104,12 +104,12 @@ func (c *Client) Resume(ctx context.Context, id string) (supervisor.StatusResult
 // Wait calls wait (SPEC §3) on the supervisor behind the socket. When ctx
 // ends first, the request is abandoned, the server stops waiting at once,
 // and ctx's error is returned.
-func (c *Client) Wait(ctx context.Context, ids []string, timeoutMS *int) (supervisor.WaitResult, error) {
+func (c *Client) Wait(ctx context.Context, ids []string, ms *int) (supervisor.WaitResult, error) {
 	var res supervisor.WaitResult
 	if ids == nil {
 		ids = []string{}
 	}
-	return res, c.do(ctx, http.MethodPost, "/v1/wait", waitRequest{IDs: ids, TimeoutMS: timeoutMS}, &res)
+	return res, c.do(ctx, http.MethodPost, "/v1/wait", waitRequest{IDs: ids, TimeoutMS: (*timeoutMS)(ms)}, &res)
 }
 
 // List calls list (SPEC §3) on the supervisor behind the socket.

@@ -3,8 +3,10 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -229,6 +231,14 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 			return nil, nil
 		}
 		n, err := strconv.Atoi(v)
+		if errors.Is(err, strconv.ErrRange) {
+			// A whole number too large for an int: the supervisor clamps
+			// it (SPEC §3), so the nearest int does the same.
+			n, err = math.MaxInt, nil
+			if strings.HasPrefix(v, "-") {
+				n = math.MinInt
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--%s needs a whole number, not %q", f, v)
 		}

@@ -239,7 +239,7 @@ func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
 	defer srv.waiting.Add(-1)
 	// r.Context() ends when the client disconnects or the server closes,
 	// and Wait stops waiting at once.
-	res, err := srv.ops.Wait(r.Context(), req.IDs, req.TimeoutMS)
+	res, err := srv.ops.Wait(r.Context(), req.IDs, (*int)(req.TimeoutMS))
 	reply(w, r, http.StatusOK, res, err)
 }
 

@@ -294,6 +294,43 @@ func TestBodyOverTheLimit(t *testing.T) {
 	}
 }
 
+// TestWaitTimeoutForms: timeout_ms may be any integral JSON number (huge
+// ones are clamped like any other, SPEC §3) or null for the default; a
+// fraction is refused with a message in words.
+func TestWaitTimeoutForms(t *testing.T) {
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	sp, err := c.Spawn(context.Background(), "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, c, sp.AgentID)
+	for _, tc := range []struct {
+		timeout string
+		status  int
+		want    string
+	}{
+		{`1e20`, http.StatusOK, `"completed"`},
+		{`100000000000000000000000`, http.StatusOK, `"completed"`},
+		{`null`, http.StatusOK, `"completed"`},
+		{`15000`, http.StatusOK, `"completed"`},
+		{`-1e20`, http.StatusBadRequest, "timeout_ms must be greater than zero"},
+		{`1.5`, http.StatusBadRequest, "timeout_ms must be a whole number of milliseconds, not 1.5"},
+		{`"soon"`, http.StatusBadRequest, `timeout_ms must be a whole number of milliseconds, not \"soon\"`},
+	} {
+		body := `{"ids":["` + sp.AgentID + `"],"timeout_ms":` + tc.timeout + `}`
+		resp, err := c.http.Post("http://subdash/v1/wait", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+			t.Errorf("timeout_ms %s: %d %s; want %d and %s", tc.timeout, resp.StatusCode, b, tc.status, tc.want)
+		}
+	}
+}
+
 func TestEventsCarrySummaries(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -39,7 +40,7 @@ type (
 	}
 	waitInput struct {
 		IDs       []string `json:"ids" jsonschema:"Agent ids to wait for (at least one); wait returns as soon as any of them is final."`
-		TimeoutMS *int     `json:"timeout_ms,omitempty" jsonschema:"How long to wait, in milliseconds. Default 30000; clamped to 10000..300000; must be greater than zero."`
+		TimeoutMS *float64 `json:"timeout_ms,omitempty" jsonschema:"How long to wait, in milliseconds. Default 30000 (also when null); clamped to 10000..300000; must be greater than zero."`
 	}
 	listInput struct{}
 )
@@ -94,12 +95,12 @@ func NewServer(ops control.Operations, version string) *mcp.Server {
 			res, err := ops.Resume(ctx, in.ID)
 			return textResult(res, err), res, err
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: ToolWait, InputSchema: inputSchema[waitInput](), Description: descWait, OutputSchema: outputSchema[supervisor.WaitResult](),
+	mcp.AddTool(s, &mcp.Tool{Name: ToolWait, InputSchema: waitSchema(), Description: descWait, OutputSchema: outputSchema[supervisor.WaitResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Wait for subagents", ReadOnlyHint: true, OpenWorldHint: &no}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in waitInput) (*mcp.CallToolResult, supervisor.WaitResult, error) {
 			// ctx ends when the client cancels the call or the connection
 			// closes; Wait then stops at once.
-			res, err := ops.Wait(ctx, in.IDs, in.TimeoutMS)
+			res, err := ops.Wait(ctx, in.IDs, millis(in.TimeoutMS))
 			return textResult(res, err), res, err
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolClose, InputSchema: inputSchema[idInput](), Description: descClose, OutputSchema: outputSchema[supervisor.StatusResult](),
@@ -146,6 +147,36 @@ func inputSchema[T any]() *jsonschema.Schema {
 		}
 	}
 	return s
+}
+
+// waitSchema is wait's input schema: timeout_ms is an integer, which JSON
+// Schema lets a client write as 1e20 (an integral number), or null for the
+// default. The Go field is a float64 so that no such value fails to decode
+// with Go's type names in the error; millis clamps it.
+func waitSchema() *jsonschema.Schema {
+	s := inputSchema[waitInput]()
+	p := s.Properties["timeout_ms"]
+	p.Type, p.Types = "", []string{"integer", "null"}
+	return s
+}
+
+// millis converts a timeout_ms argument for Wait: nil stays nil (the
+// default), and a value beyond int's range becomes the nearest int, which
+// Wait clamps (SPEC §3) or refuses when not positive.
+func millis(ms *float64) *int {
+	if ms == nil {
+		return nil
+	}
+	var n int
+	switch f := math.Trunc(*ms); {
+	case f >= math.MaxInt:
+		n = math.MaxInt
+	case f <= math.MinInt:
+		n = math.MinInt
+	default:
+		n = int(f)
+	}
+	return &n
 }
 
 // outputSchema infers the JSON schema of a result type, describing

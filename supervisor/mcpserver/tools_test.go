@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,4 +212,28 @@ func TestWaitStopsWhenTheConnectionCloses(t *testing.T) {
 		t.Error("call on a closed connection returned no error")
 	}
 	cs.Close()
+}
+
+// TestWaitTimeoutForms: a model may write timeout_ms as null (the default)
+// or as a huge integral number (clamped, SPEC §3); a fraction is refused
+// by the schema, never with Go's type names.
+func TestWaitTimeoutForms(t *testing.T) {
+	cs := connect(t, control.Local(newLocal(t, 4)))
+	var sp supervisor.SpawnResult
+	callOK(t, cs, ToolSpawn, map[string]any{"message": "hello"}, &sp)
+	var first supervisor.WaitResult
+	callOK(t, cs, ToolWait, map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 300000}, &first)
+	for _, ms := range []any{nil, 1e20, json.RawMessage(`100000000000000000000000`), 15000} {
+		var res supervisor.WaitResult
+		callOK(t, cs, ToolWait, map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": ms}, &res)
+		if res.Status[sp.AgentID] != supervisor.StatusCompleted {
+			t.Errorf("timeout_ms %v: %+v", ms, res)
+		}
+	}
+	for ms, want := range map[any]string{-1e20: "timeout_ms must be greater than zero", 1.5: "timeout_ms"} {
+		text, isErr := call(t, cs, ToolWait, map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": ms})
+		if !isErr || !strings.Contains(text, want) || strings.Contains(text, "reflect") || strings.Contains(text, "Go struct") {
+			t.Errorf("timeout_ms %v: %q (error %v), want an error about %q", ms, text, isErr, want)
+		}
+	}
 }
