@@ -353,7 +353,9 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	if _, err := os.Lstat(w.socket); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket left behind: %v", err)
 	}
-	ctlFails(t, w, "list_agents failed: no subdash is serving "+mustWd(t)+" (socket "+w.socket+"); start subdash or subdash serve", "list")
+	// The socket was given (--socket): the message names it, not the
+	// current folder.
+	ctlFails(t, w, "list_agents failed: no subdash is serving on socket "+w.socket+"; start subdash or subdash serve with --socket "+w.socket, "list")
 }
 
 // waitForConnection waits until a client is connected to the Unix socket

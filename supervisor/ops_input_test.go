@@ -164,4 +164,11 @@ func TestAmbiguousPrefixIsAnError(t *testing.T) {
 	if res, err := s.Wait(context.Background(), []string{"abcd1"}, nil); err != nil || res.Status["abcd1"] != StatusCompleted {
 		t.Errorf("a unique prefix: %+v, %v", res, err)
 	}
+	// UUIDs compare case-insensitively (RFC 9562): an id or prefix in
+	// capitals, as some tools print them, finds the agent.
+	for _, id := range []string{"ABCD1111-0000-4000-8000-000000000001", "ABCD2"} {
+		if res, err := s.Wait(context.Background(), []string{id}, nil); err != nil || res.Status[id] != StatusCompleted {
+			t.Errorf("%s: %+v, %v", id, res, err)
+		}
+	}
 }

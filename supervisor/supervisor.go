@@ -148,13 +148,15 @@ func (s *Supervisor) Subscribe() *Subscription { return s.hub.subscribe() }
 // short ids, by a unique prefix of at least 4 characters. Call with s.mu held.
 func (s *Supervisor) lookup(id string) (*agent, error) {
 	id = strings.TrimSpace(id)
-	if a, ok := s.agents[id]; ok {
+	// Ids are lowercase UUIDs, which RFC 9562 compares case-insensitively.
+	key := strings.ToLower(id)
+	if a, ok := s.agents[key]; ok {
 		return a, nil
 	}
-	if len(id) >= 4 {
+	if len(key) >= 4 {
 		var found *agent
 		for _, a := range s.order {
-			if strings.HasPrefix(a.id, id) {
+			if strings.HasPrefix(a.id, key) {
 				if found != nil {
 					return nil, &Error{CodeInvalid, fmt.Sprintf("agent id prefix %s matches more than one agent; give more characters", id)}
 				}

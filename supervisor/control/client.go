@@ -22,12 +22,15 @@ import (
 // NotServingError is returned by a Client when nothing listens on its
 // socket: no dashboard and no `subdash serve` runs for the directory.
 type NotServingError struct {
-	Dir    string // the working directory whose socket was tried
+	Dir    string // the working directory whose socket was tried; "" when the socket was given
 	Socket string // the control socket path
 }
 
 // Error says so and what to do.
 func (e *NotServingError) Error() string {
+	if e.Dir == "" {
+		return fmt.Sprintf("no subdash is serving on socket %s; start subdash or subdash serve with --socket %s", e.Socket, e.Socket)
+	}
 	return fmt.Sprintf("no subdash is serving %s (socket %s); start subdash or subdash serve", e.Dir, e.Socket)
 }
 
@@ -44,7 +47,8 @@ type Client struct {
 }
 
 // NewClient returns a client of the control socket at socket, which serves
-// (by default) the working directory dir; dir is only used in messages.
+// (by default) the working directory dir; dir is only used in messages,
+// and "" says the socket was given rather than derived from a directory.
 func NewClient(socket, dir string) *Client {
 	c := &Client{socket: socket, dir: dir}
 	var d net.Dialer

@@ -296,7 +296,10 @@ func ctlSocket(l ctlLine, getenv func(string) string) (socket, dir string, err e
 		socket = strings.TrimSpace(getenv("SUBDASH_SOCKET"))
 	}
 	if socket == "" {
-		socket = supervisor.DefaultSocketPath(dir, getenv("XDG_RUNTIME_DIR"), os.Getuid())
+		return supervisor.DefaultSocketPath(dir, getenv("XDG_RUNTIME_DIR"), os.Getuid()), dir, nil
+	}
+	if strings.TrimSpace(l.dir) == "" {
+		dir = "" // the socket was given: messages name it, not the current folder
 	}
 	return socket, dir, nil
 }

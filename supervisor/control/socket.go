@@ -139,7 +139,7 @@ func lockFolder(dir string) (func(), error) {
 
 // clearStale removes a socket file nobody listens on. A live socket gives
 // *InUseError naming the listening process (SO_PEERCRED of a probe
-// connection); a file that is not a socket is left alone and refused.
+// connection) and the folder it serves (its /v1/info); a file that is not a socket is left alone and refused.
 func clearStale(path, dir string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -158,6 +158,13 @@ func clearStale(path, dir string) error {
 			pid = p.PID
 		}
 		c.Close()
+		// Name the folder the other subdash serves, which is not
+		// necessarily ours when --socket was given.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if info, err := NewClient(path, dir).Info(ctx); err == nil && info.Dir != "" {
+			dir = info.Dir
+		}
 		return &InUseError{Socket: path, Dir: dir, PID: pid}
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, fs.ErrNotExist) {

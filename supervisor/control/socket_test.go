@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/subdash/subdash/supervisor"
 )
 
 func TestSocketAndFolderModes(t *testing.T) {
@@ -64,6 +66,26 @@ func TestSecondServerIsRefusedNamingTheHolder(t *testing.T) {
 	want := fmt.Sprintf("another subdash (pid %d) is serving %s on %s;", os.Getpid(), s.Config().Dir, srv.Path())
 	if !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("message = %q, want it to start %q", err, want)
+	}
+}
+
+// TestInUseNamesTheOtherFolder: a second subdash for another folder given
+// the same --socket is told which folder the holder serves, not its own.
+func TestInUseNamesTheOtherFolder(t *testing.T) {
+	first := newSupervisor(t, 4)
+	serve(t, first)
+	second := newSupervisor(t, 4)
+	cfg := second.Config()
+	cfg.Socket = first.Config().Socket
+	other, err := supervisor.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Shutdown(context.Background())
+	_, err = Listen(other)
+	var inUse *InUseError
+	if !errors.As(err, &inUse) || inUse.Dir != first.Config().Dir || !strings.Contains(err.Error(), "is serving "+first.Config().Dir+" on") {
+		t.Fatalf("Listen on another folder's socket: %v", err)
 	}
 }
 
