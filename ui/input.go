@@ -22,6 +22,9 @@ func (m *Model) openInput(kind inputKind, target, value string) {
 		inputEdit:   "message",
 		inputSearch: "text to find in the log",
 	}[kind]
+	if kind == inputSearch && m.lastQuery != "" {
+		m.input.Placeholder = "enter: “" + m.lastQuery + "” again"
+	}
 	m.input.Focus()
 }
 
@@ -74,6 +77,10 @@ func (m *Model) submit() tea.Cmd {
 	m.closeInput()
 	switch m.inputKind {
 	case inputSearch:
+		if text == "" && m.lastQuery != "" {
+			// Enter alone repeats the last search, as in less and vi.
+			return m.startSearch(m.lastQuery)
+		}
 		return m.startSearch(text)
 	case inputSpawn:
 		return m.opCmd(opSpawn, "", text, false)

@@ -72,7 +72,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, km.Spawn):
 		m.openInput(inputSpawn, "", "")
 	case key.Matches(k, km.Search):
-		m.openInput(inputSearch, "", m.search.query)
+		m.openInput(inputSearch, "", "") // as in less: empty, enter alone repeats the last search
 	case key.Matches(k, km.ClearMatch):
 		m.flash = flash{}
 		if m.search.query != "" {

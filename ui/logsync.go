@@ -88,6 +88,9 @@ func (m Model) loadCmd(key logKey) tea.Cmd {
 // startSearch searches the shown log for query; "" ends the search.
 func (m *Model) startSearch(query string) tea.Cmd {
 	m.search = scan{gen: m.search.gen + 1, query: query, jump: query != ""}
+	if query != "" {
+		m.lastQuery = query
+	}
 	m.log.SetQuery(query)
 	return m.scanMore()
 }

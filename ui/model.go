@@ -110,18 +110,19 @@ type Model struct {
 	inputTarget string
 	confirm     confirmation
 
-	shown    logKey
-	views    map[string]agentView
-	raw      bool            // show raw output even when a transcript exists
-	stopping map[string]bool // stops requested here, shown before the supervisor confirms
-	loading  map[logKey]bool
-	search   scan
-	flash    flash
-	frame    int
-	ticking  bool
-	pending  string // agent to select once it appears
-	stopN    int    // running submissions being stopped on quit
-	tickFn   func() tea.Cmd
+	shown     logKey
+	views     map[string]agentView
+	raw       bool            // show raw output even when a transcript exists
+	stopping  map[string]bool // stops requested here, shown before the supervisor confirms
+	loading   map[logKey]bool
+	search    scan
+	lastQuery string // the last non-empty search, for / then enter alone
+	flash     flash
+	frame     int
+	ticking   bool
+	pending   string // agent to select once it appears
+	stopN     int    // running submissions being stopped on quit
+	tickFn    func() tea.Cmd
 }
 
 // New returns the dashboard for s, with the agents s has now.

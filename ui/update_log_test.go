@@ -148,7 +148,8 @@ func TestSearch(t *testing.T) {
 	h.typeText("LINE 5") // has upper case: exact case, no match
 	h.keys("enter")
 	h.wantScreen("no match for “LINE 5”")
-	h.keys("/", "ctrl+a", "ctrl+k")
+	h.keys("/") // opens empty (as in less), naming the last search
+	h.wantScreen("enter: “LINE 5” again")
 	h.typeText("line 5")
 	h.keys("enter")
 	h.wantScreen("/line 5 11/11") // the nearest match above the bottom: line 59
@@ -351,4 +352,25 @@ func TestSubmissionTitleSaysHowItWent(t *testing.T) {
 	if got := h.logTitle(); !strings.HasPrefix(got, "╭─ 7b9e4c21 · #4/4 ◌ stopping · following · “explain") {
 		t.Fatalf("title while stopping: %s", got)
 	}
+}
+
+// TestSearchEnterAloneRepeats: / opens empty, naming the last search, and
+// enter alone runs it again from the top of the view, as in less.
+func TestSearchEnterAloneRepeats(t *testing.T) {
+	f := newFake()
+	f.add(idA, "count", supervisor.StatusRunning)
+	for i := 0; i < 100; i++ {
+		f.print(idA, 1, fmt.Sprintf("line %d", i))
+	}
+	h := newHarness(t, f, 100, 30)
+	h.keys("/")
+	h.typeText("line 5")
+	h.keys("enter")
+	h.wantScreen("/line 5 11/11")
+	h.keys("ctrl+n", "esc") // match 1 is in view; the search is cleared
+	h.noScreen("/line 5")
+	h.keys("/")
+	h.wantScreen("enter: “line 5” again")
+	h.keys("enter")
+	h.wantScreen("/line 5 1/11")
 }
