@@ -246,6 +246,11 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 		c.Preset = p
 		c.Command = p.Describe()
 		c.CommandSource = SourcePreset
+		if p.Name != "builtin" {
+			if _, err := env.LookPath(p.Name); err != nil {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("--preset %s: %s is not on PATH, so every agent will fail (exit 127); install it, or pick another --preset or --command", p.Name, p.Name))
+			}
+		}
 		return nil
 	}
 	if o.PresetArgs != "" {

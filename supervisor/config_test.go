@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -151,5 +152,25 @@ func TestDirThroughASymlinkIsTheSameDir(t *testing.T) {
 	b, err2 := Resolve(Options{Dir: link, Command: "x"}, env)
 	if err1 != nil || err2 != nil || a.Dir != b.Dir || a.Socket != b.Socket {
 		t.Fatalf("%s (%s) vs %s (%s): %v %v", a.Dir, a.Socket, b.Dir, b.Socket, err1, err2)
+	}
+}
+
+// TestPresetCLINotInstalled: a preset whose CLI is not on PATH warns at
+// start, naming it and what to do, instead of leaving every agent to fail
+// with exit 127; an installed one (memo here) and builtin do not.
+func TestPresetCLINotInstalled(t *testing.T) {
+	home := t.TempDir()
+	env := fakeEnv(map[string]string{"HOME": home}, true)
+	cfg, err := Resolve(Options{Dir: home, Preset: "claude"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "--preset claude: claude is not on PATH, so every agent will fail (exit 127); install it, or pick another --preset or --command"; !slices.Contains(cfg.Warnings, want) {
+		t.Errorf("warnings %q, want %q", cfg.Warnings, want)
+	}
+	for _, p := range []string{"memo", "builtin"} {
+		if cfg, err := Resolve(Options{Dir: home, Preset: p}, env); err != nil || len(cfg.Warnings) != 0 {
+			t.Errorf("--preset %s: %v %q", p, err, cfg.Warnings)
+		}
 	}
 }
