@@ -127,5 +127,5 @@ func describe(o op, id string, err error) string {
 	if id != "" {
 		text = strings.ReplaceAll(text, id, short)
 	}
-	return fmt.Sprintf("%s failed: %s", o, cells.Clean(text))
+	return fmt.Sprintf("%s: %s", o, cells.Clean(text)) // "<op>: <why>", as every message above
 }
