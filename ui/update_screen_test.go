@@ -218,3 +218,23 @@ func TestTooSmallKeysReachNoHiddenWidget(t *testing.T) {
 		t.Fatal("q on a too small terminal does not quit")
 	}
 }
+
+// TestTableSaysWhichRowsAreShown: with more agents than rows, the table's
+// footer says which ones are drawn, and follows the selection.
+func TestTableSaysWhichRowsAreShown(t *testing.T) {
+	f := newFake()
+	for i := 0; i < 25; i++ {
+		f.add(fmt.Sprintf("%08d-1111-4111-8111-111111111111", i), fmt.Sprintf("task %d", i), supervisor.StatusCompleted)
+	}
+	h := newHarness(t, f, 100, 16)
+	h.wantScreen("1–")
+	h.wantScreen("of 25 · j/k")
+	for i := 0; i < 24; i++ {
+		h.keys("j")
+	}
+	h.wantScreen("–25 of 25 · j/k")
+	h.noScreen("1–")
+
+	few := newHarness(t, threeAgents(), 100, 30)
+	few.noScreen("of 3")
+}

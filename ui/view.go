@@ -70,7 +70,12 @@ func (m Model) tooSmallView() string {
 // panes draws the table and the log pane, side by side or stacked.
 func (m Model) panes() []string {
 	l := m.lay
-	table := m.box("agents "+fmt.Sprint(len(m.agents)), "", m.table.View(), l.tableW, l.tableH)
+	// When not every agent fits, the footer says which rows are drawn.
+	tableFooter := ""
+	if first, end := m.table.Shown(); first > 0 || end < len(m.table.Rows()) {
+		tableFooter = fmt.Sprintf("%d–%d of %d · j/k", first+1, end, len(m.table.Rows()))
+	}
+	table := m.box("agents "+fmt.Sprint(len(m.agents)), tableFooter, m.table.View(), l.tableW, l.tableH)
 	logTitle, logFooter := m.logTitles()
 	body := m.log.View()
 	if m.shown.agent == "" {

@@ -273,6 +273,13 @@ func (m *Model) Select(id string) bool {
 	return false
 }
 
+// Shown returns the rows drawn, as the half-open range [first, end) of
+// Rows; all rows are drawn when first is 0 and end is len(Rows()).
+func (m Model) Shown() (first, end int) {
+	visible := max(m.height-1, 0) // the header takes a line
+	return m.offset, min(m.offset+visible, len(m.rows))
+}
+
 // MoveUp selects the previous agent.
 func (m *Model) MoveUp() { m.cursor = max(m.cursor-1, 0); m.clampOffset() }
 
