@@ -123,5 +123,5 @@ func (s *Supervisor) reapOrphans() string {
 			s.journal.write(ev)
 		}
 	}()
-	return fmt.Sprintf("terminated %d agent process group(s) left running by an earlier subdash that did not exit cleanly (see the journal)", len(orphans))
+	return fmt.Sprintf("terminating %d agent process group(s) left running by an earlier subdash that did not exit cleanly (SIGTERM, SIGKILL after --grace; see the journal)", len(orphans))
 }

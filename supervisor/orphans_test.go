@@ -56,7 +56,7 @@ func TestLeftoverSubmissionOfADeadRunIsTerminated(t *testing.T) {
 	}
 
 	s := newTestSupervisor(t, "true", func(c *Config) { c.StateDir = state })
-	if notes := s.Config().Notes; len(notes) != 1 || !strings.Contains(notes[0], "terminated 1 agent process group") {
+	if notes := s.Config().Notes; len(notes) != 1 || !strings.Contains(notes[0], "terminating 1 agent process group") {
 		t.Fatalf("notes = %q", notes)
 	}
 	select {
