@@ -79,7 +79,7 @@ type claudeStreamEvent struct {
 func (p *Parser) claudeLine(line []byte) []Entry {
 	var ev claudeEvent
 	if !decode(line, &ev) {
-		return []Entry{malformed(line)}
+		return malformed(line)
 	}
 	if p.sessionID == "" {
 		// Every event names the session; init comes first, but a lost init
@@ -116,7 +116,7 @@ func (p *Parser) claudeSystem(line []byte, ev *claudeEvent) []Entry {
 		case "", "requesting":
 			p.thinking()
 		default:
-			p.activity = ev.Status
+			p.activity = oneLine(ev.Status, MaxSummaryRunes)
 		}
 		return nil
 	}
@@ -193,7 +193,7 @@ func (p *Parser) claudeAssistant(ev *claudeEvent) []Entry {
 			p.thinking()
 		case "thinking", "redacted_thinking":
 			p.thinking()
-			out = append(out, Entry{Kind: KindThinking, Text: b.Thinking})
+			out = append(out, Entry{Kind: KindThinking, Text: plain(b.Thinking)})
 		case "tool_use", "server_tool_use", "mcp_tool_use":
 			out = append(out, p.toolCall(b.ID, b.Name, toolSummary(b.Input)))
 		default:
@@ -201,7 +201,7 @@ func (p *Parser) claudeAssistant(ev *claudeEvent) []Entry {
 				out = append(out, p.toolResult(b.ToolUseID, "", "", claudeResultText(b.Content), b.IsError))
 				continue
 			}
-			out = append(out, Entry{Kind: KindUnknown, Text: "assistant/" + b.Type})
+			out = append(out, Entry{Kind: KindUnknown, Text: oneLine("assistant/"+b.Type, MaxSummaryRunes)})
 		}
 	}
 	return out
@@ -217,9 +217,9 @@ func (p *Parser) claudeUser(ev *claudeEvent) []Entry {
 			out = append(out, p.toolResult(b.ToolUseID, "", "", claudeResultText(b.Content), b.IsError))
 		case "text":
 			p.boundary()
-			out = append(out, Entry{Kind: KindUser, Text: strings.TrimRight(b.Text, "\n")})
+			out = append(out, Entry{Kind: KindUser, Text: strings.TrimRight(plain(b.Text), "\n")})
 		default:
-			out = append(out, Entry{Kind: KindUnknown, Text: "user/" + b.Type})
+			out = append(out, Entry{Kind: KindUnknown, Text: oneLine("user/"+b.Type, MaxSummaryRunes)})
 		}
 	}
 	return out
@@ -266,7 +266,7 @@ func (p *Parser) claudeStream(raw json.RawMessage) {
 		case "thinking", "redacted_thinking":
 			p.activity = "thinking"
 		case "tool_use", "server_tool_use", "mcp_tool_use":
-			p.activity = "calling " + se.ContentBlock.Name
+			p.activity = "calling " + oneLine(se.ContentBlock.Name, MaxSummaryRunes)
 		}
 	case "content_block_delta":
 		switch se.Delta.Type {

@@ -67,7 +67,7 @@ var codexReconnect = regexp.MustCompile(`^Re-?connecting\.*\s*(?:(\d+)/(\d+))?`)
 func (p *Parser) codexLine(line []byte) []Entry {
 	var ev codexEvent
 	if !decode(line, &ev) {
-		return []Entry{malformed(line)}
+		return malformed(line)
 	}
 	switch ev.Type {
 	case "thread.started":
@@ -117,7 +117,7 @@ func (p *Parser) codexItem(phase string, it *codexItem) []Entry {
 		if !done {
 			return nil
 		}
-		return []Entry{{Kind: KindThinking, Text: it.Text}}
+		return []Entry{{Kind: KindThinking, Text: plain(it.Text)}}
 	case "error":
 		return []Entry{p.errorEntry(it.Message)}
 	case "todo_list":
@@ -128,7 +128,7 @@ func (p *Parser) codexItem(phase string, it *codexItem) []Entry {
 	}
 	name, summary, ok := codexTool(it)
 	if !ok {
-		return []Entry{{Kind: KindUnknown, Text: "item." + phase + "/" + it.Type}}
+		return []Entry{{Kind: KindUnknown, Text: oneLine("item."+phase+"/"+it.Type, MaxSummaryRunes)}}
 	}
 	_, started := p.calls[it.ID]
 	switch {
@@ -214,7 +214,7 @@ func codexTodo(it *codexItem) Entry {
 		}
 		lines = append(lines, mark+oneLine(t.Text, MaxResultLineRunes))
 	}
-	return Entry{Kind: KindToolCall, Tool: "todo_list", ID: it.ID,
+	return Entry{Kind: KindToolCall, Tool: "todo_list", ID: plain(it.ID),
 		Summary: strconv.Itoa(done) + "/" + strconv.Itoa(len(it.Items)) + " done",
 		Text:    strings.Join(lines, "\n")}
 }

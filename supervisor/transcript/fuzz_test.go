@@ -67,6 +67,11 @@ func checkEntry(t *testing.T, e Entry) {
 	if !allKinds[e.Kind] {
 		t.Errorf("entry of unknown kind %q", e.Kind)
 	}
+	for _, v := range []string{e.Text, e.Tool, e.ID, e.Summary} {
+		if strings.ContainsFunc(v, isControl) {
+			t.Errorf("%s entry field holds an escape or control character: %q", e.Kind, v)
+		}
+	}
 	if n := utf8.RuneCountInString(e.Summary); n > MaxSummaryRunes || strings.ContainsAny(e.Summary, "\n\r\t") {
 		t.Errorf("Summary of %d runes or on several lines: %q", n, e.Summary)
 	}
@@ -84,4 +89,10 @@ func checkEntry(t *testing.T, e Entry) {
 			t.Errorf("unknown entry without text")
 		}
 	}
+}
+
+// isControl reports the characters no entry may hold: C0 controls but "\n",
+// DEL and C1 controls.
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n') || (r >= 0x7f && r < 0xa0)
 }

@@ -44,7 +44,7 @@ type geminiError struct {
 func (p *Parser) geminiLine(line []byte) []Entry {
 	var ev geminiEvent
 	if !decode(line, &ev) {
-		return []Entry{malformed(line)}
+		return malformed(line)
 	}
 	if ev.Type == "message" && ev.Role == "assistant" {
 		return p.geminiAssistant(&ev)
@@ -59,7 +59,7 @@ func (p *Parser) geminiLine(line []byte) []Entry {
 		}
 		p.boundary()
 		p.thinking()
-		return append(out, Entry{Kind: KindUser, Text: strings.TrimRight(ev.Content, "\n")})
+		return append(out, Entry{Kind: KindUser, Text: strings.TrimRight(plain(ev.Content), "\n")})
 	case "tool_use":
 		return append(out, p.toolCall(ev.ToolID, ev.ToolName, toolSummary(ev.Parameters)))
 	case "tool_result":
@@ -70,7 +70,7 @@ func (p *Parser) geminiLine(line []byte) []Entry {
 		return append(out, p.toolResult(ev.ToolID, "", "", output, failed))
 	case "error":
 		if ev.Severity == "warning" {
-			return append(out, Entry{Kind: KindError, Text: "warning: " + ev.Message})
+			return append(out, Entry{Kind: KindError, Text: "warning: " + plain(ev.Message)})
 		}
 		return append(out, p.errorEntry(ev.Message))
 	case "result":

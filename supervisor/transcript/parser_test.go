@@ -329,6 +329,9 @@ func TestHeadLines(t *testing.T) {
 		{"1\n2\n3\n4\n5\n6", "1\n2\n3\n4\n5", 1},
 		{"1\n2\n3\n4\n5\n6\n7\n", "1\n2\n3\n4\n5", 2},
 		{strings.Repeat("x", 500), strings.Repeat("x", MaxResultLineRunes-1) + "…", 0},
+		{strings.Repeat("é", MaxResultLineRunes), strings.Repeat("é", MaxResultLineRunes), 0},
+		{strings.Repeat("é", MaxResultLineRunes+1), strings.Repeat("é", MaxResultLineRunes-1) + "…", 0},
+		{"\x1b[1mbold\x1b[m\tx\r\nb\x1b]0;t\x07", "bold    x\nb", 0},
 	}
 	for _, tt := range tests {
 		got, more := headLines(tt.in)
@@ -347,7 +350,9 @@ func TestOneLine(t *testing.T) {
 		{"  a \n\t b  ", 10, "a b"},
 		{"abc", 3, "abc"},
 		{"abcd", 3, "ab…"},
-		{"a\x1b[31mb", 10, "a [31mb"},
+		{"a\x1b[31mb", 10, "ab"},
+		{"ls \x1b[?1000h -la", 20, "ls -la"},
+		{"a\tb\r\nc", 10, "a b c"},
 		{"ab   ", 2, "ab"},
 	}
 	for _, tt := range tests {

@@ -9,15 +9,26 @@ import (
 	"unicode"
 )
 
-// malformed returns the entry for a line that is not a JSON object.
-func malformed(line []byte) Entry {
+// malformed returns the entry for a line that is not a JSON object, or
+// none when nothing of the line is left to show once escape sequences and
+// controls are removed (a CLI that hides the cursor on stdout).
+func malformed(line []byte) []Entry {
 	s := line
-	suffix := ""
-	if len(s) > MaxMalformedBytes {
+	cut := len(s) > MaxMalformedBytes
+	if cut {
 		s = s[:MaxMalformedBytes]
-		suffix = fmt.Sprintf("…[%d bytes]", len(line))
 	}
-	return Entry{Kind: KindMalformed, Text: strings.ToValidUTF8(string(s), "\uFFFD") + suffix}
+	text := plain(strings.ToValidUTF8(string(s), "\uFFFD"))
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	if len(text) > MaxMalformedBytes { // tabs expanded
+		text, cut = strings.ToValidUTF8(text[:MaxMalformedBytes], ""), true
+	}
+	if cut {
+		text += fmt.Sprintf("…[%d bytes]", len(line))
+	}
+	return []Entry{{Kind: KindMalformed, Text: text}}
 }
 
 // unknown returns the entry for an event this package does not know: its
@@ -39,10 +50,11 @@ func unknown(line []byte, typ, subtype string) Entry {
 	return Entry{Kind: KindUnknown, Text: oneLine(text, MaxSummaryRunes)}
 }
 
-// oneLine collapses every run of white space and control characters in s
-// (newlines included) to one space and cuts the result to max runes, ending a
-// cut with "…". It reads no more of s than it keeps.
+// oneLine cleans s (see plain), collapses every run of white space (newlines
+// included) to one space and cuts the result to max runes, ending a cut with
+// "…". It reads at most maxCleanBytes of s.
 func oneLine(s string, max int) string {
+	s, more := plainPrefix(s)
 	out := make([]rune, 0, min(len(s), max+1))
 	space := false
 	for _, r := range s {
@@ -59,12 +71,16 @@ func oneLine(s string, max int) string {
 			return string(out[:max-1]) + "…"
 		}
 	}
+	if more && len(out) > 0 {
+		return string(out[:min(len(out), max-1)]) + "…"
+	}
 	return string(out)
 }
 
-// headLines returns the first MaxResultLines lines of tool output, each cut
-// to MaxResultLineRunes runes, and how many lines it left out. A trailing
-// newline does not count as an extra line. The work is linear in len(s).
+// headLines returns the first MaxResultLines lines of tool output, each
+// cleaned (see plainPrefix) and cut to MaxResultLineRunes runes, and how many
+// lines it left out. A trailing newline does not count as an extra line. The
+// work is linear in len(s).
 func headLines(s string) (string, int) {
 	s = strings.TrimRight(s, "\r\n")
 	if s == "" {
@@ -79,7 +95,8 @@ func headLines(s string) (string, int) {
 		} else {
 			rest = ""
 		}
-		lines = append(lines, cutRunes(strings.TrimRight(line, "\r"), MaxResultLineRunes))
+		line, cut := plainPrefix(strings.TrimRight(line, "\r"))
+		lines = append(lines, cutRunes(line, MaxResultLineRunes, cut))
 	}
 	more := 0
 	if rest != "" {
@@ -88,19 +105,29 @@ func headLines(s string) (string, int) {
 	return strings.Join(lines, "\n"), more
 }
 
-// cutRunes cuts s to max runes, ending a cut with "…".
-func cutRunes(s string, max int) string {
-	if len(s) <= max {
+// cutRunes cuts s to max runes, ending a cut with "…"; more says s is
+// itself the start of a longer text, which ends it with "…" too.
+func cutRunes(s string, max int, more bool) string {
+	if !more && len(s) <= max {
 		return s
 	}
-	n := 0
+	n, last := 0, -1 // last: where rune max-1 starts, the place of a "…"
 	for i := range s {
 		if n == max-1 {
-			return s[:i] + "…"
+			last = i
+		}
+		if n == max {
+			return s[:last] + "…"
 		}
 		n++
 	}
-	return s
+	switch {
+	case !more:
+		return s
+	case last >= 0:
+		return s[:last] + "…"
+	}
+	return s + "…"
 }
 
 // field is one member of a JSON object, in document order.

@@ -103,7 +103,10 @@ const (
 )
 
 // Entry is one item of a transcript. The zero value of a field means the CLI
-// did not report it.
+// did not report it. Every string field a parser sets is plain text, as the
+// dashboard draws it: escape sequences and control characters other than
+// "\n" removed, tabs expanded (see termtext.Plain); a stderr entry's Text is
+// as the supervisor made it.
 type Entry struct {
 	// Kind says what the entry is.
 	Kind Kind
@@ -141,7 +144,8 @@ type Entry struct {
 // Outcome is what the output says about how the run ended. The supervisor
 // applies SPEC §8 to it: completed only when Final and Success; errored with
 // Error when Final and not Success; errored "ended without a result" when
-// the process exited without a final event.
+// the process exited without a final event. Error and Answer are plain text,
+// as entries are.
 type Outcome struct {
 	// Final is set once a final event was seen: claude/gemini "result",
 	// codex turn.completed or turn.failed.
@@ -199,8 +203,9 @@ func NewParser(f Format) *Parser {
 }
 
 // Line parses one output line (without its newline) and returns the entries
-// it produces, possibly none: an empty line, or a delta that only extends
-// text still in progress (see Pending). The returned slice is the caller's.
+// it produces, possibly none: an empty line, a line that is not JSON and
+// holds only escape sequences, or a delta that only extends text still in
+// progress (see Pending). The returned slice is the caller's.
 // line is not retained.
 func (p *Parser) Line(line []byte) []Entry {
 	line = bytes.TrimSpace(line)
@@ -208,7 +213,7 @@ func (p *Parser) Line(line []byte) []Entry {
 		return nil
 	}
 	if line[0] != '{' {
-		return []Entry{malformed(line)}
+		return malformed(line)
 	}
 	switch p.format {
 	case FormatClaude:
@@ -220,7 +225,7 @@ func (p *Parser) Line(line []byte) []Entry {
 	}
 	var ev struct{ Type, Subtype string }
 	if !decode(line, &ev) {
-		return []Entry{malformed(line)}
+		return malformed(line)
 	}
 	return []Entry{unknown(line, ev.Type, ev.Subtype)}
 }
@@ -262,6 +267,7 @@ func decode(line []byte, v any) bool {
 
 // text records a complete assistant message and returns its entry.
 func (p *Parser) text(s string) Entry {
+	s = plain(s)
 	if p.turnText.Len() > 0 {
 		p.turnText.WriteByte('\n')
 	}
@@ -299,18 +305,20 @@ func (p *Parser) thinking() {
 func (p *Parser) toolCall(id, name, summary string) Entry {
 	p.boundary()
 	p.retries = 0
+	name, summary = oneLine(name, MaxSummaryRunes), oneLine(summary, MaxSummaryRunes)
 	if id != "" {
 		p.calls[id] = toolCall{name: name, summary: summary}
 		p.running = append(p.running, id)
 	}
 	p.activity = runningActivity(name, summary)
-	return Entry{Kind: KindToolCall, Tool: name, ID: id, Summary: summary}
+	return Entry{Kind: KindToolCall, Tool: name, ID: plain(id), Summary: summary}
 }
 
 // toolResult records the end of a tool call and returns its entry. name and
 // summary are used when the call was not seen.
 func (p *Parser) toolResult(id, name, summary, output string, isError bool) Entry {
 	p.boundary()
+	name, summary = oneLine(name, MaxSummaryRunes), oneLine(summary, MaxSummaryRunes)
 	if c, ok := p.calls[id]; ok && id != "" {
 		name, summary = c.name, c.summary
 		delete(p.calls, id)
@@ -328,12 +336,13 @@ func (p *Parser) toolResult(id, name, summary, output string, isError bool) Entr
 		p.activity = "thinking"
 	}
 	head, more := headLines(output)
-	return Entry{Kind: KindToolResult, Tool: name, ID: id, Summary: summary,
+	return Entry{Kind: KindToolResult, Tool: name, ID: plain(id), Summary: summary,
 		Text: head, MoreLines: more, IsError: isError}
 }
 
 // errorEntry records an error the CLI reported and returns its entry.
 func (p *Parser) errorEntry(msg string) Entry {
+	msg = plain(msg)
 	p.noteError(msg)
 	return Entry{Kind: KindError, Text: msg}
 }
@@ -341,6 +350,7 @@ func (p *Parser) errorEntry(msg string) Entry {
 // retry records a retry of the model and returns its entry. attempt and max
 // are 0 when not reported; attempts are then counted here.
 func (p *Parser) retry(msg string, attempt, max int) Entry {
+	msg = plain(msg)
 	p.retries++
 	if attempt <= 0 {
 		attempt = p.retries
@@ -369,7 +379,7 @@ func (p *Parser) final(e Entry, success bool, answer, errMsg string) Entry {
 	o := &p.outcome
 	o.Final, o.Success = true, success
 	if answer != "" {
-		o.Answer = answer
+		o.Answer = plain(answer)
 	}
 	if success {
 		o.Error = ""
@@ -378,6 +388,7 @@ func (p *Parser) final(e Entry, success bool, answer, errMsg string) Entry {
 			e.Text = "" // already shown as this turn's text entries
 		}
 	} else {
+		errMsg = plain(errMsg)
 		if errMsg == "" {
 			errMsg = o.Error
 		}
@@ -404,7 +415,7 @@ func (p *Parser) initEntry(word, id, model string) Entry {
 	if model != "" {
 		text += " (model " + model + ")"
 	}
-	return Entry{Kind: KindInit, Text: text}
+	return Entry{Kind: KindInit, Text: plain(text)}
 }
 
 func runningActivity(name, summary string) string {

@@ -2,10 +2,12 @@
 // widgets: a Model with a KeyMap, Styles, Focus/Blur, SetWidth and
 // Update/View. It edits a message for spawn, send or search.
 //
-// Pasted text keeps its line breaks in the value (an agent task may span
-// lines) and shows them as "↵". Code points terminals disagree on the width
-// of stay in the value but are not drawn. The view scrolls horizontally to
-// keep the cursor visible and never exceeds its width.
+// Pasted or preset text keeps its line breaks and tabs in the value (an
+// agent task may span lines; Makefiles, diffs and Go code need their tabs)
+// and shows them as "↵" and "⇥", one cell each. Code points terminals
+// disagree on the width of stay in the value but are not drawn. The view
+// scrolls horizontally to keep the cursor visible and never exceeds its
+// width.
 package lineinput
 
 import (
@@ -60,7 +62,9 @@ func New(s Styles) Model { return Model{KeyMap: DefaultKeyMap(), Styles: s} }
 // Value returns the text.
 func (m Model) Value() string { return string(m.value) }
 
-// SetValue replaces the text and puts the cursor at its end.
+// SetValue replaces the text and puts the cursor at its end. Tabs and line
+// breaks are kept, so Value returns s unless s held "\r" (read as a line
+// break) or another control character (dropped).
 func (m *Model) SetValue(s string) {
 	m.value = []rune(sanitize(s))
 	m.cursor = len(m.value)
@@ -178,18 +182,17 @@ func (m Model) wordEnd() int {
 	return i
 }
 
-// sanitize keeps printable characters and line breaks; tabs become spaces
-// and every other control character is dropped, so nothing typed or pasted
-// can move the terminal's cursor.
+// sanitize keeps printable characters, line breaks and tabs (View draws
+// the last two as markers); "\r\n" and "\r" become "\n" and every other
+// control character is dropped, so nothing typed or pasted can move the
+// terminal's cursor.
 func sanitize(s string) string {
 	var b strings.Builder
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	for _, r := range s {
 		switch {
-		case r == '\n':
+		case r == '\n', r == '\t':
 			b.WriteRune(r)
-		case r == '\t':
-			b.WriteByte(' ')
 		case r == '\r':
 			b.WriteByte('\n')
 		case unicode.IsControl(r):
@@ -200,13 +203,18 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// glyph returns how rune r is drawn and its width in cells. The code
-// points terminals disagree on the width of (variation selectors, ZWJ, skin
-// tones; see termtext.DropAmbiguous) are drawn as nothing; they stay in the
-// value, which is sent as typed.
+// glyph returns how rune r is drawn and its width in cells. A line break
+// is drawn "↵" and a tab "⇥", one cell each whatever the column (neither is
+// East Asian Ambiguous), since a tab stop means nothing in a scrolled line.
+// The code points terminals disagree on the width of (variation selectors,
+// ZWJ, skin tones; see termtext.DropAmbiguous) are drawn as nothing; they
+// stay in the value, which is sent as typed.
 func glyph(r rune) (string, int) {
-	if r == '\n' {
+	switch r {
+	case '\n':
 		return "↵", 1
+	case '\t':
+		return "⇥", 1
 	}
 	s := string(r)
 	if termtext.DropAmbiguous(s) == "" {

@@ -64,14 +64,14 @@ func TestBlurredIgnoresKeys(t *testing.T) {
 
 func TestControlCharactersAreDropped(t *testing.T) {
 	m := press(newInput(40), tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a\x1b[2Jb\tc\r\nd"), Paste: true})
-	if m.Value() != "a[2Jb c\nd" {
+	if m.Value() != "a[2Jb\tc\nd" {
 		t.Fatalf("value %q", m.Value())
 	}
 	if v := m.View(); strings.ContainsAny(v, "\x1b\t\r\n") {
 		t.Fatalf("view holds a control character: %q", v)
 	}
-	if !strings.Contains(m.View(), "c↵d") {
-		t.Fatalf("a line break is not shown as ↵: %q", m.View())
+	if !strings.Contains(m.View(), "b⇥c↵d") {
+		t.Fatalf("a tab is not shown as ⇥ or a line break as ↵: %q", m.View())
 	}
 }
 
@@ -131,5 +131,109 @@ func TestWidthAmbiguousCodePointsAreNotDrawn(t *testing.T) {
 	m = press(m, tea.KeyMsg{Type: tea.KeyHome}, tea.KeyMsg{Type: tea.KeyDelete})
 	if m.Value() != "!" {
 		t.Fatalf("delete left %q, want %q", m.Value(), "!")
+	}
+}
+
+// tabbed are messages whose tabs matter: a Makefile, a diff, Go code.
+var tabbed = []string{
+	"first line\nsecond line\n\tthird",
+	"\t",
+	"\t\t\n\t",
+	"all:\n\tgo build ./...\n\tgo test ./...\n",
+	"--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-\treturn 1\n+\treturn 2",
+	"func f() {\n\tif x {\n\t\treturn\n\t}\n}",
+	"col1\tcol2\t\tcol4\t",
+	"日本\t語 ⚠️\t👍🏽\n\t",
+}
+
+// TestTabsRoundTrip: "edit & resend" preloads the previous message with
+// SetValue and sends Value; moving the cursor around and resending must
+// give back the message exactly, tabs included.
+func TestTabsRoundTrip(t *testing.T) {
+	for _, msg := range tabbed {
+		m := newInput(30)
+		m.SetValue(msg)
+		if m.Value() != msg {
+			t.Errorf("SetValue(%q): Value = %q", msg, m.Value())
+		}
+		m = press(m, tea.KeyMsg{Type: tea.KeyHome}, tea.KeyMsg{Type: tea.KeyRight}, tea.KeyMsg{Type: tea.KeyRight},
+			tea.KeyMsg{Type: tea.KeyCtrlRight}, tea.KeyMsg{Type: tea.KeyEnd}, tea.KeyMsg{Type: tea.KeyLeft})
+		resent := newInput(30)
+		resent.SetValue(m.Value())
+		if resent.Value() != msg {
+			t.Errorf("%q after moving the cursor and resending: %q", msg, resent.Value())
+		}
+	}
+}
+
+// TestPasteKeepsTabs: a bracketed paste keeps its tabs, at the end of the
+// text or in the middle of it.
+func TestPasteKeepsTabs(t *testing.T) {
+	for _, msg := range tabbed {
+		paste := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(msg), Paste: true}
+		m := press(newInput(30), runes("<>"), paste)
+		if want := "<>" + msg; m.Value() != want {
+			t.Errorf("paste at the end: %q, want %q", m.Value(), want)
+		}
+		m = press(newInput(30), runes("<>"), tea.KeyMsg{Type: tea.KeyLeft}, paste)
+		if want := "<" + msg + ">"; m.Value() != want {
+			t.Errorf("paste in the middle: %q, want %q", m.Value(), want)
+		}
+	}
+	m := press(newInput(30), tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a\tb\r\n\tc"), Paste: true})
+	if m.Value() != "a\tb\n\tc" {
+		t.Errorf("paste with CRLF: %q", m.Value())
+	}
+}
+
+// TestTypingAfterTab: a tab is one character and one cell, so the cursor
+// steps over it in one move and what is typed after it lands after it.
+func TestTypingAfterTab(t *testing.T) {
+	m := newInput(40)
+	m.SetValue("a\tb")
+	m = press(m, tea.KeyMsg{Type: tea.KeyHome}, tea.KeyMsg{Type: tea.KeyRight}, tea.KeyMsg{Type: tea.KeyRight}, runes("x"))
+	if m.Value() != "a\txb" {
+		t.Fatalf("typed after the tab: %q", m.Value())
+	}
+	if v, want := m.View(), "send › a⇥x▏b"; v != want {
+		t.Fatalf("view %q, want %q", v, want)
+	}
+	m = press(m, tea.KeyMsg{Type: tea.KeyLeft}, runes("y"))
+	if v, want := m.View(), "send › a⇥y▏xb"; m.Value() != "a\tyxb" || v != want {
+		t.Fatalf("typed right after the tab: %q, view %q; want %q", m.Value(), v, want)
+	}
+	m = press(m, tea.KeyMsg{Type: tea.KeyBackspace}, tea.KeyMsg{Type: tea.KeyBackspace})
+	if v, want := m.View(), "send › a▏xb"; m.Value() != "axb" || v != want {
+		t.Fatalf("backspace over the tab: %q, view %q; want %q", m.Value(), v, want)
+	}
+	m.SetValue("\t\t")
+	m = press(m, tea.KeyMsg{Type: tea.KeyLeft}, runes("z"))
+	if v, want := m.View(), "send › ⇥z▏⇥"; m.Value() != "\tz\t" || v != want {
+		t.Fatalf("typed between two tabs: %q, view %q; want %q", m.Value(), v, want)
+	}
+}
+
+// TestTabsViewFitsWidth: whatever the width and the cursor, a view of text
+// with tabs holds no tab (whose width depends on the column) and never
+// exceeds its width, and the cursor stays visible.
+func TestTabsViewFitsWidth(t *testing.T) {
+	for _, msg := range append(tabbed, strings.Repeat("\t", 50), strings.Repeat("x\t日\t", 20)) {
+		for w := 1; w <= 30; w++ {
+			m := newInput(w)
+			m.SetValue(msg)
+			for c := 0; c <= len(m.value); c++ {
+				m.cursor = c
+				v := m.View()
+				if strings.ContainsAny(v, "\t\n") {
+					t.Fatalf("%q, width %d, cursor %d: view holds a tab or line break: %q", msg, w, c, v)
+				}
+				if got := ansi.StringWidth(v); got > w {
+					t.Fatalf("%q, width %d, cursor %d: view is %d cells: %q", msg, w, c, got, v)
+				}
+				if w >= ansi.StringWidth(m.Prompt)+2 && !strings.Contains(v, "▏") {
+					t.Fatalf("%q, width %d, cursor %d: no cursor in %q", msg, w, c, v)
+				}
+			}
+		}
 	}
 }
