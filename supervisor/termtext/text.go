@@ -294,18 +294,26 @@ func (c *Converter) walk(b []byte, fn func(cl []byte, w int, st style, sgr bool,
 	}
 }
 
+// cutWindow is how far ahead one cutStep looks, in bytes.
+const cutWindow = 4 << 10
+
 // cutStep skips bytes of a cut line up to its end, counting them; escape
 // sequences are still read so the SGR state stays right.
 func (c *Converter) cutStep(p []byte, i int) int {
-	seg := p[i:]
+	// The first ESC, "\n" or "\r" ends the step. Each step looks at most
+	// cutWindow bytes ahead: scanning the whole rest of p for "\n" at every
+	// escape sequence made a long line of them quadratic (1 MiB of
+	// SGR-coloured characters took 0.8 s). A window without any of the
+	// three is dropped whole and the next step goes on from there.
+	seg := p[i:min(len(p), i+cutWindow)]
 	n := len(seg)
-	if j := bytes.IndexByte(seg, '\n'); j >= 0 {
+	if j := bytes.IndexByte(seg, ansi.ESC); j >= 0 {
+		n = j
+	}
+	if j := bytes.IndexByte(seg[:n], '\n'); j >= 0 {
 		n = j
 	}
 	if j := bytes.IndexByte(seg[:n], '\r'); j >= 0 {
-		n = j
-	}
-	if j := bytes.IndexByte(seg[:n], ansi.ESC); j >= 0 {
 		n = j
 	}
 	if n > 0 || (n < len(seg) && seg[n] == ansi.ESC) {
@@ -314,7 +322,7 @@ func (c *Converter) cutStep(p []byte, i int) int {
 	}
 	c.dropped += int64(n)
 	if n == len(seg) {
-		return len(p)
+		return i + n
 	}
 	switch seg[n] {
 	case '\n':
