@@ -44,23 +44,20 @@ func next(s string) (item string, width int, sgr bool) {
 	return cl, w, false
 }
 
-// escape returns the escape sequence at the start of s (s[0] is ESC): a CSI
-// sequence up to its final byte, or ESC and the byte after it.
+// escape returns the escape sequence at the start of s (s[0] is ESC), as
+// x/ansi's parser delimits it: a CSI sequence up to its final byte, an OSC,
+// DCS, SOS, PM or APC string up to its terminator (a title is removed whole,
+// not left as text), or ESC and the bytes of a two-byte sequence. An
+// unterminated string runs to the end of s.
 func escape(s string) string {
 	if len(s) < 2 {
 		return s
 	}
-	if s[1] != '[' {
-		return s[:2]
+	_, _, n, _ := ansi.DecodeSequence(s, ansi.NormalState, nil)
+	if n < 1 {
+		n = 1
 	}
-	i := 2
-	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x3f {
-		i++
-	}
-	if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7e {
-		i++
-	}
-	return s[:i]
+	return s[:n]
 }
 
 func isReset(seq string) bool { return seq == "\x1b[m" || seq == "\x1b[0m" }

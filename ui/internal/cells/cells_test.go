@@ -24,7 +24,9 @@ func TestCut(t *testing.T) {
 		{"日本語テキスト", 5, "日本…", 5},
 		{"ab日", 3, "ab…", 3},
 		{"a\x1b[2Jb\x1b[5;5Hc\x07d\te", 10, "abcde", 5},
-		{"x\x1b]0;title\x07y", 10, "x0;titley", 9}, // OSC: ESC ] and BEL dropped
+		{"x\x1b]0;title\x07y", 10, "xy", 2},                               // OSC title: removed whole
+		{"x\x1b]8;;http://e.x\x1b\\link\x1b]8;;\x1b\\y", 10, "xlinky", 6}, // OSC 8 hyperlink: its text stays
+		{"x\x1bPq#0;2;0;0;0\x1b\\y", 10, "xy", 2},                         // DCS (sixel): removed whole
 	} {
 		got, w := Cut(c.in, c.w)
 		if got != c.want || w != c.width {
