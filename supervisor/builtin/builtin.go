@@ -1,13 +1,15 @@
 // Package builtin is the built-in audit agent that `subdash agent` runs when
 // no agent CLI is installed (SPEC §2, step 4). It reads one task message from
-// stdin, does real read-only work on the files under its working directory
-// (finding TODO/FIXME/XXX/HACK markers, summarizing a tree by language),
-// streams the result line by line to stdout and exits.
+// stdin, does real read-only work on the files under the path the task names
+// (relative to its working directory, or absolute): finding
+// TODO/FIXME/XXX/HACK markers, summarizing a tree by language. It streams
+// the result line by line to stdout and exits.
 //
 // Every walk respects .gitignore files (those of the enclosing git repository
 // above the named path, the path's own and nested ones), always skips .git,
-// does not follow symbolic links, and visits entries in name order so the
-// output is deterministic.
+// does not follow symbolic links, reads nothing but regular files, does not
+// enter pseudo file systems such as /proc and /sys, and visits entries in
+// name order so the output is deterministic.
 package builtin
 
 import (
@@ -17,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -44,7 +45,7 @@ const (
 // config is what one run needs besides its task; tests build it directly.
 type config struct {
 	dir         string        // absolute working directory
-	fsys        fs.FS         // the file system rooted at "/"
+	fsys        fs.FS         // the file system rooted at "/"; dataFS for real
 	pace        time.Duration // pause between output lines
 	maxFileSize int64         // find skips larger files, in bytes
 }
@@ -56,6 +57,14 @@ type config struct {
 // understood). args are the command-line arguments after "agent" (e.g.
 // ["--pace", "50ms"]); bad flags print a message on stderr and give
 // StatusUsage. An empty dir means the current directory.
+//
+// When ctx is cancelled (`subdash agent` cancels it on SIGTERM and SIGINT,
+// with the signal as its cause), the task stops at its next check and Run
+// prints "stopped: " and the cause on stderr and returns StatusError. If a
+// blocked read keeps the task from stopping within stopGrace, Run prints
+// the same line itself and returns StatusError without waiting any longer:
+// the task is left behind, and nothing it writes afterwards reaches stdout
+// or stderr.
 //
 // Run writes each output line with a single Write call and never buffers, so
 // output reaches the supervisor as it is produced.
@@ -70,7 +79,11 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, dir str
 		return StatusError
 	}
 	cfg.dir = abs
+	return runStoppable(ctx, cfg, stdin, stdout, stderr)
+}
 
+// readAndRun reads the task message from stdin and runs it with cfg.
+func readAndRun(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
 	msg, err := io.ReadAll(io.LimitReader(stdin, maxTaskSize))
 	if err != nil {
 		fmt.Fprintf(stderr, "cannot read the task from stdin: %v\n", err)
@@ -83,7 +96,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, dir str
 // file system. When ok is false the run ends with status: StatusOK after
 // -h, StatusUsage after a bad flag, the message already on stderr.
 func parseFlags(args []string, stderr io.Writer) (cfg config, status int, ok bool) {
-	cfg = config{fsys: os.DirFS("/"), maxFileSize: defaultMaxFileSize}
+	cfg = config{fsys: dataFS{}, maxFileSize: defaultMaxFileSize}
 	flags := flag.NewFlagSet("subdash agent", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.DurationVar(&cfg.pace, "pace", 0, "pause between output lines, e.g. 50ms (for demos)")

@@ -34,7 +34,7 @@ type findStats struct {
 // t.markers as a word (see markerAt), then a summary per marker and the
 // number of files scanned and skipped.
 func find(ctx context.Context, cfg config, t task, out *printer, stderr io.Writer) error {
-	w := &walker{fsys: cfg.fsys, dir: cfg.dir, stderr: stderr}
+	w := &walker{fsys: cfg.fsys, dir: cfg.dir, out: out, stderr: stderr}
 	target, err := w.resolve(t.path)
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ type languageStats struct {
 // t.path, sorted by lines (then name), followed by the largest files.
 // Binary files (see isBinary) form their own row with no lines.
 func summarize(ctx context.Context, cfg config, t task, out *printer, stderr io.Writer) error {
-	w := &walker{fsys: cfg.fsys, dir: cfg.dir, stderr: stderr}
+	w := &walker{fsys: cfg.fsys, dir: cfg.dir, out: out, stderr: stderr}
 	target, err := w.resolve(t.path)
 	if err != nil {
 		return err

@@ -20,7 +20,8 @@ const tasksHelp = `The built-in audit agent understands these tasks:
   summarize [PATH]         files, lines and bytes per language, largest files
       summarize .
 PATH is relative to the agent's working directory (absolute paths work too)
-and defaults to it. Files ignored by .gitignore are skipped.
+and defaults to it. Files ignored by .gitignore, special files (devices,
+FIFOs, sockets) and pseudo filesystems such as /proc and /sys are skipped.
 `
 
 // markers are the words find looks for, in the order summaries list them.

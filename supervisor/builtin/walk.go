@@ -21,10 +21,12 @@ const maxIgnoreFileSize = 1 << 20
 
 // walker visits the regular files under one named path in a deterministic
 // order (fs.ReadDir's name order, depth first), skipping .git, symbolic
-// links, special files and whatever the applicable .gitignore files exclude.
+// links, special files, pseudo file systems (see pseudoFilesystem) and
+// whatever the applicable .gitignore files exclude.
 type walker struct {
 	fsys   fs.FS
 	dir    string    // absolute working directory, for display paths
+	out    *printer  // a line for each pseudo file system skipped
 	stderr io.Writer // warnings about unreadable entries
 
 	ignored int             // files and directories skipped because of .gitignore
@@ -94,15 +96,20 @@ func fsName(abs string) string {
 }
 
 // walk calls visit for every file under t in order. A target that is a
-// file is visited alone, whatever .gitignore says, since it was named. It
-// stops at the first error from visit or ctx; an unreadable directory
-// below t is a warning, an unreadable t an error.
+// file is visited alone, whatever .gitignore says, since it was named. A
+// target directory on a pseudo file system is skipped like one met below
+// it (see skipPseudo). It stops at the first error from visit, ctx or
+// w.out; an unreadable directory below t is a warning, an unreadable t an
+// error.
 func (w *walker) walk(ctx context.Context, t target, visit func(file) error) error {
 	if !t.info.IsDir() {
 		if !t.info.Mode().IsRegular() {
 			return fmt.Errorf("not a regular file or directory: %s", t.display)
 		}
 		return visit(file{name: t.name, display: t.display, size: t.info.Size()})
+	}
+	if skip, err := w.skipPseudo(t.abs); skip {
+		return err
 	}
 	comps, patterns := w.ancestorPatterns(t)
 	if len(patterns) > 0 && gitignore.NewMatcher(patterns).Match(comps, true) {
@@ -116,15 +123,30 @@ func (w *walker) walk(ctx context.Context, t target, visit func(file) error) err
 	return w.walkEntries(ctx, t.name, t.abs, comps, patterns, entries, visit)
 }
 
-// walkDir reads the directory name and walks it; failing to read it is a
-// warning.
+// walkDir reads the directory name and walks it, unless it is on a pseudo
+// file system; failing to read it is a warning.
 func (w *walker) walkDir(ctx context.Context, name, abs string, comps []string, patterns []gitignore.Pattern, visit func(file) error) error {
+	if skip, err := w.skipPseudo(abs); skip {
+		return err
+	}
 	entries, err := fs.ReadDir(w.fsys, name)
 	if err != nil {
 		w.cannotRead(displayPath(w.dir, abs)+"/", err)
 		return nil
 	}
 	return w.walkEntries(ctx, name, abs, comps, patterns, entries, visit)
+}
+
+// skipPseudo reports whether the directory at abs is on a pseudo file
+// system (see pseudoFilesystem), whose files are not data and may block a
+// reader, and if so says on w.out that the tree is skipped, with the
+// printer's error.
+func (w *walker) skipPseudo(abs string) (bool, error) {
+	fsType := pseudoFilesystem(abs)
+	if fsType == "" {
+		return false, nil
+	}
+	return true, w.out.printf("skipped %s: %s filesystem", displayPath(w.dir, abs), fsType)
 }
 
 // walkEntries visits the entries of directory name. comps are the
