@@ -136,13 +136,20 @@ func TestOutputOfOtherAgentsLeavesTheLogAlone(t *testing.T) {
 	h.wantScreen("new step")
 }
 
-func TestSearch(t *testing.T) {
+// hundredLines is a harness showing a running agent that printed "line 0"
+// to "line 99", and its fake.
+func hundredLines(t *testing.T) (*harness, *fakeSup) {
 	f := newFake()
 	f.add(idA, "count", supervisor.StatusRunning)
 	for i := 0; i < 100; i++ {
 		f.print(idA, 1, fmt.Sprintf("line %d", i))
 	}
 	h := newHarness(t, f, 100, 30)
+	return h, f
+}
+
+func TestSearch(t *testing.T) {
+	h, f := hundredLines(t)
 	h.keys("/")
 	h.wantScreen("search › ")
 	h.typeText("LINE 5") // has upper case: exact case, no match
@@ -357,12 +364,7 @@ func TestSubmissionTitleSaysHowItWent(t *testing.T) {
 // TestSearchEnterAloneRepeats: / opens empty, naming the last search, and
 // enter alone runs it again from the top of the view, as in less.
 func TestSearchEnterAloneRepeats(t *testing.T) {
-	f := newFake()
-	f.add(idA, "count", supervisor.StatusRunning)
-	for i := 0; i < 100; i++ {
-		f.print(idA, 1, fmt.Sprintf("line %d", i))
-	}
-	h := newHarness(t, f, 100, 30)
+	h, _ := hundredLines(t)
 	h.keys("/")
 	h.typeText("line 5")
 	h.keys("enter")
