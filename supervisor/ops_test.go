@@ -219,11 +219,13 @@ func TestConcurrencyLimitLeavesNoAgentBehind(t *testing.T) {
 	if _, err := s.Interrupt(b); err != nil {
 		t.Fatal(err)
 	}
-	c := spawn(t, s, "echo three")
+	c := spawn(t, s, "sleep 60") // not "echo": it could end, freeing its slot, before the send
 	if _, err := s.Send(b, "echo b", false); errText(err) != "subagent concurrency limit reached (2)" {
 		t.Fatalf("send at the limit = %v", err)
 	}
-	waitFinal(t, s, c)
+	if _, err := s.Interrupt(c); err != nil { // returns once c's group is gone
+		t.Fatal(err)
+	}
 	if _, err := s.Send(b, "echo b", false); err != nil {
 		t.Fatalf("send after a slot freed: %v", err)
 	}
