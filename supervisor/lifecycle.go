@@ -181,7 +181,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	var lastOutput string
 	if sub.tr != nil {
 		oc = sub.tr.outcome()
-		lastOutput = structuredLastOutput(oc.answer, sub.out)
+		lastOutput = structuredLastOutput(oc, sub.out)
 	} else {
 		lastOutput = sub.out.lastOutput()
 	}
@@ -250,11 +250,16 @@ func failure(startErr, reason string, code *int, sig string, oc *outcome) string
 
 // structuredLastOutput is last_output for a preset with structured output
 // (SPEC §8): the final answer; when there is none, the tail of stderr, which
-// is where a CLI that failed before its first event says why.
-func structuredLastOutput(answer string, out *output) string {
-	answer = strings.TrimRight(answer, " \t\r\n")
-	if answer != "" {
+// is where a CLI that failed before its first event says why; and when
+// stdout held no JSON event at all (the CLI printed its usage or version
+// instead of its stream, e.g. wrong --preset-args), the stdout and stderr
+// tails as for any command (SPEC §4).
+func structuredLastOutput(oc *outcome, out *output) string {
+	if answer := strings.TrimRight(oc.answer, " \t\r\n"); answer != "" {
 		return composeLastOutput(answer, "", false)
+	}
+	if !oc.events {
+		return out.lastOutput()
 	}
 	return out.stderrOutput()
 }

@@ -219,3 +219,26 @@ func TestPresetCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetPlainTextOutputReachesLastOutput: a CLI that prints plain text
+// instead of its JSON stream (its version, its usage, after wrong
+// --preset-args) ends without a result, and wait's last_output shows what
+// it printed (SPEC §4's stdout tail) rather than nothing.
+func TestPresetPlainTextOutputReachesLastOutput(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '2.1.197 (Claude Code)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LookupPreset("claude", "--version", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestSupervisor(t, "", func(c *Config) {
+		c.Preset = p
+		c.Environ = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	})
+	d := waitFinal(t, s, spawn(t, s, "hello"))
+	if d.Status != StatusErrored || *d.LastError != "ended without a result" || d.LastOutput == nil || *d.LastOutput != "2.1.197 (Claude Code)" {
+		t.Fatalf("plain-text CLI: %s %v %q", d.Status, *d.LastError, *d.LastOutput)
+	}
+}

@@ -20,6 +20,7 @@ type transcriptState struct {
 	entries  []transcript.Entry // the newest maxEntries entries
 	first    int64              // absolute number of entries[0]
 	ended    bool
+	events   bool // a stdout line was a JSON event (not a malformed line)
 	session  string
 	onChange func(session string) // called outside mu when the session id becomes known
 }
@@ -49,7 +50,11 @@ func (t *transcriptState) line(s Stream, raw []byte) {
 		t.mu.Unlock()
 		return
 	}
-	t.appendLocked(t.parser.Line(raw))
+	es := t.parser.Line(raw)
+	for _, e := range es {
+		t.events = t.events || e.Kind != transcript.KindMalformed
+	}
+	t.appendLocked(es)
 	changed := ""
 	if id := t.parser.SessionID(); id != "" && id != t.session {
 		t.session, changed = id, id
@@ -73,6 +78,9 @@ type outcome struct {
 	final, success bool
 	err, answer    string
 	sessionID      string
+	// events is false when stdout held no JSON event at all: a CLI that
+	// printed plain text (its usage, a version) instead of its stream.
+	events bool
 }
 
 // outcome ends the parse (once) and returns the result.
@@ -84,7 +92,7 @@ func (t *transcriptState) outcome() *outcome {
 		t.appendLocked(t.parser.End())
 	}
 	o := t.parser.Outcome()
-	return &outcome{final: o.Final, success: o.Success, err: o.Error, answer: o.Answer, sessionID: t.parser.SessionID()}
+	return &outcome{final: o.Final, success: o.Success, err: o.Error, answer: o.Answer, sessionID: t.parser.SessionID(), events: t.events}
 }
 
 // activity returns what the CLI is doing now and its usage so far.
