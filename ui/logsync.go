@@ -2,6 +2,7 @@ package ui
 
 import (
 	tea "github.com/charmbracelet/bubbletea"
+	"strings"
 
 	"github.com/subdash/subdash/ui/logview"
 )
@@ -110,6 +111,9 @@ func (m *Model) scanMore() tea.Cmd {
 	return func() tea.Msg { return scanLog(src, query, gen, from) }
 }
 
+// noMatchPrefix starts the warning of a search without a match.
+const noMatchPrefix = "no match for “"
+
 // scanChunk is how many items a scan reads at a time.
 const scanChunk = 4096
 
@@ -152,7 +156,9 @@ func (m *Model) onScan(msg scanMsg) tea.Cmd {
 	if m.search.jump {
 		m.search.jump = false
 		if !m.log.NearestMatch() {
-			m.setFlash(levelWarn, "no match for “"+m.search.query+"”")
+			m.setFlash(levelWarn, noMatchPrefix+m.search.query+"”")
+		} else if strings.HasPrefix(m.flash.text, noMatchPrefix) {
+			m.flash = flash{} // an earlier search's warning is stale now
 		}
 	}
 	return m.scanMore()

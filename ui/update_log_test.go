@@ -160,6 +160,7 @@ func TestSearch(t *testing.T) {
 	h.typeText("line 5")
 	h.keys("enter")
 	h.wantScreen("/line 5 11/11") // the nearest match above the bottom: line 59
+	h.noScreen("no match for")    // the earlier search's warning is gone
 	h.wantScreen("paused")
 	h.keys("ctrl+n")
 	h.wantScreen("/line 5 1/11")
