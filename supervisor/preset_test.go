@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -240,5 +241,36 @@ func TestPresetPlainTextOutputReachesLastOutput(t *testing.T) {
 	d := waitFinal(t, s, spawn(t, s, "hello"))
 	if d.Status != StatusErrored || *d.LastError != "ended without a result" || d.LastOutput == nil || *d.LastOutput != "2.1.197 (Claude Code)" {
 		t.Fatalf("plain-text CLI: %s %v %q", d.Status, *d.LastError, *d.LastOutput)
+	}
+}
+
+// TestPresetUsageIsSummedOverSubmissions: an agent's tokens and cost are
+// those of all its submissions (each result event reports its own run's).
+func TestPresetUsageIsSummedOverSubmissions(t *testing.T) {
+	s, _ := presetSupervisor(t, "claude")
+	id := spawn(t, s, "say hi")
+	waitFinal(t, s, id)
+	if _, err := s.Send(id, "and again", false); err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, s, id)
+	var want Usage
+	for seq := 1; seq <= 2; seq++ {
+		w, ok, err := s.Transcript(id, seq, 0, 1000)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		for _, e := range w.Entries {
+			if e.Kind == transcript.KindResult {
+				want.InputTokens += e.InputTokens
+				want.OutputTokens += e.OutputTokens
+				want.CostUSD += e.CostUSD
+			}
+		}
+	}
+	info, _ := s.Agent(id)
+	if want.CostUSD == 0 || info.Usage.InputTokens != want.InputTokens || info.Usage.OutputTokens != want.OutputTokens ||
+		math.Abs(info.Usage.CostUSD-want.CostUSD) > 1e-9 {
+		t.Fatalf("agent usage %+v, want the sum of its runs %+v", info.Usage, want)
 	}
 }

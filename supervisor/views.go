@@ -19,7 +19,7 @@ type AgentInfo struct {
 	Stopping    bool             // a stop was requested and the process group is not gone yet
 	Submissions []SubmissionInfo // oldest first
 	Activity    string           // what the agent CLI is doing now (presets), "" when unknown
-	Usage       Usage            // tokens and cost reported by the agent CLI so far (presets)
+	Usage       Usage            // tokens and cost the agent CLI reported, summed over all its submissions (presets)
 }
 
 // Usage is what an agent CLI reported about its model use.
@@ -89,13 +89,20 @@ func (s *Supervisor) infoLocked(a *agent) AgentInfo {
 			Stopping: sub.reason != "" && sub.endedAt.IsZero(), LogPath: sub.logPath,
 		}
 	}
+	for _, sub := range a.subs {
+		if sub.tr == nil {
+			continue
+		}
+		act, u := sub.tr.activity()
+		if sub == a.running {
+			info.Activity = act
+		}
+		info.Usage.InputTokens += u.InputTokens
+		info.Usage.OutputTokens += u.OutputTokens
+		info.Usage.CostUSD += u.CostUSD
+	}
 	if r := a.running; r != nil {
 		info.Stopping = r.reason != ""
-		if r.tr != nil {
-			info.Activity, info.Usage = r.tr.activity()
-		}
-	} else if n := len(a.subs); n > 0 && a.subs[n-1].tr != nil {
-		_, info.Usage = a.subs[n-1].tr.activity()
 	}
 	return info
 }

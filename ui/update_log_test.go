@@ -213,7 +213,7 @@ func TestTranscriptToggle(t *testing.T) {
 	a.entries[1] = transcriptFixture()
 	h := newHarness(t, f, 180, 35)
 	h.wantScreen("3fa2c1d0 · #1/1 ● running · session 3fa2c1d0 · transcript")
-	h.wantScreen("→ Bash: go test ./... · 1.6k tok $0.0123")
+	h.wantScreen("1.6k tok $0.0123 → Bash: go test ./...") // usage column, then the activity
 	h.wantScreen("⚙ Bash  go test ./...")
 	h.wantScreen("✓ result · 1.2k in / 345 out tokens · $0.0123")
 	h.keys("t")

@@ -139,6 +139,7 @@ type Row struct {
 	Reason      string // why the latest submission errored
 	Submissions int
 	Elapsed     time.Duration
+	Usage       string // tokens and cost of all its submissions (presets), "" when none reported
 	Message     string // activity or last message, one clean line
 }
 
@@ -161,9 +162,7 @@ func RowOf(a supervisor.AgentInfo, now time.Time, stopping bool) Row {
 	if a.Activity != "" && a.Running() {
 		r.Message = "→ " + cells.Clean(a.Activity)
 	}
-	if u := Usage(a.Usage); u != "" {
-		r.Message += " · " + u
-	}
+	r.Usage = Usage(a.Usage)
 	return r
 }
 

@@ -129,3 +129,29 @@ func TestNarrowDropsColumnsNotStatus(t *testing.T) {
 		t.Fatalf("TIME kept at 34 cells:\n%s", v)
 	}
 }
+
+// TestUsageColumn: tokens and cost get a column of their own (a long
+// message cannot push them out), which narrow tables drop after TIME and
+// before #; without usage there is no column.
+func TestUsageColumn(t *testing.T) {
+	m := table(2, 70, 4)
+	if strings.Contains(m.View(), "USAGE") {
+		t.Fatalf("USAGE column without usage:\n%s", m.View())
+	}
+	rows := m.Rows()
+	rows[0].Usage = "38.4k tok $0.1937"
+	rows[0].Message = strings.Repeat("a long message ", 10)
+	m.SetRows(rows)
+	v := m.View()
+	if !strings.Contains(v, "USAGE") || !strings.Contains(v, "38.4k tok $0.1937 a long message") {
+		t.Fatalf("usage at 70 cells:\n%s", v)
+	}
+	m.SetSize(56, 4) // no room for TIME and USAGE: TIME goes first
+	if v := m.View(); strings.Contains(v, "TIME") || !strings.Contains(v, "$0.1937") {
+		t.Fatalf("at 56 cells:\n%s", v)
+	}
+	m.SetSize(40, 4)
+	if v := m.View(); strings.Contains(v, "USAGE") || !strings.Contains(v, "#") {
+		t.Fatalf("at 40 cells:\n%s", v)
+	}
+}

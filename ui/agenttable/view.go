@@ -50,7 +50,7 @@ func (m Model) statusStyle(r Row) lipgloss.Style {
 
 // layout are the column widths for the current rows and width; 0 drops a
 // column.
-type layout struct{ status, subs, time, msg int }
+type layout struct{ status, subs, time, usage, msg int }
 
 func (m Model) layout() layout {
 	st := minStW
@@ -58,21 +58,26 @@ func (m Model) layout() layout {
 		st = max(st, cells.Width(StatusText(r, 0)))
 	}
 	l := layout{status: min(st, maxStW), subs: subsW, time: timeW}
+	for _, r := range m.rows {
+		l.usage = max(l.usage, cells.Width(r.Usage))
+	}
+	if l.usage > 0 {
+		l.usage = max(l.usage, len("USAGE"))
+	}
 	fixed := func() int {
 		n := markW + ShortID + 1 + l.status + 1
-		if l.subs > 0 {
-			n += l.subs + 1
-		}
-		if l.time > 0 {
-			n += l.time + 1
+		for _, w := range []int{l.subs, l.time, l.usage} {
+			if w > 0 {
+				n += w + 1
+			}
 		}
 		return n
 	}
-	if m.width-fixed() < minMsgW {
-		l.time = 0
-	}
-	if m.width-fixed() < minMsgW {
-		l.subs = 0
+	// When the message gets too narrow, columns go in this order.
+	for _, w := range []*int{&l.time, &l.usage, &l.subs} {
+		if m.width-fixed() < minMsgW {
+			*w = 0
+		}
 	}
 	if rest := m.width - fixed(); rest < 0 {
 		l.status = max(l.status+rest, 0)
@@ -89,7 +94,7 @@ func (m Model) View() string {
 	}
 	l := m.layout()
 	lines := make([]string, 0, m.height)
-	lines = append(lines, m.Styles.Header.Render(cells.Fit(m.join(l, "", "ID", "STATUS", "#", "TIME", "LAST MESSAGE"), m.width)))
+	lines = append(lines, m.Styles.Header.Render(cells.Fit(m.join(l, "", "ID", "STATUS", "#", "TIME", "USAGE", "LAST MESSAGE"), m.width)))
 	if len(m.rows) == 0 && m.height > 1 {
 		lines = append(lines, m.Styles.Muted.Render(cells.Fit("  no agents yet: press n to spawn one", m.width)))
 	}
@@ -104,7 +109,7 @@ func (m Model) View() string {
 }
 
 // join lays out one row's cells as plain text.
-func (m Model) join(l layout, mark, id, status, subs, elapsed, msg string) string {
+func (m Model) join(l layout, mark, id, status, subs, elapsed, usage, msg string) string {
 	var b strings.Builder
 	b.WriteString(cells.Fit(mark, markW))
 	b.WriteString(cells.Fit(id, ShortID))
@@ -119,6 +124,10 @@ func (m Model) join(l layout, mark, id, status, subs, elapsed, msg string) strin
 		b.WriteString(cells.Fit(elapsed, l.time))
 		b.WriteByte(' ')
 	}
+	if l.usage > 0 {
+		b.WriteString(strings.Repeat(" ", max(l.usage-cells.Width(usage), 0)) + cells.Fit(usage, min(cells.Width(usage), l.usage)))
+		b.WriteByte(' ')
+	}
 	b.WriteString(cells.Fit(msg, l.msg))
 	return b.String()
 }
@@ -129,7 +138,7 @@ func (m Model) row(l layout, i int) string {
 	subs := strconv.Itoa(r.Submissions)
 	el := Elapsed(r.Elapsed)
 	if i == m.cursor {
-		return m.Styles.Selected.Render(cells.Fit(m.join(l, "›", Short(r.ID), st, subs, el, r.Message), m.width))
+		return m.Styles.Selected.Render(cells.Fit(m.join(l, "›", Short(r.ID), st, subs, el, r.Usage, r.Message), m.width))
 	}
 	// Style the status cell alone; the rest is plain text.
 	var b strings.Builder
@@ -137,7 +146,7 @@ func (m Model) row(l layout, i int) string {
 	b.WriteString(m.Styles.Cell.Render(cells.Fit(Short(r.ID), ShortID)))
 	b.WriteByte(' ')
 	b.WriteString(m.statusStyle(r).Render(cells.Fit(st, l.status)))
-	rest := strings.TrimPrefix(m.join(l, "", "", "", subs, el, r.Message), strings.Repeat(" ", markW+ShortID+1+l.status))
+	rest := strings.TrimPrefix(m.join(l, "", "", "", subs, el, r.Usage, r.Message), strings.Repeat(" ", markW+ShortID+1+l.status))
 	b.WriteString(m.Styles.Cell.Render(rest))
 	return cells.Fit(b.String(), m.width)
 }
