@@ -37,6 +37,14 @@ type dash struct {
 // and --socket of a temporary workspace) and the extra environment env.
 func startDash(t *testing.T, w, h int, env []string, args ...string) *dash {
 	t.Helper()
+	return startDashIn(t, w, h, nil, env, args...)
+}
+
+// startDashIn is startDash in a tmux whose options are set first (each a
+// "set-option" argument list, e.g. {"-g", "window-style", "bg=white"}),
+// before the dashboard starts and asks the terminal for its background.
+func startDashIn(t *testing.T, w, h int, options [][]string, env []string, args ...string) *dash {
+	t.Helper()
 	tmux := requireTool(t, "tmux")
 	base := t.TempDir()
 	d := &dash{t: t, tmux: tmux, server: fmt.Sprintf("subdash-dash-%d-%d", os.Getpid(), time.Now().UnixNano()),
@@ -63,8 +71,22 @@ func startDash(t *testing.T, w, h int, env []string, args ...string) *dash {
 	// pager still get SIGINT as from any shell.
 	line := fmt.Sprintf("trap : INT; env %s %s %s; echo SUBDASH-EXITED:$?; sleep 3600",
 		strings.Join(envs, " "), dashQuote(binPath), strings.Join(quoted, " "))
-	if out, err := d.tm("new-session", "-d", "-s", "dash", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), line); err != nil {
+	first := line
+	if len(options) > 0 {
+		first = "sleep 3600"
+	}
+	if out, err := d.tm("new-session", "-d", "-s", "dash", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), first); err != nil {
 		t.Fatalf("tmux new-session: %v %s", err, out)
+	}
+	if len(options) > 0 {
+		for _, o := range options {
+			if out, err := d.tm(append([]string{"set-option"}, o...)...); err != nil {
+				t.Fatalf("tmux set-option %q: %v %s", o, err, out)
+			}
+		}
+		if out, err := d.tm("respawn-pane", "-k", "-t", "dash", line); err != nil {
+			t.Fatalf("tmux respawn-pane: %v %s", err, out)
+		}
 	}
 	t.Cleanup(func() {
 		if pid := d.dashPID(); pid > 0 {

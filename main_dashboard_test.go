@@ -1,12 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/muesli/termenv"
+
+	"github.com/subdash/subdash/theme"
 )
 
 // End-to-end tests of the dashboard: the real binary in a tmux pane, real
@@ -244,6 +249,26 @@ func TestDashboardQuitWithoutWaiting(t *testing.T) {
 			}
 			d.waitExit() // within dashWait (20 s), well before the 60 s grace
 			d.checkRestored()
+		})
+	}
+}
+
+// TestDashboardLightBackgroundInTmux: in a tmux pane with a white
+// background the light colours are used, whatever TERM says (termenv alone
+// never asks under TERM=tmux* or screen*, which gave near-white text on
+// white).
+func TestDashboardLightBackgroundInTmux(t *testing.T) {
+	roles := theme.DefaultRoles()
+	light := fmt.Sprintf("38;5;%dm", termenv.ANSI256.Color(roles.Accent.Light).(termenv.ANSI256Color))
+	dark := fmt.Sprintf("38;5;%dm", termenv.ANSI256.Color(roles.Accent.Dark).(termenv.ANSI256Color))
+	white := [][]string{{"-g", "window-style", "bg=white,fg=black"}, {"-g", "window-active-style", "bg=white,fg=black"}}
+	for _, term := range []string{"tmux-256color", "screen-256color", "xterm-256color"} {
+		t.Run(term, func(t *testing.T) {
+			d := startDashIn(t, 120, 35, white, []string{"TERM=" + term}, "--command", "echo hi", "--spawn", "x")
+			d.waitText("hi", "✓ completed")
+			if s := d.styledScreen(); !strings.Contains(s, light) || strings.Contains(s, dark) {
+				t.Fatalf("TERM=%s on white: want the light accent %s, not the dark %s:\n%q", term, light, dark, s)
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package theme
 
 import (
 	"os"
+	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/term"
@@ -30,12 +31,23 @@ func Detect(out *os.File) Options {
 	}
 	o := termenv.NewOutput(out, termenv.WithTTY(true))
 	opts := Options{Profile: o.EnvColorProfile()}
-	if os.Getenv("CI") == "" {
+	term := os.Getenv("TERM")
+	multiplexer := strings.HasPrefix(term, "tmux") || strings.HasPrefix(term, "screen")
+	switch {
+	case multiplexer:
+		// termenv never asks under TERM=tmux* or screen* (for fear of a
+		// Linux console behind them), so a light tmux pane got the dark
+		// colours: near-white text on white. tmux answers OSC 11 with the
+		// pane's background; a terminal that does not answers the cursor
+		// position query termenv sends after it, so nothing waits.
+		q := termenv.NewOutput(out, termenv.WithTTY(true), termenv.WithEnvironment(termAs{"xterm-256color"}))
+		opts.Dark = q.HasDarkBackground()
+	case os.Getenv("CI") == "":
 		// Bubble Tea's init asked the terminal already, through
 		// lipgloss's default renderer, which keeps the answer: asking
 		// again would cost a second round trip (5 s when nothing answers).
 		opts.Dark = lipgloss.HasDarkBackground()
-	} else {
+	default:
 		// That renderer skipped the question, taking CI for "not a
 		// terminal".
 		opts.Dark = o.HasDarkBackground()
@@ -43,4 +55,27 @@ func Detect(out *os.File) Options {
 	lipgloss.SetColorProfile(opts.Profile)
 	lipgloss.SetHasDarkBackground(opts.Dark)
 	return opts
+}
+
+// termAs is the process environment with TERM replaced, for termenv's
+// background query under a terminal multiplexer.
+type termAs struct{ term string }
+
+// Getenv returns the variable key, TERM replaced.
+func (e termAs) Getenv(key string) string {
+	if key == "TERM" {
+		return e.term
+	}
+	return os.Getenv(key)
+}
+
+// Environ returns the environment, TERM replaced.
+func (e termAs) Environ() []string {
+	env := []string{"TERM=" + e.term}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TERM=") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
