@@ -15,6 +15,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -23,6 +24,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -162,7 +165,7 @@ func dashboard(args []string) int {
 	// after the screen is gone cuts the grace period of those stops.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var inPager atomic.Bool
+	var inPager pagerState
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -170,13 +173,16 @@ func dashboard(args []string) int {
 	go func() {
 		for sig := range sigs {
 			switch {
-			case sig == os.Interrupt && inPager.Load():
+			case sig == os.Interrupt && inPager.active():
 			case screenDone.Load():
 				// The screen is gone and the agents are being stopped:
 				// kill what is left now instead of after --grace.
 				s.SkipGrace()
 			default:
 				cancel()
+				// The program waits for the pager in front: end it, or
+				// SIGTERM would wait for someone to quit less.
+				inPager.stop()
 			}
 		}
 	}()
@@ -228,15 +234,64 @@ func running(s *supervisor.Supervisor) int {
 // kept unless NO_COLOR, every other escape sequence removed, so that no
 // pager, not even PAGER=cat, hands an agent's title, mouse or alternate
 // screen sequences to the terminal. Pagers read their keys from the
-// terminal (/dev/tty) when stdin is a pipe. inPager is set while it runs.
+// terminal (/dev/tty) when stdin is a pipe. inPager holds it while it runs.
 type pager struct {
 	cmd     *exec.Cmd
 	path    string
 	keepSGR bool
-	inPager *atomic.Bool
+	inPager *pagerState
 }
 
-func newPager(path string, keepSGR bool, inPager *atomic.Bool) *pager {
+// pagerState is the pager running in front of the dashboard, if any.
+type pagerState struct{ proc atomic.Pointer[os.Process] }
+
+// active reports whether a pager runs.
+func (s *pagerState) active() bool { return s.proc.Load() != nil }
+
+// stop ends the running pager, if any: SIGTERM to the shell that runs
+// $PAGER and to everything it started (the pager shares the dashboard's
+// process group, the terminal's foreground one, so it cannot be signalled
+// as a group of its own).
+func (s *pagerState) stop() {
+	p := s.proc.Load()
+	if p == nil {
+		return
+	}
+	for _, pid := range descendants(p.Pid) {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	_ = p.Signal(syscall.SIGTERM)
+}
+
+// descendants returns the processes below pid (children first, then
+// theirs), from the parent pid in /proc/<pid>/stat.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(rest, &state, &ppid); err != nil {
+			continue
+		}
+		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		children[ppid] = append(children[ppid], child)
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
+}
+
+func newPager(path string, keepSGR bool, inPager *pagerState) *pager {
 	return &pager{cmd: exec.Command("/bin/sh", "-c", pagerCommand()), path: path, keepSGR: keepSGR, inPager: inPager}
 }
 
@@ -251,8 +306,6 @@ func pagerCommand() string {
 // Run runs the pager in front of the dashboard (tea.ExecCommand), feeding
 // it the log until it ends or stops reading.
 func (p *pager) Run() error {
-	p.inPager.Store(true)
-	defer p.inPager.Store(false)
 	log, err := os.Open(p.path)
 	if err != nil {
 		return fmt.Errorf("cannot read log file: %v", err)
@@ -269,6 +322,8 @@ func (p *pager) Run() error {
 		return err
 	}
 	r.Close() // the pager holds it now; when the pager ends, writes fail with EPIPE
+	p.inPager.proc.Store(p.cmd.Process)
+	defer p.inPager.proc.Store(nil)
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)

@@ -273,6 +273,21 @@ func TestDashboardLightBackgroundInTmux(t *testing.T) {
 	}
 }
 
+// TestDashboardSIGTERMWhileInThePager: SIGTERM ends the dashboard even
+// while less is open in front of it (the program waits for the pager, so
+// the pager is ended first); the agents are stopped and the terminal given
+// back.
+func TestDashboardSIGTERMWhileInThePager(t *testing.T) {
+	requireTool(t, "less")
+	d := startDash(t, 120, 35, []string{"PAGER=less -R"}, "--grace", "1s", "--command", `trap '' TERM; seq 1 100; exec sleep 600`, "--spawn", "x")
+	d.waitText("│100 ", "running")
+	d.keys("o")
+	d.waitFor("less", func(s string) bool { return !strings.Contains(s, "╭─ agents") && strings.HasPrefix(s, "1\n2\n") })
+	_ = syscall.Kill(d.dashPID(), syscall.SIGTERM)
+	d.waitExit() // within dashWait: nobody quits less here
+	d.checkRestored()
+}
+
 // TestDashboardPagerNotFound: a $PAGER that is not installed is named in
 // plain words, with what to do, and the dashboard comes back intact.
 func TestDashboardPagerNotFound(t *testing.T) {
