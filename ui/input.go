@@ -78,7 +78,11 @@ func (m *Model) submit() tea.Cmd {
 	switch m.inputKind {
 	case inputSearch:
 		if text == "" && m.lastQuery != "" {
-			// Enter alone repeats the last search, as in less and vi.
+			// Enter alone repeats the last search, as in less and vi:
+			// the next match while it is active, else from the view.
+			if m.search.query == m.lastQuery {
+				return m.moveMatch(true)
+			}
 			return m.startSearch(m.lastQuery)
 		}
 		return m.startSearch(text)

@@ -290,7 +290,7 @@ func (m *Model) moveMatch(next bool) tea.Cmd {
 		moved = m.log.PrevMatch()
 	}
 	if !moved {
-		m.setFlash(levelWarn, "no match for “"+m.search.query+"”")
+		m.setFlash(levelWarn, noMatchPrefix+m.search.query+"”")
 	}
 	return nil
 }

@@ -362,15 +362,20 @@ func TestSubmissionTitleSaysHowItWent(t *testing.T) {
 	}
 }
 
-// TestSearchEnterAloneRepeats: / opens empty, naming the last search, and
-// enter alone runs it again from the top of the view, as in less.
+// TestSearchEnterAloneRepeats: / opens empty, naming the last search;
+// enter alone goes to the next match while the search is active (as n in
+// less), and after esc runs it again from the top of the view.
 func TestSearchEnterAloneRepeats(t *testing.T) {
 	h, _ := hundredLines(t)
 	h.keys("/")
 	h.typeText("line 5")
 	h.keys("enter")
 	h.wantScreen("/line 5 11/11")
-	h.keys("ctrl+n", "esc") // match 1 is in view; the search is cleared
+	h.keys("ctrl+n") // wraps to the first
+	h.wantScreen("/line 5 1/11")
+	h.keys("/", "enter")
+	h.wantScreen("/line 5 2/11")
+	h.keys("esc", "g") // the search is cleared; the view goes to the top
 	h.noScreen("/line 5")
 	h.keys("/")
 	h.wantScreen("enter: “line 5” again")
