@@ -238,3 +238,13 @@ func TestTableSaysWhichRowsAreShown(t *testing.T) {
 	few := newHarness(t, threeAgents(), 100, 30)
 	few.noScreen("of 3")
 }
+
+// TestShortHelpKeepsHelpAndQuit: on an 80-column terminal the one-line
+// help drops bindings from the middle, never "? help" and "q quit".
+func TestShortHelpKeepsHelpAndQuit(t *testing.T) {
+	for _, w := range []int{80, 60} {
+		h := newHarness(t, threeAgents(), w, 30)
+		h.wantScreen("? help · q quit")
+		h.wantScreen("n spawn")
+	}
+}

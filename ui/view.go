@@ -286,6 +286,14 @@ func (m Model) shortHelpLine() string {
 		b = []key.Binding{q}
 	default:
 		b = m.keys.ShortHelp()
+		// When the line is too narrow, bindings go from the middle: the
+		// first ones (the main actions) and the last two (help and quit)
+		// stay visible.
+		whole := m.help
+		whole.Width = 0 // measure without bubbles' own cut
+		for len(b) > 3 && cells.Width(whole.ShortHelpView(b)) > m.width {
+			b = append(b[:len(b)-3:len(b)-3], b[len(b)-2:]...)
+		}
 	}
 	return cells.Fit(m.help.ShortHelpView(b), m.width)
 }
