@@ -126,6 +126,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.value = m.value[:m.cursor]
 	case k.Type == tea.KeyRunes || k.Type == tea.KeySpace:
 		m.insert([]rune(sanitize(string(k.Runes))))
+	case k.Type == tea.KeyTab:
+		m.insert([]rune{'\t'}) // as a paste keeps it; nothing else uses tab here
 	}
 	return m, nil
 }

@@ -237,3 +237,12 @@ func TestTabsViewFitsWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedTab: the Tab key types a tab, as a paste of one would.
+func TestTypedTab(t *testing.T) {
+	m := newInput(40)
+	m = press(m, runes("a"), tea.KeyMsg{Type: tea.KeyTab}, runes("b"))
+	if m.Value() != "a\tb" || m.View() != "send › a⇥b▏" {
+		t.Fatalf("typed a, tab, b: %q, view %q", m.Value(), m.View())
+	}
+}
