@@ -1,7 +1,11 @@
 package ui
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"math"
+	"os"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -310,7 +314,46 @@ func (m *Model) openPager(a supervisor.AgentInfo) tea.Cmd {
 		m.setFlash(levelError, describe("open log", a.AgentID, err))
 		return nil
 	}
+	if m.structured() && !m.raw {
+		// The transcript view pages the transcript, not the CLI's JSON.
+		tmp, err := m.transcriptFile(a.AgentID, seq)
+		if err != nil {
+			m.setFlash(levelError, describe("open transcript", a.AgentID, err))
+			return nil
+		}
+		m.pagerTmp = tmp // removed when the pager is done
+		return tea.Exec(m.opts.Pager(tmp), func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+	}
 	return tea.Exec(m.opts.Pager(path), func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+}
+
+// transcriptFile writes the transcript of submission seq of agent id, as
+// the transcript view draws it, to a new temporary file and returns its
+// path; the caller removes it.
+func (m *Model) transcriptFile(id string, seq int) (string, error) {
+	w, _, err := m.sup.Transcript(id, seq, 0, math.MaxInt32)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "subdash-transcript-*.txt")
+	if err != nil {
+		return "", err
+	}
+	bw := bufio.NewWriter(f)
+	if w.First > 0 {
+		fmt.Fprintf(bw, "… %d earlier entries are not kept in memory; t shows the raw log\n", w.First)
+	}
+	for _, e := range w.Entries {
+		fmt.Fprintln(bw, RenderEntry(e, m.styles))
+	}
+	if w.Pending != "" {
+		fmt.Fprintln(bw, clean(w.Pending))
+	}
+	if err := errors.Join(bw.Flush(), f.Close()); err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // pagerFailed says in plain words that the pager failed and what to do,

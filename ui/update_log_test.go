@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"os"
 	"strings"
 	"testing"
 
@@ -381,4 +382,35 @@ func TestSearchEnterAloneRepeats(t *testing.T) {
 	h.wantScreen("enter: “line 5” again")
 	h.keys("enter")
 	h.wantScreen("/line 5 1/11")
+}
+
+// TestPagerShowsTheTranscript: in the transcript view the pager gets the
+// transcript as drawn (not the CLI's JSON lines), from a temporary file
+// removed when the pager ends; the raw view pages the log file.
+func TestPagerShowsTheTranscript(t *testing.T) {
+	f := newFake()
+	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
+	a := f.add(idA, "explain", supervisor.StatusCompleted)
+	f.print(idA, 1, `{"type":"assistant"}`)
+	a.entries[1] = transcriptFixture()
+	h := newHarness(t, f, 180, 35)
+	var opened, content string
+	h.m.opts.Pager = func(path string) tea.ExecCommand {
+		opened = path
+		b, _ := os.ReadFile(path)
+		content = string(b)
+		return nil
+	}
+	h.keys("o")
+	if !strings.Contains(content, "⚙ Bash  go test ./...") || strings.Contains(content, `{"type"`) {
+		t.Fatalf("pager got %q from %s", content, opened)
+	}
+	h.send(pagerDoneMsg{})
+	if _, err := os.Stat(opened); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("transcript file left behind: %v", err)
+	}
+	h.keys("t", "o")
+	if opened != "/logs/3fa2c1d0/1.log" {
+		t.Fatalf("raw view paged %q", opened)
+	}
 }
