@@ -3,8 +3,8 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
