@@ -15,7 +15,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -24,8 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -257,38 +254,10 @@ func (s *pagerState) stop() {
 	if p == nil {
 		return
 	}
-	for _, pid := range descendants(p.Pid) {
+	for _, pid := range supervisor.Descendants(p.Pid) {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
 	_ = p.Signal(syscall.SIGTERM)
-}
-
-// descendants returns the processes below pid (children first, then
-// theirs), from the parent pid in /proc/<pid>/stat.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
-		var state string
-		var ppid int
-		if _, err := fmt.Sscan(rest, &state, &ppid); err != nil {
-			continue
-		}
-		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-		children[ppid] = append(children[ppid], child)
-	}
-	var out []int
-	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
-		out = append(out, queue[0])
-		queue = append(queue, children[queue[0]]...)
-	}
-	return out
 }
 
 func newPager(path string, keepSGR bool, inPager *pagerState) *pager {

@@ -179,9 +179,11 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	}
 	var oc *outcome
 	var lastOutput string
+	var used Usage
 	if sub.tr != nil {
 		oc = sub.tr.outcome()
 		lastOutput = structuredLastOutput(oc, sub.out)
+		_, used = sub.tr.activity()
 	} else {
 		lastOutput = sub.out.lastOutput()
 	}
@@ -205,6 +207,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	if a.running == sub {
 		a.running = nil
 	}
+	a.usage.add(used) // with a.running cleared: counted once, here from now on
 	s.keepResidentLocked(sub.out)
 	switch {
 	case a.status == StatusClosed:

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -341,6 +342,20 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// TimeoutMS converts wait's timeout_ms as a JSON number arrives (a float64,
+// possibly 1e20) to an int: the fraction dropped, a value beyond int's
+// range at its nearest end. Wait then clamps it to [MinWaitTimeoutMS,
+// MaxWaitTimeoutMS] or refuses it when not positive (SPEC §3).
+func TimeoutMS(f float64) int {
+	switch f = math.Trunc(f); {
+	case f >= math.MaxInt:
+		return math.MaxInt
+	case f <= math.MinInt:
+		return math.MinInt
+	}
+	return int(f)
 }
 
 // SkipGrace ends every grace period now and for the rest of the

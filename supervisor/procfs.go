@@ -83,6 +83,25 @@ func procStat(pid int) (procInfo, bool) {
 	return procInfo{state: f[0][0], ppid: n[0], pgrp: n[1], session: n[2]}, true
 }
 
+// Descendants returns the live processes below pid: its children, then
+// theirs, from the parent pids in /proc (proc(5)). The dashboard uses it to
+// end a pager that shares its process group.
+func Descendants(pid int) []int {
+	pids, _ := procPIDs()
+	children := map[int][]int{}
+	for _, p := range pids {
+		if pi, ok := procStat(p); ok && pi.live() {
+			children[pi.ppid] = append(children[pi.ppid], p)
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
+}
+
 // processAlive reports whether pid exists and has not exited.
 func processAlive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {

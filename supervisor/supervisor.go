@@ -62,6 +62,7 @@ type agent struct {
 	running     *submission // the submission whose process group may be alive
 	replacing   bool        // a send with interrupt is between two submissions
 	sessionID   string      // agent CLI session or thread id (SPEC §8)
+	usage       Usage       // tokens and cost of its ended submissions (presets)
 }
 
 // submission is one run of the agent command for one message (SPEC §1).

@@ -29,6 +29,12 @@ type Usage struct {
 	CostUSD      float64
 }
 
+func (u *Usage) add(v Usage) {
+	u.InputTokens += v.InputTokens
+	u.OutputTokens += v.OutputTokens
+	u.CostUSD += v.CostUSD
+}
+
 // SubmissionInfo is a snapshot of one submission.
 type SubmissionInfo struct {
 	ID        string
@@ -89,20 +95,14 @@ func (s *Supervisor) infoLocked(a *agent) AgentInfo {
 			Stopping: sub.reason != "" && sub.endedAt.IsZero(), LogPath: sub.logPath,
 		}
 	}
-	for _, sub := range a.subs {
-		if sub.tr == nil {
-			continue
-		}
-		act, u := sub.tr.activity()
-		if sub == a.running {
-			info.Activity = act
-		}
-		info.Usage.InputTokens += u.InputTokens
-		info.Usage.OutputTokens += u.OutputTokens
-		info.Usage.CostUSD += u.CostUSD
-	}
+	info.Usage = a.usage
 	if r := a.running; r != nil {
 		info.Stopping = r.reason != ""
+		if r.tr != nil {
+			act, u := r.tr.activity()
+			info.Activity = act
+			info.Usage.add(u)
+		}
 	}
 	return info
 }

@@ -124,14 +124,7 @@ func (t *timeoutMS) UnmarshalJSON(b []byte) error {
 	if err != nil && !errors.Is(err, strconv.ErrRange) || f != math.Trunc(f) {
 		return fmt.Errorf("timeout_ms must be a whole number of milliseconds, not %s", b)
 	}
-	switch {
-	case f >= math.MaxInt:
-		*t = math.MaxInt
-	case f <= math.MinInt:
-		*t = math.MinInt
-	default:
-		*t = timeoutMS(f)
-	}
+	*t = timeoutMS(supervisor.TimeoutMS(f))
 	return nil
 }
 

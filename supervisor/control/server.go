@@ -12,7 +12,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
@@ -46,11 +45,17 @@ type Server struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	waiting   atomic.Int64 // wait requests in progress (tests observe it)
 
 	waitsMu sync.Mutex
 	waits   int           // wait requests in progress, for Close
 	idle    chan struct{} // closed when waits drops to 0, if Close waits for that
+}
+
+// waitsInProgress returns how many wait requests are being answered.
+func (srv *Server) waitsInProgress() int {
+	srv.waitsMu.Lock()
+	defer srv.waitsMu.Unlock()
+	return srv.waits
 }
 
 // waitsAnswerWithin bounds how long Close lets waits in progress write
@@ -235,8 +240,6 @@ func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
 		}
 		srv.waitsMu.Unlock()
 	}()
-	srv.waiting.Add(1)
-	defer srv.waiting.Add(-1)
 	// r.Context() ends when the client disconnects or the server closes,
 	// and Wait stops waiting at once.
 	res, err := srv.ops.Wait(r.Context(), req.IDs, (*int)(req.TimeoutMS))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -160,22 +159,13 @@ func waitSchema() *jsonschema.Schema {
 	return s
 }
 
-// millis converts a timeout_ms argument for Wait: nil stays nil (the
-// default), and a value beyond int's range becomes the nearest int, which
-// Wait clamps (SPEC §3) or refuses when not positive.
+// millis converts a timeout_ms argument for Wait (supervisor.TimeoutMS);
+// nil stays nil, the default.
 func millis(ms *float64) *int {
 	if ms == nil {
 		return nil
 	}
-	var n int
-	switch f := math.Trunc(*ms); {
-	case f >= math.MaxInt:
-		n = math.MaxInt
-	case f <= math.MinInt:
-		n = math.MinInt
-	default:
-		n = int(f)
-	}
+	n := supervisor.TimeoutMS(*ms)
 	return &n
 }
 
