@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -339,7 +340,7 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	if err := waiting.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForConnection(t, w.socket)
+	waitForConnection(t, waiting.Process.Pid)
 	_ = serve.cmd.Process.Signal(syscall.SIGTERM)
 	if code, stderr := serve.wait(t); code != 0 {
 		t.Fatalf("serve exited %d: %s", code, stderr)
@@ -358,25 +359,31 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	ctlFails(t, w, "list_agents failed: no subdash is serving on socket "+w.socket+"; start subdash or subdash serve with --socket "+w.socket, "list")
 }
 
-// waitForConnection waits until a client is connected to the Unix socket
-// at path: /proc/net/unix lists the server's end of an accepted connection
-// with the socket's path and state 03 (connected).
-func waitForConnection(t *testing.T, path string) {
+// waitForConnection waits until process pid (a client of one Unix socket)
+// holds a connected Unix socket: one of its fds is socket:[inode], and
+// /proc/net/unix lists that inode in state 03 (connected).
+func waitForConnection(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
+		inodes := map[string]bool{}
+		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+		for _, fd := range fds {
+			if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:[") {
+				inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+			}
+		}
 		b, err := os.ReadFile("/proc/net/unix")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			if len(f) == 8 && f[5] == "03" && f[7] == path {
+			if f := strings.Fields(line); len(f) >= 7 && f[5] == "03" && inodes[f[6]] {
 				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no client connected to %s", path)
+			t.Fatalf("process %d connected to no Unix socket", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

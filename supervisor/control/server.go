@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
@@ -39,28 +40,16 @@ type Server struct {
 	http *http.Server
 
 	// ctx is the base context of every request; Close cancels it, which
-	// ends waits and event streams at once.
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	// ends waits at once. streams ends event streams.
+	ctx        context.Context
+	cancel     context.CancelCauseFunc
+	streams    context.Context
+	endStreams context.CancelFunc
 
 	closeOnce sync.Once
 	closeErr  error
-
-	waitsMu sync.Mutex
-	waits   int           // wait requests in progress, for Close
-	idle    chan struct{} // closed when waits drops to 0, if Close waits for that
+	waiting   atomic.Int64 // wait requests in progress (tests observe it)
 }
-
-// waitsInProgress returns how many wait requests are being answered.
-func (srv *Server) waitsInProgress() int {
-	srv.waitsMu.Lock()
-	defer srv.waitsMu.Unlock()
-	return srv.waits
-}
-
-// waitsAnswerWithin bounds how long Close lets waits in progress write
-// their answer after the supervisor stopped (they have it at once then).
-const waitsAnswerWithin = 2 * time.Second
 
 // Listen opens the control socket s.Config().Socket for s. It creates the
 // socket's folder with mode 0700 (or tightens an existing folder of ours),
@@ -79,6 +68,7 @@ func Listen(s *supervisor.Supervisor) (*Server, error) {
 func newServer(s *supervisor.Supervisor, ln *peerListener) *Server {
 	srv := &Server{sup: s, ops: Local(s), ln: ln}
 	srv.ctx, srv.cancel = context.WithCancelCause(context.Background())
+	srv.streams, srv.endStreams = context.WithCancel(context.Background())
 	srv.http = &http.Server{
 		Handler:           srv.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -114,30 +104,25 @@ func (srv *Server) Serve(ctx context.Context) error {
 // Close stops listening, ends requests in progress, and removes the socket
 // file. It is safe to call more than once and from any goroutine.
 //
-// When the supervisor was shut down first (Supervisor.Shutdown returned),
-// every agent is final and each wait in progress answers with the final
-// statuses before the socket closes, as SPEC §3 has wait return when an id
-// becomes final. Otherwise a wait in progress gets the error "control socket
-// closed: subdash stopped serving …" (code "shutdown").
+// Event streams end. When the supervisor was shut down first
+// (Supervisor.Shutdown returned), every agent is final, so each wait in
+// progress (or accepted and not read yet) answers with the final statuses
+// before the socket closes, as SPEC §3 has wait return when an id becomes
+// final. Otherwise a wait in progress gets the error "control socket closed:
+// subdash stopped serving …" (code "shutdown").
 func (srv *Server) Close() error {
 	srv.closeOnce.Do(func() {
+		cause := fmt.Errorf("%w: subdash stopped serving %s before the operation finished", errServerClosing, srv.Path())
+		defer srv.cancel(cause)
+		srv.endStreams()
 		select {
 		case <-srv.sup.Stopped():
-			srv.waitsMu.Lock()
-			if srv.waits == 0 {
-				srv.waitsMu.Unlock()
-				break
-			}
-			idle := make(chan struct{})
-			srv.idle = idle
-			srv.waitsMu.Unlock()
-			select {
-			case <-idle:
-			case <-time.After(waitsAnswerWithin):
-			}
+			// Every agent is final: the requests in progress, and those
+			// accepted but not read yet, answer at once in the graceful
+			// shutdown below.
 		default:
+			srv.cancel(cause)
 		}
-		srv.cancel(fmt.Errorf("%w: subdash stopped serving %s before the operation finished", errServerClosing, srv.Path()))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := srv.http.Shutdown(ctx); err != nil {
@@ -229,17 +214,8 @@ func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	srv.waitsMu.Lock()
-	srv.waits++
-	srv.waitsMu.Unlock()
-	defer func() {
-		srv.waitsMu.Lock()
-		if srv.waits--; srv.waits == 0 && srv.idle != nil {
-			close(srv.idle)
-			srv.idle = nil
-		}
-		srv.waitsMu.Unlock()
-	}()
+	srv.waiting.Add(1)
+	defer srv.waiting.Add(-1)
 	// r.Context() ends when the client disconnects or the server closes,
 	// and Wait stops waiting at once.
 	res, err := srv.ops.Wait(r.Context(), req.IDs, (*int)(req.TimeoutMS))
@@ -285,6 +261,9 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := srv.sup.Subscribe()
 	defer sub.Close()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(srv.streams, cancel)() // Close ends the stream
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -293,7 +272,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	flusher.Flush()
 	for {
-		changes, err := sub.Next(r.Context())
+		changes, err := sub.Next(ctx)
 		if err != nil {
 			return
 		}
