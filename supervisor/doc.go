@@ -7,9 +7,9 @@
 // scrollback of display lines, and a tail kept for last_output.
 //
 // The operations (Spawn, Send, Interrupt, Close, Resume, Wait, List, Logs)
-// follow ../shared/SPEC.md §3 with its exact error messages; the dashboard,
-// the control socket, `subdash ctl` and the MCP server are thin callers of
-// them. Callers learn about changes through Subscribe, which coalesces events
+// follow SPEC.md §3 (at the repository's top level) with its exact error
+// messages; the dashboard, the control socket, `subdash ctl` and the MCP
+// server are thin callers of them. Callers learn about changes through Subscribe, which coalesces events
 // for a slow subscriber and never blocks the goroutines reading a child's
 // pipes.
 //
