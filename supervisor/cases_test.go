@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -305,13 +306,16 @@ func waitFor(t *testing.T, s *Supervisor, d time.Duration, cond func() bool) {
 // terminated too: after a self-exit, and on interrupt.
 func TestProcessesThatLeftTheGroupDoNotOutliveTheSubmission(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand)
+	// The sleeps' arguments are unique to this test process: another
+	// worktree's test run may have its own sleeps on the same machine.
+	u := fmt.Sprintf(".%d", os.Getpid())
 	for _, c := range []struct{ msg, how string }{
-		{`setsid sleep 301 & echo started`, "self-exit"},
-		{`setsid sleep 302 & echo started; sleep 60`, "interrupt"},
+		{`setsid sleep 301` + u + ` & echo started`, "self-exit"},
+		{`setsid sleep 302` + u + ` & echo started; sleep 60`, "interrupt"},
 	} {
 		id := spawn(t, s, c.msg)
 		waitForLine(t, s, id, "started", 5*time.Second)
-		word := strings.Fields(c.msg)[2] // 301 or 302
+		word := strings.Fields(c.msg)[2] // 301.<pid> or 302.<pid>
 		waitFor(t, s, 5*time.Second, func() bool { return len(sleepers(word)) == 1 })
 		if c.how == "interrupt" {
 			if _, err := s.Interrupt(id); err != nil {
