@@ -94,6 +94,32 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 	fs.IntVar(&o.Scrollback, "scrollback", supervisor.DefaultScrollback, "display lines kept in memory per submission")
 	fs.BoolVar(&o.AllowNested, "allow-nested", false, "let subagents spawn subagents (keep MEMO_ENABLE_COLLAB_TOOLS)")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "end a submission that runs longer than this (0: no limit)")
+	fs.Var(durationFlag{&o.RestoreWindow, supervisor.DefaultRestoreWindow}, "restore-window", "restore the agents of earlier runs updated within this (7d, 36h; 0: none)")
+}
+
+// durationFlag is a duration flag that takes days ("7d") as well as Go
+// durations, and leaves its option nil (the default) when not given.
+type durationFlag struct {
+	p   **time.Duration
+	def time.Duration
+}
+
+// String shows the value, or the default, in days where whole.
+func (f durationFlag) String() string {
+	if f.p == nil || *f.p == nil {
+		return supervisor.FormatDuration(f.def)
+	}
+	return supervisor.FormatDuration(**f.p)
+}
+
+// Set parses a duration ("7d", "36h", "0").
+func (f durationFlag) Set(v string) error {
+	d, err := supervisor.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	*f.p = &d
+	return nil
 }
 
 // parse parses args into options, rejecting an invalid --max-agents.

@@ -16,7 +16,7 @@ type KeyMap struct {
 	// Agents.
 	Up, Down                                 key.Binding
 	Spawn, Send, Resend, EditResend          key.Binding
-	Interrupt, Close, Resume                 key.Binding
+	Interrupt, Close, Resume, Forget         key.Binding
 	PrevSubmission, NextSubmission           key.Binding
 	LineUp, LineDown, HalfUp, HalfDown       key.Binding
 	PageUp, PageDown, Top, Bottom            key.Binding
@@ -47,6 +47,7 @@ func DefaultKeyMap() KeyMap {
 		Interrupt:      bind([]string{"i"}, "i", "interrupt"),
 		Close:          bind([]string{"c"}, "c", "close"),
 		Resume:         bind([]string{"r"}, "r", "resume"),
+		Forget:         bind([]string{"x"}, "x", "forget (for good)"),
 		PrevSubmission: bind([]string{"["}, "[", "earlier submission"),
 		NextSubmission: bind([]string{"]"}, "]", "later submission"),
 		LineUp:         bind([]string{"K", "ctrl+y"}, "K/ctrl+y", "scroll up a line"),
@@ -88,7 +89,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 // Groups returns every binding in titled groups for the help overlay.
 func (k KeyMap) Groups() []Group {
 	return []Group{
-		{"Agents", []key.Binding{k.Up, k.Down, k.Spawn, k.Send, k.Resend, k.EditResend, k.Interrupt, k.Close, k.Resume}},
+		{"Agents", []key.Binding{k.Up, k.Down, k.Spawn, k.Send, k.Resend, k.EditResend, k.Interrupt, k.Close, k.Resume, k.Forget}},
 		{"Log", []key.Binding{k.PrevSubmission, k.NextSubmission, k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch}},
 		{"General", []key.Binding{k.Help, k.Quit}},

@@ -47,6 +47,14 @@ type Options struct {
 	Scrollback  int           // --scrollback, display lines per submission; 0 = DefaultScrollback
 	AllowNested bool          // --allow-nested
 	Timeout     time.Duration // --timeout per submission; 0 = none
+
+	// RestoreWindow is --restore-window (SPEC §10): records updated within
+	// it are restored at start; nil = DefaultRestoreWindow, 0 = none.
+	RestoreWindow *time.Duration
+	// LogRetention is --log-retention: runs older than it are removed at
+	// start unless they hold a record inside the restore window; nil =
+	// DefaultLogRetention, 0 = keep every run.
+	LogRetention *time.Duration
 }
 
 // Environment is what Resolve reads from the outside world, so that tests
@@ -95,6 +103,13 @@ type Config struct {
 	// Notes are facts worth showing, e.g. that memo was not found and the
 	// built-in agent is used.
 	Notes []string
+
+	// RestoreWindow: records of this directory updated within it are
+	// restored at start (SPEC §10); 0 restores none.
+	RestoreWindow time.Duration
+	// LogRetention: runs older than it are removed at start, except those
+	// holding a record inside RestoreWindow; 0 keeps every run.
+	LogRetention time.Duration
 }
 
 // Resolve turns options and the environment into a Config following SPEC §2:
@@ -118,6 +133,16 @@ func Resolve(o Options, env Environment) (Config, error) {
 	}
 	if c.Grace == 0 {
 		c.Grace = DefaultGrace
+	}
+	c.RestoreWindow, c.LogRetention = DefaultRestoreWindow, DefaultLogRetention
+	if o.RestoreWindow != nil {
+		c.RestoreWindow = *o.RestoreWindow
+	}
+	if o.LogRetention != nil {
+		c.LogRetention = *o.LogRetention
+	}
+	if c.RestoreWindow < 0 || c.LogRetention < 0 {
+		return c, fmt.Errorf("invalid --restore-window or --log-retention: must not be negative (0 restores none / keeps every run)")
 	}
 	if c.Grace < 0 {
 		return c, fmt.Errorf("invalid --grace %s: must not be negative", o.Grace)

@@ -14,6 +14,9 @@ type Change struct {
 	Agent bool
 	// Output is true when new display lines or transcript entries arrived.
 	Output bool
+	// Forgotten is true when the agent was forgotten (SPEC §10): it is no
+	// longer in the table, list or snapshots.
+	Forgotten bool
 }
 
 // Subscription receives changes of agents. Changes are coalesced per agent
@@ -77,6 +80,7 @@ func (sub *Subscription) add(c Change) {
 	}
 	p.Agent = p.Agent || c.Agent
 	p.Output = p.Output || c.Output
+	p.Forgotten = p.Forgotten || c.Forgotten
 	sub.mu.Unlock()
 	select {
 	case sub.ready <- struct{}{}:

@@ -27,6 +27,22 @@ type JournalEvent struct {
 	SessionID    string `json:"session_id,omitempty"`
 	Log          string `json:"log,omitempty"`
 	Note         string `json:"note,omitempty"`
+	// Dir is the working directory of the run (run_started) (SPEC §10).
+	Dir string `json:"dir,omitempty"`
+	// LastOutput is the agent's last_output after the submission ended
+	// (submission_ended), at most 2000 characters (SPEC §4).
+	LastOutput *string `json:"last_output,omitempty"`
+	// Usage is what the agent CLI reported for the submission
+	// (submission_ended, presets).
+	Usage *Usage `json:"usage,omitempty"`
+	// Preset and Runner say how the agent was spawned (spawned): a preset
+	// (then Command is its description) or a plain agent command, run by
+	// the runner named ("local").
+	Preset *PresetRecord `json:"preset,omitempty"`
+	Runner string        `json:"runner,omitempty"`
+	// Record is an agent's whole record (event "record"), written at the
+	// start of a run for every record it carries on (see records.go).
+	Record *AgentRecord `json:"record,omitempty"`
 }
 
 // journal appends JSON lines to a file, one write per event.

@@ -33,9 +33,18 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 		sub.out.note(msg)
 		s.journal.write(JournalEvent{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: msg})
 	}
+	s.mu.Lock()
+	message := sub.stdin
+	sub.stdin = "" // from now on only the message file keeps it
+	s.mu.Unlock()
+	if err == nil {
+		if merr := writeMessageFile(sub, message); merr != nil {
+			err = fmt.Errorf("cannot keep the message in %s: %v; check --state-dir", sub.msgPath, merr)
+		}
+	}
 	var p *proc
 	if err == nil {
-		p, err = startProcess(sub.command, s.cfg.Dir, s.envFor(a, sub), sub.message, sub.out)
+		p, err = startProcess(sub.command, s.cfg.Dir, s.envFor(a, sub), message, sub.out)
 	}
 	if err != nil {
 		_ = sub.out.finish()
@@ -216,7 +225,11 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		a.status = sub.status
 	}
 	ev := JournalEvent{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
-		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note}
+		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note,
+		LastOutput: copyStr(&lastOutput)}
+	if used != (Usage{}) {
+		ev.Usage = &used
+	}
 	if sub.lastError != nil {
 		ev.LastError = *sub.lastError
 	}

@@ -30,13 +30,15 @@ func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
 	}
 	now := time.Now()
 	a := &agent{id: uuid.NewString(), createdAt: now, updatedAt: now}
+	s.spawnedWith(a)
 	s.agents[a.id] = a
 	s.order = append(s.order, a)
 	sub := s.newSubmissionLocked(a, msg)
 	sum := s.summaryLocked(a)
 	s.mu.Unlock()
 
-	s.journal.write(JournalEvent{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: msg})
+	s.journal.write(JournalEvent{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: msg,
+		Command: a.command, Preset: presetRecord(a.preset), Runner: a.runner})
 	if err := s.launch(a, sub); err != nil {
 		s.mu.Lock()
 		sum = s.summaryLocked(a)
@@ -63,6 +65,11 @@ func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error
 	}
 	defer unlock()
 
+	if a.restored {
+		if err := checkCLI(a, s.cfg.Dir, s.cfg.Environ); err != nil {
+			return SendResult{}, err
+		}
+	}
 	s.mu.Lock()
 	if err := s.checkSendLocked(a, interrupt); err != nil {
 		s.mu.Unlock()

@@ -445,6 +445,16 @@ func (o *output) reload(path string, maxLines int) error {
 		return nil
 	}
 	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		// say so in the pane, in words, instead of failing (SPEC §10)
+		sb := newScrollback(maxLines, defaultScrollbackBytes)
+		text := "subdash: the log file of this submission is gone (" + path + "); its output cannot be shown"
+		sb.add(Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
+		o.mu.Lock()
+		o.sb, o.evicted = sb, false
+		o.mu.Unlock()
+		return nil
+	}
 	if err != nil {
 		return &Error{CodeInternal, "cannot read log file " + path + ": " + err.Error()}
 	}
@@ -465,4 +475,11 @@ func (o *output) reload(path string, maxLines int) error {
 	o.sb, o.evicted = sb, false
 	o.mu.Unlock()
 	return nil
+}
+
+// restoredOutput is the output of a submission restored from an earlier
+// run: no display lines until LoadOutput reads them back from the log file
+// (SPEC §10), so restored records cost no memory for output.
+func restoredOutput() *output {
+	return &output{open: [2]int64{-1, -1}, evicted: true, released: true}
 }

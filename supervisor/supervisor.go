@@ -39,6 +39,7 @@ type Supervisor struct {
 	// maxResident is the length limit of resident (defaultResident).
 	maxResident int
 	shutdown    bool
+	restored    int           // agents restored from earlier runs at start (SPEC §10)
 	stopped     chan struct{} // closed once Shutdown has ended every submission
 	stopOnce    sync.Once
 	cut         chan struct{} // closed by SkipGrace: grace periods end now
@@ -63,6 +64,13 @@ type agent struct {
 	replacing   bool        // a send with interrupt is between two submissions
 	sessionID   string      // agent CLI session or thread id (SPEC §8)
 	usage       Usage       // tokens and cost of its ended submissions (presets)
+
+	// Set at spawn (or restore) and never changed: how every submission of
+	// this agent runs, whatever the flags of a later host (SPEC §10).
+	command  string  // the agent command, when preset is nil
+	preset   *Preset // the preset, or nil
+	runner   string  // where submissions run: "local"
+	restored bool    // the record comes from an earlier run (SPEC §10)
 }
 
 // submission is one run of the agent command for one message (SPEC §1).
@@ -90,6 +98,15 @@ type submission struct {
 	exitCode  *int
 	signal    string
 	lastError *string
+
+	// Records (SPEC §10). message above is the message's head
+	// (messageHead); the whole message is in the file msgPath.
+	msgPath  string // beside the log file: <seq>-<id>.msg
+	msgLen   int    // the whole message's length in bytes
+	restored bool   // from an earlier run: out is made on demand, evicted
+	// stdin is the whole message until launch hands it to the process;
+	// then only the file keeps it.
+	stdin string
 }
 
 // New creates a supervisor for cfg (see Resolve): it creates the run's
@@ -112,18 +129,15 @@ func New(cfg Config) (*Supervisor, error) {
 		cfg.Environ = os.Environ()
 	}
 	runID := newRunID()
-	runDir := filepath.Join(cfg.StateDir, "runs", runID)
-	if err := os.MkdirAll(runDir, 0o700); err != nil {
-		return nil, fmt.Errorf("cannot create state directory %s: %v; pass a writable --state-dir", runDir, err)
-	}
-	j, err := openJournal(filepath.Join(runDir, "journal.jsonl"))
+	runDir, j, err := openRun(&cfg, runID)
 	if err != nil {
-		return nil, fmt.Errorf("cannot create journal in %s: %v; pass a writable --state-dir", runDir, err)
+		return nil, err
 	}
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
 		budget: newFeedBudget(), maxResident: defaultResident,
 		stopped: make(chan struct{}), cut: make(chan struct{})}
-	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir})
+	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
+	s.restore()
 	if note := s.reapOrphans(); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)
 	}
@@ -221,6 +235,7 @@ func (s *Supervisor) summaryLocked(a *agent) Summary {
 		HasLastOutput:    a.lastOutput != nil && *a.lastOutput != "",
 		HasLastError:     a.lastError != nil,
 		SessionID:        a.sessionID,
+		Restored:         a.restored,
 	}
 }
 
@@ -228,31 +243,40 @@ func (s *Supervisor) summaryLocked(a *agent) Summary {
 // held; then call launch without it.
 func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
 	now := time.Now()
+	seq := 1
+	if n := len(a.subs); n > 0 {
+		seq = a.subs[n-1].seq + 1
+	}
+	head := messageHead(message)
 	sub := &submission{
 		id:        uuid.NewString(),
-		seq:       len(a.subs) + 1,
-		message:   message,
+		seq:       seq,
+		message:   head,
+		msgLen:    len(message),
+		stdin:     message,
 		startedAt: now,
 		stopCh:    make(chan struct{}),
 		done:      make(chan struct{}),
 		status:    StatusRunning,
 	}
 	sub.logPath = filepath.Join(s.runDir, a.id, strconv.Itoa(sub.seq)+"-"+sub.id+".log")
-	sub.command = s.cfg.Command
-	if p := s.cfg.Preset; p != nil {
+	sub.msgPath = msgPathOf(sub.logPath)
+	sub.command = a.command
+	if p := a.preset; p != nil {
 		sub.command, _ = p.CommandFor(a.id, a.sessionID)
 		sub.newSession = p.Structured() && a.sessionID == "" && len(a.subs) > 0
 	}
 	sub.out = newOutput(nil, s.cfg.Scrollback, func() { s.hub.publish(Change{AgentID: a.id, Output: true}) }, s.budget)
-	if s.cfg.Preset.Structured() {
-		sub.tr = newTranscriptState(s.cfg.Preset, func(id string) { s.onSession(a, sub, id) })
+	if a.preset.Structured() {
+		sub.tr = newTranscriptState(a.preset, func(id string) { s.onSession(a, sub, id) })
 		sub.out.lineHook = sub.tr.line
 	}
 	a.subs = append(a.subs, sub)
+	a.restored = false // an agent of this run now
 	a.running = sub
 	s.runs.Add(1) // done by run, or by launch when the process cannot start
 	a.status = StatusRunning
-	a.lastMessage = message
+	a.lastMessage = head
 	a.updatedAt = now
 	return sub
 }

@@ -72,6 +72,9 @@ type Summary struct {
 	HasLastOutput    bool   `json:"has_last_output"`
 	HasLastError     bool   `json:"has_last_error"`
 	SessionID        string `json:"session_id,omitempty"`
+	// Restored is true for an agent restored from an earlier run of its
+	// host (SPEC §10).
+	Restored bool `json:"restored,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

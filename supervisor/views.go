@@ -24,9 +24,9 @@ type AgentInfo struct {
 
 // Usage is what an agent CLI reported about its model use.
 type Usage struct {
-	InputTokens  int64
-	OutputTokens int64
-	CostUSD      float64
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
 }
 
 func (u *Usage) add(v Usage) {
@@ -170,6 +170,9 @@ func (s *Supervisor) submission(id string, seq int) (*submission, error) {
 		return nil, &Error{CodeNotFound, fmt.Sprintf("agent %s has no submission %d; it has %d", a.id, seq, len(a.subs))}
 	}
 	sub := a.subs[seq-1]
+	if sub.out == nil && sub.restored {
+		sub.out = restoredOutput()
+	}
 	if sub.out == nil {
 		return nil, &Error{CodeNotFound, fmt.Sprintf("submission %d of agent %s has not started", seq, a.id)}
 	}
@@ -198,6 +201,9 @@ func (s *Supervisor) WriteLogs(w io.Writer, id string, seq int, raw bool) error 
 		return err
 	}
 	f, err := os.Open(sub.logPath)
+	if os.IsNotExist(err) {
+		return &Error{CodeNotFound, fmt.Sprintf("the log file %s of submission %d of agent %s is gone (removed by --log-retention or by hand); its output cannot be shown", sub.logPath, sub.seq, id)}
+	}
 	if err != nil {
 		return &Error{CodeInternal, fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
 	}

@@ -30,7 +30,8 @@ type fakeSup struct {
 	fail     map[string]error // op name → error to return
 	ids      int
 	shutdown bool
-	windows  map[string]int // Window calls per agent
+	windows  map[string]int    // Window calls per agent
+	whole    map[string]string // agent → its whole latest message, when the snapshot holds a head
 }
 
 type fakeAgent struct {
@@ -209,6 +210,34 @@ func (f *fakeSup) Resume(id string) (supervisor.StatusResult, error) {
 		a.info.Status = a.info.Submissions[len(a.info.Submissions)-1].Status
 	}
 	return supervisor.StatusResult{AgentID: id, Status: a.info.Status}, nil
+}
+
+func (f *fakeSup) Forget(id string) (supervisor.StatusResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("forget %s", id[:8])
+	for i, a := range f.agents {
+		if a.info.AgentID != id {
+			continue
+		}
+		if a.info.Running() {
+			return supervisor.StatusResult{}, &supervisor.Error{Code: supervisor.CodeBusy, Message: "agent " + id + " is running; interrupt or close it before forgetting it"}
+		}
+		f.agents = append(f.agents[:i], f.agents[i+1:]...)
+		return supervisor.StatusResult{AgentID: id, Status: supervisor.StatusForgotten}, nil
+	}
+	return supervisor.StatusResult{}, &supervisor.Error{Code: supervisor.CodeNotFound, Message: "agent not found: " + id}
+}
+
+// Message returns the whole message set with setWhole, else the snapshot's.
+func (f *fakeSup) Message(id string, seq int) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("message %s", id[:8])
+	if w, ok := f.whole[id]; ok {
+		return w, nil
+	}
+	return f.find(id).info.LastMessage, nil
 }
 
 func (f *fakeSup) Window(id string, seq int, from int64, n int) (supervisor.Window, error) {

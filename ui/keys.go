@@ -117,13 +117,21 @@ func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
 	case key.Matches(k, km.Send):
 		m.openInput(inputSend, id, "")
 	case key.Matches(k, km.EditResend):
+		if supervisor.MessageCut(a.LastMessage) {
+			return m.wholeMessageCmd(id, true)
+		}
 		m.openInput(inputEdit, id, a.LastMessage)
 	case key.Matches(k, km.Resend):
 		if a.LastMessage == "" {
 			m.setFlash(levelWarn, "agent "+short+" has no message to resend")
 			return nil
 		}
+		if supervisor.MessageCut(a.LastMessage) {
+			return m.wholeMessageCmd(id, false)
+		}
 		return m.send(id, a.LastMessage, "resend")
+	case key.Matches(k, km.Forget):
+		return m.forget(a)
 	case key.Matches(k, km.Interrupt):
 		if !a.Running() {
 			m.setFlash(levelWarn, "agent "+short+" is not running")

@@ -302,6 +302,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onChanges(msg)
 	case opDoneMsg:
 		return m, m.onOpDone(msg)
+	case messageMsg:
+		return m, m.onMessage(msg)
 	case loadedMsg:
 		delete(m.loading, msg.key)
 		if msg.err != nil {

@@ -21,6 +21,7 @@ const (
 	opInterrupt op = "interrupt"
 	opClose     op = "close"
 	opResume    op = "resume"
+	opForget    op = "forget"
 )
 
 // opCmd runs an operation in a command: they fork processes or wait for
@@ -44,6 +45,9 @@ func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
 			done.status, done.err = r.Status, err
 		case opResume:
 			r, err := sup.Resume(id)
+			done.status, done.err = r.Status, err
+		case opForget:
+			r, err := sup.Forget(id)
 			done.status, done.err = r.Status, err
 		}
 		return done
@@ -104,6 +108,8 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 		m.setFlash(levelInfo, "closed "+short)
 	case opResume:
 		m.setFlash(levelInfo, fmt.Sprintf("resumed %s: %s", short, msg.status))
+	case opForget:
+		m.setFlash(levelInfo, "forgot "+short+": gone from the table and list, also after a restart; its logs stay on disk")
 	}
 	return m.snapshotCmd()
 }
@@ -111,6 +117,10 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 // describe turns an operation error into plain words for the message line.
 func describe(o op, id string, err error) string {
 	short := agenttable.Short(id)
+	switch code := supervisor.CodeOf(err); {
+	case o == opForget && code == supervisor.CodeBusy:
+		return fmt.Sprintf("forget: agent %s is running; interrupt (i) or close (c) it first", short)
+	}
 	switch supervisor.CodeOf(err) {
 	case supervisor.CodeClosed:
 		return fmt.Sprintf("%s: agent %s is closed; press r to resume it first", o, short)

@@ -38,6 +38,11 @@ type Supervisor interface {
 	Transcript(id string, seq int, from int64, n int) (supervisor.TranscriptWindow, bool, error)
 	LoadOutput(id string, seq int) error
 	LogPath(id string, seq int) (string, error)
+	// Forget removes a finished or closed agent for good (SPEC §10).
+	Forget(id string) (supervisor.StatusResult, error)
+	// Message returns the whole message of submission seq (0 = the
+	// latest): snapshots hold only its head (SPEC §10). It reads a file.
+	Message(id string, seq int) (string, error)
 	Shutdown(ctx context.Context) error
 	// SkipGrace makes the stops in progress kill at once (SIGKILL) instead
 	// of after the grace period: quitting without waiting.

@@ -264,8 +264,8 @@ func TestClosedAgentRefusesSendAtOnce(t *testing.T) {
 		h.keys(k)
 		h.wantScreen("⚠ agent d15ea5ed is closed; press r to resume it first")
 		h.noScreen("d15ea5ed (closed) ›")
-		h.typeText("x") // not typed into an input: x means nothing
-		h.noScreen("› x")
+		h.typeText("z") // not typed into an input: z means nothing
+		h.noScreen("› z")
 	}
 	h.wantCalls()
 	h.keys("r", "s")

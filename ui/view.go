@@ -257,6 +257,9 @@ func (m Model) statusLine() string {
 		st.Errored.Render(fmt.Sprintf("%s %d errored", agenttable.SymErrored, counts[supervisor.StatusErrored])),
 		st.Closed.Render(fmt.Sprintf("%s %d closed", agenttable.SymClosed, counts[supervisor.StatusClosed])),
 	}
+	if n := m.restoredCount(); n > 0 {
+		parts = append(parts, st.Muted.Render(fmt.Sprintf("%s %d restored", agenttable.SymRestored, n)))
+	}
 	if n := len(m.cfg.Warnings); n > 0 {
 		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))
 	}

@@ -105,6 +105,25 @@ func (c *Client) Resume(ctx context.Context, id string) (supervisor.StatusResult
 	return res, c.do(ctx, http.MethodPost, agentPath(id, "resume"), nil, &res)
 }
 
+// Forget calls forget (SPEC §10) on the supervisor behind the socket: agent
+// id leaves the table and list for good; a running agent is refused.
+func (c *Client) Forget(ctx context.Context, id string) (supervisor.StatusResult, error) {
+	var res supervisor.StatusResult
+	return res, c.do(ctx, http.MethodPost, agentPath(id, "forget"), nil, &res)
+}
+
+// Message returns the whole message of submission seq (0 = the latest) of
+// agent id (SPEC §10), for resend and edit-and-resend in a viewer.
+func (c *Client) Message(ctx context.Context, id string, seq int) (string, error) {
+	var b strings.Builder
+	path := agentPath(id, "message")
+	if seq != 0 {
+		path += "?submission=" + strconv.Itoa(seq)
+	}
+	err := c.do(ctx, http.MethodGet, path, nil, &b)
+	return b.String(), err
+}
+
 // Wait calls wait (SPEC §3) on the supervisor behind the socket. When ctx
 // ends first, the request is abandoned, the server stops waiting at once,
 // and ctx's error is returned.

@@ -36,6 +36,8 @@ ops:
   interrupt ID                 terminate the running submission of agent ID
   close ID                     close agent ID, terminating its submission (close_agent)
   resume ID                    reopen closed agent ID                    (resume_agent)
+  forget ID                    remove finished or closed agent ID for good, also
+                               after a restart; its logs stay on disk
   wait ID... [--timeout-ms N]  wait until one of the agents is final; N defaults
                                to 30000 and is clamped to 10000..300000  (wait)
   list                         every agent's summary, oldest first      (list_agents)
@@ -55,7 +57,7 @@ Exit status: 0 success; 1 the operation failed, with "<tool> failed: <message>"
 on stderr; 2 usage error.
 `
 
-const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, interrupt, close, resume, wait, list, logs (subdash ctl help)"
+const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, interrupt, close, resume, forget, wait, list, logs (subdash ctl help)"
 
 // ctlOp describes one operation of `subdash ctl`.
 type ctlOp struct {
@@ -71,6 +73,7 @@ var ctlOps = map[string]ctlOp{
 	"interrupt": {tool: "interrupt", args: "ID", check: exactly(1)},
 	"close":     {tool: "close_agent", args: "ID", check: exactly(1)},
 	"resume":    {tool: "resume_agent", args: "ID", check: exactly(1)},
+	"forget":    {tool: "forget", args: "ID", check: exactly(1)},
 	"wait":      {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: func([]string) string { return "" }},
 	"list":      {tool: "list_agents", args: "", check: exactly(0)},
 	"logs":      {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
@@ -258,6 +261,8 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		return func(ctx context.Context, c *Client) (any, error) { return c.Close(ctx, pos[0]) }, nil
 	case "resume":
 		return func(ctx context.Context, c *Client) (any, error) { return c.Resume(ctx, pos[0]) }, nil
+	case "forget":
+		return func(ctx context.Context, c *Client) (any, error) { return c.Forget(ctx, pos[0]) }, nil
 	case "wait":
 		ms, err := intFlag("timeout-ms")
 		return func(ctx context.Context, c *Client) (any, error) { return c.Wait(ctx, pos, ms) }, err

@@ -149,6 +149,8 @@ func (srv *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/agents/{id}/interrupt", srv.interrupt)
 	mux.HandleFunc("POST /v1/agents/{id}/close", srv.closeAgent)
 	mux.HandleFunc("POST /v1/agents/{id}/resume", srv.resume)
+	mux.HandleFunc("POST /v1/agents/{id}/forget", srv.forget)
+	mux.HandleFunc("GET /v1/agents/{id}/message", srv.message)
 	mux.HandleFunc("GET /v1/agents/{id}/logs", srv.logs)
 	mux.HandleFunc("POST /v1/wait", srv.wait)
 	mux.HandleFunc("GET /v1/events", srv.events)
@@ -207,6 +209,42 @@ func (srv *Server) closeAgent(w http.ResponseWriter, r *http.Request) {
 func (srv *Server) resume(w http.ResponseWriter, r *http.Request) {
 	res, err := srv.ops.Resume(r.Context(), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
+}
+
+func (srv *Server) forget(w http.ResponseWriter, r *http.Request) {
+	res, err := srv.sup.Forget(r.PathValue("id"))
+	reply(w, r, http.StatusOK, res, err)
+}
+
+// message answers the whole message of a submission as plain text.
+func (srv *Server) message(w http.ResponseWriter, r *http.Request) {
+	seq, ok := submissionParam(w, r)
+	if !ok {
+		return
+	}
+	text, err := srv.sup.Message(r.PathValue("id"), seq)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, text)
+}
+
+// submissionParam reads the query's submission number (0 when absent); on
+// a bad one it answers 400 and returns false.
+func submissionParam(w http.ResponseWriter, r *http.Request) (int, bool) {
+	v := r.URL.Query().Get("submission")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid,
+			Message: fmt.Sprintf("submission must be a sequence number (1, 2, …), not %q", v)})
+		return 0, false
+	}
+	return n, true
 }
 
 func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
@@ -283,6 +321,10 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			}
 			if info, ok := srv.sup.Agent(c.AgentID); ok {
 				writeEvent(w, info.Summary)
+				sent = true
+			} else if c.Forgotten {
+				// gone for good (SPEC §10): the status says so
+				writeEvent(w, supervisor.Summary{AgentID: c.AgentID, Status: supervisor.StatusForgotten})
 				sent = true
 			}
 		}

@@ -268,8 +268,8 @@ func TestBodyLimitLeavesRoomForEscaping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, ok := s.Agent(sp.AgentID); !ok || info.LastMessage != msg {
-		t.Fatal("the supervisor did not get the whole message")
+	if whole, err := s.Message(sp.AgentID, 0); err != nil || whole != msg {
+		t.Fatalf("the supervisor did not get the whole message (%d bytes, %v)", len(whole), err)
 	}
 }
 

@@ -141,6 +141,11 @@ type Row struct {
 	Elapsed     time.Duration
 	Usage       string // tokens and cost of all its submissions (presets), "" when none reported
 	Message     string // activity or last message, one clean line
+	// Restored is set for an agent restored from an earlier run (SPEC
+	// §10) that has run nothing since: the time column shows its Age
+	// (since it was last updated) and the row is muted.
+	Restored bool
+	Age      time.Duration
 }
 
 // RowOf builds the row of agent a at time now; stopping says the dashboard
@@ -163,7 +168,27 @@ func RowOf(a supervisor.AgentInfo, now time.Time, stopping bool) Row {
 		r.Message = "→ " + cells.Clean(a.Activity)
 	}
 	r.Usage = Usage(a.Usage)
+	if a.Restored {
+		r.Restored, r.Age = true, max(now.Sub(a.UpdatedAt.Time), 0)
+	}
 	return r
+}
+
+// SymRestored marks the age of an agent restored from an earlier run.
+const SymRestored = "↺"
+
+// Age formats how long ago an agent restored from an earlier run was last
+// updated, in at most six cells: "↺ 42s", "↺ 3m", "↺ 5h", "↺ 12d".
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%s %ds", SymRestored, int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%s %dm", SymRestored, int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%s %dh", SymRestored, int(d/time.Hour))
+	}
+	return fmt.Sprintf("%s %dd", SymRestored, int(d/(24*time.Hour)))
 }
 
 // Usage formats the tokens and cost an agent CLI reported, e.g.

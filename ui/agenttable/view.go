@@ -137,16 +137,20 @@ func (m Model) row(l layout, i int) string {
 	st := StatusText(r, m.frame)
 	subs := strconv.Itoa(r.Submissions)
 	el := Elapsed(r.Elapsed)
+	cell := m.Styles.Cell
+	if r.Restored {
+		el, cell = Age(r.Age), m.Styles.Muted
+	}
 	if i == m.cursor {
 		return m.Styles.Selected.Render(cells.Fit(m.join(l, "›", Short(r.ID), st, subs, el, r.Usage, r.Message), m.width))
 	}
 	// Style the status cell alone; the rest is plain text.
 	var b strings.Builder
 	b.WriteString(cells.Fit("", markW))
-	b.WriteString(m.Styles.Cell.Render(cells.Fit(Short(r.ID), ShortID)))
+	b.WriteString(cell.Render(cells.Fit(Short(r.ID), ShortID)))
 	b.WriteByte(' ')
 	b.WriteString(m.statusStyle(r).Render(cells.Fit(st, l.status)))
 	rest := strings.TrimPrefix(m.join(l, "", "", "", subs, el, r.Usage, r.Message), strings.Repeat(" ", markW+ShortID+1+l.status))
-	b.WriteString(m.Styles.Cell.Render(rest))
+	b.WriteString(cell.Render(rest))
 	return cells.Fit(b.String(), m.width)
 }

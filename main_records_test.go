@@ -1,0 +1,135 @@
+package main
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
+)
+
+// TestServeKilledAndRestartedRestoresItsAgents (SPEC §10): serve with
+// three agents (completed, errored, sleeping) is killed with SIGKILL; the
+// next serve lists all three with honest statuses, the sleep is gone, each
+// one's log reads back, and send to the completed one starts submission 2.
+func TestServeKilledAndRestartedRestoresItsAgents(t *testing.T) {
+	w := newWorkspace(t)
+	p1 := startServe(t, w)
+	var sp supervisor.SpawnResult
+	ctlOK(t, w, &sp, "spawn", "hello")
+	done := sp.AgentID
+	ctlOK(t, w, &sp, "spawn", "fail now")
+	failed := sp.AgentID
+	ctlOK(t, w, &sp, "spawn", "sleep long")
+	slept := sp.AgentID
+	pgid := readPID(t, w, slept)
+	var wr supervisor.WaitResult
+	ctlOK(t, w, &wr, "wait", done)
+	ctlOK(t, w, &wr, "wait", failed)
+	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p1.wait(t)
+	if groupGone(pgid) {
+		t.Fatal("the sleep ended with its host; the test needs it left behind")
+	}
+
+	// The new host runs another command; restored agents keep theirs.
+	p2 := start(t, nil, append([]string{"serve", "--command", "echo other-host", "--grace", "200ms"}, w.flags()...)...)
+	waitListening(t, p2, w.socket)
+	var ls control.ListResult
+	ctlOK(t, w, &ls, "list")
+	want := []struct {
+		id      string
+		status  supervisor.Status
+		lastErr string
+	}{{done, supervisor.StatusCompleted, ""}, {failed, supervisor.StatusErrored, "submission failed with exit code 3"},
+		{slept, supervisor.StatusErrored, "interrupted (host ended)"}}
+	if len(ls.Agents) != 3 {
+		t.Fatalf("list after restart: %+v", ls.Agents)
+	}
+	for i, a := range ls.Agents {
+		if a.AgentID != want[i].id || a.Status != want[i].status || !a.Restored {
+			t.Errorf("agent %d: %s %s restored=%v; want %s %s", i, a.AgentID, a.Status, a.Restored, want[i].id, want[i].status)
+		}
+		ctlOK(t, w, &wr, "wait", a.AgentID)
+		d := wr.Details[a.AgentID]
+		if le := ""; d.LastError != nil && *d.LastError != want[i].lastErr || d.LastError == nil && want[i].lastErr != le {
+			t.Errorf("agent %d: last_error %v, want %q", i, d.LastError, want[i].lastErr)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !groupGone(pgid) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sleep left by the killed host is still alive")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out := ctlOK(t, w, nil, "logs", done); out != "got: hello\n" {
+		t.Errorf("logs of the completed agent: %q", out)
+	}
+	if out := ctlOK(t, w, nil, "logs", failed); out != "oops\n" {
+		t.Errorf("logs of the errored agent: %q", out)
+	}
+	var sr supervisor.SendResult
+	ctlOK(t, w, &sr, "send", done, "again")
+	ctlOK(t, w, &wr, "wait", done)
+	if out := ctlOK(t, w, nil, "logs", done, "--submission", "2"); out != "got: again\n" {
+		t.Errorf("submission 2 ran %q; want the agent's own command", out)
+	}
+
+	// forget: refused while running, then gone for good, also after a
+	// restart; its log stays.
+	ctlOK(t, w, &sr, "send", slept, "sleep again")
+	ctlFails(t, w, "forget failed: agent "+slept+" is running; interrupt or close it before forgetting it", "forget", slept)
+	var st supervisor.StatusResult
+	ctlOK(t, w, &st, "forget", failed)
+	if st.Status != "forgotten" {
+		t.Errorf("forget answered %+v", st)
+	}
+	ctlFails(t, w, "logs failed: agent not found: "+failed, "logs", failed)
+	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p2.wait(t)
+	p3 := startServe(t, w)
+	ctlOK(t, w, &ls, "list")
+	for _, a := range ls.Agents {
+		if a.AgentID == failed {
+			t.Fatal("a forgotten agent came back after a restart")
+		}
+	}
+	if len(ls.Agents) != 2 {
+		t.Errorf("after forget and restart: %d agents, want 2", len(ls.Agents))
+	}
+	_ = p3
+}
+
+// TestRestoreWindowZeroRestoresNothing: --restore-window 0 restores
+// nothing, and a bad value is refused with what to give.
+func TestRestoreWindowZeroRestoresNothing(t *testing.T) {
+	w := newWorkspace(t)
+	p1 := startServe(t, w)
+	var sp supervisor.SpawnResult
+	ctlOK(t, w, &sp, "spawn", "hello")
+	var wr supervisor.WaitResult
+	ctlOK(t, w, &wr, "wait", sp.AgentID)
+	_ = p1.cmd.Process.Signal(syscall.SIGTERM)
+	p1.wait(t)
+	p2 := start(t, nil, append([]string{"serve", "--command", e2eCommand, "--restore-window", "0"}, w.flags()...)...)
+	waitListening(t, p2, w.socket)
+	var ls control.ListResult
+	ctlOK(t, w, &ls, "list")
+	if len(ls.Agents) != 0 {
+		t.Fatalf("--restore-window 0 restored %+v", ls.Agents)
+	}
+	_ = p2.cmd.Process.Signal(syscall.SIGTERM)
+	p2.wait(t)
+	bad := start(t, nil, append([]string{"serve", "--restore-window", "a week"}, w.flags()...)...)
+	code, stderr := bad.wait(t)
+	if code != 2 || !strings.Contains(stderr, `"a week" is not a duration: give days (7d), hours (36h) or 0`) {
+		t.Errorf("bad --restore-window: exit %d, %q", code, stderr)
+	}
+}

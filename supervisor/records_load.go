@@ -1,0 +1,347 @@
+package supervisor
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxReplayRuns bounds how many runs of one directory are replayed when
+// none of them holds a complete checkpoint (journals of a subdash older
+// than records).
+const maxReplayRuns = 200
+
+// loaded is what loadRecords found in the journals of earlier runs.
+type loaded struct {
+	records  []*AgentRecord // not forgotten, oldest first
+	warnings []string       // what could not be restored, in words
+}
+
+// runJournal is one earlier run's journal, parsed.
+type runJournal struct {
+	path     string
+	events   []JournalEvent
+	bad      []int // line numbers that could not be read
+	complete bool  // holds a complete checkpoint (records_restored)
+	last     time.Time
+}
+
+// loadRecords reads the records of working directory dir from the journals
+// of earlier runs under stateDir (all but current, this run's folder):
+// the newest run of dir that holds a complete checkpoint and every later
+// run of dir, replayed oldest first. A submission that was running when
+// its host ended becomes errored, "interrupted (host ended)". It never
+// fails: unreadable lines and runs are skipped and named in warnings.
+func loadRecords(stateDir, dir, current string) loaded {
+	var out loaded
+	entries, err := os.ReadDir(filepath.Join(stateDir, "runs"))
+	if err != nil {
+		if !os.IsNotExist(err) {
+			out.warnings = append(out.warnings, fmt.Sprintf("cannot read earlier runs in %s: %v; no agents were restored", filepath.Join(stateDir, "runs"), err))
+		}
+		return out
+	}
+	// Runs in the order they started (run_started's time; run ids have
+	// whole seconds only), newest first.
+	type candidate struct {
+		path    string
+		started time.Time
+	}
+	var cands []candidate
+	unreadable := 0
+	for _, e := range entries {
+		runDir := filepath.Join(stateDir, "runs", e.Name())
+		if !e.IsDir() || runDir == current {
+			continue
+		}
+		path := filepath.Join(runDir, "journal.jsonl")
+		rdir, started, ok := journalDir(path)
+		switch {
+		case !ok:
+			unreadable++
+		case rdir == dir:
+			cands = append(cands, candidate{path, started})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].started.After(cands[j].started) })
+	var runs []*runJournal
+	for _, c := range cands {
+		rj := parseJournal(c.path)
+		runs = append(runs, rj)
+		if rj.complete || len(runs) >= maxReplayRuns {
+			break
+		}
+	}
+	if unreadable > 0 {
+		out.warnings = append(out.warnings, fmt.Sprintf("%d earlier run(s) under %s have an unreadable journal (first line); their agents, if any were of this directory, were not restored", unreadable, filepath.Join(stateDir, "runs")))
+	}
+	rp := newReplay(dir)
+	for i := len(runs) - 1; i >= 0; i-- {
+		rj := runs[i]
+		for _, ev := range rj.events {
+			rp.apply(ev)
+		}
+		rp.hostEnded(rj.last)
+		if len(rj.bad) > 0 {
+			out.warnings = append(out.warnings, fmt.Sprintf("journal %s: %d unreadable line(s) skipped (%s); the agents they described may be missing a submission or be out of date", rj.path, len(rj.bad), lineList(rj.bad)))
+		}
+	}
+	if rp.otherDir > 0 {
+		out.warnings = append(out.warnings, fmt.Sprintf("%d record(s) of another working directory were found in this directory's journals and not restored here", rp.otherDir))
+	}
+	seen := map[string]bool{}
+	for _, id := range rp.order {
+		if r, ok := rp.byID[id]; ok && !seen[id] {
+			seen[id] = true
+			out.records = append(out.records, r)
+		}
+	}
+	return out
+}
+
+// journalDir returns the working directory and start time named by the
+// first line of a run's journal (run_started); ok is false when it cannot
+// be read.
+func journalDir(path string) (string, time.Time, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
+	if err != nil && err != io.EOF {
+		return "", time.Time{}, false
+	}
+	var ev JournalEvent
+	if json.Unmarshal(line, &ev) != nil || ev.Event != "run_started" {
+		return "", time.Time{}, false
+	}
+	if ev.Dir != "" {
+		return ev.Dir, ev.Time.Time, true
+	}
+	d, ok := strings.CutPrefix(ev.Note, "dir ") // journals of an older subdash
+	return d, ev.Time.Time, ok
+}
+
+// parseJournal parses a journal; unreadable lines (corrupt, or torn by a
+// host that was killed mid-write) are counted by number and skipped.
+func parseJournal(path string) *runJournal {
+	rj := &runJournal{path: path}
+	f, err := os.Open(path)
+	if err != nil {
+		rj.bad = append(rj.bad, 0)
+		return rj
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil {
+		rj.last = fi.ModTime()
+	}
+	r := bufio.NewReaderSize(f, 256<<10)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			break
+		}
+		var ev JournalEvent
+		if json.Unmarshal(line, &ev) != nil || ev.Event == "" {
+			rj.bad = append(rj.bad, n)
+			continue
+		}
+		if ev.Time.After(rj.last) {
+			rj.last = ev.Time.Time
+		}
+		switch ev.Event {
+		case "records_restored":
+			rj.complete = true
+		case "spawned", "sent", "submission_started", "submission_ended", "closed", "resumed", "session", "forgotten", "record":
+			rj.events = append(rj.events, ev)
+		}
+	}
+	return rj
+}
+
+// lineList names up to five line numbers.
+func lineList(ns []int) string {
+	var b strings.Builder
+	b.WriteString("line")
+	if len(ns) > 1 {
+		b.WriteString("s")
+	}
+	for i, n := range ns {
+		if i == 5 {
+			b.WriteString(", …")
+			break
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(" " + strconv.Itoa(n))
+	}
+	return b.String()
+}
+
+// replay rebuilds records from journal events.
+type replay struct {
+	dir      string
+	byID     map[string]*AgentRecord
+	order    []string
+	otherDir int
+}
+
+func newReplay(dir string) *replay {
+	return &replay{dir: dir, byID: map[string]*AgentRecord{}}
+}
+
+// agent returns the record of id, creating it when an event names an agent
+// whose spawn line was lost.
+func (rp *replay) agent(id string, at Time) *AgentRecord {
+	r, ok := rp.byID[id]
+	if !ok {
+		r = &AgentRecord{AgentID: id, Dir: rp.dir, Status: StatusRunning, CreatedAt: at, UpdatedAt: at, Runner: RunnerLocal}
+		rp.byID[id] = r
+		rp.order = append(rp.order, id)
+	}
+	return r
+}
+
+// sub returns submission seq of r, creating it (and placeholders for
+// submissions whose lines were lost, so that seq n stays at index n-1).
+func (rp *replay) sub(r *AgentRecord, seq int, id string, at Time) *SubmissionRecord {
+	if seq < 1 {
+		for i := range r.Submissions {
+			if r.Submissions[i].ID == id {
+				return &r.Submissions[i]
+			}
+		}
+		seq = len(r.Submissions) + 1
+	}
+	for len(r.Submissions) < seq {
+		n := len(r.Submissions) + 1
+		lost := "record lost: its journal line could not be read"
+		r.Submissions = append(r.Submissions, SubmissionRecord{Seq: n, StartedAt: at, EndedAt: at, Status: StatusErrored, LastError: &lost})
+	}
+	s := &r.Submissions[seq-1]
+	if s.ID == "" || s.ID != id && id != "" {
+		*s = SubmissionRecord{ID: id, Seq: seq, StartedAt: at, Status: StatusRunning}
+	}
+	return s
+}
+
+// apply applies one journal event.
+func (rp *replay) apply(ev JournalEvent) {
+	if ev.Event == "record" {
+		r := ev.Record
+		if r == nil || r.AgentID == "" {
+			return
+		}
+		if r.Dir != "" && r.Dir != rp.dir {
+			rp.otherDir++
+			return
+		}
+		if _, ok := rp.byID[r.AgentID]; !ok {
+			rp.order = append(rp.order, r.AgentID)
+		}
+		rp.byID[r.AgentID] = r
+		return
+	}
+	if ev.AgentID == "" {
+		return
+	}
+	if ev.Event == "forgotten" {
+		delete(rp.byID, ev.AgentID)
+		return
+	}
+	r := rp.agent(ev.AgentID, ev.Time)
+	r.UpdatedAt = ev.Time
+	switch ev.Event {
+	case "spawned", "sent":
+		if ev.Event == "spawned" {
+			r.CreatedAt = ev.Time
+			r.Command, r.Preset = ev.Command, ev.Preset
+			if ev.Runner != "" {
+				r.Runner = ev.Runner
+			}
+		}
+		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
+		s.Message = messageHead(ev.Message)
+		s.MessageBytes = len(ev.Message)
+		r.LastMessage = s.Message
+		r.Status = StatusRunning
+	case "submission_started":
+		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
+		s.Command, s.Log = ev.Command, ev.Log
+		if ev.Log != "" {
+			s.MessageFile = msgPathOf(ev.Log)
+		}
+	case "submission_ended":
+		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
+		s.EndedAt, s.Status, s.ExitCode, s.Signal = ev.Time, ev.Status, ev.ExitCode, ev.Signal
+		s.LastError = nil
+		if ev.LastError != "" {
+			le := ev.LastError
+			s.LastError = &le
+		}
+		r.LastError, r.LastOutput = s.LastError, ev.LastOutput
+		if ev.SessionID != "" {
+			r.SessionID = ev.SessionID
+		}
+		if ev.Usage != nil {
+			r.Usage.add(*ev.Usage)
+		}
+		if r.Status == StatusClosed {
+			r.BeforeClose = s.Status
+		} else if s.Seq == len(r.Submissions) {
+			r.Status = s.Status
+		}
+	case "closed":
+		if r.Status != StatusClosed {
+			if n := len(r.Submissions); n == 0 || !r.Submissions[n-1].EndedAt.IsZero() {
+				r.BeforeClose = r.Status
+			}
+			r.Status = StatusClosed
+		}
+	case "resumed":
+		if ev.Status != "" {
+			r.Status = ev.Status
+		}
+	case "session":
+		r.SessionID = ev.SessionID
+	}
+}
+
+// hostEnded ends the submissions that were still running when the host of
+// the run just replayed ended, at its last journal entry (SPEC §10: never
+// restored as running, never as completed).
+func (rp *replay) hostEnded(at time.Time) {
+	for _, r := range rp.byID {
+		n := len(r.Submissions)
+		if n == 0 {
+			if r.Status == StatusRunning {
+				r.Status = StatusErrored
+			}
+			continue
+		}
+		s := &r.Submissions[n-1]
+		if !s.EndedAt.IsZero() {
+			continue
+		}
+		le := interruptedByHostEnd
+		s.EndedAt, s.Status, s.LastError = Time{at}, StatusErrored, &le
+		r.LastError = s.LastError
+		if r.UpdatedAt.Before(at) {
+			r.UpdatedAt = Time{at}
+		}
+		if r.Status == StatusClosed {
+			r.BeforeClose = StatusErrored
+		} else {
+			r.Status = StatusErrored
+		}
+	}
+}

@@ -1,0 +1,250 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// openRun creates the run's folder <StateDir>/runs/<run-id>/ (mode 0700)
+// and its journal. When the state directory cannot be written (read-only,
+// another owner), the run goes to a folder under the temporary directory
+// instead, with a warning saying so: the records of earlier runs are still
+// restored from the state directory, and nothing of this run is lost while
+// it runs (SPEC §10). It fails only when neither can be written.
+func openRun(cfg *Config, runID string) (string, *journal, error) {
+	runDir := filepath.Join(cfg.StateDir, "runs", runID)
+	j, err := createRun(runDir)
+	if err == nil {
+		return runDir, j, nil
+	}
+	fallback := filepath.Join(os.TempDir(), fmt.Sprintf("subdash-%d-state", os.Getuid()), "runs", runID)
+	j, ferr := createRun(fallback)
+	if ferr != nil {
+		return "", nil, fmt.Errorf("cannot create state directory %s: %v; pass a writable --state-dir", runDir, err)
+	}
+	cfg.Warnings = append(cfg.Warnings, fmt.Sprintf(
+		"state directory %s is not writable (%v): this run's logs and journal are in %s, and a later subdash will not restore its agents; fix the permissions or pass a writable --state-dir",
+		cfg.StateDir, errors.Unwrap(err), fallback))
+	return fallback, j, nil
+}
+
+func createRun(runDir string) (*journal, error) {
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		return nil, err
+	}
+	return openJournal(filepath.Join(runDir, "journal.jsonl"))
+}
+
+// restore restores the records of this directory from earlier runs (SPEC
+// §10): those updated within RestoreWindow become agents; the others, up
+// to LogRetention old, are only carried on in this run's checkpoint, so a
+// later host with a wider window still finds them. Restored agents hold no
+// display lines until viewed. What could not be restored is added to the
+// configuration's warnings.
+func (s *Supervisor) restore() {
+	ld := loadRecords(s.cfg.StateDir, s.cfg.Dir, s.runDir)
+	s.cfg.Warnings = append(s.cfg.Warnings, ld.warnings...)
+	now := time.Now()
+	kept, dropped := 0, 0
+	for _, r := range ld.records {
+		age := now.Sub(r.UpdatedAt.Time)
+		switch {
+		case s.cfg.RestoreWindow > 0 && age <= s.cfg.RestoreWindow:
+			a := agentOf(r, s.cfg)
+			s.agents[a.id] = a
+			s.order = append(s.order, a)
+			s.journal.write(JournalEvent{Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
+		case s.cfg.LogRetention <= 0 || age <= s.cfg.LogRetention:
+			kept++
+			s.journal.write(JournalEvent{Event: "record", AgentID: r.AgentID, Record: r})
+		default:
+			dropped++
+		}
+	}
+	s.restored = len(s.order)
+	s.journal.write(JournalEvent{Event: "records_restored", Note: fmt.Sprintf(
+		"restored %d agent(s); kept %d record(s) outside the restore window of %s; dropped %d older than the log retention of %s",
+		s.restored, kept, FormatDuration(s.cfg.RestoreWindow), dropped, FormatDuration(s.cfg.LogRetention))})
+	if s.restored > 0 {
+		s.cfg.Notes = append(s.cfg.Notes, fmt.Sprintf("restored %d agent(s) of this directory from earlier runs (updated within %s)",
+			s.restored, FormatDuration(s.cfg.RestoreWindow)))
+	}
+}
+
+// Restored returns how many agents were restored from earlier runs at
+// start (SPEC §10).
+func (s *Supervisor) Restored() int { return s.restored }
+
+// FormatDuration writes d in days when it is a whole number of days ("7
+// days"), else as time.Duration does; 0 is "0".
+func FormatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == 0:
+		return "0"
+	case d%day == 0 && d/day == 1:
+		return "1 day"
+	case d%day == 0:
+		return fmt.Sprintf("%d days", d/day)
+	}
+	return d.String()
+}
+
+// ParseDuration reads a --restore-window or --log-retention value: a Go
+// duration ("36h", "90m"), a number of days ("7d", "30d"), or "0".
+func ParseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	d, err := time.ParseDuration(v)
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		var days float64
+		days, err = strconv.ParseFloat(n, 64)
+		d = time.Duration(days * float64(24*time.Hour))
+	}
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration: give days (7d), hours (36h) or 0", v)
+	case d < 0:
+		return 0, fmt.Errorf("%q is negative: give days (7d), hours (36h) or 0", v)
+	}
+	return d, nil
+}
+
+// Forget removes agent id from the table and list for good (SPEC §10
+// forget): the journal records it, so a later host does not restore it;
+// its log and message files stay on disk. Errors: "agent not found: <id>";
+// a running agent is refused ("agent <id> is running; interrupt or close it
+// before forgetting it").
+func (s *Supervisor) Forget(id string) (StatusResult, error) {
+	a, unlock, err := s.lockAgent(id)
+	if err != nil {
+		return StatusResult{}, err
+	}
+	defer unlock()
+	s.mu.Lock()
+	if a.running != nil || a.replacing {
+		s.mu.Unlock()
+		return StatusResult{}, &Error{CodeBusy, fmt.Sprintf("agent %s is running; interrupt or close it before forgetting it", a.id)}
+	}
+	if _, ok := s.agents[a.id]; !ok {
+		s.mu.Unlock()
+		return StatusResult{}, errNotFound(id)
+	}
+	delete(s.agents, a.id)
+	for i, o := range s.order {
+		if o == a {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+	for _, sub := range a.subs {
+		if sub.out == nil {
+			continue
+		}
+		for i, o := range s.resident {
+			if o == sub.out {
+				s.resident = append(s.resident[:i], s.resident[i+1:]...)
+				break
+			}
+		}
+	}
+	s.mu.Unlock()
+	s.journal.write(JournalEvent{Event: "forgotten", AgentID: a.id, Note: "its logs stay on disk"})
+	s.hub.publish(Change{AgentID: a.id, Agent: true, Forgotten: true})
+	return StatusResult{AgentID: a.id, Status: StatusForgotten}, nil
+}
+
+// StatusForgotten is the status Forget reports for the agent it removed.
+const StatusForgotten Status = "forgotten"
+
+// Message returns the whole message of submission seq (1-based; 0 = the
+// latest) of agent id, read from its message file beside the log (SPEC
+// §10): resend and edit-and-resend send the whole message, never the cut
+// copy the journal and the JSON results hold. It does file I/O; call it off
+// the UI goroutine. Errors: unknown agent or submission; a message file
+// that is gone when only the head of the message is known.
+func (s *Supervisor) Message(id string, seq int) (string, error) {
+	s.mu.Lock()
+	a, err := s.lookup(id)
+	if err != nil {
+		s.mu.Unlock()
+		return "", err
+	}
+	if seq == 0 {
+		seq = len(a.subs)
+	}
+	if seq < 1 || seq > len(a.subs) {
+		s.mu.Unlock()
+		return "", &Error{CodeNotFound, fmt.Sprintf("agent %s has no submission %d; it has %d", a.id, seq, len(a.subs))}
+	}
+	sub := a.subs[seq-1]
+	path, head, pending := sub.msgPath, sub.message, sub.stdin
+	s.mu.Unlock()
+	if pending != "" {
+		return pending, nil
+	}
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			return string(b), nil
+		}
+		if !strings.Contains(head, "...[truncated: ") {
+			return head, nil
+		}
+		return "", &Error{CodeInternal, fmt.Sprintf("cannot read the whole message of submission %d of agent %s from %s: %v; only its first %d bytes are known", seq, a.id, path, err, maxMessageHead)}
+	}
+	if strings.Contains(head, "...[truncated: ") {
+		return "", &Error{CodeInternal, fmt.Sprintf("the whole message of submission %d of agent %s was not kept on disk; only its first %d bytes are known", seq, a.id, maxMessageHead)}
+	}
+	return head, nil
+}
+
+// writeMessageFile keeps the whole message of sub beside its log file.
+func writeMessageFile(sub *submission, msg string) error {
+	if err := os.MkdirAll(filepath.Dir(sub.msgPath), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(sub.msgPath, []byte(msg), 0o600)
+}
+
+// checkCLI reports, in words, that the agent CLI a restored agent was
+// spawned with is missing now (SPEC §10: it keeps its command or preset
+// whatever the new host's flags). A plain command is checked when its
+// first word is a plain program name; shell syntax is left to the shell.
+// The shell answers, with the submissions' environment and directory, so
+// builtins and PATH count as they will for the submission.
+func checkCLI(a *agent, dir string, env []string) error {
+	var name, what string
+	switch p := a.preset; {
+	case p != nil && p.Name == "builtin":
+		if _, err := os.Stat(p.executable); err != nil {
+			return &Error{CodeInvalid, fmt.Sprintf("agent %s was spawned with the builtin preset of %s, which is gone now (%v); spawn a new agent to continue", a.id, p.executable, err)}
+		}
+		return nil
+	case p != nil:
+		name, what = p.Name, "the "+p.Name+" preset"
+	default:
+		f := strings.Fields(a.command)
+		if len(f) == 0 || strings.ContainsAny(f[0], "=$`'\"\\;|&<>(){}*?[]~") {
+			return nil
+		}
+		name, what = f[0], "the agent command "+a.command
+	}
+	sh := exec.Command("/bin/sh", "-c", `command -v -- "$1" >/dev/null`, "sh", name)
+	sh.Dir, sh.Env = dir, env
+	if sh.Run() != nil {
+		return &Error{CodeInvalid, fmt.Sprintf("agent %s was spawned with %s, but %s is not found now; install it or put it on PATH to continue this agent, or spawn a new one", a.id, what, name)}
+	}
+	return nil
+}
+
+// MessageCut reports whether head, a message as snapshots and records hold
+// it, is only the head of a longer message: Message then gives the whole.
+func MessageCut(head string) bool {
+	return strings.HasSuffix(head, " bytes in all]") && strings.Contains(head, "...[truncated: ")
+}

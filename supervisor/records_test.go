@@ -1,0 +1,490 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostOf returns a function that starts a host (a supervisor) on the same
+// working and state directory each time, as a restarted dashboard, serve
+// or mcp does, shut down when the test ends.
+func hostOf(t *testing.T, command string) (start func(edit ...func(*Config)) *Supervisor, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	start = func(edit ...func(*Config)) *Supervisor {
+		t.Helper()
+		cfg := Config{Command: command, MaxAgents: 4, Dir: dir, StateDir: filepath.Join(dir, ".state"),
+			Grace: 300 * time.Millisecond, Scrollback: DefaultScrollback, Environ: os.Environ(),
+			RestoreWindow: DefaultRestoreWindow, LogRetention: DefaultLogRetention}
+		for _, e := range edit {
+			e(&cfg)
+		}
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { shutdownNow(t, s) })
+		return s
+	}
+	return start, dir
+}
+
+func shutdownNow(t *testing.T, s *Supervisor) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+}
+
+// script answers "ok …" with "fine …", fails "bad …" with exit 3, and
+// sleeps on anything else.
+const script = `read m; case "$m" in ok*) echo "fine $m";; bad*) echo oops >&2; exit 3;; *) sleep 300;; esac`
+
+func summaryOf(t *testing.T, s *Supervisor, id string) Summary {
+	t.Helper()
+	for _, a := range s.List() {
+		if a.AgentID == id {
+			return a
+		}
+	}
+	t.Fatalf("agent %s is not in list", id)
+	return Summary{}
+}
+
+// TestRestoreAfterTheHostEnded: a host that ended while one agent still
+// ran (it was not shut down: its journal ends mid-run) is followed by a
+// new host, which shows all three agents with honest statuses, every
+// submission's output, and continues them.
+func TestRestoreAfterTheHostEnded(t *testing.T) {
+	start, _ := hostOf(t, script)
+	s1 := start()
+	done, failed, slept := spawn(t, s1, "ok one"), spawn(t, s1, "bad two"), spawn(t, s1, "sleep three")
+	waitFinal(t, s1, done)
+	waitFinal(t, s1, failed)
+
+	s2 := start(func(c *Config) { c.Command = "echo the new host's command" })
+	if got := s2.Restored(); got != 3 {
+		t.Fatalf("restored %d agents, want 3", got)
+	}
+	ls := s2.List()
+	if len(ls) != 3 || ls[0].AgentID != done || ls[1].AgentID != failed || ls[2].AgentID != slept {
+		t.Fatalf("list after restart: %+v", ls)
+	}
+	ms := MinWaitTimeoutMS
+	res, err := s2.Wait(context.Background(), []string{done, failed, slept}, &ms)
+	if err != nil || res.TimedOut {
+		t.Fatalf("wait on restored agents: %+v %v", res, err)
+	}
+	want := map[string]struct {
+		status  Status
+		lastErr string
+	}{done: {StatusCompleted, ""}, failed: {StatusErrored, "submission failed with exit code 3"}, slept: {StatusErrored, "interrupted (host ended)"}}
+	for id, w := range want {
+		d := res.Details[id]
+		le := ""
+		if d.LastError != nil {
+			le = *d.LastError
+		}
+		if d.Status != w.status || le != w.lastErr {
+			t.Errorf("%s: restored as %s / %q, want %s / %q", id[:8], d.Status, le, w.status, w.lastErr)
+		}
+		if !summaryOf(t, s2, id).Restored {
+			t.Errorf("%s is not marked restored", id[:8])
+		}
+	}
+	if d := res.Details[done]; d.LastOutput == nil || *d.LastOutput != "fine ok one" {
+		t.Errorf("last_output of the completed agent: %v", d.LastOutput)
+	}
+	if out, err := s2.Logs(done, 1); err != nil || out != "fine ok one\n" {
+		t.Errorf("logs of the completed agent: %q %v", out, err)
+	}
+	if out, err := s2.Logs(failed, 0); err != nil || out != "oops\n" {
+		t.Errorf("logs of the errored agent: %q %v", out, err)
+	}
+	// Display lines are read back on demand only.
+	if w, err := s2.Window(done, 1, 0, 100); err != nil || !w.Evicted {
+		t.Fatalf("a restored submission holds display lines before it is viewed: %+v %v", w, err)
+	}
+	if err := s2.LoadOutput(done, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(t, s2, done); len(got) != 1 || got[0] != "fine ok one" {
+		t.Errorf("lines read back: %q", got)
+	}
+
+	// send continues the agent with the command it was spawned with.
+	r, err := s2.Send(done, "ok again", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := waitFinal(t, s2, done)
+	if d.Status != StatusCompleted || *d.LastOutput != "fine ok again" || *d.LastSubmissionID != r.SubmissionID {
+		t.Fatalf("after send: %s %q", d.Status, *d.LastOutput)
+	}
+	info, _ := s2.Agent(done)
+	if n := len(info.Submissions); n != 2 || info.Submissions[1].Seq != 2 || info.Restored {
+		t.Fatalf("submissions after send: %+v restored=%v", info.Submissions, info.Restored)
+	}
+
+	// A third host sees the second submission too.
+	shutdownNow(t, s2)
+	s3 := start()
+	if out, err := s3.Logs(done, 2); err != nil || out != "fine ok again\n" {
+		t.Errorf("logs of submission 2 after another restart: %q %v", out, err)
+	}
+	if out, err := s3.Logs(done, 1); err != nil || out != "fine ok one\n" {
+		t.Errorf("logs of submission 1 after another restart: %q %v", out, err)
+	}
+}
+
+// TestRestoredCloseAndResume: a closed agent comes back closed, and resume
+// gives it the status it had when it was closed (SPEC §3).
+func TestRestoredCloseAndResume(t *testing.T) {
+	start, _ := hostOf(t, script)
+	s1 := start()
+	id := spawn(t, s1, "bad one")
+	waitFinal(t, s1, id)
+	if _, err := s1.Close(id); err != nil {
+		t.Fatal(err)
+	}
+	shutdownNow(t, s1)
+	s2 := start()
+	if st := summaryOf(t, s2, id).Status; st != StatusClosed {
+		t.Fatalf("restored as %s, want closed", st)
+	}
+	if _, err := s2.Send(id, "ok", false); CodeOf(err) != CodeClosed {
+		t.Fatalf("send to a restored closed agent: %v", err)
+	}
+	if r, err := s2.Resume(id); err != nil || r.Status != StatusErrored {
+		t.Fatalf("resume: %+v %v", r, err)
+	}
+}
+
+// TestRestoreWindow: --restore-window 0 restores nothing but forgets
+// nothing; a record older than the window is not restored, and one inside
+// a wider window is.
+func TestRestoreWindow(t *testing.T) {
+	start, dir := hostOf(t, script)
+	s1 := start()
+	id := spawn(t, s1, "ok")
+	waitFinal(t, s1, id)
+	shutdownNow(t, s1)
+
+	none := start(func(c *Config) { c.RestoreWindow = 0 })
+	if n := len(none.List()); n != 0 || none.Restored() != 0 {
+		t.Fatalf("--restore-window 0 restored %d agents", n)
+	}
+	shutdownNow(t, none)
+	if again := start(); len(again.List()) != 1 {
+		t.Fatal("a host with the default window after one with 0 lost the record")
+	}
+
+	// A record last updated ten days ago, in a journal of its own.
+	old := filepath.Join(dir, ".state", "runs", "20200101T000000Z-aaaaaa")
+	writeJournal(t, old, dir, JournalEvent{Event: "record", Record: &AgentRecord{
+		AgentID: "0ld0ld00-0000-4000-8000-000000000000", Dir: dir, Status: StatusCompleted,
+		CreatedAt: Time{time.Now().Add(-11 * 24 * time.Hour)}, UpdatedAt: Time{time.Now().Add(-10 * 24 * time.Hour)},
+		LastMessage: "an old task", Command: "true"}}, JournalEvent{Event: "records_restored"})
+	newest := old // started last (run_started's time), whatever its name
+	week := start()
+	if n := len(week.List()); n != 0 {
+		t.Fatalf("a record 10 days old was restored with a 7-day window (%d agents)", n)
+	}
+	shutdownNow(t, week)
+	if err := os.RemoveAll(newest); err != nil {
+		t.Fatal(err)
+	}
+	month := start(func(c *Config) { c.RestoreWindow = 30 * 24 * time.Hour })
+	ls := month.List()
+	if len(ls) != 1 || ls[0].LastMessage != "an old task" {
+		t.Fatalf("a 30-day window did not restore the 10-day-old record kept by the 7-day host: %+v", ls)
+	}
+}
+
+// writeJournal writes a run's journal: run_started for dir, then evs.
+func writeJournal(t *testing.T, runDir, dir string, evs ...JournalEvent) string {
+	t.Helper()
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, ev := range append([]JournalEvent{{Event: "run_started", Dir: dir, PID: 1 << 22}}, evs...) {
+		if ev.Time.IsZero() {
+			ev.Time = Time{time.Now()}
+		}
+		line, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(runDir, "journal.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRestoreCorruptJournal: corrupt and truncated lines, records of
+// another directory and a journal of another directory: what can be
+// restored is, what could not is named in a warning, and the new host
+// works.
+func TestRestoreCorruptJournal(t *testing.T) {
+	start, dir := hostOf(t, "echo fresh")
+	runs := filepath.Join(dir, ".state", "runs")
+	a, b := "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002"
+	path := writeJournal(t, filepath.Join(runs, "20261130T100000Z-000001"), dir,
+		JournalEvent{Event: "spawned", AgentID: a, SubmissionID: "a1", Seq: 1, Message: "task a", Command: "echo a"},
+		JournalEvent{Event: "submission_started", AgentID: a, SubmissionID: "a1", Seq: 1, Log: "/nonexistent/1-a1.log"},
+		JournalEvent{Event: "submission_ended", AgentID: a, SubmissionID: "a1", Seq: 1, Status: StatusCompleted},
+		JournalEvent{Event: "spawned", AgentID: b, SubmissionID: "b1", Seq: 1, Message: "task b", Command: "echo b"},
+		JournalEvent{Event: "record", Record: &AgentRecord{AgentID: "cccccccc-0000-4000-8000-000000000003", Dir: "/another/dir", Status: StatusCompleted, UpdatedAt: Time{time.Now()}}},
+	)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a corrupt line, then an event of b, then a line torn by a kill
+	fmt.Fprintf(f, "{not json at all\n")
+	line, _ := json.Marshal(JournalEvent{Time: Time{time.Now()}, Event: "submission_started", AgentID: b, SubmissionID: "b1", Seq: 1, Command: "echo b"})
+	fmt.Fprintf(f, "%s\n{\"time\":\"2026-11-30T10:00:05.000Z\",\"event\":\"submission_en", line)
+	f.Close()
+	// a journal of another directory
+	writeJournal(t, filepath.Join(runs, "20261130T110000Z-000002"), "/some/other/dir",
+		JournalEvent{Event: "spawned", AgentID: "dddddddd-0000-4000-8000-000000000004", Seq: 1, Message: "elsewhere"})
+
+	s := start()
+	ls := s.List()
+	if len(ls) != 2 || ls[0].AgentID != a || ls[1].AgentID != b {
+		t.Fatalf("restored %+v; want agents a and b only", ls)
+	}
+	if ls[0].Status != StatusCompleted || ls[1].Status != StatusErrored {
+		t.Errorf("statuses %s, %s; want completed and errored (interrupted by the host's end)", ls[0].Status, ls[1].Status)
+	}
+	warn := strings.Join(s.Config().Warnings, "\n")
+	for _, w := range []string{path + ": 2 unreadable line(s) skipped (lines 7, 9)", "1 record(s) of another working directory"} {
+		if !strings.Contains(warn, w) {
+			t.Errorf("warnings lack %q:\n%s", w, warn)
+		}
+	}
+	// a's log is gone: said in words, in logs and in the pane
+	if _, err := s.Logs(a, 1); err == nil || !strings.Contains(err.Error(), "is gone") {
+		t.Errorf("logs of a submission whose log file is gone: %v", err)
+	}
+	if err := s.LoadOutput(a, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(t, s, a); len(got) != 1 || !strings.Contains(got[0], "the log file of this submission is gone") {
+		t.Errorf("pane of a submission whose log is gone: %q", got)
+	}
+	// the current run works, and its records are kept
+	id := spawn(t, s, "new")
+	if d := waitFinal(t, s, id); d.Status != StatusCompleted {
+		t.Fatalf("new agent: %s", d.Status)
+	}
+	shutdownNow(t, s)
+	if n := len(start().List()); n != 3 {
+		t.Fatalf("next host restored %d agents, want 3", n)
+	}
+}
+
+// TestUnwritableStateDir: a state directory whose runs cannot be created
+// still lets the host start, with the run in a fallback folder and a
+// warning; earlier records are restored from the state directory.
+func TestUnwritableStateDir(t *testing.T) {
+	start, dir := hostOf(t, script)
+	s1 := start()
+	id := spawn(t, s1, "ok")
+	waitFinal(t, s1, id)
+	shutdownNow(t, s1)
+	runs := filepath.Join(dir, ".state", "runs")
+	if err := os.Chmod(runs, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(runs, 0o700)
+	if probe := filepath.Join(runs, "probe"); os.Mkdir(probe, 0o700) == nil {
+		os.Remove(probe)
+		t.Skip("running as root: a read-only folder is writable to root")
+	}
+	s := start()
+	if !strings.Contains(strings.Join(s.Config().Warnings, "\n"), "is not writable") {
+		t.Errorf("no warning about the state directory: %q", s.Config().Warnings)
+	}
+	if len(s.List()) != 1 {
+		t.Fatal("the record was not restored from a read-only state directory")
+	}
+	n := spawn(t, s, "ok new")
+	if d := waitFinal(t, s, n); d.Status != StatusCompleted {
+		t.Fatalf("spawn with an unwritable state dir: %s", d.Status)
+	}
+	if !strings.HasPrefix(s.RunDir(), os.TempDir()) {
+		t.Errorf("run dir %s is not in the fallback", s.RunDir())
+	}
+	os.RemoveAll(filepath.Dir(filepath.Dir(s.RunDir())))
+}
+
+// TestStateDirRunsIsAFile: as TestUnwritableStateDir, for root too.
+func TestStateDirRunsIsAFile(t *testing.T) {
+	start, dir := hostOf(t, "echo hi")
+	if err := os.MkdirAll(filepath.Join(dir, ".state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".state", "runs"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start()
+	defer os.RemoveAll(filepath.Dir(filepath.Dir(s.RunDir())))
+	warn := strings.Join(s.Config().Warnings, "\n")
+	if !strings.Contains(warn, "is not writable") || !strings.Contains(warn, "cannot read earlier runs") {
+		t.Errorf("warnings: %s", warn)
+	}
+	if d := waitFinal(t, s, spawn(t, s, "x")); d.Status != StatusCompleted {
+		t.Fatalf("spawn: %s", d.Status)
+	}
+}
+
+// TestForget: forget removes a finished agent for good, also after a
+// restart; its logs stay; a running agent is refused.
+func TestForget(t *testing.T) {
+	start, _ := hostOf(t, script)
+	s1 := start()
+	done, busy := spawn(t, s1, "ok"), spawn(t, s1, "sleep")
+	waitFinal(t, s1, done)
+	logPath, _ := s1.LogPath(done, 1)
+	_, err := s1.Forget(busy)
+	if CodeOf(err) != CodeBusy || !strings.Contains(err.Error(), "is running; interrupt or close it before forgetting it") {
+		t.Fatalf("forget of a running agent: %v", err)
+	}
+	if r, err := s1.Forget(done[:8]); err != nil || r.Status != StatusForgotten || r.AgentID != done {
+		t.Fatalf("forget: %+v %v", r, err)
+	}
+	if _, err := s1.Logs(done, 0); CodeOf(err) != CodeNotFound {
+		t.Errorf("logs of a forgotten agent: %v", err)
+	}
+	if len(s1.List()) != 1 {
+		t.Fatal("the forgotten agent is still listed")
+	}
+	if _, err := os.Stat(logPath); err != nil {
+		t.Errorf("the log of a forgotten agent was removed: %v", err)
+	}
+	shutdownNow(t, s1)
+	s2 := start()
+	if ls := s2.List(); len(ls) != 1 || ls[0].AgentID != busy {
+		t.Fatalf("after restart: %+v", ls)
+	}
+}
+
+// TestWholeMessageKept: the whole message is kept beside the log, so a
+// resend after a restart sends all of it; memory keeps a head only.
+func TestWholeMessageKept(t *testing.T) {
+	start, _ := hostOf(t, "wc -c")
+	s1 := start()
+	msg := strings.Repeat("0123456789", 20000) // 200 kB: more than the journal's 64 KiB
+	id := spawn(t, s1, msg)
+	waitFinal(t, s1, id)
+	shutdownNow(t, s1)
+	s2 := start()
+	info, _ := s2.Agent(id)
+	if !MessageCut(info.LastMessage) || len(info.LastMessage) > maxMessageHead+64 {
+		t.Errorf("the snapshot holds %d bytes of the message; want a marked head", len(info.LastMessage))
+	}
+	whole, err := s2.Message(id, 0)
+	if err != nil || whole != msg {
+		t.Fatalf("whole message after restart: %d bytes, %v", len(whole), err)
+	}
+	if _, err := s2.Send(id, whole, false); err != nil {
+		t.Fatal(err)
+	}
+	if d := waitFinal(t, s2, id); *d.LastOutput != "200001" {
+		t.Fatalf("the resent message reached the agent as %s bytes", *d.LastOutput)
+	}
+}
+
+// TestRestoredAgentKeepsItsCommand: a restored agent runs the command it
+// was spawned with, whatever the new host's; when that is missing now,
+// send says so in words.
+func TestRestoredAgentKeepsItsCommand(t *testing.T) {
+	start, dir := hostOf(t, "")
+	cli := filepath.Join(dir, "my-agent-cli")
+	if err := os.WriteFile(cli, []byte("#!/bin/sh\necho from-the-first-cli\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s1 := start(func(c *Config) { c.Command = cli })
+	id := spawn(t, s1, "x")
+	waitFinal(t, s1, id)
+	shutdownNow(t, s1)
+	s2 := start(func(c *Config) { c.Command = "echo from-the-second-host" })
+	if _, err := s2.Send(id, "y", false); err != nil {
+		t.Fatal(err)
+	}
+	if d := waitFinal(t, s2, id); *d.LastOutput != "from-the-first-cli" {
+		t.Fatalf("restored agent ran %q", *d.LastOutput)
+	}
+	shutdownNow(t, s2)
+	if err := os.Remove(cli); err != nil {
+		t.Fatal(err)
+	}
+	s3 := start()
+	_, err := s3.Send(id, "z", false)
+	if err == nil || !strings.Contains(err.Error(), "is not found now") || !strings.Contains(err.Error(), cli) {
+		t.Fatalf("send with the agent's CLI gone: %v", err)
+	}
+	if info, _ := s3.Agent(id); len(info.Submissions) != 2 {
+		t.Fatalf("a refused send left a submission: %d", len(info.Submissions))
+	}
+}
+
+// TestRestoredPresetContinuesTheConversation: with the fake claude and
+// codex CLIs, an agent restored by a new host continues its session
+// (claude --resume <agent id>, codex exec resume <thread id>).
+func TestRestoredPresetContinuesTheConversation(t *testing.T) {
+	fake, err := filepath.Abs("../testdata/fakecli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ preset, again, answer string }{
+		{"claude", "claude -p --output-format stream-json --verbose --resume AGENT", "STUB-REPLY #12: saw 2 user message(s)"},
+		{"codex", "codex exec --json --skip-git-repo-check resume 01a22c75-d518-7a43-8ad2-67959028ffd4 -", ""},
+	} {
+		t.Run(c.preset, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "calls.log")
+			p, err := LookupPreset(c.preset, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			start, _ := hostOf(t, "")
+			env := append(os.Environ(), "PATH="+fake+":"+os.Getenv("PATH"), "FAKECLI_LOG="+log)
+			s1 := start(func(cf *Config) { cf.Preset, cf.Command, cf.Environ = p, p.Describe(), env })
+			id := spawn(t, s1, "hello")
+			d1 := waitFinal(t, s1, id)
+			if d1.Status != StatusCompleted || d1.SessionID == "" {
+				t.Fatalf("first run: %s session %q", d1.Status, d1.SessionID)
+			}
+			shutdownNow(t, s1)
+			s2 := start(func(cf *Config) { cf.Command, cf.Environ = "echo not-a-preset", env })
+			if _, err := s2.Send(id, "and again", false); err != nil {
+				t.Fatal(err)
+			}
+			d2 := waitFinal(t, s2, id)
+			if d2.Status != StatusCompleted || d2.SessionID != d1.SessionID {
+				t.Fatalf("after restart: %s, session %q (was %q), last_error %v", d2.Status, d2.SessionID, d1.SessionID, d2.LastError)
+			}
+			got := calls(t, log)
+			if want := strings.ReplaceAll(c.again, "AGENT", id); len(got) != 2 || got[1] != want {
+				t.Fatalf("calls %q; want the second to be %q", got, want)
+			}
+			if c.answer != "" && !strings.Contains(*d2.LastOutput, c.answer) {
+				t.Errorf("answer %q lacks %q", *d2.LastOutput, c.answer)
+			}
+		})
+	}
+}

@@ -1,0 +1,69 @@
+package ui
+
+import (
+	"fmt"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/ui/agenttable"
+)
+
+// messageMsg carries the whole message of an agent's latest submission,
+// read from its file for resend or edit-and-resend (SPEC §10): snapshots
+// hold only a message's head.
+type messageMsg struct {
+	id   string
+	edit bool // edit-and-resend; else resend
+	text string
+	err  error
+}
+
+// wholeMessageCmd reads the whole latest message of agent id off the UI
+// goroutine.
+func (m Model) wholeMessageCmd(id string, edit bool) tea.Cmd {
+	sup := m.sup
+	return func() tea.Msg {
+		text, err := sup.Message(id, 0)
+		return messageMsg{id: id, edit: edit, text: text, err: err}
+	}
+}
+
+// onMessage resends, or opens the input to edit, the whole message.
+func (m *Model) onMessage(msg messageMsg) tea.Cmd {
+	verb := "resend"
+	if msg.err != nil {
+		m.setFlash(levelError, describe(op(verb), msg.id, msg.err))
+		return nil
+	}
+	if msg.edit {
+		m.openInput(inputEdit, msg.id, msg.text)
+		return nil
+	}
+	return m.send(msg.id, msg.text, verb)
+}
+
+// forget asks, then forgets agent a for good (SPEC §10); a running agent
+// is refused before asking.
+func (m *Model) forget(a supervisor.AgentInfo) tea.Cmd {
+	short := agenttable.Short(a.AgentID)
+	if a.Running() {
+		m.setFlash(levelWarn, "agent "+short+" is running; interrupt (i) or close (c) it before forgetting it")
+		return nil
+	}
+	id := a.AgentID
+	m.ask(fmt.Sprintf("Forget %s for good? It leaves the table and list, also after a restart; its logs stay on disk.", short),
+		"forget", "keep", func(m *Model) tea.Cmd { return m.opCmd(opForget, id, "", false) }, nil)
+	return nil
+}
+
+// restoredCount counts the agents shown as restored from an earlier run.
+func (m Model) restoredCount() int {
+	n := 0
+	for _, a := range m.agents {
+		if a.Restored {
+			n++
+		}
+	}
+	return n
+}

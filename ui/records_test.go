@@ -1,0 +1,60 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// TestForgetKeyAsksThenForgets: x on a finished agent asks, y forgets it
+// (it leaves the table); x on a running agent is refused without asking.
+func TestForgetKeyAsksThenForgets(t *testing.T) {
+	f := threeAgents()
+	h := newHarness(t, f, 120, 30)
+	h.keys("x") // idA runs
+	h.wantScreen("agent 3fa2c1d0 is running; interrupt (i) or close (c) it before forgetting it")
+	h.wantCalls()
+	h.keys("j", "x")
+	h.wantScreen("Forget " + idB[:8] + " for good?")
+	h.keys("n")
+	h.wantCalls()
+	h.keys("x", "y")
+	h.wantCalls("forget " + idB[:8])
+	h.wantScreen("forgot " + idB[:8])
+	if row := h.row(idB); row != "" {
+		t.Fatal("the forgotten agent is still in the table")
+	}
+}
+
+// TestRestoredRowsShowTheirAge: a restored agent's time column shows how
+// long ago it was last updated, and the status line how many were
+// restored; once it runs again it is an agent of this run.
+func TestRestoredRowsShowTheirAge(t *testing.T) {
+	f := threeAgents()
+	b := f.find(idB)
+	b.info.Restored = true
+	b.info.UpdatedAt = supervisor.Time{Time: t0.Add(-3 * time.Hour)}
+	h := newHarness(t, f, 120, 30)
+	if row := h.row(idB); !strings.Contains(row, "↺ 3h") {
+		t.Fatalf("restored row: %q", row)
+	}
+	h.wantScreen("↺ 1 restored")
+	if row := h.row(idC); strings.Contains(row, "↺") {
+		t.Fatalf("an agent of this run shows an age: %q", row)
+	}
+}
+
+// TestResendSendsTheWholeMessage: when the snapshot holds only a message's
+// head, resend and edit-and-resend fetch the whole message first.
+func TestResendSendsTheWholeMessage(t *testing.T) {
+	f := newFake()
+	whole := strings.TrimSpace(strings.Repeat("long task ", 1000))
+	head := whole[:40] + "...[truncated: 10000 bytes in all]"
+	f.add(idB, head, supervisor.StatusCompleted)
+	f.whole = map[string]string{idB: whole}
+	h := newHarness(t, f, 120, 30)
+	h.keys("R")
+	h.wantCalls("message "+idB[:8], "send "+idB[:8]+" \""+whole+"\" interrupt=false")
+}
