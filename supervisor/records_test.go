@@ -488,3 +488,55 @@ func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 		})
 	}
 }
+
+// TestLogRetention: at start, runs of this directory older than
+// --log-retention are removed, saying how much was freed; a run holding a
+// log of a restored agent, a run of another directory and a recent run
+// stay.
+func TestLogRetention(t *testing.T) {
+	start, dir := hostOf(t, "echo kept")
+	runs := filepath.Join(dir, ".state", "runs")
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	age := func(journal string) {
+		if err := os.Chtimes(journal, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// an old run of this directory, with a 1 MB log
+	gone := filepath.Join(runs, "20261001T000000Z-000001")
+	j := writeJournal(t, gone, dir)
+	if err := os.WriteFile(filepath.Join(gone, "big.log"), make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	age(j)
+	// an old run of another directory
+	other := filepath.Join(runs, "20261001T000000Z-000002")
+	age(writeJournal(t, other, "/another/dir"))
+	// an old run holding the log of an agent updated yesterday
+	held := filepath.Join(runs, "20261001T000000Z-000003")
+	age(writeJournal(t, held, dir))
+	writeJournal(t, filepath.Join(runs, "20261130T000000Z-000004"), dir, JournalEvent{Event: "record", Record: &AgentRecord{
+		AgentID: "eeeeeeee-0000-4000-8000-000000000005", Dir: dir, Status: StatusCompleted,
+		CreatedAt: Time{old}, UpdatedAt: Time{time.Now().Add(-24 * time.Hour)}, LastMessage: "long-lived", Command: "true",
+		Submissions: []SubmissionRecord{{ID: "s1", Seq: 1, Log: filepath.Join(held, "eeeeeeee-0000-4000-8000-000000000005", "1-s1.log"), Status: StatusCompleted}},
+	}}, JournalEvent{Event: "records_restored"})
+
+	s := start()
+	for path, want := range map[string]bool{gone: false, other: true, held: true} {
+		if _, err := os.Stat(path); (err == nil) != want {
+			t.Errorf("%s: exists=%v, want %v", filepath.Base(path), err == nil, want)
+		}
+	}
+	note := strings.Join(s.Config().Notes, "\n")
+	if !strings.Contains(note, "removed 1 run(s) older than 30 days (--log-retention) from "+runs+": 1.0 MB freed") {
+		t.Errorf("notes: %s", note)
+	}
+	st := s.Storage()
+	if st.RunsDir != runs || st.Runs != 4 || st.Freed < 1<<20 || st.Removed != 1 || st.Bytes == 0 {
+		t.Errorf("storage: %+v", st)
+	}
+	shutdownNow(t, s)
+	if keepAll := start(func(c *Config) { c.LogRetention = 0 }); len(keepAll.Config().Notes) > 1 {
+		t.Errorf("--log-retention 0 removed something: %q", keepAll.Config().Notes)
+	}
+}

@@ -40,6 +40,7 @@ type Supervisor struct {
 	maxResident int
 	shutdown    bool
 	restored    int           // agents restored from earlier runs at start (SPEC §10)
+	storage     storageCache  // where the logs are and their size (retention.go)
 	stopped     chan struct{} // closed once Shutdown has ended every submission
 	stopOnce    sync.Once
 	cut         chan struct{} // closed by SkipGrace: grace periods end now
@@ -138,6 +139,7 @@ func New(cfg Config) (*Supervisor, error) {
 		stopped: make(chan struct{}), cut: make(chan struct{})}
 	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
 	s.restore()
+	s.removeOldRuns()
 	if note := s.reapOrphans(); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)
 	}

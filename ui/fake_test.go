@@ -229,6 +229,11 @@ func (f *fakeSup) Forget(id string) (supervisor.StatusResult, error) {
 	return supervisor.StatusResult{}, &supervisor.Error{Code: supervisor.CodeNotFound, Message: "agent not found: " + id}
 }
 
+// Storage returns fixed figures.
+func (f *fakeSup) Storage() supervisor.Storage {
+	return supervisor.Storage{RunsDir: "/state/runs", Bytes: 12_300_000, Runs: 3, Retention: 30 * 24 * time.Hour}
+}
+
 // Message returns the whole message set with setWhole, else the snapshot's.
 func (f *fakeSup) Message(id string, seq int) (string, error) {
 	f.mu.Lock()

@@ -76,6 +76,9 @@ func (m Model) helpView(w, h int) []string {
 		lines = append(lines, m.styles.Muted.Render("control socket: "+cells.Clean(p)))
 	}
 	lines = append(lines, m.styles.Muted.Render("agent command: "+cells.Clean(m.cfg.Command)))
+	if l := m.storageLine(); l != "" {
+		lines = append(lines, m.styles.Muted.Render(l))
+	}
 
 	body := h - 2
 	top := max(min(m.helpTop, len(lines)-body), 0)

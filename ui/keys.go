@@ -70,6 +70,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(k, km.Help):
 		m.mode, m.helpTop = modeHelp, 0
+		return m.storageCmd()
 	case key.Matches(k, km.Up, km.Down):
 		m.table, _ = m.table.Update(k)
 		return m.syncLog()

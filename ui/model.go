@@ -125,6 +125,7 @@ type Model struct {
 	pending   string // agent to select once it appears
 	stopN     int    // running submissions being stopped on quit
 	tickFn    func() tea.Cmd
+	storage   supervisor.Storage // where the logs are, for the help overlay
 }
 
 // New returns the dashboard for s, with the agents s has now.
@@ -304,6 +305,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onOpDone(msg)
 	case messageMsg:
 		return m, m.onMessage(msg)
+	case storageMsg:
+		m.storage = supervisor.Storage(msg)
+		return m, nil
 	case loadedMsg:
 		delete(m.loading, msg.key)
 		if msg.err != nil {

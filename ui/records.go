@@ -7,6 +7,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/ui/internal/cells"
 )
 
 // messageMsg carries the whole message of an agent's latest submission,
@@ -66,4 +67,27 @@ func (m Model) restoredCount() int {
 		}
 	}
 	return n
+}
+
+// storageMsg carries where the logs are and how much space they take.
+type storageMsg supervisor.Storage
+
+// storageCmd measures the logs for the help overlay, off the UI goroutine.
+func (m Model) storageCmd() tea.Cmd {
+	sup := m.sup
+	return func() tea.Msg { return storageMsg(sup.Storage()) }
+}
+
+// storageLine says where the logs are and how much space they take, "" until
+// measured.
+func (m Model) storageLine() string {
+	st := m.storage
+	if st.RunsDir == "" {
+		return ""
+	}
+	keep := "kept until removed by hand"
+	if st.Retention > 0 {
+		keep = "runs older than " + supervisor.FormatDuration(st.Retention) + " removed at start"
+	}
+	return fmt.Sprintf("logs: %s · %s in %d run(s) · %s", cells.Clean(st.RunsDir), supervisor.FormatBytes(st.Bytes), st.Runs, keep)
 }

@@ -43,6 +43,9 @@ type Supervisor interface {
 	// Message returns the whole message of submission seq (0 = the
 	// latest): snapshots hold only its head (SPEC §10). It reads a file.
 	Message(id string, seq int) (string, error)
+	// Storage says where the logs are and how much space they take; it
+	// may walk the state directory.
+	Storage() supervisor.Storage
 	Shutdown(ctx context.Context) error
 	// SkipGrace makes the stops in progress kill at once (SIGKILL) instead
 	// of after the grace period: quitting without waiting.

@@ -49,6 +49,10 @@ type Info struct {
 	Command   string `json:"command"`    // the agent command
 	MaxAgents int    `json:"max_agents"` // maximum running agents
 	RunDir    string `json:"run_dir"`    // folder of this run's logs and journal
+	// Logs says where every run's logs are and how much space they take
+	// (SPEC §10); Restored is how many agents were restored at start.
+	Logs     supervisor.Storage `json:"logs"`
+	Restored int                `json:"restored"`
 }
 
 // Local returns the Operations of s, a supervisor in this process.

@@ -41,6 +41,8 @@ ops:
   wait ID... [--timeout-ms N]  wait until one of the agents is final; N defaults
                                to 30000 and is clamped to 10000..300000  (wait)
   list                         every agent's summary, oldest first      (list_agents)
+  info                         the host: pid, directory, agent command, where the
+                               logs are and how much space they take
   logs ID [--submission SEQ] [--raw]
                                output of the latest (or SEQ-th) submission, as
                                plain text, or with --raw the log file's bytes
@@ -57,7 +59,7 @@ Exit status: 0 success; 1 the operation failed, with "<tool> failed: <message>"
 on stderr; 2 usage error.
 `
 
-const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, interrupt, close, resume, forget, wait, list, logs (subdash ctl help)"
+const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, interrupt, close, resume, forget, wait, list, info, logs (subdash ctl help)"
 
 // ctlOp describes one operation of `subdash ctl`.
 type ctlOp struct {
@@ -76,6 +78,7 @@ var ctlOps = map[string]ctlOp{
 	"forget":    {tool: "forget", args: "ID", check: exactly(1)},
 	"wait":      {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: func([]string) string { return "" }},
 	"list":      {tool: "list_agents", args: "", check: exactly(0)},
+	"info":      {tool: "info", args: "", check: exactly(0)},
 	"logs":      {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
 }
 
@@ -268,6 +271,8 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		return func(ctx context.Context, c *Client) (any, error) { return c.Wait(ctx, pos, ms) }, err
 	case "list":
 		return func(ctx context.Context, c *Client) (any, error) { return c.List(ctx) }, nil
+	case "info":
+		return func(ctx context.Context, c *Client) (any, error) { return c.Info(ctx) }, nil
 	case "logs":
 		seq, err := intFlag("submission")
 		if err == nil && seq != nil && *seq < 1 {

@@ -161,7 +161,7 @@ func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 	cfg := srv.sup.Config()
 	writeJSON(w, http.StatusOK, Info{
 		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Command,
-		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(),
+		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: srv.sup.Storage(), Restored: srv.sup.Restored(),
 	})
 }
 

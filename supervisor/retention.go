@@ -1,0 +1,186 @@
+package supervisor
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Log retention (SPEC §10, --log-retention).
+//
+// At start a host removes the runs of its own working directory whose
+// journal was last written more than LogRetention ago, except a run that
+// holds a log of an agent it restored (a record inside the restore window)
+// and a run whose host is still alive. Runs of other directories are left
+// to the hosts of those directories, which know their records.
+
+// Storage says where the logs are and how much space they take.
+type Storage struct {
+	// RunsDir is the folder of every run's logs and journal:
+	// <state-dir>/runs.
+	RunsDir string `json:"runs_dir"`
+	// Bytes is the space the files under RunsDir take, in bytes.
+	Bytes int64 `json:"bytes"`
+	// Runs is the number of runs under RunsDir.
+	Runs int `json:"runs"`
+	// Retention is --log-retention; 0 keeps every run. RetentionDays is
+	// the same in days, for JSON.
+	Retention     time.Duration `json:"-"`
+	RetentionDays float64       `json:"retention_days"`
+	// Freed is what the retention removed at start, in bytes, in Removed
+	// runs.
+	Freed   int64 `json:"freed_bytes"`
+	Removed int   `json:"removed_runs"`
+}
+
+// storageTTL is how long a measured size is reused: measuring walks every
+// log file.
+const storageTTL = 10 * time.Second
+
+// storageCache holds the last measure of the state directory.
+type storageCache struct {
+	mu   sync.Mutex
+	at   time.Time
+	last Storage
+}
+
+// Storage measures where the logs are and how much space they take (at
+// most every 10 s; it walks the runs folder, so call it off the UI
+// goroutine). An unreadable folder counts as empty.
+func (s *Supervisor) Storage() Storage {
+	s.storage.mu.Lock()
+	defer s.storage.mu.Unlock()
+	if !s.storage.at.IsZero() && time.Since(s.storage.at) < storageTTL {
+		return s.storage.last
+	}
+	st := s.storage.last
+	st.RunsDir = filepath.Join(s.cfg.StateDir, "runs")
+	st.Retention = s.cfg.LogRetention
+	st.RetentionDays = s.cfg.LogRetention.Hours() / 24
+	st.Bytes, st.Runs = 0, 0
+	if entries, err := os.ReadDir(st.RunsDir); err == nil {
+		for _, e := range entries {
+			if e.IsDir() {
+				st.Runs++
+				st.Bytes += dirSize(filepath.Join(st.RunsDir, e.Name()))
+			}
+		}
+	}
+	s.storage.at, s.storage.last = time.Now(), st
+	return st
+}
+
+// dirSize sums the sizes of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// removeOldRuns applies --log-retention at start (see the top of this
+// file) and adds a note saying how much was freed, or a warning naming
+// what could not be removed.
+func (s *Supervisor) removeOldRuns() {
+	if s.cfg.LogRetention <= 0 {
+		return
+	}
+	runsDir := filepath.Join(s.cfg.StateDir, "runs")
+	entries, err := os.ReadDir(runsDir)
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{s.runDir: true}
+	for _, a := range s.order {
+		for _, sub := range a.subs {
+			if sub.logPath != "" {
+				keep[filepath.Dir(filepath.Dir(sub.logPath))] = true
+			}
+		}
+	}
+	cutoff := time.Now().Add(-s.cfg.LogRetention)
+	var failed []string
+	for _, e := range entries {
+		runDir := filepath.Join(runsDir, e.Name())
+		if !e.IsDir() || keep[runDir] {
+			continue
+		}
+		journal := filepath.Join(runDir, "journal.jsonl")
+		fi, err := os.Stat(journal)
+		if err != nil || fi.ModTime().After(cutoff) {
+			continue
+		}
+		if dir, _, ok := journalDir(journal); !ok || dir != s.cfg.Dir {
+			continue
+		}
+		if pid := runPID(journal); pid > 0 && processAlive(pid) {
+			continue
+		}
+		size := dirSize(runDir)
+		if err := os.RemoveAll(runDir); err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", runDir, err))
+			continue
+		}
+		s.storage.last.Freed += size
+		s.storage.last.Removed++
+	}
+	if n := s.storage.last.Removed; n > 0 {
+		note := fmt.Sprintf("removed %d run(s) older than %s (--log-retention) from %s: %s freed",
+			n, FormatDuration(s.cfg.LogRetention), runsDir, FormatBytes(s.storage.last.Freed))
+		s.cfg.Notes = append(s.cfg.Notes, note)
+		s.journal.write(JournalEvent{Event: "logs_removed", Note: note})
+	}
+	if len(failed) > 0 {
+		s.cfg.Warnings = append(s.cfg.Warnings, "--log-retention could not remove "+strings.Join(failed, ", "))
+	}
+}
+
+// runPID returns the host pid of a run's journal (run_started), 0 when
+// unknown.
+func runPID(journal string) int {
+	f, err := os.Open(journal)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var b [512]byte
+	n, _ := f.Read(b[:])
+	line, _, _ := strings.Cut(string(b[:n]), "\n")
+	const key = `"pid":`
+	i := strings.Index(line, key)
+	if i < 0 {
+		return 0
+	}
+	pid := 0
+	for _, c := range line[i+len(key):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		pid = pid*10 + int(c-'0')
+	}
+	return pid
+}
+
+// FormatBytes writes n bytes for people: "512 B", "3.4 kB", "12.3 MB",
+// "1.2 GB".
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
