@@ -31,6 +31,7 @@ type dash struct {
 	tmux, server       string
 	dir, state, socket string
 	w, h               int
+	line               string // the pane's command line, for restart
 }
 
 // startDash starts the dashboard at w×h with args (plus --dir, --state-dir
@@ -71,6 +72,7 @@ func startDashIn(t *testing.T, w, h int, options [][]string, env []string, args 
 	// pager still get SIGINT as from any shell.
 	line := fmt.Sprintf("trap : INT; env %s %s %s; echo SUBDASH-EXITED:$?; sleep 3600",
 		strings.Join(envs, " "), dashQuote(binPath), strings.Join(quoted, " "))
+	d.line = line
 	first := line
 	if len(options) > 0 {
 		first = "sleep 3600"

@@ -133,3 +133,30 @@ func TestRestoreWindowZeroRestoresNothing(t *testing.T) {
 		t.Errorf("bad --restore-window: exit %d, %q", code, stderr)
 	}
 }
+
+// TestMCPTakingOverRestoresTheRecords (SPEC §10): subdash mcp drives a
+// serve; the serve ends; the orchestrator's next send_input to the agent
+// it spawned works, on the records mcp restored when it took over, with
+// the agent's own command.
+func TestMCPTakingOverRestoresTheRecords(t *testing.T) {
+	w := newWorkspace(t)
+	serve := startServe(t, w)
+	cs, _, stderr := startMCP(t, nil, append([]string{"--command", "false"}, w.flags()...)...)
+	var sp supervisor.SpawnResult
+	toolOK(t, cs, "spawn_agent", map[string]any{"message": "first"}, &sp)
+	var wr supervisor.WaitResult
+	toolOK(t, cs, "wait", map[string]any{"ids": []string{sp.AgentID}}, &wr)
+	_ = serve.cmd.Process.Signal(syscall.SIGTERM)
+	serve.wait(t)
+
+	var sr supervisor.SendResult
+	toolOK(t, cs, "send_input", map[string]any{"id": sp.AgentID, "message": "second"}, &sr)
+	toolOK(t, cs, "wait", map[string]any{"ids": []string{sp.AgentID}}, &wr)
+	d := wr.Details[sp.AgentID]
+	if d.Status != supervisor.StatusCompleted || *d.LastOutput != "got: second" || *d.LastSubmissionID != sr.SubmissionID {
+		t.Fatalf("after the takeover: %s %q (stderr %s)", d.Status, *d.LastOutput, stderr)
+	}
+	if out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1"); out != "got: first\n" {
+		t.Errorf("submission 1 after the takeover: %q", out)
+	}
+}
