@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -65,7 +66,38 @@ func openJournal(path string) (*journal, error) {
 // journal is read line by line.
 const maxJournalMessage = 64 << 10
 
-func (j *journal) write(ev JournalEvent) {
+func (j *journal) write(ev JournalEvent) { j.writeAll([]JournalEvent{ev}) }
+
+// writeAll appends events in one write (a checkpoint of many records).
+func (j *journal) writeAll(evs []JournalEvent) {
+	if len(evs) == 1 {
+		b := encodeEvent(evs[0])
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if j.f != nil && len(b) > 0 {
+			if _, err := j.f.Write(b); err != nil && j.err == nil {
+				j.err = err
+			}
+		}
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return
+	}
+	w := bufio.NewWriterSize(j.f, 256<<10)
+	for _, ev := range evs {
+		_, _ = w.Write(encodeEvent(ev))
+	}
+	if err := w.Flush(); err != nil && j.err == nil {
+		j.err = err
+	}
+}
+
+// encodeEvent returns ev as one JSON line, its message cut at
+// maxJournalMessage, or nothing when it cannot be encoded.
+func encodeEvent(ev JournalEvent) []byte {
 	if ev.Time.IsZero() {
 		ev.Time = Time{time.Now()}
 	}
@@ -78,17 +110,9 @@ func (j *journal) write(ev JournalEvent) {
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {
-		return
+		return nil
 	}
-	b = append(b, '\n')
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.f == nil {
-		return
-	}
-	if _, err := j.f.Write(b); err != nil && j.err == nil {
-		j.err = err
-	}
+	return append(b, '\n')
 }
 
 func (j *journal) close() error {

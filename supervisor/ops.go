@@ -344,7 +344,12 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		s.stopOnce.Do(func() { close(s.stopped) })
+		s.stopOnce.Do(func() {
+			// every submission ended: later hosts skip this run in their
+			// orphan sweep (endedCleanly)
+			s.journal.write(JournalEvent{Event: "run_ended"})
+			close(s.stopped)
+		})
 		return s.journal.close()
 	case <-ctx.Done():
 		return ctx.Err()

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -43,6 +44,9 @@ func findOrphans(stateDir, current string) []orphan {
 }
 
 func orphansOf(journalPath string) []orphan {
+	if endedCleanly(journalPath) {
+		return nil
+	}
 	f, err := os.Open(journalPath)
 	if err != nil {
 		return nil
@@ -55,6 +59,9 @@ func orphansOf(journalPath string) []orphan {
 		line, err := r.ReadBytes('\n')
 		if len(line) == 0 && err != nil {
 			break
+		}
+		if isRecordLine(line) {
+			continue // a whole record (records.go): no process in it
 		}
 		var ev JournalEvent
 		if json.Unmarshal(line, &ev) != nil {
@@ -124,4 +131,27 @@ func (s *Supervisor) reapOrphans() string {
 		}
 	}()
 	return fmt.Sprintf("terminating %d agent process group(s) left running by an earlier subdash that did not exit cleanly (SIGTERM, SIGKILL after --grace; see the journal)", len(orphans))
+}
+
+// endedCleanly reports whether a run's journal ends with run_ended: its host
+// shut down after every submission ended, so nothing of it can be left.
+// Only the file's tail is read: journals carrying many records are large.
+func endedCleanly(journalPath string) bool {
+	f, err := os.Open(journalPath)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	const tail = 512
+	off := max(fi.Size()-tail, 0)
+	b := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return false
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	return bytes.Contains(lines[len(lines)-1], []byte(`"event":"run_ended"`))
 }

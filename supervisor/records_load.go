@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -344,4 +345,11 @@ func (rp *replay) hostEnded(at time.Time) {
 			r.Status = StatusErrored
 		}
 	}
+}
+
+// isRecordLine reports whether a journal line is a "record" event, without
+// decoding it: the encoder writes "time" then "event" first.
+func isRecordLine(line []byte) bool {
+	head := line[:min(len(line), 64)]
+	return bytes.Contains(head, []byte(`"event":"record"`))
 }

@@ -52,6 +52,7 @@ func (s *Supervisor) restore() {
 	s.cfg.Warnings = append(s.cfg.Warnings, ld.warnings...)
 	now := time.Now()
 	kept, dropped := 0, 0
+	checkpoint := make([]JournalEvent, 0, len(ld.records)+1)
 	for _, r := range ld.records {
 		age := now.Sub(r.UpdatedAt.Time)
 		switch {
@@ -59,18 +60,18 @@ func (s *Supervisor) restore() {
 			a := agentOf(r, s.cfg)
 			s.agents[a.id] = a
 			s.order = append(s.order, a)
-			s.journal.write(JournalEvent{Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
+			checkpoint = append(checkpoint, JournalEvent{Time: Time{now}, Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
 		case s.cfg.LogRetention <= 0 || age <= s.cfg.LogRetention:
 			kept++
-			s.journal.write(JournalEvent{Event: "record", AgentID: r.AgentID, Record: r})
+			checkpoint = append(checkpoint, JournalEvent{Time: Time{now}, Event: "record", AgentID: r.AgentID, Record: r})
 		default:
 			dropped++
 		}
 	}
 	s.restored = len(s.order)
-	s.journal.write(JournalEvent{Event: "records_restored", Note: fmt.Sprintf(
+	s.journal.writeAll(append(checkpoint, JournalEvent{Event: "records_restored", Note: fmt.Sprintf(
 		"restored %d agent(s); kept %d record(s) outside the restore window of %s; dropped %d older than the log retention of %s",
-		s.restored, kept, FormatDuration(s.cfg.RestoreWindow), dropped, FormatDuration(s.cfg.LogRetention))})
+		s.restored, kept, FormatDuration(s.cfg.RestoreWindow), dropped, FormatDuration(s.cfg.LogRetention))}))
 	if s.restored > 0 {
 		s.cfg.Notes = append(s.cfg.Notes, fmt.Sprintf("restored %d agent(s) of this directory from earlier runs (updated within %s)",
 			s.restored, FormatDuration(s.cfg.RestoreWindow)))

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
+)
+
+// BenchmarkRestoredHost (SPEC §10, BENCHMARKS.md): `subdash serve` started
+// on a state directory holding 1,000 agents of 5 submissions each (a
+// checkpoint journal, a log and a message file per submission), against
+// the same with no agents, in the same run. Per start it reports the time
+// from exec to the control socket accepting, the host's VmRSS once it
+// answered `list`, and the time of `list` over the socket (median of 20).
+//
+//	go test -run '^$' -bench BenchmarkRestoredHost -benchtime 10x .
+func BenchmarkRestoredHost(b *testing.B) {
+	for _, agents := range []int{0, 1000} {
+		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
+			base := b.TempDir()
+			dir, state := filepath.Join(base, "work"), filepath.Join(base, "state")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			writeRecords(b, state, dir, agents, 5)
+			var starts, rss, lists []float64
+			for i := 0; i < b.N; i++ {
+				socket := filepath.Join(base, "s.sock")
+				cmd := exec.Command(binPath, "serve", "--command", "cat", "--dir", dir, "--state-dir", state, "--socket", socket)
+				cmd.Env = testEnv()
+				t0 := time.Now()
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				for {
+					if c, err := net.Dial("unix", socket); err == nil {
+						c.Close()
+						break
+					}
+					if time.Since(t0) > 20*time.Second {
+						b.Fatal("serve did not listen")
+					}
+					time.Sleep(time.Millisecond)
+				}
+				starts = append(starts, float64(time.Since(t0).Microseconds())/1000)
+				c := control.NewClient(socket, dir)
+				var each []float64
+				for j := 0; j < 20; j++ {
+					l0 := time.Now()
+					ls, err := c.List(context.Background())
+					if err != nil || len(ls.Agents) != agents {
+						b.Fatalf("list: %d agents, %v", len(ls.Agents), err)
+					}
+					each = append(each, float64(time.Since(l0).Microseconds())/1000)
+				}
+				lists = append(lists, median(each))
+				rss = append(rss, vmRSS(b, cmd.Process.Pid))
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				_ = cmd.Wait()
+			}
+			b.ReportMetric(median(starts), "startup-ms")
+			b.ReportMetric(median(rss), "rss-MiB")
+			b.ReportMetric(median(lists), "list-ms")
+		})
+	}
+}
+
+// writeRecords writes a state directory with one earlier run of dir that
+// holds agents records of subs submissions each, as a host writes them.
+func writeRecords(b *testing.B, state, dir string, agents, subs int) {
+	b.Helper()
+	run := filepath.Join(state, "runs", "20261201T000000Z-bench0")
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(run, "journal.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	now := time.Now().Add(-time.Hour)
+	_ = enc.Encode(supervisor.JournalEvent{Time: supervisor.Time{Time: now}, Event: "run_started", Dir: dir, PID: 1 << 22})
+	out := "a typical answer of an agent, a few lines\nwith a result at the end"
+	for i := 0; i < agents; i++ {
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i, i)
+		r := &supervisor.AgentRecord{AgentID: id, Dir: dir, Status: supervisor.StatusCompleted,
+			CreatedAt: supervisor.Time{Time: now}, UpdatedAt: supervisor.Time{Time: now}, LastOutput: &out,
+			Command: "cat", Runner: "local"}
+		for s := 1; s <= subs; s++ {
+			sid := fmt.Sprintf("%08x-1111-4000-8000-%012d", i, s)
+			log := filepath.Join(run, id, strconv.Itoa(s)+"-"+sid+".log")
+			msg := fmt.Sprintf("task %d of agent %d: look at the parser and fix what the tests say", s, i)
+			if err := os.MkdirAll(filepath.Dir(log), 0o700); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(log, []byte(strings.Repeat(out+"\n", 20)), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(strings.TrimSuffix(log, ".log")+".msg", []byte(msg), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			code := 0
+			r.Submissions = append(r.Submissions, supervisor.SubmissionRecord{ID: sid, Seq: s, Message: msg,
+				MessageBytes: len(msg), MessageFile: strings.TrimSuffix(log, ".log") + ".msg", Command: "cat", Log: log,
+				StartedAt: supervisor.Time{Time: now}, EndedAt: supervisor.Time{Time: now}, Status: supervisor.StatusCompleted, ExitCode: &code})
+			r.LastMessage = msg
+		}
+		_ = enc.Encode(supervisor.JournalEvent{Time: supervisor.Time{Time: now}, Event: "record", AgentID: id, Record: r})
+	}
+	_ = enc.Encode(supervisor.JournalEvent{Time: supervisor.Time{Time: now}, Event: "records_restored"})
+}
+
+// vmRSS returns the resident set of process pid in MiB.
+func vmRSS(b *testing.B, pid int) float64 {
+	b.Helper()
+	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(s), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
