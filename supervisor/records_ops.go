@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -248,4 +250,54 @@ func checkCLI(a *agent, dir string, env []string) error {
 // it, is only the head of a longer message: Message then gives the whole.
 func MessageCut(head string) bool {
 	return strings.HasSuffix(head, " bytes in all]") && strings.Contains(head, "...[truncated: ")
+}
+
+// restoredTranscript returns sub's transcript, and whether it is one of a
+// restored submission of a preset with structured output that was not
+// read back from its log file yet (LoadOutput does).
+func (s *Supervisor) restoredTranscript(id string, sub *submission) (tr *transcriptState, unread bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sub.tr != nil || !sub.restored {
+		return sub.tr, false
+	}
+	a, err := s.lookup(id)
+	return nil, err == nil && a.preset.Structured()
+}
+
+// loadTranscript rebuilds the transcript of a restored submission of a
+// structured preset from its log file (SPEC §10: restored records hold
+// nothing until viewed). The log holds stdout and stderr in one file, so
+// a line of stderr that is not JSON shows as an unparsed line.
+func (s *Supervisor) loadTranscript(id string, sub *submission) {
+	s.mu.Lock()
+	a, err := s.lookup(id)
+	if err != nil || sub.tr != nil || !sub.restored || !a.preset.Structured() {
+		s.mu.Unlock()
+		return
+	}
+	preset := a.preset
+	s.mu.Unlock()
+	tr := newTranscriptState(preset, nil)
+	if f, err := os.Open(sub.logPath); err == nil {
+		r := bufio.NewReaderSize(f, 256<<10)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				tr.line(Stdout, bytes.TrimRight(line, "\r\n"))
+			}
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+	} else {
+		tr.line(Stderr, []byte("subdash: the log file of this submission is gone ("+sub.logPath+"); its transcript cannot be shown"))
+	}
+	tr.outcome() // ends the parse
+	s.mu.Lock()
+	if sub.tr == nil {
+		sub.tr = tr
+	}
+	s.mu.Unlock()
 }

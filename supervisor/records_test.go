@@ -471,6 +471,24 @@ func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 			}
 			shutdownNow(t, s1)
 			s2 := start(func(cf *Config) { cf.Command, cf.Environ = "echo not-a-preset", env })
+			// the first submission's transcript is read back when viewed
+			if w, ok, err := s2.Transcript(id, 1, 0, 100); err != nil || !ok || !w.Evicted {
+				t.Fatalf("transcript before it is viewed: %+v %v %v", w, ok, err)
+			}
+			if err := s2.LoadOutput(id, 1); err != nil {
+				t.Fatal(err)
+			}
+			w, ok, err := s2.Transcript(id, 1, 0, 100)
+			if err != nil || !ok || w.Evicted || len(w.Entries) == 0 {
+				t.Fatalf("transcript read back: %+v %v %v", w, ok, err)
+			}
+			var said []string
+			for _, e := range w.Entries {
+				said = append(said, e.Text)
+			}
+			if first := strings.Join(said, "\n"); !strings.Contains(first, "STUB-REPLY") {
+				t.Errorf("the transcript read back lacks the answer: %q", first)
+			}
 			if _, err := s2.Send(id, "and again", false); err != nil {
 				t.Fatal(err)
 			}

@@ -143,6 +143,9 @@ type TranscriptWindow struct {
 	First, Total int64              // absolute numbers, as for Window
 	Entries      []transcript.Entry // caller-owned copies
 	Pending      string             // assistant text still streaming, not yet an entry
+	// Evicted is true for a submission restored from an earlier run whose
+	// transcript was not read back yet: call LoadOutput (SPEC §10).
+	Evicted bool
 }
 
 // Transcript returns up to n transcript entries of submission seq (0 =
@@ -150,9 +153,16 @@ type TranscriptWindow struct {
 // submission's output is not structured (no preset with a JSON format).
 func (s *Supervisor) Transcript(id string, seq int, from int64, n int) (w TranscriptWindow, ok bool, err error) {
 	sub, err := s.submission(id, seq)
-	if err != nil || sub.tr == nil {
+	if err != nil {
 		return TranscriptWindow{}, false, err
 	}
-	w.First, w.Total, w.Entries, w.Pending = sub.tr.window(from, n)
+	tr, unread := s.restoredTranscript(id, sub)
+	if unread {
+		return TranscriptWindow{Evicted: true}, true, nil
+	}
+	if tr == nil {
+		return TranscriptWindow{}, false, nil
+	}
+	w.First, w.Total, w.Entries, w.Pending = tr.window(from, n)
 	return w, true, nil
 }

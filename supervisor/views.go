@@ -148,6 +148,7 @@ func (s *Supervisor) LoadOutput(id string, seq int) error {
 	if err := sub.out.reload(sub.logPath, s.cfg.Scrollback); err != nil {
 		return err
 	}
+	s.loadTranscript(id, sub)
 	s.mu.Lock()
 	if !sub.endedAt.IsZero() {
 		s.keepResidentLocked(sub.out)

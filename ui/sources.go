@@ -50,7 +50,7 @@ func (s transcriptSource) Page(from int64, n int) (logview.Page, error) {
 	if err != nil || !ok {
 		return logview.Page{}, err
 	}
-	pg := logview.Page{First: w.First, Total: w.Total}
+	pg := logview.Page{First: w.First, Total: w.Total, Evicted: w.Evicted}
 	for _, e := range w.Entries {
 		pg.Items = append(pg.Items, logview.Item{Text: RenderEntry(e, s.styles)})
 	}
