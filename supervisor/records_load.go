@@ -23,6 +23,7 @@ const maxReplayRuns = 200
 type loaded struct {
 	records  []*AgentRecord // not forgotten, oldest first
 	warnings []string       // what could not be restored, in words
+	notes    []string       // what restoring did not do, in words (queued messages)
 }
 
 // runJournal is one earlier run's journal, parsed.
@@ -89,7 +90,7 @@ func loadRecords(stateDir, dir, current string) loaded {
 		for _, ev := range rj.events {
 			rp.apply(ev)
 		}
-		rp.hostEnded(rj.last)
+		out.notes = append(out.notes, rp.hostEnded(rj.last)...)
 		if len(rj.bad) > 0 {
 			out.warnings = append(out.warnings, fmt.Sprintf("journal %s: %d unreadable line(s) skipped (%s); the agents they described may be missing a submission or be out of date", rj.path, len(rj.bad), lineList(rj.bad)))
 		}
@@ -161,7 +162,8 @@ func parseJournal(path string) *runJournal {
 		switch ev.Event {
 		case "records_restored":
 			rj.complete = true
-		case "spawned", "sent", "submission_started", "submission_ended", "closed", "resumed", "session", "forgotten", "record":
+		case "spawned", "sent", "submission_started", "submission_ended", "closed", "resumed", "session", "forgotten", "record",
+			"queued", "queue_dropped":
 			rj.events = append(rj.events, ev)
 		}
 	}
@@ -194,10 +196,13 @@ type replay struct {
 	byID     map[string]*AgentRecord
 	order    []string
 	otherDir int
+	// queued holds the head of a message queued (SPEC §11) and not started
+	// yet, per agent: when the host ends, it is not run.
+	queued map[string]string
 }
 
 func newReplay(dir string) *replay {
-	return &replay{dir: dir, byID: map[string]*AgentRecord{}}
+	return &replay{dir: dir, byID: map[string]*AgentRecord{}, queued: map[string]string{}}
 }
 
 // agent returns the record of id, creating it when an event names an agent
@@ -255,9 +260,16 @@ func (rp *replay) apply(ev JournalEvent) {
 	if ev.AgentID == "" {
 		return
 	}
-	if ev.Event == "forgotten" {
+	switch ev.Event {
+	case "forgotten":
 		delete(rp.byID, ev.AgentID)
+		delete(rp.queued, ev.AgentID)
 		return
+	case "queued":
+		rp.queued[ev.AgentID] = messageHead(ev.Message)
+		return
+	case "queue_dropped", "sent":
+		delete(rp.queued, ev.AgentID)
 	}
 	r := rp.agent(ev.AgentID, ev.Time)
 	r.UpdatedAt = ev.Time
@@ -320,7 +332,18 @@ func (rp *replay) apply(ev JournalEvent) {
 // hostEnded ends the submissions that were still running when the host of
 // the run just replayed ended, at its last journal entry (SPEC §10: never
 // restored as running, never as completed).
-func (rp *replay) hostEnded(at time.Time) {
+//
+// It returns a note for each message that was queued (SPEC §11) when the
+// host ended: such a message is not run by restoring.
+func (rp *replay) hostEnded(at time.Time) []string {
+	var notes []string
+	for id, msg := range rp.queued {
+		if _, ok := rp.byID[id]; ok {
+			notes = append(notes, fmt.Sprintf("agent %s had a message queued when its host ended; it was not run (send it again if it is still wanted): %q", id[:min(8, len(id))], firstLine(msg)))
+		}
+		delete(rp.queued, id)
+	}
+	sort.Strings(notes)
 	for _, r := range rp.byID {
 		n := len(r.Submissions)
 		if n == 0 {
@@ -345,6 +368,7 @@ func (rp *replay) hostEnded(at time.Time) {
 			r.Status = StatusErrored
 		}
 	}
+	return notes
 }
 
 // isRecordLine reports whether a journal line is a "record" event, without
@@ -352,4 +376,13 @@ func (rp *replay) hostEnded(at time.Time) {
 func isRecordLine(line []byte) bool {
 	head := line[:min(len(line), 64)]
 	return bytes.Contains(head, []byte(`"event":"record"`))
+}
+
+// firstLine returns the first line of s, cut at 60 characters.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return s
 }

@@ -52,6 +52,7 @@ func createRun(runDir string) (*journal, error) {
 func (s *Supervisor) restore() {
 	ld := loadRecords(s.cfg.StateDir, s.cfg.Dir, s.runDir)
 	s.cfg.Warnings = append(s.cfg.Warnings, ld.warnings...)
+	s.cfg.Notes = append(s.cfg.Notes, ld.notes...)
 	now := time.Now()
 	kept, dropped := 0, 0
 	checkpoint := make([]JournalEvent, 0, len(ld.records)+1)

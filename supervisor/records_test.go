@@ -558,3 +558,23 @@ func TestLogRetention(t *testing.T) {
 		t.Errorf("--log-retention 0 removed something: %q", keepAll.Config().Notes)
 	}
 }
+
+// TestQueuedMessageIsNotRunAfterTheHostEnded: a message queued (SPEC §11)
+// when the host ended is not run by the next host, and a note says so.
+func TestQueuedMessageIsNotRunAfterTheHostEnded(t *testing.T) {
+	start, dir := hostOf(t, "echo fresh")
+	a := "aaaaaaaa-0000-4000-8000-000000000001"
+	writeJournal(t, filepath.Join(dir, ".state", "runs", "20261130T100000Z-000001"), dir,
+		JournalEvent{Event: "spawned", AgentID: a, SubmissionID: "a1", Seq: 1, Message: "first", Command: "echo a"},
+		JournalEvent{Event: "submission_started", AgentID: a, SubmissionID: "a1", Seq: 1},
+		JournalEvent{Event: "queued", AgentID: a, Message: "the queued one\nsecond line"})
+	s := start()
+	info, ok := s.Agent(a)
+	if !ok || len(info.Submissions) != 1 || info.Status != StatusErrored {
+		t.Fatalf("restored: %+v", info)
+	}
+	note := strings.Join(s.Config().Notes, "\n")
+	if !strings.Contains(note, `agent aaaaaaaa had a message queued when its host ended; it was not run (send it again if it is still wanted): "the queued one"`) {
+		t.Errorf("notes: %s", note)
+	}
+}
