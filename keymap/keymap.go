@@ -23,6 +23,9 @@ type KeyMap struct {
 	Follow, Wrap, Transcript, Pager          key.Binding
 	Search, NextMatch, PrevMatch, ClearMatch key.Binding
 	Help, Quit                               key.Binding
+	// Approvals (SPEC §12): answer the selected agent's oldest pending
+	// tool permission request.
+	Approve, ApproveAlways, Deny key.Binding
 }
 
 // Group is a titled set of bindings, one section of the full help.
@@ -68,6 +71,9 @@ func DefaultKeyMap() KeyMap {
 		ClearMatch:     bind([]string{"esc"}, "esc", "clear search"),
 		Help:           bind([]string{"?"}, "?", "help"),
 		Quit:           bind([]string{"q", "ctrl+c"}, "q", "quit"),
+		Approve:        bind([]string{"y"}, "y", "allow the tool request"),
+		ApproveAlways:  bind([]string{"Y"}, "Y", "allow the tool for the session"),
+		Deny:           bind([]string{"d"}, "d", "deny the tool request (reason optional)"),
 	}
 }
 
@@ -93,6 +99,7 @@ func (k KeyMap) Groups() []Group {
 		{"Log", []key.Binding{k.PrevSubmission, k.NextSubmission, k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch}},
 		{"General", []key.Binding{k.Help, k.Quit}},
+		{"Approvals (--approvals)", []key.Binding{k.Approve, k.ApproveAlways, k.Deny}},
 	}
 }
 

@@ -47,6 +47,7 @@ type Options struct {
 	Scrollback  int           // --scrollback, display lines per submission; 0 = DefaultScrollback
 	AllowNested bool          // --allow-nested
 	Timeout     time.Duration // --timeout per submission; 0 = none
+	Approvals   bool          // --approvals: relay claude's tool permission requests (SPEC §12)
 
 	// RestoreWindow is --restore-window (SPEC §10): records updated within
 	// it are restored at start; nil = DefaultRestoreWindow, 0 = none.
@@ -268,6 +269,10 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 		if err != nil {
 			return err
 		}
+		if o.Approvals && p.Name != "claude" {
+			return errApprovalsPreset("--preset " + p.Name)
+		}
+		p.Approvals = o.Approvals
 		c.Preset = p
 		c.Command = p.Describe()
 		c.CommandSource = SourcePreset
@@ -280,6 +285,9 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 	}
 	if o.PresetArgs != "" {
 		return fmt.Errorf("--preset-args needs --preset")
+	}
+	if o.Approvals {
+		return errApprovalsPreset("a plain agent command")
 	}
 	if cmd := strings.TrimSpace(o.Command); cmd != "" {
 		c.Command, c.CommandSource = cmd, SourceFlag
@@ -301,6 +309,12 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 	c.Command, c.CommandSource = BuiltinCommand(env.Executable), SourceBuiltin
 	c.Notes = append(c.Notes, "memo not found on PATH: using the built-in audit agent; set --command or MEMO_SUBAGENT_COMMAND to use another")
 	return nil
+}
+
+// errApprovalsPreset is the error for --approvals with what, a preset other
+// than claude or a plain command (SPEC §12).
+func errApprovalsPreset(what string) error {
+	return fmt.Errorf("--approvals works with --preset claude only, not with %s: only claude has a headless approval channel; for codex exec use its sandbox and approval policy (--preset-args '--sandbox workspace-write', -c approval_policy=…), for gemini its --approval-mode", what)
 }
 
 // BuiltinCommand returns the command line of the built-in audit agent:

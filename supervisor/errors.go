@@ -21,6 +21,7 @@ const (
 	CodeShutdown   ErrorCode = "shutdown"    // the supervisor is shutting down
 	CodeNested     ErrorCode = "nested"      // a subagent asked for agents of its own without --allow-nested
 	CodeInternal   ErrorCode = "internal"    // I/O failure of ours (state directory, log file)
+	CodeNotPending ErrorCode = "not_pending" // an approval answer for no pending request (SPEC §12)
 )
 
 // Error is the error type of every operation. Its message is exactly the

@@ -27,6 +27,9 @@ type JournalEvent struct {
 	LastError    string `json:"last_error,omitempty"`
 	SessionID    string `json:"session_id,omitempty"`
 	Log          string `json:"log,omitempty"`
+	RequestID    string `json:"request_id,omitempty"` // approval events (SPEC §12)
+	Tool         string `json:"tool,omitempty"`       // approval events
+	Decision     string `json:"decision,omitempty"`   // approval_answered: allow, allow_always, deny
 	Note         string `json:"note,omitempty"`
 	// Dir is the working directory of the run (run_started) (SPEC §10).
 	Dir string `json:"dir,omitempty"`

@@ -44,7 +44,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	}
 	var p *proc
 	if err == nil {
-		p, err = startProcess(sub.command, s.cfg.Dir, s.envFor(a, sub), message, sub.out)
+		p, err = startProcess(sub.command, s.cfg.Dir, s.envFor(a, sub), s.stdinFeed(a, sub, message), sub.out)
 	}
 	if err != nil {
 		_ = sub.out.finish()
@@ -173,6 +173,7 @@ func (s *Supervisor) requestStop(a *agent, sub *submission, reason string) {
 	}
 	s.mu.Unlock()
 	if first {
+		s.denyPending(a, sub, reason)
 		close(sub.stopCh)
 		s.hub.publish(Change{AgentID: a.id, Agent: true})
 	}
@@ -186,6 +187,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	if p != nil {
 		code, sig = p.exitStatus()
 	}
+	s.expirePending(a, sub)
 	var oc *outcome
 	var lastOutput string
 	var used Usage

@@ -16,6 +16,10 @@ type Preset struct {
 	Args string
 	// Format is the CLI's machine-readable output format, "" for plain text.
 	Format string
+	// Approvals relays the CLI's tool permission requests to a person
+	// (--approvals, SPEC §12; claude only): the claude command gets
+	// ApprovalArgs, and stdin carries stream-json until the final result.
+	Approvals bool
 	// executable is this binary's path, for the builtin preset.
 	executable string
 }
@@ -38,6 +42,11 @@ func LookupPreset(name, args, executable string) (*Preset, error) {
 	}
 	return p, nil
 }
+
+// ApprovalArgs are the claude arguments --approvals adds (SPEC §12): the
+// message goes as stream-json on stdin, and tool permission requests come
+// as control requests on stdout, answered on stdin.
+const ApprovalArgs = "--input-format stream-json --permission-prompt-tool stdio"
 
 // Structured reports whether the preset's output is JSON lines to be parsed
 // into a transcript.
@@ -62,6 +71,9 @@ func (p *Preset) CommandFor(agentID, session string) (cmd, sessionID string) {
 	}
 	switch p.Name {
 	case "claude":
+		if p.Approvals {
+			extra = " " + ApprovalArgs + extra
+		}
 		if session != "" {
 			return "claude -p --output-format stream-json --verbose --resume " + shellQuote(session) + extra, session
 		}

@@ -47,9 +47,10 @@ type proc struct {
 }
 
 // startProcess starts command under /bin/sh -c in dir with env, in a new
-// session, writes message and a newline to its stdin from a goroutine and
-// then closes stdin, and feeds stdout and stderr to out until EOF.
-func startProcess(command, dir string, env []string, message string, out *output) (*proc, error) {
+// session, hands its stdin to feed in a goroutine of its own (writeMessage
+// writes the message and a newline, then closes it; SPEC §4), and feeds
+// stdout and stderr to out until EOF.
+func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out *output) (*proc, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("cannot start submission: working directory %s does not exist", dir)
 	}
@@ -80,7 +81,7 @@ func startProcess(command, dir string, env []string, message string, out *output
 	}
 	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, exited: make(chan struct{}), stdin: stdinW, outs: outR,
 		readersDone: make(chan struct{})}
-	go p.writeStdin(message)
+	go feed(stdinW)
 	for s := Stdout; s <= Stderr; s++ {
 		p.readers.Add(1)
 		go p.read(s, out)
@@ -97,12 +98,14 @@ func startProcess(command, dir string, env []string, message string, out *output
 	return p, nil
 }
 
-// writeStdin writes the message and a newline, then closes stdin. A child
-// that exits without reading makes the write fail with EPIPE, which is not
-// an error of ours (SPEC §4).
-func (p *proc) writeStdin(message string) {
-	_, _ = io.WriteString(p.stdin, message+"\n")
-	_ = p.stdin.Close()
+// writeMessage returns the stdin feed that writes message and a newline,
+// then closes stdin. A child that exits without reading makes the write fail
+// with EPIPE, which is not an error of ours (SPEC §4).
+func writeMessage(message string) func(io.WriteCloser) {
+	return func(w io.WriteCloser) {
+		_, _ = io.WriteString(w, message+"\n")
+		_ = w.Close()
+	}
 }
 
 // read feeds stream s to out until EOF. Once drain has set a read deadline,

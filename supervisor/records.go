@@ -47,6 +47,7 @@ type PresetRecord struct {
 	Name       string `json:"name"`
 	Args       string `json:"args,omitempty"`
 	Executable string `json:"executable,omitempty"` // this binary, for the builtin preset
+	Approvals  bool   `json:"approvals,omitempty"`  // --approvals (SPEC §12)
 }
 
 // AgentRecord is an agent's record as the journal keeps it (SPEC §10): what
@@ -117,7 +118,7 @@ func (s *Supervisor) recordLocked(a *agent) *AgentRecord {
 		Submissions: make([]SubmissionRecord, len(a.subs)),
 	}
 	if p := a.preset; p != nil {
-		r.Preset = &PresetRecord{Name: p.Name, Args: p.Args, Executable: p.executable}
+		r.Preset = presetRecord(p)
 	}
 	for i, sub := range a.subs {
 		r.Submissions[i] = SubmissionRecord{
@@ -142,6 +143,7 @@ func agentOf(r *AgentRecord, fallback Config) *agent {
 	}
 	if p := r.Preset; p != nil {
 		if lp, err := LookupPreset(p.Name, p.Args, p.Executable); err == nil {
+			lp.Approvals = p.Approvals && lp.Name == "claude"
 			a.preset = lp
 		}
 	}
@@ -171,5 +173,5 @@ func presetRecord(p *Preset) *PresetRecord {
 	if p == nil {
 		return nil
 	}
-	return &PresetRecord{Name: p.Name, Args: p.Args, Executable: p.executable}
+	return &PresetRecord{Name: p.Name, Args: p.Args, Executable: p.executable, Approvals: p.Approvals}
 }

@@ -72,6 +72,9 @@ type agent struct {
 	preset   *Preset // the preset, or nil
 	runner   string  // where submissions run: "local"
 	restored bool    // the record comes from an earlier run (SPEC §10)
+	// alwaysAllowed are the tools allowed for the rest of the agent's
+	// session by an "allow always" answer (SPEC §12).
+	alwaysAllowed map[string]bool
 }
 
 // submission is one run of the agent command for one message (SPEC §1).
@@ -89,6 +92,9 @@ type submission struct {
 	// newSession is set when an earlier submission ended before the agent
 	// CLI created a session, so this one starts a new conversation (SPEC §8).
 	newSession bool
+	// appr relays tool permission requests (--approvals, SPEC §12); nil
+	// otherwise.
+	appr *approvals
 
 	// Guarded by Supervisor.mu.
 	proc      *proc  // set by launch once the process started
@@ -238,6 +244,7 @@ func (s *Supervisor) summaryLocked(a *agent) Summary {
 		HasLastError:     a.lastError != nil,
 		SessionID:        a.sessionID,
 		Restored:         a.restored,
+		PendingApprovals: pendingLocked(a),
 	}
 }
 
@@ -272,6 +279,9 @@ func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
 	if a.preset.Structured() {
 		sub.tr = newTranscriptState(a.preset, func(id string) { s.onSession(a, sub, id) })
 		sub.out.lineHook = sub.tr.line
+		if a.preset.Approvals {
+			s.newApprovalsLocked(a, sub)
+		}
 	}
 	a.subs = append(a.subs, sub)
 	a.restored = false // an agent of this run now

@@ -23,6 +23,11 @@ type transcriptState struct {
 	events   bool // a stdout line was a JSON event (not a malformed line)
 	session  string
 	onChange func(session string) // called outside mu when the session id becomes known
+	// onControl, when set, gets each control request line (SPEC §12),
+	// outside mu; onFinal is called once, outside mu, after the final event.
+	onControl func(line []byte)
+	onFinal   func()
+	finalSeen bool
 }
 
 func newTranscriptState(p *Preset, onChange func(session string)) *transcriptState {
@@ -51,18 +56,35 @@ func (t *transcriptState) line(s Stream, raw []byte) {
 		return
 	}
 	es := t.parser.Line(raw)
+	control := false
 	for _, e := range es {
 		t.events = t.events || e.Kind != transcript.KindMalformed
+		control = control || e.Kind == transcript.KindApproval || e.Kind == transcript.KindApprovalAnswer
 	}
 	t.appendLocked(es)
 	changed := ""
 	if id := t.parser.SessionID(); id != "" && id != t.session {
 		t.session, changed = id, id
 	}
+	final := !t.finalSeen && t.parser.Outcome().Final
+	t.finalSeen = t.finalSeen || final
 	t.mu.Unlock()
 	if changed != "" && t.onChange != nil {
 		t.onChange(changed)
 	}
+	if control && t.onControl != nil {
+		t.onControl(raw)
+	}
+	if final && t.onFinal != nil {
+		t.onFinal()
+	}
+}
+
+// add appends an entry subdash itself writes (an approval answer).
+func (t *transcriptState) add(e transcript.Entry) {
+	t.mu.Lock()
+	t.appendLocked([]transcript.Entry{e})
+	t.mu.Unlock()
 }
 
 func (t *transcriptState) appendLocked(es []transcript.Entry) {

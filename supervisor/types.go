@@ -83,6 +83,9 @@ type Summary struct {
 	// Restored is true for an agent restored from an earlier run of its
 	// host (SPEC §10).
 	Restored bool `json:"restored,omitempty"`
+	// PendingApprovals are the tool permission requests that wait for an
+	// answer, oldest first (--approvals, SPEC §12); omitted when none.
+	PendingApprovals []PendingApproval `json:"pending_approvals,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

@@ -103,6 +103,9 @@ func (s *Supervisor) infoLocked(a *agent) AgentInfo {
 			info.Activity = act
 			info.Usage.add(u)
 		}
+		if p := info.PendingApprovals; len(p) > 0 {
+			info.Activity = ApprovalActivity(p[0])
+		}
 	}
 	return info
 }

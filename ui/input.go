@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/ui/internal/cells"
 )
 
 // openInput focuses the input line for kind, aimed at agent target and
@@ -21,6 +22,7 @@ func (m *Model) openInput(kind inputKind, target, value string) {
 		inputSend:   "message",
 		inputEdit:   "message",
 		inputSearch: "text to find in the log",
+		inputDeny:   "reason the agent reads (optional); enter denies",
 	}[kind]
 	if kind == inputSearch && m.lastQuery != "" {
 		m.input.Placeholder = "enter: “" + m.lastQuery + "” again"
@@ -47,6 +49,8 @@ func (m Model) inputPrompt() string {
 		return "send " + short + suffix + " › "
 	case inputEdit:
 		return "edit & resend " + short + suffix + " › "
+	case inputDeny:
+		return "deny " + short + " " + cells.Clean(m.denyRequest.Tool+" "+m.denyRequest.Summary) + " › "
 	}
 	return "search › "
 }
@@ -88,6 +92,8 @@ func (m *Model) submit() tea.Cmd {
 		return m.startSearch(text)
 	case inputSpawn:
 		return m.opCmd(opSpawn, "", text, false)
+	case inputDeny:
+		return m.submitDeny(text)
 	}
 	if strings.TrimSpace(text) == "" {
 		m.setFlash(levelError, "send: message must not be empty")

@@ -109,6 +109,9 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 // agentKey handles the keys that act on the selected agent a.
 func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
 	km, id, short := m.keys, a.AgentID, agenttable.Short(a.AgentID)
+	if cmd, ok := m.approvalKey(k, a); ok {
+		return cmd
+	}
 	if a.Status == supervisor.StatusClosed && key.Matches(k, km.Send, km.Resend, km.EditResend) {
 		// Refuse before the input opens: typed text would be lost.
 		m.setFlash(levelWarn, "agent "+short+" is closed; press r to resume it first")

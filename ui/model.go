@@ -35,6 +35,7 @@ const (
 	inputSend
 	inputEdit // edit-and-resend
 	inputSearch
+	inputDeny // the reason of a denial (SPEC §12)
 )
 
 // level is the kind of a message on the message line.
@@ -109,6 +110,7 @@ type Model struct {
 	mode        mode
 	inputKind   inputKind
 	inputTarget string
+	denyRequest supervisor.PendingApproval // the request inputDeny answers
 	confirm     confirmation
 
 	shown     logKey
@@ -308,6 +310,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case storageMsg:
 		m.storage = supervisor.Storage(msg)
 		return m, nil
+	case approvalDoneMsg:
+		return m, m.onApprovalDone(msg)
 	case loadedMsg:
 		delete(m.loading, msg.key)
 		if msg.err != nil {

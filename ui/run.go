@@ -34,6 +34,10 @@ type Supervisor interface {
 	Interrupt(id string) (supervisor.StatusResult, error)
 	Close(id string) (supervisor.StatusResult, error)
 	Resume(id string) (supervisor.StatusResult, error)
+	// Approve and Deny answer the pending tool permission request
+	// requestID of agent id (SPEC §12); see supervisor.Supervisor.Approve.
+	Approve(id, requestID string, always bool) (supervisor.ApprovalResult, error)
+	Deny(id, requestID, message string) (supervisor.ApprovalResult, error)
 	Window(id string, seq int, from int64, n int) (supervisor.Window, error)
 	Transcript(id string, seq int, from int64, n int) (supervisor.TranscriptWindow, bool, error)
 	LoadOutput(id string, seq int) error

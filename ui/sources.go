@@ -131,6 +131,26 @@ func RenderEntry(e transcript.Entry, st theme.Styles) string {
 		return styleLines(st.Error, "✗ ", text)
 	case transcript.KindRetry:
 		return styleLines(st.Retry, "↻ ", text)
+	case transcript.KindApproval:
+		head := "⚠ needs approval: " + clean(e.Tool)
+		if e.Summary != "" {
+			head += "  " + clean(e.Summary)
+		}
+		head += "  (request " + clean(e.ID) + ")"
+		if text != "" {
+			head += "\n" + text
+		}
+		return styleLines(st.Warning, "", head)
+	case transcript.KindApprovalAnswer:
+		style := st.Result
+		if e.IsError {
+			style = st.Error
+		}
+		head := "↳ " + text
+		if e.Tool != "" {
+			head = "↳ " + clean(e.Tool) + " " + clean(e.Summary) + ": " + text
+		}
+		return styleLines(style, "  ", head)
 	case transcript.KindStderr:
 		return styleLines(st.Stderr, "stderr ", text)
 	case transcript.KindResult:

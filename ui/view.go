@@ -260,6 +260,9 @@ func (m Model) statusLine() string {
 	if n := m.restoredCount(); n > 0 {
 		parts = append(parts, st.Muted.Render(fmt.Sprintf("%s %d restored", agenttable.SymRestored, n)))
 	}
+	if n := m.approvalCount(); n > 0 {
+		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d need%s approval", n, map[bool]string{true: "s", false: ""}[n == 1])))
+	}
 	if n := len(m.cfg.Warnings); n > 0 {
 		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))
 	}
@@ -273,8 +276,8 @@ func (m Model) shortHelpLine() string {
 	switch m.mode {
 	case modeInput:
 		k := m.input.KeyMap
-		verb := map[inputKind]string{inputSpawn: "spawn", inputSend: "send", inputEdit: "resend", inputSearch: "search"}[m.inputKind]
-		if a, ok := m.agent(m.inputTarget); ok && a.Running() && m.inputKind != inputSearch {
+		verb := map[inputKind]string{inputSpawn: "spawn", inputSend: "send", inputEdit: "resend", inputSearch: "search", inputDeny: "deny"}[m.inputKind]
+		if a, ok := m.agent(m.inputTarget); ok && a.Running() && m.inputKind != inputSearch && m.inputKind != inputDeny {
 			verb += " (asks to interrupt)"
 		}
 		k.Submit.SetHelp("enter", verb)
@@ -288,6 +291,9 @@ func (m Model) shortHelpLine() string {
 		q.SetHelp("q", "kill them now and quit")
 		b = []key.Binding{q}
 	default:
+		if ab, ok := m.approvalHelp(); ok {
+			return cells.Fit(m.help.ShortHelpView(ab), m.width)
+		}
 		b = m.keys.ShortHelp()
 		// When the line is too narrow, bindings go from the middle: the
 		// first ones (the main actions) and the last two (help and quit)

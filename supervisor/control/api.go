@@ -111,6 +111,16 @@ type (
 		Message   string `json:"message"`
 		Interrupt bool   `json:"interrupt"`
 	}
+	// approveRequest and denyRequest answer a tool permission request
+	// (SPEC §12); an empty request_id means the oldest pending one.
+	approveRequest struct {
+		RequestID string `json:"request_id"`
+		Always    bool   `json:"always"`
+	}
+	denyRequest struct {
+		RequestID string `json:"request_id"`
+		Message   string `json:"message"`
+	}
 	waitRequest struct {
 		IDs       []string   `json:"ids"`
 		TimeoutMS *timeoutMS `json:"timeout_ms,omitempty"` // null: the default
@@ -148,7 +158,7 @@ func httpStatus(code supervisor.ErrorCode) int {
 		return http.StatusNotFound
 	case supervisor.CodeLimit:
 		return http.StatusTooManyRequests
-	case supervisor.CodeBusy, supervisor.CodeClosed, supervisor.CodeNotRunning:
+	case supervisor.CodeBusy, supervisor.CodeClosed, supervisor.CodeNotRunning, supervisor.CodeNotPending:
 		return http.StatusConflict
 	case supervisor.CodeShutdown:
 		return http.StatusServiceUnavailable

@@ -124,6 +124,22 @@ func (c *Client) Message(ctx context.Context, id string, seq int) (string, error
 	return b.String(), err
 }
 
+// Approve allows the pending tool permission request requestID ("" = the
+// oldest) of agent id on the supervisor behind the socket (SPEC §12); with
+// always, its tool stays allowed for the rest of the agent's session.
+func (c *Client) Approve(ctx context.Context, id, requestID string, always bool) (supervisor.ApprovalResult, error) {
+	var res supervisor.ApprovalResult
+	return res, c.do(ctx, http.MethodPost, agentPath(id, "approve"), approveRequest{RequestID: requestID, Always: always}, &res)
+}
+
+// Deny refuses the pending tool permission request requestID ("" = the
+// oldest) of agent id with message ("" = the default reason) on the
+// supervisor behind the socket (SPEC §12).
+func (c *Client) Deny(ctx context.Context, id, requestID, message string) (supervisor.ApprovalResult, error) {
+	var res supervisor.ApprovalResult
+	return res, c.do(ctx, http.MethodPost, agentPath(id, "deny"), denyRequest{RequestID: requestID, Message: message}, &res)
+}
+
 // Wait calls wait (SPEC §3) on the supervisor behind the socket. When ctx
 // ends first, the request is abandoned, the server stops waiting at once,
 // and ctx's error is returned.

@@ -43,6 +43,12 @@ ops:
   list                         every agent's summary, oldest first      (list_agents)
   info                         the host: pid, directory, agent command, where the
                                logs are and how much space they take
+  approve ID [--request RID] [--always]
+                               allow a pending tool permission request of agent ID
+                               (--approvals; without --request: the oldest one);
+                               --always allows its tool for the rest of the session
+  deny ID [--request RID] [--message M]
+                               deny it; M is the reason the agent reads
   logs ID [--submission SEQ] [--raw]
                                output of the latest (or SEQ-th) submission, as
                                plain text, or with --raw the log file's bytes
@@ -59,7 +65,7 @@ Exit status: 0 success; 1 the operation failed, with "<tool> failed: <message>"
 on stderr; 2 usage error.
 `
 
-const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, interrupt, close, resume, forget, wait, list, info, logs (subdash ctl help)"
+const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, interrupt, close, resume, forget, wait, list, info, logs, approve, deny (subdash ctl help)"
 
 // ctlOp describes one operation of `subdash ctl`.
 type ctlOp struct {
@@ -80,6 +86,8 @@ var ctlOps = map[string]ctlOp{
 	"list":      {tool: "list_agents", args: "", check: exactly(0)},
 	"info":      {tool: "info", args: "", check: exactly(0)},
 	"logs":      {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
+	"approve":   {tool: "approve", args: "ID [--request RID] [--always]", flags: []string{"request", "always"}, check: exactly(1)},
+	"deny":      {tool: "deny", args: "ID [--request RID] [--message M]", flags: []string{"request", "message"}, check: exactly(1)},
 }
 
 func exactly(n int) func([]string) string {
@@ -104,8 +112,8 @@ type ctlLine struct {
 
 // valueFlags take a value; boolFlags do not.
 var (
-	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true}
-	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true}
+	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true, "request": true, "message": true}
+	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true}
 )
 
 // parseCtl parses args, accepting flags before, between and after the
@@ -273,6 +281,12 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		return func(ctx context.Context, c *Client) (any, error) { return c.List(ctx) }, nil
 	case "info":
 		return func(ctx context.Context, c *Client) (any, error) { return c.Info(ctx) }, nil
+	case "approve":
+		rid, always := flags["request"], flags["always"] == "true"
+		return func(ctx context.Context, c *Client) (any, error) { return c.Approve(ctx, pos[0], rid, always) }, nil
+	case "deny":
+		rid, msg := flags["request"], flags["message"]
+		return func(ctx context.Context, c *Client) (any, error) { return c.Deny(ctx, pos[0], rid, msg) }, nil
 	case "logs":
 		seq, err := intFlag("submission")
 		if err == nil && seq != nil && *seq < 1 {

@@ -151,6 +151,8 @@ func (srv *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/agents/{id}/resume", srv.resume)
 	mux.HandleFunc("POST /v1/agents/{id}/forget", srv.forget)
 	mux.HandleFunc("GET /v1/agents/{id}/message", srv.message)
+	mux.HandleFunc("POST /v1/agents/{id}/approve", srv.approve)
+	mux.HandleFunc("POST /v1/agents/{id}/deny", srv.deny)
 	mux.HandleFunc("GET /v1/agents/{id}/logs", srv.logs)
 	mux.HandleFunc("POST /v1/wait", srv.wait)
 	mux.HandleFunc("GET /v1/events", srv.events)
@@ -245,6 +247,26 @@ func submissionParam(w http.ResponseWriter, r *http.Request) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// approve answers a tool permission request with allow (SPEC §12).
+func (srv *Server) approve(w http.ResponseWriter, r *http.Request) {
+	var req approveRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := srv.sup.Approve(r.PathValue("id"), req.RequestID, req.Always)
+	reply(w, r, http.StatusOK, res, err)
+}
+
+// deny answers a tool permission request with deny (SPEC §12).
+func (srv *Server) deny(w http.ResponseWriter, r *http.Request) {
+	var req denyRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := srv.sup.Deny(r.PathValue("id"), req.RequestID, req.Message)
+	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {

@@ -99,6 +99,8 @@ func (p *Parser) claudeLine(line []byte) []Entry {
 		return nil
 	case "result":
 		return p.claudeResult(&ev)
+	case "control_request", "control_cancel_request", "control_response":
+		return p.claudeControlLine(line, ev.Type)
 	}
 	return []Entry{unknown(line, ev.Type, ev.Subtype)}
 }

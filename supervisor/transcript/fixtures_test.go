@@ -245,6 +245,8 @@ func TestFixturesOutcome(t *testing.T) {
 		{"gemini-stream-server-down.jsonl", true, false, "3f6a72e1-ab92-4d5e-84f3-3689f1681c6d", "", "[API Error: exception TypeError: fetch failed sending request]"},
 		{"gemini-stream-session1.jsonl", true, true, "0549cb9e-6edf-43a8-9845-533bf51094b6", "STUB-REPLY #2: saw 1 user turn(s)", ""},
 		{"gemini-stream-tooluse.jsonl", true, true, "5f26f264-1ef1-4303-8a19-db3ecaa8b46f", "STUB-REPLY #9: tool finished; response was:", ""},
+		{"claude-stream-approval-allow.jsonl", true, true, "7ba03943-5990-4915-82f6-bc62382f7e4c", "STUB-REPLY #6: tool finished; output was: '(Bash completed with no output)'", ""},
+		{"claude-stream-approval-deny.jsonl", true, true, "dea7eb75-f299-4ff7-be28-ce6c71bf4664", "STUB-REPLY #9: tool finished; output was: 'no'", ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

@@ -1,0 +1,398 @@
+package supervisor
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/subdash/subdash/supervisor/transcript"
+)
+
+// Approvals (SPEC §12): with --approvals, a claude submission's stdin stays
+// open and carries stream-json; each can_use_tool control request the CLI
+// writes becomes a pending approval of the agent until a person answers it
+// (Approve, Deny) or the submission is stopped, which denies it. Nothing is
+// ever allowed without an answer.
+
+// PendingApproval is a tool permission request of an agent that waits for
+// an answer (SPEC §12), as list, the dashboard and viewers show it.
+type PendingApproval struct {
+	// RequestID is the CLI's id of the request; every answer names it.
+	RequestID string `json:"request_id"`
+	// Tool is the tool the agent wants to use, e.g. "Bash".
+	Tool string `json:"tool"`
+	// Summary is the tool input in one line (the command, the file path).
+	Summary string `json:"summary"`
+	// Description is what the CLI says the call does; "" when it says nothing.
+	Description string `json:"description,omitempty"`
+	// SubmissionID is the submission that asked.
+	SubmissionID string `json:"submission_id"`
+	// RequestedAt is when the request arrived.
+	RequestedAt Time `json:"requested_at"`
+}
+
+// ApprovalResult is the result of Approve and Deny: the request answered and
+// how.
+type ApprovalResult struct {
+	AgentID   string `json:"agent_id"`
+	RequestID string `json:"request_id"`
+	Tool      string `json:"tool"`
+	Summary   string `json:"summary"`
+	// Decision is "allow", "allow_always" (the tool is allowed for the rest
+	// of the agent's session) or "deny".
+	Decision string `json:"decision"`
+	// Message is the reason given with a denial, as the agent reads it.
+	Message string `json:"message,omitempty"`
+}
+
+// The decisions of an ApprovalResult.
+const (
+	DecisionAllow       = "allow"
+	DecisionAllowAlways = "allow_always"
+	DecisionDeny        = "deny"
+)
+
+// DefaultDenyMessage is what the agent reads when a denial gives no reason.
+const DefaultDenyMessage = "The user denied this tool use."
+
+// approvals is the approval state of one submission run with --approvals.
+// The fields below stdin are guarded by Supervisor.mu.
+type approvals struct {
+	stdin   *stdinQueue
+	session string // the CLI session the submission runs in
+	// pending are the unanswered requests, oldest first.
+	pending []*approvalRequest
+	// answered says, for every request no longer pending, how it ended
+	// ("allowed", "denied: …"), so a late answer is refused by name.
+	answered map[string]string
+}
+
+type approvalRequest struct {
+	req transcript.ControlRequest
+	at  time.Time
+}
+
+func (r *approvalRequest) info(sub *submission) PendingApproval {
+	return PendingApproval{RequestID: r.req.RequestID, Tool: r.req.Tool, Summary: r.req.Summary,
+		Description: r.req.Description, SubmissionID: sub.id, RequestedAt: Time{r.at}}
+}
+
+// newApprovalsLocked prepares sub to relay approvals: the initialize
+// request and the message as a stream-json user message are queued for its
+// stdin, which stays open until the final result. Call with s.mu held.
+func (s *Supervisor) newApprovalsLocked(a *agent, sub *submission) {
+	q := newStdinQueue()
+	q.write(transcript.ClaudeInitialize("subdash-init-" + sub.id))
+	_, session := a.preset.CommandFor(a.id, a.sessionID)
+	sub.appr = &approvals{stdin: q, session: session, answered: map[string]string{}}
+	sub.tr.onControl = func(line []byte) { s.onControl(a, sub, line) }
+	sub.tr.onFinal = q.close // the CLI ends once its stdin closes
+}
+
+// stdinFeed returns what writes sub's stdin: message and a newline (SPEC
+// §4), or, with approvals, the stream-json queue, after the initialize
+// request the message as a stream-json user message.
+func (s *Supervisor) stdinFeed(a *agent, sub *submission, message string) func(io.WriteCloser) {
+	if sub.appr != nil {
+		sub.appr.stdin.write(transcript.ClaudeUserMessage(message, sub.appr.session))
+		return sub.appr.stdin.run
+	}
+	return writeMessage(message)
+}
+
+// onControl handles a control line of sub's CLI: a can_use_tool request
+// becomes pending (or is answered at once: allowed when an earlier "allow
+// always" covers its tool, denied when the submission is being stopped); a
+// cancellation withdraws a pending request.
+func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
+	c, ok := transcript.ParseClaudeControl(line)
+	if !ok || c.RequestID == "" {
+		return
+	}
+	ap := sub.appr
+	if c.Type == "control_cancel_request" {
+		s.mu.Lock()
+		r := ap.takeLocked(c.RequestID)
+		if r != nil {
+			ap.answered[c.RequestID] = "withdrawn by the agent CLI"
+		}
+		s.mu.Unlock()
+		if r != nil {
+			s.journal.write(JournalEvent{Event: "approval_withdrawn", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+				RequestID: c.RequestID, Tool: r.req.Tool})
+			s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+		}
+		return
+	}
+	if c.Subtype != "can_use_tool" {
+		return
+	}
+	s.mu.Lock()
+	stopping, always := sub.reason, a.alwaysAllowed[c.Tool]
+	switch {
+	case stopping != "":
+		ap.answered[c.RequestID] = "denied: " + stopping
+	case always:
+		ap.answered[c.RequestID] = "allowed: an earlier answer allowed " + c.Tool + " for this agent's session"
+	default:
+		ap.pending = append(ap.pending, &approvalRequest{req: c, at: time.Now()})
+		a.updatedAt = time.Now()
+	}
+	s.mu.Unlock()
+	s.journal.write(JournalEvent{Event: "approval_requested", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+		RequestID: c.RequestID, Tool: c.Tool, Note: c.Summary})
+	switch {
+	case stopping != "":
+		s.answer(a, sub, &approvalRequest{req: c}, DecisionDeny, "subdash: "+stopping, "denied: "+stopping)
+	case always:
+		s.answer(a, sub, &approvalRequest{req: c}, DecisionAllow, "", "allowed: an earlier answer allowed "+c.Tool+" for this agent's session")
+	default:
+		s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+	}
+}
+
+// takeLocked removes the pending request rid and returns it, or nil.
+func (ap *approvals) takeLocked(rid string) *approvalRequest {
+	for i, r := range ap.pending {
+		if r.req.RequestID == rid {
+			ap.pending = append(ap.pending[:i:i], ap.pending[i+1:]...)
+			return r
+		}
+	}
+	return nil
+}
+
+// Approve allows a pending tool permission request of agent id (SPEC §12):
+// requestID names it, "" means the oldest pending one (the result names
+// which). With always, the tool is allowed for the rest of the agent's
+// session: the answer carries a session permission rule for it, and later
+// submissions of the agent get that tool allowed by the same answer.
+// Errors: "agent not found: <id>"; no pending request; a request that was
+// already answered (by another client meanwhile) or never existed; nothing
+// is sent then.
+func (s *Supervisor) Approve(id, requestID string, always bool) (ApprovalResult, error) {
+	decision := DecisionAllow
+	if always {
+		decision = DecisionAllowAlways
+	}
+	return s.decide(id, requestID, decision, "")
+}
+
+// Deny refuses a pending tool permission request of agent id (SPEC §12);
+// message is the reason the agent reads ("" sends DefaultDenyMessage).
+// requestID and the errors are as for Approve. The agent goes on: the CLI
+// hands the denial to the model as the tool's result.
+func (s *Supervisor) Deny(id, requestID, message string) (ApprovalResult, error) {
+	message = strings.TrimSpace(message)
+	if message == "" {
+		message = DefaultDenyMessage
+	}
+	return s.decide(id, requestID, DecisionDeny, message)
+}
+
+func (s *Supervisor) decide(id, requestID, decision, message string) (ApprovalResult, error) {
+	requestID = strings.TrimSpace(requestID)
+	s.mu.Lock()
+	a, err := s.lookup(id)
+	if err != nil {
+		s.mu.Unlock()
+		return ApprovalResult{}, err
+	}
+	sub, r, err := s.findRequestLocked(a, requestID)
+	if err != nil {
+		s.mu.Unlock()
+		return ApprovalResult{}, err
+	}
+	sub.appr.takeLocked(r.req.RequestID)
+	text := "allowed"
+	switch decision {
+	case DecisionAllowAlways:
+		if a.alwaysAllowed == nil {
+			a.alwaysAllowed = map[string]bool{}
+		}
+		a.alwaysAllowed[r.req.Tool] = true
+		text = "allowed " + r.req.Tool + " for the rest of this agent's session"
+	case DecisionDeny:
+		text = "denied: " + message
+	}
+	sub.appr.answered[r.req.RequestID] = text
+	a.updatedAt = time.Now()
+	s.mu.Unlock()
+	s.answer(a, sub, r, decision, message, text)
+	return ApprovalResult{AgentID: a.id, RequestID: r.req.RequestID, Tool: r.req.Tool, Summary: r.req.Summary,
+		Decision: decision, Message: message}, nil
+}
+
+// findRequestLocked finds the pending request rid of a ("" = the oldest
+// pending one), with the errors of Approve. Call with s.mu held.
+func (s *Supervisor) findRequestLocked(a *agent, rid string) (*submission, *approvalRequest, error) {
+	sub := a.running
+	if rid == "" {
+		if sub == nil || sub.appr == nil || len(sub.appr.pending) == 0 {
+			return nil, nil, &Error{CodeNotPending, fmt.Sprintf("agent %s has no pending approval request", a.id)}
+		}
+		return sub, sub.appr.pending[0], nil
+	}
+	if sub != nil && sub.appr != nil {
+		for _, r := range sub.appr.pending {
+			if r.req.RequestID == rid {
+				return sub, r, nil
+			}
+		}
+	}
+	for _, old := range a.subs {
+		if old.appr == nil {
+			continue
+		}
+		if how, ok := old.appr.answered[rid]; ok {
+			return nil, nil, &Error{CodeNotPending, fmt.Sprintf("approval request %s of agent %s is no longer pending (%s); nothing was sent", rid, a.id, how)}
+		}
+	}
+	return nil, nil, &Error{CodeNotFound, fmt.Sprintf("agent %s has no approval request %s", a.id, rid)}
+}
+
+// answer writes the control_response for r on sub's stdin and records it
+// in the transcript and the journal.
+func (s *Supervisor) answer(a *agent, sub *submission, r *approvalRequest, decision, message, text string) {
+	if decision == DecisionDeny {
+		sub.appr.stdin.write(transcript.ClaudeDeny(r.req, message))
+	} else {
+		sub.appr.stdin.write(transcript.ClaudeAllow(r.req, decision == DecisionAllowAlways))
+	}
+	sub.tr.add(transcript.Entry{Kind: transcript.KindApprovalAnswer, Tool: r.req.Tool, ID: r.req.RequestID,
+		Summary: r.req.Summary, Text: text, IsError: decision == DecisionDeny})
+	s.journal.write(JournalEvent{Event: "approval_answered", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+		RequestID: r.req.RequestID, Tool: r.req.Tool, Decision: decision, Note: message})
+	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+}
+
+// denyPending denies every pending request of sub because it is being
+// stopped (interrupt, close, quit, --timeout, host end: reason), then closes
+// its stdin (SPEC §12: nothing is allowed without an answer).
+func (s *Supervisor) denyPending(a *agent, sub *submission, reason string) {
+	if sub.appr == nil {
+		return
+	}
+	s.mu.Lock()
+	pending := sub.appr.pending
+	sub.appr.pending = nil
+	for _, r := range pending {
+		sub.appr.answered[r.req.RequestID] = "denied: " + reason
+	}
+	s.mu.Unlock()
+	for _, r := range pending {
+		s.answer(a, sub, r, DecisionDeny, "subdash: "+reason, "denied: "+reason)
+	}
+	sub.appr.stdin.close()
+}
+
+// expirePending records, when sub ended by itself, that its pending
+// requests were never answered (the CLI failed them when stdin closed).
+func (s *Supervisor) expirePending(a *agent, sub *submission) {
+	if sub.appr == nil {
+		return
+	}
+	s.mu.Lock()
+	pending := sub.appr.pending
+	sub.appr.pending = nil
+	for _, r := range pending {
+		sub.appr.answered[r.req.RequestID] = "the submission ended unanswered"
+	}
+	s.mu.Unlock()
+	for _, r := range pending {
+		s.journal.write(JournalEvent{Event: "approval_expired", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+			RequestID: r.req.RequestID, Tool: r.req.Tool, Note: "the submission ended before an answer"})
+	}
+	sub.appr.stdin.close()
+}
+
+// pendingLocked returns copies of the pending requests of a's running
+// submission, oldest first; nil when none. Call with s.mu held.
+func pendingLocked(a *agent) []PendingApproval {
+	sub := a.running
+	if sub == nil || sub.appr == nil || len(sub.appr.pending) == 0 {
+		return nil
+	}
+	out := make([]PendingApproval, len(sub.appr.pending))
+	for i, r := range sub.appr.pending {
+		out[i] = r.info(sub)
+	}
+	return out
+}
+
+// ApprovalActivity is the activity of an agent whose oldest pending request
+// is p: "needs approval: <tool> <one-line input>" (SPEC §12).
+func ApprovalActivity(p PendingApproval) string {
+	act := "needs approval: " + p.Tool
+	if p.Summary != "" {
+		act += " " + p.Summary
+	}
+	return act
+}
+
+// stdinQueue writes lines to a child's stdin in order from one goroutine
+// (run), so that no caller ever blocks on a child that does not read; close
+// ends it once everything queued was written.
+type stdinQueue struct {
+	mu      sync.Mutex
+	lines   [][]byte
+	closing bool
+	wake    chan struct{}
+}
+
+func newStdinQueue() *stdinQueue { return &stdinQueue{wake: make(chan struct{}, 1)} }
+
+// write queues line (with its newline); after close it is dropped.
+func (q *stdinQueue) write(line []byte) {
+	q.mu.Lock()
+	if !q.closing {
+		q.lines = append(q.lines, line)
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+// close closes stdin once the queued lines are written. Safe to call more
+// than once.
+func (q *stdinQueue) close() {
+	q.mu.Lock()
+	q.closing = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *stdinQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes the queued lines to w until close, then closes w. A write
+// error (the child closed its stdin or exited) drops the rest.
+func (q *stdinQueue) run(w io.WriteCloser) {
+	defer w.Close()
+	for range q.wake {
+		q.mu.Lock()
+		lines, closing := q.lines, q.closing
+		q.lines = nil
+		q.mu.Unlock()
+		for _, l := range lines {
+			if _, err := w.Write(l); err != nil {
+				q.close()
+				return
+			}
+		}
+		if closing {
+			q.mu.Lock()
+			done := len(q.lines) == 0
+			q.mu.Unlock()
+			if done {
+				return
+			}
+			q.signal()
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package ui
+
+import (
+	"fmt"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/ui/internal/cells"
+)
+
+// Approvals in the dashboard (SPEC §12): the request on screen is the
+// oldest pending one of the selected agent, shown in the help line; y, Y and
+// d answer that request, by its id, so an answer never lands on a request
+// that arrived after the user looked.
+
+// approvalDoneMsg reports the end of an answer.
+type approvalDoneMsg struct {
+	id  string
+	res supervisor.ApprovalResult
+	err error
+}
+
+// onScreenApproval returns the request the keys answer: the oldest pending
+// one of the selected agent.
+func (m Model) onScreenApproval() (supervisor.AgentInfo, supervisor.PendingApproval, bool) {
+	a, ok := m.selected()
+	if !ok || len(a.PendingApprovals) == 0 {
+		return a, supervisor.PendingApproval{}, false
+	}
+	return a, a.PendingApprovals[0], true
+}
+
+// approvalKey handles y (allow), Y (allow the tool for the session) and d
+// (deny, with a reason typed in the input line) for agent a. It reports
+// whether k was one of them.
+func (m *Model) approvalKey(k tea.KeyMsg, a supervisor.AgentInfo) (tea.Cmd, bool) {
+	km := m.keys
+	if !key.Matches(k, km.Approve, km.ApproveAlways, km.Deny) {
+		return nil, false
+	}
+	if len(a.PendingApprovals) == 0 {
+		why := "no tool permission request is pending"
+		if !m.cfg.Preset.Structured() || !m.cfg.Preset.Approvals {
+			why += " (approvals need --preset claude --approvals)"
+		}
+		m.setFlash(levelWarn, "agent "+agenttable.Short(a.AgentID)+": "+why)
+		return nil, true
+	}
+	p := a.PendingApprovals[0]
+	switch {
+	case key.Matches(k, km.Deny):
+		m.openInput(inputDeny, a.AgentID, "")
+		m.denyRequest = p
+		m.input.Prompt = m.inputPrompt()
+		return nil, true
+	case key.Matches(k, km.ApproveAlways):
+		return m.answerCmd(a.AgentID, p.RequestID, supervisor.DecisionAllowAlways, ""), true
+	}
+	return m.answerCmd(a.AgentID, p.RequestID, supervisor.DecisionAllow, ""), true
+}
+
+// answerCmd answers request rid of agent id in a command.
+func (m Model) answerCmd(id, rid, decision, message string) tea.Cmd {
+	sup := m.sup
+	return func() tea.Msg {
+		var res supervisor.ApprovalResult
+		var err error
+		if decision == supervisor.DecisionDeny {
+			res, err = sup.Deny(id, rid, message)
+		} else {
+			res, err = sup.Approve(id, rid, decision == supervisor.DecisionAllowAlways)
+		}
+		return approvalDoneMsg{id: id, res: res, err: err}
+	}
+}
+
+// onApprovalDone reports how an answer went on the message line.
+func (m *Model) onApprovalDone(msg approvalDoneMsg) tea.Cmd {
+	short := agenttable.Short(msg.id)
+	if msg.err != nil {
+		m.setFlash(levelError, describe("answer", msg.id, msg.err))
+		return m.snapshotCmd()
+	}
+	r := msg.res
+	what := cells.Clean(r.Tool + " " + r.Summary)
+	switch r.Decision {
+	case supervisor.DecisionAllowAlways:
+		m.setFlash(levelInfo, fmt.Sprintf("%s: allowed %s, and %s for the rest of its session", short, what, cells.Clean(r.Tool)))
+	case supervisor.DecisionDeny:
+		m.setFlash(levelInfo, fmt.Sprintf("%s: denied %s", short, what))
+	default:
+		m.setFlash(levelInfo, fmt.Sprintf("%s: allowed %s", short, what))
+	}
+	return m.snapshotCmd()
+}
+
+// submitDeny sends the denial typed in the input line.
+func (m *Model) submitDeny(reason string) tea.Cmd {
+	return m.answerCmd(m.inputTarget, m.denyRequest.RequestID, supervisor.DecisionDeny, reason)
+}
+
+// approvalHelp is the help line while the selected agent waits for an
+// answer: the request on screen and the keys that answer it.
+func (m Model) approvalHelp() ([]key.Binding, bool) {
+	a, p, ok := m.onScreenApproval()
+	if !ok {
+		return nil, false
+	}
+	km := m.keys
+	allow, always, deny := km.Approve, km.ApproveAlways, km.Deny
+	what := cells.Clean(p.Tool + " " + p.Summary)
+	if n := len(a.PendingApprovals); n > 1 {
+		what += fmt.Sprintf(" (1 of %d)", n)
+	}
+	allow.SetHelp("y", "allow "+what)
+	always.SetHelp("Y", "allow "+cells.Clean(p.Tool)+" for the session")
+	deny.SetHelp("d", "deny")
+	return []key.Binding{allow, always, deny, km.Help, km.Quit}, true
+}
+
+// approvalCount counts the pending requests of every agent, for the status
+// line.
+func (m Model) approvalCount() int {
+	n := 0
+	for _, a := range m.agents {
+		n += len(a.PendingApprovals)
+	}
+	return n
+}

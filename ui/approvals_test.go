@@ -1,0 +1,121 @@
+package ui
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// Approve answers a pending request of the fake (SPEC §12): like the
+// supervisor, a request that is no longer pending is an error.
+func (f *fakeSup) Approve(id, requestID string, always bool) (supervisor.ApprovalResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("approve %s %s always=%v", id[:8], requestID, always)
+	return f.answer(id, requestID, map[bool]string{true: supervisor.DecisionAllowAlways, false: supervisor.DecisionAllow}[always], "")
+}
+
+// Deny refuses a pending request of the fake.
+func (f *fakeSup) Deny(id, requestID, message string) (supervisor.ApprovalResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("deny %s %s %q", id[:8], requestID, message)
+	return f.answer(id, requestID, supervisor.DecisionDeny, message)
+}
+
+func (f *fakeSup) answer(id, rid, decision, message string) (supervisor.ApprovalResult, error) {
+	a := f.find(id)
+	for i, p := range a.info.PendingApprovals {
+		if p.RequestID == rid {
+			a.info.PendingApprovals = append(a.info.PendingApprovals[:i:i], a.info.PendingApprovals[i+1:]...)
+			return supervisor.ApprovalResult{AgentID: id, RequestID: rid, Tool: p.Tool, Summary: p.Summary, Decision: decision, Message: message}, nil
+		}
+	}
+	return supervisor.ApprovalResult{}, &supervisor.Error{Code: supervisor.CodeNotPending,
+		Message: fmt.Sprintf("approval request %s of agent %s is no longer pending (allowed); nothing was sent", rid, id)}
+}
+
+// ask adds a pending request to agent id of the fake.
+func (f *fakeSup) ask(id, rid, tool, summary string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := f.find(id)
+	a.info.PendingApprovals = append(a.info.PendingApprovals, supervisor.PendingApproval{RequestID: rid, Tool: tool, Summary: summary})
+	a.info.Activity = supervisor.ApprovalActivity(a.info.PendingApprovals[0])
+}
+
+func approvalsFake() *fakeSup {
+	f := threeAgents()
+	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude", Approvals: true}
+	f.ask(idA, "req-1", "Bash", "touch FILE")
+	f.ask(idA, "req-2", "Write", "notes.md")
+	return f
+}
+
+func TestApprovalOnScreen(t *testing.T) {
+	h := newHarness(t, approvalsFake(), 140, 30)
+	h.wantScreen("y allow Bash touch FILE (1 of 2)")
+	h.wantScreen("Y allow Bash for the session")
+	h.wantScreen("d deny")
+	h.wantScreen("⚠ 2 need approval")
+	h.wantScreen("→ needs approval: Ba")
+	// Another agent selected: its help line, no request on screen.
+	h.keys("j")
+	h.noScreen("y allow")
+	h.keys("y")
+	h.wantScreen("agent 7b9e4c21: no tool permission request is pending")
+	h.wantCalls()
+}
+
+func TestApprovalKeysAnswerTheRequestOnScreen(t *testing.T) {
+	f := approvalsFake()
+	h := newHarness(t, f, 140, 30)
+	h.keys("y")
+	h.wantCalls("approve 3fa2c1d0 req-1 always=false")
+	h.wantScreen("3fa2c1d0: allowed Bash touch FILE")
+	h.sync(idA)
+	h.wantScreen("y allow Write notes.md")
+	h.noScreen("(1 of")
+	h.wantScreen("⚠ 1 needs approval")
+	h.keys("Y")
+	h.wantCalls("approve 3fa2c1d0 req-1 always=false", "approve 3fa2c1d0 req-2 always=true")
+	h.wantScreen("and Write for the rest of its session")
+	h.sync(idA)
+	h.noScreen("need approval")
+	h.noScreen("needs approval ")
+}
+
+func TestDenyWithReason(t *testing.T) {
+	f := approvalsFake()
+	h := newHarness(t, f, 140, 30)
+	h.keys("d")
+	h.wantScreen("deny 3fa2c1d0 Bash touch FILE › ")
+	// A request that arrives meanwhile does not change what d answers.
+	f.ask(idA, "req-0", "Read", "/etc/passwd")
+	h.sync(idA)
+	h.typeText("use a temp dir")
+	h.keys("enter")
+	h.wantCalls(`deny 3fa2c1d0 req-1 "use a temp dir"`)
+	h.wantScreen("3fa2c1d0: denied Bash touch FILE")
+
+	// Esc cancels without answering; enter alone denies without a reason.
+	h.sync(idA)
+	h.keys("d", "esc", "d", "enter")
+	h.wantCalls(`deny 3fa2c1d0 req-1 "use a temp dir"`, `deny 3fa2c1d0 req-2 ""`)
+}
+
+func TestStaleAnswerIsAnError(t *testing.T) {
+	f := approvalsFake()
+	h := newHarness(t, f, 140, 30)
+	// Answered elsewhere (ctl, a viewer) after this screen last drew.
+	if _, err := f.Approve(idA, "req-1", false); err != nil {
+		t.Fatal(err)
+	}
+	h.keys("y")
+	h.wantScreen("answer: approval request req-1 of agent 3fa2c1d0 is no longer pending")
+	// It was not applied to the next request.
+	h.wantCalls("approve 3fa2c1d0 req-1 always=false", "approve 3fa2c1d0 req-1 always=false")
+	h.sync(idA)
+	h.wantScreen("y allow Write notes.md")
+}
