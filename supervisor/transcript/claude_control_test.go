@@ -71,7 +71,7 @@ func TestClaudeApprovalRecordings(t *testing.T) {
 			in := bytes.Split(bytes.TrimSpace(sent), []byte("\n"))
 			var user struct {
 				Message struct{ Content string } `json:"message"`
-				Session string                  `json:"session_id"`
+				Session string                   `json:"session_id"`
 			}
 			_ = json.Unmarshal(in[1], &user)
 			answer := ClaudeAllow(req, false)
