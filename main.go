@@ -52,9 +52,15 @@ func run(args []string) int {
 			defer cancel(nil)
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			go func() { cancel(fmt.Errorf("%s received", unix.SignalName((<-sigs).(syscall.Signal)))) }()
+			var ended endSignal
+			go func() {
+				sig := <-sigs
+				ended.set(sig)
+				cancel(fmt.Errorf("%s received", unix.SignalName(sig.(syscall.Signal))))
+			}()
 			dir, _ := os.Getwd()
-			return builtin.Run(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args[1:])
+			code := builtin.Run(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args[1:])
+			return ended.status(code)
 		case "ctl":
 			return control.Ctl(args[1:], os.Stdin, os.Stdout, os.Stderr)
 		case "serve":
@@ -124,8 +130,17 @@ func (f durationFlag) Set(v string) error {
 	return nil
 }
 
-// parse parses args into options, rejecting an invalid --max-agents.
+// parse parses args into options, rejecting an invalid --max-agents. Every
+// error but flag.ErrHelp is a usageError.
 func parse(fs *flag.FlagSet, args []string, o *supervisor.Options) error {
+	err := parseArgs(fs, args, o)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return usageError{err}
+	}
+	return err
+}
+
+func parseArgs(fs *flag.FlagSet, args []string, o *supervisor.Options) error {
 	// The flag package would print the error and the whole usage; say the
 	// error once, with where to read more, instead. -h still prints usage.
 	out := fs.Output()
@@ -157,7 +172,7 @@ func parse(fs *flag.FlagSet, args []string, o *supervisor.Options) error {
 func newSupervisor(o supervisor.Options) (*supervisor.Supervisor, error) {
 	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
 	if err != nil {
-		return nil, err
+		return nil, usageError{err} // a setting that cannot work as given
 	}
 	return supervisor.New(cfg)
 }
@@ -183,6 +198,7 @@ func dashboard(args []string) int {
 	if err != nil {
 		return failed(err)
 	}
+	var ended endSignal
 	// SIGINT, SIGTERM and SIGHUP end the dashboard like quitting does: the
 	// terminal is restored and every running submission terminated. While
 	// the pager runs in front, ctrl+c belongs to it (the terminal sends
@@ -204,6 +220,7 @@ func dashboard(args []string) int {
 				// kill what is left now instead of after --grace.
 				s.SkipGrace()
 			default:
+				ended.set(sig)
 				cancel()
 				// The program waits for the pager in front: end it, or
 				// SIGTERM would wait for someone to quit less.
@@ -218,7 +235,8 @@ func dashboard(args []string) int {
 	}
 	// The socket outlives the screen: it closes after the shutdown below,
 	// so a wait in progress gets the final statuses, not an error.
-	go func() { _ = srv.Serve(context.Background()) }()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background()) }()
 	// Ask the terminal for its background now, before Bubble Tea reads
 	// stdin: a later query would leak the reply into the input.
 	styles := theme.New(theme.Detect(os.Stdout))
@@ -234,13 +252,56 @@ func dashboard(args []string) int {
 	if n := running(s); n > 0 {
 		fmt.Fprintf(os.Stderr, "subdash: stopping %d running agent(s)… (ctrl+c: kill them now)\n", n)
 	}
-	shutdown(s)
-	_ = srv.Close()
+	code := 0
 	if err != nil && !errors.Is(err, context.Canceled) {
-		return failed(err)
+		code = failed(err)
 	}
-	return 0
+	if !shutdown(s) {
+		code = exitFailure
+	}
+	if err := srv.Close(); err != nil {
+		code = failed(fmt.Errorf("closing the control socket: %v", err))
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			code = failed(fmt.Errorf("control socket %s: %v", srv.Path(), err))
+		}
+	default:
+	}
+	return ended.status(code)
 }
+
+// Exit statuses of every subdash command (SPEC §6): 0 on success, 1 for a
+// failure at run time, 2 for a usage error, 128+n when ended by signal n
+// (after the terminal was restored and every agent stopped).
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// endSignal remembers the first signal that ended a command.
+type endSignal struct{ sig atomic.Int32 }
+
+// set records sig unless a signal was recorded already.
+func (e *endSignal) set(sig os.Signal) {
+	if n, ok := sig.(syscall.Signal); ok {
+		e.sig.CompareAndSwap(0, int32(n))
+	}
+}
+
+// status returns 128+n when signal n ended the command, else code.
+func (e *endSignal) status(code int) int {
+	if n := e.sig.Load(); n != 0 {
+		return 128 + int(n)
+	}
+	return code
+}
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // running counts the agents whose submission may still be alive.
 func running(s *supervisor.Supervisor) int {
@@ -352,7 +413,7 @@ func serve(args []string) int {
 	if err != nil {
 		return failed(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, ended, stop := notifyEnd()
 	defer stop()
 	srv, err := control.Listen(s)
 	if err != nil {
@@ -360,7 +421,7 @@ func serve(args []string) int {
 		return failed(err)
 	}
 	fmt.Fprintf(os.Stderr, "subdash serve: agent command %s; control socket %s; logs in %s\n",
-		s.Config().Command, srv.Path(), s.RunDir())
+		s.Config().Shown(), srv.Path(), s.RunDir())
 	for _, w := range append(s.Config().Warnings, s.Config().Notes...) {
 		fmt.Fprintf(os.Stderr, "subdash serve: %s\n", w)
 	}
@@ -385,12 +446,36 @@ func serve(args []string) int {
 	if n := running(s); n > 0 {
 		fmt.Fprintf(os.Stderr, "subdash serve: stopping %d running agent(s)… (ctrl+c: kill them now)\n", n)
 	}
-	shutdown(s)
-	_ = srv.Close()
+	code := 0
 	if err != nil {
-		return failed(err)
+		code = failed(fmt.Errorf("control socket %s: %v", srv.Path(), err))
 	}
-	return 0
+	if !shutdown(s) {
+		code = exitFailure
+	}
+	if err := srv.Close(); err != nil {
+		code = failed(fmt.Errorf("closing the control socket: %v", err))
+	}
+	return ended.status(code)
+}
+
+// notifyEnd returns a context cancelled by the first SIGINT, SIGTERM or
+// SIGHUP, the record of that signal, and a function that stops listening.
+func notifyEnd() (context.Context, *endSignal, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := &endSignal{}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			ended.set(sig)
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, ended, func() { signal.Stop(sigs); close(done); cancel() }
 }
 
 func mcp(args []string) int {
@@ -401,29 +486,41 @@ func mcp(args []string) int {
 	if err := parse(fs, args, &o); err != nil {
 		return failed(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	if err := mcpserver.Run(ctx, o, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
-		return failed(err)
+	if _, err := supervisor.Resolve(o, supervisor.SystemEnvironment()); err != nil {
+		return failed(usageError{err})
 	}
-	return 0
+	ctx, ended, stop := notifyEnd()
+	defer stop()
+	code := 0
+	if err := mcpserver.Run(ctx, o, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
+		code = failed(err)
+	}
+	return ended.status(code)
 }
 
-// shutdown terminates every running submission (SPEC §4) before exit.
-func shutdown(s *supervisor.Supervisor) {
+// shutdown terminates every running submission (SPEC §4) before exit and
+// reports whether that succeeded; a failure is printed on stderr.
+func shutdown(s *supervisor.Supervisor) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "subdash: shutdown: %v\n", err)
+		fmt.Fprintf(os.Stderr, "subdash: stopping the agents failed: %v\n", err)
+		return false
 	}
+	return true
 }
 
+// failed prints err on stderr and returns its exit status: exitUsage for a
+// usageError, 0 for -h, exitFailure for anything else.
 func failed(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	fmt.Fprintf(os.Stderr, "subdash: %v\n", err)
-	return 2
+	if errors.As(err, new(usageError)) {
+		return exitUsage
+	}
+	return exitFailure
 }
 
 func usage(w io.Writer) {

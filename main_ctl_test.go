@@ -294,6 +294,8 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	ctlFails(t, w, "interrupt failed: agent not found: nope", "interrupt", "nope")
 	ctlFails(t, w, "close_agent failed: agent not found: nope", "close", "nope")
 	ctlFails(t, w, "resume_agent failed: agent not found: nope", "resume", "nope")
+	// Too short to be a prefix: SPEC §3's text first, then why.
+	ctlFails(t, w, "send_input failed: agent not found: "+a.AgentID[:3]+"; an id prefix needs at least 4 characters", "send", a.AgentID[:3], "hi")
 	ctlFails(t, w, "logs failed: agent not found: nope", "logs", "nope")
 	ctlFails(t, w, "logs failed: agent "+a.AgentID+" has no submission 9; it has 2", "logs", a.AgentID, "--submission", "9")
 	ctlFails(t, w, "wait failed: ids must not be empty", "wait")
@@ -342,8 +344,8 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	}
 	waitForConnection(t, waiting.Process.Pid)
 	_ = serve.cmd.Process.Signal(syscall.SIGTERM)
-	if code, stderr := serve.wait(t); code != 0 {
-		t.Fatalf("serve exited %d: %s", code, stderr)
+	if code, stderr := serve.wait(t); code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("serve exited %d after SIGTERM, want %d (128+15, after stopping its agents): %s", code, 128+int(syscall.SIGTERM), stderr)
 	}
 	if err := waiting.Wait(); err != nil || !strings.Contains(waitOut.String(), `"last_error": "interrupted"`) {
 		t.Errorf("ctl wait across serve's SIGTERM: %v, stdout %q, stderr %q; want the final status", err, waitOut.String(), waitErr.String())

@@ -106,7 +106,9 @@ func TestDashboardSignalsRestoreTerminal(t *testing.T) {
 			if err := syscall.Kill(pid, sig); err != nil {
 				t.Fatal(err)
 			}
-			d.waitExit()
+			if code := d.waitExit(); code != 128+int(sig) {
+				t.Errorf("exit status %d after %v, want %d as shells expect", code, sig, 128+int(sig))
+			}
 			d.checkRestored()
 		})
 	}

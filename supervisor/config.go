@@ -87,17 +87,21 @@ func SystemEnvironment() Environment {
 type Config struct {
 	Command       string        // agent command line, run as /bin/sh -c Command
 	CommandSource CommandSource // which resolution step chose Command
-	Preset        *Preset       // non-nil when --preset or SUBDASH_PRESET chose a preset (SPEC §8)
-	MaxAgents     int           // maximum running submissions, ≥ 1
-	Dir           string        // absolute working directory of every submission
-	StateDir      string        // absolute state directory (logs, journal)
-	Socket        string        // control socket path (SPEC §6)
-	Grace         time.Duration // grace period between SIGTERM and SIGKILL
-	Scrollback    int           // display lines kept in memory per submission
-	AllowNested   bool          // keep MEMO_ENABLE_COLLAB_TOOLS for children
-	Timeout       time.Duration // per-submission time limit; 0 = none
-	CollabTools   bool          // MEMO_ENABLE_COLLAB_TOOLS is not "0"
-	Environ       []string      // base environment of every submission
+	// CommandShown is Command as screens and messages show it: this binary
+	// by its name ("subdash agent"), not by a path such as go run's
+	// temporary build; "" means Command itself. Use Shown.
+	CommandShown string
+	Preset       *Preset       // non-nil when --preset or SUBDASH_PRESET chose a preset (SPEC §8)
+	MaxAgents    int           // maximum running submissions, ≥ 1
+	Dir          string        // absolute working directory of every submission
+	StateDir     string        // absolute state directory (logs, journal)
+	Socket       string        // control socket path (SPEC §6)
+	Grace        time.Duration // grace period between SIGTERM and SIGKILL
+	Scrollback   int           // display lines kept in memory per submission
+	AllowNested  bool          // keep MEMO_ENABLE_COLLAB_TOOLS for children
+	Timeout      time.Duration // per-submission time limit; 0 = none
+	CollabTools  bool          // MEMO_ENABLE_COLLAB_TOOLS is not "0"
+	Environ      []string      // base environment of every submission
 	// Warnings are problems with the configuration that did not stop it,
 	// e.g. an invalid MEMO_SUBAGENT_MAX_AGENTS; the dashboard shows them.
 	Warnings []string
@@ -198,7 +202,19 @@ func Resolve(o Options, env Environment) (Config, error) {
 	if err := resolveCommand(&c, o, env); err != nil {
 		return c, err
 	}
+	if exe := env.Executable; exe != "" && (c.CommandSource == SourceBuiltin || c.Preset != nil && c.Preset.Name == "builtin") {
+		c.CommandShown = strings.Replace(c.Command, shellQuote(exe), filepath.Base(exe), 1)
+	}
 	return c, nil
+}
+
+// Shown returns the agent command as screens and messages show it (SPEC
+// §2): CommandShown, or Command when that is empty.
+func (c Config) Shown() string {
+	if c.CommandShown != "" {
+		return c.CommandShown
+	}
+	return c.Command
 }
 
 func resolveDir(d string) (string, error) {

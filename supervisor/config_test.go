@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,12 +54,14 @@ func TestCommandResolutionOrder(t *testing.T) {
 		command string
 		source  CommandSource
 		note    bool
+		shown   string // Shown(); "" means command
 	}{
-		{"flag wins over env", Options{Command: " my-agent ", Dir: withDist}, with(map[string]string{"MEMO_SUBAGENT_COMMAND": "env-agent"}), true, "my-agent", SourceFlag, false},
-		{"env, trimmed", Options{Dir: withDist}, with(map[string]string{"MEMO_SUBAGENT_COMMAND": "  env-agent --x  "}), true, "env-agent --x", SourceEnv, false},
-		{"blank env is skipped", Options{Dir: withDist}, with(map[string]string{"MEMO_SUBAGENT_COMMAND": "   "}), true, "node " + filepath.Join(withDist, "dist", "index.js") + " --dangerous", SourceDist, false},
-		{"memo on PATH", Options{Dir: plain}, with(nil), true, "memo --dangerous", SourceMemo, false},
-		{"built-in agent", Options{Dir: plain}, with(nil), false, "'/opt/sub dash/subdash' agent", SourceBuiltin, true},
+		{"flag wins over env", Options{Command: " my-agent ", Dir: withDist}, with(map[string]string{"MEMO_SUBAGENT_COMMAND": "env-agent"}), true, "my-agent", SourceFlag, false, ""},
+		{"env, trimmed", Options{Dir: withDist}, with(map[string]string{"MEMO_SUBAGENT_COMMAND": "  env-agent --x  "}), true, "env-agent --x", SourceEnv, false, ""},
+		{"blank env is skipped", Options{Dir: withDist}, with(map[string]string{"MEMO_SUBAGENT_COMMAND": "   "}), true, "node " + filepath.Join(withDist, "dist", "index.js") + " --dangerous", SourceDist, false, ""},
+		{"memo on PATH", Options{Dir: plain}, with(nil), true, "memo --dangerous", SourceMemo, false, ""},
+		{"built-in agent", Options{Dir: plain}, with(nil), false, "'/opt/sub dash/subdash' agent", SourceBuiltin, true, "subdash agent"},
+		{"builtin preset", Options{Dir: plain, Preset: "builtin", PresetArgs: "--pace 1s"}, with(nil), false, "'/opt/sub dash/subdash' agent --pace 1s", SourcePreset, false, "subdash agent --pace 1s"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,6 +71,9 @@ func TestCommandResolutionOrder(t *testing.T) {
 			}
 			if cfg.Command != c.command || cfg.CommandSource != c.source {
 				t.Fatalf("command = %q (%s), want %q (%s)", cfg.Command, cfg.CommandSource, c.command, c.source)
+			}
+			if want := cmp.Or(c.shown, c.command); cfg.Shown() != want {
+				t.Errorf("shown as %q, want %q (the executable's name, not its path)", cfg.Shown(), want)
 			}
 			if got := len(cfg.Notes) > 0 && strings.Contains(cfg.Notes[0], "memo not found"); got != c.note {
 				t.Fatalf("notes = %q", cfg.Notes)

@@ -190,6 +190,10 @@ func (s *Supervisor) lookup(id string) (*agent, error) {
 			return found, nil
 		}
 	}
+	if key != "" && len(key) < 4 {
+		// SPEC §3's text stays first: programs match on it.
+		return nil, &Error{CodeNotFound, "agent not found: " + id + "; an id prefix needs at least 4 characters"}
+	}
 	return nil, errNotFound(id)
 }
 

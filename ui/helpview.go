@@ -75,7 +75,7 @@ func (m Model) helpView(w, h int) []string {
 	if p := m.opts.SocketPath; p != "" {
 		lines = append(lines, m.styles.Muted.Render("control socket: "+cells.Clean(p)))
 	}
-	lines = append(lines, m.styles.Muted.Render("agent command: "+cells.Clean(m.cfg.Command)))
+	lines = append(lines, m.styles.Muted.Render("agent command: "+cells.Clean(m.cfg.Shown())))
 	if l := m.storageLine(); l != "" {
 		lines = append(lines, m.styles.Muted.Render(l))
 	}

@@ -122,6 +122,15 @@ func TestTerminalTooSmall(t *testing.T) { // H19 at the model level
 	h.send(tea.WindowSizeMsg{Width: 39, Height: 9})
 	h.wantScreen("terminal too small")
 	h.wantScreen("need ≥ 40x10, have 39x9")
+	// Narrower than that line, the size there is stays whole on a line of
+	// its own, and it is the line kept when rows run out.
+	for _, c := range []struct {
+		w, h int
+		want string
+	}{{20, 5, "have 20x5"}, {20, 5, "need ≥ 40x10"}, {20, 5, "terminal too small"}, {12, 1, "have 12x1"}, {9, 2, "have 9x2"}} {
+		h.send(tea.WindowSizeMsg{Width: c.w, Height: c.h})
+		h.wantScreen(c.want)
+	}
 	h.wantCalls()
 	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
 	h.wantScreen("3fa2c1d0 · #1/1")

@@ -46,7 +46,10 @@ func (m Model) View() string {
 
 // tooSmallView is a centred message saying the size needed.
 func (m Model) tooSmallView() string {
-	msg := []string{"terminal too small", fmt.Sprintf("need ≥ %dx%d, have %dx%d", MinWidth, MinHeight, m.width, m.height)}
+	msg := m.tooSmallMessage()
+	if m.height < len(msg) { // the size there is survives longest
+		msg = msg[len(msg)-m.height:]
+	}
 	switch m.mode {
 	case modeConfirm: // a quit asked here must be answerable here
 		msg = []string{m.confirm.question, m.help.ShortHelpView(m.confirm.keys.ShortHelp())}
@@ -65,6 +68,18 @@ func (m Model) tooSmallView() string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// tooSmallMessage says the terminal is too small, the size needed and the
+// size there is, split over lines when one would be cut (a cut "have"
+// leaves the user guessing how far to resize); the last line matters most.
+func (m Model) tooSmallMessage() []string {
+	have := fmt.Sprintf("have %dx%d", m.width, m.height)
+	need := fmt.Sprintf("need ≥ %dx%d", MinWidth, MinHeight)
+	if one := need + ", " + have; lipgloss.Width(one) <= m.width {
+		return []string{"terminal too small", one}
+	}
+	return []string{"terminal too small", need, have}
 }
 
 // panes draws the table and the log pane, side by side or stacked.
@@ -266,7 +281,7 @@ func (m Model) statusLine() string {
 	if n := len(m.cfg.Warnings); n > 0 {
 		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))
 	}
-	line := strings.Join(parts, "  ") + st.Muted.Render("  │ cmd: "+cells.Clean(m.cfg.Command))
+	line := strings.Join(parts, "  ") + st.Muted.Render("  │ cmd: "+cells.Clean(m.cfg.Shown()))
 	return cells.Fit(line, m.width)
 }
 

@@ -162,7 +162,7 @@ func (srv *Server) routes() http.Handler {
 func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 	cfg := srv.sup.Config()
 	writeJSON(w, http.StatusOK, Info{
-		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Command,
+		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Shown(),
 		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: srv.sup.Storage(), Restored: srv.sup.Restored(),
 	})
 }

@@ -119,7 +119,7 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 		fmt.Fprintf(stderr, "subdash mcp: note: %s\n", n)
 	}
 	fmt.Fprintf(stderr, "subdash mcp: no subdash is serving %s; supervising agents here (agent command %s); control socket %s; logs in %s\n",
-		cfg.Dir, cfg.Command, srv.Path(), s.RunDir())
+		cfg.Dir, cfg.Shown(), srv.Path(), s.RunDir())
 	return backend{ops: control.Local(s), close: func() {
 		// Agents first: a wait in progress on the socket then answers
 		// with their final statuses before the socket closes.

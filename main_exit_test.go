@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestExitStatus: 2 only for a mistake in the command line, 1 for a
+// failure at run time, 128+n when a signal ended the command (SPEC §6).
+func TestExitStatus(t *testing.T) {
+	w := newWorkspace(t)
+	blocker := filepath.Join(w.base, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"unknown flag", []string{"serve", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"bad flag value", []string{"serve", "--max-agents", "0"}, 2, "invalid --max-agents 0"},
+		{"missing --dir", []string{"serve", "--dir", filepath.Join(w.base, "nowhere")}, 2, "does not exist"},
+		{"mcp bad setting", []string{"mcp", "--preset", "claude", "--command", "x"}, 2, "--preset"},
+		{"state dir not writable", []string{"serve", "--dir", w.dir, "--state-dir", filepath.Join(blocker, "state"), "--socket", w.socket}, 1, "cannot create state directory"},
+		{"socket not creatable", []string{"serve", "--dir", w.dir, "--state-dir", w.state, "--socket", filepath.Join(blocker, "s.sock")}, 1, blocker},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := start(t, nil, c.args...)
+			code, stderr := p.wait(t)
+			if code != c.code || !strings.Contains(stderr, c.says) {
+				t.Errorf("exit status %d, stderr %q; want %d and %q", code, stderr, c.code, c.says)
+			}
+		})
+	}
+	t.Run("SIGINT", func(t *testing.T) {
+		p := startServe(t, newWorkspace(t))
+		_ = p.cmd.Process.Signal(syscall.SIGINT)
+		if code, stderr := p.wait(t); code != 128+int(syscall.SIGINT) {
+			t.Errorf("serve exited %d after SIGINT, want 130: %s", code, stderr)
+		}
+	})
+}
