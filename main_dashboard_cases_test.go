@@ -372,7 +372,7 @@ func TestCaseH19TinyTerminal(t *testing.T) {
 	for _, sz := range []struct {
 		w, h int
 		want string
-	}{{1, 1, "…"}, {3, 2, "te…"}, {10, 3, "terminal …"}, {39, 9, "terminal too small"}} {
+	}{{1, 1, "…"}, {3, 2, "3x2"}, {10, 3, "have 10x3"}, {20, 5, "have 20x5"}, {39, 9, "terminal too small"}} {
 		d.resize(sz.w, sz.h)
 		d.waitFor(fmt.Sprintf("%dx%d", sz.w, sz.h), func(s string) bool {
 			return strings.Contains(s, sz.want) && !strings.Contains(s, "tick")

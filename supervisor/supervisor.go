@@ -190,7 +190,7 @@ func (s *Supervisor) lookup(id string) (*agent, error) {
 			return found, nil
 		}
 	}
-	if key != "" && len(key) < 4 {
+	if key != "" && len(key) < 4 && strings.Trim(key, "0123456789abcdef-") == "" {
 		// SPEC §3's text stays first: programs match on it.
 		return nil, &Error{CodeNotFound, "agent not found: " + id + "; an id prefix needs at least 4 characters"}
 	}

@@ -127,7 +127,7 @@ func TestTerminalTooSmall(t *testing.T) { // H19 at the model level
 	for _, c := range []struct {
 		w, h int
 		want string
-	}{{20, 5, "have 20x5"}, {20, 5, "need ≥ 40x10"}, {20, 5, "terminal too small"}, {12, 1, "have 12x1"}, {9, 2, "have 9x2"}} {
+	}{{20, 5, "have 20x5"}, {20, 5, "need ≥ 40x10"}, {20, 5, "terminal too small"}, {12, 1, "have 12x1"}, {9, 2, "9x2"}, {3, 2, "3x2"}} {
 		h.send(tea.WindowSizeMsg{Width: c.w, Height: c.h})
 		h.wantScreen(c.want)
 	}

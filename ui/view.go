@@ -74,12 +74,23 @@ func (m Model) tooSmallView() string {
 // size there is, split over lines when one would be cut (a cut "have"
 // leaves the user guessing how far to resize); the last line matters most.
 func (m Model) tooSmallMessage() []string {
-	have := fmt.Sprintf("have %dx%d", m.width, m.height)
+	size := fmt.Sprintf("%dx%d", m.width, m.height)
 	need := fmt.Sprintf("need ≥ %dx%d", MinWidth, MinHeight)
-	if one := need + ", " + have; lipgloss.Width(one) <= m.width {
+	if one := need + ", have " + size; lipgloss.Width(one) <= m.width {
 		return []string{"terminal too small", one}
 	}
-	return []string{"terminal too small", need, have}
+	// Shorter words before cut ones: the numbers are what matter.
+	fit := func(long, short string) string {
+		if lipgloss.Width(long) <= m.width {
+			return long
+		}
+		return short
+	}
+	return []string{
+		fit("terminal too small", "too small"),
+		fit(need, fmt.Sprintf("need %dx%d", MinWidth, MinHeight)),
+		fit("have "+size, size),
+	}
 }
 
 // panes draws the table and the log pane, side by side or stacked.
