@@ -26,7 +26,6 @@ func TestExitStatus(t *testing.T) {
 		{"bad flag value", []string{"serve", "--max-agents", "0"}, 2, "invalid --max-agents 0"},
 		{"missing --dir", []string{"serve", "--dir", filepath.Join(w.base, "nowhere")}, 2, "does not exist"},
 		{"mcp bad setting", []string{"mcp", "--preset", "claude", "--command", "x"}, 2, "--preset"},
-		{"state dir not writable", []string{"serve", "--dir", w.dir, "--state-dir", filepath.Join(blocker, "state"), "--socket", w.socket}, 1, "cannot create state directory"},
 		{"socket not creatable", []string{"serve", "--dir", w.dir, "--state-dir", w.state, "--socket", filepath.Join(blocker, "s.sock")}, 1, blocker},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,6 +36,14 @@ func TestExitStatus(t *testing.T) {
 			}
 		})
 	}
+	t.Run("another host serves", func(t *testing.T) {
+		w := newWorkspace(t)
+		startServe(t, w)
+		p := start(t, nil, append([]string{"serve"}, w.flags()...)...)
+		if code, stderr := p.wait(t); code != 1 || !strings.Contains(stderr, w.socket) {
+			t.Errorf("second serve: exit status %d, stderr %q; want 1 naming the socket", code, stderr)
+		}
+	})
 	t.Run("SIGINT", func(t *testing.T) {
 		p := startServe(t, newWorkspace(t))
 		_ = p.cmd.Process.Signal(syscall.SIGINT)
