@@ -103,6 +103,7 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 	fs.Var(durationFlag{&o.RestoreWindow, supervisor.DefaultRestoreWindow}, "restore-window", "restore the agents of earlier runs updated within this (7d, 36h; 0: none)")
 	fs.Var(durationFlag{&o.LogRetention, supervisor.DefaultLogRetention}, "log-retention", "at start, remove this directory's runs (logs, journal) older than this, never those of restored agents (30d; 0: keep all)")
 	fs.BoolVar(&o.Approvals, "approvals", false, "relay the claude preset's tool permission requests to you (answer with y/Y/d or subdash ctl approve/deny)")
+	fs.StringVar(&o.NotifyCommand, "notify-command", "", "shell command the host runs once each time an agent needs you, with SUBDASH_AGENT_ID, SUBDASH_STATUS and SUBDASH_MESSAGE in its environment")
 }
 
 // durationFlag is a duration flag that takes days ("7d") as well as Go
@@ -425,6 +426,23 @@ func serve(args []string) int {
 	for _, w := range append(s.Config().Warnings, s.Config().Notes...) {
 		fmt.Fprintf(os.Stderr, "subdash serve: %s\n", w)
 	}
+	// Problems found while serving (a failing --notify-command) have no
+	// screen here: they go to stderr.
+	warnings := s.Subscribe()
+	defer warnings.Close()
+	go func() {
+		for {
+			changes, err := warnings.Next(ctx)
+			if err != nil {
+				return
+			}
+			for _, c := range changes {
+				for _, w := range c.Warnings {
+					fmt.Fprintf(os.Stderr, "subdash serve: %s\n", w)
+				}
+			}
+		}
+	}()
 	// Agents are stopped before the socket closes, so a wait in progress
 	// answers with their final statuses (SPEC §3) instead of an error.
 	served := make(chan error, 1)

@@ -56,6 +56,9 @@ type Options struct {
 	// start unless they hold a record inside the restore window; nil =
 	// DefaultLogRetention, 0 = keep every run.
 	LogRetention *time.Duration
+	// NotifyCommand is --notify-command: a shell command the host runs once
+	// per transition to needing you (SPEC §11); "" for none.
+	NotifyCommand string
 }
 
 // Environment is what Resolve reads from the outside world, so that tests
@@ -100,8 +103,12 @@ type Config struct {
 	Scrollback   int           // display lines kept in memory per submission
 	AllowNested  bool          // keep MEMO_ENABLE_COLLAB_TOOLS for children
 	Timeout      time.Duration // per-submission time limit; 0 = none
-	CollabTools  bool          // MEMO_ENABLE_COLLAB_TOOLS is not "0"
-	Environ      []string      // base environment of every submission
+	// NotifyCommand is run with /bin/sh -c once per transition to needing
+	// you, with SUBDASH_AGENT_ID, SUBDASH_STATUS and SUBDASH_MESSAGE in its
+	// environment (SPEC §11); "" for none.
+	NotifyCommand string
+	CollabTools   bool     // MEMO_ENABLE_COLLAB_TOOLS is not "0"
+	Environ       []string // base environment of every submission
 	// Warnings are problems with the configuration that did not stop it,
 	// e.g. an invalid MEMO_SUBAGENT_MAX_AGENTS; the dashboard shows them.
 	Warnings []string
@@ -129,12 +136,13 @@ func Resolve(o Options, env Environment) (Config, error) {
 		env.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
 	}
 	c := Config{
-		Grace:       o.Grace,
-		Scrollback:  o.Scrollback,
-		AllowNested: o.AllowNested,
-		Timeout:     o.Timeout,
-		Environ:     env.Environ,
-		CollabTools: strings.TrimSpace(env.Getenv("MEMO_ENABLE_COLLAB_TOOLS")) != "0",
+		Grace:         o.Grace,
+		Scrollback:    o.Scrollback,
+		AllowNested:   o.AllowNested,
+		Timeout:       o.Timeout,
+		NotifyCommand: strings.TrimSpace(o.NotifyCommand),
+		Environ:       env.Environ,
+		CollabTools:   strings.TrimSpace(env.Getenv("MEMO_ENABLE_COLLAB_TOOLS")) != "0",
 	}
 	if c.Grace == 0 {
 		c.Grace = DefaultGrace

@@ -22,6 +22,7 @@ const (
 	CodeNested     ErrorCode = "nested"      // a subagent asked for agents of its own without --allow-nested
 	CodeInternal   ErrorCode = "internal"    // I/O failure of ours (state directory, log file)
 	CodeNotPending ErrorCode = "not_pending" // an approval answer for no pending request (SPEC §12)
+	CodeNoQueue    ErrorCode = "no_queue"    // cancel of a queued message where none is queued
 )
 
 // Error is the error type of every operation. Its message is exactly the

@@ -17,6 +17,9 @@ type Change struct {
 	// Forgotten is true when the agent was forgotten (SPEC §10): it is no
 	// longer in the table, list or snapshots.
 	Forgotten bool
+	// Warnings are problems the host found while running (a failing
+	// --notify-command), each delivered once; AgentID is "" for them.
+	Warnings []string
 }
 
 // Subscription receives changes of agents. Changes are coalesced per agent
@@ -81,6 +84,7 @@ func (sub *Subscription) add(c Change) {
 	p.Agent = p.Agent || c.Agent
 	p.Output = p.Output || c.Output
 	p.Forgotten = p.Forgotten || c.Forgotten
+	p.Warnings = append(p.Warnings, c.Warnings...)
 	sub.mu.Unlock()
 	select {
 	case sub.ready <- struct{}{}:

@@ -220,11 +220,31 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	}
 	a.usage.add(used) // with a.running cleared: counted once, here from now on
 	s.keepResidentLocked(sub.out)
+	var at *Attention
+	var next *submission // the queued message's submission, started below
+	dropped := ""
 	switch {
 	case a.status == StatusClosed:
 		a.beforeClose = sub.status
 	case !a.replacing:
 		a.status = sub.status
+		s.tookFinalLocked(a)
+		// A queued message starts now (SPEC §11), unless the host is
+		// ending; interrupt and close dropped it before they stopped sub.
+		switch {
+		case a.queued != "" && !s.shutdown && sub.reason != "interrupted":
+			next = s.newSubmissionLocked(a, a.queued)
+			a.queued = ""
+		case a.queued != "" && !s.shutdown:
+			a.queued = ""
+			dropped = "the submission was interrupted; the queued message was not run"
+			at = s.needYouLocked(a, string(sub.status))
+		case a.queued != "":
+			// The host is ending: the message stays queued in the
+			// journal, and the next host says it was not run (SPEC §10).
+		default:
+			at = s.needYouLocked(a, string(sub.status))
+		}
 	}
 	ev := JournalEvent{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note,
@@ -238,8 +258,24 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	s.mu.Unlock()
 
 	s.journal.write(ev)
+	if dropped != "" {
+		s.journal.write(JournalEvent{Event: "queue_dropped", AgentID: a.id, Note: dropped})
+	}
 	close(sub.done)
 	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+	s.announce(a.id, at)
+	if next != nil {
+		s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: next.id, Seq: next.seq, Message: next.message,
+			Note: "queued message, started as the previous submission ended"})
+		_ = s.launch(a, next) // a start failure ends it as errored, as for send
+	}
+}
+
+// tookFinalLocked records the final status agent a just took, for the
+// waits in flight (see agent.finals). Call with s.mu held.
+func (s *Supervisor) tookFinalLocked(a *agent) {
+	a.finals++
+	a.lastFinal = s.detailLocked(a)
 }
 
 // failure returns last_error for a submission that ended, or "" when it

@@ -75,9 +75,14 @@ func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error
 		s.mu.Unlock()
 		return SendResult{}, err
 	}
+	dropped := false
 	if old := a.running; old != nil {
 		a.replacing = true
+		dropped = dropQueueLocked(a)
 		s.mu.Unlock()
+		if dropped {
+			s.journalDropped(a.id, "send with interrupt")
+		}
 		s.journal.write(JournalEvent{Event: "interrupted", AgentID: a.id, SubmissionID: old.id, Seq: old.seq, Note: "send with interrupt"})
 		s.requestStop(a, old, "interrupted")
 		<-old.done
@@ -101,7 +106,7 @@ func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error
 	if err := s.launch(a, sub); err != nil {
 		status = StatusErrored
 	}
-	return SendResult{AgentID: a.id, Status: status, SubmissionID: sub.id}, nil
+	return SendResult{AgentID: a.id, Status: status, SubmissionID: sub.id, DroppedQueued: dropped}, nil
 }
 
 // lockAgent finds agent id and takes its operation lock, which serializes
@@ -140,14 +145,20 @@ func (s *Supervisor) Interrupt(id string) (StatusResult, error) {
 	defer unlock()
 	s.mu.Lock()
 	sub := a.running
+	dropped := sub != nil && dropQueueLocked(a)
 	s.mu.Unlock()
 	if sub == nil {
 		return StatusResult{}, errNotRunning(a.id)
 	}
+	if dropped {
+		s.journalDropped(a.id, "interrupt")
+	}
 	s.journal.write(JournalEvent{Event: "interrupted", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq})
 	s.requestStop(a, sub, "interrupted")
 	<-sub.done
-	return s.statusResult(a), nil
+	res := s.statusResult(a)
+	res.DroppedQueued = dropped
+	return res, nil
 }
 
 // Close marks agent id closed and terminates its running submission, if any,
@@ -170,14 +181,21 @@ func (s *Supervisor) Close(id string) (StatusResult, error) {
 	}
 	a.status = StatusClosed
 	a.updatedAt = time.Now()
+	dropped := dropQueueLocked(a)
+	s.tookFinalLocked(a)
+	at := s.needYouLocked(a, string(StatusClosed))
 	s.mu.Unlock()
+	if dropped {
+		s.journalDropped(a.id, "close")
+	}
 	s.journal.write(JournalEvent{Event: "closed", AgentID: a.id})
 	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	s.announce(a.id, at)
 	if sub != nil {
 		s.requestStop(a, sub, "interrupted")
 		<-sub.done
 	}
-	return StatusResult{AgentID: a.id, Status: StatusClosed}, nil
+	return StatusResult{AgentID: a.id, Status: StatusClosed, DroppedQueued: dropped}, nil
 }
 
 // Resume reopens a closed agent, restoring the status it had when it was
@@ -246,13 +264,21 @@ func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (Wa
 			return WaitResult{}, err
 		}
 	}
+	// A final status an agent takes from now on is returned even when a
+	// queued message starts its next submission before we look (SPEC §11).
+	base := make(map[*agent]int, len(ids))
+	for _, id := range ids {
+		if a, err := s.lookup(id); err == nil {
+			base[a] = a.finals
+		}
+	}
 	s.mu.Unlock()
 	sub := s.Subscribe()
 	defer sub.Close()
 	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
 	defer timer.Stop()
 	for {
-		if res, ok := s.finalOf(ids); ok {
+		if res, ok := s.finalOf(ids, base); ok {
 			return res, nil
 		}
 		select {
@@ -266,8 +292,9 @@ func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (Wa
 	}
 }
 
-// finalOf reports the final ids among ids, keyed as given.
-func (s *Supervisor) finalOf(ids []string) (WaitResult, bool) {
+// finalOf reports the final ids among ids, keyed as given: those final
+// now, and those that took a final status since base counted their finals.
+func (s *Supervisor) finalOf(ids []string, base map[*agent]int) (WaitResult, bool) {
 	res := WaitResult{Status: map[string]Status{}, Details: map[string]WaitDetail{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -279,6 +306,10 @@ func (s *Supervisor) finalOf(ids []string) (WaitResult, bool) {
 			continue
 		}
 		if !a.status.Final() || a.running != nil {
+			if n, ok := base[a]; ok && a.finals > n {
+				res.Status[id] = a.lastFinal.Status
+				res.Details[id] = a.lastFinal
+			}
 			continue
 		}
 		res.Status[id] = a.status
@@ -344,6 +375,9 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		if s.notifier != nil {
+			s.notifier.close()
+		}
 		s.stopOnce.Do(func() {
 			// every submission ended: later hosts skip this run in their
 			// orphan sweep (endedCleanly)

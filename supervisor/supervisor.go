@@ -45,6 +45,12 @@ type Supervisor struct {
 	stopOnce    sync.Once
 	cut         chan struct{} // closed by SkipGrace: grace periods end now
 	cutOnce     sync.Once
+	// attentionSeq numbers the transitions to needing you (Attention.Seq).
+	attentionSeq uint64
+	// warnings are problems found while running (a failing
+	// --notify-command), added to Config().Warnings.
+	warnings []string
+	notifier *notifier // runs --notify-command; nil without one
 }
 
 // agent is one supervised subagent (SPEC §1).
@@ -75,6 +81,13 @@ type agent struct {
 	// alwaysAllowed are the tools allowed for the rest of the agent's
 	// session by an "allow always" answer (SPEC §12).
 	alwaysAllowed map[string]bool
+	needsYou      *Attention // why it needs the user, nil when it does not (SPEC §11)
+	queued        string     // the message queued to start when the running submission ends (SPEC §11); "" for none
+	// finals counts the final statuses the agent took; lastFinal is what
+	// Wait reports for the latest one, so that a wait in flight returns it
+	// even when a queued message started the next submission at once.
+	finals    int
+	lastFinal WaitDetail
 }
 
 // submission is one run of the agent command for one message (SPEC §1).
@@ -146,6 +159,9 @@ func New(cfg Config) (*Supervisor, error) {
 	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
 	s.restore()
 	s.removeOldRuns()
+	if strings.TrimSpace(cfg.NotifyCommand) != "" {
+		s.notifier = newNotifier(s)
+	}
 	if note := s.reapOrphans(); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)
 	}
@@ -158,8 +174,16 @@ func newRunID() string {
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// Config returns the supervisor's configuration.
-func (s *Supervisor) Config() Config { return s.cfg }
+// Config returns the supervisor's configuration. Its Warnings include the
+// problems found since it started (a failing --notify-command); the caller
+// owns the slices.
+func (s *Supervisor) Config() Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cfg
+	c.Warnings = append(append([]string(nil), s.cfg.Warnings...), s.warnings...)
+	return c
+}
 
 // RunDir returns the absolute folder of this run's logs and journal.
 func (s *Supervisor) RunDir() string { return s.runDir }
@@ -249,7 +273,17 @@ func (s *Supervisor) summaryLocked(a *agent) Summary {
 		SessionID:        a.sessionID,
 		Restored:         a.restored,
 		PendingApprovals: pendingLocked(a),
+		NeedsYou:         copyAttention(a.needsYou),
+		QueuedMessage:    a.queued,
 	}
+}
+
+func copyAttention(at *Attention) *Attention {
+	if at == nil {
+		return nil
+	}
+	v := *at
+	return &v
 }
 
 // newSubmissionLocked records a new running submission of a. Call with s.mu
@@ -290,7 +324,8 @@ func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
 	a.subs = append(a.subs, sub)
 	a.restored = false // an agent of this run now
 	a.running = sub
-	s.runs.Add(1) // done by run, or by launch when the process cannot start
+	a.needsYou = nil // busy again: what it needed you for is past
+	s.runs.Add(1)    // done by run, or by launch when the process cannot start
 	a.status = StatusRunning
 	a.lastMessage = head
 	a.updatedAt = now

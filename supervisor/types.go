@@ -86,6 +86,13 @@ type Summary struct {
 	// PendingApprovals are the tool permission requests that wait for an
 	// answer, oldest first (--approvals, SPEC §12); omitted when none.
 	PendingApprovals []PendingApproval `json:"pending_approvals,omitempty"`
+	// NeedsYou says why the agent needs the user (SPEC §11); omitted when
+	// it does not.
+	NeedsYou *Attention `json:"needs_you,omitempty"`
+	// QueuedMessage is the message queued to start when the running
+	// submission ends (SPEC §11), cut as LastMessage in JSON; omitted when
+	// none is queued.
+	QueuedMessage string `json:"queued_message,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary
@@ -109,6 +116,7 @@ type summaryFields Summary
 func (s Summary) MarshalJSON() ([]byte, error) {
 	f := summaryFields(s)
 	f.LastMessage = capMessage(f.LastMessage)
+	f.QueuedMessage = capMessage(f.QueuedMessage)
 	return json.Marshal(f)
 }
 
@@ -120,6 +128,7 @@ func (r SpawnResult) MarshalJSON() ([]byte, error) {
 		SubmissionID string `json:"submission_id"`
 	}{summaryFields(r.Summary), r.SubmissionID}
 	f.LastMessage = capMessage(f.LastMessage)
+	f.QueuedMessage = capMessage(f.QueuedMessage)
 	return json.Marshal(f)
 }
 
@@ -139,18 +148,26 @@ func capMessage(s string) string {
 	return s
 }
 
-// SendResult is the result of Send (SPEC §3 send).
+// SendResult is the result of Send (SPEC §3 send) and Queue. Queued is
+// true when Queue kept the message to start after the running submission
+// (SubmissionID is then ""); DroppedQueued is set when a send with
+// interrupt dropped a queued message (SPEC §11).
 type SendResult struct {
-	AgentID      string `json:"agent_id"`
-	Status       Status `json:"status"`
-	SubmissionID string `json:"submission_id"`
+	AgentID       string `json:"agent_id"`
+	Status        Status `json:"status"`
+	SubmissionID  string `json:"submission_id"`
+	Queued        bool   `json:"queued,omitempty"`
+	DroppedQueued bool   `json:"dropped_queued_message,omitempty"`
 }
 
-// StatusResult is the result of Interrupt, Close and Resume: the agent's id
-// and its status after the operation.
+// StatusResult is the result of Interrupt, Close, Resume and CancelQueue:
+// the agent's id and its status after the operation. DroppedQueued is set
+// when the operation dropped (or, for CancelQueue, cancelled) a queued
+// message (SPEC §11).
 type StatusResult struct {
-	AgentID string `json:"agent_id"`
-	Status  Status `json:"status"`
+	AgentID       string `json:"agent_id"`
+	Status        Status `json:"status"`
+	DroppedQueued bool   `json:"dropped_queued_message,omitempty"`
 }
 
 // WaitDetail is what Wait reports for one final id (SPEC §3 wait). For an

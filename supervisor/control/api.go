@@ -110,6 +110,9 @@ type (
 	sendRequest struct {
 		Message   string `json:"message"`
 		Interrupt bool   `json:"interrupt"`
+		// Queue keeps the message to start after the running submission
+		// (SPEC §11, supervisor.Queue); it excludes Interrupt.
+		Queue bool `json:"queue,omitempty"`
 	}
 	// approveRequest and denyRequest answer a tool permission request
 	// (SPEC §12); an empty request_id means the oldest pending one.
@@ -158,7 +161,7 @@ func httpStatus(code supervisor.ErrorCode) int {
 		return http.StatusNotFound
 	case supervisor.CodeLimit:
 		return http.StatusTooManyRequests
-	case supervisor.CodeBusy, supervisor.CodeClosed, supervisor.CodeNotRunning, supervisor.CodeNotPending:
+	case supervisor.CodeBusy, supervisor.CodeClosed, supervisor.CodeNotRunning, supervisor.CodeNotPending, supervisor.CodeNoQueue:
 		return http.StatusConflict
 	case supervisor.CodeShutdown:
 		return http.StatusServiceUnavailable

@@ -86,6 +86,29 @@ func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (
 	return res, c.do(ctx, http.MethodPost, agentPath(id, "send"), sendRequest{Message: message, Interrupt: interrupt}, &res)
 }
 
+// Queue calls send with queue (SPEC §11, supervisor.Queue) on the
+// supervisor behind the socket: the message starts after the running
+// submission ends by itself, or at once when nothing runs.
+func (c *Client) Queue(ctx context.Context, id, message string) (supervisor.SendResult, error) {
+	var res supervisor.SendResult
+	return res, c.do(ctx, http.MethodPost, agentPath(id, "send"), sendRequest{Message: message, Queue: true}, &res)
+}
+
+// CancelQueue drops the message queued for agent id (SPEC §11,
+// supervisor.CancelQueue) on the supervisor behind the socket.
+func (c *Client) CancelQueue(ctx context.Context, id string) (supervisor.StatusResult, error) {
+	var res supervisor.StatusResult
+	return res, c.do(ctx, http.MethodDelete, agentPath(id, "queue"), nil, &res)
+}
+
+// MarkSeen records that a dashboard shows agent id, which then no longer
+// needs you (SPEC §11, supervisor.MarkSeen), on the supervisor behind the
+// socket. The result names the agent and its status.
+func (c *Client) MarkSeen(ctx context.Context, id string) (supervisor.StatusResult, error) {
+	var res supervisor.StatusResult
+	return res, c.do(ctx, http.MethodPost, agentPath(id, "seen"), nil, &res)
+}
+
 // Interrupt calls interrupt (SPEC §3) on the supervisor behind the socket.
 func (c *Client) Interrupt(ctx context.Context, id string) (supervisor.StatusResult, error) {
 	var res supervisor.StatusResult

@@ -31,8 +31,12 @@ Prints the JSON result of the operation on stdout; logs prints plain text.
 
 ops:
   spawn MSG                    start a new agent working on MSG         (spawn_agent)
-  send ID MSG [--interrupt]    start a new submission of agent ID; with
-                               --interrupt a running one is cancelled first (send_input)
+  send ID MSG [--interrupt | --queue]
+                               start a new submission of agent ID; with
+                               --interrupt a running one is cancelled first (send_input);
+                               with --queue MSG starts when the running one ends
+  cancel-queue ID              drop the message queued for agent ID
+  seen ID                      mark agent ID as looked at: it no longer needs you
   interrupt ID                 terminate the running submission of agent ID
   close ID                     close agent ID, terminating its submission (close_agent)
   resume ID                    reopen closed agent ID                    (resume_agent)
@@ -65,7 +69,7 @@ Exit status: 0 success; 1 the operation failed, with "<tool> failed: <message>"
 on stderr; 2 usage error.
 `
 
-const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, interrupt, close, resume, forget, wait, list, info, logs, approve, deny (subdash ctl help)"
+const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, cancel-queue, seen, interrupt, close, resume, forget, wait, list, info, logs, approve, deny (subdash ctl help)"
 
 // ctlOp describes one operation of `subdash ctl`.
 type ctlOp struct {
@@ -76,18 +80,20 @@ type ctlOp struct {
 }
 
 var ctlOps = map[string]ctlOp{
-	"spawn":     {tool: "spawn_agent", args: "MSG", check: exactly(1)},
-	"send":      {tool: "send_input", args: "ID MSG [--interrupt]", flags: []string{"interrupt"}, check: exactly(2)},
-	"interrupt": {tool: "interrupt", args: "ID", check: exactly(1)},
-	"close":     {tool: "close_agent", args: "ID", check: exactly(1)},
-	"resume":    {tool: "resume_agent", args: "ID", check: exactly(1)},
-	"forget":    {tool: "forget", args: "ID", check: exactly(1)},
-	"wait":      {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: func([]string) string { return "" }},
-	"list":      {tool: "list_agents", args: "", check: exactly(0)},
-	"info":      {tool: "info", args: "", check: exactly(0)},
-	"logs":      {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
-	"approve":   {tool: "approve", args: "ID [--request RID] [--always]", flags: []string{"request", "always"}, check: exactly(1)},
-	"deny":      {tool: "deny", args: "ID [--request RID] [--message M]", flags: []string{"request", "message"}, check: exactly(1)},
+	"spawn":        {tool: "spawn_agent", args: "MSG", check: exactly(1)},
+	"send":         {tool: "send_input", args: "ID MSG [--interrupt | --queue]", flags: []string{"interrupt", "queue"}, check: exactly(2)},
+	"cancel-queue": {tool: "cancel-queue", args: "ID", check: exactly(1)},
+	"seen":         {tool: "seen", args: "ID", check: exactly(1)},
+	"interrupt":    {tool: "interrupt", args: "ID", check: exactly(1)},
+	"close":        {tool: "close_agent", args: "ID", check: exactly(1)},
+	"resume":       {tool: "resume_agent", args: "ID", check: exactly(1)},
+	"forget":       {tool: "forget", args: "ID", check: exactly(1)},
+	"wait":         {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: func([]string) string { return "" }},
+	"list":         {tool: "list_agents", args: "", check: exactly(0)},
+	"info":         {tool: "info", args: "", check: exactly(0)},
+	"logs":         {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
+	"approve":      {tool: "approve", args: "ID [--request RID] [--always]", flags: []string{"request", "always"}, check: exactly(1)},
+	"deny":         {tool: "deny", args: "ID [--request RID] [--message M]", flags: []string{"request", "message"}, check: exactly(1)},
 }
 
 func exactly(n int) func([]string) string {
@@ -113,7 +119,7 @@ type ctlLine struct {
 // valueFlags take a value; boolFlags do not.
 var (
 	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true, "request": true, "message": true}
-	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true}
+	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true}
 )
 
 // parseCtl parses args, accepting flags before, between and after the
@@ -264,8 +270,18 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		return func(ctx context.Context, c *Client) (any, error) { return c.Spawn(ctx, msg) }, err
 	case "send":
 		msg, err := message(1)
-		interrupt := flags["interrupt"] == "true"
+		interrupt, queue := flags["interrupt"] == "true", flags["queue"] == "true"
+		if interrupt && queue && err == nil {
+			err = fmt.Errorf("--interrupt and --queue exclude each other: --queue waits for the running submission, --interrupt cancels it")
+		}
+		if queue {
+			return func(ctx context.Context, c *Client) (any, error) { return c.Queue(ctx, pos[0], msg) }, err
+		}
 		return func(ctx context.Context, c *Client) (any, error) { return c.Send(ctx, pos[0], msg, interrupt) }, err
+	case "cancel-queue":
+		return func(ctx context.Context, c *Client) (any, error) { return c.CancelQueue(ctx, pos[0]) }, nil
+	case "seen":
+		return func(ctx context.Context, c *Client) (any, error) { return c.MarkSeen(ctx, pos[0]) }, nil
 	case "interrupt":
 		return func(ctx context.Context, c *Client) (any, error) { return c.Interrupt(ctx, pos[0]) }, nil
 	case "close":

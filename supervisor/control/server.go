@@ -153,6 +153,8 @@ func (srv *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/agents/{id}/message", srv.message)
 	mux.HandleFunc("POST /v1/agents/{id}/approve", srv.approve)
 	mux.HandleFunc("POST /v1/agents/{id}/deny", srv.deny)
+	mux.HandleFunc("POST /v1/agents/{id}/seen", srv.seen)
+	mux.HandleFunc("DELETE /v1/agents/{id}/queue", srv.cancelQueue)
 	mux.HandleFunc("GET /v1/agents/{id}/logs", srv.logs)
 	mux.HandleFunc("POST /v1/wait", srv.wait)
 	mux.HandleFunc("GET /v1/events", srv.events)
@@ -194,7 +196,34 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	res, err := srv.ops.Send(r.Context(), r.PathValue("id"), req.Message, req.Interrupt)
+	if req.Queue && req.Interrupt {
+		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: "queue and interrupt exclude each other: queue waits for the running submission, interrupt cancels it; set one"})
+		return
+	}
+	var res supervisor.SendResult
+	var err error
+	if req.Queue {
+		res, err = srv.sup.Queue(r.PathValue("id"), req.Message)
+	} else {
+		res, err = srv.ops.Send(r.Context(), r.PathValue("id"), req.Message, req.Interrupt)
+	}
+	reply(w, r, http.StatusOK, res, err)
+}
+
+// seen records that a dashboard shows agent id: it no longer needs you
+// (SPEC §11). It answers the agent's id and status.
+func (srv *Server) seen(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := srv.sup.MarkSeen(id); err != nil {
+		writeError(w, err)
+		return
+	}
+	info, _ := srv.sup.Agent(id)
+	writeJSON(w, http.StatusOK, supervisor.StatusResult{AgentID: info.AgentID, Status: info.Status})
+}
+
+func (srv *Server) cancelQueue(w http.ResponseWriter, r *http.Request) {
+	res, err := srv.sup.CancelQueue(r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 

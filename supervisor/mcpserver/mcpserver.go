@@ -115,6 +115,23 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 	for _, w := range s.Config().Warnings {
 		fmt.Fprintf(stderr, "subdash mcp: warning: %s\n", w)
 	}
+	// Problems found while serving (a failing --notify-command) go to
+	// stderr, the MCP client's log.
+	warnings := s.Subscribe()
+	go func() {
+		defer warnings.Close()
+		for {
+			changes, err := warnings.Next(serveCtx)
+			if err != nil {
+				return
+			}
+			for _, c := range changes {
+				for _, w := range c.Warnings {
+					fmt.Fprintf(stderr, "subdash mcp: warning: %s\n", w)
+				}
+			}
+		}
+	}()
 	for _, n := range s.Config().Notes {
 		fmt.Fprintf(stderr, "subdash mcp: note: %s\n", n)
 	}

@@ -1,0 +1,102 @@
+package supervisor
+
+import (
+	"fmt"
+	"time"
+)
+
+// Queue keeps message to start as agent id's next submission as soon as
+// its running submission ends by itself, completed or errored (SPEC §11):
+// the agent first takes that final status (a wait in flight returns it),
+// then the queued message starts at once. An agent that runs nothing gets
+// the message at once, as Send does. Interrupt, close and send with
+// interrupt drop a queued message and say so; CancelQueue cancels it.
+//
+// Errors: those of Send (empty or too long message, unknown agent, closed
+// agent, the concurrency limit when it starts at once); "agent <id>
+// already has a queued message; cancel it first" (one message waits at a
+// time); "agent <id> is being stopped; send the message once it has
+// stopped".
+func (s *Supervisor) Queue(id, message string) (SendResult, error) {
+	msg, err := checkMessage(message)
+	if err != nil {
+		return SendResult{}, err
+	}
+	for {
+		s.mu.Lock()
+		a, err := s.lookup(id)
+		if err == nil {
+			err = s.checkQueueLocked(a)
+		}
+		if err != nil {
+			s.mu.Unlock()
+			return SendResult{}, err
+		}
+		if a.running == nil && !a.replacing {
+			s.mu.Unlock()
+			res, err := s.Send(a.id, msg, false)
+			if CodeOf(err) == CodeBusy {
+				continue // it started running meanwhile: queue after all
+			}
+			return res, err
+		}
+		a.queued = msg
+		a.updatedAt = time.Now()
+		s.mu.Unlock()
+		s.journal.write(JournalEvent{Event: "queued", AgentID: a.id, Message: msg})
+		s.hub.publish(Change{AgentID: a.id, Agent: true})
+		return SendResult{AgentID: a.id, Status: StatusRunning, Queued: true}, nil
+	}
+}
+
+func (s *Supervisor) checkQueueLocked(a *agent) error {
+	switch {
+	case s.shutdown:
+		return errShutdown()
+	case a.status == StatusClosed:
+		return errClosed(a.id)
+	case a.queued != "":
+		return &Error{CodeBusy, fmt.Sprintf("agent %s already has a queued message; cancel it first", a.id)}
+	case a.running != nil && a.running.reason != "":
+		return &Error{CodeBusy, fmt.Sprintf("agent %s is being stopped; send the message once it has stopped", a.id)}
+	}
+	return nil
+}
+
+// CancelQueue drops the message queued for agent id (SPEC §11); the
+// result has DroppedQueued set. Errors: "agent not found: <id>"; "agent
+// <id> has no queued message".
+func (s *Supervisor) CancelQueue(id string) (StatusResult, error) {
+	s.mu.Lock()
+	a, err := s.lookup(id)
+	if err != nil {
+		s.mu.Unlock()
+		return StatusResult{}, err
+	}
+	if a.queued == "" {
+		s.mu.Unlock()
+		return StatusResult{}, &Error{CodeNoQueue, fmt.Sprintf("agent %s has no queued message", a.id)}
+	}
+	a.queued = ""
+	a.updatedAt = time.Now()
+	res := StatusResult{AgentID: a.id, Status: a.status, DroppedQueued: true}
+	s.mu.Unlock()
+	s.journal.write(JournalEvent{Event: "queue_dropped", AgentID: a.id, Note: "cancelled"})
+	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	return res, nil
+}
+
+// dropQueueLocked drops agent a's queued message, if any, because of op
+// (interrupt, close, send with interrupt), and reports whether there was
+// one. Call with s.mu held; the journal entry is written by the caller's
+// dropQueueJournal after unlocking.
+func dropQueueLocked(a *agent) bool {
+	had := a.queued != ""
+	a.queued = ""
+	return had
+}
+
+// journalDropped records that op dropped agent id's queued message.
+func (s *Supervisor) journalDropped(id, op string) {
+	s.journal.write(JournalEvent{Event: "queue_dropped", AgentID: id, Note: op + " dropped the queued message"})
+}

@@ -1,0 +1,149 @@
+package supervisor
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// queued spawns "hold g1 [fail]" and queues "quick next" on it.
+func queuedAgent(t *testing.T, s *Supervisor, first string) string {
+	t.Helper()
+	id := spawn(t, s, first)
+	res, err := s.Queue(id, "quick next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Queued || res.Status != StatusRunning || res.SubmissionID != "" {
+		t.Fatalf("queue result %+v", res)
+	}
+	if got := attnSummary(t, s, id).QueuedMessage; got != "quick next" {
+		t.Fatalf("queued_message %q", got)
+	}
+	return id
+}
+
+func submissionsOf(t *testing.T, s *Supervisor, id string) []SubmissionInfo {
+	t.Helper()
+	a, _ := s.Agent(id)
+	return a.Submissions
+}
+
+func TestQueuedMessageStartsWhenTheSubmissionEnds(t *testing.T) {
+	for _, c := range []struct {
+		first  string
+		status Status
+	}{{"hold g1", StatusCompleted}, {"hold g1 fail", StatusErrored}} {
+		t.Run(string(c.status), func(t *testing.T) {
+			s := newTestSupervisor(t, gated)
+			id := queuedAgent(t, s, c.first)
+			firstSub := submissionsOf(t, s, id)[0].ID
+			// A wait in flight when the first submission ends returns its
+			// final status, although the queued one starts at once.
+			type waited struct {
+				res WaitResult
+				err error
+			}
+			got := make(chan waited, 1)
+			go func() {
+				ms := MaxWaitTimeoutMS
+				r, err := s.Wait(context.Background(), []string{id}, &ms)
+				got <- waited{r, err}
+			}()
+			// The wait registered: no way to observe it but the
+			// subscription count, so give it a moment first.
+			eventually(t, s, 5*time.Second, "wait subscribed", func() bool {
+				s.hub.mu.Lock()
+				defer s.hub.mu.Unlock()
+				return len(s.hub.subs) >= 2 // the wait's and eventually's own
+			})
+			openGate(t, s, "g1")
+			w := <-got
+			if w.err != nil || w.res.TimedOut || w.res.Status[id] != c.status || *w.res.Details[id].LastSubmissionID != firstSub {
+				t.Fatalf("wait in flight: %+v %v", w.res, w.err)
+			}
+			d := waitFinal(t, s, id)
+			subs := submissionsOf(t, s, id)
+			if len(subs) != 2 || subs[1].Message != "quick next" || d.Status != StatusCompleted || *d.LastMessage != "quick next" {
+				t.Fatalf("after the queue: %d submissions, detail %+v", len(subs), d)
+			}
+			sum := attnSummary(t, s, id)
+			if sum.QueuedMessage != "" || sum.NeedsYou == nil || sum.NeedsYou.Reason != "completed" {
+				t.Fatalf("summary after the queue: %+v", sum)
+			}
+		})
+	}
+}
+
+func TestInterruptCloseAndSendDropTheQueue(t *testing.T) {
+	s := newTestSupervisor(t, gated)
+	a := queuedAgent(t, s, "hold never")
+	res, err := s.Interrupt(a)
+	if err != nil || !res.DroppedQueued {
+		t.Fatalf("interrupt: %+v %v", res, err)
+	}
+	b := queuedAgent(t, s, "hold never")
+	res, err = s.Close(b)
+	if err != nil || !res.DroppedQueued {
+		t.Fatalf("close: %+v %v", res, err)
+	}
+	c := queuedAgent(t, s, "hold never")
+	sres, err := s.Send(c, "quick replaced", true)
+	if err != nil || !sres.DroppedQueued {
+		t.Fatalf("send with interrupt: %+v %v", sres, err)
+	}
+	waitFinal(t, s, c)
+	for id, want := range map[string]int{a: 1, b: 1, c: 2} {
+		if n := len(submissionsOf(t, s, id)); n != want || attnSummary(t, s, id).QueuedMessage != "" {
+			t.Errorf("agent %s: %d submissions (want %d), queued %q", id[:8], n, want, attnSummary(t, s, id).QueuedMessage)
+		}
+	}
+	if m := submissionsOf(t, s, c)[1].Message; m != "quick replaced" {
+		t.Errorf("the send's message was replaced by %q", m)
+	}
+}
+
+func TestCancelledQueueDoesNotRun(t *testing.T) {
+	s := newTestSupervisor(t, gated)
+	id := queuedAgent(t, s, "hold g1")
+	res, err := s.CancelQueue(id)
+	if err != nil || !res.DroppedQueued {
+		t.Fatalf("cancel: %+v %v", res, err)
+	}
+	if _, err := s.CancelQueue(id); CodeOf(err) != CodeNoQueue || !strings.Contains(err.Error(), "has no queued message") {
+		t.Fatalf("second cancel: %v", err)
+	}
+	openGate(t, s, "g1")
+	waitFinal(t, s, id)
+	if n := len(submissionsOf(t, s, id)); n != 1 {
+		t.Fatalf("%d submissions after a cancelled queue", n)
+	}
+}
+
+func TestQueueArguments(t *testing.T) {
+	s := newTestSupervisor(t, gated)
+	idle := spawn(t, s, "quick")
+	waitFinal(t, s, idle)
+	// Nothing runs: the message starts at once.
+	res, err := s.Queue(idle, "quick again")
+	if err != nil || res.Queued || res.SubmissionID == "" {
+		t.Fatalf("queue on an idle agent: %+v %v", res, err)
+	}
+	busy := queuedAgent(t, s, "hold never")
+	if _, err := s.Queue(busy, "third"); CodeOf(err) != CodeBusy || !strings.Contains(err.Error(), "already has a queued message") {
+		t.Fatalf("second queue: %v", err)
+	}
+	if _, err := s.Queue(busy, "  "); CodeOf(err) != CodeInvalid {
+		t.Fatalf("empty: %v", err)
+	}
+	if _, err := s.Queue("nope-nope", "x"); CodeOf(err) != CodeNotFound {
+		t.Fatalf("unknown: %v", err)
+	}
+	if _, err := s.Close(busy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Queue(busy, "x"); CodeOf(err) != CodeClosed {
+		t.Fatalf("closed: %v", err)
+	}
+}
