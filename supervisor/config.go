@@ -109,6 +109,8 @@ type Config struct {
 	NotifyCommand string
 	CollabTools   bool     // MEMO_ENABLE_COLLAB_TOOLS is not "0"
 	Environ       []string // base environment of every submission
+	// Runner starts the submissions (SPEC §13); nil is LocalRunner(Environ).
+	Runner Runner
 	// Warnings are problems with the configuration that did not stop it,
 	// e.g. an invalid MEMO_SUBAGENT_MAX_AGENTS; the dashboard shows them.
 	Warnings []string

@@ -42,9 +42,13 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 			err = fmt.Errorf("cannot keep the message in %s: %v; check --state-dir", sub.msgPath, merr)
 		}
 	}
-	var p *proc
+	var started Process
 	if err == nil {
-		p, err = startProcess(sub.command, s.cfg.Dir, s.envFor(a, sub), s.stdinFeed(a, sub, message), sub.out)
+		started, err = s.cfg.Runner.Start(StartRequest{
+			Command: sub.command, Dir: s.cfg.Dir, Stdin: s.stdinFeed(a, sub, message), Vars: s.submissionVars(a, sub),
+			AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Output: sub.out.feed,
+			Placed: func(pl Place) { s.placed(a, pl) },
+		})
 	}
 	if err != nil {
 		_ = sub.out.finish()
@@ -53,6 +57,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 		s.runs.Done()
 		return err
 	}
+	p := &proc{Process: started, pgid: started.Place().PGID}
 	s.mu.Lock()
 	sub.proc = p
 	s.mu.Unlock()
@@ -82,24 +87,24 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 	}
 	selfExit := false
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 		selfExit = s.markExited(sub)
 	case <-sub.stopCh:
 	case <-timeout:
 		s.requestStop(a, sub, "timed out after "+s.cfg.Timeout.String())
 	}
-	if selfExit && groupAlive(p.pgid) {
-		p.waitQuiet(quietAfterExit)
+	if selfExit && p.Lingers() {
+		p.WaitQuiet(quietAfterExit)
 		sub.out.flushRawLines()
 		s.endSubmission(a, sub, p, "", "")
 		note := "terminated what the submission left running in its process group"
-		if err := terminateGroup(p.pgid, s.cfg.Grace, s.cut); err != nil {
+		if err := p.Terminate(s.cfg.Grace, s.cut); err != nil {
 			note = err.Error()
 		}
-		if n := terminateEscapees(sub.id, s.cfg.Grace, s.cut); n > 0 {
+		if n := p.TerminateEscapees(s.cfg.Grace, s.cut); n > 0 {
 			note += fmt.Sprintf("; terminated %d process(es) that had left the group", n)
 		}
-		p.drain()
+		p.Drain()
 		if err := sub.out.finish(); err != nil {
 			note += "; log file: " + err.Error()
 		}
@@ -108,34 +113,54 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		return
 	}
 	var notes []string
-	if err := terminateGroup(p.pgid, s.cfg.Grace, s.cut); err != nil {
+	if err := p.Terminate(s.cfg.Grace, s.cut); err != nil {
 		notes = append(notes, err.Error())
 	}
 	if sub.stopRequested() {
 		// processes that left the group would keep the pipes open and
 		// outlive the interrupt
-		if n := terminateEscapees(sub.id, s.cfg.Grace, s.cut); n > 0 {
+		if n := p.TerminateEscapees(s.cfg.Grace, s.cut); n > 0 {
 			notes = append(notes, fmt.Sprintf("terminated %d process(es) that had left the group", n))
 		}
 	}
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(killWait):
 		// A main process that survives SIGKILL (uninterruptible sleep)
 		// cannot be reaped now; the submission ends anyway.
-		notes = append(notes, fmt.Sprintf("main process %d did not exit after SIGKILL", p.pgid))
+		notes = append(notes, fmt.Sprintf("main process of %s did not exit after SIGKILL", placeText(p.Place())))
 	}
-	p.drain()
+	p.Drain()
 	if err := sub.out.finish(); err != nil {
 		notes = append(notes, "log file: "+err.Error())
 	}
 	s.endSubmission(a, sub, p, strings.Join(notes, "; "), "")
-	if n := terminateEscapees(sub.id, s.cfg.Grace, s.cut); n > 0 {
+	if n := p.TerminateEscapees(s.cfg.Grace, s.cut); n > 0 {
 		// left the group and the pipes before the main process exited
 		s.journal.write(JournalEvent{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 			Note: fmt.Sprintf("terminated %d process(es) that had left the submission's process group", n)})
 	}
 	sub.out.release()
+}
+
+// placed records where agent a's submission runs (Runner's
+// StartRequest.Placed), for the dashboard and list (SPEC §13).
+func (s *Supervisor) placed(a *agent, pl Place) {
+	s.mu.Lock()
+	a.place = pl
+	s.mu.Unlock()
+	s.hub.publish(Change{AgentID: a.id, Agent: true})
+}
+
+// placeText names a place in words: "process group 123", "pod x on node y".
+func placeText(pl Place) string {
+	switch {
+	case pl.Pod != "" && pl.Node != "":
+		return "pod " + pl.Pod + " on node " + pl.Node
+	case pl.Pod != "":
+		return "pod " + pl.Pod
+	}
+	return fmt.Sprintf("process group %d", pl.PGID)
 }
 
 // stopRequested reports whether a stop (interrupt, close, quit, time limit)
@@ -185,7 +210,11 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	var code *int
 	var sig string
 	if p != nil {
-		code, sig = p.exitStatus()
+		ex := p.Exit()
+		code, sig = ex.Code, ex.Signal
+		if startErr == "" {
+			startErr = ex.Err
+		}
 	}
 	s.expirePending(a, sub)
 	var oc *outcome

@@ -375,19 +375,22 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		if s.notifier != nil {
-			s.notifier.close()
-		}
-		s.stopOnce.Do(func() {
-			// every submission ended: later hosts skip this run in their
-			// orphan sweep (endedCleanly)
-			s.journal.write(JournalEvent{Event: "run_ended"})
-			close(s.stopped)
-		})
-		return s.journal.close()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if s.notifier != nil {
+		s.notifier.close()
+	}
+	if err := s.cfg.Runner.Close(ctx); err != nil {
+		s.journal.write(JournalEvent{Event: "runner_closed", Note: err.Error()})
+	}
+	s.stopOnce.Do(func() {
+		// every submission ended: later hosts skip this run in their
+		// orphan sweep (endedCleanly)
+		s.journal.write(JournalEvent{Event: "run_ended"})
+		close(s.stopped)
+	})
+	return s.journal.close()
 }
 
 // TimeoutMS converts wait's timeout_ms as a JSON number arrives (a float64,

@@ -1,11 +1,13 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -32,25 +34,70 @@ const (
 	killWait = 10 * time.Second
 )
 
-// proc is one running `/bin/sh -c` child in its own session and process
-// group (SPEC §4).
-type proc struct {
-	cmd         *exec.Cmd
-	pgid        int
-	exited      chan struct{} // closed when the main process has been reaped
-	state       *os.ProcessState
-	stdin       *os.File
-	outs        [2]*os.File
-	readers     sync.WaitGroup
-	readersDone chan struct{} // closed when both readers returned
-	lastRead    atomic.Int64  // when a reader last got bytes, in Unix nanoseconds
+// LocalRunner returns the runner of SPEC §4 (--runner local): each
+// submission is a `/bin/sh -c` child of this process in its own session and
+// process group, in the working directory, with environ (the host's
+// environment) plus the submission's variables.
+func LocalRunner(environ []string) Runner { return localRunner{environ} }
+
+type localRunner struct{ environ []string }
+
+// Sweep does nothing: the supervisor's orphan sweep (orphans.go) ends the
+// process groups earlier hosts left on this machine, whatever their runner.
+func (localRunner) Sweep(string) string { return "" }
+
+// Close has nothing to end: every process group is gone once its
+// submission ended.
+func (localRunner) Close(context.Context) error { return nil }
+
+// Start implements Runner.
+func (r localRunner) Start(req StartRequest) (Process, error) {
+	p, err := startProcess(req.Command, req.Dir, mergeEnv(r.environ, req.Vars), req.Stdin, req.Output)
+	if err != nil {
+		return nil, err
+	}
+	p.submissionID = req.SubmissionID
+	return p, nil
+}
+
+// mergeEnv returns base with vars (NAME=value) set, replacing the same
+// names in base, vars last.
+func mergeEnv(base, vars []string) []string {
+	set := make(map[string]bool, len(vars))
+	for _, kv := range vars {
+		k, _, _ := strings.Cut(kv, "=")
+		set[k] = true
+	}
+	env := make([]string, 0, len(base)+len(vars))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !set[k] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, vars...)
+}
+
+// localProcess is one running `/bin/sh -c` child in its own session and
+// process group (SPEC §4).
+type localProcess struct {
+	cmd          *exec.Cmd
+	pgid         int
+	submissionID string
+	exited       chan struct{} // closed when the main process has been reaped
+	state        *os.ProcessState
+	stdin        *os.File
+	outs         [2]*os.File
+	readers      sync.WaitGroup
+	readersDone  chan struct{} // closed when both readers returned
+	lastRead     atomic.Int64  // when a reader last got bytes, in Unix nanoseconds
 }
 
 // startProcess starts command under /bin/sh -c in dir with env, in a new
 // session, hands its stdin to feed in a goroutine of its own (writeMessage
 // writes the message and a newline, then closes it; SPEC §4), and feeds
 // stdout and stderr to out until EOF.
-func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out *output) (*proc, error) {
+func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out func(Stream, []byte)) (*localProcess, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("cannot start submission: working directory %s does not exist", dir)
 	}
@@ -79,7 +126,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 		closeAll(stdinW, outR[0], outR[1])
 		return nil, fmt.Errorf("cannot start submission: %w", err)
 	}
-	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, exited: make(chan struct{}), stdin: stdinW, outs: outR,
+	p := &localProcess{cmd: cmd, pgid: cmd.Process.Pid, exited: make(chan struct{}), stdin: stdinW, outs: outR,
 		readersDone: make(chan struct{})}
 	go feed(stdinW)
 	for s := Stdout; s <= Stderr; s++ {
@@ -113,7 +160,7 @@ func writeMessage(message string) func(io.WriteCloser) {
 // output still buffered in the pipe is read to the end, while a process
 // that left the group and keeps the pipe open without writing is given up
 // on. A writer that never stops is cut off after maxDrain.
-func (p *proc) read(s Stream, out *output) {
+func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 	defer p.readers.Done()
 	f := p.outs[s]
 	buf := make([]byte, readBufSize)
@@ -123,7 +170,7 @@ func (p *proc) read(s Stream, out *output) {
 		n, err := f.Read(buf)
 		if n > 0 {
 			p.lastRead.Store(time.Now().UnixNano())
-			out.feed(s, buf[:n])
+			out(s, buf[:n])
 			progressed = true
 		}
 		if err == nil {
@@ -143,11 +190,11 @@ func (p *proc) read(s Stream, out *output) {
 	}
 }
 
-// drain waits for both readers to reach EOF, then closes every pipe. Call it
+// Drain waits for both readers to reach EOF, then closes every pipe. Call it
 // only after the process group is gone: the pipes then reach EOF unless a
 // process outside the group (setsid, a daemon) still holds them, which read
 // detects with the deadline set here.
-func (p *proc) drain() {
+func (p *localProcess) Drain() {
 	deadline := time.Now().Add(drainTimeout)
 	for _, f := range p.outs {
 		_ = f.SetReadDeadline(deadline)
@@ -156,9 +203,9 @@ func (p *proc) drain() {
 	closeAll(p.outs[0], p.outs[1], p.stdin)
 }
 
-// waitQuiet returns when both pipes reached EOF or no output arrived for
+// WaitQuiet returns when both pipes reached EOF or no output arrived for
 // quiet: after the main process exited, what it wrote is then read.
-func (p *proc) waitQuiet(quiet time.Duration) {
+func (p *localProcess) WaitQuiet(quiet time.Duration) {
 	start := time.Now().UnixNano()
 	for {
 		last := max(p.lastRead.Load(), start)
@@ -174,23 +221,43 @@ func (p *proc) waitQuiet(quiet time.Duration) {
 	}
 }
 
-// exitStatus describes how the main process ended; nil and "" while it has
+// Exited implements Process.
+func (p *localProcess) Exited() <-chan struct{} { return p.exited }
+
+// Exit describes how the main process ended; the zero Exit while it has
 // not been reaped.
-func (p *proc) exitStatus() (code *int, signal string) {
+func (p *localProcess) Exit() Exit {
 	select {
 	case <-p.exited:
 	default:
-		return nil, ""
+		return Exit{}
 	}
 	if p.state == nil {
-		return nil, ""
+		return Exit{}
 	}
 	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return nil, unix.SignalName(ws.Signal())
+		return Exit{Signal: unix.SignalName(ws.Signal())}
 	}
 	c := p.state.ExitCode()
-	return &c, ""
+	return Exit{Code: &c}
 }
+
+// Lingers reports whether a member of the process group is alive.
+func (p *localProcess) Lingers() bool { return groupAlive(p.pgid) }
+
+// Terminate ends the process group (terminateGroup).
+func (p *localProcess) Terminate(grace time.Duration, cut <-chan struct{}) error {
+	return terminateGroup(p.pgid, grace, cut)
+}
+
+// TerminateEscapees ends the processes that left the group but carry the
+// submission's id (escapees.go).
+func (p *localProcess) TerminateEscapees(grace time.Duration, cut <-chan struct{}) int {
+	return terminateEscapees(p.submissionID, grace, cut)
+}
+
+// Place is this machine and the process group.
+func (p *localProcess) Place() Place { return Place{PGID: p.pgid} }
 
 // terminateGroup ends every process of group pgid (SPEC §4): SIGTERM (and
 // SIGCONT, so a stopped process can act on it) to the whole group, then

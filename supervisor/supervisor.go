@@ -88,6 +88,7 @@ type agent struct {
 	// even when a queued message started the next submission at once.
 	finals    int
 	lastFinal WaitDetail
+	place     Place // where its latest submission runs (SPEC §13)
 }
 
 // submission is one run of the agent command for one message (SPEC §1).
@@ -148,6 +149,9 @@ func New(cfg Config) (*Supervisor, error) {
 	if cfg.Environ == nil {
 		cfg.Environ = os.Environ()
 	}
+	if cfg.Runner == nil {
+		cfg.Runner = LocalRunner(cfg.Environ)
+	}
 	runID := newRunID()
 	runDir, j, err := openRun(&cfg, runID)
 	if err != nil {
@@ -163,6 +167,9 @@ func New(cfg Config) (*Supervisor, error) {
 		s.notifier = newNotifier(s)
 	}
 	if note := s.reapOrphans(); note != "" {
+		s.cfg.Notes = append(s.cfg.Notes, note)
+	}
+	if note := cfg.Runner.Sweep(runDir); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)
 	}
 	return s, nil
@@ -275,6 +282,8 @@ func (s *Supervisor) summaryLocked(a *agent) Summary {
 		PendingApprovals: pendingLocked(a),
 		NeedsYou:         copyAttention(a.needsYou),
 		QueuedMessage:    a.queued,
+		Pod:              a.place.Pod,
+		Node:             a.place.Node,
 	}
 }
 
@@ -332,30 +341,18 @@ func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
 	return sub
 }
 
-// envFor returns the environment of a submission (SPEC §2): the dashboard's
-// environment plus SUBDASH_AGENT_ID, SUBDASH_SUBMISSION_ID,
-// SUBDASH_SUBMISSION_SEQ and, unless nesting is allowed,
-// MEMO_ENABLE_COLLAB_TOOLS=0.
-func (s *Supervisor) envFor(a *agent, sub *submission) []string {
-	set := map[string]string{
-		"SUBDASH_AGENT_ID":       a.id,
-		"SUBDASH_SUBMISSION_ID":  sub.id,
-		"SUBDASH_SUBMISSION_SEQ": strconv.Itoa(sub.seq),
+// submissionVars returns the submission's own variables (SPEC §2):
+// SUBDASH_AGENT_ID, SUBDASH_SUBMISSION_ID, SUBDASH_SUBMISSION_SEQ and, unless
+// nesting is allowed, MEMO_ENABLE_COLLAB_TOOLS=0. The runner adds them to
+// the environment it gives the submission (the local runner: the host's).
+func (s *Supervisor) submissionVars(a *agent, sub *submission) []string {
+	vars := []string{
+		"SUBDASH_AGENT_ID=" + a.id,
+		"SUBDASH_SUBMISSION_ID=" + sub.id,
+		"SUBDASH_SUBMISSION_SEQ=" + strconv.Itoa(sub.seq),
 	}
 	if !s.cfg.AllowNested {
-		set["MEMO_ENABLE_COLLAB_TOOLS"] = "0"
+		vars = append(vars, "MEMO_ENABLE_COLLAB_TOOLS=0")
 	}
-	env := make([]string, 0, len(s.cfg.Environ)+len(set))
-	for _, kv := range s.cfg.Environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok {
-			env = append(env, kv)
-		}
-	}
-	for _, k := range []string{"SUBDASH_AGENT_ID", "SUBDASH_SUBMISSION_ID", "SUBDASH_SUBMISSION_SEQ", "MEMO_ENABLE_COLLAB_TOOLS"} {
-		if v, ok := set[k]; ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
+	return vars
 }

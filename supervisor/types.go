@@ -93,6 +93,10 @@ type Summary struct {
 	// submission ends (SPEC §11), cut as LastMessage in JSON; omitted when
 	// none is queued.
 	QueuedMessage string `json:"queued_message,omitempty"`
+	// Pod and Node say where the agent's latest submission runs with the
+	// Kubernetes runner (SPEC §13); omitted for the local runner.
+	Pod  string `json:"pod,omitempty"`
+	Node string `json:"node,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

@@ -1,0 +1,116 @@
+package supervisor
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Runner starts submissions where they run and ends them (SPEC §13): the
+// local runner runs them as process groups on this machine (SPEC §4), the
+// Kubernetes runner (package supervisor/kube) in pods. The supervisor's
+// operations, lifecycle, output pipeline and records are the same for every
+// runner and never ask which one they have.
+type Runner interface {
+	// Start starts req.Command for one submission: req.Stdin is given its
+	// stdin in a goroutine of its own (it writes the message and a newline,
+	// then closes it: SPEC §4); every byte of its
+	// stdout and stderr goes to req.Output as it arrives. Start returns
+	// quickly: a runner whose submissions need time to start (a pod being
+	// scheduled) returns a Process at once and reports a failure to start
+	// through Process.Exit().Err. An error means the submission cannot
+	// start at all; its text is the submission's last_error (SPEC §4).
+	Start(req StartRequest) (Process, error)
+	// Sweep ends what hosts that are gone left running with this runner
+	// (SPEC §13: pods of a host that is gone), in the background, and
+	// returns a note for the dashboard, or "" when there was nothing.
+	// runDir is this host's run folder.
+	Sweep(runDir string) string
+	// Close ends what the runner holds once every submission has ended
+	// (the Kubernetes runner deletes its pods), and returns when that is
+	// done or ctx ends.
+	Close(ctx context.Context) error
+}
+
+// StartRequest is one submission to start (Runner.Start).
+type StartRequest struct {
+	Command string // agent command line, run by /bin/sh -c
+	// Dir is the host's working directory of agents (--dir); a runner that
+	// runs elsewhere uses its own (SPEC §13).
+	Dir string
+	// Stdin writes the submission's stdin and closes it; Start runs it in
+	// a goroutine of its own while the output is already read.
+	Stdin func(stdin io.WriteCloser)
+	// Vars are the submission's own variables of SPEC §2 as NAME=value:
+	// SUBDASH_AGENT_ID, SUBDASH_SUBMISSION_ID, SUBDASH_SUBMISSION_SEQ and,
+	// unless nesting is allowed, MEMO_ENABLE_COLLAB_TOOLS=0. The local
+	// runner adds them to the host's environment; others pass only them
+	// and what the user named.
+	Vars         []string
+	AgentID      string
+	SubmissionID string
+	Seq          int
+	// Output receives every chunk of stdout or stderr in arrival order. It
+	// may be called from one goroutine per stream at once.
+	Output func(s Stream, p []byte)
+	// Placed, when set, is called once the runner knows where the
+	// submission runs (a pod and its node), possibly after Start returned.
+	Placed func(Place)
+}
+
+// Place says where a submission runs, for the dashboard and list
+// (SPEC §13). The zero Place is this machine.
+type Place struct {
+	PGID int    // its process group on this machine; 0 when it runs elsewhere
+	Pod  string // the pod it runs in, "" for the local runner
+	Node string // the node of that pod, once it is scheduled
+}
+
+// Exit is how a submission's main process ended (SPEC §4).
+type Exit struct {
+	Code   *int   // exit code; nil when killed by a signal or not known
+	Signal string // signal name, e.g. "SIGKILL", when killed by one
+	// Err, when set, is why the submission could not start or was lost
+	// (a pod that cannot start, a cluster that became unreachable), in
+	// words; the submission is then errored with it as last_error.
+	Err string
+}
+
+// Process is one started submission (Runner.Start). Its methods are safe
+// for concurrent use.
+type Process interface {
+	// Exited is closed when the main process has ended by itself or after
+	// Terminate (or could not start).
+	Exited() <-chan struct{}
+	// Exit reports how the main process ended; the zero Exit until Exited
+	// is closed.
+	Exit() Exit
+	// Lingers reports whether something the submission started is still
+	// alive although its main process ended.
+	Lingers() bool
+	// WaitQuiet returns when both output streams reached their end or no
+	// output arrived for quiet.
+	WaitQuiet(quiet time.Duration)
+	// Terminate ends everything the submission started (SPEC §4, §13):
+	// SIGTERM, then SIGKILL after grace (or once cut is closed), and
+	// returns when nothing of it is left, or with an error saying what
+	// survived.
+	Terminate(grace time.Duration, cut <-chan struct{}) error
+	// TerminateEscapees ends what the submission started that Terminate
+	// cannot reach (processes that left the process group: SPEC §4) and
+	// returns how many it signalled; 0 for a runner where Terminate
+	// reaches everything.
+	TerminateEscapees(grace time.Duration, cut <-chan struct{}) int
+	// Drain waits until the output streams are read to their end (bounded,
+	// as something outside the submission may hold them) and releases them.
+	// Call it after Terminate.
+	Drain()
+	// Place is where the submission runs, as far as known.
+	Place() Place
+}
+
+// proc is a started submission as the supervisor holds it.
+type proc struct {
+	Process
+	pgid int // its process group on this machine; 0 when it runs elsewhere
+}
