@@ -310,7 +310,9 @@ func TestProcessesThatLeftTheGroupDoNotOutliveTheSubmission(t *testing.T) {
 	// worktree's test run may have its own sleeps on the same machine.
 	u := fmt.Sprintf(".%d", os.Getpid())
 	for _, c := range []struct{ msg, how string }{
-		{`setsid sleep 301` + u + ` & echo started`, "self-exit"},
+		// the shell stays a moment, so the test sees the sleep before
+		// the submission's end terminates it
+		{`setsid sleep 301` + u + ` & echo started; sleep 1`, "self-exit"},
 		{`setsid sleep 302` + u + ` & echo started; sleep 60`, "interrupt"},
 	} {
 		id := spawn(t, s, c.msg)
