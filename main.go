@@ -237,13 +237,23 @@ func dashboard(args []string) int {
 	// The socket outlives the screen: it closes after the shutdown below,
 	// so a wait in progress gets the final statuses, not an error.
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background()) }()
+	hostErrs := make(chan error, 1)
+	go func() {
+		err := srv.Serve(context.Background())
+		if err != nil {
+			// On screen while it runs; on stderr and in the exit status
+			// after.
+			hostErrs <- fmt.Errorf("control socket %s stopped serving (%v): subdash ctl and MCP clients cannot reach this dashboard", srv.Path(), err)
+		}
+		served <- err
+	}()
 	// Ask the terminal for its background now, before Bubble Tea reads
 	// stdin: a later query would leak the reply into the input.
 	styles := theme.New(theme.Detect(os.Stdout))
 	err = ui.Run(ctx, s, ui.Options{
 		Spawn:        spawns,
 		SocketPath:   srv.Path(),
+		HostErrors:   hostErrs,
 		Styles:       &styles,
 		Pager:        func(path string) tea.ExecCommand { return newPager(path, !styles.NoColor, &inPager) },
 		PagerCommand: pagerCommand(),

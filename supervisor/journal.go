@@ -3,9 +3,12 @@ package supervisor
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -54,6 +57,31 @@ type journal struct {
 	mu  sync.Mutex
 	f   *os.File
 	err error // first write error, reported once by the supervisor
+	// failed holds the first write error in words with the path (SPEC
+	// §5); readable without mu.
+	failed atomic.Pointer[string]
+}
+
+// fail records the first write error. Call with mu held.
+func (j *journal) fail(err error) {
+	if j.err != nil {
+		return
+	}
+	j.err = err
+	why := err
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		why = pe.Err
+	}
+	msg := fmt.Sprintf("journal could not be written (%v): %s; this run's records may not be restored", why, j.f.Name())
+	j.failed.Store(&msg)
+}
+
+// failure returns the journal's first write failure in words, or "".
+func (j *journal) failure() string {
+	if p := j.failed.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 func openJournal(path string) (*journal, error) {
@@ -78,8 +106,8 @@ func (j *journal) writeAll(evs []JournalEvent) {
 		j.mu.Lock()
 		defer j.mu.Unlock()
 		if j.f != nil && len(b) > 0 {
-			if _, err := j.f.Write(b); err != nil && j.err == nil {
-				j.err = err
+			if _, err := j.f.Write(b); err != nil {
+				j.fail(err)
 			}
 		}
 		return
@@ -93,8 +121,8 @@ func (j *journal) writeAll(evs []JournalEvent) {
 	for _, ev := range evs {
 		_, _ = w.Write(encodeEvent(ev))
 	}
-	if err := w.Flush(); err != nil && j.err == nil {
-		j.err = err
+	if err := w.Flush(); err != nil {
+		j.fail(err)
 	}
 }
 

@@ -328,6 +328,7 @@ func (s *Supervisor) detailLocked(a *agent) WaitDetail {
 		LastSubmissionID: &sum.LastSubmissionID,
 		UpdatedAt:        &sum.UpdatedAt,
 		SessionID:        a.sessionID,
+		Failure:          sum.Failure,
 	}
 	return d
 }

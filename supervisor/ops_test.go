@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -461,5 +462,37 @@ func TestSkipGraceKillsAtOnce(t *testing.T) {
 		if d := waitFinal(t, s, a.AgentID); d.Status != StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
 			t.Errorf("agent %s: %s %v after shutdown", a.AgentID, d.Status, d.LastError)
 		}
+	}
+}
+
+// TestJournalFailureIsInEverySummary: a journal that cannot be written is
+// said, with its path, in every agent's summary and wait details (SPEC §5).
+func TestJournalFailureIsInEverySummary(t *testing.T) {
+	s := newTestSupervisor(t, evalCommand)
+	id := spawn(t, s, "true")
+	waitFinal(t, s, id)
+	if f := s.List()[0].Failure; f != "" {
+		t.Fatalf("failure %q before anything failed", f)
+	}
+	path := s.journal.f.Name()
+	ro, err := os.Open(path) // the journal's next write fails
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.journal.mu.Lock()
+	_ = s.journal.f.Close()
+	s.journal.f = ro
+	s.journal.mu.Unlock()
+	if _, err := s.Send(id, "true", false); err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, s, id)
+	want := "journal could not be written (bad file descriptor): " + path
+	if f := s.List()[0].Failure; !strings.HasPrefix(f, want) {
+		t.Fatalf("failure %q, want it to start %q", f, want)
+	}
+	res, err := s.Wait(context.Background(), []string{id}, nil)
+	if err != nil || !strings.HasPrefix(res.Details[id].Failure, want) {
+		t.Fatalf("wait details %+v, %v; want the journal's failure", res.Details[id], err)
 	}
 }

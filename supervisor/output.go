@@ -2,9 +2,13 @@ package supervisor
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -40,14 +44,17 @@ const (
 // stream is kept for last_output. Feed may be called from the stdout and
 // stderr readers concurrently; readers of the scrollback take only mu.
 type output struct {
-	feedMu   sync.Mutex // serializes Feed; guards everything below up to mu
-	log      *os.File
-	logErr   error
-	released bool // the submission is over; see release
-	conv     [2]*termtext.Converter
-	tail     [2][]byte
-	slab     []byte
-	batch    lineBatch
+	feedMu sync.Mutex // serializes Feed; guards everything below up to mu
+	log    *os.File
+	logErr error
+	// logFailed holds, once a write to the log file failed, that failure
+	// in words with the path (SPEC §5); readable without feedMu.
+	logFailed atomic.Pointer[string]
+	released  bool // the submission is over; see release
+	conv      [2]*termtext.Converter
+	tail      [2][]byte
+	slab      []byte
+	batch     lineBatch
 	// lineHook, when set, receives every complete raw line of each stream
 	// (without its line end), for structured agent output (SPEC §8).
 	lineHook func(s Stream, line []byte)
@@ -131,6 +138,7 @@ func (o *output) feed(s Stream, p []byte) {
 	if o.log != nil && o.logErr == nil {
 		if _, err := o.log.Write(p); err != nil {
 			o.logErr = err
+			o.failLog(err)
 		}
 	}
 	o.keepTail(s, p)
@@ -149,6 +157,30 @@ func (o *output) feed(s Stream, p []byte) {
 	if o.notify != nil {
 		o.notify()
 	}
+}
+
+// failLog records that the log file could not be written: the failure in
+// words with the path, for the agent's summary (SPEC §5), and a line in
+// the scrollback where the log stops. Called with feedMu held.
+func (o *output) failLog(err error) {
+	why := err
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		why = pe.Err // "file too large", "no space left on device"
+	}
+	msg := fmt.Sprintf("log file could not be written (%v): %s; output from here on is on screen only", why, o.log.Name())
+	o.logFailed.Store(&msg)
+	o.note("subdash: " + msg)
+}
+
+// logFailure returns the log file's write failure in words, or "".
+func (o *output) logFailure() string {
+	if o == nil {
+		return ""
+	}
+	if p := o.logFailed.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // publish moves completed lines and the partial line of stream s into the

@@ -284,6 +284,7 @@ func (s *Supervisor) summaryLocked(a *agent) Summary {
 		QueuedMessage:    a.queued,
 		Pod:              a.place.Pod,
 		Node:             a.place.Node,
+		Failure:          s.failureLocked(a),
 	}
 }
 
@@ -293,6 +294,22 @@ func copyAttention(at *Attention) *Attention {
 	}
 	v := *at
 	return &v
+}
+
+// failureLocked says what subdash failed to do for a (SPEC §5): its latest
+// submission's log file or the journal could not be written; "" when
+// nothing failed.
+func (s *Supervisor) failureLocked(a *agent) string {
+	var parts []string
+	if n := len(a.subs); n > 0 {
+		if f := a.subs[n-1].out.logFailure(); f != "" {
+			parts = append(parts, f)
+		}
+	}
+	if f := s.journal.failure(); f != "" {
+		parts = append(parts, f)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // newSubmissionLocked records a new running submission of a. Call with s.mu

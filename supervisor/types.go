@@ -97,6 +97,10 @@ type Summary struct {
 	// Kubernetes runner (SPEC §13); omitted for the local runner.
 	Pod  string `json:"pod,omitempty"`
 	Node string `json:"node,omitempty"`
+	// Failure says in words, with the path, what subdash failed to do for
+	// this agent: its latest submission's log file or the journal could
+	// not be written (SPEC §5); omitted when nothing failed.
+	Failure string `json:"failure,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary
@@ -184,6 +188,8 @@ type WaitDetail struct {
 	LastSubmissionID *string `json:"last_submission_id"`
 	UpdatedAt        *Time   `json:"updated_at"`
 	SessionID        string  `json:"session_id,omitempty"`
+	// Failure is Summary.Failure (SPEC §5).
+	Failure string `json:"failure,omitempty"`
 }
 
 // waitDetailFields is WaitDetail without its methods, for encoding.

@@ -22,8 +22,8 @@ func (m Model) helpGroups() []keymap.Group {
 }
 
 // helpView draws the full help in a box of w×h cells: the bindings in as
-// many columns as fit, a legend of the status symbols and the control
-// socket. It scrolls when taller than the box.
+// many columns as fit after every current note, a legend of the status
+// symbols and the control socket. It scrolls when taller than the box.
 func (m Model) helpView(w, h int) []string {
 	groups := m.helpGroups()
 	keyW, descW := 0, 0
@@ -52,7 +52,7 @@ func (m Model) helpView(w, h int) []string {
 	for _, col := range cols {
 		height = max(height, len(col))
 	}
-	var lines []string
+	lines := m.notesHelp(w) // every note in full, first: they may be why help was opened
 	for i := 0; i < height; i++ {
 		var row strings.Builder
 		for j, col := range cols {

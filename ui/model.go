@@ -128,6 +128,10 @@ type Model struct {
 	stopN     int    // running submissions being stopped on quit
 	tickFn    func() tea.Cmd
 	storage   supervisor.Storage // where the logs are, for the help overlay
+	hostErrs  []string           // errors of the host's other parts (Options.HostErrors)
+	// shutdownErr is the error of stopping the agents on quit; Run
+	// returns it.
+	shutdownErr error
 }
 
 // New returns the dashboard for s, with the agents s has now.
@@ -176,7 +180,7 @@ func (m Model) Init() tea.Cmd {
 			return done
 		})
 	}
-	return tea.Batch(tea.Sequence(cmds...), m.startTick())
+	return tea.Batch(tea.Sequence(cmds...), m.startTick(), waitHostErr(m.opts.HostErrors))
 }
 
 // Messages produced by commands.
@@ -332,7 +336,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.syncLog()
 	case shutdownMsg:
+		m.shutdownErr = msg.err
 		return m, tea.Quit
+	case hostErrMsg:
+		return m, m.onHostErr(msg)
 	}
 	return m, nil
 }

@@ -68,6 +68,10 @@ type Options struct {
 	Spawn []string
 	// SocketPath is the control socket, shown in the help overlay.
 	SocketPath string
+	// HostErrors carries errors of the host's other parts that happen
+	// while the dashboard runs (the control socket's Serve); each is
+	// shown as a note. nil: none.
+	HostErrors <-chan error
 	// Styles are the colours; nil builds them with theme.Detect on
 	// stdout. main.go detects them before the program starts (the
 	// background query must precede Bubble Tea's input reading) and passes
@@ -99,7 +103,8 @@ const DefaultFrameInterval = time.Second / 60
 
 // Run shows the dashboard on the alternate screen until the user quits
 // (after the running submissions were stopped) or ctx ends. It returns
-// ctx's error when ctx ended it. The terminal is restored in every case,
+// ctx's error when ctx ended it, and the error of stopping the agents when
+// that failed. The terminal is restored in every case,
 // panics in Update and View included (Bubble Tea recovers them).
 func Run(ctx context.Context, s Backend, o Options) error {
 	if o.Styles == nil {
@@ -127,12 +132,15 @@ func Run(ctx context.Context, s Backend, o Options) error {
 		}()
 		Forward(fctx, sub, s, p.Send, o.FrameInterval)
 	}()
-	_, err := p.Run()
+	final, err := p.Run()
 	if r, ok := crashed.Load().(string); ok {
 		return fmt.Errorf("ui: supervisor events: panic: %s", r)
 	}
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if fm, ok := final.(Model); ok && err == nil && fm.shutdownErr != nil {
+		return fmt.Errorf("stopping the agents: %w", fm.shutdownErr)
 	}
 	return err
 }

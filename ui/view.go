@@ -173,6 +173,12 @@ func (m Model) logTitles() (string, string) {
 		title += " · “" + msg + "”"
 	}
 	var foot []string
+	if err := m.log.Err(); err != nil {
+		foot = append(foot, "✗ cannot read: "+cells.Clean(err.Error()))
+	}
+	if a.Failure != "" && m.shown.seq == len(a.Submissions) {
+		foot = append(foot, "✗ "+cells.Clean(a.Failure))
+	}
 	if m.loading[m.shown] {
 		foot = append(foot, "reading the log file…")
 	}
@@ -254,14 +260,7 @@ func (m Model) messageLine() string {
 		}
 		return cells.Fit(m.styles.Note.Render("✓ "+text), w)
 	}
-	var parts []string
-	for _, s := range m.cfg.Warnings {
-		parts = append(parts, m.styles.Warning.Render("⚠ "+cells.Clean(s)))
-	}
-	for _, s := range m.cfg.Notes {
-		parts = append(parts, m.styles.Note.Render("ℹ "+cells.Clean(s)))
-	}
-	return cells.Fit(strings.Join(parts, "  "), w)
+	return m.notesLine(w)
 }
 
 // statusLine shows counts per status, running/max, the agent command and
@@ -288,6 +287,9 @@ func (m Model) statusLine() string {
 	}
 	if n := m.approvalCount(); n > 0 {
 		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d need%s approval", n, map[bool]string{true: "s", false: ""}[n == 1])))
+	}
+	if n := m.failureCount(); n > 0 {
+		parts = append(parts, st.Error.Render(fmt.Sprintf("✗ %d failing to log", n)))
 	}
 	if n := len(m.cfg.Warnings); n > 0 {
 		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))

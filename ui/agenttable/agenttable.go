@@ -146,6 +146,9 @@ type Row struct {
 	// (since it was last updated) and the row is muted.
 	Restored bool
 	Age      time.Duration
+	// Failing is set when subdash failed to write the agent's log file or
+	// the journal (Summary.Failure, SPEC §5): the status cell says so.
+	Failing bool
 }
 
 // RowOf builds the row of agent a at time now; stopping says the dashboard
@@ -168,6 +171,7 @@ func RowOf(a supervisor.AgentInfo, now time.Time, stopping bool) Row {
 		r.Message = "→ " + cells.Clean(a.Activity)
 	}
 	r.Usage = Usage(a.Usage)
+	r.Failing = strings.HasPrefix(a.Failure, "log file ") // the journal's failure is every agent's, said once below the table
 	if a.Restored {
 		r.Restored, r.Age = true, max(now.Sub(a.UpdatedAt.Time), 0)
 	}

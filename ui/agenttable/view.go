@@ -22,16 +22,24 @@ const (
 
 // StatusText returns the status cell of r: a symbol and a word, with the
 // reason for errored; frame picks the spinner frame of a running agent.
+// A row whose log file or journal could not be written ends with
+// " ✗ no log" (the message line and help say which and where).
 func StatusText(r Row, frame int) string {
+	s := ""
 	switch {
 	case r.Stopping:
-		return SymStopping + " stopping"
+		s = SymStopping + " stopping"
 	case r.Status == supervisor.StatusRunning:
-		return Frames[frame%len(Frames)] + " running"
+		s = Frames[frame%len(Frames)] + " running"
 	case r.Status == supervisor.StatusErrored && r.Reason != "":
-		return SymErrored + " errored (" + r.Reason + ")"
+		s = SymErrored + " errored (" + r.Reason + ")"
+	default:
+		s = Symbol(r.Status) + " " + string(r.Status)
 	}
-	return Symbol(r.Status) + " " + string(r.Status)
+	if r.Failing {
+		s += " " + SymErrored + " no log"
+	}
+	return s
 }
 
 func (m Model) statusStyle(r Row) lipgloss.Style {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// limitFileSize gives process pid a file size limit of n bytes
+// (RLIMIT_FSIZE, as `prlimit --fsize` does): Go ignores SIGXFSZ, so a
+// write past it fails with EFBIG, as on a full disk.
+func limitFileSize(t *testing.T, pid int, n uint64) {
+	t.Helper()
+	if err := unix.Prlimit(pid, unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: n, Max: n}, nil); err != nil {
+		t.Skipf("cannot set RLIMIT_FSIZE of %d: %v", pid, err)
+	}
+}
+
+// floodAfterGo waits for a file named go in its working directory, then
+// writes about 110 KB and a last line.
+const floodAfterGo = `read m; while [ ! -e go ]; do sleep 0.05; done; seq 1 20000; echo after-limit`
+
+// TestLogFileFailureIsSeenByPrograms: a log file that cannot be written is
+// named, with its path and why, in list and wait details (SPEC §5); the
+// agent's outcome is still its own.
+func TestLogFileFailureIsSeenByPrograms(t *testing.T) {
+	w := newWorkspace(t)
+	args := append([]string{"serve", "--command", floodAfterGo}, w.flags()...)
+	p := start(t, nil, args...)
+	waitListening(t, p, w.socket)
+	limitFileSize(t, p.cmd.Process.Pid, 32<<10)
+	var a supervisor.SpawnResult
+	ctlOK(t, w, &a, "spawn", "x")
+	if err := os.WriteFile(filepath.Join(w.dir, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var res supervisor.WaitResult
+	ctlOK(t, w, &res, "wait", a.AgentID, "--timeout-ms", "60000")
+	d := res.Details[a.AgentID]
+	if d.Status != supervisor.StatusCompleted || !strings.Contains(d.Failure, "log file could not be written (file too large): "+w.state) {
+		t.Fatalf("wait details: status %s, failure %q; want completed and the log file's path and why", d.Status, d.Failure)
+	}
+	var list struct{ Agents []supervisor.Summary }
+	ctlOK(t, w, &list, "list")
+	if len(list.Agents) != 1 || list.Agents[0].Failure != d.Failure {
+		t.Fatalf("list: %+v; want the failure %q", list.Agents, d.Failure)
+	}
+}
+
+// TestLogFileFailureIsSeenOnScreen: the row, the log pane's footer, the
+// status line and the message line say so; the output still reaches the
+// screen.
+func TestLogFileFailureIsSeenOnScreen(t *testing.T) {
+	d := startDash(t, 160, 45, nil, "--command", floodAfterGo, "--spawn", "x")
+	d.waitText("running")
+	limitFileSize(t, d.dashPID(), 32<<10)
+	if err := os.WriteFile(filepath.Join(d.dir, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := d.waitText("after-limit", "completed ✗ no log", "✗ 1 failing to log", "log file could not be written (file too large): "+d.state)
+	d.checkFrame(s)
+	d.keys("?")
+	d.waitText("Notes", "output from here on is on screen only")
+}
