@@ -186,6 +186,7 @@ func dashboardFlags() (*flag.FlagSet, *supervisor.Options, *stringList) {
 	var spawns stringList
 	commonFlags(fs, &o)
 	fs.Var(&spawns, "spawn", "spawn an agent with this message at start (repeatable)")
+	fs.String("notify", "auto", "notifications in this terminal when an agent needs you: auto (BEL and a desktop notification, OSC 9 or 777), bell, osc, off")
 	return fs, &o, &spawns
 }
 
@@ -195,6 +196,10 @@ func dashboard(args []string) int {
 		return failed(err)
 	}
 	o, spawns := *op, *sp
+	notify, err := ui.ResolveNotify(fs.Lookup("notify").Value.String(), os.Getenv)
+	if err != nil {
+		return failed(usageError{err})
+	}
 	s, err := newSupervisor(o)
 	if err != nil {
 		return failed(err)
@@ -257,6 +262,7 @@ func dashboard(args []string) int {
 		Styles:       &styles,
 		Pager:        func(path string) tea.ExecCommand { return newPager(path, !styles.NoColor, &inPager) },
 		PagerCommand: pagerCommand(),
+		Notify:       notify,
 	})
 	screenDone.Store(true)
 	cancel()

@@ -26,6 +26,9 @@ type KeyMap struct {
 	// Approvals (SPEC §12): answer the selected agent's oldest pending
 	// tool permission request.
 	Approve, ApproveAlways, Deny key.Binding
+	// Attention and many agents (SPEC §11).
+	NextNeedsYou, CancelQueue, Filter                   key.Binding
+	FirstAgent, LastAgent, AgentsPageUp, AgentsPageDown key.Binding
 }
 
 // Group is a titled set of bindings, one section of the full help.
@@ -71,6 +74,13 @@ func DefaultKeyMap() KeyMap {
 		ClearMatch:     bind([]string{"esc"}, "esc", "clear search"),
 		Help:           bind([]string{"?"}, "?", "help"),
 		Quit:           bind([]string{"q", "ctrl+c"}, "q", "quit"),
+		NextNeedsYou:   bind([]string{"a"}, "a", "next agent that needs you"),
+		FirstAgent:     bind([]string{"<"}, "<", "first agent"),
+		LastAgent:      bind([]string{">"}, ">", "last agent"),
+		AgentsPageUp:   bind([]string{"{"}, "{", "agents page up"),
+		AgentsPageDown: bind([]string{"}"}, "}", "agents page down"),
+		Filter:         bind([]string{"F"}, "F", "filter agents (status, text)"),
+		CancelQueue:    bind([]string{"u"}, "u", "cancel the queued message"),
 		Approve:        bind([]string{"y"}, "y", "allow the tool request"),
 		ApproveAlways:  bind([]string{"Y"}, "Y", "allow the tool for the session"),
 		Deny:           bind([]string{"d"}, "d", "deny the tool request (reason optional)"),
@@ -95,7 +105,8 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 // Groups returns every binding in titled groups for the help overlay.
 func (k KeyMap) Groups() []Group {
 	return []Group{
-		{"Agents", []key.Binding{k.Up, k.Down, k.Spawn, k.Send, k.Resend, k.EditResend, k.Interrupt, k.Close, k.Resume, k.Forget}},
+		{"Agents", []key.Binding{k.Up, k.Down, k.Spawn, k.Send, k.Resend, k.EditResend, k.Interrupt, k.Close, k.Resume, k.Forget, k.CancelQueue}},
+		{"Many agents", []key.Binding{k.NextNeedsYou, k.FirstAgent, k.LastAgent, k.AgentsPageUp, k.AgentsPageDown, k.Filter}},
 		{"Log", []key.Binding{k.PrevSubmission, k.NextSubmission, k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch}},
 		{"General", []key.Binding{k.Help, k.Quit}},
@@ -193,3 +204,26 @@ func (k HelpOverlay) ShortHelp() []key.Binding { return []key.Binding{k.Close, k
 
 // FullHelp returns the overlay's bindings.
 func (k HelpOverlay) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// SendChoice holds the bindings of the question asked when a message is
+// sent to a running agent (SPEC §11): interrupt it, queue the message, or
+// cancel. It implements help.KeyMap.
+type SendChoice struct {
+	Interrupt, Queue, Cancel key.Binding
+}
+
+// DefaultSendChoice returns the bindings of that question: i interrupts,
+// q (or enter) queues, esc or n cancels.
+func DefaultSendChoice() SendChoice {
+	return SendChoice{
+		Interrupt: bind([]string{"i", "I"}, "i", "interrupt it and send"),
+		Queue:     bind([]string{"q", "Q", "enter"}, "q/enter", "queue: send when it ends"),
+		Cancel:    bind([]string{"esc", "n", "N", "ctrl+c"}, "esc", "cancel"),
+	}
+}
+
+// ShortHelp returns the question's one-line help.
+func (k SendChoice) ShortHelp() []key.Binding { return []key.Binding{k.Interrupt, k.Queue, k.Cancel} }
+
+// FullHelp returns the question's bindings.
+func (k SendChoice) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }

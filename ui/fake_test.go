@@ -201,6 +201,59 @@ func (f *fakeSup) Close(id string) (supervisor.StatusResult, error) {
 	return supervisor.StatusResult{AgentID: id, Status: supervisor.StatusClosed}, nil
 }
 
+// MarkSeen clears the agent's needs-you mark.
+func (f *fakeSup) MarkSeen(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("seen %s", id[:8])
+	a := f.find(id)
+	if a == nil {
+		return &supervisor.Error{Code: supervisor.CodeNotFound, Message: "agent not found: " + id}
+	}
+	a.info.NeedsYou = nil
+	return nil
+}
+
+// Queue keeps message on a running agent, else sends it.
+func (f *fakeSup) Queue(id, message string) (supervisor.SendResult, error) {
+	f.mu.Lock()
+	a := f.find(id)
+	if a != nil && a.info.Running() {
+		defer f.mu.Unlock()
+		f.record("queue %s %q", id[:8], message)
+		a.info.QueuedMessage = message
+		return supervisor.SendResult{AgentID: id, Status: supervisor.StatusRunning, Queued: true}, nil
+	}
+	f.mu.Unlock()
+	return f.Send(id, message, false)
+}
+
+// CancelQueue drops the queued message.
+func (f *fakeSup) CancelQueue(id string) (supervisor.StatusResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("cancel-queue %s", id[:8])
+	a := f.find(id)
+	if a.info.QueuedMessage == "" {
+		return supervisor.StatusResult{}, &supervisor.Error{Code: supervisor.CodeNoQueue, Message: "agent " + id + " has no queued message"}
+	}
+	a.info.QueuedMessage = ""
+	return supervisor.StatusResult{AgentID: id, Status: a.info.Status, DroppedQueued: true}, nil
+}
+
+// finish ends agent id's running submission with status, as the
+// supervisor does: the agent needs you (Attention.Seq n).
+func (f *fakeSup) finish(id string, status supervisor.Status, n uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := f.find(id)
+	s := &a.info.Submissions[len(a.info.Submissions)-1]
+	s.EndedAt, s.Status = t0, status
+	a.info.Status = status
+	a.info.NeedsYou = &supervisor.Attention{Reason: string(status), Since: supervisor.Time{Time: t0.Add(time.Duration(n) * time.Second)}, Seq: n,
+		Text: "agent " + id[:8] + " " + string(status) + ": " + a.info.LastMessage}
+}
+
 func (f *fakeSup) Resume(id string) (supervisor.StatusResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

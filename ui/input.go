@@ -23,6 +23,7 @@ func (m *Model) openInput(kind inputKind, target, value string) {
 		inputEdit:   "message",
 		inputSearch: "text to find in the log",
 		inputDeny:   "reason the agent reads (optional); enter denies",
+		inputFilter: "status (running completed errored closed needs queued) and/or text; empty shows all",
 	}[kind]
 	if kind == inputSearch && m.lastQuery != "" {
 		m.input.Placeholder = "enter: “" + m.lastQuery + "” again"
@@ -49,6 +50,8 @@ func (m Model) inputPrompt() string {
 		return "send " + short + suffix + " › "
 	case inputEdit:
 		return "edit & resend " + short + suffix + " › "
+	case inputFilter:
+		return "filter agents › "
 	case inputDeny:
 		return "deny " + short + " " + cells.Clean(m.denyRequest.Tool+" "+m.denyRequest.Summary) + " › "
 	}
@@ -94,6 +97,8 @@ func (m *Model) submit() tea.Cmd {
 		return m.opCmd(opSpawn, "", text, false)
 	case inputDeny:
 		return m.submitDeny(text)
+	case inputFilter:
+		return m.applyFilter(text)
 	}
 	if strings.TrimSpace(text) == "" {
 		m.setFlash(levelError, "send: message must not be empty")

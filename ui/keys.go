@@ -74,6 +74,22 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, km.Up, km.Down):
 		m.table, _ = m.table.Update(k)
 		return m.syncLog()
+	case key.Matches(k, km.FirstAgent, km.LastAgent, km.AgentsPageUp, km.AgentsPageDown):
+		switch {
+		case key.Matches(k, km.FirstAgent):
+			m.table.MoveTop()
+		case key.Matches(k, km.LastAgent):
+			m.table.MoveBottom()
+		case key.Matches(k, km.AgentsPageUp):
+			m.table.PageUp()
+		default:
+			m.table.PageDown()
+		}
+		return m.syncLog()
+	case key.Matches(k, km.NextNeedsYou):
+		return m.jumpNeedsYou()
+	case key.Matches(k, km.Filter):
+		m.openInput(inputFilter, "", m.filter.text)
 	case key.Matches(k, km.Spawn):
 		m.openInput(inputSpawn, "", "")
 	case key.Matches(k, km.Search):
@@ -96,7 +112,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		km.Top, km.Bottom, km.Follow, km.Wrap):
 		m.log, _ = m.log.Update(k)
 	case !ok:
-		if key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume,
+		if key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume, km.CancelQueue,
 			km.PrevSubmission, km.NextSubmission, km.Pager) {
 			m.setFlash(levelWarn, "no agent selected: press n to spawn one")
 		}
@@ -164,6 +180,12 @@ func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
 		return m.opCmd(opResume, id, "", false)
 	case key.Matches(k, km.PrevSubmission, km.NextSubmission):
 		return m.moveSubmission(a, key.Matches(k, km.NextSubmission))
+	case key.Matches(k, km.CancelQueue):
+		if a.QueuedMessage == "" {
+			m.setFlash(levelInfo, "agent "+short+" has no queued message")
+			return nil
+		}
+		return m.opCmd(opUnqueue, id, "", false)
 	case key.Matches(k, km.Pager):
 		return m.openPager(a)
 	}
@@ -177,11 +199,13 @@ func (m *Model) send(id, message, verb string) tea.Cmd {
 	if !a.Running() {
 		return m.opCmd(opSend, id, message, false)
 	}
-	m.ask(fmt.Sprintf("%s is running. Interrupt it and %s?", agenttable.Short(id), verb),
+	m.ask(fmt.Sprintf("%s is running: interrupt it and %s now, queue the message for when it ends, or cancel?", agenttable.Short(id), verb),
 		"interrupt and "+verb, "cancel", func(m *Model) tea.Cmd {
 			m.markStopping(id)
 			return m.opCmd(opSend, id, message, true)
 		}, nil)
+	m.confirm.choice = keymap.DefaultSendChoice()
+	m.confirm.queue = func(m *Model) tea.Cmd { return m.opCmd(opQueue, id, message, false) }
 	return nil
 }
 
@@ -231,6 +255,17 @@ func (m *Model) confirmKey(k tea.KeyMsg) tea.Cmd {
 	c := m.confirm
 	var f func(*Model) tea.Cmd
 	switch {
+	case c.queue != nil:
+		switch {
+		case key.Matches(k, c.choice.Interrupt):
+			f = c.yes
+		case key.Matches(k, c.choice.Queue):
+			f = c.queue
+		case key.Matches(k, c.choice.Cancel):
+			f = c.no
+		default:
+			return nil
+		}
 	case key.Matches(k, c.keys.Yes):
 		f = c.yes
 	case key.Matches(k, c.keys.No):

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/keymap"
@@ -35,7 +36,8 @@ const (
 	inputSend
 	inputEdit // edit-and-resend
 	inputSearch
-	inputDeny // the reason of a denial (SPEC §12)
+	inputDeny   // the reason of a denial (SPEC §12)
+	inputFilter // the table's filter (SPEC §11)
 )
 
 // level is the kind of a message on the message line.
@@ -62,6 +64,19 @@ type confirmation struct {
 	question string
 	keys     keymap.Confirm
 	yes, no  func(m *Model) tea.Cmd
+	// queue, when set, makes it the three-choice question of a send to a
+	// running agent (SPEC §11): choice.Interrupt runs yes, choice.Queue
+	// runs queue, choice.Cancel runs no.
+	queue  func(m *Model) tea.Cmd
+	choice keymap.SendChoice
+}
+
+// helpKeys returns the bindings the question's help line shows.
+func (c confirmation) helpKeys() []key.Binding {
+	if c.queue != nil {
+		return c.choice.ShortHelp()
+	}
+	return c.keys.ShortHelp()
 }
 
 // logKey names what the log pane shows.
@@ -132,6 +147,12 @@ type Model struct {
 	// shutdownErr is the error of stopping the agents on quit; Run
 	// returns it.
 	shutdownErr error
+
+	// Attention (SPEC §11).
+	focused   bool              // the terminal has focus; true until it says otherwise
+	notified  map[string]uint64 // per agent, the Attention.Seq already accounted for
+	seenAsked map[string]uint64 // per agent, the Attention.Seq a MarkSeen was sent for
+	filter    filter            // which agents the table shows
 }
 
 // New returns the dashboard for s, with the agents s has now.
@@ -163,8 +184,18 @@ func New(s Supervisor, o Options) Model {
 		stopping: map[string]bool{},
 		loading:  map[logKey]bool{},
 		tickFn:   tick,
+
+		focused:   true,
+		notified:  map[string]uint64{},
+		seenAsked: map[string]uint64{},
 	}
 	m.setAgents(s.Agents())
+	// What needed you before this dashboard started is marked, not rung.
+	for _, a := range m.agents {
+		if a.NeedsYou != nil {
+			m.notified[a.AgentID] = a.NeedsYou.Seq
+		}
+	}
 	return m
 }
 
@@ -194,6 +225,9 @@ type (
 		// startup is set for --spawn agents, which do not take the
 		// selection.
 		startup bool
+		// queued: queue kept the message; dropped: the operation dropped
+		// a queued message (SPEC §11).
+		queued, dropped bool
 	}
 	// loadedMsg reports that an evicted submission was read back.
 	loadedMsg struct {
@@ -268,9 +302,11 @@ func (m *Model) setAgents(agents []supervisor.AgentInfo) {
 // refreshRows rebuilds the table rows (elapsed times move with the clock).
 func (m *Model) refreshRows() {
 	now := m.now()
-	rows := make([]agenttable.Row, len(m.agents))
-	for i, a := range m.agents {
-		rows[i] = agenttable.RowOf(a, now, m.stopping[a.AgentID])
+	rows := make([]agenttable.Row, 0, len(m.agents))
+	for _, a := range m.agents {
+		if m.filter.match(a) {
+			rows = append(rows, agenttable.RowOf(a, now, m.stopping[a.AgentID]))
+		}
 	}
 	m.table.SetRows(rows)
 }
@@ -293,7 +329,34 @@ func (m Model) selected() (supervisor.AgentInfo, bool) {
 // Update handles a message: window size, keys by focus, supervisor changes
 // and the results of commands.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	next, cmd := m.update(msg)
+	nm := next.(Model)
+	// Whatever changed the selection, the focus or the agents: the agent
+	// on screen no longer needs you (SPEC §11).
+	if seen := nm.seenCmd(); seen != nil {
+		return nm, tea.Batch(cmd, seen)
+	}
+	return nm, cmd
+}
+
+func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case tea.FocusMsg:
+		m.focused = true
+		return m, nil
+	case tea.BlurMsg:
+		m.focused = false
+		return m, nil
+	case notifyMsg:
+		if msg.err != nil {
+			m.setFlash(levelWarn, "cannot write the notification to the terminal: "+msg.err.Error())
+		}
+		return m, nil
+	case seenMsg:
+		if msg.err != nil && supervisor.CodeOf(msg.err) != supervisor.CodeNotFound {
+			m.setFlash(levelWarn, describe("mark seen", msg.id, msg.err))
+		}
+		return m, nil
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
 		if m.lay.tooSmall {
@@ -377,8 +440,16 @@ func (m *Model) onTick() tea.Cmd {
 // onChanges applies supervisor changes: the table always, the log pane only
 // when the selected agent changed.
 func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
+	var cmds []tea.Cmd
 	if msg.Agents != nil {
 		m.setAgents(msg.Agents)
+		cmds = append(cmds, m.notifyTransitions()...)
+	}
+	for _, c := range msg.Changes {
+		for _, w := range c.Warnings {
+			m.cfg.Warnings = append(m.cfg.Warnings, w)
+			m.setFlash(levelError, w)
+		}
 	}
 	sel := m.table.SelectedID()
 	touched := msg.Changes == nil // a plain snapshot: refresh
@@ -387,7 +458,6 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 			touched = true
 		}
 	}
-	var cmds []tea.Cmd
 	if touched || m.shown.agent != sel {
 		cmds = append(cmds, m.syncLog())
 	}

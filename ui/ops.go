@@ -21,6 +21,8 @@ const (
 	opInterrupt op = "interrupt"
 	opClose     op = "close"
 	opResume    op = "resume"
+	opQueue     op = "queue"
+	opUnqueue   op = "cancel queue"
 	opForget    op = "forget"
 )
 
@@ -36,15 +38,21 @@ func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
 			done.id, done.status, done.err = r.AgentID, r.Status, err
 		case opSend:
 			r, err := sup.Send(id, message, interrupt)
-			done.status, done.err = r.Status, err
+			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
 		case opInterrupt:
 			r, err := sup.Interrupt(id)
-			done.status, done.err = r.Status, err
+			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
 		case opClose:
 			r, err := sup.Close(id)
-			done.status, done.err = r.Status, err
+			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
 		case opResume:
 			r, err := sup.Resume(id)
+			done.status, done.err = r.Status, err
+		case opQueue:
+			r, err := sup.Queue(id, message)
+			done.status, done.queued, done.err = r.Status, r.Queued, err
+		case opUnqueue:
+			r, err := sup.CancelQueue(id)
 			done.status, done.err = r.Status, err
 		case opForget:
 			r, err := sup.Forget(id)
@@ -101,17 +109,33 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 			}
 		}
 	case opSend:
-		m.setFlash(levelInfo, "sent to "+short)
+		m.setFlash(levelInfo, "sent to "+short+dropped(msg))
+	case opQueue:
+		if msg.queued {
+			m.setFlash(levelInfo, "queued for "+short+": it starts when the running submission ends (u cancels it)")
+		} else {
+			m.setFlash(levelInfo, "sent to "+short+": it had ended, so the message started at once")
+		}
+	case opUnqueue:
+		m.setFlash(levelInfo, "cancelled the message queued for "+short)
 	case opInterrupt:
-		m.setFlash(levelInfo, "interrupted "+short+": process group gone")
+		m.setFlash(levelInfo, "interrupted "+short+": process group gone"+dropped(msg))
 	case opClose:
-		m.setFlash(levelInfo, "closed "+short)
+		m.setFlash(levelInfo, "closed "+short+dropped(msg))
 	case opResume:
 		m.setFlash(levelInfo, fmt.Sprintf("resumed %s: %s", short, msg.status))
 	case opForget:
 		m.setFlash(levelInfo, "forgot "+short+": gone from the table and list, also after a restart; its logs stay on disk")
 	}
 	return m.snapshotCmd()
+}
+
+// dropped says that an operation dropped the agent's queued message.
+func dropped(msg opDoneMsg) string {
+	if msg.dropped {
+		return "; its queued message was dropped"
+	}
+	return ""
 }
 
 // describe turns an operation error into plain words for the message line.

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,13 @@ type Supervisor interface {
 	// Storage says where the logs are and how much space they take; it
 	// may walk the state directory.
 	Storage() supervisor.Storage
+	// MarkSeen says that a dashboard shows agent id: it no longer needs
+	// you (SPEC §11). Queue keeps a message to start after the running
+	// submission, or sends it at once when nothing runs; CancelQueue drops
+	// a queued message. See supervisor.Supervisor.
+	MarkSeen(id string) error
+	Queue(id, message string) (supervisor.SendResult, error)
+	CancelQueue(id string) (supervisor.StatusResult, error)
 	Shutdown(ctx context.Context) error
 	// SkipGrace makes the stops in progress kill at once (SIGKILL) instead
 	// of after the grace period: quitting without waiting.
@@ -92,6 +100,12 @@ type Options struct {
 	// ShutdownTimeout bounds how long quitting waits for running
 	// submissions to end; 0 means 30s.
 	ShutdownTimeout time.Duration
+	// Notify says how this dashboard raises notifications in its terminal
+	// (--notify, SPEC §11); the zero value raises none.
+	Notify Notify
+	// Terminal is where notifications are written, the program's output
+	// too when Run is given none; nil in Run means a Terminal on stdout.
+	Terminal io.Writer
 	// ProgramOptions are extra Bubble Tea options (tests pass input and
 	// output here).
 	ProgramOptions []tea.ProgramOption
@@ -111,11 +125,17 @@ func Run(ctx context.Context, s Backend, o Options) error {
 		st := theme.New(theme.Detect(os.Stdout))
 		o.Styles = &st
 	}
+	if o.Terminal == nil {
+		o.Terminal = NewTerminal(os.Stdout)
+	}
 	sub := s.Subscribe()
 	defer sub.Close()
 	m := New(s, o)
+	// Focus reports tell whether the user looks at this terminal (SPEC
+	// §11); a terminal that sends none counts as focused.
 	opts := append([]tea.ProgramOption{
 		tea.WithContext(ctx), tea.WithAltScreen(), tea.WithoutSignalHandler(),
+		tea.WithOutput(o.Terminal), tea.WithReportFocus(),
 	}, o.ProgramOptions...)
 	p := tea.NewProgram(m, opts...)
 	fctx, cancel := context.WithCancel(ctx)

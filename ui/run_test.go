@@ -50,7 +50,7 @@ func realSupervisor(t *testing.T, command string) *supervisor.Supervisor {
 // runOptions runs the program without a terminal, writing to out.
 func runOptions(out *syncBuffer, extra ...tea.ProgramOption) Options {
 	st := theme.Plain()
-	return Options{Styles: &st, ProgramOptions: append([]tea.ProgramOption{tea.WithInput(nil), tea.WithOutput(out)}, extra...)}
+	return Options{Styles: &st, Terminal: out, ProgramOptions: append([]tea.ProgramOption{tea.WithInput(nil), tea.WithOutput(out)}, extra...)}
 }
 
 // restored reports whether out ends the alternate screen and shows the

@@ -96,15 +96,15 @@ func TestSendToRunningAgentAsksToInterrupt(t *testing.T) {
 	h := newHarness(t, threeAgents(), 100, 30)
 	h.keys("s")
 	h.wantScreen("send 3fa2c1d0 (running) › ")
-	h.wantScreen("enter send (asks to interrupt)")
+	h.wantScreen("enter send (asks: interrupt or queue)")
 	h.typeText("stop and summarise")
 	h.keys("enter")
-	h.wantScreen("? 3fa2c1d0 is running. Interrupt it and send?")
-	h.wantScreen("y interrupt and send · n cancel")
+	h.wantScreen("? 3fa2c1d0 is running: interrupt it and send now, queue the message for when it ends, or cancel?")
+	h.wantScreen("i interrupt it and send · q/enter queue: send when it ends · esc cancel")
 	h.keys("n") // back to the input, text intact
 	h.wantScreen("send 3fa2c1d0 (running) › stop and summarise")
 	h.wantCalls()
-	h.keys("enter", "y")
+	h.keys("enter", "i")
 	h.wantCalls(`send 3fa2c1d0 "stop and summarise" interrupt=true`)
 	h.wantScreen("3fa2c1d0 · #2/2")
 }
@@ -114,10 +114,10 @@ func TestResend(t *testing.T) {
 	h.keys("j", "R")
 	h.wantCalls(`send 7b9e4c21 "write the changelog" interrupt=false`)
 	h.keys("k", "R")
-	h.wantScreen("? 3fa2c1d0 is running. Interrupt it and resend?")
+	h.wantScreen("? 3fa2c1d0 is running: interrupt it and resend now")
 	h.keys("esc")
 	h.wantCalls(`send 7b9e4c21 "write the changelog" interrupt=false`)
-	h.keys("R", "y")
+	h.keys("R", "i")
 	h.wantCalls(`send 7b9e4c21 "write the changelog" interrupt=false`, `send 3fa2c1d0 "refactor the parser" interrupt=true`)
 }
 
@@ -232,8 +232,8 @@ func TestInterruptAndSendShowsTheNewRunRunning(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, threeAgents(), 100, 30)
 			c.ask(h)
-			h.wantScreen("? 3fa2c1d0 is running. Interrupt it and " + c.verb + "?")
-			nm, cmd := h.m.Update(keyMsg("y"))
+			h.wantScreen("? 3fa2c1d0 is running: interrupt it and " + c.verb + " now")
+			nm, cmd := h.m.Update(keyMsg("i"))
 			h.m = nm.(Model)
 			if r := h.row(idA); !strings.Contains(r, "◌ stopping") {
 				t.Fatalf("row while the interrupt runs: %q", r)

@@ -52,7 +52,7 @@ func (m Model) tooSmallView() string {
 	}
 	switch m.mode {
 	case modeConfirm: // a quit asked here must be answerable here
-		msg = []string{m.confirm.question, m.help.ShortHelpView(m.confirm.keys.ShortHelp())}
+		msg = []string{m.confirm.question, m.help.ShortHelpView(m.confirm.helpKeys())}
 	case modeStopping:
 		msg = []string{fmt.Sprintf("%s stopping %d of %d agents…", agenttable.SymStopping, m.runningCount(), m.stopN)}
 	}
@@ -101,7 +101,7 @@ func (m Model) panes() []string {
 	if first, end := m.table.Shown(); first > 0 || end < len(m.table.Rows()) {
 		tableFooter = fmt.Sprintf("%d–%d of %d · j/k", first+1, end, len(m.table.Rows()))
 	}
-	table := m.box("agents "+fmt.Sprint(len(m.agents)), tableFooter, m.table.View(), l.tableW, l.tableH)
+	table := m.box(m.tableTitle(), tableFooter, m.table.View(), l.tableW, l.tableH)
 	logTitle, logFooter := m.logTitles()
 	body := m.log.View()
 	if m.shown.agent == "" {
@@ -282,6 +282,9 @@ func (m Model) statusLine() string {
 		st.Errored.Render(fmt.Sprintf("%s %d errored", agenttable.SymErrored, counts[supervisor.StatusErrored])),
 		st.Closed.Render(fmt.Sprintf("%s %d closed", agenttable.SymClosed, counts[supervisor.StatusClosed])),
 	}
+	if n := m.needYouCount(); n > 0 {
+		parts = append(parts, m.table.Styles.NeedsYou.Render(fmt.Sprintf("%s %d need%s you (a)", agenttable.SymNeedsYou, n, map[bool]string{true: "s", false: ""}[n == 1])))
+	}
 	if n := m.restoredCount(); n > 0 {
 		parts = append(parts, st.Muted.Render(fmt.Sprintf("%s %d restored", agenttable.SymRestored, n)))
 	}
@@ -306,12 +309,12 @@ func (m Model) shortHelpLine() string {
 		k := m.input.KeyMap
 		verb := map[inputKind]string{inputSpawn: "spawn", inputSend: "send", inputEdit: "resend", inputSearch: "search", inputDeny: "deny"}[m.inputKind]
 		if a, ok := m.agent(m.inputTarget); ok && a.Running() && m.inputKind != inputSearch && m.inputKind != inputDeny {
-			verb += " (asks to interrupt)"
+			verb += " (asks: interrupt or queue)"
 		}
 		k.Submit.SetHelp("enter", verb)
 		b = k.ShortHelp()
 	case modeConfirm:
-		b = m.confirm.keys.ShortHelp()
+		b = m.confirm.helpKeys()
 	case modeHelp:
 		b = m.helpKeys.ShortHelp()
 	case modeStopping:

@@ -37,6 +37,7 @@ func DefaultKeyMap() KeyMap {
 type Styles struct {
 	Header, Cell, Muted, Selected                 lipgloss.Style
 	Running, Completed, Errored, Closed, Stopping lipgloss.Style
+	NeedsYou                                      lipgloss.Style // the "◆ needs you" mark
 }
 
 // DefaultStyles returns the table's styles taken from t.
@@ -44,6 +45,7 @@ func DefaultStyles(t theme.Styles) Styles {
 	return Styles{
 		Header: t.Header, Cell: t.Text, Muted: t.Muted, Selected: t.Selected,
 		Running: t.Running, Completed: t.Completed, Errored: t.Errored, Closed: t.Closed, Stopping: t.Stopping,
+		NeedsYou: t.Warning.Bold(true),
 	}
 }
 
@@ -148,7 +150,9 @@ type Row struct {
 	Age      time.Duration
 	// Failing is set when subdash failed to write the agent's log file or
 	// the journal (Summary.Failure, SPEC §5): the status cell says so.
-	Failing bool
+	Failing  bool
+	NeedsYou string // why the agent needs you (SPEC §11), "" when it does not
+	Queued   string // the message queued after its submission, one clean line; "" for none
 }
 
 // RowOf builds the row of agent a at time now; stopping says the dashboard
@@ -175,7 +179,42 @@ func RowOf(a supervisor.AgentInfo, now time.Time, stopping bool) Row {
 	if a.Restored {
 		r.Restored, r.Age = true, max(now.Sub(a.UpdatedAt.Time), 0)
 	}
+	if a.NeedsYou != nil {
+		r.NeedsYou = a.NeedsYou.Reason
+	}
+	if a.QueuedMessage != "" {
+		r.Queued, _ = cells.Cut(cells.Clean(headOf(a.QueuedMessage)), 200)
+	}
 	return r
+}
+
+// headOf bounds the text cleaned for a cell.
+func headOf(s string) string {
+	if len(s) > 1024 {
+		return s[:1024]
+	}
+	return s
+}
+
+// Marks of SPEC §11 in the message column, a symbol and words so that
+// NO_COLOR loses nothing.
+const (
+	SymNeedsYou = "◆"
+	SymQueued   = "⏵"
+)
+
+// MessageText is the message cell of r: "◆ needs you · " when the agent
+// needs you, "⏵ queued: “…” · " when a message waits, then the activity
+// or last message.
+func MessageText(r Row) string {
+	msg := r.Message
+	if r.Queued != "" {
+		msg = SymQueued + " queued: “" + r.Queued + "” · " + msg
+	}
+	if r.NeedsYou != "" {
+		msg = SymNeedsYou + " needs you · " + msg
+	}
+	return msg
 }
 
 // SymRestored marks the age of an agent restored from an earlier run.
@@ -313,6 +352,21 @@ func (m *Model) MoveUp() { m.cursor = max(m.cursor-1, 0); m.clampOffset() }
 
 // MoveDown selects the next agent.
 func (m *Model) MoveDown() { m.cursor = max(min(m.cursor+1, len(m.rows)-1), 0); m.clampOffset() }
+
+// MoveTop selects the first agent.
+func (m *Model) MoveTop() { m.cursor = 0; m.clampOffset() }
+
+// MoveBottom selects the last agent.
+func (m *Model) MoveBottom() { m.cursor = max(len(m.rows)-1, 0); m.clampOffset() }
+
+// PageUp moves the selection up by the rows that fit.
+func (m *Model) PageUp() { m.cursor = max(m.cursor-max(m.height-1, 1), 0); m.clampOffset() }
+
+// PageDown moves the selection down by the rows that fit.
+func (m *Model) PageDown() {
+	m.cursor = max(min(m.cursor+max(m.height-1, 1), len(m.rows)-1), 0)
+	m.clampOffset()
+}
 
 func (m *Model) clampOffset() {
 	visible := max(m.height-1, 1)

@@ -150,7 +150,7 @@ func (m Model) row(l layout, i int) string {
 		el, cell = Age(r.Age), m.Styles.Muted
 	}
 	if i == m.cursor {
-		return m.Styles.Selected.Render(cells.Fit(m.join(l, "›", Short(r.ID), st, subs, el, r.Usage, r.Message), m.width))
+		return m.Styles.Selected.Render(cells.Fit(m.join(l, "›", Short(r.ID), st, subs, el, r.Usage, MessageText(r)), m.width))
 	}
 	// Style the status cell alone; the rest is plain text.
 	var b strings.Builder
@@ -158,7 +158,15 @@ func (m Model) row(l layout, i int) string {
 	b.WriteString(cell.Render(cells.Fit(Short(r.ID), ShortID)))
 	b.WriteByte(' ')
 	b.WriteString(m.statusStyle(r).Render(cells.Fit(st, l.status)))
-	rest := strings.TrimPrefix(m.join(l, "", "", "", subs, el, r.Usage, r.Message), strings.Repeat(" ", markW+ShortID+1+l.status))
+	rest := strings.TrimPrefix(m.join(l, "", "", "", subs, el, r.Usage, MessageText(r)), strings.Repeat(" ", markW+ShortID+1+l.status))
+	if r.NeedsYou != "" {
+		// The mark stands out; the rest of the row is plain text.
+		mark := SymNeedsYou + " needs you"
+		if i := strings.Index(rest, mark); i >= 0 {
+			b.WriteString(m.Styles.Cell.Render(rest[:i]) + m.Styles.NeedsYou.Render(mark))
+			rest = rest[i+len(mark):]
+		}
+	}
 	b.WriteString(cell.Render(rest))
 	return cells.Fit(b.String(), m.width)
 }

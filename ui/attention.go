@@ -1,0 +1,212 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/ui/internal/cells"
+)
+
+// seenMsg reports the end of a MarkSeen call.
+type seenMsg struct {
+	id  string
+	err error
+}
+
+// notifyTransitions returns one notification command per agent that
+// started needing you since the last snapshot (SPEC §11): at most once per
+// agent per transition (Attention.Seq), and none for the agent on screen
+// while the terminal has focus.
+func (m *Model) notifyTransitions() []tea.Cmd {
+	var cmds []tea.Cmd
+	sel := m.table.SelectedID()
+	for _, a := range m.agents {
+		at := a.NeedsYou
+		if at == nil || at.Seq <= m.notified[a.AgentID] {
+			continue
+		}
+		m.notified[a.AgentID] = at.Seq
+		if a.AgentID == sel && m.focused && m.mode != modeHelp {
+			continue // on screen: you see it happen
+		}
+		if c := notifyCmd(m.opts.Terminal, m.opts.Notify, *at); c != nil {
+			cmds = append(cmds, c)
+		}
+	}
+	return cmds
+}
+
+// seenCmd marks the agent on screen as seen when it needs you and the
+// terminal has focus (a terminal that never reports focus counts as
+// focused), once per transition, in a command.
+func (m *Model) seenCmd() tea.Cmd {
+	if !m.focused || m.mode == modeHelp || m.lay.tooSmall || m.width == 0 {
+		return nil
+	}
+	a, ok := m.selected()
+	if !ok || a.NeedsYou == nil || m.seenAsked[a.AgentID] >= a.NeedsYou.Seq {
+		return nil
+	}
+	m.seenAsked[a.AgentID] = a.NeedsYou.Seq
+	sup, id := m.sup, a.AgentID
+	return func() tea.Msg { return seenMsg{id: id, err: sup.MarkSeen(id)} }
+}
+
+// needYouCount counts the agents that need you.
+func (m Model) needYouCount() int {
+	n := 0
+	for _, a := range m.agents {
+		if a.NeedsYou != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// jumpNeedsYou selects the agent that has needed you longest, other than
+// the selected one; a filter that hides it is cleared.
+func (m *Model) jumpNeedsYou() tea.Cmd {
+	sel := m.table.SelectedID()
+	var waiting []supervisor.AgentInfo
+	for _, a := range m.agents {
+		if a.NeedsYou != nil && a.AgentID != sel {
+			waiting = append(waiting, a)
+		}
+	}
+	if len(waiting) == 0 {
+		m.setFlash(levelInfo, "no other agent needs you")
+		return nil
+	}
+	sort.SliceStable(waiting, func(i, j int) bool {
+		return waiting[i].NeedsYou.Since.Before(waiting[j].NeedsYou.Since.Time)
+	})
+	id := waiting[0].AgentID
+	if !m.table.Select(id) {
+		m.filter = filter{}
+		m.refreshRows()
+		m.table.Select(id)
+		m.setFlash(levelInfo, "filter cleared to show "+agenttable.Short(id))
+	}
+	return m.syncLog()
+}
+
+// filter selects the table's rows (SPEC §11): status words (running,
+// completed, errored, closed, stopping, needs, queued) match any of them;
+// every other word must appear in the agent's id, message, activity or
+// error reason, case-insensitively.
+type filter struct {
+	text     string   // as typed, for the title
+	statuses []string // status words
+	words    []string // lower-case words to find
+}
+
+// filterStatuses are the words a filter reads as statuses.
+var filterStatuses = []string{"running", "completed", "errored", "closed", "stopping", "needs", "queued"}
+
+// parseFilter reads a filter as typed.
+func parseFilter(text string) filter {
+	f := filter{text: strings.Join(strings.Fields(cells.Clean(text)), " ")}
+	for _, w := range strings.Fields(strings.ToLower(f.text)) {
+		switch w {
+		case "needs-you", "attention":
+			w = "needs"
+		case "failed", "error":
+			w = "errored"
+		case "done", "ok":
+			w = "completed"
+		}
+		isStatus := false
+		for _, st := range filterStatuses {
+			isStatus = isStatus || w == st
+		}
+		if isStatus {
+			f.statuses = append(f.statuses, w)
+		} else {
+			f.words = append(f.words, w)
+		}
+	}
+	return f
+}
+
+// active reports whether f hides anything.
+func (f filter) active() bool { return f.text != "" }
+
+// match reports whether the table shows agent a under f.
+func (f filter) match(a supervisor.AgentInfo) bool {
+	if !f.active() {
+		return true
+	}
+	if len(f.statuses) > 0 {
+		ok := false
+		for _, st := range f.statuses {
+			switch st {
+			case "needs":
+				ok = ok || a.NeedsYou != nil
+			case "queued":
+				ok = ok || a.QueuedMessage != ""
+			case "stopping":
+				ok = ok || a.Stopping
+			case "running":
+				ok = ok || a.Running()
+			default:
+				ok = ok || string(a.Status) == st && !a.Running()
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if len(f.words) == 0 {
+		return true
+	}
+	hay := strings.ToLower(a.AgentID + " " + headOf(a.LastMessage) + " " + headOf(a.Activity) + " " + headOf(a.QueuedMessage))
+	if a.LastError != nil {
+		hay += " " + strings.ToLower(headOf(*a.LastError))
+	}
+	for _, w := range f.words {
+		if !strings.Contains(hay, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// headOf bounds what a filter searches of one field, so that a message of
+// megabytes costs no more than a short one.
+func headOf(s string) string {
+	const max = 4096
+	if len(s) > max {
+		return s[:max]
+	}
+	return s
+}
+
+// applyFilter sets the table's filter; the selection stays on its agent
+// when that agent still shows.
+func (m *Model) applyFilter(text string) tea.Cmd {
+	m.filter = parseFilter(text)
+	m.refreshRows()
+	switch n := len(m.table.Rows()); {
+	case !m.filter.active():
+		m.setFlash(levelInfo, "filter cleared: every agent shows")
+	case n == 0:
+		m.setFlash(levelWarn, "no agent matches “"+m.filter.text+"”; F then enter alone shows all")
+	default:
+		m.setFlash(levelInfo, fmt.Sprintf("%d of %d agents match; F changes the filter", n, len(m.agents)))
+	}
+	return m.syncLog()
+}
+
+// tableTitle is the table's title: the number of agents, and the filter
+// with how many rows it shows.
+func (m Model) tableTitle() string {
+	if !m.filter.active() {
+		return fmt.Sprintf("agents %d", len(m.agents))
+	}
+	return fmt.Sprintf("agents %d/%d · filter: %s", len(m.table.Rows()), len(m.agents), m.filter.text)
+}
