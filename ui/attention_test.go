@@ -259,8 +259,9 @@ func until(t *testing.T, h *harness, s *supervisor.Supervisor, what string, cond
 	defer sub.Close()
 	deadline := time.After(20 * time.Second)
 	for {
-		h.send(ChangesMsg{Agents: s.Agents()})
-		if cond() {
+		ok := cond()
+		h.send(ChangesMsg{Agents: s.Agents()}) // at least as new as what cond saw
+		if ok && cond() {
 			return
 		}
 		select {
