@@ -131,6 +131,7 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 	}
 	s.mu.Lock()
 	stopping, always := sub.reason, a.alwaysAllowed[c.Tool]
+	var at *Attention
 	switch {
 	case stopping != "":
 		ap.answered[c.RequestID] = "denied: " + stopping
@@ -139,6 +140,10 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 	default:
 		ap.pending = append(ap.pending, &approvalRequest{req: c, at: time.Now()})
 		a.updatedAt = time.Now()
+		// It needs you (SPEC §11, §12): marked, rung, --notify-command.
+		if at = s.needYouLocked(a, ReasonApproval); at != nil {
+			at.Text = oneLine("agent "+shortID(a.id)+" needs approval: "+c.Tool+" "+c.Summary, MaxAttentionText)
+		}
 	}
 	s.mu.Unlock()
 	s.journal.write(JournalEvent{Event: "approval_requested", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
@@ -150,6 +155,7 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 		s.answer(a, sub, &approvalRequest{req: c}, DecisionAllow, "", "allowed: an earlier answer allowed "+c.Tool+" for this agent's session")
 	default:
 		s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+		s.announce(a.id, at)
 	}
 }
 
@@ -265,6 +271,11 @@ func (s *Supervisor) answer(a *agent, sub *submission, r *approvalRequest, decis
 		Summary: r.req.Summary, Text: text, IsError: decision == DecisionDeny})
 	s.journal.write(JournalEvent{Event: "approval_answered", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		RequestID: r.req.RequestID, Tool: r.req.Tool, Decision: decision, Note: message})
+	s.mu.Lock()
+	if at := a.needsYou; at != nil && at.Reason == ReasonApproval && len(sub.appr.pending) == 0 {
+		a.needsYou = nil // answered, from wherever: nothing left to ask you
+	}
+	s.mu.Unlock()
 	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
 }
 

@@ -27,6 +27,10 @@ type Attention struct {
 	Text string `json:"text"`
 }
 
+// ReasonApproval is Attention.Reason for an agent that asks for approval
+// of a tool (SPEC §12).
+const ReasonApproval = "approval"
+
 // MaxAttentionText bounds Attention.Text, in characters.
 const MaxAttentionText = 160
 

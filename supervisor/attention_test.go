@@ -237,3 +237,26 @@ func TestNotifyCommandFloodIsBounded(t *testing.T) {
 		t.Fatalf("journal line of %d bytes: %.200s", len(line), line)
 	}
 }
+
+// An approval request makes its agent need you (SPEC §11, §12) with a
+// text naming the tool; answering every pending request clears it.
+func TestApprovalRequestNeedsYou(t *testing.T) {
+	s, _, dir := approvalSupervisor(t)
+	a := filepath.Join(dir, "A")
+	id := spawn(t, s, "ask "+a)
+	pendingOf(t, s, id, 1)
+	at := attnSummary(t, s, id).NeedsYou
+	if at == nil || at.Reason != ReasonApproval || at.Text != "agent "+id[:8]+" needs approval: Bash touch "+a {
+		t.Fatalf("needs_you = %+v", at)
+	}
+	if _, err := s.Approve(id, "", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := attnSummary(t, s, id).NeedsYou; got != nil {
+		t.Fatalf("after the answer: %+v", got)
+	}
+	waitFinal(t, s, id)
+	if got := attnSummary(t, s, id).NeedsYou; got == nil || got.Reason != "completed" {
+		t.Fatalf("after it completed: %+v", got)
+	}
+}
