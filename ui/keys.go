@@ -369,9 +369,9 @@ func (m *Model) openPager(a supervisor.AgentInfo) tea.Cmd {
 			return nil
 		}
 		m.pagerTmp = tmp // removed when the pager is done
-		return tea.Exec(m.opts.Pager(tmp), func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+		return tea.Exec(onTerminal{m.opts.Pager(tmp)}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
 	}
-	return tea.Exec(m.opts.Pager(path), func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+	return tea.Exec(onTerminal{m.opts.Pager(path)}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
 }
 
 // transcriptFile writes the transcript of submission seq of agent id, as

@@ -110,6 +110,21 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	return t.File.Write(p)
 }
 
+// onTerminal runs an ExecCommand (the pager) on the terminal file itself:
+// Bubble Tea hands it the program's output, a *Terminal, which as a plain
+// io.Writer would reach the command as a pipe, and a pager on a pipe is no
+// pager.
+type onTerminal struct{ tea.ExecCommand }
+
+// SetStdout passes the terminal's file, unwrapped.
+func (c onTerminal) SetStdout(w io.Writer) {
+	if t, ok := w.(*Terminal); ok {
+		c.ExecCommand.SetStdout(t.File)
+		return
+	}
+	c.ExecCommand.SetStdout(w)
+}
+
 // notifyMsg reports that a notification was written (or failed).
 type notifyMsg struct{ err error }
 
