@@ -98,6 +98,7 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 	fs.StringVar(&o.Socket, "socket", "", "control socket path (env SUBDASH_SOCKET)")
 	fs.DurationVar(&o.Grace, "grace", supervisor.DefaultGrace, "grace period between SIGTERM and SIGKILL")
 	fs.IntVar(&o.Scrollback, "scrollback", supervisor.DefaultScrollback, "display lines kept in memory per submission")
+	fs.IntVar(&o.LineMemory, "line-memory", supervisor.DefaultLineMemory>>20, "MiB of display lines kept in memory by all submissions together; finished ones give theirs back first (-1: no limit)")
 	fs.BoolVar(&o.AllowNested, "allow-nested", false, "let subagents spawn subagents (keep MEMO_ENABLE_COLLAB_TOOLS)")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "end a submission that runs longer than this (0: no limit)")
 	fs.Var(durationFlag{&o.RestoreWindow, supervisor.DefaultRestoreWindow}, "restore-window", "restore the agents of earlier runs updated within this (7d, 36h; 0: none)")

@@ -45,6 +45,7 @@ type Options struct {
 	Socket      string        // --socket
 	Grace       time.Duration // --grace; 0 = DefaultGrace
 	Scrollback  int           // --scrollback, display lines per submission; 0 = DefaultScrollback
+	LineMemory  int           // --line-memory, MiB of display lines of all submissions; 0 = DefaultLineMemory, < 0 = no limit
 	AllowNested bool          // --allow-nested
 	Timeout     time.Duration // --timeout per submission; 0 = none
 	Approvals   bool          // --approvals: relay claude's tool permission requests (SPEC §12)
@@ -101,6 +102,7 @@ type Config struct {
 	Socket       string        // control socket path (SPEC §6)
 	Grace        time.Duration // grace period between SIGTERM and SIGKILL
 	Scrollback   int           // display lines kept in memory per submission
+	LineMemory   int64         // bytes of display lines held by all submissions together (SPEC §5); 0 = no limit
 	AllowNested  bool          // keep MEMO_ENABLE_COLLAB_TOOLS for children
 	Timeout      time.Duration // per-submission time limit; 0 = none
 	// NotifyCommand is run with /bin/sh -c once per transition to needing
@@ -164,6 +166,12 @@ func Resolve(o Options, env Environment) (Config, error) {
 	}
 	if c.Scrollback == 0 {
 		c.Scrollback = DefaultScrollback
+	}
+	switch {
+	case o.LineMemory == 0:
+		c.LineMemory = DefaultLineMemory
+	case o.LineMemory > 0:
+		c.LineMemory = int64(o.LineMemory) << 20
 	}
 	if c.Scrollback < 0 {
 		return c, fmt.Errorf("invalid --scrollback %d: must be a positive number of lines", o.Scrollback)

@@ -66,6 +66,11 @@ type output struct {
 	evicted bool     // sb was released to save memory; reload from the log file
 
 	notify func() // called after each change, outside the locks
+	// mem is the supervisor's display-line budget (nil: none); reclaim,
+	// called outside the locks when a feed left it over its limit, gives
+	// lines back (Supervisor.reclaimLines).
+	mem     *lineMemory
+	reclaim func(*output)
 	// budget, when set, bounds the CPU the supervisor spends on feeds.
 	budget *feedBudget
 }
@@ -154,6 +159,9 @@ func (o *output) feed(s Stream, p []byte) {
 	}
 	o.publish(s, lines, o.batch.skipped, partial, hasPartial)
 	o.feedMu.Unlock()
+	if o.mem.over() && o.reclaim != nil {
+		o.reclaim(o)
+	}
 	if o.notify != nil {
 		o.notify()
 	}
@@ -460,7 +468,8 @@ func (o *output) release() {
 // evict releases the scrollback of a finished submission.
 func (o *output) evict() {
 	o.mu.Lock()
-	if o.open[Stdout] < 0 && o.open[Stderr] < 0 {
+	if o.open[Stdout] < 0 && o.open[Stderr] < 0 && o.sb != nil {
+		o.sb.detach()
 		o.sb, o.evicted = nil, true
 	}
 	o.mu.Unlock()
@@ -483,6 +492,7 @@ func (o *output) reload(path string, maxLines int) error {
 		text := "subdash: the log file of this submission is gone (" + path + "); its output cannot be shown"
 		sb.add(Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
 		o.mu.Lock()
+		sb.attach(o.mem)
 		o.sb, o.evicted = sb, false
 		o.mu.Unlock()
 		return nil
@@ -504,6 +514,7 @@ func (o *output) reload(path string, maxLines int) error {
 	}
 	conv.Flush(add)
 	o.mu.Lock()
+	sb.attach(o.mem)
 	o.sb, o.evicted = sb, false
 	o.mu.Unlock()
 	return nil

@@ -22,6 +22,19 @@ type scrollback struct {
 	bytes    int   // text bytes held
 	maxLines int
 	maxBytes int
+	mem      *lineMemory // the shared budget this scrollback counts into; nil: none
+}
+
+// attach makes b count into mem from now on, with what it holds.
+func (b *scrollback) attach(mem *lineMemory) {
+	b.mem = mem
+	mem.add(int64(b.bytes) + int64(b.n)*lineOverhead)
+}
+
+// detach stops b counting into its budget and gives back what it holds.
+func (b *scrollback) detach() {
+	b.mem.add(-(int64(b.bytes) + int64(b.n)*lineOverhead))
+	b.mem = nil
 }
 
 func newScrollback(maxLines, maxBytes int) *scrollback {
@@ -54,6 +67,7 @@ func (b *scrollback) add(l Line) int64 {
 	b.ring[(b.start+b.n)%len(b.ring)] = l
 	b.n++
 	b.bytes += len(l.Text)
+	b.mem.add(lineCost(l))
 	for b.bytes > b.maxBytes && b.n > 1 {
 		b.dropOldest()
 	}
@@ -75,6 +89,7 @@ func (b *scrollback) grow() {
 func (b *scrollback) dropOldest() {
 	old := &b.ring[b.start]
 	b.bytes -= len(old.Text)
+	b.mem.add(-lineCost(*old))
 	*old = Line{}
 	b.start = (b.start + 1) % len(b.ring)
 	b.n--
@@ -98,6 +113,7 @@ func (b *scrollback) replace(abs int64, l Line) bool {
 	}
 	i := b.slot(abs)
 	b.bytes += len(l.Text) - len(b.ring[i].Text)
+	b.mem.add(int64(len(l.Text) - len(b.ring[i].Text)))
 	b.ring[i] = l
 	return true
 }

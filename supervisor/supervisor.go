@@ -34,8 +34,9 @@ type Supervisor struct {
 
 	mu       sync.Mutex // guards the fields below and every agent's and submission's mutable state
 	agents   map[string]*agent
-	order    []*agent  // oldest first
-	resident []*output // finished submissions' outputs held in memory, least recently used first
+	order    []*agent    // oldest first
+	resident []*output   // finished submissions' outputs held in memory, least recently used first
+	lineMem  *lineMemory // display-line memory budget of every scrollback (SPEC §5)
 	// maxResident is the length limit of resident (defaultResident).
 	maxResident int
 	shutdown    bool
@@ -158,7 +159,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, err
 	}
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
-		budget: newFeedBudget(), maxResident: defaultResident,
+		budget: newFeedBudget(), maxResident: defaultResident, lineMem: &lineMemory{limit: cfg.LineMemory},
 		stopped: make(chan struct{}), cut: make(chan struct{})}
 	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
 	s.restore()
@@ -340,6 +341,8 @@ func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
 		sub.newSession = p.Structured() && a.sessionID == "" && len(a.subs) > 0
 	}
 	sub.out = newOutput(nil, s.cfg.Scrollback, func() { s.hub.publish(Change{AgentID: a.id, Output: true}) }, s.budget)
+	sub.out.mem, sub.out.reclaim = s.lineMem, s.reclaimLines
+	sub.out.sb.attach(s.lineMem)
 	if a.preset.Structured() {
 		sub.tr = newTranscriptState(a.preset, func(id string) { s.onSession(a, sub, id) })
 		sub.out.lineHook = sub.tr.line

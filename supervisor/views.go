@@ -176,6 +176,7 @@ func (s *Supervisor) submission(id string, seq int) (*submission, error) {
 	sub := a.subs[seq-1]
 	if sub.out == nil && sub.restored {
 		sub.out = restoredOutput()
+		sub.out.mem = s.lineMem
 	}
 	if sub.out == nil {
 		return nil, &Error{CodeNotFound, fmt.Sprintf("submission %d of agent %s has not started", seq, a.id)}
