@@ -9,7 +9,7 @@ import (
 // lines held in memory by all submissions together (SPEC §5). With the
 // default --scrollback it lets 8 agents keep every line of their current
 // submission while finished ones give theirs back.
-const DefaultLineMemory = 48 << 20
+const DefaultLineMemory = 24 << 20
 
 // lineOverhead is what a display line costs besides its text: the Line
 // value in its scrollback's ring. A line costs len(Text)+lineOverhead
