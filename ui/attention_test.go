@@ -370,3 +370,14 @@ func assertSubmissions(t *testing.T, s *supervisor.Supervisor, id string, n int)
 		t.Fatalf("%d submissions, want %d", len(a.Submissions), n)
 	}
 }
+
+func TestQuitSaysQueuedMessagesWillNotRun(t *testing.T) {
+	f := threeAgents()
+	h, _ := newAttnHarness(t, f, f)
+	h.keys("s")
+	h.typeText("later")
+	h.keys("enter", "q")
+	h.sync(idA)
+	h.keys("q")
+	h.wantScreen("Quit? 1 agent is running and will be stopped. 1 queued message will not run.")
+}

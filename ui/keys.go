@@ -226,8 +226,20 @@ func (m *Model) quit() tea.Cmd {
 	if n == 1 {
 		noun = "agent is"
 	}
-	m.ask(fmt.Sprintf("Quit? %d %s running and will be stopped.", n, noun), "quit", "stay",
-		func(m *Model) tea.Cmd { return m.stopAll() }, nil)
+	q := fmt.Sprintf("Quit? %d %s running and will be stopped.", n, noun)
+	queued := 0
+	for _, a := range m.agents {
+		if a.QueuedMessage != "" {
+			queued++
+		}
+	}
+	switch {
+	case queued == 1:
+		q += " 1 queued message will not run."
+	case queued > 1:
+		q += fmt.Sprintf(" %d queued messages will not run.", queued)
+	}
+	m.ask(q, "quit", "stay", func(m *Model) tea.Cmd { return m.stopAll() }, nil)
 	return nil
 }
 
