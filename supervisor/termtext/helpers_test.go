@@ -99,6 +99,12 @@ func checkLine(t testing.TB, where string, l line, maxWidth int, plain bool) {
 	if w := ansi.StringWidth(s); w != l.width {
 		t.Fatalf("%s: reported width %d, ansi.StringWidth %d: %q", where, l.width, w, s)
 	}
+	// tmux (and every terminal that adds up wcwidth per character) must
+	// agree: the width of the line is the sum of its characters' own
+	// widths (see TestWidthAgreesWithTmux).
+	if w := perCharWidth(s); w != l.width {
+		t.Fatalf("%s: reported width %d, %d added up per character as tmux does: %q", where, l.width, w, s)
+	}
 	if l.width > maxWidth {
 		t.Fatalf("%s: width %d over the cap %d: %q", where, l.width, maxWidth, s)
 	}
@@ -152,3 +158,14 @@ func assertLines(t testing.TB, in string, got, want []string) {
 }
 
 func ansiWidth(s string) int { return ansi.StringWidth(s) }
+
+// perCharWidth adds up the width of each character of s on its own, SGR
+// sequences skipped: the width a terminal that does not measure grapheme
+// clusters (tmux) gives s.
+func perCharWidth(s string) int {
+	w := 0
+	for _, r := range ansi.Strip(s) {
+		w += ansi.StringWidth(string(r))
+	}
+	return w
+}

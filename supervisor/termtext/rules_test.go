@@ -52,7 +52,7 @@ var ruleCases = []struct {
 	{"trailing tab", "a\t\n", []string{"a       "}},
 
 	// UTF-8.
-	{"valid", "café ✓ 漢字 🇺🇸\n", []string{"café ✓ 漢字 🇺🇸"}},
+	{"valid", "café ✓ 漢字 🇺🇸\n", []string{"café ✓ 漢字 US"}}, // a flag as its letters: terminals disagree on its width
 	{"invalid byte", "caf\xe9!\n", []string{"caf\uFFFD!"}},
 	{"overlong", "\xc0\xaf\n", []string{"\uFFFD\uFFFD"}},
 	{"surrogate", "\xed\xa0\x80\n", []string{"\uFFFD\uFFFD\uFFFD"}},
