@@ -67,7 +67,8 @@ func (o *output) trimOldest(mem *lineMemory, keep int) {
 	if o.sb == nil {
 		return
 	}
-	for mem.over() && o.sb.n > keep {
+	for o.sb.n > keep && mem.held.Load()+o.sb.delta > mem.limit {
 		o.sb.dropOldest()
 	}
+	o.sb.settle()
 }

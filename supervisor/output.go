@@ -218,6 +218,7 @@ func (o *output) publish(s Stream, lines []Line, skipped int, partial Line, hasP
 			o.open[s] = o.sb.add(partial)
 		}
 	}
+	o.sb.settle()
 }
 
 // lineBatch collects the lines one Feed produces, without copying each into
@@ -380,6 +381,7 @@ func (o *output) note(text string) {
 	o.mu.Lock()
 	if !o.evicted {
 		o.sb.add(Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
+		o.sb.settle()
 	}
 	o.mu.Unlock()
 }

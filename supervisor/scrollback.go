@@ -23,18 +23,29 @@ type scrollback struct {
 	maxLines int
 	maxBytes int
 	mem      *lineMemory // the shared budget this scrollback counts into; nil: none
+	delta    int64       // bytes added (or dropped) since the last settle
 }
 
 // attach makes b count into mem from now on, with what it holds.
 func (b *scrollback) attach(mem *lineMemory) {
-	b.mem = mem
+	b.mem, b.delta = mem, 0
 	mem.add(int64(b.bytes) + int64(b.n)*lineOverhead)
 }
 
 // detach stops b counting into its budget and gives back what it holds.
 func (b *scrollback) detach() {
+	b.settle()
 	b.mem.add(-(int64(b.bytes) + int64(b.n)*lineOverhead))
 	b.mem = nil
+}
+
+// settle counts the changes since the last settle into the budget: one
+// atomic add per feed, not per line.
+func (b *scrollback) settle() {
+	if b.delta != 0 {
+		b.mem.add(b.delta)
+		b.delta = 0
+	}
 }
 
 func newScrollback(maxLines, maxBytes int) *scrollback {
@@ -67,7 +78,7 @@ func (b *scrollback) add(l Line) int64 {
 	b.ring[(b.start+b.n)%len(b.ring)] = l
 	b.n++
 	b.bytes += len(l.Text)
-	b.mem.add(lineCost(l))
+	b.delta += lineCost(l)
 	for b.bytes > b.maxBytes && b.n > 1 {
 		b.dropOldest()
 	}
@@ -89,7 +100,7 @@ func (b *scrollback) grow() {
 func (b *scrollback) dropOldest() {
 	old := &b.ring[b.start]
 	b.bytes -= len(old.Text)
-	b.mem.add(-lineCost(*old))
+	b.delta -= lineCost(*old)
 	*old = Line{}
 	b.start = (b.start + 1) % len(b.ring)
 	b.n--
@@ -113,7 +124,7 @@ func (b *scrollback) replace(abs int64, l Line) bool {
 	}
 	i := b.slot(abs)
 	b.bytes += len(l.Text) - len(b.ring[i].Text)
-	b.mem.add(int64(len(l.Text) - len(b.ring[i].Text)))
+	b.delta += int64(len(l.Text) - len(b.ring[i].Text))
 	b.ring[i] = l
 	return true
 }
