@@ -278,14 +278,16 @@ func resolveStateDir(flag string, env Environment) (string, error) {
 // DefaultSocketPath returns the control socket path of SPEC §6 for the
 // absolute working directory dir:
 // $XDG_RUNTIME_DIR/subdash/<first 12 hex of sha256(dir)>.sock, or the same
-// name under /tmp/subdash-<uid>/ when runtimeDir is empty.
+// name under /tmp/subdash-<uid>/ when runtimeDir is empty: literally /tmp,
+// never $TMPDIR, so that two programs started with different TMPDIR (an MCP
+// client often sets its own) find the same host, as tmux does.
 func DefaultSocketPath(dir, runtimeDir string, uid int) string {
 	sum := sha256.Sum256([]byte(dir))
 	name := hex.EncodeToString(sum[:])[:12] + ".sock"
 	if runtimeDir != "" && filepath.IsAbs(runtimeDir) {
 		return filepath.Join(runtimeDir, "subdash", name)
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("subdash-%d", uid), name)
+	return filepath.Join("/tmp", fmt.Sprintf("subdash-%d", uid), name)
 }
 
 // resolveCommand applies SPEC §2's agent command resolution (and SPEC §8's

@@ -134,7 +134,7 @@ func TestResolveErrorsAndDefaults(t *testing.T) {
 	if cfg.StateDir != filepath.Join(home, ".local", "state", "subdash") || cfg.Grace != DefaultGrace || cfg.Scrollback != DefaultScrollback || !cfg.CollabTools {
 		t.Errorf("defaults: %+v", cfg)
 	}
-	if !strings.HasPrefix(cfg.Socket, filepath.Join(os.TempDir(), "subdash-1000")+"/") || !strings.HasSuffix(cfg.Socket, ".sock") {
+	if !strings.HasPrefix(cfg.Socket, "/tmp/subdash-1000"+"/") || !strings.HasSuffix(cfg.Socket, ".sock") {
 		t.Errorf("socket %s", cfg.Socket)
 	}
 	cfg, _ = Resolve(Options{Dir: home}, fakeEnv(map[string]string{"HOME": home, "XDG_STATE_HOME": "/xs", "XDG_RUNTIME_DIR": "/run/user/1000",
@@ -178,5 +178,19 @@ func TestPresetCLINotInstalled(t *testing.T) {
 		if cfg, err := Resolve(Options{Dir: home, Preset: p}, env); err != nil || len(cfg.Warnings) != 0 {
 			t.Errorf("--preset %s: %v %q", p, err, cfg.Warnings)
 		}
+	}
+}
+
+// The default socket is under /tmp even when TMPDIR points elsewhere, so a
+// dashboard and an MCP client with its own TMPDIR find the same host (SPEC
+// §6).
+func TestDefaultSocketPathIgnoresTMPDIR(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	got := DefaultSocketPath("/some/dir", "", 1000)
+	if filepath.Dir(got) != "/tmp/subdash-1000" {
+		t.Errorf("socket %s: want it in /tmp/subdash-1000 whatever TMPDIR says", got)
+	}
+	if got != DefaultSocketPath("/some/dir", "", 1000) || got == DefaultSocketPath("/other", "", 1000) {
+		t.Errorf("socket path is not a function of the directory: %s", got)
 	}
 }

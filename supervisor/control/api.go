@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/subdash/subdash/supervisor"
 )
@@ -54,6 +55,23 @@ type Info struct {
 	Logs     supervisor.Storage `json:"logs"`
 	Restored int                `json:"restored"`
 }
+
+// Names of the server-sent events of GET /v1/events. A client ignores
+// names it does not know (the protocol grows additively within /v1).
+const (
+	// EventAgent carries one agent's snapshot (a supervisor.Summary's
+	// fields and more); sent for every agent at first, then on each change.
+	// Status "forgotten" says the agent is gone for good (SPEC §10).
+	EventAgent = "agent"
+	// EventSynced follows the first EventAgent of every agent: the client
+	// now holds the whole table.
+	EventSynced = "synced"
+)
+
+// HeartbeatInterval is how often the host writes a comment on an idle
+// event stream, so that a client tells a quiet host from a stopped one
+// within CallTimeout.
+const HeartbeatInterval = 3 * time.Second
 
 // Local returns the Operations of s, a supervisor in this process.
 func Local(s *supervisor.Supervisor) Operations { return local{s} }

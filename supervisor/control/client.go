@@ -14,7 +14,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/subdash/subdash/supervisor"
 )
@@ -34,16 +36,50 @@ func (e *NotServingError) Error() string {
 	return fmt.Sprintf("no subdash is serving %s (socket %s); start subdash or subdash serve", e.Dir, e.Socket)
 }
 
+// CallTimeout bounds every call of a Client but wait and the streams (SPEC
+// §6: clients never hang): a host that accepted the connection and does not
+// answer within it is reported as *NoAnswerError.
+const CallTimeout = 10 * time.Second
+
+// WaitMargin is added to wait's own timeout (SPEC §3, clamped as the
+// supervisor clamps it) to bound a wait call.
+const WaitMargin = 5 * time.Second
+
+// NoAnswerError is returned by a Client when the host accepted the
+// connection but did not answer within the call's deadline (SPEC §6): it is
+// stopped (SIGSTOP), hung, or not a subdash.
+type NoAnswerError struct {
+	Socket string        // the control socket path
+	PID    int           // the process listening on it (SO_PEERCRED); 0 when unknown
+	After  time.Duration // how long the client waited
+}
+
+// Error names the socket and the process, and what to check.
+func (e *NoAnswerError) Error() string {
+	if e.PID <= 0 {
+		return fmt.Sprintf("the process serving %s accepted the connection but did not answer within %s; it is stopped, hung, or not a subdash",
+			e.Socket, e.After)
+	}
+	return fmt.Sprintf("subdash (pid %d) serving %s accepted the connection but did not answer within %s; it is stopped or hung (ps -o stat= -p %d shows T when stopped; kill -CONT %d resumes it)",
+		e.PID, e.Socket, e.After, e.PID, e.PID)
+}
+
+// errNoAnswer is the cause of a call's context when its deadline passed.
+var errNoAnswer = errors.New("no answer within the deadline")
+
 // Client calls the operations of a supervisor over its control socket. It
 // implements Operations; its errors are *supervisor.Error carrying the
-// server's message, *NotServingError when nothing listens, or an error
-// naming the socket when the connection fails otherwise. Its methods are
-// safe for concurrent use and have no time limit of their own: ctx bounds
-// them (a wait may last five minutes).
+// server's message, *NotServingError when nothing listens, *NoAnswerError
+// when the host accepts but does not answer in time, or an error naming
+// the socket when the connection fails otherwise. Its methods are safe for
+// concurrent use. Each call is bounded by its own deadline (SPEC §6):
+// CallTimeout, wait's timeout plus WaitMargin, and for streams (logs,
+// events) CallTimeout without progress; ctx may end it sooner.
 type Client struct {
 	socket string
 	dir    string
 	http   *http.Client
+	pid    atomic.Int64 // the host's pid, from the last connection made
 }
 
 // NewClient returns a client of the control socket at socket, which serves
@@ -58,6 +94,11 @@ func NewClient(socket, dir string) *Client {
 			if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)) {
 				return nil, &NotServingError{Dir: dir, Socket: socket}
 			}
+			if uc, ok := conn.(*net.UnixConn); ok {
+				if p, err := peerOf(uc); err == nil {
+					c.pid.Store(int64(p.PID))
+				}
+			}
 			return conn, err
 		},
 		DisableCompression: true,
@@ -68,22 +109,36 @@ func NewClient(socket, dir string) *Client {
 // Socket returns the control socket path.
 func (c *Client) Socket() string { return c.socket }
 
+// PID returns the process id of the host, as the kernel reported it for the
+// last connection (SO_PEERCRED); 0 before the first call.
+func (c *Client) PID() int { return int(c.pid.Load()) }
+
+// waitLimit is the deadline of a wait call: wait's timeout (SPEC §3: 30 s
+// when absent, clamped to 10 s..300 s) plus WaitMargin.
+func waitLimit(ms *int) time.Duration {
+	d := supervisor.DefaultWaitTimeoutMS
+	if ms != nil && *ms > 0 {
+		d = min(max(*ms, supervisor.MinWaitTimeoutMS), supervisor.MaxWaitTimeoutMS)
+	}
+	return time.Duration(d)*time.Millisecond + WaitMargin
+}
+
 // Info describes the supervisor behind the socket.
 func (c *Client) Info(ctx context.Context) (Info, error) {
 	var res Info
-	return res, c.do(ctx, http.MethodGet, "/v1/info", nil, &res)
+	return res, c.call(ctx, CallTimeout, http.MethodGet, "/v1/info", nil, &res)
 }
 
 // Spawn calls spawn (SPEC §3) on the supervisor behind the socket.
 func (c *Client) Spawn(ctx context.Context, message string) (supervisor.SpawnResult, error) {
 	var res supervisor.SpawnResult
-	return res, c.do(ctx, http.MethodPost, "/v1/agents", spawnRequest{Message: message}, &res)
+	return res, c.call(ctx, CallTimeout, http.MethodPost, "/v1/agents", spawnRequest{Message: message}, &res)
 }
 
 // Send calls send (SPEC §3) on the supervisor behind the socket.
 func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (supervisor.SendResult, error) {
 	var res supervisor.SendResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "send"), sendRequest{Message: message, Interrupt: interrupt}, &res)
+	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "send"), sendRequest{Message: message, Interrupt: interrupt}, &res)
 }
 
 // Queue calls send with queue (SPEC §11, supervisor.Queue) on the
@@ -112,20 +167,20 @@ func (c *Client) MarkSeen(ctx context.Context, id string) (supervisor.StatusResu
 // Interrupt calls interrupt (SPEC §3) on the supervisor behind the socket.
 func (c *Client) Interrupt(ctx context.Context, id string) (supervisor.StatusResult, error) {
 	var res supervisor.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "interrupt"), nil, &res)
+	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "interrupt"), nil, &res)
 }
 
 // Close calls close (SPEC §3) on the supervisor behind the socket: it
 // closes the agent id, not the client, which holds nothing to release.
 func (c *Client) Close(ctx context.Context, id string) (supervisor.StatusResult, error) {
 	var res supervisor.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "close"), nil, &res)
+	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "close"), nil, &res)
 }
 
 // Resume calls resume (SPEC §3) on the supervisor behind the socket.
 func (c *Client) Resume(ctx context.Context, id string) (supervisor.StatusResult, error) {
 	var res supervisor.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "resume"), nil, &res)
+	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "resume"), nil, &res)
 }
 
 // Forget calls forget (SPEC §10) on the supervisor behind the socket: agent
@@ -171,13 +226,13 @@ func (c *Client) Wait(ctx context.Context, ids []string, ms *int) (supervisor.Wa
 	if ids == nil {
 		ids = []string{}
 	}
-	return res, c.do(ctx, http.MethodPost, "/v1/wait", waitRequest{IDs: ids, TimeoutMS: (*timeoutMS)(ms)}, &res)
+	return res, c.call(ctx, waitLimit(ms), http.MethodPost, "/v1/wait", waitRequest{IDs: ids, TimeoutMS: (*timeoutMS)(ms)}, &res)
 }
 
 // List calls list (SPEC §3) on the supervisor behind the socket.
 func (c *Client) List(ctx context.Context) (ListResult, error) {
 	var res ListResult
-	return res, c.do(ctx, http.MethodGet, "/v1/agents", nil, &res)
+	return res, c.call(ctx, CallTimeout, http.MethodGet, "/v1/agents", nil, &res)
 }
 
 // Logs calls logs (SPEC §3) on the supervisor behind the socket and copies
@@ -195,52 +250,135 @@ func (c *Client) Logs(ctx context.Context, id string, seq int, raw bool, w io.Wr
 	if len(q) > 0 {
 		p += "?" + q.Encode()
 	}
-	resp, err := c.request(ctx, http.MethodGet, p, nil)
+	return c.stream(ctx, p, func(body io.Reader, progress func()) error {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := body.Read(buf)
+			if n > 0 {
+				progress()
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					return werr
+				}
+				progress() // a slow writer is not a silent host
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("bad answer from subdash at %s: %v", c.socket, err)
+			}
+		}
+	})
+}
+
+// stream GETs path and hands the body to read, bounded by a watchdog: the
+// call fails with *NoAnswerError when the headers, or later any progress
+// read reports, do not come within CallTimeout.
+func (c *Client) stream(ctx context.Context, path string, read func(body io.Reader, progress func()) error) error {
+	cctx, progress, stop := watchdog(ctx, CallTimeout)
+	defer stop()
+	resp, err := c.request(cctx, http.MethodGet, path, nil)
 	if err != nil {
-		return err
+		return c.noAnswer(ctx, cctx, CallTimeout, err)
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(w, resp.Body); err != nil {
+	progress()
+	err = read(resp.Body, progress)
+	if err != nil && cctx.Err() != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("bad answer from subdash at %s: %v", c.socket, err)
+		return c.noAnswer(ctx, cctx, CallTimeout, cctx.Err())
 	}
-	return nil
+	return err
 }
 
 // Events calls fn with the summary of every agent, then with an agent's
 // summary each time it changes (GET /v1/events), until ctx ends, fn returns
 // an error, or the server closes the stream. It returns ctx's error, fn's
-// error, or the error that ended the stream.
+// error, *NoAnswerError when the host sends nothing (not even its
+// heartbeat) for CallTimeout, or the error that ended the stream.
 func (c *Client) Events(ctx context.Context, fn func(supervisor.Summary) error) error {
-	resp, err := c.request(ctx, http.MethodGet, "/v1/events", nil)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
+	return c.SSE(ctx, func(ev Event) error {
+		if ev.Name != EventAgent {
+			return nil
 		}
 		var s supervisor.Summary
-		if err := json.Unmarshal([]byte(data), &s); err != nil {
+		if err := json.Unmarshal(ev.Data, &s); err != nil {
 			return fmt.Errorf("bad event from %s: %v", c.socket, err)
 		}
-		if err := fn(s); err != nil {
-			return err
+		return fn(s)
+	})
+}
+
+// Event is one server-sent event of GET /v1/events: its name (EventAgent,
+// EventSynced; unknown names are to be ignored) and
+// its JSON data.
+type Event struct {
+	Name string
+	Data []byte
+}
+
+// SSE calls fn with every event of GET /v1/events until ctx ends, fn
+// returns an error, or the stream ends. Heartbeats (comments the host
+// sends every HeartbeatInterval) only keep the watchdog quiet: a host that
+// sends nothing for CallTimeout is reported as *NoAnswerError. A stream the
+// host closed gives an error saying subdash stopped serving.
+func (c *Client) SSE(ctx context.Context, fn func(Event) error) error {
+	err := c.stream(ctx, "/v1/events", func(body io.Reader, progress func()) error {
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		var ev Event
+		for sc.Scan() {
+			progress()
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev.Name != "" || ev.Data != nil {
+					if ev.Name == "" {
+						ev.Name = "message"
+					}
+					if err := fn(ev); err != nil {
+						return err
+					}
+				}
+				ev = Event{}
+			case strings.HasPrefix(line, "event: "):
+				ev.Name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.Data = append(ev.Data, strings.TrimPrefix(line, "data: ")...)
+			}
 		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("event stream from %s: %v", c.socket, err)
+		}
+		return errStreamEnded
+	})
+	if errors.Is(err, errStreamEnded) {
+		return &StoppedError{Socket: c.socket, PID: c.PID()}
 	}
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("event stream from %s: %v", c.socket, err)
+	return err
+}
+
+// errStreamEnded is returned inside SSE when the host closed the stream.
+var errStreamEnded = errors.New("stream ended")
+
+// StoppedError is returned by SSE when the host closed the event stream:
+// it stopped serving (quit, SIGTERM) or died.
+type StoppedError struct {
+	Socket string
+	PID    int
+}
+
+// Error says the host stopped serving.
+func (e *StoppedError) Error() string {
+	if e.PID > 0 {
+		return fmt.Sprintf("the subdash host (pid %d) stopped serving %s", e.PID, e.Socket)
 	}
-	return fmt.Errorf("event stream from %s ended: subdash stopped serving", c.socket)
+	return fmt.Sprintf("the subdash host stopped serving %s", e.Socket)
 }
 
 // agentPath returns the path of an operation on agent id. The id is
@@ -252,6 +390,32 @@ func agentPath(id, op string) string {
 		id = " "
 	}
 	return "/v1/agents/" + strings.ReplaceAll(url.PathEscape(id), ".", "%2E") + "/" + op
+}
+
+// call is do bounded by limit: when limit passes first, the error is
+// *NoAnswerError naming the socket and the host's pid.
+func (c *Client) call(ctx context.Context, limit time.Duration, method, path string, body, out any) error {
+	cctx, cancel := context.WithTimeoutCause(ctx, limit, errNoAnswer)
+	defer cancel()
+	return c.noAnswer(ctx, cctx, limit, c.do(cctx, method, path, body, out))
+}
+
+// noAnswer turns err into *NoAnswerError when the call's context cctx
+// ended by its own deadline while ctx, the caller's, is still live.
+func (c *Client) noAnswer(ctx, cctx context.Context, limit time.Duration, err error) error {
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errNoAnswer) {
+		return &NoAnswerError{Socket: c.socket, PID: c.PID(), After: limit}
+	}
+	return err
+}
+
+// watchdog bounds a stream: it ends the returned context with errNoAnswer
+// when limit passes without a call of the returned progress function.
+// Call stop when the stream is over.
+func watchdog(ctx context.Context, limit time.Duration) (cctx context.Context, progress func(), stop func()) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	t := time.AfterFunc(limit, func() { cancel(errNoAnswer) })
+	return cctx, func() { t.Reset(limit) }, func() { t.Stop(); cancel(nil) }
 }
 
 // do sends a request with body (JSON, or none when nil) and decodes a 2xx

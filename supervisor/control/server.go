@@ -357,27 +357,36 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	for _, a := range srv.sup.List() {
-		writeEvent(w, a)
+		writeEvent(w, EventAgent, a)
 	}
+	writeEvent(w, EventSynced, struct{}{})
 	flusher.Flush()
+	beat := time.NewTicker(HeartbeatInterval)
+	defer beat.Stop()
 	for {
-		changes, err := sub.Next(ctx)
-		if err != nil {
+		select {
+		case <-ctx.Done():
 			return
+		case <-beat.C:
+			fmt.Fprint(w, ": heartbeat\n\n")
+			flusher.Flush()
+			continue
+		case <-sub.Ready():
 		}
 		sent := false
-		for _, c := range changes {
+		for _, c := range sub.Drain() {
 			if !c.Agent {
 				continue // output only: the summary is unchanged
 			}
 			if info, ok := srv.sup.Agent(c.AgentID); ok {
-				writeEvent(w, info.Summary)
-				sent = true
+				writeEvent(w, EventAgent, info.Summary)
 			} else if c.Forgotten {
 				// gone for good (SPEC §10): the status says so
-				writeEvent(w, supervisor.Summary{AgentID: c.AgentID, Status: supervisor.StatusForgotten})
-				sent = true
+				writeEvent(w, EventAgent, supervisor.Summary{AgentID: c.AgentID, Status: supervisor.StatusForgotten})
+			} else {
+				continue
 			}
+			sent = true
 		}
 		if sent {
 			flusher.Flush()
@@ -385,8 +394,8 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func writeEvent(w io.Writer, s supervisor.Summary) {
-	fmt.Fprintf(w, "event: agent\ndata: %s\n\n", mustJSON(s))
+func writeEvent(w io.Writer, name string, v any) {
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, mustJSON(v))
 }
 
 // decode reads a JSON request body into v; on failure it answers 400 and

@@ -79,9 +79,10 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 		fmt.Fprintln(stderr)
 		return backend{ops: client, close: func() {}}
 	}
-	probe, cancel := context.WithTimeout(ctx, 5*time.Second)
-	info, err := client.Info(probe)
-	cancel()
+	// The client bounds the probe (control.CallTimeout): a host that is
+	// stopped or hung gives an error naming its socket and pid instead of
+	// an initialize that never answers.
+	info, err := client.Info(ctx)
 	if err == nil {
 		return remote(info), nil
 	}
