@@ -35,7 +35,6 @@ import (
 	"github.com/subdash/subdash/supervisor/builtin"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/mcpserver"
-	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui"
 )
@@ -261,7 +260,7 @@ func dashboard(args []string) int {
 		SocketPath:   srv.Path(),
 		HostErrors:   hostErrs,
 		Styles:       &styles,
-		Pager:        func(path string) tea.ExecCommand { return newPager(path, !styles.NoColor, &inPager) },
+		Pager:        func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
 		PagerCommand: pagerCommand(),
 		Notify:       notify,
 	})
@@ -332,7 +331,7 @@ func running(s *supervisor.Supervisor) int {
 	return n
 }
 
-// pager runs $PAGER (default "less -R") on a log file for the dashboard's
+// pager runs $PAGER (default "less -R") on what the dashboard feeds it for its
 // pager key, through /bin/sh so that PAGER may hold arguments. The pager
 // reads the log from its stdin, as display lines (termtext.WriteLines): SGR
 // kept unless NO_COLOR, every other escape sequence removed, so that no
@@ -341,8 +340,7 @@ func running(s *supervisor.Supervisor) int {
 // terminal (/dev/tty) when stdin is a pipe. inPager holds it while it runs.
 type pager struct {
 	cmd     *exec.Cmd
-	path    string
-	keepSGR bool
+	feed    func(io.Writer) error
 	inPager *pagerState
 }
 
@@ -367,8 +365,8 @@ func (s *pagerState) stop() {
 	_ = p.Signal(syscall.SIGTERM)
 }
 
-func newPager(path string, keepSGR bool, inPager *pagerState) *pager {
-	return &pager{cmd: exec.Command("/bin/sh", "-c", pagerCommand()), path: path, keepSGR: keepSGR, inPager: inPager}
+func newPager(feed func(io.Writer) error, inPager *pagerState) *pager {
+	return &pager{cmd: exec.Command("/bin/sh", "-c", pagerCommand()), feed: feed, inPager: inPager}
 }
 
 // pagerCommand returns the pager's command line: $PAGER, or "less -R".
@@ -382,11 +380,6 @@ func pagerCommand() string {
 // Run runs the pager in front of the dashboard (tea.ExecCommand), feeding
 // it the log until it ends or stops reading.
 func (p *pager) Run() error {
-	log, err := os.Open(p.path)
-	if err != nil {
-		return fmt.Errorf("cannot read log file: %v", err)
-	}
-	defer log.Close()
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
@@ -403,7 +396,7 @@ func (p *pager) Run() error {
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)
-		_ = termtext.WriteLines(w, log, p.keepSGR) // EPIPE when the pager quits early
+		_ = p.feed(w) // EPIPE when the pager quits early
 		w.Close()
 	}()
 	err = p.cmd.Wait()

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/logview"
 )
 
 // t0 is the fake clock's time.
@@ -343,8 +345,50 @@ func (f *fakeSup) LoadOutput(id string, seq int) error {
 	return nil
 }
 
-func (f *fakeSup) LogPath(id string, seq int) (string, error) {
-	return fmt.Sprintf("/logs/%s/%d.log", id[:8], seq), nil
+// WriteLines writes a line naming the submission, so that a test sees what
+// the pager was fed.
+func (f *fakeSup) WriteLines(w io.Writer, id string, seq int, keepSGR bool) error {
+	_, err := fmt.Fprintf(w, "lines of %s #%d\n", id[:8], seq)
+	return err
+}
+
+// Search scans the fake's windows as the supervisor scans its scrollback.
+func (f *fakeSup) Search(id string, seq int, transcript bool, query string, from int64) (supervisor.SearchResult, error) {
+	match := logview.Matcher(query)
+	res := supervisor.SearchResult{To: from}
+	for {
+		var first, total int64
+		var texts []string
+		if transcript {
+			w, _, err := f.Transcript(id, seq, res.To, 4096)
+			if err != nil {
+				return res, err
+			}
+			first, total = w.First, w.Total
+			for _, e := range w.Entries {
+				texts = append(texts, RenderEntry(e, theme.Plain()))
+			}
+		} else {
+			w, err := f.Window(id, seq, res.To, 4096)
+			if err != nil {
+				return res, err
+			}
+			first, total = w.First, w.Total
+			for _, l := range w.Lines {
+				texts = append(texts, l.Text)
+			}
+		}
+		res.To = max(res.To, first)
+		for i, t := range texts {
+			if match(t) {
+				res.Matches = append(res.Matches, res.To+int64(i))
+			}
+		}
+		res.To += int64(len(texts))
+		if len(texts) == 0 || res.To >= total {
+			return res, nil
+		}
+	}
 }
 
 func (f *fakeSup) SkipGrace() {

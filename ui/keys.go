@@ -2,10 +2,9 @@ package ui
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/agenttable"
 )
 
@@ -368,51 +368,33 @@ func (m *Model) openPager(a supervisor.AgentInfo) tea.Cmd {
 	if m.shown.agent != a.AgentID {
 		seq = 0
 	}
-	path, err := m.sup.LogPath(a.AgentID, seq)
-	if err != nil {
-		m.setFlash(levelError, describe("open log", a.AgentID, err))
-		return nil
-	}
+	sup, id, styles := m.sup, a.AgentID, m.styles
+	feed := func(w io.Writer) error { return sup.WriteLines(w, id, seq, !styles.NoColor) }
 	if m.structured() && !m.raw {
 		// The transcript view pages the transcript, not the CLI's JSON.
-		tmp, err := m.transcriptFile(a.AgentID, seq)
-		if err != nil {
-			m.setFlash(levelError, describe("open transcript", a.AgentID, err))
-			return nil
-		}
-		m.pagerTmp = tmp // removed when the pager is done
-		return tea.Exec(onTerminal{m.opts.Pager(tmp)}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+		feed = func(w io.Writer) error { return writeTranscript(w, sup, id, seq, styles) }
 	}
-	return tea.Exec(onTerminal{m.opts.Pager(path)}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+	return tea.Exec(onTerminal{m.opts.Pager(feed)}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
 }
 
-// transcriptFile writes the transcript of submission seq of agent id, as
-// the transcript view draws it, to a new temporary file and returns its
-// path; the caller removes it.
-func (m *Model) transcriptFile(id string, seq int) (string, error) {
-	w, _, err := m.sup.Transcript(id, seq, 0, math.MaxInt32)
+// writeTranscript writes the transcript of submission seq of agent id to
+// w, as the transcript view draws it (the pager's feed).
+func writeTranscript(w io.Writer, sup Supervisor, id string, seq int, st theme.Styles) error {
+	t, _, err := sup.Transcript(id, seq, 0, math.MaxInt32)
 	if err != nil {
-		return "", err
+		return err
 	}
-	f, err := os.CreateTemp("", "subdash-transcript-*.txt")
-	if err != nil {
-		return "", err
+	bw := bufio.NewWriter(w)
+	if t.First > 0 {
+		fmt.Fprintf(bw, "… %d earlier entries are not kept in memory; t shows the raw log\n", t.First)
 	}
-	bw := bufio.NewWriter(f)
-	if w.First > 0 {
-		fmt.Fprintf(bw, "… %d earlier entries are not kept in memory; t shows the raw log\n", w.First)
+	for _, e := range t.Entries {
+		fmt.Fprintln(bw, RenderEntry(e, st))
 	}
-	for _, e := range w.Entries {
-		fmt.Fprintln(bw, RenderEntry(e, m.styles))
+	if t.Pending != "" {
+		fmt.Fprintln(bw, clean(t.Pending))
 	}
-	if w.Pending != "" {
-		fmt.Fprintln(bw, clean(w.Pending))
-	}
-	if err := errors.Join(bw.Flush(), f.Close()); err != nil {
-		_ = os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return bw.Flush()
 }
 
 // pagerFailed says in plain words that the pager failed and what to do,

@@ -107,38 +107,15 @@ func (m *Model) scanMore() tea.Cmd {
 		return nil
 	}
 	m.search.inFlight = true
-	src, query, gen := m.source(m.shown), m.search.query, m.search.gen
-	return func() tea.Msg { return scanLog(src, query, gen, from) }
+	sup, key, query, gen := m.sup, m.shown, m.search.query, m.search.gen
+	return func() tea.Msg {
+		r, err := sup.Search(key.agent, key.seq, key.transcript, query, from)
+		return scanMsg{gen: gen, matches: r.Matches, to: r.To, err: err}
+	}
 }
 
 // noMatchPrefix starts the warning of a search without a match.
 const noMatchPrefix = "no match for “"
-
-// scanChunk is how many items a scan reads at a time.
-const scanChunk = 4096
-
-// scanLog finds the items of src from item from on that match query.
-func scanLog(src logview.Source, query string, gen int, from int64) scanMsg {
-	match := logview.Matcher(query)
-	res := scanMsg{gen: gen, to: from}
-	for {
-		pg, err := src.Page(res.to, scanChunk)
-		if err != nil {
-			res.err = err
-			return res
-		}
-		res.to = max(res.to, pg.First)
-		for i, it := range pg.Items {
-			if match(it.Text) {
-				res.matches = append(res.matches, res.to+int64(i))
-			}
-		}
-		res.to += int64(len(pg.Items))
-		if len(pg.Items) == 0 || res.to >= pg.Total {
-			return res
-		}
-	}
-}
 
 // onScan records search matches and shows the nearest one after a new
 // query.

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"os"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -135,7 +134,6 @@ type Model struct {
 	loading   map[logKey]bool
 	search    scan
 	lastQuery string // the last non-empty search, for / then enter alone
-	pagerTmp  string // a transcript file the pager shows, removed when it is done
 	flash     flash
 	frame     int
 	ticking   bool
@@ -390,10 +388,6 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m, m.onTick()
 	case pagerDoneMsg:
-		if m.pagerTmp != "" {
-			_ = os.Remove(m.pagerTmp)
-			m.pagerTmp = ""
-		}
 		if msg.err != nil {
 			m.setFlash(levelError, m.pagerFailed(msg.err))
 		}

@@ -23,10 +23,21 @@ import (
 	"github.com/subdash/subdash/theme"
 )
 
-// Supervisor is what the dashboard needs of a supervisor;
-// *supervisor.Supervisor satisfies it. Operations that wait on processes
-// (Interrupt, Close, Send with interrupt, Shutdown) are only called inside
-// commands, never in Update or View.
+// Supervisor is the one seam between the dashboard and a supervisor: the
+// in-process *supervisor.Supervisor (the host dashboard) and a viewer's
+// socket client (*control.Remote, SPEC §9) both satisfy it, so host and
+// viewer run the same ui code.
+//
+// Config, Agents, Window and Transcript answer from memory and may be
+// called in Update and View: for a viewer they answer from what it holds
+// (a window it does not hold yet is fetched in the background and its
+// arrival published as an Output change, which redraws). Every other method
+// may block (process groups, files, the socket) and is only called inside
+// commands.
+//
+// Adding an operation is one method here, implemented by the supervisor,
+// plus one endpoint on the control socket (control.Server) that the
+// viewer's client (control.Remote) calls.
 type Supervisor interface {
 	Config() supervisor.Config
 	Agents() []supervisor.AgentInfo
@@ -42,7 +53,12 @@ type Supervisor interface {
 	Window(id string, seq int, from int64, n int) (supervisor.Window, error)
 	Transcript(id string, seq int, from int64, n int) (supervisor.TranscriptWindow, bool, error)
 	LoadOutput(id string, seq int) error
-	LogPath(id string, seq int) (string, error)
+	// WriteLines writes the display lines of submission seq (0 = the
+	// latest) to w (SGR kept when keepSGR): the pager's feed.
+	WriteLines(w io.Writer, id string, seq int, keepSGR bool) error
+	// Search finds the items (display lines, or transcript entries) of a
+	// submission from absolute item from on whose text contains query.
+	Search(id string, seq int, transcript bool, query string, from int64) (supervisor.SearchResult, error)
 	// Forget removes a finished or closed agent for good (SPEC §10).
 	Forget(id string) (supervisor.StatusResult, error)
 	// Message returns the whole message of submission seq (0 = the
@@ -85,10 +101,12 @@ type Options struct {
 	// background query must precede Bubble Tea's input reading) and passes
 	// them in.
 	Styles *theme.Styles
-	// Pager returns the command that shows a log file (e.g. $PAGER); nil
-	// means the pager key reports that none is configured. The ui runs it
-	// with tea.Exec and redraws when it ends.
-	Pager func(path string) tea.ExecCommand
+	// Pager returns the command that shows what feed writes (e.g. $PAGER
+	// reading it on stdin); nil means the pager key reports that none is
+	// configured. The ui runs it with tea.Exec and redraws when it ends;
+	// feed runs in the pager's goroutine, never in Update, and writes the
+	// display lines (from the host's stream for a viewer).
+	Pager func(feed func(w io.Writer) error) tea.ExecCommand
 	// PagerCommand is the command line Pager runs (e.g. "less -R"), named
 	// in the message when the pager fails; "" leaves it out.
 	PagerCommand string

@@ -3,7 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -180,11 +180,11 @@ func TestPager(t *testing.T) {
 	h := newHarness(t, threeAgents(), 100, 30)
 	h.keys("o")
 	h.wantScreen("no pager configured")
-	var opened string
-	h.m.opts.Pager = func(path string) tea.ExecCommand { opened = path; return nil }
+	var opened strings.Builder
+	h.m.opts.Pager = func(feed func(io.Writer) error) tea.ExecCommand { _ = feed(&opened); return nil }
 	h.keys("o")
-	if opened != "/logs/3fa2c1d0/1.log" || h.execs != 1 {
-		t.Fatalf("pager opened %q (%d execs)", opened, h.execs)
+	if opened.String() != "lines of 3fa2c1d0 #1\n" || h.execs != 1 {
+		t.Fatalf("pager opened %q (%d execs)", opened.String(), h.execs)
 	}
 	h.send(pagerDoneMsg{err: errors.New("exit status 1")})
 	h.wantScreen("✗ pager failed (exit status 1); set $PAGER to a pager such as less")
@@ -195,7 +195,7 @@ func TestPager(t *testing.T) {
 // command failed and what to do, not just "exit status 127".
 func TestPagerNotFoundInPlainWords(t *testing.T) {
 	h := newHarness(t, threeAgents(), 100, 30)
-	h.m.opts.Pager = func(string) tea.ExecCommand { return nil }
+	h.m.opts.Pager = func(func(io.Writer) error) tea.ExecCommand { return nil }
 	h.m.opts.PagerCommand = "nonexistentpager"
 	h.keys("o")
 	h.send(pagerDoneMsg{err: errors.New("exit status 127")})
@@ -384,9 +384,9 @@ func TestSearchEnterAloneRepeats(t *testing.T) {
 	h.wantScreen("/line 5 1/11")
 }
 
-// TestPagerShowsTheTranscript: in the transcript view the pager gets the
-// transcript as drawn (not the CLI's JSON lines), from a temporary file
-// removed when the pager ends; the raw view pages the log file.
+// TestPagerShowsTheTranscript: in the transcript view the pager is fed
+// the transcript as drawn (not the CLI's JSON lines), no file written; the
+// raw view feeds the display lines.
 func TestPagerShowsTheTranscript(t *testing.T) {
 	f := newFake()
 	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
@@ -394,23 +394,22 @@ func TestPagerShowsTheTranscript(t *testing.T) {
 	f.print(idA, 1, `{"type":"assistant"}`)
 	a.entries[1] = transcriptFixture()
 	h := newHarness(t, f, 180, 35)
-	var opened, content string
-	h.m.opts.Pager = func(path string) tea.ExecCommand {
-		opened = path
-		b, _ := os.ReadFile(path)
-		content = string(b)
+	var content string
+	h.m.opts.Pager = func(feed func(io.Writer) error) tea.ExecCommand {
+		var b strings.Builder
+		if err := feed(&b); err != nil {
+			t.Errorf("feed: %v", err)
+		}
+		content = b.String()
 		return nil
 	}
 	h.keys("o")
 	if !strings.Contains(content, "⚙ Bash  go test ./...") || strings.Contains(content, `{"type"`) {
-		t.Fatalf("pager got %q from %s", content, opened)
+		t.Fatalf("pager got %q", content)
 	}
 	h.send(pagerDoneMsg{})
-	if _, err := os.Stat(opened); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("transcript file left behind: %v", err)
-	}
 	h.keys("t", "o")
-	if opened != "/logs/3fa2c1d0/1.log" {
-		t.Fatalf("raw view paged %q", opened)
+	if content != "lines of 3fa2c1d0 #1\n" {
+		t.Fatalf("raw view paged %q", content)
 	}
 }
