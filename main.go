@@ -66,6 +66,8 @@ func run(args []string) int {
 			return serve(args[1:])
 		case "mcp":
 			return mcp(args[1:])
+		case "attach":
+			return attach(args[1:])
 		case "help", "-h", "-help", "--help":
 			fs, _, _ := dashboardFlags()
 			fs.SetOutput(os.Stdout)
@@ -187,6 +189,7 @@ func dashboardFlags() (*flag.FlagSet, *supervisor.Options, *stringList) {
 	commonFlags(fs, &o)
 	fs.Var(&spawns, "spawn", "spawn an agent with this message at start (repeatable)")
 	fs.String("notify", "auto", "notifications in this terminal when an agent needs you: auto (BEL and a desktop notification, OSC 9 or 777), bell, osc, off")
+	fs.Bool("read-only", false, "as a viewer of a host already serving the directory: change nothing")
 	return fs, &o, &spawns
 }
 
@@ -200,7 +203,33 @@ func dashboard(args []string) int {
 	if err != nil {
 		return failed(usageError{err})
 	}
-	s, err := newSupervisor(o)
+	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
+	if err != nil {
+		return failed(usageError{err}) // a setting that cannot work as given
+	}
+	// Where a host serves the directory, the dashboard is its viewer
+	// (SPEC §9).
+	set := given(fs)
+	readOnly := set["read-only"] == "true"
+	dir := cfg.Dir
+	if set["socket"] != "" || os.Getenv("SUBDASH_SOCKET") != "" {
+		dir = ""
+	}
+	r, err := control.Attach(context.Background(), cfg.Socket, dir, readOnly)
+	var notServing *control.NotServingError
+	switch {
+	case err == nil:
+		if cerr := hostConflict(set, cfg, r.Config(), r.Info()); cerr != nil {
+			r.Detach()
+			return failed(usageError{cerr})
+		}
+		return runViewer(r, spawns, notify)
+	case !errors.As(err, &notServing):
+		return failed(err)
+	case readOnly:
+		return failed(usageError{fmt.Errorf("--read-only is for a viewer, and %v", err)})
+	}
+	s, err := supervisor.New(cfg)
 	if err != nil {
 		return failed(err)
 	}
@@ -239,6 +268,7 @@ func dashboard(args []string) int {
 		_ = s.Shutdown(context.Background())
 		return failed(err)
 	}
+	srv.SetKind("dashboard")
 	// The socket outlives the screen: it closes after the shutdown below,
 	// so a wait in progress gets the final statuses, not an error.
 	served := make(chan error, 1)
@@ -263,6 +293,7 @@ func dashboard(args []string) int {
 		Pager:        func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
 		PagerCommand: pagerCommand(),
 		Notify:       notify,
+		Viewers:      srv.Viewers,
 	})
 	screenDone.Store(true)
 	cancel()
@@ -431,6 +462,7 @@ func serve(args []string) int {
 		_ = s.Shutdown(context.Background())
 		return failed(err)
 	}
+	srv.SetKind("serve")
 	fmt.Fprintf(os.Stderr, "subdash serve: agent command %s; control socket %s; logs in %s\n",
 		s.Config().Shown(), srv.Path(), s.RunDir())
 	for _, w := range append(s.Config().Warnings, s.Config().Notes...) {
@@ -558,6 +590,8 @@ usage:
   subdash [flags]                 open the dashboard
   subdash serve [flags]           run the supervisor and control socket without a screen
   subdash ctl <op> [args]         talk to a running dashboard or serve (subdash ctl help)
+  subdash attach [--dir D | --socket S] [--read-only]
+                                  a viewer of the subdash serving D (subdash alone attaches too)
   subdash mcp [flags]             MCP server on stdio (spawn_agent, send_input, wait, ...)
   subdash agent [--pace D]        the built-in audit agent; reads its task on stdin
 

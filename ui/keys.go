@@ -217,16 +217,36 @@ func (m *Model) markStopping(id string) {
 
 // quit quits at once when nothing runs, else asks first; confirmed, it
 // stops every running submission while the dashboard shows them stopping.
+// A viewer detaches at once: nothing stops (SPEC §9). The host's question
+// names the viewers it ends too (SPEC §7).
 func (m *Model) quit() tea.Cmd {
-	n := m.runningCount()
-	if n == 0 {
+	if m.opts.Viewer {
 		return tea.Quit
 	}
-	noun := "agents are"
-	if n == 1 {
-		noun = "agent is"
+	n := m.runningCount()
+	viewers := 0
+	if m.opts.Viewers != nil {
+		viewers = m.opts.Viewers()
 	}
-	q := fmt.Sprintf("Quit? %d %s running and will be stopped.", n, noun)
+	if n == 0 && viewers == 0 {
+		return tea.Quit
+	}
+	var parts []string
+	if n > 0 {
+		noun := "agents are"
+		if n == 1 {
+			noun = "agent is"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s running and will be stopped", n, noun))
+	}
+	if viewers > 0 {
+		noun := "viewers are"
+		if viewers == 1 {
+			noun = "viewer is"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s attached and will be closed", viewers, noun))
+	}
+	q := "Quit? " + strings.Join(parts, "; ") + "."
 	queued := 0
 	for _, a := range m.agents {
 		if a.QueuedMessage != "" {

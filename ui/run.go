@@ -110,6 +110,12 @@ type Options struct {
 	// PagerCommand is the command line Pager runs (e.g. "less -R"), named
 	// in the message when the pager fails; "" leaves it out.
 	PagerCommand string
+	// Viewer says the dashboard is attached to a host (SPEC §9): quitting
+	// detaches at once, without asking, and stops nothing.
+	Viewer bool
+	// Viewers returns how many viewers are attached to this host, named in
+	// the quit question; nil means none. It must answer from memory.
+	Viewers func() int
 	// Now is the clock for elapsed times; nil means time.Now.
 	Now func() time.Time
 	// FrameInterval is the shortest time between two supervisor event

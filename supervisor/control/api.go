@@ -54,7 +54,18 @@ type Info struct {
 	// (SPEC §10); Restored is how many agents were restored at start.
 	Logs     supervisor.Storage `json:"logs"`
 	Restored int                `json:"restored"`
+	// Protocol is the version of the control socket's protocol (1 for
+	// /v1); Kind says what the host is ("dashboard", "serve" or "mcp");
+	// Viewers counts the dashboards attached to it (SPEC §9).
+	Protocol int    `json:"protocol"`
+	Kind     string `json:"kind,omitempty"`
+	Viewers  int    `json:"viewers"`
 }
+
+// Protocol is the version of the control socket protocol this build
+// speaks: its routes are under /v1. Changes within a version are additive
+// (new fields, routes and events; a reader ignores what it does not know).
+const Protocol = 1
 
 // Names of the server-sent events of GET /v1/events. A client ignores
 // names it does not know (the protocol grows additively within /v1).
@@ -66,7 +77,20 @@ const (
 	// EventSynced follows the first EventAgent of every agent: the client
 	// now holds the whole table.
 	EventSynced = "synced"
+	// EventOutput carries {"agent_id"} of an agent with new output (display
+	// lines or transcript entries): a viewer fetches the window it shows
+	// again. At most one per agent per EventFrame.
+	EventOutput = "output"
 )
+
+// EventFrame is the shortest time between two batches of events on one
+// stream: a flood of output costs a viewer at most one redraw a frame.
+const EventFrame = time.Second / 60
+
+// outputEvent is the data of EventOutput.
+type outputEvent struct {
+	AgentID string `json:"agent_id"`
+}
 
 // HeartbeatInterval is how often the host writes a comment on an idle
 // event stream, so that a client tells a quiet host from a stopped one

@@ -187,7 +187,7 @@ func (c *Client) Resume(ctx context.Context, id string) (supervisor.StatusResult
 // id leaves the table and list for good; a running agent is refused.
 func (c *Client) Forget(ctx context.Context, id string) (supervisor.StatusResult, error) {
 	var res supervisor.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "forget"), nil, &res)
+	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "forget"), nil, &res)
 }
 
 // Message returns the whole message of submission seq (0 = the latest) of
@@ -198,7 +198,7 @@ func (c *Client) Message(ctx context.Context, id string, seq int) (string, error
 	if seq != 0 {
 		path += "?submission=" + strconv.Itoa(seq)
 	}
-	err := c.do(ctx, http.MethodGet, path, nil, &b)
+	err := c.call(ctx, CallTimeout, http.MethodGet, path, nil, &b)
 	return b.String(), err
 }
 
@@ -427,7 +427,11 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return err
 	}
 	defer resp.Body.Close()
-	err = json.NewDecoder(resp.Body).Decode(out)
+	if b, ok := out.(*strings.Builder); ok {
+		_, err = io.Copy(b, resp.Body)
+	} else {
+		err = json.NewDecoder(resp.Body).Decode(out)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

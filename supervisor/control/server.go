@@ -49,7 +49,16 @@ type Server struct {
 	closeOnce sync.Once
 	closeErr  error
 	waiting   atomic.Int64 // wait requests in progress (tests observe it)
+	viewers   atomic.Int64 // event streams of attached viewers
+	kind      atomic.Value // string: what the host is, for Info
 }
+
+// SetKind says what serves the socket ("dashboard", "serve", "mcp"), as
+// GET /v1/info reports it to viewers ("attached to subdash serve, pid N").
+func (srv *Server) SetKind(kind string) { srv.kind.Store(kind) }
+
+// Viewers returns how many viewers (SPEC §9) are attached now.
+func (srv *Server) Viewers() int { return int(srv.viewers.Load()) }
 
 // Listen opens the control socket s.Config().Socket for s. It creates the
 // socket's folder with mode 0700 (or tightens an existing folder of ours),
@@ -158,14 +167,17 @@ func (srv *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/agents/{id}/logs", srv.logs)
 	mux.HandleFunc("POST /v1/wait", srv.wait)
 	mux.HandleFunc("GET /v1/events", srv.events)
+	srv.viewerRoutes(mux)
 	return mux
 }
 
 func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 	cfg := srv.sup.Config()
+	kind, _ := srv.kind.Load().(string)
 	writeJSON(w, http.StatusOK, Info{
 		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Shown(),
 		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: srv.sup.Storage(), Restored: srv.sup.Restored(),
+		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(),
 	})
 }
 
@@ -356,7 +368,11 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	for _, a := range srv.sup.List() {
+	if r.URL.Query().Get("viewer") == "1" {
+		srv.viewers.Add(1)
+		defer srv.viewers.Add(-1)
+	}
+	for _, a := range srv.sup.Agents() {
 		writeEvent(w, EventAgent, a)
 	}
 	writeEvent(w, EventSynced, struct{}{})
@@ -373,20 +389,28 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			continue
 		case <-sub.Ready():
 		}
+		// Let a frame's changes gather: one batch per EventFrame.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(EventFrame):
+		}
 		sent := false
 		for _, c := range sub.Drain() {
-			if !c.Agent {
-				continue // output only: the summary is unchanged
+			if c.Agent {
+				if info, ok := srv.sup.Agent(c.AgentID); ok {
+					writeEvent(w, EventAgent, info)
+					sent = true
+				} else if c.Forgotten {
+					// gone for good (SPEC §10): the status says so
+					writeEvent(w, EventAgent, supervisor.Summary{AgentID: c.AgentID, Status: supervisor.StatusForgotten})
+					sent = true
+				}
 			}
-			if info, ok := srv.sup.Agent(c.AgentID); ok {
-				writeEvent(w, EventAgent, info.Summary)
-			} else if c.Forgotten {
-				// gone for good (SPEC §10): the status says so
-				writeEvent(w, EventAgent, supervisor.Summary{AgentID: c.AgentID, Status: supervisor.StatusForgotten})
-			} else {
-				continue
+			if c.Output {
+				writeEvent(w, EventOutput, outputEvent{AgentID: c.AgentID})
+				sent = true
 			}
-			sent = true
 		}
 		if sent {
 			flusher.Flush()
@@ -403,7 +427,8 @@ func writeEvent(w io.Writer, name string, v any) {
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	body := http.MaxBytesReader(w, r.Body, maxBody)
 	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
+	// Unknown fields are ignored: a newer client may send more (the
+	// protocol grows additively within /v1).
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
 		msg := "invalid request body: " + err.Error()
 		var tooLarge *http.MaxBytesError

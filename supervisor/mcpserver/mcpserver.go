@@ -105,6 +105,7 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 		}
 		return backend{}, err
 	}
+	srv.SetKind("mcp")
 	serveCtx, stopServing := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() {

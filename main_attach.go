@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui"
+)
+
+// viewerFlags are the flags that mean something to a viewer; every other
+// flag given to a dashboard that attaches is a host setting, checked
+// against the host's (hostSettings).
+var viewerFlags = map[string]bool{"dir": true, "socket": true, "read-only": true, "spawn": true, "notify": true}
+
+// hostSettings maps a host-only flag to the resolved setting it chose, so
+// that a viewer given the flag compares its value with the host's (SPEC
+// §9: never attach silently to a host that runs another agent command).
+// A flag added for a host gets a line here; a flag missing here refuses to
+// attach rather than be ignored.
+var hostSettings = map[string]func(c supervisor.Config) any{
+	"command":        func(c supervisor.Config) any { return c.Command },
+	"preset":         func(c supervisor.Config) any { return presetField(c, func(p *supervisor.Preset) string { return p.Name }) },
+	"preset-args":    func(c supervisor.Config) any { return presetField(c, func(p *supervisor.Preset) string { return p.Args }) },
+	"max-agents":     func(c supervisor.Config) any { return c.MaxAgents },
+	"state-dir":      func(c supervisor.Config) any { return c.StateDir },
+	"grace":          func(c supervisor.Config) any { return c.Grace },
+	"scrollback":     func(c supervisor.Config) any { return c.Scrollback },
+	"allow-nested":   func(c supervisor.Config) any { return c.AllowNested },
+	"timeout":        func(c supervisor.Config) any { return c.Timeout },
+	"restore-window": func(c supervisor.Config) any { return c.RestoreWindow },
+	"log-retention":  func(c supervisor.Config) any { return c.LogRetention },
+}
+
+func presetField(c supervisor.Config, f func(*supervisor.Preset) string) string {
+	if c.Preset == nil {
+		return ""
+	}
+	return f(c.Preset)
+}
+
+// hostConflict returns an error naming the first host-only flag in set
+// whose value (resolved into mine) differs from the host's; nil when every
+// one agrees.
+func hostConflict(set map[string]string, mine, host supervisor.Config, info control.Info) error {
+	for name, given := range set {
+		if viewerFlags[name] {
+			continue
+		}
+		get, ok := hostSettings[name]
+		if !ok {
+			return fmt.Errorf("subdash (pid %d) serves %s; --%s is a host setting this viewer cannot check against it: leave it out to attach, or quit that host first",
+				info.PID, info.Dir, name)
+		}
+		if !reflect.DeepEqual(get(mine), get(host)) {
+			return fmt.Errorf("subdash (pid %d) serves %s with --%s %v; this command line says --%s %s: leave the flag out to attach to it, or quit that host first",
+				info.PID, info.Dir, name, describeSetting(get(host)), name, given)
+		}
+	}
+	return nil
+}
+
+// describeSetting prints a setting for a message ("" as "(none)").
+func describeSetting(v any) string {
+	if s, ok := v.(string); ok && s == "" {
+		return "(none)"
+	}
+	return fmt.Sprint(v)
+}
+
+// given returns the flags set on fs's command line with their text.
+func given(fs *flag.FlagSet) map[string]string {
+	set := map[string]string{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = f.Value.String() })
+	return set
+}
+
+// attach is `subdash attach [--dir D | --socket S] [--read-only]`: a viewer
+// of the host serving the directory (SPEC §9), never a host itself.
+func attach(args []string) int {
+	fs := flag.NewFlagSet("subdash attach", flag.ContinueOnError)
+	var o supervisor.Options
+	var readOnly bool
+	var spawns stringList
+	fs.StringVar(&o.Dir, "dir", "", "attach to the host of this working directory (default: current directory)")
+	fs.StringVar(&o.Socket, "socket", "", "attach to the host serving this control socket (env SUBDASH_SOCKET)")
+	fs.BoolVar(&readOnly, "read-only", false, "show everything, change nothing: every operation is refused")
+	fs.Var(&spawns, "spawn", "spawn an agent on the host with this message (repeatable)")
+	if err := parse(fs, args, &o); err != nil {
+		return failed(err)
+	}
+	if o.Dir != "" && o.Socket != "" {
+		return failed(errors.New("give --dir or --socket, not both"))
+	}
+	socket, dir, err := viewerSocket(o)
+	if err != nil {
+		return failed(err)
+	}
+	r, err := control.Attach(context.Background(), socket, dir, readOnly)
+	if err != nil {
+		var ns *control.NotServingError
+		if errors.As(err, &ns) {
+			return failed(fmt.Errorf("%v; to keep agents independent of any screen, run `subdash serve` there and attach to it", err))
+		}
+		return failed(err)
+	}
+	notify, err := ui.ResolveNotify("auto", os.Getenv)
+	if err != nil {
+		return failed(err)
+	}
+	return runViewer(r, spawns, notify)
+}
+
+// viewerSocket returns the socket a viewer attaches to: --socket, else
+// SUBDASH_SOCKET, else the default socket of --dir (SPEC §6).
+func viewerSocket(o supervisor.Options) (socket, dir string, err error) {
+	if s := strings.TrimSpace(o.Socket); s != "" {
+		return s, "", nil
+	}
+	if s := strings.TrimSpace(os.Getenv("SUBDASH_SOCKET")); s != "" {
+		return s, "", nil
+	}
+	if dir, err = filepath.Abs(strings.TrimSpace(o.Dir)); err != nil {
+		return "", "", fmt.Errorf("working directory: %v", err)
+	}
+	return supervisor.DefaultSocketPath(dir, os.Getenv("XDG_RUNTIME_DIR"), os.Getuid()), dir, nil
+}
+
+// runViewer shows the dashboard over r until the user quits (detaching at
+// once), a signal comes, or the host ends; then it says why it ended.
+func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var inPager pagerState
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				if sig == os.Interrupt && inPager.active() {
+					continue
+				}
+			case <-r.Ended():
+			case <-ctx.Done():
+				return
+			}
+			cancel()
+			inPager.stop()
+			return
+		}
+	}()
+	styles := theme.New(theme.Detect(os.Stdout))
+	err := ui.Run(ctx, r, ui.Options{
+		Spawn:        spawns,
+		SocketPath:   r.Info().Socket,
+		Styles:       &styles,
+		Pager:        func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
+		PagerCommand: pagerCommand(),
+		Viewer:       true,
+		Notify:       notify,
+	})
+	r.Detach()
+	if herr := r.Err(); herr != nil {
+		fmt.Fprintf(os.Stderr, "subdash: %v; the viewer closed (the terminal is yours again)\n", herr)
+		return 1
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return failed(err)
+	}
+	return 0
+}

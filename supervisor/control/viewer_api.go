@@ -1,0 +1,186 @@
+package control
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/transcript"
+)
+
+// The routes a viewer (SPEC §9) uses besides the operations: what it
+// draws, fetched a window at a time, so that its cost does not grow with a
+// submission's output.
+//
+//	GET /v1/config                                   the host's supervisor.Config (ConfigResult)
+//	GET /v1/agents/{id}/window?submission=&from=&n=  display lines (WindowResult)
+//	GET /v1/agents/{id}/transcript?submission=&from=&n=
+//	                                                 transcript entries (TranscriptResult)
+//	GET /v1/agents/{id}/search?submission=&q=&from=&transcript=1
+//	                                                 matches (supervisor.SearchResult)
+//	GET /v1/agents/{id}/lines?submission=&sgr=1      the display lines as text, for the pager
+//
+// from < 0 asks for the last n items (the bottom of the log, follow mode).
+func (srv *Server) viewerRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/config", srv.config)
+	mux.HandleFunc("GET /v1/agents/{id}/window", srv.window)
+	mux.HandleFunc("GET /v1/agents/{id}/transcript", srv.transcriptWindow)
+	mux.HandleFunc("GET /v1/agents/{id}/search", srv.search)
+	mux.HandleFunc("GET /v1/agents/{id}/lines", srv.lines)
+}
+
+// ConfigResult is the host's configuration as a viewer needs it: the
+// supervisor's Config without the submissions' environment.
+type ConfigResult struct {
+	Config supervisor.Config `json:"config"`
+	// PresetName and PresetArgs name the preset, if any (SPEC §8).
+	PresetName   string `json:"preset_name,omitempty"`
+	PresetArgs   string `json:"preset_args,omitempty"`
+	PresetFormat string `json:"preset_format,omitempty"`
+}
+
+// Line is one display line on the wire (SPEC §5): printable text and SGR.
+type Line struct {
+	Text    string `json:"text"`
+	Stderr  bool   `json:"stderr,omitempty"`
+	Partial bool   `json:"partial,omitempty"`
+}
+
+// WindowResult is a range of a submission's display lines: First and Total
+// as supervisor.Window has them, Lines from max(from, First).
+type WindowResult struct {
+	First int64  `json:"first"`
+	Total int64  `json:"total"`
+	Lines []Line `json:"lines"`
+}
+
+// TranscriptResult is a range of a submission's transcript entries;
+// Structured is false when the submission has no transcript.
+type TranscriptResult struct {
+	Structured bool               `json:"structured"`
+	First      int64              `json:"first"`
+	Total      int64              `json:"total"`
+	Entries    []transcript.Entry `json:"entries"`
+	Pending    string             `json:"pending,omitempty"`
+}
+
+func (srv *Server) config(w http.ResponseWriter, r *http.Request) {
+	cfg := srv.sup.Config()
+	cfg.Environ = nil
+	res := ConfigResult{Config: cfg}
+	if cfg.Preset != nil {
+		res.PresetName, res.PresetArgs, res.PresetFormat = cfg.Preset.Name, cfg.Preset.Args, cfg.Preset.Format
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// rangeParams reads submission, from and n; on a bad one it answers 400.
+func rangeParams(w http.ResponseWriter, r *http.Request) (seq int, from int64, n int, ok bool) {
+	if seq, ok = submissionParam(w, r); !ok {
+		return
+	}
+	q := r.URL.Query()
+	var err error
+	if v := q.Get("from"); v != "" {
+		if from, err = strconv.ParseInt(v, 10, 64); err != nil {
+			writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: fmt.Sprintf("from must be a line number, not %q", v)})
+			return 0, 0, 0, false
+		}
+	}
+	n = 100
+	if v := q.Get("n"); v != "" {
+		if n, err = strconv.Atoi(v); err != nil || n < 0 || n > 100000 {
+			writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: fmt.Sprintf("n must be a count of 0 to 100000, not %q", v)})
+			return 0, 0, 0, false
+		}
+	}
+	return seq, from, n, true
+}
+
+func (srv *Server) window(w http.ResponseWriter, r *http.Request) {
+	seq, from, n, ok := rangeParams(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	get := func() (supervisor.Window, error) {
+		if from < 0 {
+			b, err := srv.sup.Window(id, seq, 0, 0)
+			if err != nil {
+				return b, err
+			}
+			return srv.sup.Window(id, seq, max(b.First, b.Total-int64(n)), n)
+		}
+		return srv.sup.Window(id, seq, from, n)
+	}
+	win, err := get()
+	if err == nil && win.Evicted {
+		// Read back from the log file here: the viewer never reads files.
+		if err = srv.sup.LoadOutput(id, seq); err == nil {
+			win, err = get()
+		}
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res := WindowResult{First: win.First, Total: win.Total, Lines: make([]Line, len(win.Lines))}
+	for i, l := range win.Lines {
+		res.Lines[i] = Line{Text: l.Text, Stderr: l.Stderr, Partial: l.Partial}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (srv *Server) transcriptWindow(w http.ResponseWriter, r *http.Request) {
+	seq, from, n, ok := rangeParams(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	get := func() (supervisor.TranscriptWindow, bool, error) {
+		if from < 0 {
+			b, ok, err := srv.sup.Transcript(id, seq, 0, 0)
+			if err != nil || !ok || b.Evicted {
+				return b, ok, err
+			}
+			return srv.sup.Transcript(id, seq, max(b.First, b.Total-int64(n)), n)
+		}
+		return srv.sup.Transcript(id, seq, from, n)
+	}
+	tw, structured, err := get()
+	if err == nil && tw.Evicted {
+		if err = srv.sup.LoadOutput(id, seq); err == nil {
+			tw, structured, err = get()
+		}
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, TranscriptResult{Structured: structured, First: tw.First, Total: tw.Total, Entries: tw.Entries, Pending: tw.Pending})
+}
+
+func (srv *Server) search(w http.ResponseWriter, r *http.Request) {
+	seq, from, _, ok := rangeParams(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	res, err := srv.sup.Search(r.PathValue("id"), seq, q.Get("transcript") == "1", q.Get("q"), max(from, 0))
+	reply(w, r, http.StatusOK, res, err)
+}
+
+func (srv *Server) lines(w http.ResponseWriter, r *http.Request) {
+	seq, ok := submissionParam(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	if _, err := srv.sup.LogPath(id, seq); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_ = srv.sup.WriteLines(w, id, seq, r.URL.Query().Get("sgr") == "1")
+}
