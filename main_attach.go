@@ -32,9 +32,13 @@ var viewerFlags = map[string]bool{"dir": true, "socket": true, "read-only": true
 // A flag added for a host gets a line here; a flag missing here refuses to
 // attach rather than be ignored.
 var hostSettings = map[string]func(c supervisor.Config) any{
-	"command":        func(c supervisor.Config) any { return c.Command },
-	"preset":         func(c supervisor.Config) any { return presetField(c, func(p *supervisor.Preset) string { return p.Name }) },
-	"preset-args":    func(c supervisor.Config) any { return presetField(c, func(p *supervisor.Preset) string { return p.Args }) },
+	"command": func(c supervisor.Config) any { return c.Command },
+	"preset": func(c supervisor.Config) any {
+		return presetField(c, func(p *supervisor.Preset) string { return p.Name })
+	},
+	"preset-args": func(c supervisor.Config) any {
+		return presetField(c, func(p *supervisor.Preset) string { return p.Args })
+	},
 	"max-agents":     func(c supervisor.Config) any { return c.MaxAgents },
 	"state-dir":      func(c supervisor.Config) any { return c.StateDir },
 	"grace":          func(c supervisor.Config) any { return c.Grace },

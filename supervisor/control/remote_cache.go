@@ -50,7 +50,9 @@ func (r *Remote) Transcript(id string, seq int, from int64, n int) (supervisor.T
 }
 
 // fetchedOnce reports whether a fetch has filled the cache.
-func (c *logCache) fetchedOnce() bool { return c.total > 0 || c.from > 0 || c.err != nil || c.structured }
+func (c *logCache) fetchedOnce() bool {
+	return c.total > 0 || c.from > 0 || c.err != nil || c.structured
+}
 
 // cacheLocked returns the cache of a log, creating it; seq 0 is resolved
 // to the agent's latest submission.
