@@ -349,10 +349,11 @@ func (c *Client) SSE(ctx context.Context, fn func(Event) error) error {
 				ev.Data = append(ev.Data, strings.TrimPrefix(line, "data: ")...)
 			}
 		}
-		if err := sc.Err(); err != nil {
-			return fmt.Errorf("event stream from %s: %v", c.socket, err)
+		err := sc.Err()
+		if err == nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+			return errStreamEnded // the host closed the stream, or died
 		}
-		return errStreamEnded
+		return fmt.Errorf("event stream from %s: %v", c.socket, err)
 	})
 	if errors.Is(err, errStreamEnded) {
 		return &StoppedError{Socket: c.socket, PID: c.PID()}

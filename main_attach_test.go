@@ -1,0 +1,288 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
+)
+
+// attachCommand is the host's agent command in the attach tests: "stream…"
+// records its process group in <agent-id>.pid and prints a numbered line
+// every 50 ms until stopped; anything else is
+// answered "got: <message>".
+const attachCommand = `read m; case "$m" in stream*) echo $$ > "$SUBDASH_AGENT_ID.pid"; i=0; while :; do i=$((i+1)); echo "tick $i of $m"; sleep 0.05; done;; esac; echo "got: $m"`
+
+// startAttachServe starts `subdash serve` for w with attachCommand.
+func startAttachServe(t *testing.T, w workspace) *process {
+	t.Helper()
+	p := start(t, nil, append([]string{"serve", "--command", attachCommand, "--max-agents", "3", "--grace", "200ms"}, w.flags()...)...)
+	waitListening(t, p, w.socket)
+	return p
+}
+
+// startViewer runs `subdash args…` in a tmux session of its own server, at
+// 160x45, as startDash does, without adding a workspace's flags.
+func startViewer(t *testing.T, w workspace, args ...string) *dash {
+	t.Helper()
+	tmux := requireTool(t, "tmux")
+	d := &dash{t: t, tmux: tmux, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()),
+		dir: w.dir, state: w.state, socket: w.socket, w: 160, h: 45}
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = dashQuote(a)
+	}
+	line := fmt.Sprintf("trap : INT; env TERM=xterm-256color SUBDASH_SOCKET= %s %s; echo SUBDASH-EXITED:$?; sleep 3600",
+		dashQuote(binPath), strings.Join(quoted, " "))
+	if out, err := d.tm("new-session", "-d", "-s", "dash", "-x", "160", "-y", "45", line); err != nil {
+		t.Fatalf("tmux new-session: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = d.tm("kill-server")
+		_ = os.Remove(filepath.Join(os.TempDir(), fmt.Sprintf("tmux-%d", os.Getuid()), d.server))
+	})
+	return d
+}
+
+// listAgents returns the host's agents by id (ctl list).
+func listAgents(t *testing.T, w workspace) map[string]supervisor.Summary {
+	t.Helper()
+	var res control.ListResult
+	ctlOK(t, w, &res, "list")
+	out := map[string]supervisor.Summary{}
+	for _, a := range res.Agents {
+		out[a.AgentID] = a
+	}
+	return out
+}
+
+// waitAgent polls ctl list until agent id satisfies cond.
+func waitAgent(t *testing.T, w workspace, id, what string, cond func(supervisor.Summary) bool) {
+	t.Helper()
+	deadline := time.Now().Add(dashWait)
+	for {
+		a, ok := listAgents(t, w)[id]
+		if ok && cond(a) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agent %s never became %s: %+v", id[:8], what, a)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkTerminalBack checks that the viewer left the alternate screen and
+// showed the cursor again.
+func checkTerminalBack(t *testing.T, d *dash) {
+	t.Helper()
+	out, err := d.tm("display", "-p", "-t", "dash", "#{alternate_on} #{cursor_flag}")
+	if err != nil || strings.TrimSpace(out) != "0 1" {
+		t.Errorf("terminal not restored (alternate_on cursor_flag = %q, %v)", out, err)
+	}
+}
+
+// TestViewerOfServe: `subdash serve` with a streaming and a finished
+// agent; `subdash` in the same folder attaches, shows the host's table and
+// streaming log, acts on the host with i, c, r and n (checked with ctl
+// list), and q detaches at once while the agents keep running.
+func TestViewerOfServe(t *testing.T) {
+	w := newWorkspace(t)
+	serve := startAttachServe(t, w)
+	var sp supervisor.SpawnResult
+	ctlOK(t, w, &sp, "spawn", "stream one")
+	streaming := sp.AgentID
+	ctlOK(t, w, &sp, "spawn", "hello")
+	done := sp.AgentID
+	waitAgent(t, w, done, "completed", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusCompleted })
+
+	d := startViewer(t, w, "--dir", w.dir, "--socket", w.socket)
+	d.waitText(fmt.Sprintf("attached to subdash serve, pid %d", serve.cmd.Process.Pid))
+	d.waitRow(streaming, "running")
+	d.waitRow(done, "completed")
+	// The streaming log follows the host: a later tick replaces an earlier one.
+	first := d.waitText("tick ")
+	d.waitFor("newer ticks", func(s string) bool { return lastTick(s) > lastTick(first)+5 })
+
+	d.keys("i")
+	s := d.waitFor("interrupt to be asked or done", func(s string) bool {
+		return strings.Contains(s, "Interrupt") || strings.Contains(s, "interrupted")
+	})
+	if !strings.Contains(s, "interrupted") {
+		d.keys("y")
+	}
+	waitAgent(t, w, streaming, "interrupted", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusErrored })
+	d.waitText("interrupted " + streaming[:8])
+
+	d.keys("j") // the finished agent
+	d.waitText("got: hello")
+	d.keys("c")
+	waitAgent(t, w, done, "closed", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusClosed })
+	d.waitRow(done, "closed")
+	d.keys("r")
+	waitAgent(t, w, done, "resumed", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusCompleted })
+
+	d.keys("n")
+	d.typeText("from the viewer")
+	d.keys("Enter")
+	d.waitText("spawned ")
+	deadline := time.Now().Add(dashWait)
+	for len(listAgents(t, w)) != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the host has no third agent: %v", listAgents(t, w))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	d.keys("q") // detaches at once: no question
+	if code := d.waitExit(); code != 0 {
+		t.Fatalf("viewer exit status %d:\n%s", code, d.screen())
+	}
+	checkTerminalBack(t, d)
+	if _, err := os.Stat(w.socket); err != nil || len(listAgents(t, w)) != 3 {
+		t.Fatalf("the host did not go on after the viewer detached: %v", err)
+	}
+}
+
+// lastTick returns the highest "tick N" on the screen.
+func lastTick(s string) int {
+	best := 0
+	for _, f := range strings.Split(s, "tick ")[1:] {
+		if n, err := strconv.Atoi(strings.Fields(f)[0]); err == nil && n > best {
+			best = n
+		}
+	}
+	return best
+}
+
+// TestTwoViewersAndReadOnly: an operation from one viewer (and one from
+// ctl) shows in the other; a --read-only viewer says so and refuses every
+// operation with a clear message.
+func TestTwoViewersAndReadOnly(t *testing.T) {
+	w := newWorkspace(t)
+	startAttachServe(t, w)
+	var sp supervisor.SpawnResult
+	ctlOK(t, w, &sp, "spawn", "hello")
+	v1 := startViewer(t, w, "attach", "--socket", w.socket)
+	v2 := startViewer(t, w, "attach", "--socket", w.socket, "--read-only")
+	v1.waitRow(sp.AgentID, "completed")
+	v2.waitText("read-only: attached to subdash serve")
+	v2.waitRow(sp.AgentID, "completed")
+
+	v1.keys("c")
+	v2.waitRow(sp.AgentID, "closed")
+	ctlOK(t, w, nil, "resume", sp.AgentID)
+	v1.waitRow(sp.AgentID, "completed")
+	v2.waitRow(sp.AgentID, "completed")
+
+	v2.keys("c")
+	v2.waitText("read-only viewer: close refused; attach without --read-only to change anything")
+	v2.keys("n")
+	v2.typeText("nope")
+	v2.keys("Enter")
+	v2.waitText("read-only viewer: spawn refused")
+	if n := len(listAgents(t, w)); n != 1 {
+		t.Fatalf("a read-only viewer changed the host: %d agents", n)
+	}
+}
+
+// TestHostEndsWithTwoViewers: the host ends (SIGTERM, then a fresh host
+// SIGKILLed) while two viewers are attached; each says so and exits with the
+// terminal restored.
+func TestHostEndsWithTwoViewers(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			w := newWorkspace(t)
+			serve := startAttachServe(t, w)
+			var sp supervisor.SpawnResult
+			ctlOK(t, w, &sp, "spawn", "stream x")
+			pgid := readPID(t, w, sp.AgentID)
+			a := startViewer(t, w, "attach", "--socket", w.socket)
+			b := startViewer(t, w, "attach", "--socket", w.socket)
+			a.waitText("tick ")
+			b.waitText("tick ")
+			if err := serve.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("the subdash host (pid %d) stopped serving %s; the viewer closed", serve.cmd.Process.Pid, w.socket)
+			for _, d := range []*dash{a, b} {
+				if code := d.waitExit(); code != 1 {
+					t.Errorf("viewer exit status %d", code)
+				}
+				if s := d.screen(); !strings.Contains(strings.ReplaceAll(s, "\n", ""), want) {
+					t.Errorf("viewer says:\n%s\nwant %q", s, want)
+				}
+				checkTerminalBack(t, d)
+			}
+			if sig == syscall.SIGKILL {
+				// The agents' process groups outlived their host; the next
+				// host's orphan sweep is theirs. Here: kill what is left.
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+		})
+	}
+}
+
+// TestAttachBadInput: a socket that is not a subdash, a host of another
+// protocol, host-only flags that differ from the host's, and no host at all
+// each get a clear message, before any screen is drawn.
+func TestAttachBadInput(t *testing.T) {
+	w := newWorkspace(t)
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(binPath, args...)
+		cmd.Env = testEnv()
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	if code, out := run("attach", "--socket", w.socket); code == 0 || !strings.Contains(out, "no subdash is serving on socket "+w.socket) {
+		t.Errorf("no host: exit %d, %q", code, out)
+	}
+
+	// Any listener answering 404 to /v1/info: another protocol.
+	other := filepath.Join(w.base, "other.sock")
+	ln, err := net.Listen("unix", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				_, _ = c.Read(buf)
+				_, _ = c.Write([]byte("HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot here\n"))
+			}()
+		}
+	}()
+	if code, out := run("attach", "--socket", other); code == 0 || !strings.Contains(out, "speaks control protocol unknown, this subdash speaks v1") {
+		t.Errorf("not a subdash: exit %d, %q", code, out)
+	}
+
+	serve := startAttachServe(t, w)
+	code, out := run("--dir", w.dir, "--socket", w.socket, "--max-agents", "2")
+	want := fmt.Sprintf("subdash (pid %d) serves %s with --max-agents 3; this command line says --max-agents 2", serve.cmd.Process.Pid, w.dir)
+	if code == 0 || !strings.Contains(out, want) {
+		t.Errorf("differing --max-agents: exit %d, %q, want %q", code, out, want)
+	}
+	code, out = run("--dir", w.dir, "--socket", w.socket, "--command", "echo other")
+	if code == 0 || !strings.Contains(out, "with --command "+attachCommand) {
+		t.Errorf("differing --command: exit %d, %q", code, out)
+	}
+	// Equal values attach.
+	d := startViewer(t, w, "--dir", w.dir, "--socket", w.socket, "--max-agents", "3", "--command", attachCommand)
+	d.waitText("attached to subdash serve")
+}
