@@ -47,6 +47,7 @@ var hostSettings = map[string]func(c supervisor.Config) any{
 	"timeout":        func(c supervisor.Config) any { return c.Timeout },
 	"restore-window": func(c supervisor.Config) any { return c.RestoreWindow },
 	"log-retention":  func(c supervisor.Config) any { return c.LogRetention },
+	"approvals":      func(c supervisor.Config) any { return c.Preset != nil && c.Preset.Approvals },
 }
 
 func presetField(c supervisor.Config, f func(*supervisor.Preset) string) string {

@@ -398,7 +398,14 @@ func agentPath(id, op string) string {
 func (c *Client) call(ctx context.Context, limit time.Duration, method, path string, body, out any) error {
 	cctx, cancel := context.WithTimeoutCause(ctx, limit, errNoAnswer)
 	defer cancel()
-	return c.noAnswer(ctx, cctx, limit, c.do(cctx, method, path, body, out))
+	return c.noAnswer(ctx, cctx, limit, c.roundTrip(cctx, method, path, body, out))
+}
+
+// do is call bounded by CallTimeout: every operation but wait and the
+// streams (SPEC §6). A new operation of the client calls do and is bounded
+// without further thought.
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	return c.call(ctx, CallTimeout, method, path, body, out)
 }
 
 // noAnswer turns err into *NoAnswerError when the call's context cctx
@@ -419,10 +426,10 @@ func watchdog(ctx context.Context, limit time.Duration) (cctx context.Context, p
 	return cctx, func() { t.Reset(limit) }, func() { t.Stop(); cancel(nil) }
 }
 
-// do sends a request with body (JSON, or none when nil) and decodes a 2xx
+// roundTrip sends a request with body (JSON, or none when nil) and decodes a 2xx
 // answer into out (*strings.Builder receives text) or turns an error answer
 // back into *supervisor.Error.
-func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+func (c *Client) roundTrip(ctx context.Context, method, path string, body, out any) error {
 	resp, err := c.request(ctx, method, path, body)
 	if err != nil {
 		return err

@@ -313,6 +313,23 @@ func (r *Remote) Forget(id string) (supervisor.StatusResult, error) {
 	return r.c.Forget(r.opCtx(), id)
 }
 
+// Approve answers a pending tool permission request on the host (SPEC
+// §12).
+func (r *Remote) Approve(id, requestID string, always bool) (supervisor.ApprovalResult, error) {
+	if err := r.refuse("approve"); err != nil {
+		return supervisor.ApprovalResult{}, err
+	}
+	return r.c.Approve(r.opCtx(), id, requestID, always)
+}
+
+// Deny refuses a pending tool permission request on the host (SPEC §12).
+func (r *Remote) Deny(id, requestID, message string) (supervisor.ApprovalResult, error) {
+	if err := r.refuse("deny"); err != nil {
+		return supervisor.ApprovalResult{}, err
+	}
+	return r.c.Deny(r.opCtx(), id, requestID, message)
+}
+
 // Message returns a submission's whole message from the host.
 func (r *Remote) Message(id string, seq int) (string, error) {
 	return r.c.Message(r.opCtx(), id, seq)
