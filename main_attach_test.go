@@ -286,3 +286,43 @@ func TestAttachBadInput(t *testing.T) {
 	d := startViewer(t, w, "--dir", w.dir, "--socket", w.socket, "--max-agents", "3", "--command", attachCommand)
 	d.waitText("attached to subdash serve")
 }
+
+// TestViewerOfAStoppedHost: the host stops answering (SIGSTOP). A viewer
+// left alone says so (socket and pid) and exits with the terminal
+// restored; q in another viewer still detaches at once; a new viewer is
+// refused with the same error.
+func TestViewerOfAStoppedHost(t *testing.T) {
+	w := newWorkspace(t)
+	serve := startAttachServe(t, w)
+	pid := serve.cmd.Process.Pid
+	ctlOK(t, w, nil, "spawn", "stream x")
+	alone := startViewer(t, w, "attach", "--socket", w.socket)
+	quits := startViewer(t, w, "attach", "--socket", w.socket)
+	alone.waitText("tick ")
+	quits.waitText("tick ")
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	quits.keys("q")
+	if code := quits.waitExit(); code != 0 {
+		t.Errorf("q with a stopped host: exit %d", code)
+	}
+	checkTerminalBack(t, quits)
+
+	cmd := exec.Command(binPath, "attach", "--socket", w.socket)
+	cmd.Env = testEnv()
+	out, _ := cmd.CombinedOutput()
+	want := fmt.Sprintf("subdash (pid %d) serving %s accepted the connection but did not answer within 10s", pid, w.socket)
+	if !strings.Contains(string(out), want) {
+		t.Errorf("attach to a stopped host: %q, want %q", out, want)
+	}
+
+	if code := alone.waitExit(); code != 1 {
+		t.Errorf("viewer of a stopped host: exit %d", code)
+	}
+	if s := strings.ReplaceAll(alone.screen(), "\n", ""); !strings.Contains(s, want) {
+		t.Errorf("viewer of a stopped host says:\n%s\nwant %q", s, want)
+	}
+	checkTerminalBack(t, alone)
+}
