@@ -330,6 +330,30 @@ func (r *Remote) Deny(id, requestID, message string) (supervisor.ApprovalResult,
 	return r.c.Deny(r.opCtx(), id, requestID, message)
 }
 
+// Queue queues a message on the host for a running agent (SPEC §11).
+func (r *Remote) Queue(id, message string) (supervisor.SendResult, error) {
+	if err := r.refuse("queue"); err != nil {
+		return supervisor.SendResult{}, err
+	}
+	return r.c.Queue(r.opCtx(), id, message)
+}
+
+// CancelQueue drops an agent's queued message on the host (SPEC §11).
+func (r *Remote) CancelQueue(id string) (supervisor.StatusResult, error) {
+	if err := r.refuse("cancel queue"); err != nil {
+		return supervisor.StatusResult{}, err
+	}
+	return r.c.CancelQueue(r.opCtx(), id)
+}
+
+// MarkSeen tells the host that this viewer looked at agent id (SPEC §11:
+// selected in any viewer). It changes no agent, so a read-only viewer does
+// it too.
+func (r *Remote) MarkSeen(id string) error {
+	_, err := r.c.MarkSeen(r.opCtx(), id)
+	return err
+}
+
 // Message returns a submission's whole message from the host.
 func (r *Remote) Message(id string, seq int) (string, error) {
 	return r.c.Message(r.opCtx(), id, seq)
