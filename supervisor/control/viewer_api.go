@@ -31,7 +31,7 @@ func (srv *Server) viewerRoutes(mux *http.ServeMux) {
 }
 
 // ConfigResult is the host's configuration as a viewer needs it: the
-// supervisor's Config without the submissions' environment.
+// supervisor's Config without the submissions' environment and runner.
 type ConfigResult struct {
 	Config supervisor.Config `json:"config"`
 	// PresetName and PresetArgs name the preset, if any (SPEC §8).
@@ -68,6 +68,7 @@ type TranscriptResult struct {
 func (srv *Server) config(w http.ResponseWriter, r *http.Request) {
 	cfg := srv.sup.Config()
 	cfg.Environ = nil
+	cfg.Runner = nil // a Go value of the host, not data; where agents run is in each agent's snapshot
 	res := ConfigResult{Config: cfg}
 	if cfg.Preset != nil {
 		res.PresetName, res.PresetArgs, res.PresetFormat = cfg.Preset.Name, cfg.Preset.Args, cfg.Preset.Format
