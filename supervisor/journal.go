@@ -156,3 +156,10 @@ func (j *journal) close() error {
 	j.f = nil
 	return err
 }
+
+// ok reports whether every write so far succeeded.
+func (j *journal) ok() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.f != nil && j.err == nil
+}

@@ -578,3 +578,28 @@ func TestQueuedMessageIsNotRunAfterTheHostEnded(t *testing.T) {
 		t.Errorf("notes: %s", note)
 	}
 }
+
+// TestRunsHoldingOnlyRecordsAreSuperseded: a start that runs nothing
+// leaves a run holding only its checkpoint; the next start, whose own
+// checkpoint carries the same records, removes it, so starting often does
+// not pile up copies of the records. Runs with logs stay.
+func TestRunsHoldingOnlyRecordsAreSuperseded(t *testing.T) {
+	start, dir := hostOf(t, script)
+	s1 := start()
+	id := spawn(t, s1, "ok")
+	waitFinal(t, s1, id)
+	shutdownNow(t, s1)
+	s2 := start()
+	shutdownNow(t, s2)
+	s3 := start()
+	runs, _ := filepath.Glob(filepath.Join(dir, ".state", "runs", "*"))
+	if len(runs) != 2 || runs[0] != s1.RunDir() && runs[1] != s1.RunDir() {
+		t.Fatalf("runs left: %q; want the first run (logs) and the current one", runs)
+	}
+	if _, err := statFile(s2.RunDir()); err == nil {
+		t.Fatal("the run that held only records is still there")
+	}
+	if out, err := s3.Logs(id, 1); err != nil || out != "fine ok\n" {
+		t.Fatalf("logs after the cleanup: %q %v", out, err)
+	}
+}

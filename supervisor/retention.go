@@ -109,6 +109,12 @@ func (s *Supervisor) removeOldRuns() {
 		}
 	}
 	cutoff := time.Now().Add(-s.cfg.LogRetention)
+	// This run's checkpoint carries every record forward, so an earlier
+	// run of this directory that holds nothing else (no agent's logs: it
+	// restored agents and ran none) and ended cleanly is superseded; it
+	// goes, or every start would add a copy of all the records.
+	carried := filepath.Dir(s.runDir) == runsDir && s.journal.ok()
+	superseded := 0
 	var failed []string
 	for _, e := range entries {
 		runDir := filepath.Join(runsDir, e.Name())
@@ -117,10 +123,19 @@ func (s *Supervisor) removeOldRuns() {
 		}
 		journal := filepath.Join(runDir, "journal.jsonl")
 		fi, err := os.Stat(journal)
-		if err != nil || fi.ModTime().After(cutoff) {
+		if err != nil {
 			continue
 		}
 		if dir, _, ok := journalDir(journal); !ok || dir != s.cfg.Dir {
+			continue
+		}
+		if carried && journalOnly(runDir) && endedCleanly(journal) {
+			if os.RemoveAll(runDir) == nil {
+				superseded++
+			}
+			continue
+		}
+		if fi.ModTime().After(cutoff) {
 			continue
 		}
 		if pid := runPID(journal); pid > 0 && processAlive(pid) {
@@ -139,6 +154,9 @@ func (s *Supervisor) removeOldRuns() {
 			n, FormatDuration(s.cfg.LogRetention), runsDir, FormatBytes(s.storage.last.Freed))
 		s.cfg.Notes = append(s.cfg.Notes, note)
 		s.journal.write(JournalEvent{Event: "logs_removed", Note: note})
+	}
+	if superseded > 0 {
+		s.journal.write(JournalEvent{Event: "runs_superseded", Note: fmt.Sprintf("removed %d earlier run(s) that held only records, all carried by this run's checkpoint", superseded)})
 	}
 	if len(failed) > 0 {
 		s.cfg.Warnings = append(s.cfg.Warnings, "--log-retention could not remove "+strings.Join(failed, ", "))
@@ -183,4 +201,11 @@ func FormatBytes(n int64) string {
 		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// journalOnly reports whether a run's folder holds its journal and nothing
+// else: no agent ran a submission in it.
+func journalOnly(runDir string) bool {
+	entries, err := os.ReadDir(runDir)
+	return err == nil && len(entries) == 1 && entries[0].Name() == "journal.jsonl"
 }
