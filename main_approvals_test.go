@@ -1,0 +1,192 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor"
+)
+
+// pendingViaCtl polls `ctl list` until agent id has n pending approval
+// requests and returns them.
+func pendingViaCtl(t *testing.T, w workspace, id string, n int) []supervisor.PendingApproval {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var l control.ListResult
+		ctlOK(t, w, &l, "list")
+		for _, a := range l.Agents {
+			if a.AgentID == id && len(a.PendingApprovals) == n {
+				return a.PendingApprovals
+			}
+			if a.AgentID == id && a.Status != supervisor.StatusRunning {
+				t.Fatalf("agent ended (%s) while waiting for %d pending requests", a.Status, n)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agent %s never had %d pending requests", id, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestApprovalsThroughCtl runs `subdash serve --preset claude --approvals`
+// with the stand-in claude of testdata/fakecli, which speaks the recorded
+// control protocol over a stdin kept open, and answers through `subdash
+// ctl`: two requests pending at once, approve without --request (the
+// oldest, named in the result), deny by id with a message, a stale answer
+// refused, and an interrupt while a request is pending.
+func TestApprovalsThroughCtl(t *testing.T) {
+	fake, err := filepath.Abs("testdata/fakecli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorkspace(t)
+	env := []string{"PATH=" + fake + ":" + os.Getenv("PATH"), "FAKECLI_LOG=" + filepath.Join(w.base, "calls.log")}
+	p := start(t, env, append([]string{"serve", "--preset", "claude", "--approvals", "--grace", "200ms"}, w.flags()...)...)
+	waitListening(t, p, w.socket)
+
+	a, b := filepath.Join(w.dir, "A"), filepath.Join(w.dir, "B")
+	var sp supervisor.SpawnResult
+	ctlOK(t, w, &sp, "spawn", "ask "+a+" "+b)
+	pend := pendingViaCtl(t, w, sp.AgentID, 2)
+	if pend[0].Tool != "Bash" || pend[0].Summary != "touch "+a || pend[1].Summary != "touch "+b {
+		t.Fatalf("pending = %+v", pend)
+	}
+	// wait keeps SPEC §3: a pending request is not final.
+	var wr supervisor.WaitResult
+	if r := runCtl(t, nil, "", "wait", sp.AgentID, "--timeout-ms", "10000", "--socket", w.socket); r.code != 0 || !strings.Contains(r.stdout, `"timed_out": true`) {
+		t.Fatalf("wait while pending: %+v", r)
+	}
+	var res supervisor.ApprovalResult
+	ctlOK(t, w, &res, "approve", sp.AgentID)
+	if res.RequestID != pend[0].RequestID || res.Decision != "allow" || res.Summary != "touch "+a {
+		t.Fatalf("approve without --request answered %+v", res)
+	}
+	ctlFails(t, w, "approve failed: approval request "+pend[0].RequestID+" of agent "+sp.AgentID+" is no longer pending (allowed); nothing was sent",
+		"approve", sp.AgentID, "--request", pend[0].RequestID)
+	ctlOK(t, w, &res, "deny", sp.AgentID, "--request", pend[1].RequestID, "--message", "not B")
+	if res.RequestID != pend[1].RequestID || res.Decision != "deny" || res.Message != "not B" {
+		t.Fatalf("deny answered %+v", res)
+	}
+	ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
+	if d := wr.Details[sp.AgentID]; d.Status != supervisor.StatusCompleted || !fileExists(a) || fileExists(b) {
+		t.Fatalf("after the answers: %s, A %v, B %v", d.Status, fileExists(a), fileExists(b))
+	}
+	ctlFails(t, w, "approve failed: agent "+sp.AgentID+" has no pending approval request", "approve", sp.AgentID)
+
+	// An interrupt while a request is pending denies it and ends the
+	// submission as interrupted; nothing is allowed.
+	c := filepath.Join(w.dir, "C")
+	ctlOK(t, w, nil, "send", sp.AgentID, "ask "+c)
+	pend = pendingViaCtl(t, w, sp.AgentID, 1)
+	ctlOK(t, w, nil, "interrupt", sp.AgentID)
+	ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
+	if d := wr.Details[sp.AgentID]; d.Status != supervisor.StatusErrored || *d.LastError != "interrupted" || fileExists(c) {
+		t.Fatalf("after the interrupt: %s %v, C %v", d.Status, d.LastError, fileExists(c))
+	}
+	ctlFails(t, w, "deny failed: approval request "+pend[0].RequestID+" of agent "+sp.AgentID+" is no longer pending (denied: interrupted); nothing was sent",
+		"deny", sp.AgentID, "--request", pend[0].RequestID)
+
+	// Logs (the raw stream) hold the request; the journal every answer.
+	out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1")
+	if !strings.Contains(out, `"subtype":"can_use_tool"`) {
+		t.Errorf("logs lack the control request: %s", out)
+	}
+}
+
+func TestApprovalsNeedClaude(t *testing.T) {
+	w := newWorkspace(t)
+	for _, args := range [][]string{{"--preset", "codex"}, {"--command", "cat"}} {
+		p := start(t, nil, append(append([]string{"serve", "--approvals"}, args...), w.flags()...)...)
+		code, stderr := p.wait(t)
+		if code == 0 || !strings.Contains(stderr, "--approvals works with --preset claude only") {
+			t.Errorf("serve --approvals %v: exit %d, %q", args, code, stderr)
+		}
+	}
+}
+
+// TestApprovalsRealClaude runs the real claude CLI (AGENTCLI_ROOT) with
+// --approvals against the local fake Anthropic server, whose "RUN_BASH:"
+// prompt makes it ask for the Bash tool: approve → the file exists and the
+// agent completes; deny --message no → no file, the model's next request
+// carries the denial, the agent completes; interrupt while pending →
+// errored, interrupted, no file. Skipped where the CLI is not installed.
+func TestApprovalsRealClaude(t *testing.T) {
+	root := os.Getenv("AGENTCLI_ROOT")
+	stubs, _ := filepath.Abs("../shared/tools/agent-clis")
+	if root == "" {
+		t.Skip("AGENTCLI_ROOT is not set: the real claude CLI is not installed (../shared/tools/agent-clis/install.sh)")
+	}
+	bin := filepath.Join(root, "claude", "node_modules", ".bin")
+	if _, err := os.Stat(filepath.Join(bin, "claude")); err != nil {
+		t.Skipf("claude is not installed under %s", root)
+	}
+	if _, err := os.Stat(filepath.Join(stubs, "fake_anthropic.py")); err != nil {
+		t.Skipf("the fake model server is not at %s", stubs)
+	}
+	stubLog := filepath.Join(t.TempDir(), "stub.jsonl")
+	portFile := filepath.Join(t.TempDir(), "port")
+	stub := exec.Command("python3", filepath.Join(stubs, "fake_anthropic.py"), "--port", "0", "--port-file", portFile, "--log", stubLog)
+	if err := stub.Start(); err != nil {
+		t.Skipf("cannot start the fake model server: %v", err)
+	}
+	t.Cleanup(func() { _ = stub.Process.Kill(); _ = stub.Wait() })
+	port := ""
+	for deadline := time.Now().Add(10 * time.Second); port == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(portFile)
+		port = strings.TrimSpace(string(b))
+	}
+	if port == "" {
+		t.Fatal("the fake model server wrote no port")
+	}
+	home := t.TempDir()
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home,
+		"CLAUDE_CONFIG_DIR=" + home + "/.claude", "ANTHROPIC_BASE_URL=http://127.0.0.1:" + port,
+		"ANTHROPIC_API_KEY=dummy", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=1"}
+	w := newWorkspace(t)
+	p := start(t, env, append([]string{"serve", "--preset", "claude", "--approvals", "--timeout", "2m"}, w.flags()...)...)
+	waitListening(t, p, w.socket)
+
+	run := func(name string, answer func(id string, pend supervisor.PendingApproval)) (supervisor.WaitDetail, string) {
+		file := filepath.Join(w.dir, name)
+		var sp supervisor.SpawnResult
+		ctlOK(t, w, &sp, "spawn", "RUN_BASH: touch "+file)
+		pend := pendingViaCtl(t, w, sp.AgentID, 1)
+		if pend[0].Tool != "Bash" || !strings.Contains(pend[0].Summary, "touch "+file) {
+			t.Fatalf("%s: pending = %+v", name, pend)
+		}
+		answer(sp.AgentID, pend[0])
+		wr := waitDone(t, w, sp.AgentID)
+		return wr.Details[sp.AgentID], file
+	}
+
+	d, file := run("ALLOWED", func(id string, _ supervisor.PendingApproval) { ctlOK(t, w, nil, "approve", id) })
+	if d.Status != supervisor.StatusCompleted || !fileExists(file) {
+		t.Fatalf("approve: %s %v, file %v", d.Status, d.LastError, fileExists(file))
+	}
+
+	d, file = run("DENIED", func(id string, p supervisor.PendingApproval) {
+		ctlOK(t, w, nil, "deny", id, "--request", p.RequestID, "--message", "no")
+	})
+	if d.Status != supervisor.StatusCompleted || fileExists(file) || !strings.Contains(*d.LastOutput, "output was: 'no'") {
+		t.Fatalf("deny: %s %v, file %v, output %q", d.Status, d.LastError, fileExists(file), *d.LastOutput)
+	}
+	if b, _ := os.ReadFile(stubLog); !strings.Contains(string(b), `"content": "no", "is_error": true`) &&
+		!strings.Contains(string(b), `"content":"no","is_error":true`) {
+		t.Fatalf("the model's next request does not carry the denial:\n%s", b)
+	}
+
+	d, file = run("INTERRUPTED", func(id string, _ supervisor.PendingApproval) { ctlOK(t, w, nil, "interrupt", id) })
+	if d.Status != supervisor.StatusErrored || *d.LastError != "interrupted" || fileExists(file) {
+		t.Fatalf("interrupt: %s %v, file %v", d.Status, d.LastError, fileExists(file))
+	}
+}
