@@ -190,3 +190,36 @@ func TestApprovalsRealClaude(t *testing.T) {
 		t.Fatalf("interrupt: %s %v, file %v", d.Status, d.LastError, fileExists(file))
 	}
 }
+
+// TestDashboardApprovalKeys answers approvals with the dashboard's keys in
+// tmux (SPEC §12), with the stand-in claude of testdata/fakecli: the help
+// line names the request on screen, y allows it (the file appears), d with
+// a reason typed in the input line denies the next one (no file, the
+// transcript shows the denial), and the agent completes.
+func TestDashboardApprovalKeys(t *testing.T) {
+	fake, err := filepath.Abs("testdata/fakecli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startDash(t, 160, 40, []string{"PATH=" + fake + ":" + os.Getenv("PATH")}, "--preset", "claude", "--approvals")
+	d.waitText("no agents yet")
+	a, b := filepath.Join(d.dir, "A"), filepath.Join(d.dir, "B")
+	msg := "ask " + a + " " + b
+	d.keys("n")
+	d.typeText(msg)
+	d.keys("Enter")
+	id := d.agentID(msg)
+	d.waitText("y allow Bash touch "+a+" (1 of 2)", "⚠ 2 need approval", "⚠ needs approval: Bash  touch "+a)
+	d.keys("y")
+	d.waitText("y allow Bash touch "+b, "⚠ 1 needs approval")
+	d.waitFor("the allowed request's file "+a, func(string) bool { return fileExists(a) })
+	d.keys("d")
+	d.waitText("deny " + id[:8] + " Bash touch " + b + " › ")
+	d.typeText("not B")
+	d.keys("Enter")
+	s := d.waitRow(id, "✓ completed")
+	d.waitText("denied: not B", "touch "+a+": allowed")
+	if fileExists(b) {
+		t.Fatalf("d did not deny the second request: %s exists\n%s", b, s)
+	}
+}
