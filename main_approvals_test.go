@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
 )
 
 // pendingViaCtl polls `ctl list` until agent id has n pending approval
