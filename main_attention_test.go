@@ -221,3 +221,54 @@ func TestManyAgentsFilterAndJumpEndToEnd(t *testing.T) {
 	d.keys("q")
 	d.waitExit()
 }
+
+// TestViewerNotificationsEndToEnd: a host dashboard and a viewer attached
+// to it each ring their own terminal once when an agent neither shows
+// finishes; the host alone runs --notify-command, once; selecting the
+// agent in the viewer clears its mark on the host too (SPEC §11).
+func TestViewerNotificationsEndToEnd(t *testing.T) {
+	notified := filepath.Join(t.TempDir(), "notified.txt")
+	host := startDash(t, 120, 35, []string{"VTE_VERSION="}, "--command", gatedAgent,
+		"--notify-command", `printf '%s\n' "$SUBDASH_AGENT_ID" >> `+dashQuote(notified),
+		"--spawn", "hold g1", "--spawn", "hold g2")
+	first, second := host.agentID("hold g1"), host.agentID("hold g2")
+	host.waitText("2/4 running", "› "+first[:8])
+	viewer := startDash(t, 120, 35, []string{"VTE_VERSION="}, "--dir", host.dir, "--state-dir", host.state, "--socket", host.socket)
+	viewer.waitText("attached", "› "+first[:8], second[:8])
+	readHost, readViewer := host.capture(), viewer.capture()
+
+	host.openGate("g2")
+	host.waitRow(second, "◆ needs you")
+	viewer.waitRow(second, "◆ needs you")
+	for name, read := range map[string]func() string{"host": readHost, "viewer": readViewer} {
+		waitCount(t, name+" BELs", 1, func() int { b, _ := notifications(t, read()); return b })
+	}
+	waitCount(t, "notify command runs", 1, func() int {
+		b, _ := os.ReadFile(notified)
+		return strings.Count(string(b), "\n")
+	})
+
+	// Looking at it in the viewer clears it everywhere.
+	viewer.keys("j")
+	viewer.waitText("› " + second[:8])
+	host.waitFor("the mark cleared on the host", func(s string) bool {
+		return !strings.Contains(tableRow(s, second), "needs you")
+	})
+	viewer.keys("k")
+	viewer.waitText("› " + first[:8])
+	host.openGate("g1") // selected in both: rings in neither
+	host.waitText("✓ 2 completed")
+	viewer.waitText("✓ 2 completed")
+	for name, read := range map[string]func() string{"host": readHost, "viewer": readViewer} {
+		if b, o := notifications(t, read()); b != 1 || o != 1 {
+			t.Errorf("%s: %d BELs, %d OSCs; want 1 and 1", name, b, o)
+		}
+	}
+	if b, _ := os.ReadFile(notified); string(b) != second+"\n"+first+"\n" {
+		t.Fatalf("notify command runs: %q", b)
+	}
+	viewer.keys("q")
+	viewer.waitExit()
+	host.keys("q")
+	host.waitExit()
+}
