@@ -49,6 +49,8 @@ type Options struct {
 	AllowNested bool          // --allow-nested
 	Timeout     time.Duration // --timeout per submission; 0 = none
 	Approvals   bool          // --approvals: relay claude's tool permission requests (SPEC §12)
+	Runner      string        // --runner (SPEC §13): "" or RunnerLocal, RunnerKubernetes
+	Kube        KubeOptions   // --kube-* (SPEC §13), with --runner kubernetes
 
 	// RestoreWindow is --restore-window (SPEC §10): records updated within
 	// it are restored at start; nil = DefaultRestoreWindow, 0 = none.
@@ -111,8 +113,14 @@ type Config struct {
 	NotifyCommand string
 	CollabTools   bool     // MEMO_ENABLE_COLLAB_TOOLS is not "0"
 	Environ       []string // base environment of every submission
-	// Runner starts the submissions (SPEC §13); nil is LocalRunner(Environ).
+	// Runner starts the submissions (SPEC §13); nil makes New create the
+	// runner RunnerName names.
 	Runner Runner
+	// RunnerName is --runner: RunnerLocal (the default) or
+	// RunnerKubernetes.
+	RunnerName string
+	// Kube are the --kube-* settings, with RunnerKubernetes.
+	Kube KubeOptions
 	// Warnings are problems with the configuration that did not stop it,
 	// e.g. an invalid MEMO_SUBAGENT_MAX_AGENTS; the dashboard shows them.
 	Warnings []string
@@ -222,6 +230,9 @@ func Resolve(o Options, env Environment) (Config, error) {
 	}
 	if exe := env.Executable; exe != "" && (c.CommandSource == SourceBuiltin || c.Preset != nil && c.Preset.Name == "builtin") {
 		c.CommandShown = strings.Replace(c.Command, shellQuote(exe), filepath.Base(exe), 1)
+	}
+	if err := resolveRunner(&c, o); err != nil {
+		return c, err
 	}
 	return c, nil
 }

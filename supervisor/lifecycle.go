@@ -42,6 +42,9 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 			err = fmt.Errorf("cannot keep the message in %s: %v; check --state-dir", sub.msgPath, merr)
 		}
 	}
+	if err == nil && a.runner != "" && a.runner != s.cfg.RunnerName {
+		err = fmt.Errorf("agent %s runs on the %s runner; start the host with --runner %s to continue it", a.id, a.runner, a.runner)
+	}
 	var started Process
 	if err == nil {
 		started, err = s.cfg.Runner.Start(StartRequest{

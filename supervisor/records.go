@@ -163,9 +163,9 @@ func agentOf(r *AgentRecord, fallback Config) *agent {
 }
 
 // spawnedWith returns how a new agent's submissions run: the host's preset
-// or agent command, on the local runner.
+// or agent command, on the host's runner.
 func (s *Supervisor) spawnedWith(a *agent) {
-	a.command, a.preset, a.runner = s.cfg.Command, s.cfg.Preset, RunnerLocal
+	a.command, a.preset, a.runner = s.cfg.Command, s.cfg.Preset, s.cfg.RunnerName
 }
 
 // presetRecord returns p as the journal keeps it, nil for none.

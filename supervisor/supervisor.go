@@ -150,10 +150,21 @@ func New(cfg Config) (*Supervisor, error) {
 	if cfg.Environ == nil {
 		cfg.Environ = os.Environ()
 	}
-	if cfg.Runner == nil {
-		cfg.Runner = LocalRunner(cfg.Environ)
-	}
 	runID := newRunID()
+	if cfg.RunnerName == "" {
+		cfg.RunnerName = RunnerLocal
+	}
+	if cfg.Runner == nil {
+		f, ok := runnerFactory(cfg.RunnerName)
+		if !ok {
+			return nil, fmt.Errorf("no runner %q in this binary", cfg.RunnerName)
+		}
+		r, err := f(cfg, Host{RunID: runID, PID: os.Getpid()})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Runner = r
+	}
 	runDir, j, err := openRun(&cfg, runID)
 	if err != nil {
 		return nil, err

@@ -413,3 +413,15 @@ func TestPagerShowsTheTranscript(t *testing.T) {
 		t.Fatalf("raw view paged %q", content)
 	}
 }
+
+// An agent on the Kubernetes runner shows its pod and node in the log
+// pane's title (SPEC §13).
+func TestLogTitleSaysWhereTheAgentRuns(t *testing.T) {
+	f := newFake()
+	a := f.add(idB, "task", supervisor.StatusRunning)
+	a.info.Pod, a.info.Node = "subdash-7b9e4c21-x", "node-3"
+	h := newHarness(t, f, 120, 30)
+	if got := h.logTitle(); !strings.HasPrefix(got, "╭─ 7b9e4c21 · #1/1 ● running · pod subdash-7b9e4c21-x on node-3") {
+		t.Fatalf("title %q does not say where the agent runs", got)
+	}
+}

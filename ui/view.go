@@ -150,6 +150,14 @@ func (m Model) logTitles() (string, string) {
 		head += " " + agenttable.SubmissionText(sub, m.stopping[a.AgentID] && i == len(a.Submissions)-1)
 	}
 	parts := []string{head}
+	if a.Pod != "" {
+		// where it runs with the Kubernetes runner (SPEC §13)
+		where := "pod " + cells.Clean(a.Pod)
+		if a.Node != "" {
+			where += " on " + cells.Clean(a.Node)
+		}
+		parts = append(parts, where)
+	}
 	if id := a.SessionID; id != "" {
 		parts = append(parts, "session "+agenttable.Short(cells.Clean(id)))
 	}
