@@ -26,7 +26,8 @@ type KubeOptions struct {
 
 // set reports whether any --kube-* flag was given.
 func (k KubeOptions) set() bool {
-	return k.Namespace != "" || k.Image != "" || k.Node != "" || len(k.Env) > 0 || len(k.Secrets) > 0 || k.StartTimeout != 0
+	return k.Namespace != "" || k.Image != "" || k.Node != "" || len(k.Env) > 0 || len(k.Secrets) > 0 ||
+		k.StartTimeout != 0 && k.StartTimeout != DefaultKubeStartTimeout
 }
 
 // Host is what a runner knows of the host that creates it, to label what it
