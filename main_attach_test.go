@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
@@ -325,4 +329,87 @@ func TestViewerOfAStoppedHost(t *testing.T) {
 		t.Errorf("viewer of a stopped host says:\n%s\nwant %q", s, want)
 	}
 	checkTerminalBack(t, alone)
+}
+
+// TestDashboardHostWithMCPAndViewer: a dashboard host, `subdash mcp` driven
+// by the go-sdk client and a viewer. The agent spawned through MCP shows in
+// the viewer; the host's quit question names it and the viewer; the viewer
+// interrupts it and the MCP wait in flight returns the interrupted status.
+func TestDashboardHostWithMCPAndViewer(t *testing.T) {
+	host := startDash(t, 160, 45, nil, "--command", attachCommand, "--grace", "200ms")
+	deadline := time.Now().Add(dashWait)
+	for !listening(host.socket) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the host dashboard does not serve %s:\n%s", host.socket, host.screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w := workspace{dir: host.dir, state: host.state, socket: host.socket}
+	cs, _, _ := startMCP(t, nil, "--dir", host.dir, "--socket", host.socket)
+	var sp supervisor.SpawnResult
+	toolOK(t, cs, "spawn_agent", map[string]any{"message": "stream via mcp"}, &sp)
+	viewer := startViewer(t, w, "attach", "--socket", host.socket)
+	viewer.waitRow(sp.AgentID, "running")
+	viewer.waitText("tick ")
+
+	host.waitRow(sp.AgentID, "running")
+	host.keys("q")
+	host.waitText("Quit? 1 agent is running and will be stopped (1 started by an MCP client); 1 viewer is attached and will be closed.")
+	host.keys("n")
+
+	waited := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: "wait",
+			Arguments: map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 60000}})
+		if err != nil {
+			waited <- err.Error()
+			return
+		}
+		waited <- res.Content[0].(*mcpsdk.TextContent).Text
+	}()
+	viewer.keys("i")
+	s := viewer.waitFor("interrupt to be asked or done", func(s string) bool {
+		return strings.Contains(s, "Interrupt") || strings.Contains(s, "interrupted")
+	})
+	if !strings.Contains(s, "interrupted") {
+		viewer.keys("y")
+	}
+	select {
+	case text := <-waited:
+		var wr supervisor.WaitResult
+		if err := json.Unmarshal([]byte(text), &wr); err != nil {
+			t.Fatalf("wait: %v in %q", err, text)
+		}
+		d := wr.Details[sp.AgentID]
+		if wr.Status[sp.AgentID] != supervisor.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
+			t.Fatalf("wait after the viewer's interrupt = %s", text)
+		}
+	case <-time.After(dashWait):
+		t.Fatal("the MCP wait did not return after the viewer interrupted the agent")
+	}
+	host.waitRow(sp.AgentID, "interrupted")
+}
+
+// TestDifferentTMPDIRFindTheSameHost: a host, ctl and an MCP client started
+// with different TMPDIR (and no XDG_RUNTIME_DIR) find each other on the
+// default socket (SPEC §6).
+func TestDifferentTMPDIRFindTheSameHost(t *testing.T) {
+	w := newWorkspace(t)
+	env := func() []string { return []string{"TMPDIR=" + t.TempDir(), "XDG_RUNTIME_DIR="} }
+	serve := start(t, env(), "serve", "--command", attachCommand, "--dir", w.dir, "--state-dir", w.state)
+	socket := supervisor.DefaultSocketPath(w.dir, "", os.Getuid())
+	waitListening(t, serve, socket)
+	r := runCtl(t, env(), "", "spawn", "hello", "--dir", w.dir)
+	if r.code != 0 {
+		t.Fatalf("ctl with another TMPDIR: %s", r.stderr)
+	}
+	cs, _, stderr := startMCP(t, env(), "--dir", w.dir)
+	var list control.ListResult
+	toolOK(t, cs, "list_agents", map[string]any{}, &list)
+	if len(list.Agents) != 1 {
+		t.Fatalf("MCP with another TMPDIR sees %d agents", len(list.Agents))
+	}
+	if want := fmt.Sprintf("driving the subdash (pid %d)", serve.cmd.Process.Pid); !strings.Contains(stderr.String(), want) {
+		t.Errorf("subdash mcp: %q, want %q", stderr, want)
+	}
 }

@@ -15,6 +15,14 @@ import (
 // that cannot start (working directory gone) still creates the agent, with
 // status errored and the reason as last_error.
 func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
+	return s.SpawnBy("", message)
+}
+
+// SpawnBy is Spawn for a client: origin names who asked ("mcp", "ctl",
+// "viewer"; "" for this process's own dashboard) and stays in the agent's
+// snapshot (AgentInfo.Origin), so the host's quit question can say whose
+// agents it ends (SPEC §7).
+func (s *Supervisor) SpawnBy(origin, message string) (SpawnResult, error) {
 	msg, err := checkMessage(message)
 	if err != nil {
 		return SpawnResult{}, err
@@ -29,7 +37,7 @@ func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
 		return SpawnResult{}, errLimit(s.cfg.MaxAgents)
 	}
 	now := time.Now()
-	a := &agent{id: uuid.NewString(), createdAt: now, updatedAt: now}
+	a := &agent{id: uuid.NewString(), createdAt: now, updatedAt: now, origin: origin}
 	s.spawnedWith(a)
 	s.agents[a.id] = a
 	s.order = append(s.order, a)

@@ -79,6 +79,7 @@ type agent struct {
 	preset   *Preset // the preset, or nil
 	runner   string  // where submissions run: "local"
 	restored bool    // the record comes from an earlier run (SPEC §10)
+	origin   string  // who spawned it: "mcp", "ctl", "viewer", "" (this process's dashboard)
 	// alwaysAllowed are the tools allowed for the rest of the agent's
 	// session by an "allow always" answer (SPEC §12).
 	alwaysAllowed map[string]bool

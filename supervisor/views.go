@@ -20,6 +20,9 @@ type AgentInfo struct {
 	Submissions []SubmissionInfo // oldest first
 	Activity    string           // what the agent CLI is doing now (presets), "" when unknown
 	Usage       Usage            // tokens and cost the agent CLI reported, summed over all its submissions (presets)
+	// Origin names who spawned the agent in this host: "mcp", "ctl",
+	// "viewer", another program's name, or "" for the host's own dashboard.
+	Origin string `json:"origin,omitempty"`
 }
 
 // Usage is what an agent CLI reported about its model use.
@@ -85,6 +88,7 @@ func (s *Supervisor) infoLocked(a *agent) AgentInfo {
 		Summary:    s.summaryLocked(a),
 		LastOutput: copyStr(a.lastOutput),
 		LastError:  copyStr(a.lastError),
+		Origin:     a.origin,
 	}
 	info.Submissions = make([]SubmissionInfo, len(a.subs))
 	for i, sub := range a.subs {

@@ -237,7 +237,11 @@ func (m *Model) quit() tea.Cmd {
 		if n == 1 {
 			noun = "agent is"
 		}
-		parts = append(parts, fmt.Sprintf("%d %s running and will be stopped", n, noun))
+		part := fmt.Sprintf("%d %s running and will be stopped", n, noun)
+		if by := m.runningOrigins(); by != "" {
+			part += " (" + by + ")"
+		}
+		parts = append(parts, part)
 	}
 	if viewers > 0 {
 		noun := "viewers are"
@@ -261,6 +265,39 @@ func (m *Model) quit() tea.Cmd {
 	}
 	m.ask(q, "quit", "stay", func(m *Model) tea.Cmd { return m.stopAll() }, nil)
 	return nil
+}
+
+// runningOrigins says which running agents clients started, e.g. "2
+// started by an MCP client, 1 by ctl"; "" when the dashboard started them
+// all.
+func (m Model) runningOrigins() string {
+	count := map[string]int{}
+	var order []string
+	for _, a := range m.agents {
+		if !a.Running() || a.Origin == "" {
+			continue
+		}
+		if count[a.Origin] == 0 {
+			order = append(order, a.Origin)
+		}
+		count[a.Origin]++
+	}
+	var parts []string
+	for i, o := range order {
+		who := o
+		switch o {
+		case "mcp":
+			who = "an MCP client"
+		case "viewer":
+			who = "a viewer"
+		}
+		if i == 0 {
+			parts = append(parts, fmt.Sprintf("%d started by %s", count[o], who))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d by %s", count[o], who))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stopAll starts stopping every running submission, then quits.

@@ -62,6 +62,10 @@ type Info struct {
 	Viewers  int    `json:"viewers"`
 }
 
+// OriginHeader names the kind of client in a request ("ctl", "mcp",
+// "viewer"); a spawned agent keeps it (supervisor.AgentInfo.Origin).
+const OriginHeader = "X-Subdash-Client"
+
 // Protocol is the version of the control socket protocol this build
 // speaks: its routes are under /v1. Changes within a version are additive
 // (new fields, routes and events; a reader ignores what it does not know).
@@ -98,15 +102,22 @@ type outputEvent struct {
 const HeartbeatInterval = 3 * time.Second
 
 // Local returns the Operations of s, a supervisor in this process.
-func Local(s *supervisor.Supervisor) Operations { return local{s} }
+func Local(s *supervisor.Supervisor) Operations { return local{s: s} }
 
 // local is Operations on a supervisor of this process; only Wait uses ctx,
 // the other operations return as soon as the supervisor is done.
-type local struct{ s *supervisor.Supervisor }
+type local struct {
+	s      *supervisor.Supervisor
+	origin string
+}
 
-// Spawn calls Supervisor.Spawn.
+// LocalAs is Local whose spawns name origin (supervisor.SpawnBy), for
+// `subdash mcp` hosting its own supervisor.
+func LocalAs(s *supervisor.Supervisor, origin string) Operations { return local{s, origin} }
+
+// Spawn calls Supervisor.SpawnBy with the origin of l.
 func (l local) Spawn(_ context.Context, message string) (supervisor.SpawnResult, error) {
-	return l.s.Spawn(message)
+	return l.s.SpawnBy(l.origin, message)
 }
 
 // Send calls Supervisor.Send.

@@ -80,6 +80,14 @@ type Client struct {
 	dir    string
 	http   *http.Client
 	pid    atomic.Int64 // the host's pid, from the last connection made
+	origin string       // OriginHeader of its requests
+}
+
+// WithOrigin returns c naming its kind of client ("ctl", "mcp", "viewer")
+// in every request, as the agents it spawns keep it. Call it before use.
+func (c *Client) WithOrigin(origin string) *Client {
+	c.origin = origin
+	return c
 }
 
 // NewClient returns a client of the control socket at socket, which serves
@@ -325,7 +333,11 @@ type Event struct {
 // sends nothing for CallTimeout is reported as *NoAnswerError. A stream the
 // host closed gives an error saying subdash stopped serving.
 func (c *Client) SSE(ctx context.Context, fn func(Event) error) error {
-	err := c.stream(ctx, "/v1/events", func(body io.Reader, progress func()) error {
+	path := "/v1/events"
+	if c.origin == "viewer" {
+		path += "?viewer=1" // counted as an attached viewer (Info.Viewers)
+	}
+	err := c.stream(ctx, path, func(body io.Reader, progress func()) error {
 		sc := bufio.NewScanner(body)
 		sc.Buffer(make([]byte, 64<<10), 64<<20)
 		var ev Event
@@ -462,6 +474,9 @@ func (c *Client) request(ctx context.Context, method, path string, body any) (*h
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.origin != "" {
+		req.Header.Set(OriginHeader, c.origin)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

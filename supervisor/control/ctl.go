@@ -219,7 +219,7 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	out, err := req(ctx, NewClient(socket, dir))
+	out, err := req(ctx, NewClient(socket, dir).WithOrigin("ctl"))
 	if err != nil {
 		fmt.Fprintf(stderr, "%s failed: %v\n", op.tool, err)
 		return ExitError

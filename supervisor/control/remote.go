@@ -93,7 +93,7 @@ func (e *IncompatibleError) Error() string {
 // snapshot of every agent. Errors: *NotServingError, *NoAnswerError,
 // *IncompatibleError, or one naming the socket.
 func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, error) {
-	c := NewClient(socket, dir)
+	c := NewClient(socket, dir).WithOrigin("viewer")
 	info, err := c.Info(ctx)
 	if err != nil {
 		var se *supervisor.Error

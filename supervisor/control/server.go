@@ -195,7 +195,11 @@ func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	res, err := srv.ops.Spawn(r.Context(), req.Message)
+	origin := r.Header.Get(OriginHeader)
+	if origin == "" {
+		origin = "a program"
+	}
+	res, err := srv.sup.SpawnBy(origin, req.Message)
 	reply(w, r, http.StatusCreated, res, err)
 }
 

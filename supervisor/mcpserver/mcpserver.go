@@ -70,7 +70,7 @@ type backend struct {
 // attach connects to the subdash serving cfg.Socket, or supervises agents
 // in this process and serves the socket when nobody does.
 func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backend, error) {
-	client := control.NewClient(cfg.Socket, cfg.Dir)
+	client := control.NewClient(cfg.Socket, cfg.Dir).WithOrigin("mcp")
 	remote := func(info control.Info) backend {
 		fmt.Fprintf(stderr, "subdash mcp: driving the subdash (pid %d) that serves %s on %s", info.PID, info.Dir, cfg.Socket)
 		if info.Command != "" {
@@ -139,7 +139,7 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 	}
 	fmt.Fprintf(stderr, "subdash mcp: no subdash is serving %s; supervising agents here (agent command %s); control socket %s; logs in %s\n",
 		cfg.Dir, cfg.Shown(), srv.Path(), s.RunDir())
-	return backend{ops: control.Local(s), close: func() {
+	return backend{ops: control.LocalAs(s, "mcp"), close: func() {
 		// Agents first: a wait in progress on the socket then answers
 		// with their final statuses before the socket closes.
 		shutdown(s, stderr)
