@@ -242,3 +242,34 @@ func TestApprovalsNeedTheClaudePreset(t *testing.T) {
 		t.Fatalf("claude --approvals: %q %v", c.Command, err)
 	}
 }
+
+// TestPendingApprovalsTravelToViewers: the agent snapshot a host sends its
+// viewers (SPEC §9) carries the pending requests, so a viewer's keys answer
+// the request its screen shows, and its activity.
+func TestPendingApprovalsTravelToViewers(t *testing.T) {
+	s, _, dir := approvalSupervisor(t)
+	id := spawn(t, s, "ask "+filepath.Join(dir, "A"))
+	p := pendingOf(t, s, id, 1)
+	info, _ := s.Agent(id)
+	b, err := json.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got AgentInfo
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := p[0]
+	want.RequestedAt = Time{want.RequestedAt.Truncate(time.Millisecond)} // RFC 3339 with milliseconds
+	if len(got.PendingApprovals) == 1 {
+		got.PendingApprovals[0].RequestedAt = Time{got.PendingApprovals[0].RequestedAt.UTC()}
+		want.RequestedAt = Time{want.RequestedAt.UTC()}
+	}
+	if len(got.PendingApprovals) != 1 || got.PendingApprovals[0] != want || got.Activity != info.Activity {
+		t.Fatalf("after JSON: %+v, activity %q; want %+v, %q", got.PendingApprovals, got.Activity, p, info.Activity)
+	}
+	if _, err := s.Deny(id, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, s, id)
+}
