@@ -356,6 +356,7 @@ func (e *endSignal) status(code int) int {
 // usageError is a mistake in the command line: exit status 2.
 type usageError struct{ error }
 
+// Unwrap returns the mistake itself, for errors.Is and errors.As.
 func (e usageError) Unwrap() error { return e.error }
 
 // running counts the agents whose submission may still be alive.

@@ -397,6 +397,7 @@ type progressReader struct {
 	progress func()
 }
 
+// Read reads from the wrapped reader and reports progress after each read.
 func (p progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	if n > 0 {

@@ -986,6 +986,8 @@ func (p *process) Place() supervisor.Place {
 	return supervisor.Place{Pod: p.r.podName(p.req.AgentID)}
 }
 
+// writerFunc is an io.Writer that hands each write to a function.
 type writerFunc func([]byte)
 
+// Write calls f with b; it never fails.
 func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
