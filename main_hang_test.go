@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,20 +20,19 @@ import (
 // still accepts connections (the kernel does) but answers nothing. ctl
 // list, ctl wait, an MCP tool call and the MCP initialize of a new `subdash
 // mcp` each end with an error naming the socket and the host's pid (SPEC §6:
-// clients never hang). The test asserts the errors and that the clients
-// ended, not how long they took.
+// clients never hang); a second `subdash serve` and a dashboard started
+// meanwhile refuse with the same error instead of replacing the host, which
+// is stopped, not gone: afterwards it still serves the socket. The test
+// asserts the errors and that the clients ended, not how long they took.
 func TestClientsOfAStoppedHostEndWithAnError(t *testing.T) {
 	w := newWorkspace(t)
 	serve := startServe(t, w)
 	pid := serve.cmd.Process.Pid
-	cs, _, _ := startMCP(t, nil, w.flags()...)
+	cs, _, mcpStderr := startMCP(t, nil, w.flags()...)
 	if text, isErr := callTool(t, cs, "list_agents", map[string]any{}); isErr {
 		t.Fatalf("list_agents before the stop: %s", text)
 	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	stopProcess(t, pid)
 	noAnswer := fmt.Sprintf("subdash (pid %d) serving %s accepted the connection but did not answer within", pid, w.socket)
 
 	var wg sync.WaitGroup
@@ -58,15 +61,6 @@ func TestClientsOfAStoppedHostEndWithAnError(t *testing.T) {
 	}, "wait failed: "+noAnswer+" 15s")
 	check("MCP tool call", func() string {
 		text, isErr := callTool(t, cs, "list_agents", map[string]any{})
-		if !isErr && text == `{"agents":[]}` {
-			// Known intermittent, not yet explained (about one full run
-			// in five under load): the MCP server that drove the stopped
-			// host answered with an empty list, as if a supervisor of its
-			// own had answered. Logged, not failed, until it is found;
-			// see the closing note of this round.
-			t.Logf("KNOWN INTERMITTENT: list_agents on a stopped host answered %s", text)
-			return noAnswer + " 10s"
-		}
 		if !isErr {
 			t.Errorf("list_agents on a stopped host: not an error: %s", text)
 		}
@@ -85,5 +79,71 @@ func TestClientsOfAStoppedHostEndWithAnError(t *testing.T) {
 		}
 		return stderr.String()
 	}, noAnswer+" 10s")
+	check("second serve", func() string {
+		code, stderr := start(t, nil, append([]string{"serve", "--command", "true"}, w.flags()...)...).wait(t)
+		if code != 1 {
+			t.Errorf("serve beside a stopped host: exit %d, want 1", code)
+		}
+		return stderr
+	}, fmt.Sprintf("subdash: %s 2s; it is stopped or hung (ps -o stat= -p %d shows T when stopped; kill -CONT %d resumes it); it still holds the socket, so this subdash does not replace it", noAnswer, pid, pid))
+	check("dashboard", func() string {
+		// It fails while attaching, before it needs a terminal.
+		code, stderr := start(t, nil, append([]string{"--command", e2eCommand}, w.flags()...)...).wait(t)
+		if code != 1 {
+			t.Errorf("dashboard beside a stopped host: exit %d, want 1", code)
+		}
+		return stderr
+	}, "subdash: "+noAnswer+" 10s")
 	wg.Wait()
+
+	// Resumed, the host still serves its socket: nobody took it over.
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	r := runCtl(t, nil, "", "info", "--socket", w.socket)
+	var info struct{ PID int }
+	if err := json.Unmarshal([]byte(r.stdout), &info); r.code != 0 || err != nil || info.PID != pid {
+		t.Errorf("ctl info after SIGCONT: %+v (%v); want the stopped host, pid %d, still serving", r, err, pid)
+	}
+	if text, isErr := callTool(t, cs, "list_agents", map[string]any{}); isErr {
+		t.Errorf("list_agents after SIGCONT: %s", text)
+	}
+	if s := mcpStderr.String(); strings.Contains(s, "attaching again") || strings.Contains(s, "supervising agents here") {
+		t.Errorf("the MCP server let go of the stopped host: %s", s)
+	}
+}
+
+// stopProcess sends SIGSTOP to pid and returns once every thread of it is
+// stopped, and sends SIGCONT at the end of the test. kill(2) returns before
+// the stop is done: one thread takes the signal and then stops the others,
+// and under load the rest of a Go process can run (and answer a request on
+// its socket) for tens of milliseconds meanwhile.
+func stopProcess(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	deadline := time.Now().Add(20 * time.Second)
+	for !allStopped(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d: not every thread stopped after SIGSTOP", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// allStopped reports whether every thread of pid is in state T (stopped),
+// as /proc/<pid>/task/<tid>/stat says.
+func allStopped(pid int) bool {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		// The state follows the command name, which is in parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return len(stats) > 0
 }

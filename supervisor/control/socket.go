@@ -28,10 +28,17 @@ type InUseError struct {
 	Socket string // the control socket path
 	Dir    string // the working directory the socket is for
 	PID    int    // process id of the subdash that holds it; 0 when unknown
+	// NoAnswer is set when the holder accepted the probe's connection but
+	// did not answer it (stopped or hung): it still holds the socket, which
+	// is not stale, so it is not replaced (SPEC §6).
+	NoAnswer *NoAnswerError
 }
 
 // Error names the socket and the process that holds it, and what to do.
 func (e *InUseError) Error() string {
+	if e.NoAnswer != nil {
+		return fmt.Sprintf("%v; it still holds the socket, so this subdash does not replace it: resume or end it first, or pass another --socket", e.NoAnswer)
+	}
 	who := "another subdash"
 	if e.PID > 0 {
 		who = fmt.Sprintf("another subdash (pid %d)", e.PID)
@@ -137,9 +144,16 @@ func lockFolder(dir string) (func(), error) {
 	}, nil
 }
 
-// clearStale removes a socket file nobody listens on. A live socket gives
+// probeTimeout bounds clearStale's question to the holder of a live socket.
+const probeTimeout = 2 * time.Second
+
+// clearStale removes a socket file nobody listens on (connect(2) is
+// refused): only that is stale. A socket whose connection is accepted gives
 // *InUseError naming the listening process (SO_PEERCRED of a probe
-// connection) and the folder it serves (its /v1/info); a file that is not a socket is left alone and refused.
+// connection) and the folder it serves (its /v1/info), or, when it does not
+// answer within probeTimeout (stopped, hung), saying so; a holder that is
+// only stopped still holds the socket and is never replaced. A file that is
+// not a socket is left alone and refused.
 func clearStale(path, dir string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -160,12 +174,14 @@ func clearStale(path, dir string) error {
 		c.Close()
 		// Name the folder the other subdash serves, which is not
 		// necessarily ours when --socket was given.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if info, err := NewClient(path, dir).Info(ctx); err == nil && info.Dir != "" {
-			dir = info.Dir
+		in := &InUseError{Socket: path, Dir: dir, PID: pid}
+		var res Info
+		err := NewClient(path, dir).call(context.Background(), probeTimeout, http.MethodGet, "/v1/info", nil, &res)
+		if err == nil && res.Dir != "" {
+			in.Dir = res.Dir
 		}
-		return &InUseError{Socket: path, Dir: dir, PID: pid}
+		errors.As(err, &in.NoAnswer)
+		return in
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cannot tell whether control socket %s is in use: %v", path, err)

@@ -111,6 +111,41 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 	}
 }
 
+// TestSilentHolderIsNotReplaced: a socket whose holder accepts
+// connections (the kernel does, for a stopped process) but never answers is
+// not stale: Listen refuses, saying the holder does not answer, and leaves
+// the socket to it (SPEC §6).
+func TestSilentHolderIsNotReplaced(t *testing.T) {
+	s := newSupervisor(t, 4)
+	path := s.Config().Socket
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Listening and never accepting: what a host under SIGSTOP looks like.
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	before, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Listen(s)
+	var inUse *InUseError
+	if !errors.As(err, &inUse) || inUse.NoAnswer == nil || inUse.NoAnswer.PID != os.Getpid() {
+		t.Fatalf("Listen beside a silent holder: %v, want *InUseError with NoAnswer naming pid %d", err, os.Getpid())
+	}
+	want := fmt.Sprintf("subdash (pid %d) serving %s accepted the connection but did not answer within 2s;", os.Getpid(), path)
+	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "it still holds the socket, so this subdash does not replace it") {
+		t.Errorf("message = %q, want it to start %q and say the socket is not replaced", err, want)
+	}
+	// The holder still has its socket file, not a new one.
+	if after, err := os.Lstat(path); err != nil || !os.SameFile(before, after) {
+		t.Fatalf("the silent holder's socket file was replaced or removed: %v", err)
+	}
+}
+
 func TestSocketPathProblemsAreRefused(t *testing.T) {
 	s := newSupervisor(t, 4)
 	dir := s.Config().Dir

@@ -99,7 +99,7 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 	if err != nil {
 		shutdown(s, stderr)
 		var inUse *control.InUseError
-		if errors.As(err, &inUse) {
+		if errors.As(err, &inUse) && inUse.NoAnswer == nil {
 			// Another subdash started serving meanwhile: drive it.
 			return remote(control.Info{PID: inUse.PID, Dir: inUse.Dir}), nil
 		}
