@@ -236,10 +236,26 @@ func (p *localProcess) Exit() Exit {
 		return Exit{}
 	}
 	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return Exit{Signal: unix.SignalName(ws.Signal())}
+		return ExitOf(0, ws.Signal())
 	}
-	c := p.state.ExitCode()
-	return Exit{Code: &c}
+	return ExitOf(p.state.ExitCode(), 0)
+}
+
+// ExitOf is how a main process ended, in SPEC §4's terms: killed by signal
+// sig when sig is not 0 (Exit.Signal its name, such as "SIGKILL", or
+// "signal N" for one without a name), else exited with code (Exit.Code).
+// Every runner reports its submissions' ends through it: the local runner
+// from the kernel's wait status, the Kubernetes runner from the status its
+// wrapper shell reports (package supervisor/kube).
+func ExitOf(code int, sig syscall.Signal) Exit {
+	if sig != 0 {
+		name := unix.SignalName(sig)
+		if name == "" {
+			name = fmt.Sprintf("signal %d", int(sig))
+		}
+		return Exit{Signal: name}
+	}
+	return Exit{Code: &code}
 }
 
 // Lingers reports whether a member of the process group is alive.

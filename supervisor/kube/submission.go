@@ -1,0 +1,268 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// Start implements supervisor.Runner: it returns at once; the pod is
+// created or reused, and the exec started, in the background.
+func (r *Runner) Start(req supervisor.StartRequest) (supervisor.Process, error) {
+	if r.rc == nil {
+		return nil, errors.New("the Kubernetes runner has no cluster connection to run commands in pods")
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &process{r: r, req: req, nonce: hex.EncodeToString(b[:]), ctx: ctx, cancel: cancel,
+		exited: make(chan struct{}), streamsDone: make(chan struct{}), execing: make(chan struct{})}
+	p.stderr = newMarkerFilter([]byte("\x1esubdash:"+p.nonce+":exit:"), func(b []byte) { p.out(supervisor.Stderr, b) }, p.mainEnded)
+	go p.run()
+	return p, nil
+}
+
+// process is one submission: an exec in its agent's pod
+// (supervisor.Process).
+type process struct {
+	r      *Runner
+	req    supervisor.StartRequest
+	nonce  string
+	ctx    context.Context
+	cancel context.CancelFunc
+	stderr *markerFilter
+
+	exitOnce    sync.Once
+	exited      chan struct{}
+	exit        supervisor.Exit
+	streamsDone chan struct{} // closed when the exec ended (or never started)
+	execing     chan struct{} // closed when the exec starts
+	selfEnded   atomic.Bool   // the wrapper reported the main process's end
+	left        atomic.Int64  // processes it left, as the wrapper counted
+	lastRead    atomic.Int64
+	pod         atomic.Pointer[agentPod]
+}
+
+func (p *process) out(s supervisor.Stream, b []byte) {
+	p.lastRead.Store(time.Now().UnixNano())
+	p.req.Output(s, b)
+}
+
+// finish records how the main process ended, once.
+func (p *process) finish(e supervisor.Exit) {
+	p.exitOnce.Do(func() {
+		p.exit = e
+		close(p.exited)
+	})
+}
+
+// mainEnded handles the wrapper's marker.
+func (p *process) mainEnded(status, left int) {
+	p.left.Store(int64(left))
+	p.selfEnded.Store(true)
+	p.finish(exitOf(status))
+}
+
+func (p *process) run() {
+	defer close(p.streamsDone)
+	ap, err := p.r.ensurePod(p.ctx, p.req.AgentID, p.req.Vars)
+	if err != nil {
+		if p.ctx.Err() != nil {
+			p.finish(supervisor.Exit{}) // stopped while its pod was starting
+		} else {
+			p.finish(supervisor.Exit{Err: err.Error()})
+		}
+		return
+	}
+	p.pod.Store(ap)
+	if p.req.Placed != nil {
+		p.req.Placed(supervisor.Place{Pod: ap.name, Node: ap.node})
+	}
+	go p.label(ap.name)
+	args := append([]string{"/bin/sh", "-c", wrapper, "subdash-submission", p.nonce, p.req.Command}, p.req.Vars...)
+	close(p.execing)
+	stdin, feed := io.Pipe()
+	go p.req.Stdin(feed)
+	defer stdin.Close() // a feed still writing (approvals) gets an error
+	err = p.r.exec(p.ctx, ap.name, args, stdin,
+		writerFunc(func(b []byte) { p.out(supervisor.Stdout, b) }), p.stderr)
+	p.stderr.flush()
+	if status, ok := exitStatus(err); ok {
+		p.finish(exitOf(status))
+		return
+	}
+	if p.ctx.Err() != nil {
+		p.finish(supervisor.Exit{})
+		return
+	}
+	if _, gerr := p.r.cs.CoreV1().Pods(p.r.ns).Get(context.Background(), ap.name, metav1.GetOptions{}); apierrors.IsNotFound(gerr) {
+		p.r.forget(p.req.AgentID, ap)
+		p.finish(supervisor.Exit{Err: "pod " + ap.name + " is gone (deleted or evicted); the next submission starts a new one"})
+		return
+	}
+	p.finish(supervisor.Exit{Err: "lost the submission's stream from pod " + ap.name + ": " + err.Error()})
+}
+
+// label names the running submission on the pod (SPEC §13), best effort.
+func (p *process) label(pod string) {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, LabelSubmission, labelValue(p.req.SubmissionID))
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	_, _ = p.r.cs.CoreV1().Pods(p.r.ns).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+}
+
+// Exited implements supervisor.Process.
+func (p *process) Exited() <-chan struct{} { return p.exited }
+
+// Exit implements supervisor.Process.
+func (p *process) Exit() supervisor.Exit {
+	select {
+	case <-p.exited:
+		return p.exit
+	default:
+		return supervisor.Exit{}
+	}
+}
+
+// Lingers reports whether the main process ended but left processes (the
+// wrapper counted them) or something still holds the exec's streams.
+func (p *process) Lingers() bool {
+	if p.left.Load() > 0 {
+		return true
+	}
+	if p.selfEnded.Load() {
+		return false // the wrapper, the last holder of the streams, is ending
+	}
+	select {
+	case <-p.streamsDone:
+		return false
+	default:
+		return true
+	}
+}
+
+// WaitQuiet implements supervisor.Process.
+func (p *process) WaitQuiet(quiet time.Duration) {
+	start := time.Now().UnixNano()
+	for {
+		last := max(p.lastRead.Load(), start)
+		wait := quiet - time.Since(time.Unix(0, last))
+		if wait <= 0 {
+			return
+		}
+		select {
+		case <-p.streamsDone:
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Terminate ends every process of the submission in the pod (SPEC §13):
+// SIGTERM to all, SIGKILL after grace rounded up to whole seconds (at once
+// when cut closes). A submission whose pod is still starting is given up.
+// When the pod cannot be reached to do so, the pod itself is deleted (its
+// grace period, then SIGKILL), so nothing outlives the submission.
+func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
+	select {
+	case <-p.execing:
+	default:
+		p.cancel()
+		select {
+		case <-p.execing:
+		case <-p.streamsDone:
+			return nil
+		}
+	}
+	if p.selfEnded.Load() && p.left.Load() == 0 {
+		// ended by itself and left nothing: the streams end with the
+		// wrapper
+		select {
+		case <-p.streamsDone:
+			return nil
+		case <-time.After(drainWait):
+		}
+	}
+	ap := p.pod.Load()
+	secs, _ := wholeSeconds(grace)
+	res := make(chan error, 2)
+	go func() { res <- p.kill(ap.name, secs*10) }()
+	var err error
+	select {
+	case err = <-res:
+	case <-cut:
+		go func() { res <- p.kill(ap.name, 0) }()
+		err = <-res
+	}
+	if err == nil {
+		return nil
+	}
+	// The pod cannot be reached to signal the processes: delete it.
+	p.r.forget(p.req.AgentID, ap)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second+deleteWait)
+	defer cancel()
+	if derr := p.r.deletePod(ctx, ap.name, true); derr != nil {
+		return fmt.Errorf("cannot terminate the submission in pod %s (%v), nor delete the pod: %v", ap.name, err, derr)
+	}
+	return nil
+}
+
+// kill runs the killer in the pod with the grace period in tenths of a
+// second; an error means the pod could not be reached, or processes
+// survived SIGKILL.
+func (p *process) kill(pod string, tenths int64) error {
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(tenths)*100*time.Millisecond+killWait+connectTimeout)
+	defer cancel()
+	err := p.r.exec(ctx, pod, []string{"/bin/sh", "-c", killer, "subdash-terminate", p.req.SubmissionID, strconv.FormatInt(tenths, 10)},
+		nil, &out, io.Discard)
+	if err != nil {
+		if _, gerr := p.r.cs.CoreV1().Pods(p.r.ns).Get(context.Background(), pod, metav1.GetOptions{}); apierrors.IsNotFound(gerr) {
+			return nil // the pod is gone, and with it every process
+		}
+		return err
+	}
+	if s := strings.TrimSpace(out.String()); s != "" {
+		return fmt.Errorf("processes %s of the submission in pod %s survived SIGKILL", strings.TrimPrefix(s, "survived "), pod)
+	}
+	return nil
+}
+
+// TerminateEscapees is 0: Terminate reaches every process of the
+// submission in the container, whatever its process group.
+func (p *process) TerminateEscapees(time.Duration, <-chan struct{}) int { return 0 }
+
+// Drain waits for the exec's streams to end, for at most drainWait: after
+// Terminate nothing of the submission holds them.
+func (p *process) Drain() {
+	select {
+	case <-p.streamsDone:
+	case <-time.After(drainWait):
+		p.cancel()
+		<-p.streamsDone
+	}
+	p.cancel()
+}
+
+// Place implements supervisor.Process.
+func (p *process) Place() supervisor.Place {
+	if ap := p.pod.Load(); ap != nil {
+		return supervisor.Place{Pod: ap.name, Node: ap.node}
+	}
+	return supervisor.Place{Pod: p.r.podName(p.req.AgentID)}
+}
