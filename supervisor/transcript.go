@@ -171,7 +171,8 @@ type TranscriptWindow struct {
 }
 
 // Transcript returns up to n transcript entries of submission seq (0 =
-// latest) of agent id starting at absolute entry from. ok is false when the
+// latest) of agent id starting at absolute entry from (from < 0: the last
+// n entries). ok is false when the
 // submission's output is not structured (no preset with a JSON format).
 func (s *Supervisor) Transcript(id string, seq int, from int64, n int) (w TranscriptWindow, ok bool, err error) {
 	sub, err := s.submission(id, seq)
@@ -184,6 +185,10 @@ func (s *Supervisor) Transcript(id string, seq int, from int64, n int) (w Transc
 	}
 	if tr == nil {
 		return TranscriptWindow{}, false, nil
+	}
+	if from < 0 { // the last n entries
+		first, total, _, _ := tr.window(0, 0)
+		from = max(first, total-int64(n))
 	}
 	w.First, w.Total, w.Entries, w.Pending = tr.window(from, n)
 	return w, true, nil

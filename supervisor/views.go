@@ -52,6 +52,28 @@ type SubmissionInfo struct {
 	LastError *string
 	Stopping  bool
 	LogPath   string
+	// Output is how much output the submission has now, so that a
+	// dashboard knows from the snapshot alone whether what it shows
+	// changed (SPEC §9: events carry what changed).
+	Output OutputCounts
+}
+
+// OutputCounts says how many display lines and transcript entries a
+// submission holds, as absolute numbers (Window's First and Total).
+type OutputCounts struct {
+	// FirstLine is the oldest display line held in memory, Lines one past
+	// the newest; older lines remain in the log file.
+	FirstLine int64 `json:"first_line"`
+	Lines     int64 `json:"lines"`
+	// Evicted is true when the display lines are not in memory (a finished
+	// or restored submission whose scrollback was released): the counts
+	// are then unknown until a window is read (Window, LoadOutput).
+	Evicted bool `json:"evicted,omitempty"`
+	// FirstEntry and Entries are the same for the transcript of a
+	// structured submission (SPEC §8), text still streaming counting as one
+	// more entry; both 0 when it has none or it is not read back yet.
+	FirstEntry int64 `json:"first_entry,omitempty"`
+	Entries    int64 `json:"entries,omitempty"`
 }
 
 // Running reports whether the agent has a submission whose process group
@@ -97,6 +119,7 @@ func (s *Supervisor) infoLocked(a *agent) AgentInfo {
 			Status: sub.status, StartedAt: sub.startedAt, EndedAt: sub.endedAt,
 			ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
 			Stopping: sub.reason != "" && sub.endedAt.IsZero(), LogPath: sub.logPath,
+			Output: sub.counts(),
 		}
 	}
 	info.Usage = a.usage
@@ -112,6 +135,37 @@ func (s *Supervisor) infoLocked(a *agent) AgentInfo {
 		}
 	}
 	return info
+}
+
+// counts returns how much output sub holds now. Called with s.mu held
+// (the output's and the transcript's locks come after it, as in eviction).
+func (sub *submission) counts() OutputCounts {
+	var c OutputCounts
+	if sub.out == nil {
+		return OutputCounts{Evicted: true}
+	}
+	c.FirstLine, c.Lines, _, c.Evicted = sub.out.window(0, 0)
+	if sub.tr != nil {
+		var pending string
+		c.FirstEntry, c.Entries, _, pending = sub.tr.window(0, 0)
+		if pending != "" {
+			c.Entries++
+		}
+	}
+	return c
+}
+
+// Counts returns how much output submission seq (0 = the latest) of agent
+// id holds, and that submission's number. Errors: unknown agent or
+// submission.
+func (s *Supervisor) Counts(id string, seq int) (OutputCounts, int, error) {
+	sub, err := s.submission(id, seq)
+	if err != nil {
+		return OutputCounts{}, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sub.counts(), sub.seq, nil
 }
 
 // Window is a range of a submission's display lines.
@@ -130,13 +184,18 @@ type Window struct {
 }
 
 // Window returns up to n display lines of submission seq (1-based; 0 means
-// the latest) of agent id, starting at absolute line from. It copies only
+// the latest) of agent id, starting at absolute line from; from < 0 asks
+// for the last n lines (the bottom of the log, follow mode). It copies only
 // the n lines asked for, so its cost does not depend on the scrollback size.
 // Errors: unknown agent or submission.
 func (s *Supervisor) Window(id string, seq int, from int64, n int) (Window, error) {
 	sub, err := s.submission(id, seq)
 	if err != nil {
 		return Window{}, err
+	}
+	if from < 0 {
+		first, total, _, _ := sub.out.window(0, 0)
+		from = max(first, total-int64(n))
 	}
 	first, total, lines, evicted := sub.out.window(from, n)
 	return Window{First: first, Total: total, Lines: lines, Evicted: evicted}, nil

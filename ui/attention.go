@@ -92,7 +92,7 @@ func (m *Model) jumpNeedsYou() tea.Cmd {
 		m.table.Select(id)
 		m.setFlash(levelInfo, "filter cleared to show "+agenttable.Short(id))
 	}
-	return m.syncLog()
+	return m.syncLog(false)
 }
 
 // filter selects the table's rows (SPEC §11): status words (running,
@@ -199,7 +199,7 @@ func (m *Model) applyFilter(text string) tea.Cmd {
 	default:
 		m.setFlash(levelInfo, fmt.Sprintf("%d of %d agents match; F changes the filter", n, len(m.agents)))
 	}
-	return m.syncLog()
+	return m.syncLog(false)
 }
 
 // tableTitle is the table's title: the number of agents, and the filter

@@ -129,6 +129,12 @@ func (f *fakeSup) Agents() []supervisor.AgentInfo {
 	for i, a := range f.agents {
 		out[i] = a.info
 		out[i].Submissions = append([]supervisor.SubmissionInfo(nil), a.info.Submissions...)
+		for j := range out[i].Submissions {
+			seq := j + 1
+			c := &out[i].Submissions[j].Output
+			c.FirstLine, c.Lines, c.Evicted = a.first[seq], a.first[seq]+int64(len(a.lines[seq])), a.evicted[seq]
+			c.Entries = int64(len(a.entries[seq]))
+		}
 	}
 	return out
 }
@@ -313,6 +319,9 @@ func (f *fakeSup) Window(id string, seq int, from int64, n int) (supervisor.Wind
 	}
 	lines, first := a.lines[seq], a.first[seq]
 	w := supervisor.Window{First: first, Total: first + int64(len(lines))}
+	if from < 0 {
+		from = w.Total - int64(n)
+	}
 	from = max(from, first)
 	for i := from; i < w.Total && n > 0; i++ {
 		w.Lines = append(w.Lines, lines[i-first])
@@ -330,6 +339,9 @@ func (f *fakeSup) Transcript(id string, seq int, from int64, n int) (supervisor.
 		return supervisor.TranscriptWindow{}, false, nil
 	}
 	w := supervisor.TranscriptWindow{Total: int64(len(es))}
+	if from < 0 {
+		from = w.Total - int64(n)
+	}
 	for i := max(from, 0); i < w.Total && n > 0; i++ {
 		w.Entries = append(w.Entries, es[i])
 		n--

@@ -73,7 +73,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		return m.storageCmd()
 	case key.Matches(k, km.Up, km.Down):
 		m.table, _ = m.table.Update(k)
-		return m.syncLog()
+		return m.syncLog(false)
 	case key.Matches(k, km.FirstAgent, km.LastAgent, km.AgentsPageUp, km.AgentsPageDown):
 		switch {
 		case key.Matches(k, km.FirstAgent):
@@ -85,7 +85,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		default:
 			m.table.PageDown()
 		}
-		return m.syncLog()
+		return m.syncLog(false)
 	case key.Matches(k, km.NextNeedsYou):
 		return m.jumpNeedsYou()
 	case key.Matches(k, km.Filter):
@@ -107,7 +107,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.raw = !m.raw
-		return m.syncLog()
+		return m.syncLog(false)
 	case key.Matches(k, km.LineUp, km.LineDown, km.HalfUp, km.HalfDown, km.PageUp, km.PageDown,
 		km.Top, km.Bottom, km.Follow, km.Wrap):
 		m.log, _ = m.log.Update(k)
@@ -394,7 +394,7 @@ func (m *Model) moveSubmission(a supervisor.AgentInfo, later bool) tea.Cmd {
 	v = m.views[a.AgentID]
 	v.seq = cur
 	m.views[a.AgentID] = v
-	return m.syncLog()
+	return m.syncLog(false)
 }
 
 // moveMatch shows the next or previous search match.

@@ -1,9 +1,11 @@
 package ui
 
 import (
-	tea "github.com/charmbracelet/bubbletea"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/ui/logview"
 )
 
@@ -25,37 +27,88 @@ func (m Model) shownKey() (logKey, bool) {
 }
 
 // syncLog points the log pane at the selected agent's chosen submission,
-// keeping the position it had there, or renders it again when it is
-// already shown. It returns the command reading an evicted submission
-// back, or scanning new output for the search.
-func (m *Model) syncLog() tea.Cmd {
+// keeping the position it had there, or, when it is already shown, tells
+// the pane the bounds the snapshot carries (and, when output arrived, that
+// its end changed). It returns the command scanning new output for the
+// search; the pane's fetches are made once per Update (fetchLog).
+func (m *Model) syncLog(output bool) tea.Cmd {
 	key, ok := m.shownKey()
 	if key != m.shown {
 		m.saveView()
-		st := logview.State{Follow: true}
-		if v, saved := m.views[key.agent]; saved && v.shownKey == key {
-			st = v.state
-		}
 		m.shown = key
-		var src logview.Source
-		if ok {
-			src = m.source(key)
+		if !ok {
+			m.log.Clear()
+		} else {
+			st := logview.State{Follow: true}
+			if v, saved := m.views[key.agent]; saved && v.shownKey == key {
+				st = v.state
+			}
+			m.log.SetLog(st)
 		}
-		m.log.SetSource(src, st)
 		m.search.gen++
 		m.search.inFlight, m.search.to, m.search.jump = false, 0, false
 		if m.search.query != "" {
 			m.log.SetQuery(m.search.query)
 		}
-	} else {
-		m.log.Refresh()
+	} else if output {
+		m.log.Changed()
 	}
 	if !ok {
 		return nil
 	}
-	if m.log.Evicted() && !m.loading[key] {
-		m.loading[key] = true
-		return m.loadCmd(key)
+	m.setLogBounds()
+	return m.scanMore()
+}
+
+// setLogBounds tells the log pane the shown submission's bounds as the
+// latest snapshot has them (SPEC §9: events carry what changed), unless
+// its lines are not in memory or the snapshot has none (a host of an
+// earlier /v1 sends no counts; the pane then learns them from its pages).
+func (m *Model) setLogBounds() {
+	a, ok := m.agent(m.shown.agent)
+	if !ok || m.shown.seq < 1 || m.shown.seq > len(a.Submissions) {
+		return
+	}
+	c := a.Submissions[m.shown.seq-1].Output
+	if c == (supervisor.OutputCounts{}) {
+		return
+	}
+	switch {
+	case m.shown.transcript && c.Entries > 0:
+		m.log.SetBounds(c.FirstEntry, c.Entries)
+	case !m.shown.transcript && !c.Evicted:
+		m.log.SetBounds(c.FirstLine, c.Lines)
+	}
+}
+
+// fetchLog returns the command fetching what the log pane needs to draw,
+// if anything: one request in flight at most (SPEC §9: a viewer fetches
+// only what it draws, in a command, never in Update).
+func (m *Model) fetchLog() tea.Cmd {
+	if m.shown.agent == "" {
+		return nil
+	}
+	req, ok := m.log.Request()
+	if !ok {
+		return nil
+	}
+	sup, key, styles := m.sup, m.shown, m.styles
+	return func() tea.Msg {
+		pg, err := fetchPage(sup, key, req, styles)
+		return pageMsg{key: key, req: req, page: pg, err: err}
+	}
+}
+
+// onPage hands a fetched page to the log pane, reads an evicted submission
+// back, and scans what arrived for the search.
+func (m *Model) onPage(msg pageMsg) tea.Cmd {
+	if msg.key != m.shown {
+		return nil
+	}
+	m.log.SetPage(msg.req, msg.page, msg.err)
+	if m.log.Evicted() && !m.loading[msg.key] {
+		m.loading[msg.key] = true
+		return m.loadCmd(msg.key)
 	}
 	return m.scanMore()
 }
@@ -68,14 +121,6 @@ func (m *Model) saveView() {
 	v := m.views[m.shown.agent]
 	v.state, v.shownKey = m.log.State(), m.shown
 	m.views[m.shown.agent] = v
-}
-
-// source returns the log source for key.
-func (m Model) source(key logKey) logview.Source {
-	if key.transcript {
-		return transcriptSource{sup: m.sup, id: key.agent, seq: key.seq, styles: m.styles}
-	}
-	return rawSource{sup: m.sup, id: key.agent, seq: key.seq}
 }
 
 // loadCmd reads an evicted submission back from its log file.

@@ -227,6 +227,13 @@ type (
 		// a queued message (SPEC §11).
 		queued, dropped bool
 	}
+	// pageMsg carries the items the log pane asked for (fetchLog).
+	pageMsg struct {
+		key  logKey
+		req  logview.Request
+		page logview.Page
+		err  error
+	}
 	// loadedMsg reports that an evicted submission was read back.
 	loadedMsg struct {
 		key logKey
@@ -329,12 +336,16 @@ func (m Model) selected() (supervisor.AgentInfo, bool) {
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	next, cmd := m.update(msg)
 	nm := next.(Model)
+	// Whatever moved the log pane or changed what it shows: fetch what it
+	// needs to draw, in a command.
+	fetch := nm.fetchLog()
 	// Whatever changed the selection, the focus or the agents: the agent
 	// on screen no longer needs you (SPEC §11).
-	if seen := nm.seenCmd(); seen != nil {
-		return nm, tea.Batch(cmd, seen)
+	seen := nm.seenCmd()
+	if fetch == nil && seen == nil {
+		return nm, cmd
 	}
-	return nm, cmd
+	return nm, tea.Batch(cmd, fetch, seen)
 }
 
 func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -360,7 +371,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.lay.tooSmall {
 			return m, nil
 		}
-		return m, m.syncLog()
+		return m, m.syncLog(false)
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 			return m.splitKeys(msg)
@@ -381,8 +392,12 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		delete(m.loading, msg.key)
 		if msg.err != nil {
 			m.setFlash(levelError, "cannot read the log back: "+msg.err.Error())
+		} else if msg.key == m.shown {
+			m.log.Invalidate()
 		}
-		return m, m.syncLog()
+		return m, m.syncLog(false)
+	case pageMsg:
+		return m, m.onPage(msg)
 	case scanMsg:
 		return m, m.onScan(msg)
 	case tickMsg:
@@ -391,7 +406,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			m.setFlash(levelError, m.pagerFailed(msg.err))
 		}
-		return m, m.syncLog()
+		return m, m.syncLog(false)
 	case shutdownMsg:
 		m.shutdownErr = msg.err
 		return m, tea.Quit
@@ -447,13 +462,15 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 	}
 	sel := m.table.SelectedID()
 	touched := msg.Changes == nil // a plain snapshot: refresh
+	output := false
 	for _, c := range msg.Changes {
 		if c.AgentID == sel {
 			touched = true
+			output = output || c.Output
 		}
 	}
 	if touched || m.shown.agent != sel {
-		cmds = append(cmds, m.syncLog())
+		cmds = append(cmds, m.syncLog(output))
 	}
 	cmds = append(cmds, m.startTick())
 	return tea.Batch(cmds...)

@@ -28,12 +28,13 @@ import (
 // socket client (*control.Remote, SPEC §9) both satisfy it, so host and
 // viewer run the same ui code.
 //
-// Config, Agents, Window and Transcript answer from memory and may be
-// called in Update and View: for a viewer they answer from what it holds
-// (a window it does not hold yet is fetched in the background and its
-// arrival published as an Output change, which redraws). Every other method
-// may block (process groups, files, the socket) and is only called inside
-// commands.
+// Config and Agents answer from memory (Config is read once, in New;
+// Agents in commands and the forwarding goroutine: ChangesMsg carries the
+// snapshots, with each submission's output counts, so Update never asks).
+// Every other method may block (process groups, files, the socket) and is
+// only called inside commands: the log pane's windows too (Window,
+// Transcript; from < 0 asks for the last n items), fetched one request at a
+// time for what the pane draws (logview.Request).
 //
 // Adding an operation is one method here, implemented by the supervisor,
 // plus one endpoint on the control socket (control.Server) that the

@@ -13,52 +13,44 @@ import (
 	"github.com/subdash/subdash/ui/logview"
 )
 
-// rawSource is a submission's display lines (SPEC §5). They are already
-// safe to draw: printable text and SGR, each styled line ending reset.
-type rawSource struct {
-	sup Supervisor
-	id  string
-	seq int
-}
-
-// Page copies n display lines from absolute line from.
-func (s rawSource) Page(from int64, n int) (logview.Page, error) {
-	w, err := s.sup.Window(s.id, s.seq, from, n)
+// fetchPage reads the items req asks for of the log key names: a
+// submission's display lines (SPEC §5: already safe to draw, printable text
+// and SGR, each styled line ending reset), or its transcript entries (SPEC
+// §8), each drawn as one or more styled lines, with text that is still
+// streaming as one more item after the last entry. It may block (for a
+// viewer it is a call on the socket): the dashboard calls it in a command.
+func fetchPage(sup Supervisor, key logKey, req logview.Request, st theme.Styles) (logview.Page, error) {
+	if key.transcript {
+		w, ok, err := sup.Transcript(key.agent, key.seq, req.From, req.N)
+		if err != nil || !ok {
+			return logview.Page{}, err
+		}
+		pg := logview.Page{First: w.First, Total: w.Total, From: max(req.From, w.First), Evicted: w.Evicted}
+		if req.From < 0 {
+			pg.From = w.Total - int64(len(w.Entries))
+		}
+		for _, e := range w.Entries {
+			pg.Items = append(pg.Items, logview.Item{Text: RenderEntry(e, st)})
+		}
+		if w.Pending != "" {
+			pg.Total++
+			if req.From < 0 || pg.From+int64(len(w.Entries)) == w.Total && len(w.Entries) < req.N {
+				pg.Items = append(pg.Items, logview.Item{Text: styleLines(st.Assistant, "", clean(w.Pending)) + "▍"})
+			}
+		}
+		return pg, nil
+	}
+	w, err := sup.Window(key.agent, key.seq, req.From, req.N)
 	if err != nil {
 		return logview.Page{}, err
 	}
-	items := make([]logview.Item, len(w.Lines))
+	pg := logview.Page{First: w.First, Total: w.Total, From: max(req.From, w.First), Evicted: w.Evicted}
+	if req.From < 0 {
+		pg.From = w.Total - int64(len(w.Lines))
+	}
+	pg.Items = make([]logview.Item, len(w.Lines))
 	for i, l := range w.Lines {
-		items[i] = logview.Item{Text: l.Text, Stderr: l.Stderr}
-	}
-	return logview.Page{First: w.First, Total: w.Total, Items: items, Evicted: w.Evicted}, nil
-}
-
-// transcriptSource is a structured submission's transcript entries (SPEC
-// §8), each drawn as one or more styled lines. Text that is still
-// streaming is one more item after the last entry.
-type transcriptSource struct {
-	sup    Supervisor
-	id     string
-	seq    int
-	styles theme.Styles
-}
-
-// Page renders n entries from absolute entry from.
-func (s transcriptSource) Page(from int64, n int) (logview.Page, error) {
-	w, ok, err := s.sup.Transcript(s.id, s.seq, from, n)
-	if err != nil || !ok {
-		return logview.Page{}, err
-	}
-	pg := logview.Page{First: w.First, Total: w.Total, Evicted: w.Evicted}
-	for _, e := range w.Entries {
-		pg.Items = append(pg.Items, logview.Item{Text: RenderEntry(e, s.styles)})
-	}
-	if w.Pending != "" {
-		pg.Total++
-		if max(from, w.First)+int64(len(w.Entries)) == w.Total && len(w.Entries) < n {
-			pg.Items = append(pg.Items, logview.Item{Text: styleLines(s.styles.Assistant, "", clean(w.Pending)) + "▍"})
-		}
+		pg.Items[i] = logview.Item{Text: l.Text, Stderr: l.Stderr}
 	}
 	return pg, nil
 }

@@ -137,6 +137,51 @@ func TestOutputOfOtherAgentsLeavesTheLogAlone(t *testing.T) {
 	h.wantScreen("new step")
 }
 
+// TestUpdateReadsNoWindowItself: the log pane's windows are fetched in
+// commands (for a viewer each is a call on the socket), never inside
+// Update, and a view paused above the end fetches nothing while lines
+// arrive: the snapshot's counts say what changed (SPEC §9).
+func TestUpdateReadsNoWindowItself(t *testing.T) {
+	f := newFake()
+	f.add(idA, "count", supervisor.StatusRunning)
+	for i := 0; i < 200; i++ {
+		f.print(idA, 1, fmt.Sprintf("line %d", i))
+	}
+	h := newHarness(t, f, 100, 30)
+	h.wantScreen("line 199")
+	update := func(msg tea.Msg) tea.Cmd {
+		before := f.windowCalls(idA)
+		nm, cmd := h.m.Update(msg)
+		h.m = nm.(Model)
+		if got := f.windowCalls(idA); got != before {
+			t.Fatalf("Update(%T) read %d windows itself", msg, got-before)
+		}
+		return cmd
+	}
+	f.print(idA, 1, "line 200")
+	cmd := update(ChangesMsg{Changes: []supervisor.Change{{AgentID: idA, Output: true}}, Agents: f.Agents()})
+	h.noScreen("line 200")
+	before := f.windowCalls(idA)
+	h.send(cmd()) // the command fetches; its answer draws
+	if f.windowCalls(idA) != before+1 {
+		t.Fatalf("one change cost %d window reads, want 1", f.windowCalls(idA)-before)
+	}
+	h.wantScreen("line 200")
+
+	for i := 0; i < 20; i++ {
+		h.keys("K") // paused, 20 rows above the end
+	}
+	before = f.windowCalls(idA)
+	for i := 201; i < 260; i++ {
+		f.print(idA, 1, fmt.Sprintf("line %d", i))
+		h.sync(idA)
+	}
+	if got := f.windowCalls(idA) - before; got != 0 {
+		t.Fatalf("a paused view read %d windows while 59 lines arrived below it", got)
+	}
+	h.wantScreen("59 new lines")
+}
+
 // hundredLines is a harness showing a running agent that printed "line 0"
 // to "line 99", and its fake.
 func hundredLines(t *testing.T) (*harness, *fakeSup) {

@@ -81,9 +81,11 @@ const (
 	// EventSynced follows the first EventAgent of every agent: the client
 	// now holds the whole table.
 	EventSynced = "synced"
-	// EventOutput carries {"agent_id"} of an agent with new output (display
-	// lines or transcript entries): a viewer fetches the window it shows
-	// again. At most one per agent per EventFrame.
+	// EventOutput carries {"agent_id", "seq", "output"} of an agent with
+	// new output (display lines or transcript entries): the submission and
+	// its supervisor.OutputCounts, so a viewer knows without asking whether
+	// the window it shows changed, and fetches it again only then. At most
+	// one per agent per EventFrame.
 	EventOutput = "output"
 )
 
@@ -93,7 +95,9 @@ const EventFrame = time.Second / 60
 
 // outputEvent is the data of EventOutput.
 type outputEvent struct {
-	AgentID string `json:"agent_id"`
+	AgentID string                  `json:"agent_id"`
+	Seq     int                     `json:"seq,omitempty"`
+	Output  supervisor.OutputCounts `json:"output"`
 }
 
 // HeartbeatInterval is how often the host writes a comment on an idle

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // Remote is a viewer's view of a host (SPEC §9): the dashboard's seam
@@ -22,11 +21,12 @@ import (
 // to its subscribers, so the dashboard runs on it as on the in-process
 // supervisor.
 //
-// Config, Agents, Window, Transcript and Storage answer from memory, never
-// from the socket: a window Remote does not hold (or that changed) is
-// fetched in a goroutine, and its arrival is published as an Output change,
-// which redraws. Every other method is a call on the socket bounded by the
-// Client's deadlines. With read-only, every operation is refused.
+// Config, Agents and Storage answer from memory, never from the socket;
+// Agents' snapshots carry the output counts the host pushes with every
+// output event, so the dashboard knows what changed without asking. Every
+// other method (Window and Transcript too: the dashboard fetches the window
+// it draws in a command) is a call on the socket bounded by the Client's
+// deadlines. With read-only, every operation is refused.
 type Remote struct {
 	c        *Client
 	info     Info
@@ -41,34 +41,6 @@ type Remote struct {
 
 	mu     sync.Mutex
 	agents []supervisor.AgentInfo
-	logs   map[logKey]*logCache
-}
-
-// logKey names one log a viewer draws.
-type logKey struct {
-	id         string
-	seq        int // resolved, ≥ 1
-	transcript bool
-}
-
-// logCache holds the last window fetched of one log.
-type logCache struct {
-	first, total int64
-	from         int64 // absolute number of lines[0] / entries[0]
-	lines        []supervisor.Line
-	entries      []transcript.Entry
-	pending      string
-	structured   bool
-	stale        bool // the host reported new output since the fetch
-	fetching     bool
-	want         fetchRange // the last range asked for
-	err          error
-}
-
-// fetchRange is what a fetch asks the host for; from < 0 is the tail.
-type fetchRange struct {
-	from int64
-	n    int
 }
 
 // IncompatibleError is returned by Attach when the host speaks another
@@ -115,7 +87,7 @@ func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, er
 	if err := c.call(ctx, CallTimeout, http.MethodGet, "/v1/config", nil, &cr); err != nil {
 		return nil, err
 	}
-	r := &Remote{c: c, info: info, cfg: cr.Config, readOnly: readOnly, ended: make(chan struct{}), logs: map[logKey]*logCache{}}
+	r := &Remote{c: c, info: info, cfg: cr.Config, readOnly: readOnly, ended: make(chan struct{})}
 	if cr.PresetName != "" && r.cfg.Preset == nil {
 		r.cfg.Preset = &supervisor.Preset{Name: cr.PresetName, Args: cr.PresetArgs, Format: cr.PresetFormat}
 	}
@@ -180,13 +152,7 @@ func (r *Remote) follow(synced chan struct{}) {
 			if err := json.Unmarshal(ev.Data, &o); err != nil {
 				return fmt.Errorf("bad output event from %s: %v", r.c.socket, err)
 			}
-			r.mu.Lock()
-			for k, c := range r.logs {
-				if k.id == o.AgentID {
-					c.stale = true
-				}
-			}
-			r.mu.Unlock()
+			r.applyCounts(o)
 			r.feed.Publish(supervisor.Change{AgentID: o.AgentID, Output: true})
 		}
 		return nil

@@ -412,7 +412,9 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			if c.Output {
-				writeEvent(w, EventOutput, outputEvent{AgentID: c.AgentID})
+				ev := outputEvent{AgentID: c.AgentID}
+				ev.Output, ev.Seq, _ = srv.sup.Counts(c.AgentID, 0)
+				writeEvent(w, EventOutput, ev)
 				sent = true
 			}
 		}

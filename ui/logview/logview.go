@@ -1,14 +1,22 @@
 // Package logview is the log pane: a window onto a log that may hold
-// millions of items, of which it fetches and renders only the ones on
-// screen. It is shaped like the bubbles widgets (Model, KeyMap, Styles,
-// SetSize, Update, View).
+// millions of items, of which it holds and renders only the ones on screen
+// and about a screen either side. It is shaped like the bubbles widgets
+// (Model, KeyMap, Styles, SetSize, Update, View).
+//
+// The pane never reads the log itself: it says which items it needs
+// (Request) and its owner fetches them in a command, off the Update
+// goroutine, and hands the answer back (SetPage). Between two pages the
+// owner tells it what changed from the events it gets (SetBounds, Changed),
+// so a paused view costs no fetch while lines arrive below it, and a
+// following one costs one fetch per change, one in flight at most.
 //
 // Positions are absolute item numbers, which never change when old items
 // are trimmed from the front of the log. In follow mode the pane shows the
 // bottom of the log. Scrolling up pauses following: the top row then stays
 // on the same item as items arrive or are trimmed, and NewItems counts what
 // arrived since the pause. Following resumes when the view reaches the
-// bottom again.
+// bottom again. A scroll past what the pane holds moves as far as it holds
+// and finishes when the page with the rest arrives.
 package logview
 
 import (
@@ -30,18 +38,23 @@ type Item struct {
 	Stderr bool // drawn in the stderr style when Text has no style of its own
 }
 
-// Page is a range of a log's items.
+// Page is a range of a log's items, fetched for a Request.
 type Page struct {
-	First   int64  // absolute number of the oldest item held
+	First   int64  // absolute number of the oldest item the log holds
 	Total   int64  // one past the absolute number of the newest item
-	Items   []Item // the items asked for that are held, from max(from, First)
-	Evicted bool   // the items are not in memory; the owner must reload them
+	From    int64  // absolute number of Items[0]: max(the request's From, First), or Total-len(Items) for the last items
+	Items   []Item // the items asked for that the log holds
+	Evicted bool   // the items are not in memory; the owner must reload them, then Invalidate
 }
 
-// Source gives the items of one log. Page must copy at most n items and
-// cost time independent of the log's size.
-type Source interface {
-	Page(from int64, n int) (Page, error)
+// Request is a range of items the pane needs and does not hold. The owner
+// fetches it in a command and passes the Request back to SetPage with the
+// answer.
+type Request struct {
+	From int64 // absolute number of the first item; < 0 asks for the last N items
+	N    int   // how many items, ≥ 1
+	gen  int   // the log it is for (SetLog)
+	at   int   // the number of Changed calls when it was made
 }
 
 // KeyMap is the pane's scrolling bindings.
@@ -95,16 +108,27 @@ type Model struct {
 	KeyMap KeyMap
 	Styles Styles
 
-	src           Source
+	open          bool // a log is shown (SetLog)
 	width, height int
 	wrap          bool
 	focused       bool
 
 	st           State
-	first, total int64
+	first, total int64    // the log's bounds, from the last page or SetBounds
 	rows         []string // exactly height rows of exactly width cells
-	evicted      bool
-	err          error
+	move         int      // rows still to scroll once their items arrive: < 0 up, > 0 down
+
+	// What the pane holds and asks for.
+	gen      int  // the log shown; increases with every SetLog
+	changes  int  // Changed calls since SetLog
+	inFlight bool // a Request of gen is out
+	fetched  bool // a page of gen arrived
+	held     Page // the items held: held.From up to held.From+len(held.Items)
+	heldTail bool // held was asked for as the last items
+	heldAt   int  // changes when held was asked for
+	blocked  bool // the last request failed: ask again only after something changes
+	evicted  bool
+	err      error
 
 	search searchState
 	cache  map[int64]cached
@@ -115,23 +139,36 @@ type cached struct {
 	rows []string
 }
 
-// New returns a pane in follow mode with no source.
+// New returns a pane in follow mode with no log.
 func New(s Styles) Model {
 	return Model{KeyMap: DefaultKeyMap(), Styles: s, st: State{Follow: true}, focused: true, cache: map[int64]cached{}}
 }
 
-// SetSource shows src, at the position st (the zero State means the bottom
-// in follow mode is not implied: pass State{Follow: true} for that).
-func (m *Model) SetSource(src Source, st State) {
-	m.src = src
+// SetLog shows another log (or the same one anew) at the position st (the
+// zero State does not imply follow mode: pass State{Follow: true} for the
+// bottom). The pane holds nothing of it until SetPage; its first Request
+// asks for what st shows.
+func (m *Model) SetLog(st State) {
+	m.open = true
 	m.st = st
+	m.gen++
+	m.changes, m.inFlight, m.fetched, m.blocked, m.move = 0, false, false, false, 0
+	m.held, m.heldTail, m.heldAt = Page{}, false, 0
 	m.first, m.total = 0, 0
+	m.evicted, m.err = false, nil
 	m.search.matches, m.search.current = nil, -1
 	m.cache = map[int64]cached{}
 	m.Refresh()
 }
 
-// State returns the pane's position, to restore later with SetSource.
+// Clear shows no log: a blank pane.
+func (m *Model) Clear() {
+	m.SetLog(State{Follow: true})
+	m.open = false
+	m.Refresh()
+}
+
+// State returns the pane's position, to restore later with SetLog.
 func (m Model) State() State { return m.st }
 
 // SetSize sets the pane's size in cells and renders again.
@@ -177,10 +214,11 @@ func (m Model) Bounds() (first, total int64) { return m.first, m.total }
 // Top returns the position of the top row, as of the last render.
 func (m Model) Top() Pos { return m.st.Top }
 
-// Evicted reports whether the source said its items are not in memory.
+// Evicted reports whether the last page said the log's items are not in
+// memory: the owner reloads them, then calls Invalidate.
 func (m Model) Evicted() bool { return m.evicted }
 
-// Err returns the source's last error.
+// Err returns the error of the last fetch, nil once a page arrived.
 func (m Model) Err() error { return m.err }
 
 // Update scrolls for the pane's keys.
@@ -228,48 +266,53 @@ func (m *Model) pause() {
 }
 
 // ScrollUp moves the view n rows towards the start of the log, pausing
-// follow mode when it moves.
+// follow mode when it moves. Rows above what the pane holds are scrolled
+// once their page arrives.
 func (m *Model) ScrollUp(n int) {
-	if m.src == nil || n <= 0 {
+	if !m.open || n <= 0 {
 		return
 	}
-	p := m.back(m.st.Top, n)
-	if p == m.st.Top {
+	m.blocked = false
+	p, rest := m.back(m.st.Top, n)
+	if p == m.st.Top && rest == 0 {
 		return
 	}
 	m.pause()
-	m.st.Top = p
+	m.st.Top, m.move = p, -rest
 	m.Refresh()
 }
 
 // ScrollDown moves the view n rows towards the end of the log; reaching the
 // bottom resumes follow mode.
 func (m *Model) ScrollDown(n int) {
-	if m.src == nil || n <= 0 || m.st.Follow {
+	if !m.open || n <= 0 || m.st.Follow {
 		return
 	}
-	p := m.forward(m.st.Top, n)
-	if m.rowsFrom(p, m.height+1) <= m.height {
-		m.st.Follow = true
+	m.blocked = false
+	p, rest := m.forward(m.st.Top, n)
+	if rest == 0 && m.rowsFrom(p, m.height+1) <= m.height {
+		m.st.Follow, m.move = true, 0
 	} else {
-		m.st.Top = p
+		m.st.Top, m.move = p, rest
 	}
 	m.Refresh()
 }
 
 // GotoTop shows the oldest held item and pauses follow mode.
 func (m *Model) GotoTop() {
-	if m.src == nil {
+	if !m.open {
 		return
 	}
+	m.blocked = false
 	m.pause()
-	m.st.Top = Pos{m.first, 0}
+	m.st.Top, m.move = Pos{m.first, 0}, 0
 	m.Refresh()
 }
 
 // GotoBottom shows the newest items and resumes follow mode.
 func (m *Model) GotoBottom() {
-	m.st.Follow = true
+	m.blocked = false
+	m.st.Follow, m.move = true, 0
 	m.Refresh()
 }
 
@@ -296,12 +339,19 @@ func (m *Model) SetWrap(on bool) {
 }
 
 // GotoItem pauses follow mode and shows item abs near the top third of the
-// pane.
+// pane (once it arrives, when the pane does not hold it).
 func (m *Model) GotoItem(abs int64) {
-	if m.src == nil {
+	if !m.open {
 		return
 	}
+	m.blocked = false
 	m.pause()
-	m.st.Top = m.back(Pos{abs, 0}, m.height/3)
+	if _, ok := m.item(abs); !ok {
+		m.st.Top, m.move = Pos{abs, 0}, -(m.height / 3)
+		m.Refresh()
+		return
+	}
+	p, rest := m.back(Pos{abs, 0}, m.height/3)
+	m.st.Top, m.move = p, -rest
 	m.Refresh()
 }

@@ -19,18 +19,45 @@ type memSource struct {
 	calls int
 }
 
-func (s *memSource) Page(from int64, n int) (Page, error) {
+// page answers req as the dashboard's fetch command does.
+func (s *memSource) page(req Request) Page {
 	s.calls++
 	total := s.first + int64(len(s.items))
-	pg := Page{First: s.first, Total: total}
-	if from < s.first {
-		from = s.first
+	from, n := req.From, req.N
+	if from < 0 {
+		from = total - int64(n)
 	}
+	from = max(from, s.first)
+	pg := Page{First: s.first, Total: total, From: from}
 	for i := from; i < total && n > 0; i++ {
 		pg.Items = append(pg.Items, s.items[i-s.first])
 		n--
 	}
-	return pg, nil
+	return pg
+}
+
+// serve answers the pane's requests until it needs nothing more, as the
+// dashboard's commands do one Update at a time.
+func serve(t *testing.T, m *Model, s *memSource) {
+	t.Helper()
+	for i := 0; ; i++ {
+		req, ok := m.Request()
+		if !ok {
+			return
+		}
+		if i > 20 {
+			t.Fatalf("the pane keeps asking: %+v", req)
+		}
+		m.SetPage(req, s.page(req), nil)
+	}
+}
+
+// changed tells the pane what the events would: new bounds, new content.
+func changed(t *testing.T, m *Model, s *memSource) {
+	t.Helper()
+	m.SetBounds(s.first, s.first+int64(len(s.items)))
+	m.Changed()
+	serve(t, m, s)
 }
 
 func (s *memSource) add(format string, from, to int) {
@@ -44,11 +71,12 @@ func (s *memSource) trim(n int) {
 	s.first += int64(n)
 }
 
-func newPane(t *testing.T, src Source, w, h int) Model {
+func newPane(t *testing.T, src *memSource, w, h int) Model {
 	t.Helper()
 	m := New(DefaultStyles(theme.Plain()))
 	m.SetSize(w, h)
-	m.SetSource(src, State{Follow: true})
+	m.SetLog(State{Follow: true})
+	serve(t, &m, src)
 	return m
 }
 
@@ -76,7 +104,7 @@ func TestFollowShowsBottom(t *testing.T) {
 		t.Fatalf("bottom row %q, want line 99", got)
 	}
 	src.add("line %d", 100, 103)
-	m.Refresh()
+	changed(t, &m, src)
 	if got := strings.TrimSpace(rows(m)[4]); got != "line 102" {
 		t.Fatalf("after new lines bottom row %q, want line 102", got)
 	}
@@ -90,6 +118,7 @@ func TestPausedViewStaysStillAsLinesArriveAndAreTrimmed(t *testing.T) {
 	src.add("line %d", 0, 200)
 	m := newPane(t, src, 20, 5)
 	m.ScrollUp(95) // top row was line 195; now line 100
+	serve(t, &m, src)
 	if m.Following() {
 		t.Fatal("scrolling up must pause following")
 	}
@@ -98,7 +127,7 @@ func TestPausedViewStaysStillAsLinesArriveAndAreTrimmed(t *testing.T) {
 	}
 	src.add("line %d", 200, 260)
 	src.trim(50)
-	m.Refresh()
+	changed(t, &m, src)
 	if got := strings.TrimSpace(rows(m)[0]); got != "line 100" {
 		t.Fatalf("after arrivals and trimming, top row %q, want line 100", got)
 	}
@@ -107,7 +136,7 @@ func TestPausedViewStaysStillAsLinesArriveAndAreTrimmed(t *testing.T) {
 	}
 	// Trimmed past the top line: keep to the oldest held.
 	src.trim(80)
-	m.Refresh()
+	changed(t, &m, src)
 	if got := strings.TrimSpace(rows(m)[0]); got != "line 130" {
 		t.Fatalf("after trimming the top line, top row %q, want line 130", got)
 	}
@@ -119,17 +148,21 @@ func TestFollowResumesOnlyAtBottom(t *testing.T) {
 	src.add("line %d", 0, 50)
 	m := newPane(t, src, 20, 5)
 	m.ScrollUp(3)
+	serve(t, &m, src)
 	src.add("line %d", 50, 52)
-	m.Refresh()
+	changed(t, &m, src)
 	m.ScrollDown(1)
+	serve(t, &m, src)
 	if m.Following() {
 		t.Fatal("one row down of five is not the bottom")
 	}
 	m.ScrollDown(3)
+	serve(t, &m, src)
 	if m.Following() {
 		t.Fatal("still one row above the bottom: 2 lines arrived")
 	}
 	m.ScrollDown(1)
+	serve(t, &m, src)
 	if !m.Following() {
 		t.Fatal("reaching the bottom must resume following")
 	}
@@ -143,6 +176,7 @@ func TestShortLogDoesNotPause(t *testing.T) {
 	src.add("line %d", 0, 3)
 	m := newPane(t, src, 20, 5)
 	m.ScrollUp(1)
+	serve(t, &m, src)
 	if !m.Following() {
 		t.Fatal("nothing to scroll: must keep following")
 	}
@@ -156,19 +190,23 @@ func TestWrapScrollsByRows(t *testing.T) {
 	src.items = []Item{{Text: "aaaaaaaaaabbbbbbbbbbcccccccccc"}, {Text: "short"}, {Text: "ddddddddddeeeeeeeeee"}}
 	m := newPane(t, src, 10, 2)
 	m.SetWrap(true)
+	serve(t, &m, src)
 	checkShape(t, m)
 	if r := rows(m); r[0] != "dddddddddd" || r[1] != "eeeeeeeeee" {
 		t.Fatalf("wrapped bottom: %q", r)
 	}
 	m.ScrollUp(2)
+	serve(t, &m, src)
 	if r := rows(m); r[0] != "cccccccccc" || strings.TrimSpace(r[1]) != "short" {
 		t.Fatalf("two rows up: %q", r)
 	}
 	m.GotoTop()
+	serve(t, &m, src)
 	if r := rows(m); r[0] != "aaaaaaaaaa" || r[1] != "bbbbbbbbbb" {
 		t.Fatalf("top: %q", r)
 	}
 	m.SetWrap(false)
+	serve(t, &m, src)
 	if r := rows(m); r[0] != "aaaaaaaaa…" {
 		t.Fatalf("cut line: %q", r)
 	}
@@ -184,7 +222,8 @@ func TestStyledLinesEndResetAndStayInside(t *testing.T) {
 	}
 	m := New(DefaultStyles(theme.New(theme.Options{Profile: 1, Dark: true})))
 	m.SetSize(12, 4)
-	m.SetSource(src, State{Follow: true})
+	m.SetLog(State{Follow: true})
+	serve(t, &m, src)
 	checkShape(t, m)
 	for i, r := range rows(m) {
 		if strings.Contains(r, "\x1b[") && !strings.HasSuffix(strings.TrimRight(r, " "), "\x1b[m") {
@@ -213,10 +252,12 @@ func TestSearchHighlightsAndMoves(t *testing.T) {
 		t.Fatalf("matches = %d, want 11", n)
 	}
 	m.NearestMatch()
+	serve(t, &m, src)
 	if cur, _ := m.CurrentMatch(); cur != 49 {
 		t.Fatalf("nearest match %d, want 49", cur)
 	}
 	m.NextMatch()
+	serve(t, &m, src)
 	if cur, _ := m.CurrentMatch(); cur != 4 {
 		t.Fatalf("next after the last wraps to %d, want 4", cur)
 	}
@@ -242,6 +283,7 @@ func TestSearchMarksMatchesWithoutColour(t *testing.T) {
 	m.SetQuery("of")
 	m.AddMatches([]int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	m.NextMatch()
+	serve(t, &m, src)
 	if cur, _ := m.CurrentMatch(); cur != 0 {
 		t.Fatalf("current match %d, want 0", cur)
 	}
@@ -270,6 +312,7 @@ func TestKeysScroll(t *testing.T) {
 			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 		}
 		m, _ = m.Update(msg)
+		serve(t, &m, src)
 	}
 	top := func() string { return strings.TrimSpace(rows(m)[0]) }
 	press("K")
@@ -311,10 +354,124 @@ func TestViewCostIndependentOfLogSize(t *testing.T) {
 	small.add("line %d", 0, 100)
 	big.add("line %d", 0, 1_000_000)
 	ms, mb := newPane(t, small, 80, 40), newPane(t, big, 80, 40)
+	if len(ms.held.Items) != len(mb.held.Items) {
+		t.Fatalf("the pane holds %d items of 100 and %d of 1,000,000", len(ms.held.Items), len(mb.held.Items))
+	}
 	small.calls, big.calls = 0, 0
 	ms.ScrollUp(10)
+	serve(t, &ms, small)
 	mb.ScrollUp(10)
+	serve(t, &mb, big)
 	if small.calls != big.calls {
 		t.Fatalf("source calls differ: %d vs %d", small.calls, big.calls)
+	}
+	if len(mb.held.Items) > 3*mb.Height() {
+		t.Fatalf("after a scroll the pane holds %d items for a %d-row view", len(mb.held.Items), mb.Height())
+	}
+}
+
+// TestPausedPaneFetchesNothingWhileLinesArriveBelow: the events' bounds
+// are enough for a view that does not show the end; the "N new" count
+// follows them.
+func TestPausedPaneFetchesNothingWhileLinesArriveBelow(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 200)
+	m := newPane(t, src, 20, 5)
+	m.ScrollUp(50)
+	serve(t, &m, src)
+	top := rows(m)[0]
+	src.calls = 0
+	for i := 0; i < 10; i++ {
+		src.add("line %d", 200+i*10, 210+i*10)
+		changed(t, &m, src)
+	}
+	if src.calls != 0 {
+		t.Fatalf("a paused view fetched %d times while lines arrived below it", src.calls)
+	}
+	if m.NewItems() != 100 || rows(m)[0] != top {
+		t.Fatalf("NewItems = %d, top row %q (was %q)", m.NewItems(), rows(m)[0], top)
+	}
+}
+
+// TestFollowingPaneAsksOncePerChangeOneInFlight: changes that come while
+// a fetch is out cost one more fetch when it is answered, not one each.
+func TestFollowingPaneAsksOncePerChangeOneInFlight(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 20)
+	m := newPane(t, src, 20, 5)
+	src.add("line %d", 20, 25)
+	m.SetBounds(0, 25)
+	m.Changed()
+	req, ok := m.Request()
+	if !ok || req.From >= 0 {
+		t.Fatalf("following after a change: request %+v %v, want the last items", req, ok)
+	}
+	src.add("line %d", 25, 30)
+	m.Changed()
+	m.Changed()
+	if _, again := m.Request(); again {
+		t.Fatal("a second request while one is in flight")
+	}
+	m.SetPage(req, src.page(req), nil)
+	if got := strings.TrimSpace(rows(m)[4]); got != "line 29" {
+		t.Fatalf("bottom row %q after the first answer, want line 29 (the page is newer than the request)", got)
+	}
+	req, ok = m.Request()
+	if !ok {
+		t.Fatal("changes during the fetch must make one more request")
+	}
+	m.SetPage(req, src.page(req), nil)
+	if _, again := m.Request(); again {
+		t.Fatal("nothing changed since the last answer: no more requests")
+	}
+}
+
+// TestAnswerForAnEarlierLogIsDropped: a page fetched for the log shown
+// before SetLog never lands in the next one.
+func TestAnswerForAnEarlierLogIsDropped(t *testing.T) {
+	a, b := &memSource{}, &memSource{}
+	a.add("a %d", 0, 10)
+	b.add("b %d", 0, 10)
+	m := newPane(t, a, 20, 5)
+	a.add("a %d", 10, 11)
+	m.Changed()
+	old, _ := m.Request()
+	m.SetLog(State{Follow: true})
+	m.SetPage(old, a.page(old), nil)
+	if strings.Contains(m.View(), "a ") {
+		t.Fatalf("the earlier log's page was drawn: %q", rows(m))
+	}
+	serve(t, &m, b)
+	if got := strings.TrimSpace(rows(m)[4]); got != "b 9" {
+		t.Fatalf("bottom row %q, want b 9", got)
+	}
+}
+
+// TestFailedFetchIsKeptAndNotRetriedUntilSomethingChanges: the error
+// reaches Err for the owner to show; the pane does not spin on it.
+func TestFailedFetchIsKeptAndNotRetriedUntilSomethingChanges(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 10)
+	m := newPane(t, src, 20, 5)
+	m.Changed()
+	req, _ := m.Request()
+	m.SetPage(req, Page{}, fmt.Errorf("host does not answer"))
+	if m.Err() == nil || !strings.Contains(m.Err().Error(), "does not answer") {
+		t.Fatalf("Err = %v", m.Err())
+	}
+	if got := strings.TrimSpace(rows(m)[4]); got != "line 9" {
+		t.Fatalf("what the pane held is still drawn: bottom row %q", got)
+	}
+	if _, ok := m.Request(); ok {
+		t.Fatal("retried at once after a failure")
+	}
+	m.Changed()
+	req, ok := m.Request()
+	if !ok {
+		t.Fatal("a change must retry")
+	}
+	m.SetPage(req, src.page(req), nil)
+	if m.Err() != nil {
+		t.Fatalf("Err after a good page = %v", m.Err())
 	}
 }

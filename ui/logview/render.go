@@ -6,33 +6,13 @@ import (
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
-// fetch asks the source for n items from abs and records the log's bounds.
-func (m *Model) fetch(from int64, n int) Page {
-	pg, err := m.src.Page(from, n)
-	m.err = err
-	if err != nil {
-		return Page{First: m.first, Total: m.total}
-	}
-	m.evicted = pg.Evicted
-	m.first, m.total = pg.First, pg.Total
-	return pg
-}
-
-// tail fetches the last n items and returns them with the absolute number
-// of the first.
-func (m *Model) tail(n int) (Page, int64) {
-	pg := m.fetch(0, 0)
-	from := max(pg.First, pg.Total-int64(n))
-	pg = m.fetch(from, n)
-	return pg, max(from, pg.First)
-}
-
-// Refresh fetches the items on screen and renders them again; call it when
-// the log changed. It costs time proportional to the pane's size, whatever
-// the log's.
+// Refresh renders the rows on screen again from what the pane holds; call
+// it when the log changed. It costs time proportional to the pane's size,
+// whatever the log's. Items the view needs that are not held yet are blank
+// until their page arrives (Request, SetPage).
 func (m *Model) Refresh() {
 	m.rows = m.rows[:0]
-	if m.src == nil || m.width <= 0 || m.height <= 0 {
+	if !m.open || m.width <= 0 || m.height <= 0 {
 		m.pad()
 		return
 	}
@@ -46,15 +26,21 @@ func (m *Model) Refresh() {
 	m.trimCache()
 }
 
-// renderBottom shows the last rows of the log and records where they start.
+// renderBottom shows the last rows of the log and records where they
+// start. Until the newest items arrive it shows the end of the last tail
+// page, which is at most a change behind.
 func (m *Model) renderBottom() {
-	pg, start := m.tail(m.height)
+	end := m.heldEnd()
+	if !m.heldTail && end < m.total {
+		m.st.Top = Pos{m.total, 0} // the bottom is not held yet
+		return
+	}
 	var chunks [][]string // newest first
 	n := 0
-	top := Pos{pg.Total, 0}
-	for i := len(pg.Items) - 1; i >= 0 && n < m.height; i-- {
-		abs := start + int64(i)
-		r := m.rowsOf(abs, pg.Items[i])
+	top := Pos{end, 0}
+	for abs := end - 1; abs >= m.held.From && n < m.height; abs-- {
+		it, _ := m.item(abs)
+		r := m.rowsOf(abs, it)
 		skip := max(len(r)-(m.height-n), 0)
 		chunks = append(chunks, r[skip:])
 		n += len(r) - skip
@@ -67,33 +53,32 @@ func (m *Model) renderBottom() {
 }
 
 // renderFrom shows the log from the paused top row. When the rows after it
-// do not fill the pane, the view is aligned to the bottom, still paused.
+// do not fill the pane and the pane holds the log's end, the view is
+// aligned to the bottom, still paused.
 func (m *Model) renderFrom() {
 	if m.st.Top.Item < m.first {
 		m.st.Top = Pos{m.first, 0}
 	}
-	pg := m.fetch(m.st.Top.Item, m.height)
-	if m.st.Top.Item < pg.First { // trimmed since: keep to the oldest held
-		m.st.Top = Pos{pg.First, 0}
-		pg = m.fetch(m.st.Top.Item, m.height)
-	}
 	var rows []string
-	for i, it := range pg.Items {
-		r := m.rowsOf(m.st.Top.Item+int64(i), it)
-		if i == 0 {
+	for abs := m.st.Top.Item; len(rows) < m.height; abs++ {
+		it, ok := m.item(abs)
+		if !ok {
+			break
+		}
+		r := m.rowsOf(abs, it)
+		if abs == m.st.Top.Item {
 			if m.st.Top.Row >= len(r) {
 				m.st.Top.Row = len(r) - 1
 			}
 			r = r[m.st.Top.Row:]
 		}
 		rows = append(rows, r...)
-		if len(rows) >= m.height {
-			break
-		}
 	}
-	if len(rows) < m.height && m.total > 0 {
-		m.renderBottom()
-		return
+	if len(rows) < m.height && m.total > 0 && m.fetched && m.heldEnd() >= m.total && m.move == 0 {
+		if _, ok := m.item(m.st.Top.Item); ok {
+			m.renderBottom()
+			return
+		}
 	}
 	m.rows = append(m.rows, rows[:min(len(rows), m.height)]...)
 }
@@ -106,63 +91,76 @@ func (m *Model) pad() {
 	}
 }
 
-// back returns the position n rows before p, stopping at the oldest item.
-func (m *Model) back(p Pos, n int) Pos {
+// back returns the position n rows before p, stopping at the oldest item;
+// rest is how many rows are still to go once the items before the held
+// ones arrive.
+func (m *Model) back(p Pos, n int) (_ Pos, rest int) {
 	if m.st.Follow && p.Item >= m.total && m.total > 0 {
 		p = Pos{m.total - 1, 0}
 	}
 	if n <= p.Row {
 		p.Row -= n
-		return p
+		return p, 0
 	}
 	n -= p.Row
 	p.Row = 0
-	from := max(m.first, p.Item-int64(n))
-	if from >= p.Item {
-		return Pos{max(p.Item, m.first), 0}
-	}
-	pg := m.fetch(from, int(p.Item-from))
-	start := max(from, pg.First)
-	for i := len(pg.Items) - 1; i >= 0; i-- {
-		rc := len(m.rowsOf(start+int64(i), pg.Items[i]))
+	for n > 0 {
+		prev := p.Item - 1
+		if prev < m.first {
+			return Pos{max(p.Item, m.first), 0}, 0
+		}
+		it, ok := m.item(prev)
+		if !ok {
+			return p, n
+		}
+		rc := len(m.rowsOf(prev, it))
 		if n <= rc {
-			return Pos{start + int64(i), rc - n}
+			return Pos{prev, rc - n}, 0
 		}
 		n -= rc
+		p = Pos{prev, 0}
 	}
-	return Pos{max(start, pg.First), 0}
+	return p, 0
 }
 
 // forward returns the position n rows after p; past the end it returns the
-// end.
-func (m *Model) forward(p Pos, n int) Pos {
-	pg := m.fetch(p.Item, n+1)
-	if p.Item < pg.First {
-		p = Pos{pg.First, 0}
-		pg = m.fetch(p.Item, n+1)
+// end. rest is how many rows are still to go once the items after the held
+// ones arrive.
+func (m *Model) forward(p Pos, n int) (_ Pos, rest int) {
+	if p.Item < m.first {
+		p = Pos{m.first, 0}
 	}
-	row := p.Row
-	for i, it := range pg.Items {
-		rc := len(m.rowsOf(p.Item+int64(i), it))
-		if n < rc-row {
-			return Pos{p.Item + int64(i), row + n}
+	for n > 0 {
+		if p.Item >= m.total {
+			return Pos{m.total, 0}, 0
 		}
-		n -= rc - row
-		row = 0
+		it, ok := m.item(p.Item)
+		if !ok {
+			return p, n
+		}
+		rc := len(m.rowsOf(p.Item, it))
+		if n < rc-p.Row {
+			return Pos{p.Item, p.Row + n}, 0
+		}
+		n -= rc - p.Row
+		p = Pos{p.Item + 1, 0}
 	}
-	return Pos{p.Item + int64(len(pg.Items)), 0}
+	return p, 0
 }
 
-// rowsFrom counts the rows from p to the end of the log, stopping at limit.
+// rowsFrom counts the rows from p to the end of the log, stopping at
+// limit; rows not held count as limit (more than the pane needs to know).
 func (m *Model) rowsFrom(p Pos, limit int) int {
-	pg := m.fetch(p.Item, limit)
-	if p.Item < pg.First {
-		p = Pos{pg.First, 0}
-		pg = m.fetch(p.Item, limit)
+	if p.Item < m.first {
+		p = Pos{m.first, 0}
 	}
 	n := -p.Row
-	for i, it := range pg.Items {
-		n += len(m.rowsOf(p.Item+int64(i), it))
+	for abs := p.Item; abs < m.total; abs++ {
+		it, ok := m.item(abs)
+		if !ok {
+			return limit
+		}
+		n += len(m.rowsOf(abs, it))
 		if n >= limit {
 			return n
 		}
