@@ -20,6 +20,12 @@ type AgentInfo struct {
 	Submissions []SubmissionInfo // oldest first
 	Activity    string           // what the agent CLI is doing now (presets), "" when unknown
 	Usage       Usage            // tokens and cost the agent CLI reported, summed over all its submissions (presets)
+	// Preset names the preset the agent was spawned with (SPEC §8; a
+	// restored agent keeps its own, whatever its host runs), "" for an
+	// agent command. Structured is true when that preset's output is
+	// structured: its submissions have transcripts (Transcript).
+	Preset     string `json:"preset,omitempty"`
+	Structured bool   `json:"structured,omitempty"`
 	// Origin names who spawned the agent in this host: "mcp", "ctl",
 	// "viewer", another program's name, or "" for the host's own dashboard.
 	Origin string `json:"origin,omitempty"`
@@ -111,6 +117,10 @@ func (s *Supervisor) infoLocked(a *agent) AgentInfo {
 		LastOutput: copyStr(a.lastOutput),
 		LastError:  copyStr(a.lastError),
 		Origin:     a.origin,
+		Structured: a.preset.Structured(),
+	}
+	if a.preset != nil {
+		info.Preset = a.preset.Name
 	}
 	info.Submissions = make([]SubmissionInfo, len(a.subs))
 	for i, sub := range a.subs {

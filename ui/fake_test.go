@@ -129,6 +129,7 @@ func (f *fakeSup) Agents() []supervisor.AgentInfo {
 	for i, a := range f.agents {
 		out[i] = a.info
 		out[i].Submissions = append([]supervisor.SubmissionInfo(nil), a.info.Submissions...)
+		out[i].Structured = out[i].Structured || f.cfg.Preset.Structured()
 		for j := range out[i].Submissions {
 			seq := j + 1
 			c := &out[i].Submissions[j].Output

@@ -427,7 +427,7 @@ func (m *Model) openPager(a supervisor.AgentInfo) tea.Cmd {
 	}
 	sup, id, styles := m.sup, a.AgentID, m.styles
 	feed := func(w io.Writer) error { return sup.WriteLines(w, id, seq, !styles.NoColor) }
-	if m.structured() && !m.raw {
+	if a.Structured && !m.raw {
 		// The transcript view pages the transcript, not the CLI's JSON.
 		feed = func(w io.Writer) error { return writeTranscript(w, sup, id, seq, styles) }
 	}

@@ -9,9 +9,13 @@ import (
 	"github.com/subdash/subdash/ui/logview"
 )
 
-// structured reports whether submissions have transcripts (a preset with
-// structured output, SPEC §8).
-func (m Model) structured() bool { return m.cfg.Preset.Structured() }
+// structured reports whether the selected agent's submissions have
+// transcripts (spawned with a preset of structured output, SPEC §8; a
+// restored agent keeps its preset whatever the host runs).
+func (m Model) structured() bool {
+	a, ok := m.selected()
+	return ok && a.Structured
+}
 
 // shownKey returns what the log pane should show now.
 func (m Model) shownKey() (logKey, bool) {
@@ -23,7 +27,7 @@ func (m Model) shownKey() (logKey, bool) {
 	if seq <= 0 || seq > len(a.Submissions) {
 		seq = len(a.Submissions)
 	}
-	return logKey{agent: a.AgentID, seq: seq, transcript: m.structured() && !m.raw}, true
+	return logKey{agent: a.AgentID, seq: seq, transcript: a.Structured && !m.raw}, true
 }
 
 // syncLog points the log pane at the selected agent's chosen submission,

@@ -161,7 +161,7 @@ func (m Model) logTitles() (string, string) {
 	if id := a.SessionID; id != "" {
 		parts = append(parts, "session "+agenttable.Short(cells.Clean(id)))
 	}
-	if m.structured() {
+	if a.Structured {
 		parts = append(parts, map[bool]string{true: "transcript", false: "raw"}[m.shown.transcript])
 	}
 	if m.log.Wrap() {

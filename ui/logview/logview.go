@@ -273,6 +273,11 @@ func (m *Model) ScrollUp(n int) {
 		return
 	}
 	m.blocked = false
+	if m.move != 0 { // waiting for items already: the rows add up
+		m.pause()
+		m.move -= n
+		return
+	}
 	p, rest := m.back(m.st.Top, n)
 	if p == m.st.Top && rest == 0 {
 		return
@@ -289,6 +294,10 @@ func (m *Model) ScrollDown(n int) {
 		return
 	}
 	m.blocked = false
+	if m.move != 0 { // waiting for items already: the rows add up
+		m.move += n
+		return
+	}
 	p, rest := m.forward(m.st.Top, n)
 	if rest == 0 && m.rowsFrom(p, m.height+1) <= m.height {
 		m.st.Follow, m.move = true, 0

@@ -475,3 +475,32 @@ func TestFailedFetchIsKeptAndNotRetriedUntilSomethingChanges(t *testing.T) {
 		t.Fatalf("Err after a good page = %v", m.Err())
 	}
 }
+
+// TestScrollsWhileAPageIsOutAddUp: keys pressed while the items they
+// scroll to are being fetched (a hundred J sent at once) all count.
+func TestScrollsWhileAPageIsOutAddUp(t *testing.T) {
+	src := &memSource{}
+	src.add("line %d", 0, 500)
+	m := newPane(t, src, 20, 5)
+	m.GotoTop()
+	serve(t, &m, src)
+	var out []Request
+	for i := 0; i < 100; i++ {
+		m.ScrollDown(1)
+		if req, ok := m.Request(); ok {
+			out = append(out, req)
+		}
+	}
+	m.ScrollUp(3)
+	for len(out) > 0 {
+		req := out[0]
+		out = out[1:]
+		m.SetPage(req, src.page(req), nil)
+		if req, ok := m.Request(); ok {
+			out = append(out, req)
+		}
+	}
+	if got := strings.TrimSpace(rows(m)[0]); got != "line 97" {
+		t.Fatalf("100 rows down and 3 up from the top: top row %q, want line 97", got)
+	}
+}
