@@ -2,10 +2,12 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/subdash/subdash/supervisor"
 )
@@ -84,4 +86,123 @@ func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
 		return a.Status == supervisor.StatusCompleted && a.LastMessage == "after the stream"
 	})
 	d.waitText("got: after the stream")
+}
+
+// TestAttachToAHostOfAnotherUser (SPEC §6: connections from another user
+// are refused): a viewer of uid 65534 cannot reach root's socket, and root
+// attaching to a host of uid 65534 is refused by that host; each says so
+// before any screen is drawn and exits non-zero.
+func TestAttachToAHostOfAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a host and a viewer as another user (uid 65534)")
+	}
+	const nobody = 65534
+	// A copy of the binary the other user may run, in a folder of theirs.
+	theirs, err := os.MkdirTemp("/tmp", "subdash-other-user-") // every folder above it searchable by them
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(theirs) })
+	if err := os.Chmod(theirs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(theirs, "subdash")
+	b, err := os.ReadFile(binPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"work", "state", "run"} {
+		if err := os.Mkdir(filepath.Join(theirs, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(filepath.Join(theirs, d), nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asNobody := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(testEnv(), "HOME="+theirs, "XDG_RUNTIME_DIR=")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		return cmd
+	}
+	run := func(cmd *exec.Cmd) (int, string) {
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+
+	// Their viewer, root's host.
+	w := newWorkspace(t)
+	startAttachServe(t, w)
+	code, out := run(asNobody("attach", "--socket", w.socket))
+	if want := "cannot connect to control socket " + w.socket + ": permission denied; it belongs to another user"; code == 0 || !strings.Contains(out, want) {
+		t.Errorf("uid %d attaching to root's host: exit %d, %q; want %q", nobody, code, out, want)
+	}
+
+	// Their host, root's viewer: root may open the socket, the host refuses it.
+	socket := filepath.Join(theirs, "run", "s.sock")
+	host := asNobody("serve", "--command", "cat", "--dir", filepath.Join(theirs, "work"),
+		"--state-dir", filepath.Join(theirs, "state"), "--socket", socket)
+	hostErr, err := os.Create(filepath.Join(t.TempDir(), "host.err"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host.Stderr = hostErr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Process.Signal(syscall.SIGTERM); _ = host.Wait() })
+	deadline := time.Now().Add(dashWait)
+	for asNobody("ctl", "list", "--socket", socket).Run() != nil {
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(hostErr.Name())
+			t.Fatalf("the host of uid %d does not serve: %s", nobody, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd := exec.Command(binPath, "attach", "--socket", socket)
+	cmd.Env = testEnv()
+	code, out = run(cmd)
+	if want := "this subdash control socket belongs to uid 65534; uid 0 may not use it"; code == 0 || !strings.Contains(out, want) {
+		t.Errorf("root attaching to the host of uid %d: exit %d, %q; want %q", nobody, code, out, want)
+	}
+}
+
+// TestViewerActsOnAnAgentAnotherClientClosed: ctl closes (then forgets)
+// the agent a viewer has selected just before the viewer acts on it; the
+// viewer shows the host's answer or its own refusal in words, never hangs
+// or panics, and its terminal stays usable.
+func TestViewerActsOnAnAgentAnotherClientClosed(t *testing.T) {
+	w := newWorkspace(t)
+	startAttachServe(t, w)
+	var sp supervisor.SpawnResult
+	ctlOK(t, w, &sp, "spawn", "hello")
+	id := sp.AgentID
+	waitAgent(t, w, id, "completed", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusCompleted })
+	d := startViewer(t, w, "attach", "--socket", w.socket)
+	d.waitRow(id, "completed")
+
+	d.keys("s")
+	d.typeText("too late")
+	ctlOK(t, w, nil, "close", id)
+	d.keys("Enter")
+	d.waitFor("the close to be said", func(s string) bool {
+		s = strings.ReplaceAll(s, "\n", "")
+		return strings.Contains(s, "agent "+id+" is closed; run resume_agent first") ||
+			strings.Contains(s, "agent "+id[:8]+" is closed; press r to resume it first")
+	})
+	if a := listAgents(t, w)[id]; a.Status != supervisor.StatusClosed || a.LastMessage != "hello" {
+		t.Fatalf("the send reached a closed agent: %+v", a)
+	}
+
+	ctlOK(t, w, nil, "forget", id)
+	d.keys("r")
+	d.waitFor("the forgotten agent to leave the table", func(s string) bool { return tableRow(s, id) == "" })
+	d.keys("q")
+	if code := d.waitExit(); code != 0 {
+		t.Fatalf("viewer exit status %d:\n%s", code, d.screen())
+	}
+	checkTerminalBack(t, d)
 }

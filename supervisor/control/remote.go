@@ -208,11 +208,14 @@ func (r *Remote) attachedNote() string {
 	return note
 }
 
-// Agents returns the snapshots the host pushed, oldest first.
+// Agents returns the snapshots the host pushed, oldest first: never nil,
+// so that an empty table (the last agent forgotten) is a snapshot too.
 func (r *Remote) Agents() []supervisor.AgentInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]supervisor.AgentInfo(nil), r.agents...)
+	out := make([]supervisor.AgentInfo, len(r.agents))
+	copy(out, r.agents)
+	return out
 }
 
 // Subscribe returns a subscription to the changes the host pushes.

@@ -1,0 +1,111 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// attach connects a viewer's Remote to s over a real socket.
+func attach(t *testing.T, s *supervisor.Supervisor) (*Remote, *Client) {
+	t.Helper()
+	srv, c := serve(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := Attach(ctx, srv.Path(), "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Detach)
+	return r, c
+}
+
+// seen waits for cond over the changes r publishes.
+func seen(t *testing.T, r *Remote, what string, cond func() bool) {
+	t.Helper()
+	sub := r.Subscribe()
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for !cond() {
+		if _, err := sub.Next(ctx); err != nil {
+			t.Fatalf("%s: never happened (%v)", what, err)
+		}
+	}
+}
+
+func agentOf(r *Remote, id string) (supervisor.AgentInfo, bool) {
+	for _, a := range r.Agents() {
+		if a.AgentID == id {
+			return a, true
+		}
+	}
+	return supervisor.AgentInfo{}, false
+}
+
+// TestRemoteFollowsTheHost: a viewer's snapshots follow spawn, output
+// (with the counts the output events carry), close and forget made by
+// another client, and its windows are the host's.
+func TestRemoteFollowsTheHost(t *testing.T) {
+	s := newSupervisor(t, 2)
+	r, c := attach(t, s)
+	ctx := context.Background()
+	sp, err := c.Spawn(ctx, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, c, sp.AgentID)
+	seen(t, r, "the completed agent with its one line", func() bool {
+		a, ok := agentOf(r, sp.AgentID)
+		return ok && a.Status == supervisor.StatusCompleted && len(a.Submissions) == 1 && a.Submissions[0].Output.Lines == 1
+	})
+	w, err := r.Window(sp.AgentID, 0, -1, 10)
+	if err != nil || w.Total != 1 || len(w.Lines) != 1 || w.Lines[0].Text != "got: hello" {
+		t.Fatalf("tail window = %+v, %v", w, err)
+	}
+
+	if _, err := c.Close(ctx, sp.AgentID); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, r, "the closed agent", func() bool {
+		a, ok := agentOf(r, sp.AgentID)
+		return ok && a.Status == supervisor.StatusClosed
+	})
+	if _, err := c.Forget(ctx, sp.AgentID); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, r, "the forgotten agent gone", func() bool {
+		_, ok := agentOf(r, sp.AgentID)
+		return !ok
+	})
+	if r.Agents() == nil {
+		t.Fatal("an empty table came as nil, which the dashboard takes for no snapshot")
+	}
+	if _, err := r.Window(sp.AgentID, 0, 0, 10); err == nil || !strings.Contains(err.Error(), "agent not found") {
+		t.Fatalf("window of a forgotten agent: %v", err)
+	}
+}
+
+// TestRemoteCountsFollowAStream: while a submission prints, the counts in
+// the viewer's snapshot grow with every output event, without a window
+// being asked for.
+func TestRemoteCountsFollowAStream(t *testing.T) {
+	s := newSupervisor(t, 2)
+	r, c := attach(t, s)
+	sp, err := c.Spawn(context.Background(), "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, c, sp.AgentID)
+	if _, err := c.Send(context.Background(), sp.AgentID, fmt.Sprintf("lines %d", 500), false); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, r, "submission 2's counts", func() bool {
+		a, ok := agentOf(r, sp.AgentID)
+		return ok && len(a.Submissions) == 2 && a.Submissions[1].Output.Lines >= 1
+	})
+}
