@@ -44,12 +44,8 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // oldest, named in the result), deny by id with a message, a stale answer
 // refused, and an interrupt while a request is pending.
 func TestApprovalsThroughCtl(t *testing.T) {
-	fake, err := filepath.Abs("testdata/fakecli")
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := newWorkspace(t)
-	env := []string{"PATH=" + fake + ":" + os.Getenv("PATH"), "FAKECLI_LOG=" + filepath.Join(w.base, "calls.log")}
+	env, _ := fakeCLIs(t, w.base)
 	p := start(t, env, append([]string{"serve", "--preset", "claude", "--approvals", "--grace", "200ms"}, w.flags()...)...)
 	waitListening(t, p, w.socket)
 

@@ -20,13 +20,8 @@ import (
 // streaming agent asks interrupt/queue/cancel and i interrupts it and
 // sends. Each is checked with ctl list.
 func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
-	fake, err := filepath.Abs("testdata/fakecli")
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := newWorkspace(t)
-	calls := filepath.Join(w.base, "calls.log")
-	env := []string{"PATH=" + fake + ":" + os.Getenv("PATH"), "FAKECLI_LOG=" + calls}
+	env, calls := fakeCLIs(t, w.base)
 	first := start(t, env, append([]string{"serve", "--preset", "claude"}, w.flags()...)...)
 	waitListening(t, first, w.socket)
 	var sp supervisor.SpawnResult

@@ -9,19 +9,27 @@ import (
 	"github.com/subdash/subdash/supervisor"
 )
 
+// fakeCLIs returns the environment that puts the stand-in claude, codex
+// and gemini of testdata/fakecli first on PATH, and the file under base
+// where they log each run (its arguments and message).
+func fakeCLIs(t *testing.T, base string) (env []string, calls string) {
+	t.Helper()
+	fake, err := filepath.Abs("testdata/fakecli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls = filepath.Join(base, "calls.log")
+	return []string{"PATH=" + fake + ":" + os.Getenv("PATH"), "FAKECLI_LOG=" + calls}, calls
+}
+
 // TestPresetThroughTheBinary runs `subdash serve --preset codex` with the
 // fake CLIs of testdata/fakecli first on PATH (they check their arguments
 // and replay the real CLIs' recordings) and drives it with ctl: the
 // follow-up resumes the thread the first run reported, list and wait show
 // that thread id, and last_output is the final answer, not JSON.
 func TestPresetThroughTheBinary(t *testing.T) {
-	fake, err := filepath.Abs("testdata/fakecli")
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := newWorkspace(t)
-	calls := filepath.Join(w.base, "calls.log")
-	env := []string{"PATH=" + fake + ":" + os.Getenv("PATH"), "FAKECLI_LOG=" + calls}
+	env, calls := fakeCLIs(t, w.base)
 	p := start(t, env, append([]string{"serve", "--preset", "codex"}, w.flags()...)...)
 	waitListening(t, p, w.socket)
 
