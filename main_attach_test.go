@@ -38,22 +38,9 @@ func startAttachServe(t *testing.T, w workspace) *process {
 // 160x45, as startDash does, without adding a workspace's flags.
 func startViewer(t *testing.T, w workspace, args ...string) *dash {
 	t.Helper()
-	tmux := requireTool(t, "tmux")
-	d := &dash{t: t, tmux: tmux, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()),
+	d := &dash{t: t, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()),
 		dir: w.dir, state: w.state, socket: w.socket, w: 160, h: 45}
-	quoted := make([]string, len(args))
-	for i, a := range args {
-		quoted[i] = dashQuote(a)
-	}
-	line := fmt.Sprintf("trap : INT; env TERM=xterm-256color SUBDASH_SOCKET= %s %s; echo SUBDASH-EXITED:$?; sleep 3600",
-		dashQuote(binPath), strings.Join(quoted, " "))
-	if out, err := d.tm("new-session", "-d", "-s", "dash", "-x", "160", "-y", "45", line); err != nil {
-		t.Fatalf("tmux new-session: %v %s", err, out)
-	}
-	t.Cleanup(func() {
-		_, _ = d.tm("kill-server")
-		_ = os.Remove(filepath.Join(os.TempDir(), fmt.Sprintf("tmux-%d", os.Getuid()), d.server))
-	})
+	d.run(nil, nil, args...)
 	return d
 }
 

@@ -46,16 +46,26 @@ func startDash(t *testing.T, w, h int, env []string, args ...string) *dash {
 // before the dashboard starts and asks the terminal for its background.
 func startDashIn(t *testing.T, w, h int, options [][]string, env []string, args ...string) *dash {
 	t.Helper()
-	tmux := requireTool(t, "tmux")
 	base := t.TempDir()
-	d := &dash{t: t, tmux: tmux, server: fmt.Sprintf("subdash-dash-%d-%d", os.Getpid(), time.Now().UnixNano()),
+	d := &dash{t: t, server: fmt.Sprintf("subdash-dash-%d-%d", os.Getpid(), time.Now().UnixNano()),
 		dir: filepath.Join(base, "work"), state: filepath.Join(base, "state"), socket: filepath.Join(base, "s.sock"), w: w, h: h}
 	if err := os.Mkdir(d.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	all := append([]string{"--dir", d.dir, "--state-dir", d.state, "--socket", d.socket}, args...)
-	quoted := make([]string, len(all))
-	for i, a := range all {
+	d.run(options, env, append([]string{"--dir", d.dir, "--state-dir", d.state, "--socket", d.socket}, args...)...)
+	return d
+}
+
+// run starts `subdash args…` in d's own tmux server at d.w×d.h, with the
+// tmux options set first and the extra environment env (the variables that
+// would change what the tests expect emptied), and ends it all when the
+// test ends.
+func (d *dash) run(options [][]string, env []string, args ...string) {
+	t := d.t
+	t.Helper()
+	d.tmux = requireTool(t, "tmux")
+	quoted := make([]string, len(args))
+	for i, a := range args {
 		quoted[i] = dashQuote(a)
 	}
 	envs := []string{"TERM=xterm-256color", "SUBDASH_SOCKET=", "MEMO_SUBAGENT_MAX_AGENTS=", "SUBDASH_PRESET=", "MEMO_ENABLE_COLLAB_TOOLS="}
@@ -77,7 +87,7 @@ func startDashIn(t *testing.T, w, h int, options [][]string, env []string, args 
 	if len(options) > 0 {
 		first = "sleep 3600"
 	}
-	if out, err := d.tm("new-session", "-d", "-s", "dash", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), first); err != nil {
+	if out, err := d.tm("new-session", "-d", "-s", "dash", "-x", strconv.Itoa(d.w), "-y", strconv.Itoa(d.h), first); err != nil {
 		t.Fatalf("tmux new-session: %v %s", err, out)
 	}
 	if len(options) > 0 {
@@ -98,7 +108,6 @@ func startDashIn(t *testing.T, w, h int, options [][]string, env []string, args 
 		_ = os.Remove(filepath.Join(os.TempDir(), fmt.Sprintf("tmux-%d", os.Getuid()), d.server))
 		d.killLeftovers()
 	})
-	return d
 }
 
 func (d *dash) tm(args ...string) (string, error) {
