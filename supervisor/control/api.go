@@ -87,6 +87,10 @@ const (
 	// the window it shows changed, and fetches it again only then. At most
 	// one per agent per EventFrame.
 	EventOutput = "output"
+	// EventWarning carries {"text"}: a problem the host found while running
+	// (a failing --notify-command, a journal it cannot write), each sent
+	// once, to be shown as a note.
+	EventWarning = "warning"
 )
 
 // EventFrame is the shortest time between two batches of events on one
@@ -98,6 +102,11 @@ type outputEvent struct {
 	AgentID string                  `json:"agent_id"`
 	Seq     int                     `json:"seq,omitempty"`
 	Output  supervisor.OutputCounts `json:"output"`
+}
+
+// warningEvent is the data of EventWarning.
+type warningEvent struct {
+	Text string `json:"text"`
 }
 
 // HeartbeatInterval is how often the host writes a comment on an idle

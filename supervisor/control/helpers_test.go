@@ -27,10 +27,17 @@ const testCommand = `read m; case "$m" in sleep*) exec sleep 30;; fail*) echo oo
 // test ends.
 func newSupervisor(t *testing.T, maxAgents int) *supervisor.Supervisor {
 	t.Helper()
+	return newSupervisorWith(t, func(c *supervisor.Config) { c.MaxAgents = maxAgents })
+}
+
+// newSupervisorWith is newSupervisor with a maximum of 2 agents and the
+// configuration changed by edit.
+func newSupervisorWith(t *testing.T, edit func(*supervisor.Config)) *supervisor.Supervisor {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := supervisor.Config{
 		Command:    testCommand,
-		MaxAgents:  maxAgents,
+		MaxAgents:  2,
 		Dir:        dir,
 		StateDir:   filepath.Join(dir, ".state"),
 		Socket:     filepath.Join(dir, "subdash", "s.sock"),
@@ -38,6 +45,7 @@ func newSupervisor(t *testing.T, maxAgents int) *supervisor.Supervisor {
 		Scrollback: supervisor.DefaultScrollback,
 		Environ:    os.Environ(),
 	}
+	edit(&cfg)
 	s, err := supervisor.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -154,6 +154,12 @@ func (r *Remote) follow(synced chan struct{}) {
 			}
 			r.applyCounts(o)
 			r.feed.Publish(supervisor.Change{AgentID: o.AgentID, Output: true})
+		case EventWarning:
+			var wv warningEvent
+			if err := json.Unmarshal(ev.Data, &wv); err != nil {
+				return fmt.Errorf("bad warning event from %s: %v", r.c.socket, err)
+			}
+			r.feed.Publish(supervisor.Change{Warnings: []string{wv.Text}})
 		}
 		return nil
 	})

@@ -48,14 +48,18 @@ func rangeQuery(seq int, from int64, n int) string {
 }
 
 // applyCounts records the output counts an output event carried in the
-// snapshot of the agent, so that Agents answers with them.
+// snapshot of the agent, so that Agents answers with them. The snapshots
+// Agents returned share their Submissions with r's, so the slice is copied,
+// never written in place.
 func (r *Remote) applyCounts(o outputEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range r.agents {
 		a := &r.agents[i]
 		if a.AgentID == o.AgentID && o.Seq >= 1 && o.Seq <= len(a.Submissions) {
-			a.Submissions[o.Seq-1].Output = o.Output
+			subs := append([]supervisor.SubmissionInfo(nil), a.Submissions...)
+			subs[o.Seq-1].Output = o.Output
+			a.Submissions = subs
 		}
 	}
 }

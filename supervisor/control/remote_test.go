@@ -109,3 +109,34 @@ func TestRemoteCountsFollowAStream(t *testing.T) {
 		return ok && len(a.Submissions) == 2 && a.Submissions[1].Output.Lines >= 1
 	})
 }
+
+// TestRemoteGetsTheHostsWarnings: a problem the host finds while a viewer
+// is attached (here its --notify-command failing) reaches the viewer as a
+// warning, once.
+func TestRemoteGetsTheHostsWarnings(t *testing.T) {
+	s := newSupervisorWith(t, func(c *supervisor.Config) { c.NotifyCommand = "echo broken >&2; exit 3" })
+	r, c := attach(t, s)
+	sub := r.Subscribe()
+	defer sub.Close()
+	sp, err := c.Spawn(context.Background(), "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, c, sp.AgentID)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		changes, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("no warning reached the viewer: %v", err)
+		}
+		for _, ch := range changes {
+			for _, w := range ch.Warnings {
+				if strings.Contains(w, "--notify-command failed") && strings.Contains(w, "broken") {
+					return
+				}
+				t.Fatalf("unexpected warning %q", w)
+			}
+		}
+	}
+}

@@ -411,6 +411,10 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 					sent = true
 				}
 			}
+			for _, text := range c.Warnings {
+				writeEvent(w, EventWarning, warningEvent{Text: text})
+				sent = true
+			}
 			if c.Output {
 				ev := outputEvent{AgentID: c.AgentID}
 				ev.Output, ev.Seq, _ = srv.sup.Counts(c.AgentID, 0)
