@@ -3,6 +3,7 @@ package supervisor
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -91,15 +92,22 @@ func (s *Supervisor) newApprovalsLocked(a *agent, sub *submission) {
 	sub.tr.onFinal = q.close // the CLI ends once its stdin closes
 }
 
-// stdinFeed returns what writes sub's stdin: message and a newline (SPEC
-// §4), or, with approvals, the stream-json queue, after the initialize
-// request the message as a stream-json user message.
-func (s *Supervisor) stdinFeed(a *agent, sub *submission, message string) func(io.WriteCloser) {
+// stdinFeed returns what writes sub's stdin: its message file and a
+// newline (SPEC §4), or, with approvals, the stream-json queue, after the
+// initialize request the message as a stream-json user message. That one
+// line is JSON, so with approvals the message is read whole from its file
+// and held until the child has read it. Errors: the message file cannot be
+// read.
+func (s *Supervisor) stdinFeed(a *agent, sub *submission) (func(io.WriteCloser), error) {
 	if sub.appr != nil {
-		sub.appr.stdin.write(transcript.ClaudeUserMessage(message, sub.appr.session))
-		return sub.appr.stdin.run
+		b, err := os.ReadFile(sub.msgPath)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the message from %s: %v; check --state-dir", sub.msgPath, err)
+		}
+		sub.appr.stdin.write(transcript.ClaudeUserMessage(string(b), sub.appr.session))
+		return sub.appr.stdin.run, nil
 	}
-	return writeMessage(message)
+	return feedMessage(sub.msgPath, sub.out.note), nil
 }
 
 // onControl handles a control line of sub's CLI: a can_use_tool request

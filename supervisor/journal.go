@@ -21,7 +21,9 @@ type JournalEvent struct {
 	AgentID      string `json:"agent_id,omitempty"`
 	SubmissionID string `json:"submission_id,omitempty"`
 	Seq          int    `json:"seq,omitempty"`
-	Message      string `json:"message,omitempty"` // cut at maxJournalMessage bytes; the whole message went to the process's stdin
+	Message      string `json:"message,omitempty"` // the message's head (messageHead) with MessageBytes; else cut at maxJournalMessage bytes; the whole message is in the .msg file
+	// MessageBytes is the whole message's length, when Message is its head.
+	MessageBytes int    `json:"message_bytes,omitempty"`
 	Command      string `json:"command,omitempty"`
 	PID          int    `json:"pid,omitempty"`
 	ExitCode     *int   `json:"exit_code,omitempty"`

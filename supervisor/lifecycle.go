@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,13 +35,20 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 		s.journal.write(JournalEvent{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: msg})
 	}
 	s.mu.Lock()
-	message := sub.stdin
-	sub.stdin = "" // from now on only the message file keeps it
+	m := sub.pending
 	s.mu.Unlock()
 	if err == nil {
-		if merr := writeMessageFile(sub, message); merr != nil {
+		if merr := m.keep(sub.msgPath); merr != nil {
 			err = fmt.Errorf("cannot keep the message in %s: %v; check --state-dir", sub.msgPath, merr)
 		}
+	}
+	m.Discard() // what keep did not take (it failed, or err came first)
+	s.mu.Lock()
+	sub.pending = nil // from now on only the message file keeps it
+	s.mu.Unlock()
+	var feed func(io.WriteCloser)
+	if err == nil {
+		feed, err = s.stdinFeed(a, sub)
 	}
 	if err == nil && a.runner != "" && a.runner != s.cfg.RunnerName {
 		err = fmt.Errorf("agent %s runs on the %s runner; start the host with --runner %s to continue it", a.id, a.runner, a.runner)
@@ -48,7 +56,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	var started Process
 	if err == nil {
 		started, err = s.cfg.Runner.Start(StartRequest{
-			Command: sub.command, Dir: s.cfg.Dir, Stdin: s.stdinFeed(a, sub, message), Vars: s.submissionVars(a, sub),
+			Command: sub.command, Dir: s.cfg.Dir, Stdin: feed, Vars: s.submissionVars(a, sub),
 			AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Output: sub.out.feed,
 			Placed: func(pl Place) { s.placed(a, pl) },
 		})
@@ -264,14 +272,14 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		// A queued message starts now (SPEC §11), unless the host is
 		// ending; interrupt and close dropped it before they stopped sub.
 		switch {
-		case a.queued != "" && !s.shutdown && sub.reason != "interrupted":
+		case a.queued != nil && !s.shutdown && sub.reason != "interrupted":
 			next = s.newSubmissionLocked(a, a.queued)
-			a.queued = ""
-		case a.queued != "" && !s.shutdown:
-			a.queued = ""
+			a.queued = nil
+		case a.queued != nil && !s.shutdown:
+			dropQueueLocked(a)
 			dropped = "the submission was interrupted; the queued message was not run"
 			at = s.needYouLocked(a, string(sub.status))
-		case a.queued != "":
+		case a.queued != nil:
 			// The host is ending: the message stays queued in the
 			// journal, and the next host says it was not run (SPEC §10).
 		default:
@@ -297,7 +305,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
 	s.announce(a.id, at)
 	if next != nil {
-		s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: next.id, Seq: next.seq, Message: next.message,
+		s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: next.id, Seq: next.seq, Message: next.message, MessageBytes: next.msgLen,
 			Note: "queued message, started as the previous submission ended"})
 		_ = s.launch(a, next) // a start failure ends it as errored, as for send
 	}

@@ -23,10 +23,24 @@ func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
 // snapshot (AgentInfo.Origin), so the host's quit question can say whose
 // agents it ends (SPEC §7).
 func (s *Supervisor) SpawnBy(origin, message string) (SpawnResult, error) {
-	msg, err := checkMessage(message)
+	m, err := NewMessage(message)
 	if err != nil {
 		return SpawnResult{}, err
 	}
+	return s.SpawnMessage(origin, m)
+}
+
+// SpawnMessage is SpawnBy with a Message (NewMessage, ReadMessage), which
+// it takes: on an error the message is discarded.
+func (s *Supervisor) SpawnMessage(origin string, m *Message) (SpawnResult, error) {
+	res, err := s.spawnMessage(origin, m)
+	if err != nil {
+		m.Discard()
+	}
+	return res, err
+}
+
+func (s *Supervisor) spawnMessage(origin string, m *Message) (SpawnResult, error) {
 	s.mu.Lock()
 	if s.shutdown {
 		s.mu.Unlock()
@@ -41,11 +55,11 @@ func (s *Supervisor) SpawnBy(origin, message string) (SpawnResult, error) {
 	s.spawnedWith(a)
 	s.agents[a.id] = a
 	s.order = append(s.order, a)
-	sub := s.newSubmissionLocked(a, msg)
+	sub := s.newSubmissionLocked(a, m)
 	sum := s.summaryLocked(a)
 	s.mu.Unlock()
 
-	s.journal.write(JournalEvent{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: msg,
+	s.journal.write(JournalEvent{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size,
 		Command: a.command, Preset: presetRecord(a.preset), Runner: a.runner})
 	if err := s.launch(a, sub); err != nil {
 		s.mu.Lock()
@@ -63,10 +77,24 @@ func (s *Supervisor) SpawnBy(origin, message string) (SpawnResult, error) {
 // submission is terminated (its whole process group is gone) before the new
 // one starts; the agent stays running throughout.
 func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error) {
-	msg, err := checkMessage(message)
+	m, err := NewMessage(message)
 	if err != nil {
 		return SendResult{}, err
 	}
+	return s.SendMessage(id, m, interrupt)
+}
+
+// SendMessage is Send with a Message (NewMessage, ReadMessage), which it
+// takes: on an error the message is discarded.
+func (s *Supervisor) SendMessage(id string, m *Message, interrupt bool) (SendResult, error) {
+	res, err := s.sendMessage(id, m, interrupt)
+	if err != nil {
+		m.Discard()
+	}
+	return res, err
+}
+
+func (s *Supervisor) sendMessage(id string, m *Message, interrupt bool) (SendResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
 		return SendResult{}, err
@@ -106,10 +134,10 @@ func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error
 		s.mu.Unlock()
 		return SendResult{}, errLimit(s.cfg.MaxAgents)
 	}
-	sub := s.newSubmissionLocked(a, msg)
+	sub := s.newSubmissionLocked(a, m)
 	s.mu.Unlock()
 
-	s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: msg})
+	s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size})
 	status := StatusRunning
 	if err := s.launch(a, sub); err != nil {
 		status = StatusErrored

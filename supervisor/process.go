@@ -94,7 +94,7 @@ type localProcess struct {
 }
 
 // startProcess starts command under /bin/sh -c in dir with env, in a new
-// session, hands its stdin to feed in a goroutine of its own (writeMessage
+// session, hands its stdin to feed in a goroutine of its own (feedMessage
 // writes the message and a newline, then closes it; SPEC §4), and feeds
 // stdout and stderr to out until EOF.
 func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out func(Stream, []byte)) (*localProcess, error) {
@@ -143,16 +143,6 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 		close(p.exited)
 	}()
 	return p, nil
-}
-
-// writeMessage returns the stdin feed that writes message and a newline,
-// then closes stdin. A child that exits without reading makes the write fail
-// with EPIPE, which is not an error of ours (SPEC §4).
-func writeMessage(message string) func(io.WriteCloser) {
-	return func(w io.WriteCloser) {
-		_, _ = io.WriteString(w, message+"\n")
-		_ = w.Close()
-	}
 }
 
 // read feeds stream s to out until EOF. Once drain has set a read deadline,

@@ -18,10 +18,25 @@ import (
 // time); "agent <id> is being stopped; send the message once it has
 // stopped".
 func (s *Supervisor) Queue(id, message string) (SendResult, error) {
-	msg, err := checkMessage(message)
+	m, err := NewMessage(message)
 	if err != nil {
 		return SendResult{}, err
 	}
+	return s.QueueMessage(id, m)
+}
+
+// QueueMessage is Queue with a Message (NewMessage, ReadMessage), which it
+// takes: on an error, or when the queued message is dropped or cancelled,
+// the message is discarded.
+func (s *Supervisor) QueueMessage(id string, m *Message) (SendResult, error) {
+	res, err := s.queueMessage(id, m)
+	if err != nil {
+		m.Discard()
+	}
+	return res, err
+}
+
+func (s *Supervisor) queueMessage(id string, m *Message) (SendResult, error) {
 	for {
 		s.mu.Lock()
 		a, err := s.lookup(id)
@@ -34,16 +49,16 @@ func (s *Supervisor) Queue(id, message string) (SendResult, error) {
 		}
 		if a.running == nil && !a.replacing {
 			s.mu.Unlock()
-			res, err := s.Send(a.id, msg, false)
+			res, err := s.sendMessage(a.id, m, false)
 			if CodeOf(err) == CodeBusy {
 				continue // it started running meanwhile: queue after all
 			}
 			return res, err
 		}
-		a.queued = msg
+		a.queued = m
 		a.updatedAt = time.Now()
 		s.mu.Unlock()
-		s.journal.write(JournalEvent{Event: "queued", AgentID: a.id, Message: msg})
+		s.journal.write(JournalEvent{Event: "queued", AgentID: a.id, Message: m.head, MessageBytes: m.size})
 		s.hub.publish(Change{AgentID: a.id, Agent: true})
 		return SendResult{AgentID: a.id, Status: StatusRunning, Queued: true}, nil
 	}
@@ -55,7 +70,7 @@ func (s *Supervisor) checkQueueLocked(a *agent) error {
 		return errShutdown()
 	case a.status == StatusClosed:
 		return errClosed(a.id)
-	case a.queued != "":
+	case a.queued != nil:
 		return &Error{CodeBusy, fmt.Sprintf("agent %s already has a queued message; cancel it first", a.id)}
 	case a.running != nil && a.running.reason != "":
 		return &Error{CodeBusy, fmt.Sprintf("agent %s is being stopped; send the message once it has stopped", a.id)}
@@ -73,11 +88,11 @@ func (s *Supervisor) CancelQueue(id string) (StatusResult, error) {
 		s.mu.Unlock()
 		return StatusResult{}, err
 	}
-	if a.queued == "" {
+	if a.queued == nil {
 		s.mu.Unlock()
 		return StatusResult{}, &Error{CodeNoQueue, fmt.Sprintf("agent %s has no queued message", a.id)}
 	}
-	a.queued = ""
+	dropQueueLocked(a)
 	a.updatedAt = time.Now()
 	res := StatusResult{AgentID: a.id, Status: a.status, DroppedQueued: true}
 	s.mu.Unlock()
@@ -91,8 +106,9 @@ func (s *Supervisor) CancelQueue(id string) (StatusResult, error) {
 // one. Call with s.mu held; the journal entry is written by the caller's
 // dropQueueJournal after unlocking.
 func dropQueueLocked(a *agent) bool {
-	had := a.queued != ""
-	a.queued = ""
+	had := a.queued != nil
+	a.queued.Discard()
+	a.queued = nil
 	return had
 }
 

@@ -93,14 +93,21 @@ type SubmissionRecord struct {
 // maxMessageHead bytes, else its first bytes (whole characters) and a
 // marker giving the whole length.
 func messageHead(msg string) string {
-	if len(msg) <= maxMessageHead {
-		return msg
+	return headOf(msg[:min(len(msg), maxMessageHead+1)], len(msg))
+}
+
+// headOf returns the head of a message of size bytes that starts with
+// prefix (at least maxMessageHead+1 bytes of it, or all of it), as
+// messageHead does.
+func headOf(prefix string, size int) string {
+	if size <= maxMessageHead {
+		return prefix[:size]
 	}
 	cut := maxMessageHead
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+	for cut > 0 && !utf8.RuneStart(prefix[cut]) {
 		cut--
 	}
-	return msg[:cut] + fmt.Sprintf("...[truncated: %d bytes in all]", len(msg))
+	return prefix[:cut] + fmt.Sprintf("...[truncated: %d bytes in all]", size)
 }
 
 // msgPathOf returns the message file beside a submission's log file.

@@ -283,8 +283,10 @@ func (rp *replay) apply(ev JournalEvent) {
 			}
 		}
 		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
-		s.Message = messageHead(ev.Message)
-		s.MessageBytes = len(ev.Message)
+		s.Message, s.MessageBytes = messageHead(ev.Message), len(ev.Message)
+		if ev.MessageBytes > 0 { // a head of the whole message
+			s.Message, s.MessageBytes = ev.Message, ev.MessageBytes
+		}
 		r.LastMessage = s.Message
 		r.Status = StatusRunning
 	case "submission_started":

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,13 +188,17 @@ func (s *Supervisor) Message(id string, seq int) (string, error) {
 		return "", &Error{CodeNotFound, fmt.Sprintf("agent %s has no submission %d; it has %d", a.id, seq, len(a.subs))}
 	}
 	sub := a.subs[seq-1]
-	path, head, pending := sub.msgPath, sub.message, sub.stdin
+	path, head, pending := sub.msgPath, sub.message, sub.pending
 	s.mu.Unlock()
-	if pending != "" {
-		return pending, nil
-	}
 	if path != "" {
 		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) && pending != nil {
+			// not kept yet: launch is about to
+			b, err = pending.read()
+			if errors.Is(err, fs.ErrNotExist) {
+				b, err = os.ReadFile(path) // kept meanwhile
+			}
+		}
 		if err == nil {
 			return string(b), nil
 		}
@@ -206,14 +211,6 @@ func (s *Supervisor) Message(id string, seq int) (string, error) {
 		return "", &Error{CodeInternal, fmt.Sprintf("the whole message of submission %d of agent %s was not kept on disk; only its first %d bytes are known", seq, a.id, maxMessageHead)}
 	}
 	return head, nil
-}
-
-// writeMessageFile keeps the whole message of sub beside its log file.
-func writeMessageFile(sub *submission, msg string) error {
-	if err := os.MkdirAll(filepath.Dir(sub.msgPath), 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(sub.msgPath, []byte(msg), 0o600)
 }
 
 // checkCLI reports, in words, that the agent CLI a restored agent was

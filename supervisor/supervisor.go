@@ -84,7 +84,7 @@ type agent struct {
 	// session by an "allow always" answer (SPEC §12).
 	alwaysAllowed map[string]bool
 	needsYou      *Attention // why it needs the user, nil when it does not (SPEC §11)
-	queued        string     // the message queued to start when the running submission ends (SPEC §11); "" for none
+	queued        *Message   // the message queued to start when the running submission ends (SPEC §11); nil for none
 	// finals counts the final statuses the agent took; lastFinal is what
 	// Wait reports for the latest one, so that a wait in flight returns it
 	// even when a queued message started the next submission at once.
@@ -127,9 +127,9 @@ type submission struct {
 	msgPath  string // beside the log file: <seq>-<id>.msg
 	msgLen   int    // the whole message's length in bytes
 	restored bool   // from an earlier run: out is made on demand, evicted
-	// stdin is the whole message until launch hands it to the process;
+	// pending is the whole message until launch keeps it in msgPath;
 	// then only the file keeps it.
-	stdin string
+	pending *Message
 }
 
 // New creates a supervisor for cfg (see Resolve): it creates the run's
@@ -294,7 +294,7 @@ func (s *Supervisor) summaryLocked(a *agent) Summary {
 		Restored:         a.restored,
 		PendingApprovals: pendingLocked(a),
 		NeedsYou:         copyAttention(a.needsYou),
-		QueuedMessage:    a.queued,
+		QueuedMessage:    a.queued.headOrEmpty(),
 		Pod:              a.place.Pod,
 		Node:             a.place.Node,
 		Failure:          s.failureLocked(a),
@@ -327,19 +327,19 @@ func (s *Supervisor) failureLocked(a *agent) string {
 
 // newSubmissionLocked records a new running submission of a. Call with s.mu
 // held; then call launch without it.
-func (s *Supervisor) newSubmissionLocked(a *agent, message string) *submission {
+func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 	now := time.Now()
 	seq := 1
 	if n := len(a.subs); n > 0 {
 		seq = a.subs[n-1].seq + 1
 	}
-	head := messageHead(message)
+	head := m.head
 	sub := &submission{
 		id:        uuid.NewString(),
 		seq:       seq,
 		message:   head,
-		msgLen:    len(message),
-		stdin:     message,
+		msgLen:    m.size,
+		pending:   m,
 		startedAt: now,
 		stopCh:    make(chan struct{}),
 		done:      make(chan struct{}),

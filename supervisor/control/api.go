@@ -60,7 +60,17 @@ type Info struct {
 	Protocol int    `json:"protocol"`
 	Kind     string `json:"kind,omitempty"`
 	Viewers  int    `json:"viewers"`
+	// Features names what this host takes beyond the first /v1
+	// (FeatureTextMessage); a client asks before it relies on one.
+	Features []string `json:"features,omitempty"`
 }
+
+// FeatureTextMessage says that spawn (POST /v1/agents) and send (POST
+// /v1/agents/{id}/send?interrupt=1|queue=1) take the message itself as a
+// text/plain body, which the host streams to the message's file, instead
+// of a JSON body: a long message then never sits whole in either side's
+// memory.
+const FeatureTextMessage = "text-message"
 
 // OriginHeader names the kind of client in a request ("ctl", "mcp",
 // "viewer"); a spawned agent keeps it (supervisor.AgentInfo.Origin).

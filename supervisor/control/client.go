@@ -81,6 +81,8 @@ type Client struct {
 	http   *http.Client
 	pid    atomic.Int64 // the host's pid, from the last connection made
 	origin string       // OriginHeader of its requests
+	// textMessage caches whether the host takes FeatureTextMessage.
+	textMessage atomic.Pointer[bool]
 }
 
 // WithOrigin returns c naming its kind of client ("ctl", "mcp", "viewer")
@@ -138,15 +140,22 @@ func (c *Client) Info(ctx context.Context) (Info, error) {
 }
 
 // Spawn calls spawn (SPEC §3) on the supervisor behind the socket.
+// A message longer than 1 MiB goes as SpawnFrom sends it.
 func (c *Client) Spawn(ctx context.Context, message string) (supervisor.SpawnResult, error) {
 	var res supervisor.SpawnResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, "/v1/agents", spawnRequest{Message: message}, &res)
+	return res, c.sendMessage(ctx, "/v1/agents", nil, message, func(msg string) any { return spawnRequest{Message: msg} }, &res)
 }
 
 // Send calls send (SPEC §3) on the supervisor behind the socket.
+// A message longer than 1 MiB goes as SpawnFrom sends it.
 func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (supervisor.SendResult, error) {
 	var res supervisor.SendResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "send"), sendRequest{Message: message, Interrupt: interrupt}, &res)
+	q := url.Values{}
+	if interrupt {
+		q.Set("interrupt", "1")
+	}
+	return res, c.sendMessage(ctx, agentPath(id, "send"), q, message,
+		func(msg string) any { return sendRequest{Message: msg, Interrupt: interrupt} }, &res)
 }
 
 // Queue calls send with queue (SPEC §11, supervisor.Queue) on the
@@ -154,7 +163,8 @@ func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (
 // submission ends by itself, or at once when nothing runs.
 func (c *Client) Queue(ctx context.Context, id, message string) (supervisor.SendResult, error) {
 	var res supervisor.SendResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "send"), sendRequest{Message: message, Queue: true}, &res)
+	return res, c.sendMessage(ctx, agentPath(id, "send"), url.Values{"queue": {"1"}}, message,
+		func(msg string) any { return sendRequest{Message: msg, Queue: true} }, &res)
 }
 
 // CancelQueue drops the message queued for agent id (SPEC §11,
@@ -442,7 +452,16 @@ func watchdog(ctx context.Context, limit time.Duration) (cctx context.Context, p
 // answer into out (*strings.Builder receives text) or turns an error answer
 // back into *supervisor.Error.
 func (c *Client) roundTrip(ctx context.Context, method, path string, body, out any) error {
-	resp, err := c.request(ctx, method, path, body)
+	req, err := c.newRequest(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	return c.exchange(ctx, req, out)
+}
+
+// exchange sends req and decodes its answer as roundTrip does.
+func (c *Client) exchange(ctx context.Context, req *http.Request, out any) error {
+	resp, err := c.response(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -464,6 +483,15 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body, out a
 // request sends a request and returns a 2xx response, or the error the
 // response or the connection carried.
 func (c *Client) request(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	req, err := c.newRequest(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	return c.response(ctx, req)
+}
+
+// newRequest returns a request with body as JSON (none when nil).
+func (c *Client) newRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(mustJSON(body))
@@ -475,9 +503,20 @@ func (c *Client) request(ctx context.Context, method, path string, body any) (*h
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	c.setOrigin(req)
+	return req, nil
+}
+
+// setOrigin names the client's kind in req (OriginHeader).
+func (c *Client) setOrigin(req *http.Request) {
 	if c.origin != "" {
 		req.Header.Set(OriginHeader, c.origin)
 	}
+}
+
+// response sends req and returns a 2xx response, or the error the response
+// or the connection carried.
+func (c *Client) response(ctx context.Context, req *http.Request) (*http.Response, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, c.connError(ctx, err)

@@ -57,7 +57,7 @@ ops:
                                output of the latest (or SEQ-th) submission, as
                                plain text, or with --raw the log file's bytes
 
-A MSG of - is read from stdin. A message is UTF-8 text (invalid bytes become
+A MSG of - is read from stdin (streamed to the host as it is read). A message is UTF-8 text (invalid bytes become
 U+FFFD) of at most 64 MiB (put a longer task in a file). ID may be a unique prefix of at least 4
 characters. Flags may come before or after the arguments; -- ends them (use
 it before a message that starts with -).
@@ -232,18 +232,15 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return ExitOK
 }
 
-// ctlRequest turns an op's arguments into the call to make, reading a
-// message of "-" from stdin.
+// ctlRequest turns an op's arguments into the call to make. A message of
+// "-" is stdin, streamed to the host as it is read (Client.SpawnFrom), so
+// a long one is never whole in ctl's memory or the host's.
 func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Reader, stdout io.Writer) (func(context.Context, *Client) (any, error), error) {
-	message := func(i int) (string, error) {
+	message := func(i int) (io.Reader, error) {
 		if pos[i] != "-" {
-			return pos[i], nil
+			return strings.NewReader(pos[i]), nil
 		}
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return "", fmt.Errorf("reading the message from stdin: %v", err)
-		}
-		return string(b), nil
+		return stdinMessage{stdin}, nil
 	}
 	intFlag := func(f string) (*int, error) {
 		v, ok := flags[f]
@@ -267,17 +264,16 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 	switch name {
 	case "spawn":
 		msg, err := message(0)
-		return func(ctx context.Context, c *Client) (any, error) { return c.Spawn(ctx, msg) }, err
+		return func(ctx context.Context, c *Client) (any, error) { return c.SpawnFrom(ctx, msg) }, err
 	case "send":
 		msg, err := message(1)
 		interrupt, queue := flags["interrupt"] == "true", flags["queue"] == "true"
 		if interrupt && queue && err == nil {
 			err = fmt.Errorf("--interrupt and --queue exclude each other: --queue waits for the running submission, --interrupt cancels it")
 		}
-		if queue {
-			return func(ctx context.Context, c *Client) (any, error) { return c.Queue(ctx, pos[0], msg) }, err
-		}
-		return func(ctx context.Context, c *Client) (any, error) { return c.Send(ctx, pos[0], msg, interrupt) }, err
+		return func(ctx context.Context, c *Client) (any, error) {
+			return c.SendFrom(ctx, pos[0], msg, interrupt, queue)
+		}, err
 	case "cancel-queue":
 		return func(ctx context.Context, c *Client) (any, error) { return c.CancelQueue(ctx, pos[0]) }, nil
 	case "seen":
@@ -342,4 +338,15 @@ func ctlSocket(l ctlLine, getenv func(string) string) (socket, dir string, err e
 		dir = "" // the socket was given: messages name it, not the current folder
 	}
 	return socket, dir, nil
+}
+
+// stdinMessage is a message read from stdin: its read errors say so.
+type stdinMessage struct{ r io.Reader }
+
+func (s stdinMessage) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("from stdin: %w", err)
+	}
+	return n, err
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -177,7 +178,7 @@ func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Info{
 		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Shown(),
 		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: srv.sup.Storage(), Restored: srv.sup.Restored(),
-		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(),
+		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(), Features: []string{FeatureTextMessage},
 	})
 }
 
@@ -188,10 +189,15 @@ func (srv *Server) list(w http.ResponseWriter, r *http.Request) {
 
 func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	var req spawnRequest
-	if !decode(w, r, &req) {
+	if !isText(r) && !decode(w, r, &req) {
 		return
 	}
 	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
+		writeError(w, err)
+		return
+	}
+	m, err := srv.messageOf(r, req.Message)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -199,13 +205,16 @@ func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	if origin == "" {
 		origin = "a program"
 	}
-	res, err := srv.sup.SpawnBy(origin, req.Message)
+	res, err := srv.sup.SpawnMessage(origin, m)
 	reply(w, r, http.StatusCreated, res, err)
 }
 
 func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 	var req sendRequest
-	if !decode(w, r, &req) {
+	if isText(r) {
+		q := r.URL.Query()
+		req.Interrupt, req.Queue = flagParam(q.Get("interrupt")), flagParam(q.Get("queue"))
+	} else if !decode(w, r, &req) {
 		return
 	}
 	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
@@ -216,14 +225,38 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: "queue and interrupt exclude each other: queue waits for the running submission, interrupt cancels it; set one"})
 		return
 	}
+	m, err := srv.messageOf(r, req.Message)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	var res supervisor.SendResult
-	var err error
 	if req.Queue {
-		res, err = srv.sup.Queue(r.PathValue("id"), req.Message)
+		res, err = srv.sup.QueueMessage(r.PathValue("id"), m)
 	} else {
-		res, err = srv.ops.Send(r.Context(), r.PathValue("id"), req.Message, req.Interrupt)
+		res, err = srv.sup.SendMessage(r.PathValue("id"), m, req.Interrupt)
 	}
 	reply(w, r, http.StatusOK, res, err)
+}
+
+// isText reports a request whose body is the message itself
+// (FeatureTextMessage): Content-Type text/plain.
+func isText(r *http.Request) bool {
+	t, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && t == "text/plain"
+}
+
+// flagParam reads a query flag: "1" or "true" sets it.
+func flagParam(v string) bool { return v == "1" || v == "true" }
+
+// messageOf returns the message of a spawn or send request: a text/plain
+// body streamed to a file of the run (supervisor.ReadMessage), never whole
+// in memory, or the JSON body's message.
+func (srv *Server) messageOf(r *http.Request, jsonMessage string) (*supervisor.Message, error) {
+	if isText(r) {
+		return srv.sup.ReadMessage(r.Body)
+	}
+	return supervisor.NewMessage(jsonMessage)
 }
 
 // seen records that a dashboard shows agent id: it no longer needs you

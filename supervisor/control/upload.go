@@ -1,0 +1,149 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// textAbove is the length, in bytes, from which a Client sends a message as
+// a text/plain body (FeatureTextMessage) to a host that takes one: a
+// shorter message goes in the JSON body every /v1 host takes.
+const textAbove = 1 << 20
+
+// SpawnFrom calls spawn (SPEC §3) with the message read from r to its end.
+// A message longer than textAbove is streamed to a host that takes it
+// (FeatureTextMessage), so neither side holds it whole; an older host gets
+// it in a JSON body. Reading r does not count against the call's deadline:
+// a slow r is not a silent host.
+func (c *Client) SpawnFrom(ctx context.Context, r io.Reader) (supervisor.SpawnResult, error) {
+	var res supervisor.SpawnResult
+	return res, c.message(ctx, "/v1/agents", nil, r, func(msg string) any { return spawnRequest{Message: msg} }, &res)
+}
+
+// SendFrom calls send (SPEC §3), or with queue send with queue (SPEC §11,
+// supervisor.Queue), with the message read from r, as SpawnFrom sends it.
+func (c *Client) SendFrom(ctx context.Context, id string, r io.Reader, interrupt, queue bool) (supervisor.SendResult, error) {
+	var res supervisor.SendResult
+	q := url.Values{}
+	if interrupt {
+		q.Set("interrupt", "1")
+	}
+	if queue {
+		q.Set("queue", "1")
+	}
+	return res, c.message(ctx, agentPath(id, "send"), q, r,
+		func(msg string) any { return sendRequest{Message: msg, Interrupt: interrupt, Queue: queue} }, &res)
+}
+
+// message makes a spawn or send call to path whose message is read from
+// r: as a text/plain body with the query q when it is long and the host
+// takes one, else as the JSON body asJSON makes of it.
+func (c *Client) message(ctx context.Context, path string, q url.Values, r io.Reader, asJSON func(string) any, out any) error {
+	var head bytes.Buffer
+	if _, err := io.CopyN(&head, r, textAbove+1); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("reading the message: %v", err)
+	}
+	if head.Len() > textAbove {
+		text, err := c.takesText(ctx)
+		if err != nil {
+			return err
+		}
+		if text {
+			if len(q) > 0 {
+				path += "?" + q.Encode()
+			}
+			return c.upload(ctx, path, io.MultiReader(&head, r), out)
+		}
+		// A host older than FeatureTextMessage: the whole message in JSON.
+		if _, err := head.ReadFrom(r); err != nil {
+			return fmt.Errorf("reading the message: %v", err)
+		}
+	}
+	return c.do(ctx, http.MethodPost, path, asJSON(head.String()), out)
+}
+
+// takesText asks the host, once per Client, whether it takes a message as
+// a text/plain body (Info.Features).
+func (c *Client) takesText(ctx context.Context) (bool, error) {
+	if v := c.textMessage.Load(); v != nil {
+		return *v, nil
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return false, err
+	}
+	text := slices.Contains(info.Features, FeatureTextMessage)
+	c.textMessage.Store(&text)
+	return text, nil
+}
+
+// upload POSTs body as text/plain to path and decodes the answer into out.
+// The call is bounded as every call is (SPEC §6), by CallTimeout, except
+// that the time spent reading body's source does not count: the clock
+// runs while the host takes what was read, and until it answers.
+func (c *Client) upload(ctx context.Context, path string, body io.Reader, out any) error {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	clock := time.AfterFunc(CallTimeout, func() { cancel(errNoAnswer) })
+	defer clock.Stop()
+	src := &unclockedReader{r: body, clock: clock}
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, "http://subdash"+path, src)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	c.setOrigin(req)
+	err = c.exchange(cctx, req, out)
+	if rerr := src.readErr(); err != nil && rerr != nil {
+		return fmt.Errorf("reading the message: %v", rerr)
+	}
+	return c.noAnswer(ctx, cctx, CallTimeout, err)
+}
+
+// unclockedReader stops clock while it reads from r, and starts it again
+// for CallTimeout after each read; err keeps r's error other than EOF.
+type unclockedReader struct {
+	r     io.Reader
+	clock *time.Timer
+	mu    sync.Mutex // the transport reads in a goroutine of its own
+	err   error
+}
+
+func (u *unclockedReader) Read(p []byte) (int, error) {
+	u.clock.Stop()
+	n, err := u.r.Read(p)
+	u.clock.Reset(CallTimeout)
+	if err != nil && !errors.Is(err, io.EOF) {
+		u.mu.Lock()
+		u.err = err
+		u.mu.Unlock()
+	}
+	return n, err
+}
+
+// readErr returns the source's error other than EOF, nil when none.
+func (u *unclockedReader) readErr() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.err
+}
+
+// sendMessage is how Spawn, Send and Queue pass a message given as a
+// string: in the JSON body when it is short, else as SpawnFrom does.
+func (c *Client) sendMessage(ctx context.Context, path string, q url.Values, message string, asJSON func(string) any, out any) error {
+	if len(message) <= textAbove {
+		return c.do(ctx, http.MethodPost, path, asJSON(message), out)
+	}
+	return c.message(ctx, path, q, strings.NewReader(message), asJSON, out)
+}

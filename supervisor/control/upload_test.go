@@ -1,0 +1,132 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// TestTextMessageBody: spawn and send take the message as a text/plain
+// body (FeatureTextMessage), trimmed as a JSON one; send's interrupt and
+// queue come in the query; errors are the operation's own.
+func TestTextMessageBody(t *testing.T) {
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	info, err := c.Info(context.Background())
+	if err != nil || !slices.Contains(info.Features, FeatureTextMessage) {
+		t.Fatalf("info features %v (%v), want %q", info.Features, err, FeatureTextMessage)
+	}
+	post := func(path, body string, out any) int {
+		t.Helper()
+		resp, err := c.http.Post("http://subdash"+path, "text/plain; charset=utf-8", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode
+	}
+	var sp supervisor.SpawnResult
+	if code := post("/v1/agents", "\n  sleep a while \n", &sp); code != http.StatusCreated || sp.LastMessage != "sleep a while" {
+		t.Fatalf("spawn with a text body: %d %+v", code, sp)
+	}
+	var eb errorBody
+	if code := post(agentPath(sp.AgentID, "send")+"?interrupt=1&queue=1", "x", &eb); code != http.StatusBadRequest || !strings.HasPrefix(eb.Error, "queue and interrupt exclude each other") {
+		t.Errorf("send with interrupt and queue: %d %+v", code, eb)
+	}
+	var sr supervisor.SendResult
+	if code := post(agentPath(sp.AgentID, "send")+"?queue=1", "next one", &sr); code != http.StatusOK || !sr.Queued {
+		t.Errorf("send with queue: %d %+v", code, sr)
+	}
+	if code := post(agentPath(sp.AgentID, "send")+"?interrupt=1", "hello", &sr); code != http.StatusOK || sr.Status != supervisor.StatusRunning || !sr.DroppedQueued {
+		t.Errorf("send with interrupt: %d %+v", code, sr)
+	}
+	if d := waitFinal(t, c, sp.AgentID); d.LastOutput == nil || *d.LastOutput != "got: hello" {
+		t.Errorf("the agent answered %+v, want got: hello", d)
+	}
+	if code := post("/v1/agents", " \t\n", &eb); code != http.StatusBadRequest || eb.Error != "message must not be empty" {
+		t.Errorf("spawn with a blank text body: %d %+v", code, eb)
+	}
+	if left, _ := filepath.Glob(filepath.Join(s.RunDir(), "incoming", "*")); len(left) != 0 {
+		t.Errorf("files left in incoming/: %v", left)
+	}
+}
+
+// TestLongMessageIsStreamed: the client sends a message over 1 MiB as a
+// text body to a host that takes one, and the supervisor gets it whole.
+func TestLongMessageIsStreamed(t *testing.T) {
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	msg := strings.Repeat("sleep ", 1<<18) // 1.5 MiB
+	sp, err := c.SpawnFrom(context.Background(), io.MultiReader(strings.NewReader("  "), strings.NewReader(msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole, err := s.Message(sp.AgentID, 0); err != nil || whole != strings.TrimSpace(msg) {
+		t.Fatalf("the supervisor did not get the whole message (%d bytes, %v)", len(whole), err)
+	}
+	if _, err := c.Send(context.Background(), sp.AgentID, "  "+msg, true); err != nil {
+		t.Fatal(err)
+	}
+	if whole, err := s.Message(sp.AgentID, 2); err != nil || whole != strings.TrimSpace(msg) {
+		t.Fatalf("send: the supervisor did not get the whole message (%d bytes, %v)", len(whole), err)
+	}
+}
+
+// TestLongMessageToAnOlderHost: a host whose info names no
+// FeatureTextMessage gets even a long message in a JSON body.
+func TestLongMessageToAnOlderHost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []string // content types of spawn requests
+	var message string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, Info{PID: os.Getpid(), Protocol: Protocol})
+	})
+	mux.HandleFunc("POST /v1/agents", func(w http.ResponseWriter, r *http.Request) {
+		var req spawnRequest
+		err := json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		got, message = append(got, r.Header.Get("Content-Type")), req.Message
+		mu.Unlock()
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, supervisor.SpawnResult{Summary: supervisor.Summary{AgentID: "a1"}})
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	defer srv.Close()
+	c := NewClient(path, "")
+	defer c.http.CloseIdleConnections()
+	msg := strings.Repeat("x", 3<<20)
+	if _, err := c.SpawnFrom(context.Background(), strings.NewReader(msg)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Spawn(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0] != "application/json" || got[1] != "application/json" || message != msg {
+		t.Fatalf("an older host got %v and a message of %d bytes; want two JSON bodies with the whole %d", got, len(message), len(msg))
+	}
+}
