@@ -48,6 +48,20 @@ var hostSettings = map[string]func(c supervisor.Config) any{
 	"restore-window": func(c supervisor.Config) any { return c.RestoreWindow },
 	"log-retention":  func(c supervisor.Config) any { return c.LogRetention },
 	"approvals":      func(c supervisor.Config) any { return c.Preset != nil && c.Preset.Approvals },
+	"line-memory":    func(c supervisor.Config) any { return c.LineMemory },
+	"notify-command": func(c supervisor.Config) any { return c.NotifyCommand },
+	"runner": func(c supervisor.Config) any {
+		if c.RunnerName == "" {
+			return supervisor.RunnerLocal
+		}
+		return c.RunnerName
+	},
+	"kube-namespace":     func(c supervisor.Config) any { return c.Kube.Namespace },
+	"kube-image":         func(c supervisor.Config) any { return c.Kube.Image },
+	"kube-node":          func(c supervisor.Config) any { return c.Kube.Node },
+	"kube-env":           func(c supervisor.Config) any { return c.Kube.Env },
+	"kube-secret":        func(c supervisor.Config) any { return c.Kube.Secrets },
+	"kube-start-timeout": func(c supervisor.Config) any { return c.Kube.StartTimeout },
 }
 
 func presetField(c supervisor.Config, f func(*supervisor.Preset) string) string {

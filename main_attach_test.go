@@ -273,8 +273,12 @@ func TestAttachBadInput(t *testing.T) {
 	if code == 0 || !strings.Contains(out, "with --command "+attachCommand) {
 		t.Errorf("differing --command: exit %d, %q", code, out)
 	}
+	code, out = run("--dir", w.dir, "--socket", w.socket, "--notify-command", "notify-send done")
+	if code == 0 || !strings.Contains(out, "with --notify-command (none); this command line says --notify-command notify-send done") {
+		t.Errorf("differing --notify-command: exit %d, %q", code, out)
+	}
 	// Equal values attach.
-	d := startViewer(t, w, "--dir", w.dir, "--socket", w.socket, "--max-agents", "3", "--command", attachCommand)
+	d := startViewer(t, w, "--dir", w.dir, "--socket", w.socket, "--max-agents", "3", "--command", attachCommand, "--runner", "local")
 	d.waitText("attached to subdash serve")
 }
 
