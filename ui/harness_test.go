@@ -1,0 +1,191 @@
+package ui
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/transcript"
+	"github.com/subdash/subdash/theme"
+)
+
+// harness drives a Model as Bubble Tea would, running commands at once
+// (the clock's tick excepted) and feeding their messages back.
+type harness struct {
+	t     *testing.T
+	m     Model
+	f     *fakeSup
+	quit  bool
+	execs int // tea.Exec requests (the pager)
+}
+
+func newHarness(t *testing.T, f *fakeSup, w, h int) *harness {
+	t.Helper()
+	st := theme.Plain()
+	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }})
+	m.tickFn = func() tea.Cmd { return nil }
+	hs := &harness{t: t, m: m, f: f}
+	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
+	return hs
+}
+
+// send gives msg to the model and runs the commands that follow.
+func (h *harness) send(msg tea.Msg) {
+	h.t.Helper()
+	queue := []tea.Msg{msg}
+	for steps := 0; len(queue) > 0; steps++ {
+		if steps > 1000 {
+			h.t.Fatal("commands do not settle")
+		}
+		msg, queue = queue[0], queue[1:]
+		if msg == nil {
+			continue
+		}
+		if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice && v.Type().Elem() == reflect.TypeOf(tea.Cmd(nil)) {
+			for i := 0; i < v.Len(); i++ {
+				if c := v.Index(i).Interface().(tea.Cmd); c != nil {
+					queue = append(queue, c())
+				}
+			}
+			continue
+		}
+		switch fmt.Sprintf("%T", msg) {
+		case "tea.QuitMsg":
+			h.quit = true
+			continue
+		case "tea.execMsg":
+			h.execs++
+			continue
+		}
+		nm, cmd := h.m.Update(msg)
+		h.m = nm.(Model)
+		if cmd != nil {
+			queue = append(queue, cmd())
+		}
+	}
+}
+
+// keys presses keys: single characters, or names such as "enter", "esc",
+// "ctrl+c", "up", "pgup".
+func (h *harness) keys(keys ...string) {
+	h.t.Helper()
+	for _, k := range keys {
+		h.send(keyMsg(k))
+	}
+}
+
+// typeText types text into whatever has focus.
+func (h *harness) typeText(s string) {
+	h.t.Helper()
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)})
+}
+
+// sync delivers the fake's current agents as the forwarder would.
+func (h *harness) sync(changed ...string) {
+	h.t.Helper()
+	var cs []supervisor.Change
+	for _, id := range changed {
+		cs = append(cs, supervisor.Change{AgentID: id, Agent: true, Output: true})
+	}
+	if cs == nil {
+		cs = []supervisor.Change{}
+	}
+	h.send(ChangesMsg{Changes: cs, Agents: h.f.Agents()})
+}
+
+func (h *harness) view() string { return h.m.View() }
+
+// screen returns the view with trailing spaces trimmed per line.
+func (h *harness) screen() string {
+	lines := strings.Split(h.view(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (h *harness) wantScreen(substr string) {
+	h.t.Helper()
+	if !strings.Contains(h.view(), substr) {
+		h.t.Fatalf("screen does not show %q:\n%s", substr, h.screen())
+	}
+}
+
+func (h *harness) noScreen(substr string) {
+	h.t.Helper()
+	if strings.Contains(h.view(), substr) {
+		h.t.Fatalf("screen shows %q:\n%s", substr, h.screen())
+	}
+}
+
+func (h *harness) wantCalls(want ...string) {
+	h.t.Helper()
+	got := h.f.Calls()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		h.t.Fatalf("calls:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	named := map[string]tea.KeyType{
+		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "ctrl+c": tea.KeyCtrlC, "up": tea.KeyUp, "down": tea.KeyDown,
+		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "home": tea.KeyHome, "end": tea.KeyEnd,
+		"ctrl+u": tea.KeyCtrlU, "ctrl+d": tea.KeyCtrlD, "ctrl+y": tea.KeyCtrlY, "ctrl+e": tea.KeyCtrlE,
+		"ctrl+n": tea.KeyCtrlN, "ctrl+p": tea.KeyCtrlP, "backspace": tea.KeyBackspace, "space": tea.KeySpace,
+		"ctrl+w": tea.KeyCtrlW, "left": tea.KeyLeft, "right": tea.KeyRight, "ctrl+a": tea.KeyCtrlA,
+		"ctrl+k": tea.KeyCtrlK, "delete": tea.KeyDelete,
+	}
+	if t, ok := named[k]; ok {
+		if t == tea.KeySpace {
+			return tea.KeyMsg{Type: t, Runes: []rune(" ")}
+		}
+		return tea.KeyMsg{Type: t}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// transcriptFixture is a short claude transcript.
+func transcriptFixture() []transcript.Entry {
+	return []transcript.Entry{
+		{Kind: transcript.KindInit, Text: "session 3fa2c1d0 (model sonnet)"},
+		{Kind: transcript.KindText, Text: "I will run the tests.\x1b[2J"},
+		{Kind: transcript.KindToolCall, Tool: "Bash", Summary: "go test ./..."},
+		{Kind: transcript.KindToolResult, Tool: "Bash", Text: "ok  \tpkg\t0.1s", MoreLines: 3},
+		{Kind: transcript.KindRetry, Text: "API overloaded, attempt 2"},
+		{Kind: transcript.KindResult, Text: "All tests pass.", InputTokens: 1234, OutputTokens: 345, CostUSD: 0.0123},
+	}
+}
+
+// colourModel returns a copy of m drawn with colour (ANSI 256, dark).
+func colourModel(m Model, f *fakeSup) Model {
+	st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})
+	c := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }})
+	c.tickFn = func() tea.Cmd { return nil }
+	return c
+}
+
+// row returns the table row of agent id as drawn, trailing spaces trimmed.
+func (h *harness) row(id string) string {
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if strings.Contains(l, " "+id[:8]+" ") && !strings.Contains(l, id[:8]+" · #") {
+			return l
+		}
+	}
+	return ""
+}
+
+// logTitle returns the top border of the log pane.
+func (h *harness) logTitle() string {
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if i := strings.Index(l, "╭─ "); i >= 0 && strings.Contains(l[i:], " · #") {
+			return l[strings.LastIndex(l, "╭"):]
+		}
+	}
+	return ""
+}
