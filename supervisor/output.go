@@ -2,9 +2,6 @@ package supervisor
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -25,9 +22,6 @@ const (
 )
 
 const (
-	// slabSize is the size of the blocks display lines are copied into, so a
-	// flood of short lines costs no allocation per line.
-	slabSize = 64 << 10
 	// tailKeep is how many raw bytes of each stream are kept for last_output.
 	tailKeep = 32 << 10
 	// maxLastOutput is the length cap of last_output in characters (SPEC §4).
@@ -45,15 +39,14 @@ const (
 // stderr readers concurrently; readers of the scrollback take only mu.
 type output struct {
 	feedMu sync.Mutex // serializes Feed; guards everything below up to mu
-	log    *os.File
-	logErr error
+	log    logFile
 	// logFailed holds, once a write to the log file failed, that failure
 	// in words with the path (SPEC §5); readable without feedMu.
 	logFailed atomic.Pointer[string]
 	released  bool // the submission is over; see release
 	conv      [2]*termtext.Converter
 	tail      [2][]byte
-	slab      []byte
+	text      lineText // the display lines' text
 	batch     lineBatch
 	// lineHook, when set, receives every complete raw line of each stream
 	// (without its line end), for structured agent output (SPEC §8).
@@ -77,22 +70,17 @@ type output struct {
 
 func newOutput(log *os.File, maxLines int, notify func(), budget *feedBudget) *output {
 	o := &output{
-		log:    log,
 		sb:     newScrollback(maxLines, defaultScrollbackBytes),
 		open:   [2]int64{-1, -1},
 		notify: notify,
 		budget: budget,
 	}
+	if log != nil {
+		o.log.open(log)
+	}
 	o.conv[Stdout] = termtext.NewConverter(termtext.DefaultMaxWidth)
 	o.conv[Stderr] = termtext.NewConverter(termtext.DefaultMaxWidth)
 	return o
-}
-
-// setLog attaches the submission's log file before its process starts.
-func (o *output) setLog(f *os.File) {
-	o.feedMu.Lock()
-	o.log = f
-	o.feedMu.Unlock()
 }
 
 // flushRawLines hands a pending unterminated raw line of each stream to
@@ -113,23 +101,6 @@ func (o *output) flushRawLinesLocked() {
 	}
 }
 
-// intern copies text into the current slab and returns an immutable string
-// over it. Called with feedMu held.
-func (o *output) intern(text []byte) string {
-	if len(text) == 0 {
-		return ""
-	}
-	if len(text) > slabSize/4 {
-		return string(text)
-	}
-	if len(o.slab)+len(text) > cap(o.slab) {
-		o.slab = make([]byte, 0, slabSize)
-	}
-	off := len(o.slab)
-	o.slab = append(o.slab, text...)
-	return unsafe.String(&o.slab[off], len(text))
-}
-
 // feed handles one chunk read from stream s.
 func (o *output) feed(s Stream, p []byte) {
 	if o.budget != nil {
@@ -140,22 +111,19 @@ func (o *output) feed(s Stream, p []byte) {
 		o.feedMu.Unlock()
 		return
 	}
-	if o.log != nil && o.logErr == nil {
-		if _, err := o.log.Write(p); err != nil {
-			o.logErr = err
-			o.failLog(err)
-		}
+	if err := o.log.write(p); err != nil {
+		o.failLog(err)
 	}
 	o.keepTail(s, p)
 	if o.lineHook != nil {
 		o.splitRaw(s, p)
 	}
-	o.batch.reset()
-	o.conv[s].Feed(p, o.batch.add)
-	lines := o.batch.lines(o, s, o.sb.maxLines)
+	o.batch.reset(&o.text, s)
+	o.batch.skipped = o.conv[s].FeedTail(p, o.sb.maxLines, o.batch.add)
+	lines := o.batch.lines(o.sb.maxLines)
 	partial, hasPartial := Line{}, false
 	if text, width, ok := o.conv[s].Partial(); ok {
-		partial, hasPartial = Line{Text: o.intern(text), Width: width, Stderr: s == Stderr, Partial: true}, true
+		partial, hasPartial = Line{Text: o.text.put(text), Width: width, Stderr: s == Stderr, Partial: true}, true
 	}
 	o.publish(s, lines, o.batch.skipped, partial, hasPartial)
 	o.feedMu.Unlock()
@@ -167,30 +135,6 @@ func (o *output) feed(s Stream, p []byte) {
 	}
 }
 
-// failLog records that the log file could not be written: the failure in
-// words with the path, for the agent's summary (SPEC §5), and a line in
-// the scrollback where the log stops. Called with feedMu held.
-func (o *output) failLog(err error) {
-	why := err
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		why = pe.Err // "file too large", "no space left on device"
-	}
-	msg := fmt.Sprintf("log file could not be written (%v): %s; output from here on is on screen only", why, o.log.Name())
-	o.logFailed.Store(&msg)
-	o.note("subdash: " + msg)
-}
-
-// logFailure returns the log file's write failure in words, or "".
-func (o *output) logFailure() string {
-	if o == nil {
-		return ""
-	}
-	if p := o.logFailed.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
-
 // publish moves completed lines and the partial line of stream s into the
 // scrollback. skipped lines ended after lines[0] and before lines[1]: they
 // would be trimmed at once, so they are only counted. A partial line keeps
@@ -200,6 +144,8 @@ func (o *output) publish(s Stream, lines []Line, skipped int, partial Line, hasP
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.evicted {
+		o.text.seal(-1) // nothing holds these lines
+		o.text.recycle(0)
 		return
 	}
 	for i, l := range lines {
@@ -219,68 +165,38 @@ func (o *output) publish(s Stream, lines []Line, skipped int, partial Line, hasP
 		}
 	}
 	o.sb.settle()
+	o.text.seal(o.sb.total() - 1)
+	o.text.recycle(o.sb.first)
 }
 
-// lineBatch collects the lines one Feed produces, without copying each into
-// the scrollback: a flood produces far more lines per read than the
-// scrollback holds, and only the newest survive.
+// lineBatch collects the lines one feed produces, their text already in
+// the output's blocks (lineText).
 type lineBatch struct {
-	text    []byte
-	ends    []int
-	widths  []int
+	text    *lineText
+	stderr  bool
 	out     []Line
 	skipped int
 }
 
-func (b *lineBatch) reset() {
-	if b.text == nil {
-		b.text = make([]byte, 0, readBufSize)
-	}
-	b.text, b.ends, b.widths, b.out, b.skipped = b.text[:0], b.ends[:0], b.widths[:0], b.out[:0], 0
+func (b *lineBatch) reset(text *lineText, s Stream) {
+	b.text, b.stderr, b.out, b.skipped = text, s == Stderr, b.out[:0], 0
 }
 
 // add is the converter's emit function.
 func (b *lineBatch) add(text []byte, width int) {
-	b.text = append(b.text, text...)
-	b.ends = append(b.ends, len(b.text))
-	b.widths = append(b.widths, width)
+	b.out = append(b.out, Line{Text: b.text.put(text), Width: width, Stderr: b.stderr})
 }
 
 // lines returns the lines that can survive: the first (it may complete a
 // partial line already on screen) and the newest max; the count of those
-// between is left in b.skipped. A large batch hands its text buffer over to
-// the lines, which then share it without another copy; a small one is
-// copied into the output's slab, so that a trickle of short lines does not
-// keep one buffer alive per line.
-func (b *lineBatch) lines(o *output, s Stream, max int) []Line {
-	n := len(b.ends)
-	keepFrom := n - max
-	if keepFrom > 1 {
+// between is left in b.skipped (the converter may have counted them
+// already, without building them: FeedTail).
+func (b *lineBatch) lines(max int) []Line {
+	if keepFrom := len(b.out) - max; keepFrom > 1 {
 		b.skipped = keepFrom - 1
-	} else {
-		keepFrom = 0
-	}
-	var block string
-	handOver := len(b.text) >= slabSize/4
-	if handOver {
-		block = unsafe.String(unsafe.SliceData(b.text), len(b.text))
-		b.text = nil // the lines own it now; never write to it again
-	}
-	for i := 0; i < n; i++ {
-		if i > 0 && i < keepFrom {
-			continue
-		}
-		start := 0
-		if i > 0 {
-			start = b.ends[i-1]
-		}
-		var text string
-		if handOver {
-			text = block[start:b.ends[i]]
-		} else {
-			text = o.intern(b.text[start:b.ends[i]])
-		}
-		b.out = append(b.out, Line{Text: text, Width: b.widths[i], Stderr: s == Stderr})
+		n := copy(b.out[1:], b.out[keepFrom:])
+		clear(b.out[1+n:])
+		b.out = b.out[:1+n]
 	}
 	return b.out
 }
@@ -331,21 +247,15 @@ func (o *output) splitRaw(s Stream, p []byte) {
 func (o *output) finish() error {
 	o.feedMu.Lock()
 	for s := Stdout; s <= Stderr; s++ {
-		o.batch.reset()
+		o.batch.reset(&o.text, s)
 		o.conv[s].Flush(o.batch.add)
-		o.publish(s, o.batch.lines(o, s, o.sb.maxLines), o.batch.skipped, Line{}, false)
+		o.publish(s, o.batch.lines(o.sb.maxLines), o.batch.skipped, Line{}, false)
 		o.mu.Lock()
 		o.open[s] = -1
 		o.mu.Unlock()
 	}
 	o.flushRawLinesLocked()
-	var err error
-	if o.log != nil {
-		if cerr := o.log.Close(); o.logErr == nil {
-			o.logErr = cerr
-		}
-		err = o.logErr
-	}
+	err := o.log.close()
 	o.feedMu.Unlock()
 	if o.notify != nil {
 		o.notify()
@@ -432,7 +342,9 @@ func tailRunes(s string, n int) string {
 	return s
 }
 
-// window copies up to n lines starting at absolute line from.
+// window copies up to n lines starting at absolute line from. Their text
+// is copied too (into one allocation), since the scrollback's blocks are
+// reused once their lines are dropped (lineText).
 func (o *output) window(from int64, n int) (first, total int64, lines []Line, evicted bool) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
@@ -441,8 +353,25 @@ func (o *output) window(from int64, n int) (first, total int64, lines []Line, ev
 	}
 	if n > 0 {
 		lines = o.sb.copyRange(make([]Line, 0, min(n, o.sb.n)), from, n)
+		ownText(lines)
 	}
 	return o.sb.first, o.sb.total(), lines, false
+}
+
+// ownText gives lines text of their own: a copy in one allocation.
+func ownText(lines []Line) {
+	size := 0
+	for _, l := range lines {
+		size += len(l.Text)
+	}
+	buf := make([]byte, 0, size)
+	for i, l := range lines {
+		off := len(buf)
+		buf = append(buf, l.Text...)
+		if len(l.Text) > 0 {
+			lines[i].Text = unsafe.String(&buf[off], len(l.Text))
+		}
+	}
 }
 
 func trimCR(b []byte) []byte {
@@ -463,7 +392,7 @@ func (o *output) release() {
 	o.batch = lineBatch{}
 	o.tail = [2][]byte{}
 	o.rawLine = [2][]byte{}
-	o.slab = nil
+	o.text = lineText{}
 	o.feedMu.Unlock()
 }
 

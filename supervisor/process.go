@@ -17,11 +17,15 @@ import (
 )
 
 const (
-	// readBufSize is the size of each read from a child's pipe.
-	readBufSize = 256 << 10
+	// readBufSize is the size of the first read from a child's pipe; a
+	// read that fills the buffer doubles it, up to maxReadBuf, so a quiet
+	// stream costs little memory and a flood is read in few large reads.
+	readBufSize = 64 << 10
 	// pipeSize is the kernel buffer asked for each output pipe
 	// (F_SETPIPE_SZ), so a flooding child blocks less often.
 	pipeSize = 1 << 20
+	// maxReadBuf is the largest read: all a full pipe holds.
+	maxReadBuf = pipeSize
 	// drainTimeout bounds how long output is still read after the process
 	// group is gone, in case a process that left the group (setsid, a
 	// daemon) still holds the pipes open.
@@ -162,6 +166,9 @@ func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 			p.lastRead.Store(time.Now().UnixNano())
 			out(s, buf[:n])
 			progressed = true
+			if n == len(buf) && len(buf) < maxReadBuf {
+				buf = make([]byte, 2*len(buf))
+			}
 		}
 		if err == nil {
 			continue

@@ -111,10 +111,10 @@ func (b *scrollback) dropOldest() {
 // dropped and numbering moves on by k. Only valid when at least maxLines
 // lines follow at once, which would trim every held line anyway.
 func (b *scrollback) skip(k int) {
-	for b.n > 0 {
-		b.dropOldest()
-	}
-	b.first += int64(k)
+	b.delta -= int64(b.bytes) + int64(b.n)*lineOverhead
+	clear(b.ring)
+	b.first += int64(b.n + k)
+	b.start, b.n, b.bytes = 0, 0, 0
 }
 
 // replace overwrites line abs if it is still held and reports whether it was.

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -94,5 +95,68 @@ func TestOldSubmissionsAreReleasedAndReadBack(t *testing.T) {
 		if evicted(seq) != want {
 			t.Fatalf("submission %d evicted = %v, want %v", seq, evicted(seq), want)
 		}
+	}
+}
+
+// TestFloodKeepsLinesRightAcrossReusedBlocks: reads far larger than the
+// scrollback (the converter skips most of their lines and the text blocks
+// of dropped lines are reused), each followed by a small read that drops
+// few lines, keep the newest lines, numbered from the first line ever
+// printed, with their own text; lines a reader was given earlier do not
+// change when the blocks they came from are reused; and the blocks held
+// stay bounded.
+func TestFloodKeepsLinesRightAcrossReusedBlocks(t *testing.T) {
+	const keep = 1000
+	o := newOutput(nil, keep, nil, nil)
+	text := func(n int) string { return "line " + strconv.Itoa(n) + " of the flood" + strings.Repeat(".", n%97) }
+	next := 0               // absolute number of the partial line after each read
+	ended := map[int]bool{} // lines that were partial at the end of a read
+	var earlier []Line
+	var earlierWant []string
+	for read := 0; read < 80; read++ {
+		var b []byte
+		if read > 0 {
+			b = append(b, " ends\n"...) // ends the partial line of the read before
+			ended[next] = true
+			next++
+		}
+		count := 300 // drops a few lines; the blocks of the rest must stay
+		if read%5 == 0 {
+			count = 3000 + read*7
+		}
+		for i := 0; i < count; i++ {
+			b = append(b, text(next)+"\n"...)
+			next++
+		}
+		b = append(b, text(next)...)
+		o.feed(Stdout, b)
+		first, total, lines, _ := o.window(0, 1<<30)
+		if total != int64(next+1) || first != total-keep || len(lines) != keep {
+			t.Fatalf("read %d: window [%d,%d) with %d lines, want [%d,%d) with %d", read, first, total, len(lines), next+1-keep, next+1, keep)
+		}
+		for i, l := range lines {
+			n := int(first) + i
+			want := text(n)
+			if ended[n] {
+				want += " ends"
+			}
+			if l.Text != want || l.Partial != (i == keep-1) {
+				t.Fatalf("read %d: line %d = %q (partial %v), want %q", read, n, l.Text, l.Partial, want)
+			}
+		}
+		for i, l := range earlier {
+			if l.Text != earlierWant[i] {
+				t.Fatalf("read %d: a line handed out at read 5 changed from %q to %q", read, earlierWant[i], l.Text)
+			}
+		}
+		if read == 5 {
+			earlier = lines
+			for _, l := range lines {
+				earlierWant = append(earlierWant, string([]byte(l.Text)))
+			}
+		}
+	}
+	if held := len(o.text.used) + len(o.text.spare); held > 2*(keep*80/textBlockSize+2)+maxSpareBlocks {
+		t.Fatalf("%d text blocks held for %d lines of about 80 bytes", held, keep)
 	}
 }
