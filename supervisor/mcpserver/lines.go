@@ -53,9 +53,28 @@ func newLineFilter(r io.Reader, out, log io.Writer) *lineFilter {
 // headBytes is how much of a line over maxLine is kept to find its id in.
 const headBytes = 64 << 10
 
-// Read returns the next bytes of the lines that passed the filter.
+// Read returns the next bytes of the lines that passed the filter, each
+// with its newline.
 func (f *lineFilter) Read(p []byte) (int, error) {
-	for len(f.pending) == 0 {
+	if len(f.pending) == 0 {
+		line, err := f.next()
+		if err != nil {
+			return 0, err
+		}
+		f.pending = append(line, '\n')
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	if len(f.pending) == 0 {
+		f.pending = nil // an empty slice of a long line would keep it
+	}
+	return n, nil
+}
+
+// next returns the next line that passed the filter, without its newline,
+// or the stream's error (io.EOF at its end).
+func (f *lineFilter) next() ([]byte, error) {
+	for {
 		line, tooLong, err := f.readLine()
 		switch trimmed := bytes.TrimSpace(line); {
 		case tooLong:
@@ -72,16 +91,13 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 				fmt.Fprintf(f.log, "subdash mcp: the client reported an error: %.200s\n", trimmed)
 			default:
 				f.note(m)
-				f.pending = append(trimmed, '\n')
+				return trimmed, nil
 			}
 		}
-		if err != nil && len(f.pending) == 0 {
-			return 0, err
+		if err != nil {
+			return nil, err
 		}
 	}
-	n := copy(p, f.pending)
-	f.pending = f.pending[n:]
-	return n, nil
 }
 
 // readLine reads one line; past maxLine bytes it discards the rest of the

@@ -16,8 +16,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
 )
@@ -53,8 +51,7 @@ func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, std
 	out := &lockedWriter{w: stdout}
 	in := newLineFilter(stdin, out, stderr)
 	out.cancelled = in.cancelled
-	t := &mcp.IOTransport{Reader: in, Writer: out}
-	err = NewServer(ops, version()).Run(ctx, t)
+	err = NewServer(ops, version()).Run(ctx, lineTransport{newLineConn(in, out)})
 	if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) {
 		return nil // the client closed stdin: a normal end
 	}

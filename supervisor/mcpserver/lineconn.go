@@ -1,0 +1,152 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// lineTransport is the MCP transport of `subdash mcp`: newline-delimited
+// JSON-RPC on stdio, as the SDK's IOTransport, whose lines come from a
+// lineFilter. Each line is decoded on its own (jsonrpc.DecodeMessage) and
+// let go of, where IOTransport's json.Decoder keeps a buffer as large as
+// the largest message for as long as the session lasts: 16 MiB or more
+// for good after one long spawn_agent message.
+type lineTransport struct{ conn *lineConn }
+
+// Connect returns the connection; there is one per transport.
+func (t lineTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
+
+// largeLine is the length from which a request's line is large: once its
+// answer is written, the memory the message took is given back to the
+// system (see release).
+const largeLine = 1 << 20
+
+// lineConn is the mcp.Connection of lineTransport.
+type lineConn struct {
+	in     *lineFilter
+	out    *lockedWriter
+	lines  chan lineOrErr
+	closed chan struct{}
+	once   sync.Once
+
+	mu        sync.Mutex
+	large     map[any]bool // ids (jsonrpc.ID.Raw) of large requests not answered yet
+	releasing atomic.Bool
+}
+
+type lineOrErr struct {
+	line []byte
+	err  error
+}
+
+// newLineConn reads in's lines in a goroutine of its own, so that Close
+// unblocks a Read (mcp.Connection); like the SDK's own transport it leaks
+// that goroutine when the reader never returns after Close.
+func newLineConn(in *lineFilter, out *lockedWriter) *lineConn {
+	c := &lineConn{in: in, out: out, lines: make(chan lineOrErr), closed: make(chan struct{}), large: map[any]bool{}}
+	go func() {
+		for {
+			line, err := in.next()
+			select {
+			case c.lines <- lineOrErr{line, err}:
+			case <-c.closed:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return c
+}
+
+// Read returns the next message; io.EOF once the client closed stdin.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case v := <-c.lines:
+		if v.err != nil {
+			return nil, v.err
+		}
+		msg, err := jsonrpc.DecodeMessage(v.line)
+		if req, ok := msg.(*jsonrpc.Request); ok && len(v.line) >= largeLine && req.ID.IsValid() {
+			c.mu.Lock()
+			c.large[req.ID.Raw()] = true
+			c.mu.Unlock()
+		}
+		return msg, err
+	}
+}
+
+// Write writes msg as one line. After the answer to a large request it
+// releases the memory the request took.
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding an MCP message: %v", err)
+	}
+	_, err = c.out.Write(append(data, '\n'))
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+		c.mu.Lock()
+		large := c.large[resp.ID.Raw()]
+		delete(c.large, resp.ID.Raw())
+		c.mu.Unlock()
+		if large {
+			c.release()
+		}
+	}
+	return err
+}
+
+// release gives the memory of a large request back to the system, once
+// (one release at a time). A long message passes through the SDK as about
+// ten transient copies (the line, the request's params, the tool's
+// arguments, their schema check, the input struct), which raise the heap
+// goal; the copy of ours (the message file) is written by then and the
+// operation answered. Without this, Go gives those pages back only after
+// its next collection, which an idle host runs after 2 minutes, and then
+// gradually (the background scavenger): 237 MB stayed resident for over
+// 3 minutes after five 15 MiB messages (BENCHMARKS.md). debug.FreeOSMemory
+// runs one full collection and returns the free pages at once; for a rare
+// large message that costs a few milliseconds of one core, in a goroutine
+// of its own so the answer is not held up. It runs after the answer is
+// written, when the SDK has no more use for the request.
+func (c *lineConn) release() {
+	if !c.releasing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer c.releasing.Store(false)
+		debug.FreeOSMemory()
+	}()
+}
+
+// Close ends the connection and closes stdin and stdout where they can be
+// closed. It may be called more than once.
+func (c *lineConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		close(c.closed)
+		err = c.in.Close()
+		if werr := c.out.Close(); err == nil {
+			err = werr
+		}
+	})
+	return err
+}
+
+// SessionID is "": stdio has no sessions.
+func (c *lineConn) SessionID() string { return "" }
