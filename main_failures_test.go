@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
 )
 
 // limitFileSize gives process pid a file size limit of n bytes
@@ -66,4 +70,66 @@ func TestLogFileFailureIsSeenOnScreen(t *testing.T) {
 	d.checkFrame(s)
 	d.keys("?")
 	d.waitText("Notes", "output from here on is on screen only")
+}
+
+// startWithFileLimit starts `subdash args…` under `prlimit --fsize=n`, as
+// start does: every file it writes stops at n bytes (EFBIG).
+func startWithFileLimit(t *testing.T, n string, args ...string) *process {
+	t.Helper()
+	prlimit := requireTool(t, "prlimit")
+	cmd := exec.Command(prlimit, append([]string{"--fsize=" + n, "--", binPath}, args...)...)
+	cmd.Env = testEnv()
+	p := &process{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			p.wait(t)
+		}
+	})
+	return p
+}
+
+// TestJournalFailureBeforeAnyAgentIsSeen: a host whose journal cannot be
+// written from the start (a 100-byte file size limit: its first line is
+// longer) has no agent to show it on; it is said anyway, with the path
+// (SPEC §5): on serve's stderr, in ctl info and list, and as a note on a
+// viewer's screen and on a dashboard host's own.
+func TestJournalFailureBeforeAnyAgentIsSeen(t *testing.T) {
+	w := newWorkspace(t)
+	p := startWithFileLimit(t, "100", append([]string{"serve", "--command", e2eCommand}, w.flags()...)...)
+	waitListening(t, p, w.socket)
+	var info control.Info
+	ctlOK(t, w, &info, "info")
+	want := "journal could not be written (file too large): " + filepath.Join(info.RunDir, "journal.jsonl") + "; this run's records may not be restored"
+	if info.Failure != want {
+		t.Errorf("ctl info: failure %q, want %q", info.Failure, want)
+	}
+	var list control.ListResult
+	ctlOK(t, w, &list, "list")
+	if len(list.Agents) != 0 || list.Failure != want {
+		t.Errorf("ctl list: %+v, want no agent and the failure %q", list, want)
+	}
+	v := startViewer(t, w, "attach", "--socket", w.socket)
+	v.waitText("journal could not be written (file too large)")
+	v.keys("?")
+	v.waitText("Notes", "journal could not be written (file too large): "+info.RunDir, "this run's records may not be restored")
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if _, stderr := p.wait(t); !strings.Contains(stderr, "subdash serve: "+want) {
+		t.Errorf("serve's stderr %q does not say %q", stderr, want)
+	}
+
+	// The dashboard host: the pane runs `env VARS… subdash ARGS…`, so the
+	// words after the variables run first: prlimit sets the limit and
+	// executes subdash.
+	d := startDash(t, 160, 45, []string{requireTool(t, "prlimit"), "--fsize=100", "--"}, "--command", e2eCommand)
+	d.waitText("journal could not be written (file too large)")
+	d.keys("?")
+	d.waitText("Notes", "journal could not be written (file too large): "+d.state, "this run's records may not be restored")
 }

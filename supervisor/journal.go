@@ -62,6 +62,8 @@ type journal struct {
 	// failed holds the first write error in words with the path (SPEC
 	// §5); readable without mu.
 	failed atomic.Pointer[string]
+	// onFail is told of the first write error (see watch).
+	onFail func(msg string)
 }
 
 // fail records the first write error. Call with mu held.
@@ -76,6 +78,23 @@ func (j *journal) fail(err error) {
 	}
 	msg := fmt.Sprintf("journal could not be written (%v): %s; this run's records may not be restored", why, j.f.Name())
 	j.failed.Store(&msg)
+	if j.onFail != nil {
+		// In a goroutine: a write may come with the supervisor's lock held.
+		go j.onFail(msg)
+	}
+}
+
+// watch has fn told of the journal's first write failure, in words with
+// the path: returned at once when the journal failed already (fn is then
+// never called), else given to fn in a goroutine of its own when it fails.
+func (j *journal) watch(fn func(msg string)) string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return j.failure()
+	}
+	j.onFail = fn
+	return ""
 }
 
 // failure returns the journal's first write failure in words, or "".

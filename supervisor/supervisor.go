@@ -185,8 +185,18 @@ func New(cfg Config) (*Supervisor, error) {
 	if note := cfg.Runner.Sweep(runDir); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)
 	}
+	// A journal that cannot be written is said on every screen and to
+	// programs (SPEC §5), also before any agent exists to show it.
+	if f := j.watch(s.warn); f != "" {
+		s.warnings = append(s.warnings, f)
+	}
 	return s, nil
 }
+
+// Failure says in words, with the path, what this host failed to do that
+// belongs to no one agent: its journal could not be written (SPEC §5); ""
+// when nothing failed. Every agent's Summary.Failure says it too.
+func (s *Supervisor) Failure() string { return s.journal.failure() }
 
 func newRunID() string {
 	var b [3]byte

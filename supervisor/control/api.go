@@ -40,6 +40,9 @@ type Operations interface {
 // structured content).
 type ListResult struct {
 	Agents []supervisor.Summary `json:"agents"`
+	// Failure is the host's own (supervisor.Supervisor.Failure): its
+	// journal could not be written, said also when there is no agent.
+	Failure string `json:"failure,omitempty"`
 }
 
 // Info describes the supervisor behind a control socket (GET /v1/info).
@@ -60,6 +63,10 @@ type Info struct {
 	Protocol int    `json:"protocol"`
 	Kind     string `json:"kind,omitempty"`
 	Viewers  int    `json:"viewers"`
+	// Failure says what the host failed to do that belongs to no one
+	// agent (supervisor.Supervisor.Failure): its journal could not be
+	// written; omitted when nothing failed.
+	Failure string `json:"failure,omitempty"`
 	// Features names what this host takes beyond the first /v1
 	// (FeatureTextMessage); a client asks before it relies on one.
 	Features []string `json:"features,omitempty"`
@@ -170,7 +177,7 @@ func (l local) Wait(ctx context.Context, ids []string, timeoutMS *int) (supervis
 
 // List calls Supervisor.List.
 func (l local) List(context.Context) (ListResult, error) {
-	return ListResult{Agents: l.s.List()}, nil
+	return ListResult{Agents: l.s.List(), Failure: l.s.Failure()}, nil
 }
 
 // Logs calls Supervisor.WriteLogs.

@@ -179,6 +179,7 @@ func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Shown(),
 		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: srv.sup.Storage(), Restored: srv.sup.Restored(),
 		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(), Features: []string{FeatureTextMessage},
+		Failure: srv.sup.Failure(),
 	})
 }
 

@@ -1,0 +1,56 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestJournalFailureIsAWarning: the journal's first write failure reaches
+// every screen as a warning (a Change, then Config().Warnings) and programs
+// through Failure, also when no agent exists to show it; later failures add
+// nothing.
+func TestJournalFailureIsAWarning(t *testing.T) {
+	s := newTestSupervisor(t, "cat")
+	sub := s.Subscribe()
+	defer sub.Close()
+	path := filepath.Join(s.RunDir(), "journal.jsonl")
+	ro, err := os.Open(path) // writes to it fail (EBADF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.journal.mu.Lock()
+	rw := s.journal.f
+	s.journal.f = ro
+	s.journal.mu.Unlock()
+	defer rw.Close()
+
+	s.journal.write(JournalEvent{Event: "test"})
+	s.journal.write(JournalEvent{Event: "test again"})
+	want := "journal could not be written (bad file descriptor): " + path + "; this run's records may not be restored"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var warned []string
+	for len(warned) == 0 {
+		changes, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("no warning: %v", err)
+		}
+		for _, c := range changes {
+			warned = append(warned, c.Warnings...)
+		}
+	}
+	if !slices.Equal(warned, []string{want}) {
+		t.Errorf("warnings %q, want [%q]", warned, want)
+	}
+	if got := s.Failure(); got != want {
+		t.Errorf("Failure() = %q, want %q", got, want)
+	}
+	if n := strings.Count(strings.Join(s.Config().Warnings, "\n"), "journal could not be written"); n != 1 {
+		t.Errorf("Config().Warnings name the journal %d times, want once: %q", n, s.Config().Warnings)
+	}
+}
