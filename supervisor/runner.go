@@ -53,8 +53,10 @@ type StartRequest struct {
 	// Output receives every chunk of stdout or stderr in arrival order. It
 	// may be called from one goroutine per stream at once.
 	Output func(s Stream, p []byte)
-	// Placed, when set, is called once the runner knows where the
-	// submission runs (a pod and its node), possibly after Start returned.
+	// Placed, when set, is called when the runner learns where the
+	// submission runs, possibly after Start returned: the Kubernetes
+	// runner calls it with the pod as soon as it is chosen and again with
+	// its node once it runs.
 	Placed func(Place)
 }
 

@@ -24,7 +24,7 @@ func (r *Runner) check(ctx context.Context) error {
 	}
 	// A dry run of a real pod answers for the namespace, the permission to
 	// create pods and the admission of its spec at once.
-	probe := r.podSpec("00000000-0000-0000-0000-000000000000", nil)
+	probe := r.podSpec("subdash-dry-run", "")
 	_, err := r.cs.CoreV1().Pods(r.ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	switch {
 	case err == nil, isQuota(err):

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -34,7 +33,7 @@ const evalCommand = `IFS= read -r m; eval "$m"`
 
 // testCluster skips t unless KUBECONFIG names a reachable cluster, and
 // returns the image and node to use.
-func testCluster(t *testing.T) (image, node string) {
+func testCluster(t testing.TB) (image, node string) {
 	t.Helper()
 	if os.Getenv("KUBECONFIG") == "" {
 		t.Skip("KUBECONFIG is not set: the Kubernetes end-to-end tests need a cluster (see ../shared/tools/k8s)")
@@ -65,7 +64,7 @@ func testCluster(t *testing.T) (image, node string) {
 
 // newHost starts a host with the Kubernetes runner and ends it (deleting
 // its pods) when the test ends.
-func newHost(t *testing.T, command, image, node string, grace time.Duration) *supervisor.Supervisor {
+func newHost(t testing.TB, command, image, node string, grace time.Duration) *supervisor.Supervisor {
 	t.Helper()
 	s, err := supervisor.New(hostConfig(t.TempDir(), command, image, node, grace))
 	if err != nil {
@@ -359,6 +358,8 @@ func TestPodsOfAKilledHostAreDeletedByTheNext(t *testing.T) {
 		_ = child.Process.Kill()
 		t.Fatal("the child host did not start an agent within 90s")
 	}
+	// the agent's pod and the warm pod the child kept for its next agent
+	childRun := waitPods(t, pod)
 	_ = child.Process.Signal(syscall.SIGKILL)
 	_ = child.Wait()
 
@@ -369,12 +370,46 @@ func TestPodsOfAKilledHostAreDeletedByTheNext(t *testing.T) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		_, err := r.cs.CoreV1().Pods(r.ns).Get(context.Background(), pod, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
+		l, err := r.cs.CoreV1().Pods(r.ns).List(context.Background(), metav1.ListOptions{LabelSelector: LabelRun + "=" + childRun})
+		if err == nil && len(l.Items) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pod %s of the killed host still exists (err %v)", pod, err)
+			t.Fatalf("pods of the killed host still exist: %d (err %v)", len(l.Items), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitPods waits until the host that runs pod has two pods, its agent's
+// and a running warm one, and returns the host's run label.
+func waitPods(t *testing.T, pod string) string {
+	t.Helper()
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(rc)
+	ns, _, _ := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).Namespace()
+	p, err := cs.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := p.Labels[LabelRun]
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		l, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: LabelRun + "=" + run})
+		running := 0
+		for _, p := range l.Items {
+			if podState(&p).running {
+				running++
+			}
+		}
+		if err == nil && running == 2 {
+			return run
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child host has %d running pod(s), want its agent's and the warm one (err %v)", running, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -123,11 +123,11 @@ func TestQuotaRefusalIsTheReason(t *testing.T) {
 func TestRunningPodIsPlacedAndReused(t *testing.T) {
 	r, cs := fakeRunner(t, running(), "node-7", time.Minute)
 	id := "4a1e7c2b-0000-4000-8000-000000000003"
-	p, err := r.ensurePod(context.Background(), id, []string{"SUBDASH_AGENT_ID=" + id, "MEMO_ENABLE_COLLAB_TOOLS=0"})
+	p, err := r.ensurePod(context.Background(), id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.node != "node-7" || p.name != "subdash-"+id+"-a1b2c3" {
+	if p.node != "node-7" || p.name != "subdash-a1b2c3-1" {
 		t.Fatalf("pod %s on %s", p.name, p.node)
 	}
 	again, err := r.ensurePod(context.Background(), id, nil)
@@ -148,8 +148,8 @@ func TestRunningPodIsPlacedAndReused(t *testing.T) {
 	for _, e := range c.Env {
 		env = append(env, e.Name+"="+e.Value)
 	}
-	if strings.Join(env, " ") != "MEMO_ENABLE_COLLAB_TOOLS=0" {
-		t.Errorf("pod environment %v; want only MEMO_ENABLE_COLLAB_TOOLS=0 (never the host's)", env)
+	if len(env) != 0 {
+		t.Errorf("pod environment %v; want none without --kube-env (never the host's; each exec brings the submission's)", env)
 	}
 	if *pod.Spec.TerminationGracePeriodSeconds != 2 || *pod.Spec.AutomountServiceAccountToken {
 		t.Errorf("grace %d s (want 1.5 s rounded up to 2), service account token mounted %v",
@@ -165,7 +165,7 @@ func TestKubeEnvAndSecretsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := r.podSpec("a", nil).Spec.Containers[0]
+	c := r.podSpec("subdash-x-1", "a").Spec.Containers[0]
 	if len(c.Env) != 1 || c.Env[0].Name != "ANTHROPIC_API_KEY" || c.Env[0].Value != "k-1" {
 		t.Errorf("env %v", c.Env)
 	}

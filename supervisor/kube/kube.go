@@ -40,6 +40,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -72,6 +73,9 @@ const (
 	drainWait = 3 * time.Second
 	// killWait bounds the wait for processes to vanish after SIGKILL.
 	killWait = 10 * time.Second
+	// clientQPS and clientBurst are the client-side request rate limit
+	// (requests per second, and at once) unless the kubeconfig sets one.
+	clientQPS, clientBurst = 100, 200
 	// deleteWait bounds the wait for this host's pods to be gone at Close,
 	// beyond their grace period.
 	deleteWait = 15 * time.Second
@@ -91,6 +95,14 @@ func Factory(cfg supervisor.Config, host supervisor.Host) (supervisor.Runner, er
 			ns = "default"
 		}
 	}
+	// client-go's default client-side limit (5 requests/s, bursts of 10)
+	// would queue the requests of agents spawned together: each agent's
+	// first submission makes four (create, watch, label patch, exec), so
+	// 50 spawns would wait about 40 s. The server's priority and fairness
+	// still protects the cluster.
+	if rc.QPS == 0 {
+		rc.QPS, rc.Burst = clientQPS, clientBurst
+	}
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("--runner kubernetes: %v", err)
@@ -104,6 +116,7 @@ func Factory(cfg supervisor.Config, host supervisor.Host) (supervisor.Runner, er
 	if err := r.check(ctx); err != nil {
 		return nil, err
 	}
+	r.keepWarmPods()
 	return r, nil
 }
 
@@ -123,23 +136,24 @@ type Runner struct {
 	host         supervisor.Host
 	suffix       string // from the run id, so pod names of hosts differ
 
-	mu   sync.Mutex
-	pods map[string]*agentPod // by agent id
-	bg   sync.WaitGroup       // deletions in the background
-}
+	warmPods bool // keep a warm pod for the next agent (pods.go)
+	podSeq   atomic.Int64
+	ctx      context.Context // ends at Close: stops a warm pod's start
+	stop     context.CancelFunc
 
-// agentPod is an agent's pod (its sandbox).
-type agentPod struct {
-	name  string
-	ready chan struct{} // closed once it runs or failed to
-	err   error         // why it cannot run; set before ready is closed
-	node  string
+	mu         sync.Mutex
+	pods       map[string]*agentPod // by agent id
+	warm       *agentPod            // running or starting, claimed by the next new agent
+	warmFailed bool                 // the last warm pod could not start
+	closed     bool                 // Close began: no new pods
+	bg         sync.WaitGroup       // pod starts and deletions in the background
 }
 
 func newRunner(cs kubernetes.Interface, rc *rest.Config, ns string, cfg supervisor.Config, host supervisor.Host, getenv func(string) string) (*Runner, error) {
 	k := cfg.Kube
 	r := &Runner{cs: cs, rc: rc, ns: ns, image: k.Image, node: k.Node, secrets: k.Secrets,
 		startTimeout: k.StartTimeout, host: host, pods: map[string]*agentPod{}}
+	r.ctx, r.stop = context.WithCancel(context.Background())
 	if r.startTimeout <= 0 {
 		r.startTimeout = supervisor.DefaultKubeStartTimeout
 	}

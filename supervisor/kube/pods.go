@@ -5,48 +5,56 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
-// podName names agent's pod on this host: subdash-<agent id>-<run suffix>.
-func (r *Runner) podName(agentID string) string {
-	n := "subdash-" + strings.ToLower(agentID)
-	if r.suffix != "" {
-		n += "-" + r.suffix
-	}
-	return n
+// agentPod is a pod of this host: an agent's sandbox, or the warm pod that
+// waits, running, for the next agent.
+type agentPod struct {
+	name  string
+	ready chan struct{} // closed once it runs or failed to
+	err   error         // why it cannot run; set before ready is closed
+	node  string
 }
 
-// podSpec is agent's pod: the image's working directory, no service
-// account token (the agent gets no access to the cluster), PID 1 a shell
-// that only waits, and only the environment the user named (SPEC §13).
-func (r *Runner) podSpec(agentID string, vars []string) *corev1.Pod {
-	env := append([]corev1.EnvVar(nil), r.env...)
-	for _, kv := range vars {
-		// MEMO_ENABLE_COLLAB_TOOLS is the host's setting for every
-		// submission; the submission's own ids are set per exec.
-		if k, v, _ := strings.Cut(kv, "="); k == "MEMO_ENABLE_COLLAB_TOOLS" {
-			env = append(env, corev1.EnvVar{Name: k, Value: v})
-		}
+// newPod names a new pod of this host: subdash-<run suffix>-<n>. The name
+// carries no agent id because the warm pod is named before any agent
+// claims it; its LabelAgent says whose it is.
+func (r *Runner) newPod() *agentPod {
+	n := "subdash-"
+	if r.suffix != "" {
+		n += r.suffix + "-"
 	}
+	return &agentPod{name: n + strconv.FormatInt(r.podSeq.Add(1), 10), ready: make(chan struct{})}
+}
+
+// podSpec is a pod named name for agentID ("" for the warm pod): the
+// image's working directory, no service account token (the agent gets no
+// access to the cluster), PID 1 a shell that only waits, and only the
+// environment the user named (SPEC §13); the submission's own variables
+// come with each exec.
+func (r *Runner) podSpec(name, agentID string) *corev1.Pod {
+	env := append([]corev1.EnvVar(nil), r.env...)
 	var from []corev1.EnvFromSource
 	for _, s := range r.secrets {
 		from = append(from, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: s}}})
+	}
+	labels := map[string]string{LabelManagedBy: managedBy, LabelMachine: r.machine, LabelRun: labelValue(r.host.RunID)}
+	if agentID != "" {
+		labels[LabelAgent] = labelValue(agentID)
 	}
 	no := false
 	grace := r.graceSec
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      r.podName(agentID),
-			Namespace: r.ns,
-			Labels: map[string]string{LabelManagedBy: managedBy, LabelMachine: r.machine, LabelRun: labelValue(r.host.RunID),
-				LabelAgent: labelValue(agentID)},
+			Name:        name,
+			Namespace:   r.ns,
+			Labels:      labels,
 			Annotations: map[string]string{AnnotationPID: strconv.Itoa(r.host.PID)},
 		},
 		Spec: corev1.PodSpec{
@@ -69,160 +77,123 @@ func (r *Runner) podSpec(agentID string, vars []string) *corev1.Pod {
 // behind) and exits at once on SIGTERM, so deleting the pod is quick.
 const keeper = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done`
 
-// Sweep deletes, in the background, the pods that hosts on this machine
-// left behind when they were killed (their process is gone), as the
-// orphan sweep does for process groups (SPEC §13), and returns a note
-// saying so and how the grace period was rounded.
-func (r *Runner) Sweep(string) string {
-	var notes []string
-	if r.graceNote != "" {
-		notes = append(notes, r.graceNote)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	list, err := r.cs.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{
-		LabelSelector: LabelManagedBy + "=" + managedBy + "," + LabelMachine + "=" + r.machine})
-	if err != nil {
-		notes = append(notes, "Kubernetes runner: cannot list the pods of earlier hosts: "+apiMessage(err))
-		return strings.Join(notes, "; ")
-	}
-	var stale []string
-	for _, p := range list.Items {
-		if p.Labels[LabelRun] == labelValue(r.host.RunID) || p.DeletionTimestamp != nil {
-			continue
+// ensurePod returns agent's running pod. The agent's first submission
+// takes the warm pod when there is one (it then needs only its exec), or
+// else creates a pod of its own and waits for it to run (SPEC §13: a pod
+// that cannot start is an error with the cluster's reason within
+// --kube-start-timeout); either way a new warm pod is started for the next
+// agent. assigned is called with the pod as soon as it is chosen, before
+// it runs.
+func (r *Runner) ensurePod(ctx context.Context, agentID string, assigned func(*agentPod)) (*agentPod, error) {
+	warmOK := true
+	for {
+		p, claimed, creator := r.podFor(agentID, warmOK)
+		if p == nil {
+			return nil, errors.New("the host is ending; no new pod is started")
 		}
-		if pid, err := strconv.Atoi(p.Annotations[AnnotationPID]); err == nil && pid > 0 && hostAlive(pid) {
-			continue
+		if assigned != nil {
+			assigned(p)
 		}
-		stale = append(stale, p.Name)
-	}
-	if len(stale) > 0 {
-		notes = append(notes, fmt.Sprintf("deleting %d pod(s) in namespace %s left by an earlier subdash on this machine that did not exit cleanly: %s",
-			len(stale), r.ns, strings.Join(stale, ", ")))
-		for _, name := range stale {
-			r.bg.Add(1)
-			go func() {
-				defer r.bg.Done()
-				_ = r.deletePod(context.Background(), name, true)
-			}()
+		if creator {
+			r.start(ctx, p, agentID)
 		}
-	}
-	return strings.Join(notes, "; ")
-}
-
-// hostAlive reports whether process pid of this machine is alive.
-func hostAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-// Close deletes this host's pods (their grace period, then SIGKILL) and
-// returns once they are gone or ctx ends (SPEC §13: nothing outlives its
-// host).
-func (r *Runner) Close(ctx context.Context) error {
-	r.mu.Lock()
-	var names []string
-	for id, p := range r.pods {
-		names = append(names, p.name)
-		delete(r.pods, id)
-	}
-	r.mu.Unlock()
-	errs := make(chan error, len(names))
-	for _, name := range names {
-		go func() { errs <- r.deletePod(ctx, name, true) }()
-	}
-	var out []string
-	for range names {
-		if err := <-errs; err != nil {
-			out = append(out, err.Error())
-		}
-	}
-	done := make(chan struct{})
-	go func() { r.bg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-	if len(out) > 0 {
-		return errors.New(strings.Join(out, "; "))
-	}
-	return nil
-}
-
-// deletePod deletes pod name with the grace period and, when wait is set,
-// returns once it is gone (or after its grace plus deleteWait).
-func (r *Runner) deletePod(ctx context.Context, name string, wait bool) error {
-	grace := r.graceSec
-	err := r.cs.CoreV1().Pods(r.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cannot delete pod %s: %s", name, apiMessage(err))
-	}
-	if !wait {
-		return nil
-	}
-	deadline := time.Now().Add(time.Duration(grace)*time.Second + deleteWait)
-	for time.Now().Before(deadline) {
-		_, err := r.cs.CoreV1().Pods(r.ns).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("pod %s was still terminating when the host ended", name)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("pod %s did not go away within %s", name, time.Duration(grace)*time.Second+deleteWait)
-}
-
-// ensurePod returns agent's running pod, creating it and waiting for it to
-// run the first time (SPEC §13: a pod that cannot start is an error with
-// the cluster's reason within --kube-start-timeout).
-func (r *Runner) ensurePod(ctx context.Context, agentID string, vars []string) (*agentPod, error) {
-	r.mu.Lock()
-	p := r.pods[agentID]
-	if p != nil {
 		select {
 		case <-p.ready:
-			if p.err != nil {
-				p = nil // failed: try again
-			}
-		default:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-	}
-	creator := p == nil
-	if creator {
-		p = &agentPod{name: r.podName(agentID), ready: make(chan struct{})}
-		r.pods[agentID] = p
-	}
-	r.mu.Unlock()
-	if creator {
-		p.node, p.err = r.startPod(ctx, agentID, vars)
-		if p.err != nil {
-			r.mu.Lock()
-			if r.pods[agentID] == p {
-				delete(r.pods, agentID)
-			}
-			r.mu.Unlock()
+		if p.err == nil {
+			return p, nil
 		}
-		close(p.ready)
+		r.forget(agentID, p)
+		if !claimed {
+			return nil, p.err
+		}
+		// The warm pod could not start after all: the agent's own pod
+		// says why, if it is not a passing failure.
+		warmOK = false
 	}
-	select {
-	case <-p.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if p.err != nil {
-		return nil, p.err
-	}
-	return p, nil
 }
 
-// forget drops agent's pod p after it was found gone, so that the next
-// submission creates a new one.
+// podFor picks agent's pod: the one it has (running, or starting for
+// another of its submissions), else the warm pod (claimed) when warmOK,
+// else a new one that the caller starts (creator). It returns nil once the
+// runner is closed.
+func (r *Runner) podFor(agentID string, warmOK bool) (p *agentPod, claimed, creator bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p = r.pods[agentID]; p != nil {
+		return p, false, false
+	}
+	if r.closed {
+		return nil, false, false
+	}
+	defer r.keepWarm()
+	if w := r.warm; warmOK && w != nil {
+		r.warm = nil
+		r.pods[agentID] = w
+		return w, true, false
+	}
+	p = r.newPod()
+	r.pods[agentID] = p
+	return p, false, true
+}
+
+// keepWarmPods makes the runner keep one warm pod from now on: a pod of
+// the agent image, started before any agent needs it, so that an agent's
+// first submission needs only its exec (about 0.1 s on the test cluster)
+// instead of a pod start (scheduling, image, container; 0.3–5 s there and
+// longer where images are pulled). One, not a pool of several: it covers
+// agents spawned one at a time, as people and orchestrators mostly do, for
+// the price of one idle pod per host; agents spawned faster than a pod
+// starts get pods of their own, as without it. The warm pod carries the
+// host's labels and annotation, so Close and the sweep of a later host
+// delete it like an agent's pod (SPEC §13: nothing outlives the host).
+func (r *Runner) keepWarmPods() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warmPods = true
+	r.keepWarm()
+}
+
+// keepWarm starts a warm pod unless there is one, the runner keeps none or
+// is closed, or the last warm pod could not start and no pod started since
+// (a wrong image would otherwise cost a second failing pod per spawn).
+// Called with r.mu held.
+func (r *Runner) keepWarm() {
+	if r.warm != nil || !r.warmPods || r.warmFailed || r.closed {
+		return
+	}
+	p := r.newPod()
+	r.warm = p
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		r.start(r.ctx, p, "")
+	}()
+}
+
+// start starts pod p for agentID ("" for the warm pod), records its node or
+// why it cannot run, and closes p.ready. A warm pod that cannot start is
+// dropped: the next new agent starts a pod of its own, which says why.
+func (r *Runner) start(ctx context.Context, p *agentPod, agentID string) {
+	p.node, p.err = r.startPod(ctx, r.podSpec(p.name, agentID))
+	r.mu.Lock()
+	switch {
+	case p.err == nil:
+		r.warmFailed = false
+	case agentID == "":
+		r.warmFailed = true
+	}
+	if r.warm == p && p.err != nil {
+		r.warm = nil
+	}
+	r.mu.Unlock()
+	close(p.ready)
+}
+
+// forget drops agent's pod p after it failed or was found gone, so that
+// the next submission starts another.
 func (r *Runner) forget(agentID string, p *agentPod) {
 	r.mu.Lock()
 	if r.pods[agentID] == p {
@@ -231,29 +202,34 @@ func (r *Runner) forget(agentID string, p *agentPod) {
 	r.mu.Unlock()
 }
 
-// startPod creates agent's pod and waits until its container runs; it
-// returns the node, or the reason in words. A pod that cannot start is
-// deleted.
-func (r *Runner) startPod(ctx context.Context, agentID string, vars []string) (string, error) {
+// startPod creates pod spec and waits until its container runs; it returns
+// the node, or the reason in words. A pod that cannot start is deleted,
+// also when ctx ended while its creation was under way (the cluster may
+// have created it).
+func (r *Runner) startPod(ctx context.Context, spec *corev1.Pod) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.startTimeout)
 	defer cancel()
-	spec := r.podSpec(agentID, vars)
-	pods := r.cs.CoreV1().Pods(r.ns)
-	w, werr := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + spec.Name})
-	if werr == nil {
-		defer w.Stop()
-	}
-	created, err := pods.Create(ctx, spec, metav1.CreateOptions{})
-	if err != nil {
-		return "", createError(err, r.ns)
-	}
 	fail := func(reason string) (string, error) {
 		r.bg.Add(1)
 		go func() {
 			defer r.bg.Done()
-			_ = r.deletePod(context.Background(), spec.Name, false)
+			_ = r.deletePod(context.Background(), spec.Name, true)
 		}()
 		return "", errors.New(reason)
+	}
+	pods := r.cs.CoreV1().Pods(r.ns)
+	created, err := pods.Create(ctx, spec, metav1.CreateOptions{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(ctx.Err().Error())
+		}
+		return "", createError(err, r.ns)
+	}
+	// Watching from the creation's resource version sees every later
+	// change, and the creation is not delayed by the watch's round trip.
+	w, werr := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + spec.Name, ResourceVersion: created.ResourceVersion})
+	if werr == nil {
+		defer w.Stop()
 	}
 	pending := "waiting to be scheduled"
 	st := podState(created)
@@ -267,26 +243,7 @@ func (r *Runner) startPod(ctx context.Context, agentID string, vars []string) (s
 			pending = st.pending
 		}
 		var next *corev1.Pod
-		if werr == nil {
-			select {
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					werr = errors.New("watch ended")
-					continue
-				}
-				if pod, isPod := ev.Object.(*corev1.Pod); isPod && pod.Name == spec.Name {
-					next = pod
-				}
-			case <-ctx.Done():
-			}
-		} else {
-			// no watch (forbidden or ended): look every 200 ms
-			select {
-			case <-time.After(200 * time.Millisecond):
-				next, _ = pods.Get(ctx, spec.Name, metav1.GetOptions{})
-			case <-ctx.Done():
-			}
-		}
+		next, werr = r.nextState(ctx, w, werr, spec.Name)
 		if ctx.Err() != nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return fail(fmt.Sprintf("pod %s did not start within --kube-start-timeout %s: %s", spec.Name, r.startTimeout, pending))
@@ -297,4 +254,41 @@ func (r *Runner) startPod(ctx context.Context, agentID string, vars []string) (s
 			st = podState(next)
 		}
 	}
+}
+
+// nextState waits for the next state of pod name: its next watch event,
+// or without a watch (forbidden or ended: werr) a look after 200 ms. It
+// returns nil when there is none to read (ctx ended, an event of another
+// kind) and the watch's error, once it ended.
+func (r *Runner) nextState(ctx context.Context, w watch.Interface, werr error, name string) (*corev1.Pod, error) {
+	if werr != nil {
+		select {
+		case <-time.After(200 * time.Millisecond):
+			p, _ := r.cs.CoreV1().Pods(r.ns).Get(ctx, name, metav1.GetOptions{})
+			return p, werr
+		case <-ctx.Done():
+			return nil, werr
+		}
+	}
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			return nil, errors.New("watch ended")
+		}
+		if pod, isPod := ev.Object.(*corev1.Pod); isPod && pod.Name == name {
+			return pod, nil
+		}
+	case <-ctx.Done():
+	}
+	return nil, nil
+}
+
+// label sets the agent and submission labels of pod (SPEC §13) with one
+// merge patch.
+func (r *Runner) label(pod, agentID, submissionID string) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q,%q:%q}}}`, LabelAgent, labelValue(agentID), LabelSubmission, labelValue(submissionID))
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	_, err := r.cs.CoreV1().Pods(r.ns).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
 }

@@ -16,7 +16,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/subdash/subdash/supervisor"
 )
@@ -55,7 +54,8 @@ type process struct {
 	selfEnded   atomic.Bool   // the wrapper reported the main process's end
 	left        atomic.Int64  // processes it left, as the wrapper counted
 	lastRead    atomic.Int64
-	pod         atomic.Pointer[agentPod]
+	assigned    atomic.Pointer[agentPod] // its pod, once chosen
+	pod         atomic.Pointer[agentPod] // its pod, once running
 }
 
 func (p *process) out(s supervisor.Stream, b []byte) {
@@ -80,7 +80,12 @@ func (p *process) mainEnded(status, left int) {
 
 func (p *process) run() {
 	defer close(p.streamsDone)
-	ap, err := p.r.ensurePod(p.ctx, p.req.AgentID, p.req.Vars)
+	ap, err := p.r.ensurePod(p.ctx, p.req.AgentID, func(ap *agentPod) {
+		p.assigned.Store(ap)
+		if p.req.Placed != nil {
+			p.req.Placed(supervisor.Place{Pod: ap.name})
+		}
+	})
 	if err != nil {
 		if p.ctx.Err() != nil {
 			p.finish(supervisor.Exit{}) // stopped while its pod was starting
@@ -118,12 +123,10 @@ func (p *process) run() {
 	p.finish(supervisor.Exit{Err: "lost the submission's stream from pod " + ap.name + ": " + err.Error()})
 }
 
-// label names the running submission on the pod (SPEC §13), best effort.
+// label names the agent (a claimed warm pod has no agent label yet) and
+// the running submission on the pod (SPEC §13), best effort.
 func (p *process) label(pod string) {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, LabelSubmission, labelValue(p.req.SubmissionID))
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	_, _ = p.r.cs.CoreV1().Pods(p.r.ns).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_ = p.r.label(pod, p.req.AgentID, p.req.SubmissionID)
 }
 
 // Exited implements supervisor.Process.
@@ -264,5 +267,8 @@ func (p *process) Place() supervisor.Place {
 	if ap := p.pod.Load(); ap != nil {
 		return supervisor.Place{Pod: ap.name, Node: ap.node}
 	}
-	return supervisor.Place{Pod: p.r.podName(p.req.AgentID)}
+	if ap := p.assigned.Load(); ap != nil {
+		return supervisor.Place{Pod: ap.name} // starting: no node yet
+	}
+	return supervisor.Place{}
 }
