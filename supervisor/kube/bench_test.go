@@ -221,22 +221,27 @@ func noWarmPod(r *Runner) {
 	}
 }
 
-// waitWarm waits until r's warm pod runs.
+// waitWarm waits until r's warm pod runs and its warm exec is ready, as
+// for an agent spawned a few seconds after the one before.
 func waitWarm(b *testing.B, r *Runner) {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		r.mu.Lock()
-		w := r.warm
+		var we *warmExec
+		if r.warm != nil {
+			we = r.warm.exec
+		}
 		r.mu.Unlock()
-		if w != nil {
-			<-w.ready
-			if w.err == nil {
+		if we != nil {
+			select {
+			case <-we.ready:
 				return
+			case <-we.done:
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	b.Fatal("no warm pod within a minute")
+	b.Fatal("no warm pod with a ready exec within a minute")
 }
 
 func report(b *testing.B, all []phases) {

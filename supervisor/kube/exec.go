@@ -3,6 +3,8 @@ package kube
 import (
 	"context"
 	"io"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -11,12 +13,27 @@ import (
 )
 
 // wrapper runs the agent command for one submission in the pod. $1 is the
-// nonce, $2 the command, then the submission's variables as NAME=value. The
-// command runs in a subshell that exports them (so only its processes carry
-// SUBDASH_SUBMISSION_ID, not the wrapper); when it ends, the wrapper counts
-// the processes it left and writes the marker with the exit status and that
-// count to stderr. Exit statuses above 128 are signals, as sh reports them.
-const wrapper = `nonce=$1; cmd=$2; shift 2
+// nonce, $2 the command, then the submission's variables as NAME=value.
+// Given the nonce alone it is a warm exec (warm.go): it writes the ready
+// token "\x1esubdash:<nonce>:ready\x1e" to stdout and reads the command
+// and variables from stdin first (header), then the message follows as the
+// command's stdin (sh's read takes one byte at a time from a pipe, so none
+// of it is consumed). The command runs in a subshell that exports the
+// variables (so only its processes carry SUBDASH_SUBMISSION_ID, not the
+// wrapper); when it ends, the wrapper counts the processes it left and
+// writes the marker with the exit status and that count to stderr. Exit
+// statuses above 128 are signals, as sh reports them.
+const wrapper = `nonce=$1
+if [ $# -eq 1 ]; then
+  printf '\036subdash:%s:ready\036' "$nonce"
+  IFS= read -r cmd || exit 0
+  cmd=$(printf '%bx' "$cmd"); cmd=${cmd%x}
+  IFS= read -r n || exit 0
+  set --
+  while [ "$n" -gt 0 ]; do IFS= read -r kv || exit 0; kv=$(printf '%bx' "$kv"); set -- "$@" "${kv%x}"; n=$((n-1)); done
+else
+  cmd=$2; shift 2
+fi
 id=
 for kv in "$@"; do case $kv in SUBDASH_SUBMISSION_ID=*) id=${kv#*=};; esac; done
 ( for kv in "$@"; do export "$kv"; done; exec /bin/sh -c "$cmd" )
@@ -28,6 +45,19 @@ done
 printf '\036subdash:%s:exit:%d:%d\036' "$nonce" "$st" "$n" >&2
 exit "$st"
 `
+
+// header is what a warm exec's wrapper reads before the message: the
+// command, the number of variables and each variable, one line each, with
+// backslashes and newlines escaped as printf's %b reads them.
+func header(command string, vars []string) string {
+	esc := strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	var b strings.Builder
+	b.WriteString(esc.Replace(command) + "\n" + strconv.Itoa(len(vars)) + "\n")
+	for _, v := range vars {
+		b.WriteString(esc.Replace(v) + "\n")
+	}
+	return b.String()
+}
 
 // killer terminates every process of submission $1 in the container: the
 // processes whose environment holds its SUBDASH_SUBMISSION_ID, wherever

@@ -43,10 +43,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/subdash/subdash/supervisor"
 )
@@ -119,6 +121,14 @@ func Factory(cfg supervisor.Config, host supervisor.Host) (supervisor.Runner, er
 	r.keepWarmPods()
 	return r, nil
 }
+
+// init sends client-go's own log lines (klog: websocket pings of streams
+// that just closed, retried watches) nowhere instead of to stderr, where
+// they would be drawn over the dashboard. Every failure that matters to a
+// submission comes back from client-go as an error, and the runner puts it
+// in words into the submission's last_error or the host's notes. klog
+// wants its logger set before anything logs, hence at initialisation.
+func init() { klog.SetLogger(logr.Discard()) }
 
 // Runner runs submissions in pods (supervisor.Runner).
 type Runner struct {

@@ -20,6 +20,7 @@ type agentPod struct {
 	ready chan struct{} // closed once it runs or failed to
 	err   error         // why it cannot run; set before ready is closed
 	node  string
+	exec  *warmExec // the warm pod's exec waiting for a submission; r.mu
 }
 
 // newPod names a new pod of this host: subdash-<run suffix>-<n>. The name
@@ -139,40 +140,6 @@ func (r *Runner) podFor(agentID string, warmOK bool) (p *agentPod, claimed, crea
 	return p, false, true
 }
 
-// keepWarmPods makes the runner keep one warm pod from now on: a pod of
-// the agent image, started before any agent needs it, so that an agent's
-// first submission needs only its exec (about 0.1 s on the test cluster)
-// instead of a pod start (scheduling, image, container; 0.3–5 s there and
-// longer where images are pulled). One, not a pool of several: it covers
-// agents spawned one at a time, as people and orchestrators mostly do, for
-// the price of one idle pod per host; agents spawned faster than a pod
-// starts get pods of their own, as without it. The warm pod carries the
-// host's labels and annotation, so Close and the sweep of a later host
-// delete it like an agent's pod (SPEC §13: nothing outlives the host).
-func (r *Runner) keepWarmPods() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.warmPods = true
-	r.keepWarm()
-}
-
-// keepWarm starts a warm pod unless there is one, the runner keeps none or
-// is closed, or the last warm pod could not start and no pod started since
-// (a wrong image would otherwise cost a second failing pod per spawn).
-// Called with r.mu held.
-func (r *Runner) keepWarm() {
-	if r.warm != nil || !r.warmPods || r.warmFailed || r.closed {
-		return
-	}
-	p := r.newPod()
-	r.warm = p
-	r.bg.Add(1)
-	go func() {
-		defer r.bg.Done()
-		r.start(r.ctx, p, "")
-	}()
-}
-
 // start starts pod p for agentID ("" for the warm pod), records its node or
 // why it cannot run, and closes p.ready. A warm pod that cannot start is
 // dropped: the next new agent starts a pod of its own, which says why.
@@ -188,8 +155,20 @@ func (r *Runner) start(ctx context.Context, p *agentPod, agentID string) {
 	if r.warm == p && p.err != nil {
 		r.warm = nil
 	}
+	if r.warm == p && r.rc != nil {
+		p.exec = r.openWarmExec(p.name)
+	}
 	r.mu.Unlock()
 	close(p.ready)
+}
+
+// takeExec takes the warm exec that came with pod p, if any.
+func (r *Runner) takeExec(p *agentPod) *warmExec {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	we := p.exec
+	p.exec = nil
+	return we
 }
 
 // forget drops agent's pod p after it failed or was found gone, so that

@@ -3,8 +3,6 @@ package kube
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -26,12 +24,10 @@ func (r *Runner) Start(req supervisor.StartRequest) (supervisor.Process, error) 
 	if r.rc == nil {
 		return nil, errors.New("the Kubernetes runner has no cluster connection to run commands in pods")
 	}
-	var b [16]byte
-	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &process{r: r, req: req, nonce: hex.EncodeToString(b[:]), ctx: ctx, cancel: cancel,
+	p := &process{r: r, req: req, ctx: ctx, cancel: cancel,
 		exited: make(chan struct{}), streamsDone: make(chan struct{}), execing: make(chan struct{})}
-	p.stderr = newMarkerFilter([]byte("\x1esubdash:"+p.nonce+":exit:"), func(b []byte) { p.out(supervisor.Stderr, b) }, p.mainEnded)
+	p.useNonce(newNonce())
 	go p.run()
 	return p, nil
 }
@@ -99,13 +95,8 @@ func (p *process) run() {
 		p.req.Placed(supervisor.Place{Pod: ap.name, Node: ap.node})
 	}
 	go p.label(ap.name)
-	args := append([]string{"/bin/sh", "-c", wrapper, "subdash-submission", p.nonce, p.req.Command}, p.req.Vars...)
 	close(p.execing)
-	stdin, feed := io.Pipe()
-	go p.req.Stdin(feed)
-	defer stdin.Close() // a feed still writing (approvals) gets an error
-	err = p.r.exec(p.ctx, ap.name, args, stdin,
-		writerFunc(func(b []byte) { p.out(supervisor.Stdout, b) }), p.stderr)
+	err = p.exec(ap)
 	p.stderr.flush()
 	if status, ok := exitStatus(err); ok {
 		p.finish(exitOf(status))
@@ -121,6 +112,40 @@ func (p *process) run() {
 		return
 	}
 	p.finish(supervisor.Exit{Err: "lost the submission's stream from pod " + ap.name + ": " + err.Error()})
+}
+
+// exec runs the submission in pod ap: in the warm exec that came with the
+// pod when it has one that is ready, else in an exec of its own; it
+// returns how the exec ended (Runner.exec).
+func (p *process) exec(ap *agentPod) error {
+	stdout := writerFunc(func(b []byte) { p.out(supervisor.Stdout, b) })
+	if we := p.r.takeExec(ap); we != nil {
+		p.useNonce(we.nonce)
+		if we.claim(p.ctx, stdout, p.stderr) {
+			stop := context.AfterFunc(p.ctx, we.cancel)
+			defer stop()
+			go func() {
+				if _, err := io.WriteString(we.stdin, header(p.req.Command, p.req.Vars)); err == nil {
+					p.req.Stdin(we.stdin)
+				}
+			}()
+			<-we.done
+			return we.err
+		}
+		p.useNonce(newNonce())
+	}
+	args := append([]string{"/bin/sh", "-c", wrapper, "subdash-submission", p.nonce, p.req.Command}, p.req.Vars...)
+	stdin, feed := io.Pipe()
+	go p.req.Stdin(feed)
+	defer stdin.Close() // a feed still writing (approvals) gets an error
+	return p.r.exec(p.ctx, ap.name, args, stdin, stdout, p.stderr)
+}
+
+// useNonce makes nonce the one of the wrapper's end marker, before the
+// exec's stderr is read.
+func (p *process) useNonce(nonce string) {
+	p.nonce = nonce
+	p.stderr = newMarkerFilter([]byte("\x1esubdash:"+nonce+":exit:"), func(b []byte) { p.out(supervisor.Stderr, b) }, p.mainEnded)
 }
 
 // label names the agent (a claimed warm pod has no agent label yet) and
