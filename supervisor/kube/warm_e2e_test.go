@@ -1,0 +1,90 @@
+package kube
+
+import (
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// End-to-end tests of the warm pod's exec (warm.go), against the cluster of
+// KUBECONFIG as in e2e_test.go.
+
+// readyWarmExec waits until s's runner has a warm pod whose warm exec is
+// ready, and returns both.
+func readyWarmExec(t *testing.T, s *supervisor.Supervisor) (*agentPod, *warmExec) {
+	t.Helper()
+	r := s.Config().Runner.(*Runner)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r.mu.Lock()
+		w := r.warm
+		var we *warmExec
+		if w != nil {
+			we = w.exec
+		}
+		r.mu.Unlock()
+		if we != nil {
+			select {
+			case <-we.ready:
+				return w, we
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no ready warm exec within 60s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWarmExecCarriesTheSubmission: a new agent's first submission runs in
+// the warm pod's exec that was open before it came; the command (with a
+// backslash and a newline), the submission's variables and the message
+// (every byte, then EOF) reach it as through an exec of its own.
+func TestWarmExecCarriesTheSubmission(t *testing.T) {
+	image, node := testCluster(t)
+	command := "cat; printf '%s|%s|%s\\n' \"$SUBDASH_AGENT_ID\" \"$SUBDASH_SUBMISSION_SEQ\" \"$MEMO_ENABLE_COLLAB_TOOLS\"\necho 'back\\nslash \\\\ two'; exit 4"
+	s := newHost(t, command, image, node, time.Second)
+	warm, we := readyWarmExec(t, s)
+	message := "first line\nsecond \\n line with a backslash"
+	sp, err := s.Spawn(message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := waitFinal(t, s, sp.AgentID)
+	want := message + "\n" + sp.AgentID + "|1|0\nback\\nslash \\\\ two"
+	if got, _ := s.Logs(sp.AgentID, 0); d.Status != supervisor.StatusErrored || got != want+"\n" || str(d.LastError) != "submission failed with exit code 4" {
+		t.Fatalf("status %s, last_error %q, log %q; want errored with exit code 4 and log %q", d.Status, str(d.LastError), got, want+"\n")
+	}
+	if info, _ := s.Agent(sp.AgentID); info.Pod != warm.name {
+		t.Fatalf("the agent runs in pod %s, not in the warm pod %s", info.Pod, warm.name)
+	}
+	we.stdout.mu.Lock()
+	claimed := we.stdout.target != nil
+	we.stdout.mu.Unlock()
+	if !claimed {
+		t.Fatal("the submission did not run in the warm exec")
+	}
+}
+
+// TestLostWarmExecFallsBack: a warm exec that ended before the spawn (a
+// dropped connection) is not used; the submission opens its own exec in
+// the warm pod and runs normally.
+func TestLostWarmExecFallsBack(t *testing.T) {
+	image, node := testCluster(t)
+	s := newHost(t, evalCommand, image, node, time.Second)
+	warm, we := readyWarmExec(t, s)
+	we.cancel()
+	<-we.done
+	sp, err := s.Spawn("echo own-exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := waitFinal(t, s, sp.AgentID); d.Status != supervisor.StatusCompleted || str(d.LastOutput) != "own-exec" {
+		t.Fatalf("status %s, last_output %q; want completed with own-exec", d.Status, str(d.LastOutput))
+	}
+	if info, _ := s.Agent(sp.AgentID); info.Pod != warm.name {
+		t.Fatalf("the agent runs in pod %s, not in the warm pod %s", info.Pod, warm.name)
+	}
+}
