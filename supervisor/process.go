@@ -26,6 +26,13 @@ const (
 	pipeSize = 1 << 20
 	// maxReadBuf is the largest read: all a full pipe holds.
 	maxReadBuf = pipeSize
+	// floodGap and gather: a read that did not fill the buffer, less than
+	// floodGap after the read before it, is followed by a pause of gather
+	// before the next read, so a child writing many small chunks fast is
+	// read in a few large reads rather than one wake-up per chunk. Output
+	// that trickles is read as it comes.
+	floodGap = time.Millisecond
+	gather   = 500 * time.Microsecond
 	// drainTimeout bounds how long output is still read after the process
 	// group is gone, in case a process that left the group (setsid, a
 	// daemon) still holds the pipes open.
@@ -160,15 +167,21 @@ func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 	buf := make([]byte, readBufSize)
 	progressed := false
 	var started time.Time
+	var last int64
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
-			p.lastRead.Store(time.Now().UnixNano())
+			now := time.Now().UnixNano()
+			p.lastRead.Store(now)
 			out(s, buf[:n])
 			progressed = true
-			if n == len(buf) && len(buf) < maxReadBuf {
+			switch {
+			case n == len(buf) && len(buf) < maxReadBuf:
 				buf = make([]byte, 2*len(buf))
+			case n < len(buf) && now-last < int64(floodGap) && err == nil:
+				time.Sleep(gather)
 			}
+			last = now
 		}
 		if err == nil {
 			continue

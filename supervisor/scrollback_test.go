@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,5 +160,49 @@ func TestFloodKeepsLinesRightAcrossReusedBlocks(t *testing.T) {
 	}
 	if held := len(o.text.used) + len(o.text.spare); held > 2*(keep*80/textBlockSize+2)+maxSpareBlocks {
 		t.Fatalf("%d text blocks held for %d lines of about 80 bytes", held, keep)
+	}
+}
+
+// TestReadBackKeepsTheNewestLines: a log far larger than the scrollback,
+// read back from its file, shows the same newest lines, numbered the same,
+// as the output that was fed it as it came, in small reads.
+func TestReadBackKeepsTheNewestLines(t *testing.T) {
+	const keep = 1000
+	var log []byte
+	for i := 0; i < 3*maxReadBuf/20; i++ {
+		log = append(log, "line "+strconv.Itoa(i)+"\n"...)
+		switch i {
+		case 7:
+			log = append(log, "\x1b[1mbold\x1b[m\n"...)
+		case 80000: // in the first read; the lines of the second, skipped or not, are bold
+			log = append(log, "\x1b[1mbold from here\n"...)
+		}
+	}
+	log = append(log, "no line end"...)
+	path := filepath.Join(t.TempDir(), "1.log")
+	if err := os.WriteFile(path, log, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fed := newOutput(nil, keep, nil, nil)
+	for p := log; len(p) > 0; p = p[min(len(p), 4096):] {
+		fed.feed(Stdout, p[:min(len(p), 4096)])
+	}
+	_ = fed.finish()
+	wantFirst, wantTotal, want, _ := fed.window(0, keep)
+	o := restoredOutput()
+	if err := o.reload(path, keep); err != nil {
+		t.Fatal(err)
+	}
+	first, total, got, _ := o.window(0, keep)
+	if first != wantFirst || total != wantTotal || len(got) != len(want) {
+		t.Fatalf("read back [%d,%d) with %d lines, fed [%d,%d) with %d", first, total, len(got), wantFirst, wantTotal, len(want))
+	}
+	for i := range got {
+		if got[i].Text != want[i].Text || got[i].Width != want[i].Width {
+			t.Fatalf("line %d read back %q, fed %q", first+int64(i), got[i].Text, want[i].Text)
+		}
+	}
+	if !strings.HasPrefix(got[0].Text, "\x1b[1m") {
+		t.Fatalf("line %d %q: the style set before the skipped lines is lost", first, got[0].Text)
 	}
 }

@@ -1,0 +1,155 @@
+package supervisor
+
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/subdash/subdash/supervisor/termtext"
+)
+
+// What an output keeps of the raw bytes besides the log file: the tail of
+// each stream, for last_output (SPEC §4), and the raw lines handed to a
+// structured agent's transcript (SPEC §8).
+
+const (
+	// tailKeep is how many raw bytes of each stream are kept for last_output.
+	tailKeep = 32 << 10
+	// maxLastOutput is the length cap of last_output in characters (SPEC §4).
+	maxLastOutput = 2000
+	// truncatedMarker starts a cut last_output (SPEC §4).
+	truncatedMarker = "...[truncated]"
+)
+
+// keepTail keeps the last tailKeep raw bytes of stream s.
+func (o *output) keepTail(s Stream, p []byte) {
+	t := o.tail[s]
+	if len(p) >= tailKeep {
+		t = append(t[:0], p[len(p)-tailKeep:]...)
+	} else {
+		if len(t)+len(p) > 2*tailKeep {
+			n := copy(t, t[len(t)-(tailKeep-len(p)):])
+			t = t[:n]
+		}
+		t = append(t, p...)
+	}
+	o.tail[s] = t
+}
+
+// splitRaw hands the complete raw lines of stream s to lineHook. A line
+// longer than maxRawLine is handed on cut at that size.
+func (o *output) splitRaw(s Stream, p []byte) {
+	const maxRawLine = 16 << 20
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(o.rawLine[s])+len(p) > maxRawLine {
+				o.lineHook(s, append(o.rawLine[s], p...))
+				o.rawLine[s] = o.rawLine[s][:0]
+				return
+			}
+			o.rawLine[s] = append(o.rawLine[s], p...)
+			return
+		}
+		line := p[:i]
+		if len(o.rawLine[s]) > 0 {
+			o.rawLine[s] = append(o.rawLine[s], line...)
+			line = o.rawLine[s]
+		}
+		o.lineHook(s, trimCR(line))
+		o.rawLine[s] = o.rawLine[s][:0]
+		p = p[i+1:]
+	}
+}
+
+// lastOutput builds last_output (SPEC §4): the tail of stdout and, after a
+// blank line and "stderr:", the tail of stderr, escape sequences removed, at
+// most maxLastOutput characters, starting with truncatedMarker when cut.
+func (o *output) lastOutput() string { return o.tails(true) }
+
+// stderrOutput is last_output made of the stderr tail alone.
+func (o *output) stderrOutput() string { return o.tails(false) }
+
+func (o *output) tails(withStdout bool) string {
+	o.feedMu.Lock()
+	var out string
+	cut := len(o.tail[Stderr]) >= tailKeep
+	if withStdout {
+		out = strings.TrimRight(termtext.Plain(o.tail[Stdout]), " \t\r\n")
+		cut = cut || len(o.tail[Stdout]) >= tailKeep
+	}
+	errText := strings.TrimRight(termtext.Plain(o.tail[Stderr]), " \t\r\n")
+	o.feedMu.Unlock()
+	return composeLastOutput(out, errText, cut)
+}
+
+func composeLastOutput(out, errText string, cut bool) string {
+	const sep = "\n\nstderr:\n"
+	outN, errN := utf8.RuneCountInString(out), utf8.RuneCountInString(errText)
+	total := outN
+	if errN > 0 {
+		total += errN + len(sep)
+	}
+	if outN == 0 && errN == 0 {
+		return ""
+	}
+	if total <= maxLastOutput && !cut {
+		if errN == 0 {
+			return out
+		}
+		if outN == 0 {
+			return "stderr:\n" + errText
+		}
+		return out + sep + errText
+	}
+	budget := maxLastOutput - utf8.RuneCountInString(truncatedMarker)
+	if errN == 0 {
+		return truncatedMarker + tailRunes(out, budget)
+	}
+	budget -= len(sep)
+	outQuota := min(outN, max(budget/2, budget-errN))
+	errQuota := budget - outQuota
+	return truncatedMarker + tailRunes(out, outQuota) + sep + tailRunes(errText, errQuota)
+}
+
+// tailRunes returns the last n characters of s.
+func tailRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	count := 0
+	for i := len(s); i > 0; {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+		count++
+		if count == n {
+			return s[i:]
+		}
+	}
+	return s
+}
+
+// flushRawLines hands a pending unterminated raw line of each stream to
+// lineHook, so that a structured submission's outcome is known before the
+// pipes are closed (its main process ended while others still hold them).
+func (o *output) flushRawLines() {
+	o.feedMu.Lock()
+	defer o.feedMu.Unlock()
+	o.flushRawLinesLocked()
+}
+
+func (o *output) flushRawLinesLocked() {
+	for s := Stdout; s <= Stderr; s++ {
+		if o.lineHook != nil && len(o.rawLine[s]) > 0 {
+			o.lineHook(s, trimCR(o.rawLine[s]))
+			o.rawLine[s] = o.rawLine[s][:0]
+		}
+	}
+}
+
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}

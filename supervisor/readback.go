@@ -1,0 +1,79 @@
+package supervisor
+
+import (
+	"os"
+	"unicode/utf8"
+
+	"github.com/subdash/subdash/supervisor/termtext"
+)
+
+// evict releases the scrollback of a finished submission.
+func (o *output) evict() {
+	o.mu.Lock()
+	if o.open[Stdout] < 0 && o.open[Stderr] < 0 && o.sb != nil {
+		o.sb.detach()
+		o.sb, o.evicted = nil, true
+	}
+	o.mu.Unlock()
+}
+
+// reload rebuilds an evicted scrollback from the log file. Both streams were
+// written to one file, so reloaded lines do not say which stream they came
+// from.
+func (o *output) reload(path string, maxLines int) error {
+	o.mu.RLock()
+	evicted := o.evicted
+	o.mu.RUnlock()
+	if !evicted {
+		return nil
+	}
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		// say so in the pane, in words, instead of failing (SPEC §10)
+		sb := newScrollback(maxLines, defaultScrollbackBytes)
+		text := "subdash: the log file of this submission is gone (" + path + "); its output cannot be shown"
+		sb.add(Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
+		o.mu.Lock()
+		sb.attach(o.mem)
+		o.sb, o.evicted = sb, false
+		o.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return &Error{CodeInternal, "cannot read log file " + path + ": " + err.Error()}
+	}
+	defer f.Close()
+	sb := newScrollback(maxLines, defaultScrollbackBytes)
+	conv := termtext.NewConverter(termtext.DefaultMaxWidth)
+	var text lineText
+	var batch lineBatch
+	buf := make([]byte, maxReadBuf)
+	for done := false; !done; {
+		n, err := f.Read(buf)
+		batch.reset(&text, Stdout)
+		batch.skipped = conv.FeedTail(buf[:n], maxLines, batch.add)
+		if done = err != nil; done {
+			conv.Flush(batch.add)
+		}
+		for i, l := range batch.lines(maxLines) {
+			if i == 1 && batch.skipped > 0 {
+				sb.skip(batch.skipped)
+			}
+			sb.add(l)
+		}
+		text.seal(sb.total() - 1)
+		text.recycle(sb.first)
+	}
+	o.mu.Lock()
+	sb.attach(o.mem)
+	o.sb, o.evicted = sb, false
+	o.mu.Unlock()
+	return nil
+}
+
+// restoredOutput is the output of a submission restored from an earlier
+// run: no display lines until LoadOutput reads them back from the log file
+// (SPEC §10), so restored records cost no memory for output.
+func restoredOutput() *output {
+	return &output{open: [2]int64{-1, -1}, evicted: true, released: true}
+}
