@@ -41,8 +41,11 @@ func (s *Supervisor) CheckNesting(pid int) error {
 		if inherited == r.id {
 			return errNested(a.id)
 		}
+		// pgid 0: it runs elsewhere (a pod); 0 is also the session of
+		// processes started from outside any session here, which would
+		// otherwise all look like its subagents
 		for _, pi := range chain {
-			if r.proc.pgid == pi.session || r.proc.pgid == pi.pgrp {
+			if r.proc.pgid > 0 && (r.proc.pgid == pi.session || r.proc.pgid == pi.pgrp) {
 				return errNested(a.id)
 			}
 		}

@@ -439,3 +439,21 @@ func runChildHost() {
 	}
 	time.Sleep(10 * time.Minute)
 }
+
+// TestCallersOfTheHostAreNotSubagents: while an agent runs in its pod, a
+// program of this machine (here this test process, whose ancestors may
+// sit in session 0) may still spawn agents: only the host's own
+// subagents are refused (SPEC §2), and a pod's submission has no process
+// here.
+func TestCallersOfTheHostAreNotSubagents(t *testing.T) {
+	image, node := testCluster(t)
+	s := newHost(t, evalCommand, image, node, time.Second)
+	sp, err := s.Spawn("echo running; sleep 60")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLogs(t, s, sp.AgentID, "running", 60*time.Second)
+	if err := s.CheckNesting(os.Getpid()); err != nil {
+		t.Fatalf("a caller of this machine is taken for a subagent: %v", err)
+	}
+}
