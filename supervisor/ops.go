@@ -413,6 +413,14 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
+		// What the runner holds (pods) must not outlive the host even
+		// when its submissions could not be ended in time: closing it
+		// ends them with it (Runner.Close).
+		cctx, cancel := context.WithTimeout(context.Background(), runnerCloseWait)
+		defer cancel()
+		if err := s.cfg.Runner.Close(cctx); err != nil {
+			s.journal.write(JournalEvent{Event: "runner_closed", Note: err.Error()})
+		}
 		return ctx.Err()
 	}
 	if s.notifier != nil {

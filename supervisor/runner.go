@@ -6,6 +6,9 @@ import (
 	"time"
 )
 
+// runnerCloseWait bounds Runner.Close when Shutdown's own time ran out.
+const runnerCloseWait = 30 * time.Second
+
 // Runner starts submissions where they run and ends them (SPEC §13): the
 // local runner runs them as process groups on this machine (SPEC §4), the
 // Kubernetes runner (package supervisor/kube) in pods. The supervisor's
@@ -28,7 +31,8 @@ type Runner interface {
 	Sweep(runDir string) string
 	// Close ends what the runner holds once every submission has ended
 	// (the Kubernetes runner deletes its pods), and returns when that is
-	// done or ctx ends.
+	// done or ctx ends. Shutdown also calls it when its time ran out with
+	// submissions still running: it then ends them with what it holds.
 	Close(ctx context.Context) error
 }
 

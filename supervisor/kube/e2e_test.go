@@ -457,3 +457,30 @@ func TestCallersOfTheHostAreNotSubagents(t *testing.T) {
 		t.Fatalf("a caller of this machine is taken for a subagent: %v", err)
 	}
 }
+
+// TestShutdownOutOfTimeStillDeletesThePods: when the host's shutdown runs
+// out of time with a submission still running (here at once), the host
+// still deletes its pods before it returns, and with them what ran in
+// them (SPEC §13: nothing outlives the host).
+func TestShutdownOutOfTimeStillDeletesThePods(t *testing.T) {
+	image, node := testCluster(t)
+	s, err := supervisor.New(hostConfig(t.TempDir(), evalCommand, image, node, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := s.Spawn("trap '' TERM; echo ignoring; sleep 600")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLogs(t, s, sp.AgentID, "ignoring", 60*time.Second)
+	r := s.Config().Runner.(*Runner)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Shutdown(ctx); err == nil {
+		t.Fatal("shutdown with no time left returned no error")
+	}
+	l, err := r.cs.CoreV1().Pods(r.ns).List(context.Background(), metav1.ListOptions{LabelSelector: LabelRun + "=" + labelValue(r.host.RunID)})
+	if err != nil || len(l.Items) != 0 {
+		t.Fatalf("%d pod(s) of the host left after its shutdown (err %v)", len(l.Items), err)
+	}
+}

@@ -74,9 +74,27 @@ func (r *Runner) podSpec(name, agentID string) *corev1.Pod {
 	}
 }
 
-// keeper is the pod's PID 1: it waits (reaping what submissions left
-// behind) and exits at once on SIGTERM, so deleting the pod is quick.
-const keeper = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done`
+// keeper is the pod's PID 1: it waits, reaping what submissions left
+// behind. Deleting the pod sends it SIGTERM (PID 1 alone): it then sends
+// SIGTERM (and SIGCONT) to every other process of the container and exits
+// once none is left alive, so that what still runs when the host ends
+// gets SIGTERM, then SIGKILL from the runtime after the pod's grace
+// period, as a submission's processes do (SPEC §4, §13).
+const keeper = `stop() {
+  kill -TERM -1 2>/dev/null; kill -CONT -1 2>/dev/null
+  while :; do
+    n=0
+    for d in /proc/[0-9]*; do
+      [ "$d" = /proc/1 ] && continue
+      s=; { read -r s < "$d/stat"; } 2>/dev/null || continue
+      case ${s##*) } in Z*|X*) ;; *) n=$((n+1));; esac
+    done
+    [ "$n" -eq 0 ] && exit 0
+    sleep 0.1 2>/dev/null || sleep 1
+  done
+}
+trap stop TERM INT
+while :; do sleep 3600 & wait $!; done`
 
 // ensurePod returns agent's running pod. The agent's first submission
 // takes the warm pod when there is one (it then needs only its exec), or

@@ -99,8 +99,11 @@ func (we *warmExec) claim(ctx context.Context, stdout, stderr io.Writer) bool {
 	case <-ctx.Done():
 	}
 	select {
-	case <-we.done:
+	case <-we.done: // first: a select picks at random among closed channels
 		return false
+	default:
+	}
+	select {
 	case <-we.ready:
 		if ctx.Err() == nil {
 			we.stdout.setTarget(stdout)

@@ -82,7 +82,7 @@ func TestLostWarmExecFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s, sp.AgentID); d.Status != supervisor.StatusCompleted || str(d.LastOutput) != "own-exec" {
-		t.Fatalf("status %s, last_output %q; want completed with own-exec", d.Status, str(d.LastOutput))
+		t.Fatalf("status %s, last_output %q, last_error %q; want completed with own-exec", d.Status, str(d.LastOutput), str(d.LastError))
 	}
 	if info, _ := s.Agent(sp.AgentID); info.Pod != warm.name {
 		t.Fatalf("the agent runs in pod %s, not in the warm pod %s", info.Pod, warm.name)
