@@ -199,10 +199,14 @@ type replay struct {
 	// queued holds the head of a message queued (SPEC §11) and not started
 	// yet, per agent: when the host ends, it is not run.
 	queued map[string]string
+	// forgotten holds the agents forgotten for good (SPEC §10): a later
+	// event of one (a journal written before Forget waited for the end
+	// of its submission to be journaled) does not bring it back.
+	forgotten map[string]bool
 }
 
 func newReplay(dir string) *replay {
-	return &replay{dir: dir, byID: map[string]*AgentRecord{}, queued: map[string]string{}}
+	return &replay{dir: dir, byID: map[string]*AgentRecord{}, queued: map[string]string{}, forgotten: map[string]bool{}}
 }
 
 // agent returns the record of id, creating it when an event names an agent
@@ -257,13 +261,14 @@ func (rp *replay) apply(ev JournalEvent) {
 		rp.byID[r.AgentID] = r
 		return
 	}
-	if ev.AgentID == "" {
+	if ev.AgentID == "" || rp.forgotten[ev.AgentID] {
 		return
 	}
 	switch ev.Event {
 	case "forgotten":
 		delete(rp.byID, ev.AgentID)
 		delete(rp.queued, ev.AgentID)
+		rp.forgotten[ev.AgentID] = true
 		return
 	case "queued":
 		rp.queued[ev.AgentID] = messageHead(ev.Message)

@@ -136,6 +136,16 @@ func (s *Supervisor) Forget(id string) (StatusResult, error) {
 		s.mu.Unlock()
 		return StatusResult{}, &Error{CodeBusy, fmt.Sprintf("agent %s is running; interrupt or close it before forgetting it", a.id)}
 	}
+	if n := len(a.subs); n > 0 && a.subs[n-1].done != nil {
+		// The agent took its final status, and its submission's end is
+		// being journaled: "forgotten" must come after it, or a later
+		// host replaying the journal would bring the agent back. The
+		// operation lock keeps a new submission from starting meanwhile.
+		done := a.subs[n-1].done
+		s.mu.Unlock()
+		<-done
+		s.mu.Lock()
+	}
 	if _, ok := s.agents[a.id]; !ok {
 		s.mu.Unlock()
 		return StatusResult{}, errNotFound(id)

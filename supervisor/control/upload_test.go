@@ -117,7 +117,7 @@ func TestLongMessageToAnOlderHost(t *testing.T) {
 	defer srv.Close()
 	c := NewClient(path, "")
 	defer c.http.CloseIdleConnections()
-	msg := strings.Repeat("x", 3<<20)
+	msg := strings.Repeat("x", textAbove+1) // just long enough for a text body
 	if _, err := c.SpawnFrom(context.Background(), strings.NewReader(msg)); err != nil {
 		t.Fatal(err)
 	}
