@@ -37,9 +37,6 @@ const (
 	// group is gone, in case a process that left the group (setsid, a
 	// daemon) still holds the pipes open.
 	drainTimeout = 500 * time.Millisecond
-	// maxDrain bounds the reading of output after the group is gone when a
-	// process outside the group keeps writing.
-	maxDrain = 10 * time.Second
 	// killWait bounds the wait for a group to vanish after SIGKILL (a process
 	// in uninterruptible sleep); past it the submission ends anyway.
 	killWait = 10 * time.Second
@@ -156,11 +153,19 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	return p, nil
 }
 
-// read feeds stream s to out until EOF. Once drain has set a read deadline,
-// it stops at the deadline only if nothing arrived since the previous one:
-// output still buffered in the pipe is read to the end, while a process
-// that left the group and keeps the pipe open without writing is given up
-// on. A writer that never stops is cut off after maxDrain.
+// maxDrain bounds the reading of output after the group is gone when a
+// process outside the group keeps writing. A variable only so that a test
+// can lower it.
+var maxDrain = 10 * time.Second
+
+// read feeds stream s to out until EOF. Once Drain has set a read deadline
+// (the group is gone), each deadline that passes asks what is left:
+//   - output still in the pipe is read to the end, however slowly out
+//     takes it (a loaded machine, the output budget);
+//   - an empty pipe that nothing wrote to since the previous deadline is
+//     held by a process that left the group without writing: given up on;
+//   - more read since the group ended than the pipe holds means a process
+//     outside the group writes on: cut off after maxDrain.
 func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 	defer p.readers.Done()
 	f := p.outs[s]
@@ -168,6 +173,7 @@ func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 	progressed := false
 	var started time.Time
 	var last int64
+	var drained int // bytes read since the first deadline passed
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
@@ -175,6 +181,9 @@ func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 			p.lastRead.Store(now)
 			out(s, buf[:n])
 			progressed = true
+			if !started.IsZero() {
+				drained += n
+			}
 			switch {
 			case n == len(buf) && len(buf) < maxReadBuf:
 				buf = make([]byte, 2*len(buf))
@@ -192,12 +201,36 @@ func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 		if started.IsZero() {
 			started = time.Now()
 		}
-		if !progressed || time.Since(started) > maxDrain {
+		buffered, capacity := pipeFill(f)
+		switch {
+		case buffered == 0 && !progressed:
+			return
+		case drained > capacity && time.Since(started) > maxDrain:
 			return
 		}
 		progressed = false
 		_ = f.SetReadDeadline(time.Now().Add(drainTimeout))
 	}
+}
+
+// pipeFill returns how many bytes wait in pipe f (FIONREAD) and how many
+// it holds (F_GETPIPE_SZ). When it cannot tell, the pipe counts as empty
+// and of pipeSize.
+func pipeFill(f *os.File) (buffered, capacity int) {
+	capacity = pipeSize
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, capacity
+	}
+	_ = rc.Control(func(fd uintptr) {
+		if n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil { // FIONREAD
+			buffered = n
+		}
+		if n, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0); err == nil {
+			capacity = n
+		}
+	})
+	return buffered, capacity
 }
 
 // Drain waits for both readers to reach EOF, then closes every pipe. Call it
