@@ -30,7 +30,12 @@ func TestDashboardRestoresAfterQuit(t *testing.T) {
 		ids = append(ids, d.agentID(m))
 	}
 	hello, failed := ids[0], ids[1]
+	// The journal names an agent before the dashboard has its spawn's
+	// answer, which moves the selection to it: wait for that, or k could
+	// come first and s go to the wrong agent.
+	d.waitText(failed[:8] + " · #1/1")
 	d.keys("k") // the first one, as a new agent takes the selection
+	d.waitText(hello[:8] + " · #1/1")
 	d.waitRow(hello, "✓ completed")
 	d.waitRow(failed, "✗ errored (exit 3)")
 	d.keys("s")

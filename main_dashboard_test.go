@@ -126,8 +126,19 @@ func TestDashboardPagerComesBackIntact(t *testing.T) {
 	})
 	// ctrl+c inside the pager belongs to the pager: the terminal sends
 	// SIGINT to the whole foreground process group, the dashboard included,
-	// and the dashboard must stay.
+	// and the dashboard must stay. less answers it with a bell and a redraw
+	// of its page, and drops what was typed before it got there: q goes
+	// once less is back at its prompt.
+	out := filepath.Join(t.TempDir(), "pane.out")
+	if msg, err := d.tm("pipe-pane", "-t", "dash", "-o", "cat >> "+dashQuote(out)); err != nil {
+		t.Fatalf("pipe-pane: %v %s", err, msg)
+	}
 	d.keys("C-c")
+	d.waitFor("less to redraw its page after ctrl+c", func(string) bool {
+		b, _ := os.ReadFile(out)
+		_, after, rang := strings.Cut(string(b), "\a")
+		return rang && strings.Contains(after, "(END)")
+	})
 	d.keys("q")
 	s := d.waitText("╭─ agents 1", "page-one paged", "│10 ", "✓ completed")
 	d.checkFrame(s)
