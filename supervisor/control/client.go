@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -20,21 +18,6 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 )
-
-// NotServingError is returned by a Client when nothing listens on its
-// socket: no dashboard and no `subdash serve` runs for the directory.
-type NotServingError struct {
-	Dir    string // the working directory whose socket was tried; "" when the socket was given
-	Socket string // the control socket path
-}
-
-// Error says so and what to do.
-func (e *NotServingError) Error() string {
-	if e.Dir == "" {
-		return fmt.Sprintf("no subdash is serving on socket %s; start subdash or subdash serve with --socket %s", e.Socket, e.Socket)
-	}
-	return fmt.Sprintf("no subdash is serving %s (socket %s); start subdash or subdash serve", e.Dir, e.Socket)
-}
 
 // CallTimeout bounds every call of a Client but wait and the streams (SPEC
 // §6: clients never hang): a host that accepted the connection and does not
@@ -44,28 +27,6 @@ const CallTimeout = 10 * time.Second
 // WaitMargin is added to wait's own timeout (SPEC §3, clamped as the
 // supervisor clamps it) to bound a wait call.
 const WaitMargin = 5 * time.Second
-
-// NoAnswerError is returned by a Client when the host accepted the
-// connection but did not answer within the call's deadline (SPEC §6): it is
-// stopped (SIGSTOP), hung, or not a subdash.
-type NoAnswerError struct {
-	Socket string        // the control socket path
-	PID    int           // the process listening on it (SO_PEERCRED); 0 when unknown
-	After  time.Duration // how long the client waited
-}
-
-// Error names the socket and the process, and what to check.
-func (e *NoAnswerError) Error() string {
-	if e.PID <= 0 {
-		return fmt.Sprintf("the process serving %s accepted the connection but did not answer within %s; it is stopped, hung, or not a subdash",
-			e.Socket, e.After)
-	}
-	return fmt.Sprintf("subdash (pid %d) serving %s accepted the connection but did not answer within %s; it is stopped or hung (ps -o stat= -p %d shows T when stopped; kill -CONT %d resumes it)",
-		e.PID, e.Socket, e.After, e.PID, e.PID)
-}
-
-// errNoAnswer is the cause of a call's context when its deadline passed.
-var errNoAnswer = errors.New("no answer within the deadline")
 
 // Client calls the operations of a supervisor over its control socket. It
 // implements Operations; its errors are *supervisor.Error carrying the
@@ -123,287 +84,6 @@ func (c *Client) Socket() string { return c.socket }
 // last connection (SO_PEERCRED); 0 before the first call.
 func (c *Client) PID() int { return int(c.pid.Load()) }
 
-// waitLimit is the deadline of a wait call: wait's timeout (SPEC §3: 30 s
-// when absent, clamped to 10 s..300 s) plus WaitMargin.
-func waitLimit(ms *int) time.Duration {
-	d := supervisor.DefaultWaitTimeoutMS
-	if ms != nil && *ms > 0 {
-		d = min(max(*ms, supervisor.MinWaitTimeoutMS), supervisor.MaxWaitTimeoutMS)
-	}
-	return time.Duration(d)*time.Millisecond + WaitMargin
-}
-
-// Info describes the supervisor behind the socket.
-func (c *Client) Info(ctx context.Context) (Info, error) {
-	var res Info
-	return res, c.call(ctx, CallTimeout, http.MethodGet, "/v1/info", nil, &res)
-}
-
-// Spawn calls spawn (SPEC §3) on the supervisor behind the socket.
-// A message longer than 1 MiB goes as SpawnFrom sends it.
-func (c *Client) Spawn(ctx context.Context, message string) (supervisor.SpawnResult, error) {
-	var res supervisor.SpawnResult
-	return res, c.sendMessage(ctx, "/v1/agents", nil, message, func(msg string) any { return spawnRequest{Message: msg} }, &res)
-}
-
-// Send calls send (SPEC §3) on the supervisor behind the socket.
-// A message longer than 1 MiB goes as SpawnFrom sends it.
-func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (supervisor.SendResult, error) {
-	var res supervisor.SendResult
-	q := url.Values{}
-	if interrupt {
-		q.Set("interrupt", "1")
-	}
-	return res, c.sendMessage(ctx, agentPath(id, "send"), q, message,
-		func(msg string) any { return sendRequest{Message: msg, Interrupt: interrupt} }, &res)
-}
-
-// Queue calls send with queue (SPEC §11, supervisor.Queue) on the
-// supervisor behind the socket: the message starts after the running
-// submission ends by itself, or at once when nothing runs.
-func (c *Client) Queue(ctx context.Context, id, message string) (supervisor.SendResult, error) {
-	var res supervisor.SendResult
-	return res, c.sendMessage(ctx, agentPath(id, "send"), url.Values{"queue": {"1"}}, message,
-		func(msg string) any { return sendRequest{Message: msg, Queue: true} }, &res)
-}
-
-// CancelQueue drops the message queued for agent id (SPEC §11,
-// supervisor.CancelQueue) on the supervisor behind the socket.
-func (c *Client) CancelQueue(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
-	return res, c.do(ctx, http.MethodDelete, agentPath(id, "queue"), nil, &res)
-}
-
-// MarkSeen records that a dashboard shows agent id, which then no longer
-// needs you (SPEC §11, supervisor.MarkSeen), on the supervisor behind the
-// socket. The result names the agent and its status.
-func (c *Client) MarkSeen(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "seen"), nil, &res)
-}
-
-// Interrupt calls interrupt (SPEC §3) on the supervisor behind the socket.
-func (c *Client) Interrupt(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "interrupt"), nil, &res)
-}
-
-// Close calls close (SPEC §3) on the supervisor behind the socket: it
-// closes the agent id, not the client, which holds nothing to release.
-func (c *Client) Close(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "close"), nil, &res)
-}
-
-// Resume calls resume (SPEC §3) on the supervisor behind the socket.
-func (c *Client) Resume(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "resume"), nil, &res)
-}
-
-// Forget calls forget (SPEC §10) on the supervisor behind the socket: agent
-// id leaves the table and list for good; a running agent is refused.
-func (c *Client) Forget(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "forget"), nil, &res)
-}
-
-// Message returns the whole message of submission seq (0 = the latest) of
-// agent id (SPEC §10), for resend and edit-and-resend in a viewer.
-func (c *Client) Message(ctx context.Context, id string, seq int) (string, error) {
-	var b strings.Builder
-	path := agentPath(id, "message")
-	if seq != 0 {
-		path += "?submission=" + strconv.Itoa(seq)
-	}
-	err := c.call(ctx, CallTimeout, http.MethodGet, path, nil, &b)
-	return b.String(), err
-}
-
-// Approve allows the pending tool permission request requestID ("" = the
-// oldest) of agent id on the supervisor behind the socket (SPEC §12); with
-// always, its tool stays allowed for the rest of the agent's session.
-func (c *Client) Approve(ctx context.Context, id, requestID string, always bool) (supervisor.ApprovalResult, error) {
-	var res supervisor.ApprovalResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "approve"), approveRequest{RequestID: requestID, Always: always}, &res)
-}
-
-// Deny refuses the pending tool permission request requestID ("" = the
-// oldest) of agent id with message ("" = the default reason) on the
-// supervisor behind the socket (SPEC §12).
-func (c *Client) Deny(ctx context.Context, id, requestID, message string) (supervisor.ApprovalResult, error) {
-	var res supervisor.ApprovalResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "deny"), denyRequest{RequestID: requestID, Message: message}, &res)
-}
-
-// Wait calls wait (SPEC §3) on the supervisor behind the socket. When ctx
-// ends first, the request is abandoned, the server stops waiting at once,
-// and ctx's error is returned.
-func (c *Client) Wait(ctx context.Context, ids []string, ms *int) (supervisor.WaitResult, error) {
-	var res supervisor.WaitResult
-	if ids == nil {
-		ids = []string{}
-	}
-	return res, c.call(ctx, waitLimit(ms), http.MethodPost, "/v1/wait", waitRequest{IDs: ids, TimeoutMS: (*timeoutMS)(ms)}, &res)
-}
-
-// List calls list (SPEC §3) on the supervisor behind the socket.
-func (c *Client) List(ctx context.Context) (ListResult, error) {
-	var res ListResult
-	return res, c.call(ctx, CallTimeout, http.MethodGet, "/v1/agents", nil, &res)
-}
-
-// Logs calls logs (SPEC §3) on the supervisor behind the socket and copies
-// the output of submission seq (0 = the latest) of agent id to w as it
-// arrives: plain text, or with raw the log file's bytes.
-func (c *Client) Logs(ctx context.Context, id string, seq int, raw bool, w io.Writer) error {
-	q := url.Values{}
-	if seq != 0 {
-		q.Set("submission", strconv.Itoa(seq))
-	}
-	if raw {
-		q.Set("raw", "1")
-	}
-	p := agentPath(id, "logs")
-	if len(q) > 0 {
-		p += "?" + q.Encode()
-	}
-	return c.stream(ctx, p, func(body io.Reader, progress func()) error {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := body.Read(buf)
-			if n > 0 {
-				progress()
-				if _, werr := w.Write(buf[:n]); werr != nil {
-					return werr
-				}
-				progress() // a slow writer is not a silent host
-			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("bad answer from subdash at %s: %v", c.socket, err)
-			}
-		}
-	})
-}
-
-// stream GETs path and hands the body to read, bounded by a watchdog: the
-// call fails with *NoAnswerError when the headers, or later any progress
-// read reports, do not come within CallTimeout.
-func (c *Client) stream(ctx context.Context, path string, read func(body io.Reader, progress func()) error) error {
-	cctx, progress, stop := watchdog(ctx, CallTimeout)
-	defer stop()
-	resp, err := c.request(cctx, http.MethodGet, path, nil)
-	if err != nil {
-		return c.noAnswer(ctx, cctx, CallTimeout, err)
-	}
-	defer resp.Body.Close()
-	progress()
-	err = read(resp.Body, progress)
-	if err != nil && cctx.Err() != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return c.noAnswer(ctx, cctx, CallTimeout, cctx.Err())
-	}
-	return err
-}
-
-// Events calls fn with the summary of every agent, then with an agent's
-// summary each time it changes (GET /v1/events), until ctx ends, fn returns
-// an error, or the server closes the stream. It returns ctx's error, fn's
-// error, *NoAnswerError when the host sends nothing (not even its
-// heartbeat) for CallTimeout, or the error that ended the stream.
-func (c *Client) Events(ctx context.Context, fn func(supervisor.Summary) error) error {
-	return c.SSE(ctx, func(ev Event) error {
-		if ev.Name != EventAgent {
-			return nil
-		}
-		var s supervisor.Summary
-		if err := json.Unmarshal(ev.Data, &s); err != nil {
-			return fmt.Errorf("bad event from %s: %v", c.socket, err)
-		}
-		return fn(s)
-	})
-}
-
-// Event is one server-sent event of GET /v1/events: its name (EventAgent,
-// EventSynced; unknown names are to be ignored) and
-// its JSON data.
-type Event struct {
-	Name string
-	Data []byte
-}
-
-// SSE calls fn with every event of GET /v1/events until ctx ends, fn
-// returns an error, or the stream ends. Heartbeats (comments the host
-// sends every HeartbeatInterval) only keep the watchdog quiet: a host that
-// sends nothing for CallTimeout is reported as *NoAnswerError. A stream the
-// host closed gives an error saying subdash stopped serving.
-func (c *Client) SSE(ctx context.Context, fn func(Event) error) error {
-	path := "/v1/events"
-	if c.origin == "viewer" {
-		path += "?viewer=1" // counted as an attached viewer (Info.Viewers)
-	}
-	err := c.stream(ctx, path, func(body io.Reader, progress func()) error {
-		sc := bufio.NewScanner(body)
-		sc.Buffer(make([]byte, 64<<10), 64<<20)
-		var ev Event
-		for sc.Scan() {
-			progress()
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev.Name != "" || ev.Data != nil {
-					if ev.Name == "" {
-						ev.Name = "message"
-					}
-					if err := fn(ev); err != nil {
-						return err
-					}
-				}
-				ev = Event{}
-			case strings.HasPrefix(line, "event: "):
-				ev.Name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.Data = append(ev.Data, strings.TrimPrefix(line, "data: ")...)
-			}
-		}
-		err := sc.Err()
-		if err == nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
-			return errStreamEnded // the host closed the stream, or died
-		}
-		return fmt.Errorf("event stream from %s: %v", c.socket, err)
-	})
-	if errors.Is(err, errStreamEnded) {
-		return &StoppedError{Socket: c.socket, PID: c.PID()}
-	}
-	if err != nil && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return err
-}
-
-// errStreamEnded is returned inside SSE when the host closed the stream.
-var errStreamEnded = errors.New("stream ended")
-
-// StoppedError is returned by SSE when the host closed the event stream:
-// it stopped serving (quit, SIGTERM) or died.
-type StoppedError struct {
-	Socket string
-	PID    int
-}
-
-// Error says the host stopped serving.
-func (e *StoppedError) Error() string {
-	if e.PID > 0 {
-		return fmt.Sprintf("the subdash host (pid %d) stopped serving %s", e.PID, e.Socket)
-	}
-	return fmt.Sprintf("the subdash host stopped serving %s", e.Socket)
-}
-
 // agentPath returns the path of an operation on agent id. The id is
 // escaped so any text reaches the supervisor unchanged and gets its "agent
 // not found" message; "." is escaped too, or the router would clean it
@@ -437,15 +117,6 @@ func (c *Client) noAnswer(ctx, cctx context.Context, limit time.Duration, err er
 		return &NoAnswerError{Socket: c.socket, PID: c.PID(), After: limit}
 	}
 	return err
-}
-
-// watchdog bounds a stream: it ends the returned context with errNoAnswer
-// when limit passes without a call of the returned progress function.
-// Call stop when the stream is over.
-func watchdog(ctx context.Context, limit time.Duration) (cctx context.Context, progress func(), stop func()) {
-	cctx, cancel := context.WithCancelCause(ctx)
-	t := time.AfterFunc(limit, func() { cancel(errNoAnswer) })
-	return cctx, func() { t.Reset(limit) }, func() { t.Stop(); cancel(nil) }
 }
 
 // roundTrip sends a request with body (JSON, or none when nil) and decodes a 2xx

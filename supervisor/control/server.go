@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -186,78 +185,6 @@ func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 func (srv *Server) list(w http.ResponseWriter, r *http.Request) {
 	res, err := srv.ops.List(r.Context())
 	reply(w, r, http.StatusOK, res, err)
-}
-
-func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
-	var req spawnRequest
-	if !isText(r) && !decode(w, r, &req) {
-		return
-	}
-	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
-		writeError(w, err)
-		return
-	}
-	m, err := srv.messageOf(r, req.Message)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	origin := r.Header.Get(OriginHeader)
-	if origin == "" {
-		origin = "a program"
-	}
-	res, err := srv.sup.SpawnMessage(origin, m)
-	reply(w, r, http.StatusCreated, res, err)
-}
-
-func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
-	var req sendRequest
-	if isText(r) {
-		q := r.URL.Query()
-		req.Interrupt, req.Queue = flagParam(q.Get("interrupt")), flagParam(q.Get("queue"))
-	} else if !decode(w, r, &req) {
-		return
-	}
-	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
-		writeError(w, err)
-		return
-	}
-	if req.Queue && req.Interrupt {
-		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: "queue and interrupt exclude each other: queue waits for the running submission, interrupt cancels it; set one"})
-		return
-	}
-	m, err := srv.messageOf(r, req.Message)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var res supervisor.SendResult
-	if req.Queue {
-		res, err = srv.sup.QueueMessage(r.PathValue("id"), m)
-	} else {
-		res, err = srv.sup.SendMessage(r.PathValue("id"), m, req.Interrupt)
-	}
-	reply(w, r, http.StatusOK, res, err)
-}
-
-// isText reports a request whose body is the message itself
-// (FeatureTextMessage): Content-Type text/plain.
-func isText(r *http.Request) bool {
-	t, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && t == "text/plain"
-}
-
-// flagParam reads a query flag: "1" or "true" sets it.
-func flagParam(v string) bool { return v == "1" || v == "true" }
-
-// messageOf returns the message of a spawn or send request: a text/plain
-// body streamed to a file of the run (supervisor.ReadMessage), never whole
-// in memory, or the JSON body's message.
-func (srv *Server) messageOf(r *http.Request, jsonMessage string) (*supervisor.Message, error) {
-	if isText(r) {
-		return srv.sup.ReadMessage(r.Body)
-	}
-	return supervisor.NewMessage(jsonMessage)
 }
 
 // seen records that a dashboard shows agent id: it no longer needs you
