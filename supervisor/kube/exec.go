@@ -36,11 +36,12 @@ else
 fi
 id=
 for kv in "$@"; do case $kv in SUBDASH_SUBMISSION_ID=*) id=${kv#*=};; esac; done
+` + oursFunc + `
 ( for kv in "$@"; do export "$kv"; done; exec /bin/sh -c "$cmd" )
 st=$?
 n=0
 for d in /proc/[0-9]*; do
-  if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "SUBDASH_SUBMISSION_ID=$id"; then n=$((n+1)); fi
+  if ours "$d"; then n=$((n+1)); fi
 done
 printf '\036subdash:%s:exit:%d:%d\036' "$nonce" "$st" "$n" >&2
 exit "$st"
@@ -59,6 +60,16 @@ func header(command string, vars []string) string {
 	return b.String()
 }
 
+// oursFunc is the shell function ours DIR: whether process /proc/DIR's
+// environment holds SUBDASH_SUBMISSION_ID=$id. It reads the environment
+// with the shell's own read (which drops the NUL separators, so it sees
+// the variables run together), without forking: the wrapper and the
+// killer ask it of every process of the container, and two forks per
+// process (tr and grep) cost 0.3–0.7 s per scan on the loaded test
+// cluster. A submission id is a UUID of fixed length, so no other id
+// contains it.
+const oursFunc = `ours() { { while IFS= read -r e || [ -n "$e" ]; do case $e in *"SUBDASH_SUBMISSION_ID=$id"*) return 0;; esac; done < "$1/environ"; } 2>/dev/null; return 1; }`
+
 // killer terminates every process of submission $1 in the container: the
 // processes whose environment holds its SUBDASH_SUBMISSION_ID, wherever
 // they moved. SIGTERM (and SIGCONT) to all, SIGKILL after $2 tenths of a
@@ -68,7 +79,8 @@ func header(command string, vars []string) string {
 // watches the pids it signalled, with shell builtins; time comes from
 // /proc/uptime (hundredths of a second).
 const killer = `id=$1; tenths=$2
-scan() { P=; for d in /proc/[0-9]*; do tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "SUBDASH_SUBMISSION_ID=$id" && P="$P ${d#/proc/}"; done; }
+` + oursFunc + `
+scan() { P=; for d in /proc/[0-9]*; do ours "$d" && P="$P ${d#/proc/}"; done; }
 live() { L=; for q in $P; do s=; { read -r s < /proc/$q/stat; } 2>/dev/null || continue; case ${s##*) } in Z*|X*) ;; *) L="$L $q";; esac; done; }
 now() { read -r u _ < /proc/uptime; T=${u%.*}${u#*.}; }
 tick() { sleep 0.05 2>/dev/null || sleep 1; }
