@@ -124,16 +124,15 @@ func (o *output) publish(s Stream, lines []Line, skipped int, partial Line, hasP
 		o.text.recycle(0)
 		return
 	}
-	for i, l := range lines {
-		if i == 1 && skipped > 0 {
-			o.sb.skip(skipped)
-		}
-		if o.open[s] >= 0 && o.sb.replace(o.open[s], l) {
-			o.open[s] = -1
-			continue
+	if len(lines) > 0 {
+		if o.open[s] < 0 || !o.sb.replace(o.open[s], lines[0]) {
+			o.sb.add(lines[0])
 		}
 		o.open[s] = -1
-		o.sb.add(l)
+		if skipped > 0 {
+			o.sb.skip(skipped)
+		}
+		o.sb.addAll(lines[1:])
 	}
 	if hasPartial {
 		if o.open[s] < 0 || !o.sb.replace(o.open[s], partial) {

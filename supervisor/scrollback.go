@@ -85,6 +85,35 @@ func (b *scrollback) add(l Line) int64 {
 	return b.total() - 1
 }
 
+// addAll appends lines in order, as add would one by one.
+func (b *scrollback) addAll(lines []Line) {
+	if len(lines) >= b.maxLines {
+		// all held lines and the oldest of these would be trimmed at once
+		k := len(lines) - b.maxLines
+		b.skip(k)
+		lines = lines[k:]
+	}
+	for b.n+len(lines) > len(b.ring) && len(b.ring) < b.maxLines {
+		b.grow()
+	}
+	if over := b.n + len(lines) - len(b.ring); over > 0 {
+		b.dropOldestN(over)
+	}
+	for len(lines) > 0 {
+		end := (b.start + b.n) % len(b.ring)
+		n := copy(b.ring[end:min(len(b.ring), end+len(lines))], lines)
+		for _, l := range lines[:n] {
+			b.bytes += len(l.Text)
+			b.delta += lineCost(l)
+		}
+		b.n += n
+		lines = lines[n:]
+	}
+	for b.bytes > b.maxBytes && b.n > 1 {
+		b.dropOldest()
+	}
+}
+
 func (b *scrollback) grow() {
 	size := len(b.ring) * 2
 	if size > b.maxLines {
@@ -105,6 +134,22 @@ func (b *scrollback) dropOldest() {
 	b.start = (b.start + 1) % len(b.ring)
 	b.n--
 	b.first++
+}
+
+// dropOldestN drops the k oldest lines (k ≤ n), as k calls of dropOldest.
+func (b *scrollback) dropOldestN(k int) {
+	for k > 0 {
+		seg := b.ring[b.start:min(len(b.ring), b.start+k)]
+		for _, l := range seg {
+			b.bytes -= len(l.Text)
+			b.delta -= lineCost(l)
+		}
+		clear(seg)
+		b.start = (b.start + len(seg)) % len(b.ring)
+		b.n -= len(seg)
+		b.first += int64(len(seg))
+		k -= len(seg)
+	}
 }
 
 // skip counts k lines as added and immediately trimmed: the held lines are

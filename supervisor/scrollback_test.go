@@ -1,8 +1,10 @@
 package supervisor
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -204,5 +206,33 @@ func TestReadBackKeepsTheNewestLines(t *testing.T) {
 	}
 	if !strings.HasPrefix(got[0].Text, "\x1b[1m") {
 		t.Fatalf("line %d %q: the style set before the skipped lines is lost", first, got[0].Text)
+	}
+}
+
+// TestAddAllIsAddOneByOne: appending a batch of lines holds the same lines,
+// numbers and counts as appending them one at a time, whatever the ring's
+// fill, wrap, line cap and byte cap.
+func TestAddAllIsAddOneByOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for iter := 0; iter < 2000; iter++ {
+		maxLines, maxBytes := 1+r.IntN(40), 1+r.IntN(400)
+		one, all := newScrollback(maxLines, maxBytes), newScrollback(maxLines, maxBytes)
+		next := 0
+		for batch := 0; batch < 6; batch++ {
+			lines := make([]Line, r.IntN(60))
+			for i := range lines {
+				lines[i] = Line{Text: strings.Repeat("x", r.IntN(30)) + strconv.Itoa(next)}
+				next++
+			}
+			for _, l := range lines {
+				one.add(l)
+			}
+			all.addAll(lines)
+			got, want := all.copyRange(nil, 0, 1<<30), one.copyRange(nil, 0, 1<<30)
+			if all.first != one.first || all.bytes != one.bytes || all.delta != one.delta || !slices.Equal(got, want) {
+				t.Fatalf("cap %d lines %d bytes, batch %d: addAll holds [%d..] %d bytes %d delta %v, add holds [%d..] %d bytes %d delta %v",
+					maxLines, maxBytes, batch, all.first, all.bytes, all.delta, got, one.first, one.bytes, one.delta, want)
+			}
+		}
 	}
 }
