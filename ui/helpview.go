@@ -52,7 +52,7 @@ func (m Model) helpView(w, h int) []string {
 	for _, col := range cols {
 		height = max(height, len(col))
 	}
-	lines := m.notesHelp(w) // every note in full, first: they may be why help was opened
+	lines := m.notesHelp(inner) // every note in full, first: they may be why help was opened
 	for i := 0; i < height; i++ {
 		var row strings.Builder
 		for j, col := range cols {

@@ -276,3 +276,23 @@ func TestNotesNeverHideEachOther(t *testing.T) {
 		h.wantScreen(s)
 	}
 }
+
+// TestHelpShowsALongNoteWhole: a note holding a path longer than the
+// overlay is wide (a journal that cannot be written) wraps onto more rows
+// in the help overlay; no part of the path is cut.
+func TestHelpShowsALongNoteWhole(t *testing.T) {
+	f := newFake()
+	path := "/home/someone/.local/state/subdash/runs/20261201T192439Z-ffecbd/journal.jsonl"
+	f.cfg.Warnings = []string{"the journal cannot be written (file too large): " + path + "; records of this run are lost from here on"}
+	for _, w := range []int{60, 80} {
+		h := newHarness(t, f, w, 30)
+		h.keys("?")
+		var joined strings.Builder
+		for _, l := range strings.Split(h.screen(), "\n") {
+			joined.WriteString(strings.Trim(strings.TrimSpace(l), "│ "))
+		}
+		if !strings.Contains(joined.String(), path) {
+			t.Errorf("at %d columns the help overlay does not show %s whole:\n%s", w, path, h.screen())
+		}
+	}
+}
