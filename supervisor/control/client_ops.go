@@ -28,14 +28,14 @@ func (c *Client) Info(ctx context.Context) (Info, error) {
 }
 
 // Spawn calls spawn (SPEC §3) on the supervisor behind the socket.
-// A message longer than 1 MiB goes as SpawnFrom sends it.
+// A message longer than 64 KiB goes as SpawnFrom sends it.
 func (c *Client) Spawn(ctx context.Context, message string) (supervisor.SpawnResult, error) {
 	var res supervisor.SpawnResult
 	return res, c.sendMessage(ctx, "/v1/agents", nil, message, func(msg string) any { return spawnRequest{Message: msg} }, &res)
 }
 
 // Send calls send (SPEC §3) on the supervisor behind the socket.
-// A message longer than 1 MiB goes as SpawnFrom sends it.
+// A message longer than 64 KiB goes as SpawnFrom sends it.
 func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (supervisor.SendResult, error) {
 	var res supervisor.SendResult
 	q := url.Values{}

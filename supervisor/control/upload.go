@@ -19,7 +19,7 @@ import (
 // textAbove is the length, in bytes, from which a Client sends a message as
 // a text/plain body (FeatureTextMessage) to a host that takes one: a
 // shorter message goes in the JSON body every /v1 host takes.
-const textAbove = 1 << 20
+const textAbove = 64 << 10
 
 // SpawnFrom calls spawn (SPEC §3) with the message read from r to its end.
 // A message longer than textAbove is streamed to a host that takes it
