@@ -110,6 +110,8 @@ current-context: c
 			"--runner kubernetes needs --kube-image IMAGE"},
 		{"no configuration", kube, []string{"HOME=" + w.base}, []string{"--runner", "kubernetes", "--kube-image", "busybox"},
 			"--runner kubernetes: no cluster configuration"},
+		{"KUBECONFIG names no file", kube, []string{"KUBECONFIG=" + filepath.Join(w.base, "missing")}, []string{"--runner", "kubernetes", "--kube-image", "busybox"},
+			"KUBECONFIG=" + filepath.Join(w.base, "missing") + " names no kubeconfig file that exists"},
 		{"unreachable cluster", kube, []string{"KUBECONFIG=" + unreachable}, []string{"--runner", "kubernetes", "--kube-image", "busybox"},
 			"--runner kubernetes: cannot reach the cluster at https://127.0.0.1:1"},
 		{"--kube-* without the runner", kube, nil, []string{"--kube-image", "busybox"},

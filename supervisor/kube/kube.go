@@ -89,7 +89,7 @@ func Factory(cfg supervisor.Config, host supervisor.Host) (supervisor.Runner, er
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{})
 	rc, err := cc.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("--runner kubernetes: no cluster configuration (%v); set KUBECONFIG to a kubeconfig file, or run the host inside a cluster", err)
+		return nil, configError(err, os.Getenv("KUBECONFIG"))
 	}
 	ns := cfg.Kube.Namespace
 	if ns == "" {
@@ -129,6 +129,19 @@ func Factory(cfg supervisor.Config, host supervisor.Host) (supervisor.Runner, er
 // in words into the submission's last_error or the host's notes. klog
 // wants its logger set before anything logs, hence at initialisation.
 func init() { klog.SetLogger(logr.Discard()) }
+
+// configError words a cluster configuration that cannot be loaded; kc is
+// $KUBECONFIG. client-go names an empty configuration with a hint about
+// KUBERNETES_MASTER, a variable nobody sets any more.
+func configError(err error, kc string) error {
+	switch {
+	case clientcmd.IsEmptyConfig(err) && kc != "":
+		return fmt.Errorf("--runner kubernetes: no cluster configuration: KUBECONFIG=%s names no kubeconfig file that exists; point it at the cluster's kubeconfig", kc)
+	case clientcmd.IsEmptyConfig(err):
+		return fmt.Errorf("--runner kubernetes: no cluster configuration: KUBECONFIG is not set, there is no ~/.kube/config, and this host does not run inside a cluster; set KUBECONFIG to the cluster's kubeconfig file")
+	}
+	return fmt.Errorf("--runner kubernetes: cannot load the cluster configuration: %v; check KUBECONFIG", err)
+}
 
 // Runner runs submissions in pods (supervisor.Runner).
 type Runner struct {
