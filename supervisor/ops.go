@@ -416,26 +416,23 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 		// What the runner holds (pods) must not outlive the host even
 		// when its submissions could not be ended in time: closing it
 		// ends them with it (Runner.Close).
-		cctx, cancel := context.WithTimeout(context.Background(), runnerCloseWait)
-		defer cancel()
-		if err := s.cfg.Runner.Close(cctx); err != nil {
-			s.journal.write(JournalEvent{Event: "runner_closed", Note: err.Error()})
-		}
+		_ = s.closeRunner()
 		return ctx.Err()
 	}
 	if s.notifier != nil {
 		s.notifier.close()
 	}
-	if err := s.cfg.Runner.Close(ctx); err != nil {
-		s.journal.write(JournalEvent{Event: "runner_closed", Note: err.Error()})
-	}
+	cerr := s.closeRunner()
 	s.stopOnce.Do(func() {
 		// every submission ended: later hosts skip this run in their
 		// orphan sweep (endedCleanly)
 		s.journal.write(JournalEvent{Event: "run_ended"})
 		close(s.stopped)
 	})
-	return s.journal.close()
+	if err := s.journal.close(); err != nil {
+		return err
+	}
+	return cerr
 }
 
 // TimeoutMS converts wait's timeout_ms as a JSON number arrives (a float64,

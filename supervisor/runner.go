@@ -2,12 +2,29 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 )
 
-// runnerCloseWait bounds Runner.Close when Shutdown's own time ran out.
+// runnerCloseWait bounds Runner.Close at Shutdown. It is a time of its
+// own, not what is left of Shutdown's: the submissions may have taken all
+// of that, and what the runner holds must not outlive the host.
 const runnerCloseWait = 30 * time.Second
+
+// closeRunner closes the runner (Runner.Close) within runnerCloseWait; a
+// failure is journaled and returned, so that it reaches the screen or the
+// exit status with Shutdown's.
+func (s *Supervisor) closeRunner() error {
+	ctx, cancel := context.WithTimeout(context.Background(), runnerCloseWait)
+	defer cancel()
+	err := s.cfg.Runner.Close(ctx)
+	if err != nil {
+		s.journal.write(JournalEvent{Event: "runner_closed", Note: err.Error()})
+		err = fmt.Errorf("closing the %s runner: %w", s.cfg.RunnerName, err)
+	}
+	return err
+}
 
 // Runner starts submissions where they run and ends them (SPEC §13): the
 // local runner runs them as process groups on this machine (SPEC §4), the

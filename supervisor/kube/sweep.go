@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,15 +79,30 @@ func (r *Runner) Close(ctx context.Context) error {
 		r.warm = nil
 	}
 	r.mu.Unlock()
-	errs := make(chan error, len(names))
-	for _, name := range names {
-		go func() { errs <- r.deletePod(ctx, name, true) }()
+	type result struct {
+		name string
+		err  error
 	}
-	var out []string
+	res := make(chan result, len(names))
+	for _, name := range names {
+		go func() { res <- result{name, r.deletePod(ctx, name, true)} }()
+	}
+	var out, terminating []string
 	for range names {
-		if err := <-errs; err != nil {
-			out = append(out, err.Error())
+		switch x := <-res; {
+		case errors.Is(x.err, errTerminating):
+			terminating = append(terminating, x.name)
+		case x.err != nil:
+			out = append(out, x.err.Error())
 		}
+	}
+	if n := len(terminating); n > 0 {
+		sort.Strings(terminating)
+		if n > 5 {
+			terminating = append(terminating[:5], fmt.Sprintf("and %d more", n-5))
+		}
+		out = append(out, fmt.Sprintf("%d pod(s) in namespace %s still terminating when the host ended (deleted; the cluster removes them): %s",
+			n, r.ns, strings.Join(terminating, ", ")))
 	}
 	done := make(chan struct{})
 	go func() { r.bg.Wait(); close(done) }()
@@ -123,9 +139,13 @@ func (r *Runner) deletePod(ctx context.Context, name string, wait bool) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("pod %s was still terminating when the host ended", name)
+			return fmt.Errorf("pod %s: %w", name, errTerminating)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("pod %s did not go away within %s", name, time.Duration(grace)*time.Second+deleteWait)
+	return fmt.Errorf("pod %s did not go away within %s: %w", name, time.Duration(grace)*time.Second+deleteWait, errTerminating)
 }
+
+// errTerminating says that a deleted pod was still terminating when the
+// wait for it ended.
+var errTerminating = errors.New("still terminating")
