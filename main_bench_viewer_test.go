@@ -130,92 +130,155 @@ func BenchmarkViewerView(b *testing.B) {
 	b.ReportMetric(float64(view[1])/float64(view[0]), "view-ratio")
 }
 
-// TestBenchViewerFlood is the "viewer during a flood" benchmark of
-// BENCHMARKS.md, run only with SUBDASH_BENCH=1: `subdash serve` with four
-// agents flooding with `yes` (each line names its agent); the host's CPU
-// with no viewer, then one viewer in tmux at 160x45 whose key answer (j/k
-// until the table's selection and the log pane's lines are the other
-// agent's), CPU and RSS are measured for SUBDASH_FLOOD_SECONDS (default
-// 20), then the host's CPU with three viewers, then with none again.
-func TestBenchViewerFlood(t *testing.T) {
+// floodCommand is the agent command of the viewer flood benchmarks: `yes`
+// whose lines name their agent.
+const floodCommand = `exec yes "spam $SUBDASH_AGENT_ID spam spam spam spam spam spam"`
+
+func benchSeconds(t *testing.T) time.Duration {
+	t.Helper()
 	if os.Getenv("SUBDASH_BENCH") != "1" {
-		t.Skip("set SUBDASH_BENCH=1 to run the viewer flood benchmark")
+		t.Skip("set SUBDASH_BENCH=1 to run the viewer flood benchmarks")
 	}
-	secs := 20 * time.Second
 	if os.Getenv("SUBDASH_FLOOD_SECONDS") != "" {
-		secs = floodSeconds()
+		return floodSeconds()
 	}
-	const window = 8 * time.Second
-	w := newWorkspace(t)
-	host := start(t, nil, append([]string{"serve", "--command", `exec yes "spam $SUBDASH_AGENT_ID spam spam spam spam spam spam"`,
-		"--max-agents", "4"}, w.flags()...)...)
-	waitListening(t, host, w.socket)
+	return 20 * time.Second
+}
+
+func spawnFloods(t *testing.T, w workspace) []string {
+	t.Helper()
 	var ids []string
 	for i := 0; i < 4; i++ {
 		var sp supervisor.SpawnResult
 		ctlOK(t, w, &sp, "spawn", fmt.Sprintf("flood %d", i))
 		ids = append(ids, sp.AgentID)
 	}
-	hpid := host.cmd.Process.Pid
-	hostCPU := func() float64 {
-		c0, t0 := cpuTicks(hpid), time.Now()
-		time.Sleep(window)
-		return float64(cpuTicks(hpid)-c0) / 100 / time.Since(t0).Seconds()
+	return ids
+}
+
+// keyAnswer presses j (k k k to go round) on d to select next and returns
+// how long until the table's selection, then the log pane's lines, are
+// next's (polled every 2 ms).
+func keyAnswer(t *testing.T, d *dash, i int, next string) (sel, log time.Duration) {
+	t.Helper()
+	key := "j"
+	if i%4 == 3 {
+		d.keys("k", "k")
+		key = "k"
 	}
-	none1 := hostCPU()
+	start := time.Now()
+	d.keys(key)
+	for deadline := start.Add(dashWait); ; {
+		s := d.screen()
+		if sel == 0 && strings.Contains(tableRow(s, next), "›") {
+			sel = time.Since(start)
+		}
+		if sel != 0 && strings.Count(s, "spam "+next) >= 30 {
+			return sel, time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s's log never showed:\n%s", next[:8], s)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// stats is a latency sample's median, p95 and max.
+func stats(l []time.Duration) (median, p95, maxi time.Duration) {
+	s := slices.Clone(l)
+	slices.Sort(s)
+	return s[len(s)/2], s[min(len(s)-1, len(s)*95/100)], s[len(s)-1]
+}
+
+// TestBenchViewerKeys is the viewer's key answer of BENCHMARKS.md, run
+// only with SUBDASH_BENCH=1: a host dashboard with four agents flooding
+// with `yes` and a viewer attached to it, both in tmux at 160x45; for
+// SUBDASH_FLOOD_SECONDS (default 20) j/k is pressed on each in turn and
+// timed until its table's selection, then its log pane, show the other
+// agent, so the viewer's figures and the host's are measured in the same
+// run and their ratio is the viewer's cost.
+func TestBenchViewerKeys(t *testing.T) {
+	secs := benchSeconds(t)
+	host := startDash(t, 160, 45, nil, "--command", floodCommand, "--max-agents", "4")
+	w := workspace{dir: host.dir, state: host.state, socket: host.socket}
+	host.waitText("no agents yet")
+	ids := spawnFloods(t, w)
+	v := startViewer(t, w, "attach", "--socket", w.socket)
+	host.waitText("spam " + ids[0])
+	v.waitText("spam " + ids[0])
+	var lat [2][2][]time.Duration // [host, viewer][selection, log]
+	for i, t0 := 0, time.Now(); time.Since(t0) < secs; i++ {
+		for j, d := range []*dash{host, v} {
+			sel, log := keyAnswer(t, d, i, ids[(i+1)%4])
+			lat[j][0] = append(lat[j][0], sel)
+			lat[j][1] = append(lat[j][1], log)
+		}
+	}
+	for k, what := range []string{"selection shown", "the other agent's log shown"} {
+		hm, hp, hx := stats(lat[0][k])
+		vm, vp, vx := stats(lat[1][k])
+		t.Logf("%s (%d keys each): host dashboard median %v p95 %v max %v; viewer median %v p95 %v max %v; viewer/host median %.2f, max %.2f",
+			what, len(lat[0][k]), hm.Round(100*time.Microsecond), hp.Round(100*time.Microsecond), hx.Round(100*time.Microsecond),
+			vm.Round(100*time.Microsecond), vp.Round(100*time.Microsecond), vx.Round(100*time.Microsecond), float64(vm)/float64(hm), float64(vx)/float64(hx))
+	}
+	v.keys("q")
+	v.waitExit()
+	host.keys("q")
+	host.waitText("Quit?")
+	host.keys("y")
+	host.waitExit()
+}
+
+// TestBenchViewerFlood is the viewer's cost during a flood of
+// BENCHMARKS.md, run only with SUBDASH_BENCH=1: `subdash serve` with four
+// agents flooding with `yes`; the host's CPU (and CPU per GB delivered to
+// the log files) over 8 s with no viewer, then with one viewer in tmux at
+// 160x45 (whose CPU and RSS are measured over the same 8 s), then with
+// three, then with none again.
+func TestBenchViewerFlood(t *testing.T) {
+	benchSeconds(t)
+	const window = 8 * time.Second
+	w := newWorkspace(t)
+	host := start(t, nil, append([]string{"serve", "--command", floodCommand, "--max-agents", "4"}, w.flags()...)...)
+	waitListening(t, host, w.socket)
+	ids := spawnFloods(t, w)
+	hpid := host.cmd.Process.Pid
+	// The host's CPU per GB it delivered to the log files: on two cores
+	// that the flood fills, viewers take CPU from the host and so lower its
+	// CPU and its throughput together; the cost per byte is what they add.
+	type hostUse struct{ cores, perGB float64 }
+	hostCPU := func(also func()) hostUse {
+		c0, b0, t0 := cpuTicks(hpid), logBytes(w.state), time.Now()
+		time.Sleep(window)
+		if also != nil {
+			also()
+		}
+		cpu := float64(cpuTicks(hpid)-c0) / 100
+		return hostUse{cpu / time.Since(t0).Seconds(), cpu / (float64(logBytes(w.state)-b0) / 1e9)}
+	}
+	none1 := hostCPU(nil)
 
 	v := startViewer(t, w, "attach", "--socket", w.socket)
 	v.waitText("spam " + ids[0])
 	vpid := v.dashPID()
-	c0, t0 := cpuTicks(vpid), time.Now()
-	var sel, logs []time.Duration
-	for i := 0; time.Since(t0) < secs; i++ {
-		next, key := ids[(i+1)%4], "j"
-		if (i+1)%4 == 0 {
-			v.keys("k", "k")
-			key = "k"
-		}
-		start := time.Now()
-		v.keys(key)
-		shown := false
-		for deadline := start.Add(dashWait); ; {
-			s := v.screen()
-			if !shown && strings.Contains(tableRow(s, next), "›") {
-				shown = true
-				sel = append(sel, time.Since(start))
-			}
-			if shown && strings.Count(s, "spam "+next) >= 30 {
-				logs = append(logs, time.Since(start))
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the viewer never showed %s's log:\n%s", next[:8], s)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	vcpu := float64(cpuTicks(vpid)-c0) / 100 / time.Since(t0).Seconds()
+	vc0, vt0 := cpuTicks(vpid), time.Now()
+	var vcpu float64
+	one := hostCPU(func() { vcpu = float64(cpuTicks(vpid)-vc0) / 100 / time.Since(vt0).Seconds() })
 	vrss := rssKiB(vpid)
 
 	more := []*dash{startViewer(t, w, "attach", "--socket", w.socket), startViewer(t, w, "attach", "--socket", w.socket)}
 	for _, d := range more {
 		d.waitText("spam ")
 	}
-	three := hostCPU()
+	three := hostCPU(nil)
 	for _, d := range append(more, v) {
 		d.keys("q")
 		d.waitExit()
 	}
-	none2 := hostCPU()
+	none2 := hostCPU(nil)
 
-	stats := func(l []time.Duration) string {
-		s := slices.Clone(l)
-		slices.Sort(s)
-		return fmt.Sprintf("median %v, p95 %v, max %v (%d keys)", s[len(s)/2].Round(100*time.Microsecond),
-			s[min(len(s)-1, len(s)*95/100)].Round(100*time.Microsecond), s[len(s)-1].Round(100*time.Microsecond), len(s))
-	}
-	t.Logf("viewer key answer, selection shown: %s", stats(sel))
-	t.Logf("viewer key answer, the other agent's log shown: %s", stats(logs))
 	t.Logf("viewer CPU %.3f cores, RSS %d KiB", vcpu, vrss)
-	t.Logf("host CPU: no viewer %.3f, three viewers %.3f, no viewer again %.3f cores: ratio %.2f", none1, three, none2, three/((none1+none2)/2))
+	base := (none1.perGB + none2.perGB) / 2
+	t.Logf("host: no viewer %.3f cores %.2f CPU s/GB; one viewer %.3f cores %.2f CPU s/GB; three viewers %.3f cores %.2f CPU s/GB; no viewer again %.3f cores %.2f CPU s/GB; CPU per GB over none: one %.2f, three %.2f",
+		none1.cores, none1.perGB, one.cores, one.perGB, three.cores, three.perGB, none2.cores, none2.perGB, one.perGB/base, three.perGB/base)
 }
