@@ -206,20 +206,42 @@ func TestBenchViewerKeys(t *testing.T) {
 	v := startViewer(t, w, "attach", "--socket", w.socket)
 	host.waitText("spam " + ids[0])
 	v.waitText("spam " + ids[0])
+	// The floor: a terminal program that answers at once (cat, its tty
+	// echoing the key), measured the same way in the same flood: two tmux
+	// commands and the polling, tmux itself, and the scheduler's wait.
+	floor := &dash{t: t, tmux: requireTool(t, "tmux"), server: fmt.Sprintf("subdash-floor-%d-%d", os.Getpid(), time.Now().UnixNano()), w: 160, h: 45}
+	if out, err := floor.tm("new-session", "-d", "-s", "dash", "-x", "160", "-y", "45", "cat"); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { _, _ = floor.tm("kill-server") })
 	var lat [2][2][]time.Duration // [host, viewer][selection, log]
+	var echo []time.Duration
 	for i, t0 := 0, time.Now(); time.Since(t0) < secs; i++ {
 		for j, d := range []*dash{host, v} {
 			sel, log := keyAnswer(t, d, i, ids[(i+1)%4])
 			lat[j][0] = append(lat[j][0], sel)
 			lat[j][1] = append(lat[j][1], log)
 		}
+		if i%100 == 99 {
+			floor.keys("Enter")
+		}
+		want := strings.Count(floor.screen(), "x") + 1
+		start := time.Now()
+		floor.keys("x")
+		for strings.Count(floor.screen(), "x") < want && time.Since(start) < dashWait {
+			time.Sleep(2 * time.Millisecond)
+		}
+		echo = append(echo, time.Since(start))
 	}
+	fm, fp, fx := stats(echo)
+	t.Logf("floor (cat in tmux, same polling; %d keys): median %v p95 %v max %v", len(echo), fm.Round(100*time.Microsecond), fp.Round(100*time.Microsecond), fx.Round(100*time.Microsecond))
 	for k, what := range []string{"selection shown", "the other agent's log shown"} {
 		hm, hp, hx := stats(lat[0][k])
 		vm, vp, vx := stats(lat[1][k])
-		t.Logf("%s (%d keys each): host dashboard median %v p95 %v max %v; viewer median %v p95 %v max %v; viewer/host median %.2f, max %.2f",
+		t.Logf("%s (%d keys each): host dashboard median %v p95 %v max %v; viewer median %v p95 %v max %v; viewer/host median %.2f, max %.2f; over the floor's median: host %.2f, viewer %.2f",
 			what, len(lat[0][k]), hm.Round(100*time.Microsecond), hp.Round(100*time.Microsecond), hx.Round(100*time.Microsecond),
-			vm.Round(100*time.Microsecond), vp.Round(100*time.Microsecond), vx.Round(100*time.Microsecond), float64(vm)/float64(hm), float64(vx)/float64(hx))
+			vm.Round(100*time.Microsecond), vp.Round(100*time.Microsecond), vx.Round(100*time.Microsecond), float64(vm)/float64(hm), float64(vx)/float64(hx),
+			float64(hm)/float64(fm), float64(vm)/float64(fm))
 	}
 	v.keys("q")
 	v.waitExit()
