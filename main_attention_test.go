@@ -178,8 +178,12 @@ func TestManyAgentsFilterAndJumpEndToEnd(t *testing.T) {
 	d.keys("Enter")
 	d.waitText("agents 20/200 · filter: oops")
 	d.keys("j", "j")
-	d.waitText("task-027-oops")
-	s := d.waitText("› ")
+	// The selection is on the third row once both keys were handled (the
+	// screen shows task-027 before that: wait for the marker on it).
+	s := d.waitFor("the selection on task-027", func(s string) bool {
+		i := strings.Index(s, "› ")
+		return i >= 0 && strings.Contains(strings.SplitN(s[i:], "\n", 2)[0], "task-027-oops")
+	})
 	sel := strings.Fields(strings.SplitN(s[strings.Index(s, "› ")+len("› "):], "\n", 2)[0])[0]
 	// Rows change under the filter (the agent is resent, runs and
 	// errors again): the selection stays on its agent.
