@@ -295,12 +295,16 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	if sub.lastError != nil {
 		ev.LastError = *sub.lastError
 	}
+	a.ending = true
 	s.mu.Unlock()
 
 	s.journal.write(ev)
 	if dropped != "" {
 		s.journal.write(JournalEvent{Event: "queue_dropped", AgentID: a.id, Note: dropped})
 	}
+	s.mu.Lock()
+	a.ending = false
+	s.mu.Unlock()
 	close(sub.done)
 	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
 	s.announce(a.id, at)

@@ -341,6 +341,9 @@ func (s *Supervisor) finalOf(ids []string, base map[*agent]int) (WaitResult, boo
 			res.Details[id] = WaitDetail{Status: StatusNotFound}
 			continue
 		}
+		if a.ending {
+			continue // final once its end is journaled; the change that follows wakes the wait
+		}
 		if !a.status.Final() || a.running != nil {
 			if n, ok := base[a]; ok && a.finals > n {
 				res.Status[id] = a.lastFinal.Status

@@ -91,6 +91,11 @@ type agent struct {
 	finals    int
 	lastFinal WaitDetail
 	place     Place // where its latest submission runs (SPEC §13)
+	// ending is set while a submission's end is being written to the
+	// journal: Wait does not answer with that status until it is there, so
+	// a host killed right after a wait answered restores what the caller
+	// was told (SPEC §10).
+	ending bool
 }
 
 // submission is one run of the agent command for one message (SPEC §1).
