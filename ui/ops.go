@@ -119,7 +119,11 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	case opUnqueue:
 		m.setFlash(levelInfo, "cancelled the message queued for "+short)
 	case opInterrupt:
-		m.setFlash(levelInfo, "interrupted "+short+": process group gone"+dropped(msg))
+		gone := "process group gone"
+		if a, ok := m.agent(msg.id); ok && a.Pod != "" {
+			gone = "its processes in pod " + cells.Clean(a.Pod) + " are gone" // SPEC §13
+		}
+		m.setFlash(levelInfo, "interrupted "+short+": "+gone+dropped(msg))
 	case opClose:
 		m.setFlash(levelInfo, "closed "+short+dropped(msg))
 	case opResume:

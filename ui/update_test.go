@@ -148,6 +148,17 @@ func TestInterruptShowsStoppingAtOnce(t *testing.T) {
 	h.wantCalls("interrupt 3fa2c1d0")
 }
 
+// TestInterruptOfAPodAgentSaysPod: an agent that runs in a pod (SPEC §13)
+// has no process group here; the message says what ended.
+func TestInterruptOfAPodAgentSaysPod(t *testing.T) {
+	f := threeAgents()
+	f.find(idA).info.Pod = "subdash-3fa2c1d0"
+	h := newHarness(t, f, 120, 30)
+	h.keys("i")
+	h.wantScreen("interrupted 3fa2c1d0: its processes in pod subdash-3fa2c1d0 are gone")
+	h.noScreen("process group gone")
+}
+
 func TestCloseRunningAgentConfirms(t *testing.T) {
 	h := newHarness(t, threeAgents(), 100, 30)
 	h.keys("c")
