@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,4 +201,39 @@ func TestViewerActsOnAnAgentAnotherClientClosed(t *testing.T) {
 		t.Fatalf("viewer exit status %d:\n%s", code, d.screen())
 	}
 	checkTerminalBack(t, d)
+}
+
+// TestHostDashboardQuitsWithTwoViewers: the host dashboard quits (q, then
+// yes to the question that names the viewers) while two viewers are
+// attached; each says the host stopped and exits with its terminal
+// restored, and the host's agent is gone.
+func TestHostDashboardQuitsWithTwoViewers(t *testing.T) {
+	host := startDash(t, 160, 45, nil, "--command", attachCommand, "--grace", "200ms", "--spawn", "stream x")
+	w := workspace{dir: host.dir, state: host.state, socket: host.socket}
+	host.waitText("tick ")
+	ids, pgids := host.groups()
+	a := startViewer(t, w, "attach", "--socket", w.socket)
+	b := startViewer(t, w, "attach", "--socket", w.socket)
+	a.waitText("tick ")
+	b.waitText("tick ")
+	pid := host.dashPID()
+	host.keys("q")
+	host.waitText("2 viewers are attached and will be closed")
+	host.keys("y")
+	if code := host.waitExit(); code != 0 {
+		t.Fatalf("host exit status %d", code)
+	}
+	want := fmt.Sprintf("the subdash host (pid %d) stopped serving %s; the viewer closed", pid, w.socket)
+	for _, d := range []*dash{a, b} {
+		if code := d.waitExit(); code != 1 {
+			t.Errorf("viewer exit status %d", code)
+		}
+		if s := strings.ReplaceAll(d.screen(), "\n", ""); !strings.Contains(s, want) {
+			t.Errorf("viewer says:\n%s\nwant %q", d.screen(), want)
+		}
+		checkTerminalBack(t, d)
+	}
+	if left := host.leftovers(); len(left) > 0 || len(ids) != 1 || !groupGone(pgids[0]) {
+		t.Fatalf("after the host quit: %v (agents %v, groups %v)", left, ids, pgids)
+	}
 }
