@@ -223,7 +223,7 @@ func TestQueueDialogAndCancelKeyWithTheFake(t *testing.T) {
 	h.wantCalls(`queue 3fa2c1d0 "then write the docs"`)
 	h.wantScreen("queued for 3fa2c1d0: it starts when the running submission ends (u cancels it)")
 	h.sync(idA)
-	if r := h.row(idA); !strings.Contains(r, "⏵ queued: “then write the docs” · refactor the parser") {
+	if r := h.row(idA); !strings.Contains(r, "▸ queued: “then write the docs” · refactor the parser") {
 		t.Fatalf("row: %q", r)
 	}
 	h.keys("u")
@@ -304,7 +304,7 @@ func TestQueuePathsWithARealSupervisor(t *testing.T) {
 			until(t, h, s, "interrupted, queue dropped", func() bool {
 				return strings.Contains(h.view(), "interrupted "+id[:8]+": process group gone; its queued message was dropped")
 			})
-			h.noScreen("⏵ queued")
+			h.noScreen("▸ queued")
 			assertSubmissions(t, s, id, 1)
 		}},
 	} {
@@ -323,7 +323,7 @@ func TestQueuePathsWithARealSupervisor(t *testing.T) {
 			h.typeText("quick next")
 			h.keys("enter", "q")
 			until(t, h, s, "the row shows the queued message", func() bool {
-				return strings.Contains(h.view(), "⏵ queued: “quick next”")
+				return strings.Contains(h.view(), "▸ queued: “quick next”")
 			})
 			c.act(t, h, s, res.AgentID)
 		})
@@ -353,7 +353,7 @@ func endsThenQueueRuns(t *testing.T, h *harness, s *supervisor.Supervisor, id, s
 		return len(a.Submissions) == 2 && a.Status == supervisor.StatusCompleted
 	})
 	h.wantScreen(id[:8] + " · #2/2 ✓ completed")
-	h.noScreen("⏵ queued")
+	h.noScreen("▸ queued")
 }
 
 func openGateIn(t *testing.T, s *supervisor.Supervisor, name string) {

@@ -197,14 +197,16 @@ func headOf(s string) string {
 }
 
 // Marks of SPEC §11 in the message column, a symbol and words so that
-// NO_COLOR loses nothing.
+// NO_COLOR loses nothing. SymQueued is U+25B8, one column in every width
+// table and present in the common monospace fonts (U+23F5, used before,
+// is missing from the font VHS renders with).
 const (
 	SymNeedsYou = "◆"
-	SymQueued   = "⏵"
+	SymQueued   = "▸"
 )
 
 // MessageText is the message cell of r: "◆ needs you · " when the agent
-// needs you, "⏵ queued: “…” · " when a message waits, then the activity
+// needs you, "▸ queued: “…” · " when a message waits, then the activity
 // or last message.
 func MessageText(r Row) string {
 	msg := r.Message
