@@ -70,6 +70,13 @@ func start(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = append(testEnv(), env...)
+	return startCmd(t, cmd)
+}
+
+// startCmd starts cmd with its stderr collected, sent SIGTERM and waited
+// for at the end of the test if still running.
+func startCmd(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
 	p := &process{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,21 +78,7 @@ func startWithFileLimit(t *testing.T, n string, args ...string) *process {
 	prlimit := requireTool(t, "prlimit")
 	cmd := exec.Command(prlimit, append([]string{"--fsize=" + n, "--", binPath}, args...)...)
 	cmd.Env = testEnv()
-	p := &process{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			p.wait(t)
-		}
-	})
-	return p
+	return startCmd(t, cmd)
 }
 
 // TestJournalFailureBeforeAnyAgentIsSeen: a host whose journal cannot be

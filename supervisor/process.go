@@ -249,15 +249,23 @@ func (p *localProcess) Drain() {
 // WaitQuiet returns when both pipes reached EOF or no output arrived for
 // quiet: after the main process exited, what it wrote is then read.
 func (p *localProcess) WaitQuiet(quiet time.Duration) {
+	WaitQuiet(&p.lastRead, p.readersDone, quiet)
+}
+
+// WaitQuiet is Process.WaitQuiet for every runner: it returns when done
+// closes (the streams reached their end) or when lastRead (UnixNano of the
+// latest output, 0 for none) is quiet in the past, counted from the call at
+// the earliest. quiet is a wall-clock duration.
+func WaitQuiet(lastRead *atomic.Int64, done <-chan struct{}, quiet time.Duration) {
 	start := time.Now().UnixNano()
 	for {
-		last := max(p.lastRead.Load(), start)
+		last := max(lastRead.Load(), start)
 		wait := quiet - time.Since(time.Unix(0, last))
 		if wait <= 0 {
 			return
 		}
 		select {
-		case <-p.readersDone:
+		case <-done:
 			return
 		case <-time.After(wait):
 		}

@@ -186,19 +186,7 @@ func (p *process) Lingers() bool {
 
 // WaitQuiet implements supervisor.Process.
 func (p *process) WaitQuiet(quiet time.Duration) {
-	start := time.Now().UnixNano()
-	for {
-		last := max(p.lastRead.Load(), start)
-		wait := quiet - time.Since(time.Unix(0, last))
-		if wait <= 0 {
-			return
-		}
-		select {
-		case <-p.streamsDone:
-			return
-		case <-time.After(wait):
-		}
-	}
+	supervisor.WaitQuiet(&p.lastRead, p.streamsDone, quiet)
 }
 
 // Terminate ends every process of the submission in the pod (SPEC §13):
