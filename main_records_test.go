@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -158,5 +161,61 @@ func TestMCPTakingOverRestoresTheRecords(t *testing.T) {
 	}
 	if out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1"); out != "got: first\n" {
 		t.Errorf("submission 1 after the takeover: %q", out)
+	}
+}
+
+// TestBuiltinAgentsOutliveTheBinaryThatSpawnedThem (SPEC §10): agents of
+// the built-in agent, by --preset builtin and as the default agent, were
+// spawned by a subdash binary that is gone when the next host starts (as
+// go run's temporary build is); the new host continues them with its own
+// binary instead of refusing them.
+func TestBuiltinAgentsOutliveTheBinaryThatSpawnedThem(t *testing.T) {
+	w := newWorkspace(t)
+	if err := os.WriteFile(filepath.Join(w.dir, "notes.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(w.base, "go-build", "exe", "subdash")
+	if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, binPath, old)
+	serveOld := func(extra ...string) *process {
+		cmd := exec.Command(old, append(append([]string{"serve"}, extra...), w.flags()...)...)
+		// no memo nor SUBDASH_COMMAND: the default agent is the built-in one
+		cmd.Env = append(testEnv(), "PATH=/usr/bin:/bin", "SUBDASH_COMMAND=")
+		p := startCmd(t, cmd)
+		waitListening(t, p, w.socket)
+		return p
+	}
+	var ids []string
+	for _, flags := range [][]string{{"--preset", "builtin"}, nil} {
+		p := serveOld(flags...)
+		var sp supervisor.SpawnResult
+		ctlOK(t, w, &sp, "spawn", "summarize .")
+		var wr supervisor.WaitResult
+		ctlOK(t, w, &wr, "wait", sp.AgentID)
+		if wr.Details[sp.AgentID].Status != supervisor.StatusCompleted {
+			t.Fatalf("%v: first submission %+v", flags, wr.Details[sp.AgentID])
+		}
+		ids = append(ids, sp.AgentID)
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		p.wait(t)
+	}
+	if err := os.RemoveAll(filepath.Join(w.base, "go-build")); err != nil {
+		t.Fatal(err)
+	}
+
+	startServe(t, w) // another command; restored agents keep the built-in one
+	for _, id := range ids {
+		var sr supervisor.SendResult
+		ctlOK(t, w, &sr, "send", id, "summarize .")
+		var wr supervisor.WaitResult
+		ctlOK(t, w, &wr, "wait", id)
+		if d := wr.Details[id]; d.Status != supervisor.StatusCompleted {
+			t.Errorf("agent %s after its binary is gone: %s %v", id, d.Status, d.LastError)
+		}
+		if out := ctlOK(t, w, nil, "logs", id, "--submission", "2"); !strings.Contains(out, "summary of .: 1 file") {
+			t.Errorf("agent %s, submission 2 printed %q; want the built-in agent's summary", id, out)
+		}
 	}
 }

@@ -97,16 +97,20 @@ type Config struct {
 	// by its name ("subdash agent"), not by a path such as go run's
 	// temporary build; "" means Command itself. Use Shown.
 	CommandShown string
-	Preset       *Preset       // non-nil when --preset or SUBDASH_PRESET chose a preset (SPEC §8)
-	MaxAgents    int           // maximum running submissions, ≥ 1
-	Dir          string        // absolute working directory of every submission
-	StateDir     string        // absolute state directory (logs, journal)
-	Socket       string        // control socket path (SPEC §6)
-	Grace        time.Duration // grace period between SIGTERM and SIGKILL
-	Scrollback   int           // display lines kept in memory per submission
-	LineMemory   int64         // bytes of display lines held by all submissions together (SPEC §5); 0 = no limit
-	AllowNested  bool          // keep MEMO_ENABLE_COLLAB_TOOLS for children
-	Timeout      time.Duration // per-submission time limit; 0 = none
+	// Executable is this binary's absolute path (Environment.Executable):
+	// the built-in agent's program, also for agents restored from records
+	// a host of another path wrote (go run builds to a temporary path).
+	Executable  string
+	Preset      *Preset       // non-nil when --preset or SUBDASH_PRESET chose a preset (SPEC §8)
+	MaxAgents   int           // maximum running submissions, ≥ 1
+	Dir         string        // absolute working directory of every submission
+	StateDir    string        // absolute state directory (logs, journal)
+	Socket      string        // control socket path (SPEC §6)
+	Grace       time.Duration // grace period between SIGTERM and SIGKILL
+	Scrollback  int           // display lines kept in memory per submission
+	LineMemory  int64         // bytes of display lines held by all submissions together (SPEC §5); 0 = no limit
+	AllowNested bool          // keep MEMO_ENABLE_COLLAB_TOOLS for children
+	Timeout     time.Duration // per-submission time limit; 0 = none
 	// NotifyCommand is run with /bin/sh -c once per transition to needing
 	// you, with SUBDASH_AGENT_ID, SUBDASH_STATUS and SUBDASH_MESSAGE in its
 	// environment (SPEC §11); "" for none.
@@ -148,6 +152,7 @@ func Resolve(o Options, env Environment) (Config, error) {
 		env.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
 	}
 	c := Config{
+		Executable:    env.Executable,
 		Grace:         o.Grace,
 		Scrollback:    o.Scrollback,
 		AllowNested:   o.AllowNested,

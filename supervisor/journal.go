@@ -49,6 +49,8 @@ type JournalEvent struct {
 	// the runner named ("local").
 	Preset *PresetRecord `json:"preset,omitempty"`
 	Runner string        `json:"runner,omitempty"`
+	// Builtin: Command is the built-in agent (spawned; AgentRecord.Builtin).
+	Builtin bool `json:"builtin,omitempty"`
 	// Record is an agent's whole record (event "record"), written at the
 	// start of a run for every record it carries on (see records.go).
 	Record *AgentRecord `json:"record,omitempty"`

@@ -60,7 +60,7 @@ func (s *Supervisor) spawnMessage(origin string, m *Message) (SpawnResult, error
 	s.mu.Unlock()
 
 	s.journal.write(JournalEvent{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size,
-		Command: a.command, Preset: presetRecord(a.preset), Runner: a.runner})
+		Command: a.command, Builtin: a.builtin, Preset: presetRecord(a.preset), Runner: a.runner})
 	if err := s.launch(a, sub); err != nil {
 		s.mu.Lock()
 		sum = s.summaryLocked(a)

@@ -55,19 +55,23 @@ type PresetRecord struct {
 // of at most 4 KiB; the whole message of each submission is in its
 // MessageFile.
 type AgentRecord struct {
-	AgentID     string             `json:"agent_id"`
-	Dir         string             `json:"dir"`
-	Status      Status             `json:"status"`
-	BeforeClose Status             `json:"before_close,omitempty"`
-	CreatedAt   Time               `json:"created_at"`
-	UpdatedAt   Time               `json:"updated_at"`
-	LastMessage string             `json:"last_message"`
-	LastOutput  *string            `json:"last_output,omitempty"`
-	LastError   *string            `json:"last_error,omitempty"`
-	SessionID   string             `json:"session_id,omitempty"`
-	Command     string             `json:"command,omitempty"`
-	Preset      *PresetRecord      `json:"preset,omitempty"`
-	Runner      string             `json:"runner,omitempty"`
+	AgentID     string        `json:"agent_id"`
+	Dir         string        `json:"dir"`
+	Status      Status        `json:"status"`
+	BeforeClose Status        `json:"before_close,omitempty"`
+	CreatedAt   Time          `json:"created_at"`
+	UpdatedAt   Time          `json:"updated_at"`
+	LastMessage string        `json:"last_message"`
+	LastOutput  *string       `json:"last_output,omitempty"`
+	LastError   *string       `json:"last_error,omitempty"`
+	SessionID   string        `json:"session_id,omitempty"`
+	Command     string        `json:"command,omitempty"`
+	Preset      *PresetRecord `json:"preset,omitempty"`
+	Runner      string        `json:"runner,omitempty"`
+	// Builtin: Command is the built-in agent of the binary that spawned
+	// it; a restoring host runs its own binary's (as for the builtin
+	// preset), since the path of the one that wrote the record may be gone.
+	Builtin     bool               `json:"builtin,omitempty"`
 	Usage       Usage              `json:"usage"`
 	Submissions []SubmissionRecord `json:"submissions"`
 }
@@ -121,7 +125,7 @@ func (s *Supervisor) recordLocked(a *agent) *AgentRecord {
 		AgentID: a.id, Dir: s.cfg.Dir, Status: a.status, BeforeClose: a.beforeClose,
 		CreatedAt: Time{a.createdAt}, UpdatedAt: Time{a.updatedAt}, LastMessage: a.lastMessage,
 		LastOutput: copyStr(a.lastOutput), LastError: copyStr(a.lastError), SessionID: a.sessionID,
-		Command: a.command, Runner: a.runner, Usage: a.usage,
+		Command: a.command, Builtin: a.builtin, Runner: a.runner, Usage: a.usage,
 		Submissions: make([]SubmissionRecord, len(a.subs)),
 	}
 	if p := a.preset; p != nil {
@@ -148,8 +152,17 @@ func agentOf(r *AgentRecord, fallback Config) *agent {
 	if a.runner == "" {
 		a.runner = RunnerLocal
 	}
+	// The built-in agent is part of subdash: a restored agent of it runs
+	// this host's binary, wherever the one that spawned it was.
+	exe := fallback.Executable
+	if r.Builtin && exe != "" {
+		a.command, a.builtin = BuiltinCommand(exe), true
+	}
 	if p := r.Preset; p != nil {
-		if lp, err := LookupPreset(p.Name, p.Args, p.Executable); err == nil {
+		if p.Name != "builtin" || exe == "" {
+			exe = p.Executable
+		}
+		if lp, err := LookupPreset(p.Name, p.Args, exe); err == nil {
 			lp.Approvals = p.Approvals && lp.Name == "claude"
 			a.preset = lp
 		}
@@ -157,6 +170,7 @@ func agentOf(r *AgentRecord, fallback Config) *agent {
 	if a.preset == nil && a.command == "" {
 		// a record of an older subdash that did not keep the command
 		a.command, a.preset = fallback.Command, fallback.Preset
+		a.builtin = fallback.CommandSource == SourceBuiltin && a.preset == nil
 	}
 	a.subs = make([]*submission, len(r.Submissions))
 	for i, sr := range r.Submissions {
@@ -173,6 +187,7 @@ func agentOf(r *AgentRecord, fallback Config) *agent {
 // or agent command, on the host's runner.
 func (s *Supervisor) spawnedWith(a *agent) {
 	a.command, a.preset, a.runner = s.cfg.Command, s.cfg.Preset, s.cfg.RunnerName
+	a.builtin = s.cfg.CommandSource == SourceBuiltin && a.preset == nil
 }
 
 // presetRecord returns p as the journal keeps it, nil for none.

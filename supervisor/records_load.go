@@ -282,7 +282,7 @@ func (rp *replay) apply(ev JournalEvent) {
 	case "spawned", "sent":
 		if ev.Event == "spawned" {
 			r.CreatedAt = ev.Time
-			r.Command, r.Preset = ev.Command, ev.Preset
+			r.Command, r.Preset, r.Builtin = ev.Command, ev.Preset, ev.Builtin
 			if ev.Runner != "" {
 				r.Runner = ev.Runner
 			}

@@ -76,6 +76,7 @@ type agent struct {
 	// Set at spawn (or restore) and never changed: how every submission of
 	// this agent runs, whatever the flags of a later host (SPEC §10).
 	command  string  // the agent command, when preset is nil
+	builtin  bool    // command is the built-in agent of the host binary (SourceBuiltin)
 	preset   *Preset // the preset, or nil
 	runner   string  // where submissions run: "local"
 	restored bool    // the record comes from an earlier run (SPEC §10)
