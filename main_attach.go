@@ -85,11 +85,27 @@ func hostConflict(set map[string]string, mine, host supervisor.Config, info cont
 				info.PID, info.Dir, name)
 		}
 		if !reflect.DeepEqual(get(mine), get(host)) {
-			return fmt.Errorf("subdash (pid %d) serves %s with --%s %v; this command line says --%s %s: leave the flag out to attach to it, or quit that host first",
-				info.PID, info.Dir, name, describeSetting(get(host)), name, given)
+			return fmt.Errorf("subdash (pid %d) serves %s with %s; this command line says --%s %s: leave the flag out to attach to it, or quit that host first",
+				info.PID, info.Dir, hostSetting(name, host, get), name, given)
 		}
 	}
 	return nil
+}
+
+// hostSetting is the host's setting of flag name for a message, as the
+// flags that chose it: a host running a preset has no --command of its own,
+// so for --command it names the preset.
+func hostSetting(name string, host supervisor.Config, get func(supervisor.Config) any) string {
+	if name == "command" {
+		if p := host.Preset; p != nil {
+			if p.Args != "" {
+				return fmt.Sprintf("--preset %s --preset-args %q", p.Name, p.Args)
+			}
+			return "--preset " + p.Name
+		}
+		return "--command " + describeSetting(host.Shown())
+	}
+	return "--" + name + " " + describeSetting(get(host))
 }
 
 // describeSetting prints a setting for a message ("" as "(none)").
@@ -118,6 +134,9 @@ func attach(args []string) int {
 	fs.StringVar(&o.Socket, "socket", "", "attach to the host serving this control socket (env SUBDASH_SOCKET)")
 	fs.BoolVar(&readOnly, "read-only", false, "show everything, change nothing: every operation is refused")
 	fs.Var(&spawns, "spawn", "spawn an agent on the host with this message (repeatable)")
+	if name := hostFlagIn(args); name != "" {
+		return failed(usageError{fmt.Errorf("--%s is a host setting, and subdash attach takes the host as it is: leave it out, or run `subdash --%s …` in the folder, which attaches only to a host whose --%s agrees", name, name, name)})
+	}
 	if err := parse(fs, args, &o); err != nil {
 		return failed(err)
 	}
@@ -141,6 +160,24 @@ func attach(args []string) int {
 		return failed(err)
 	}
 	return runViewer(r, spawns, notify)
+}
+
+// hostFlagIn returns the first host-only flag (hostSettings) in args, ""
+// for none; flag parsing stops at "--".
+func hostFlagIn(args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if _, host := hostSettings[name]; host {
+			return name
+		}
+	}
+	return ""
 }
 
 // viewerSocket returns the socket a viewer attaches to: --socket, else

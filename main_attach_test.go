@@ -277,6 +277,17 @@ func TestAttachBadInput(t *testing.T) {
 	if code == 0 || !strings.Contains(out, "with --notify-command (none); this command line says --notify-command notify-send done") {
 		t.Errorf("differing --notify-command: exit %d, %q", code, out)
 	}
+	code, out = run("attach", "--socket", w.socket, "--max-agents=3")
+	if code != 2 || !strings.Contains(out, "--max-agents is a host setting, and subdash attach takes the host as it is: leave it out, or run `subdash --max-agents …` in the folder") {
+		t.Errorf("attach with a host setting: exit %d, %q", code, out)
+	}
+	// A host running a preset has no --command: the message names the preset.
+	wp := newWorkspace(t)
+	waitListening(t, start(t, nil, append([]string{"serve", "--preset", "builtin", "--preset-args", "--pace 1ms"}, wp.flags()...)...), wp.socket)
+	code, out = run(append([]string{"--command", "echo hi"}, wp.flags()...)...)
+	if want := "serves " + wp.dir + ` with --preset builtin --preset-args "--pace 1ms"; this command line says --command echo hi`; code == 0 || !strings.Contains(out, want) {
+		t.Errorf("--command against a preset host: exit %d, %q, want %q", code, out, want)
+	}
 	// Equal values attach.
 	d := startViewer(t, w, "--dir", w.dir, "--socket", w.socket, "--max-agents", "3", "--command", attachCommand, "--runner", "local")
 	d.waitText("attached to subdash serve")

@@ -85,7 +85,7 @@ func TestClientsOfAStoppedHostEndWithAnError(t *testing.T) {
 			t.Errorf("serve beside a stopped host: exit %d, want 1", code)
 		}
 		return stderr
-	}, fmt.Sprintf("subdash: %s 2s; it is stopped or hung (ps -o stat= -p %d shows T when stopped; kill -CONT %d resumes it); it still holds the socket, so this subdash does not replace it", noAnswer, pid, pid))
+	}, fmt.Sprintf("subdash: %s 2s; it is stopped (SIGSTOP or ctrl+z): kill -CONT %d resumes it; it still holds the socket, so this subdash does not replace it", noAnswer, pid))
 	check("dashboard", func() string {
 		// It fails while attaching, before it needs a terminal.
 		code, stderr := start(t, nil, append([]string{"--command", e2eCommand}, w.flags()...)...).wait(t)

@@ -114,7 +114,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 // ended by its own deadline while ctx, the caller's, is still live.
 func (c *Client) noAnswer(ctx, cctx context.Context, limit time.Duration, err error) error {
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errNoAnswer) {
-		return &NoAnswerError{Socket: c.socket, PID: c.PID(), After: limit}
+		return newNoAnswer(c.socket, c.PID(), limit)
 	}
 	return err
 }

@@ -1,8 +1,11 @@
 package control
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -28,16 +31,53 @@ type NoAnswerError struct {
 	Socket string        // the control socket path
 	PID    int           // the process listening on it (SO_PEERCRED); 0 when unknown
 	After  time.Duration // how long the client waited
+	// Program is the listener's program name (/proc/PID/comm), "" when
+	// unknown; Stopped, that it was stopped (state T) when the deadline
+	// passed. Both are read when the error is made (newNoAnswer).
+	Program string
+	Stopped bool
 }
 
-// Error names the socket and the process, and what to check.
+// newNoAnswer returns the NoAnswerError of the listener pid on socket, with
+// what /proc says of it now.
+func newNoAnswer(socket string, pid int, after time.Duration) *NoAnswerError {
+	e := &NoAnswerError{Socket: socket, PID: pid, After: after}
+	if pid > 0 {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
+			e.Program = strings.TrimSpace(string(b))
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			// pid (comm) state …: comm may hold spaces and parentheses
+			if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+				e.Stopped = b[i+2] == 'T' || b[i+2] == 't'
+			}
+		}
+	}
+	return e
+}
+
+// Error names the socket and the process, and what to check: a stopped
+// process is resumed with SIGCONT; a running one that is not a subdash is
+// named by its program.
 func (e *NoAnswerError) Error() string {
 	if e.PID <= 0 {
 		return fmt.Sprintf("the process serving %s accepted the connection but did not answer within %s; it is stopped, hung, or not a subdash",
 			e.Socket, e.After)
 	}
-	return fmt.Sprintf("subdash (pid %d) serving %s accepted the connection but did not answer within %s; it is stopped or hung (ps -o stat= -p %d shows T when stopped; kill -CONT %d resumes it)",
-		e.PID, e.Socket, e.After, e.PID, e.PID)
+	who := fmt.Sprintf("subdash (pid %d) serving %s", e.PID, e.Socket)
+	if e.Program != "" && !strings.HasPrefix(e.Program, "subdash") {
+		who = fmt.Sprintf("the process serving %s (pid %d, %s)", e.Socket, e.PID, e.Program)
+	}
+	switch {
+	case e.Stopped:
+		return fmt.Sprintf("%s accepted the connection but did not answer within %s; it is stopped (SIGSTOP or ctrl+z): kill -CONT %d resumes it",
+			who, e.After, e.PID)
+	case e.Program != "" && !strings.HasPrefix(e.Program, "subdash"):
+		return fmt.Sprintf("%s accepted the connection but did not answer within %s; it is running, so it is hung or not a subdash host: give the socket of a subdash (subdash ctl info names it)",
+			who, e.After)
+	}
+	return fmt.Sprintf("%s accepted the connection but did not answer within %s; it is hung or stopped (ps -o stat= -p %d shows T when stopped; kill -CONT %d resumes it)",
+		who, e.After, e.PID, e.PID)
 }
 
 // errNoAnswer is the cause of a call's context when its deadline passed.

@@ -136,7 +136,8 @@ func TestSilentHolderIsNotReplaced(t *testing.T) {
 	if !errors.As(err, &inUse) || inUse.NoAnswer == nil || inUse.NoAnswer.PID != os.Getpid() {
 		t.Fatalf("Listen beside a silent holder: %v, want *InUseError with NoAnswer naming pid %d", err, os.Getpid())
 	}
-	want := fmt.Sprintf("subdash (pid %d) serving %s accepted the connection but did not answer within 2s;", os.Getpid(), path)
+	// The holder is this test process: running, and not a subdash.
+	want := fmt.Sprintf("the process serving %s (pid %d, %s) accepted the connection but did not answer within 2s; it is running, so it is hung or not a subdash host", path, os.Getpid(), filepath.Base(os.Args[0]))
 	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "it still holds the socket, so this subdash does not replace it") {
 		t.Errorf("message = %q, want it to start %q and say the socket is not replaced", err, want)
 	}
