@@ -173,14 +173,6 @@ func parseArgs(fs *flag.FlagSet, args []string, o *supervisor.Options) error {
 	return nil
 }
 
-func newSupervisor(o supervisor.Options) (*supervisor.Supervisor, error) {
-	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
-	if err != nil {
-		return nil, usageError{err} // a setting that cannot work as given
-	}
-	return supervisor.New(cfg)
-}
-
 // dashboardFlags declares the dashboard's flags: SPEC §2's and --spawn.
 func dashboardFlags() (*flag.FlagSet, *supervisor.Options, *stringList) {
 	fs := flag.NewFlagSet("subdash", flag.ContinueOnError)

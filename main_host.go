@@ -64,8 +64,15 @@ func dashboard(args []string) int {
 	case readOnly:
 		return failed(usageError{fmt.Errorf("--read-only is for a viewer, and %v", err)})
 	}
+	// The socket first: a dashboard refused here (another host started
+	// meanwhile) leaves nothing in the state directory (SPEC §10).
+	sock, err := control.Take(cfg)
+	if err != nil {
+		return failed(err)
+	}
 	s, err := supervisor.New(cfg)
 	if err != nil {
+		_ = sock.Close()
 		return failed(err)
 	}
 	var ended endSignal
@@ -98,11 +105,7 @@ func dashboard(args []string) int {
 			}
 		}
 	}()
-	srv, err := control.Listen(s)
-	if err != nil {
-		_ = s.Shutdown(context.Background())
-		return failed(err)
-	}
+	srv := sock.Server(s)
 	srv.SetKind("dashboard")
 	// The socket outlives the screen: it closes after the shutdown below,
 	// so a wait in progress gets the final statuses, not an error.
@@ -191,17 +194,24 @@ func serve(args []string) int {
 	if err := parse(fs, args, &o); err != nil {
 		return failed(err)
 	}
-	s, err := newSupervisor(o)
+	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
 	if err != nil {
+		return failed(usageError{err}) // a setting that cannot work as given
+	}
+	// The socket first: a serve refused because another host serves the
+	// directory leaves nothing in the state directory (SPEC §10).
+	sock, err := control.Take(cfg)
+	if err != nil {
+		return failed(err)
+	}
+	s, err := supervisor.New(cfg)
+	if err != nil {
+		_ = sock.Close()
 		return failed(err)
 	}
 	ctx, ended, stop := notifyEnd()
 	defer stop()
-	srv, err := control.Listen(s)
-	if err != nil {
-		_ = s.Shutdown(context.Background())
-		return failed(err)
-	}
+	srv := sock.Server(s)
 	srv.SetKind("serve")
 	fmt.Fprintf(os.Stderr, "subdash serve: agent command %s; control socket %s; logs in %s\n",
 		s.Config().Shown(), srv.Path(), s.RunDir())

@@ -31,8 +31,8 @@ var maxBody int64 = 6*supervisor.MaxMessageBytes + 1<<20
 
 // Server serves the control socket of one supervisor (SPEC §6): HTTP/1.1
 // with JSON bodies on a Unix socket in a 0700 folder, mode 0600, for
-// connections of the same user only. Create it with Listen, run it with
-// Serve, end it with Close.
+// connections of the same user only. Create it with Take and
+// Socket.Server (or Listen), run it with Serve, end it with Close.
 type Server struct {
 	sup  *supervisor.Supervisor
 	ops  Operations
@@ -60,18 +60,56 @@ func (srv *Server) SetKind(kind string) { srv.kind.Store(kind) }
 // Viewers returns how many viewers (SPEC §9) are attached now.
 func (srv *Server) Viewers() int { return int(srv.viewers.Load()) }
 
-// Listen opens the control socket s.Config().Socket for s. It creates the
-// socket's folder with mode 0700 (or tightens an existing folder of ours),
-// replaces a stale socket file, and refuses with *InUseError while another
-// subdash serves the socket. Other errors name the path and what to do: a
-// folder of another user, a path that is not a socket, a path too long.
-func Listen(s *supervisor.Supervisor) (*Server, error) {
-	cfg := s.Config()
+// Socket is a control socket taken for a working directory (SPEC §6: one
+// host per directory) that serves nothing yet. A host takes it before it
+// creates its supervisor, so that a start refused because another subdash
+// serves the directory writes nothing to the state directory (no run, no
+// journal, no orphan sweep: SPEC §10's records belong to the live host).
+// Connections made meanwhile wait in the socket's backlog. Serve it with
+// Server, or let it go with Close.
+type Socket struct{ ln *peerListener }
+
+// Take takes the control socket cfg.Socket for working directory cfg.Dir
+// (cfg as supervisor.Resolve returns it). It creates the socket's folder
+// with mode 0700 (or tightens an existing folder of ours), replaces a stale
+// socket file, and refuses with *InUseError while another subdash serves
+// the socket, also one that does not answer (stopped or hung). Other
+// errors name the path and what to do: a folder of another user, a path
+// that is not a socket, a path too long.
+func Take(cfg supervisor.Config) (*Socket, error) {
 	ln, err := listenUnix(cfg.Socket, cfg.Dir, os.Getuid())
 	if err != nil {
 		return nil, err
 	}
-	return newServer(s, ln), nil
+	return &Socket{ln: ln}, nil
+}
+
+// Path returns the control socket path.
+func (sk *Socket) Path() string { return sk.ln.Addr().String() }
+
+// Server returns the server of s on this socket; run it with Serve and end
+// it with Close (which closes the socket).
+func (sk *Socket) Server(s *supervisor.Supervisor) *Server { return newServer(s, sk.ln) }
+
+// Close lets the socket go without serving it (the supervisor could not be
+// created): its file is removed, so the next start finds nothing stale.
+func (sk *Socket) Close() error {
+	if err := sk.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("cannot close control socket %s: %v", sk.Path(), err)
+	}
+	return nil
+}
+
+// Listen is Take and Server in one, for a supervisor that exists already
+// (tests, and programs that keep no records). A host takes the socket with
+// Take before it creates its supervisor instead: a supervisor has written
+// its run to the state directory by the time Listen could refuse.
+func Listen(s *supervisor.Supervisor) (*Server, error) {
+	sk, err := Take(s.Config())
+	if err != nil {
+		return nil, err
+	}
+	return sk.Server(s), nil
 }
 
 func newServer(s *supervisor.Supervisor, ln *peerListener) *Server {

@@ -88,20 +88,23 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 		return backend{}, err
 	}
 
-	s, err := supervisor.New(cfg)
+	// The socket first: where another subdash started serving meanwhile,
+	// this server drives it and writes nothing to the state directory
+	// (SPEC §10: the records belong to that host).
+	sock, err := control.Take(cfg)
 	if err != nil {
-		return backend{}, err
-	}
-	srv, err := control.Listen(s)
-	if err != nil {
-		shutdown(s, stderr)
 		var inUse *control.InUseError
 		if errors.As(err, &inUse) && inUse.NoAnswer == nil {
-			// Another subdash started serving meanwhile: drive it.
 			return remote(control.Info{PID: inUse.PID, Dir: inUse.Dir}), nil
 		}
 		return backend{}, err
 	}
+	s, err := supervisor.New(cfg)
+	if err != nil {
+		_ = sock.Close()
+		return backend{}, err
+	}
+	srv := sock.Server(s)
 	srv.SetKind("mcp")
 	serveCtx, stopServing := context.WithCancel(context.Background())
 	served := make(chan struct{})
