@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -147,7 +149,7 @@ func attach(args []string) int {
 	if err != nil {
 		return failed(err)
 	}
-	r, err := control.Attach(context.Background(), socket, dir, readOnly)
+	r, err := attachTo(socket, dir, readOnly)
 	if err != nil {
 		var ns *control.NotServingError
 		if errors.As(err, &ns) {
@@ -160,6 +162,31 @@ func attach(args []string) int {
 		return failed(err)
 	}
 	return runViewer(r, spawns, notify)
+}
+
+// slowAttach is how long attaching may take before the terminal is told
+// what it waits for (a stopped or busy host answers only at the deadline).
+const slowAttach = time.Second
+
+// attachTo is control.Attach, saying on stderr what it waits for once it
+// takes longer than slowAttach, so a terminal is never blank and silent
+// until the deadline (SPEC §6).
+func attachTo(socket, dir string, readOnly bool) (*control.Remote, error) {
+	var mu sync.Mutex // once attached, nothing more is written: the screen is the dashboard's
+	attached := false
+	t := time.AfterFunc(slowAttach, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !attached {
+			fmt.Fprintf(os.Stderr, "subdash: waiting for the host on %s to answer (at most %s; ctrl+c gives up)\n", socket, control.CallTimeout)
+		}
+	})
+	r, err := control.Attach(context.Background(), socket, dir, readOnly)
+	mu.Lock()
+	attached = true
+	mu.Unlock()
+	t.Stop()
+	return r, err
 }
 
 // hostFlagIn returns the first host-only flag (hostSettings) in args, ""
@@ -228,6 +255,7 @@ func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
 		Pager:        func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
 		PagerCommand: pagerCommand(),
 		Viewer:       true,
+		ReadOnly:     r.ReadOnly(),
 		Notify:       notify,
 	})
 	r.Detach()

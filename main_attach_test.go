@@ -175,12 +175,20 @@ func TestTwoViewersAndReadOnly(t *testing.T) {
 	v1.waitRow(sp.AgentID, "completed")
 	v2.waitRow(sp.AgentID, "completed")
 
+	// Refused at the key: no input or question opens first, and the help
+	// line offers only what a read-only viewer can do.
 	v2.keys("c")
 	v2.waitText("read-only viewer: close refused; attach without --read-only to change anything")
 	v2.keys("n")
-	v2.typeText("nope")
-	v2.keys("Enter")
-	v2.waitText("read-only viewer: spawn refused")
+	if s := v2.waitText("read-only viewer: spawn refused", "/ search"); strings.Contains(s, "n spawn") {
+		t.Errorf("a read-only viewer's help line offers spawn:\n%s", s)
+	}
+	v2.keys("x")
+	if s := v2.waitText("read-only viewer: forget refused"); strings.Contains(s, "Forget ") {
+		t.Errorf("a read-only viewer asked whether to forget:\n%s", s)
+	}
+	v2.keys("i")
+	v2.waitText("read-only viewer: interrupt refused")
 	if n := len(listAgents(t, w)); n != 1 {
 		t.Fatalf("a read-only viewer changed the host: %d agents", n)
 	}

@@ -92,6 +92,10 @@ func TestClientsOfAStoppedHostEndWithAnError(t *testing.T) {
 		if code != 1 {
 			t.Errorf("dashboard beside a stopped host: exit %d, want 1", code)
 		}
+		// meanwhile the terminal said what it waits for
+		if waiting := "subdash: waiting for the host on " + w.socket + " to answer (at most 10s; ctrl+c gives up)\n"; !strings.HasPrefix(stderr, waiting) {
+			t.Errorf("dashboard beside a stopped host said %q first, want %q", stderr, waiting)
+		}
 		return stderr
 	}, "subdash: "+noAnswer+" 10s")
 	wg.Wait()

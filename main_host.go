@@ -50,7 +50,7 @@ func dashboard(args []string) int {
 	if set["socket"] != "" || os.Getenv("SUBDASH_SOCKET") != "" {
 		dir = ""
 	}
-	r, err := control.Attach(context.Background(), cfg.Socket, dir, readOnly)
+	r, err := attachTo(cfg.Socket, dir, readOnly)
 	var notServing *control.NotServingError
 	switch {
 	case err == nil:

@@ -65,6 +65,10 @@ func (m *Model) tooSmallKey(k tea.KeyMsg) tea.Cmd {
 func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 	km := m.keys
 	a, ok := m.selected()
+	if op := m.readOnlyOp(k); op != "" {
+		m.setFlash(levelWarn, "read-only viewer: "+op+" refused; attach without --read-only to change anything")
+		return nil
+	}
 	switch {
 	case key.Matches(k, km.Quit):
 		return m.quit()
@@ -120,6 +124,34 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		return m.agentKey(k, a)
 	}
 	return nil
+}
+
+// readOnlyOp names the operation key k asks for when this is a read-only
+// viewer, in the host connection's words (control.Remote); "" otherwise.
+func (m *Model) readOnlyOp(k tea.KeyMsg) string {
+	if !m.opts.ReadOnly {
+		return ""
+	}
+	km := m.keys
+	for _, op := range []struct {
+		name string
+		keys []key.Binding
+	}{
+		{"spawn", []key.Binding{km.Spawn}},
+		{"send", []key.Binding{km.Send, km.Resend, km.EditResend}},
+		{"interrupt", []key.Binding{km.Interrupt}},
+		{"close", []key.Binding{km.Close}},
+		{"resume", []key.Binding{km.Resume}},
+		{"forget", []key.Binding{km.Forget}},
+		{"cancel queue", []key.Binding{km.CancelQueue}},
+		{"approve", []key.Binding{km.Approve, km.ApproveAlways}},
+		{"deny", []key.Binding{km.Deny}},
+	} {
+		if key.Matches(k, op.keys...) {
+			return op.name
+		}
+	}
+	return ""
 }
 
 // agentKey handles the keys that act on the selected agent a.

@@ -114,6 +114,11 @@ type Options struct {
 	// Viewer says the dashboard is attached to a host (SPEC §9): quitting
 	// detaches at once, without asking, and stops nothing.
 	Viewer bool
+	// ReadOnly says the viewer was attached with --read-only (SPEC §9):
+	// the keys that would change an agent say at once that they are
+	// refused, instead of opening an input or a question first; the host
+	// connection refuses them anyway (control.Remote).
+	ReadOnly bool
 	// Viewers returns how many viewers are attached to this host, named in
 	// the quit question; nil means none. It must answer from memory.
 	Viewers func() int

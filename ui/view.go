@@ -330,10 +330,14 @@ func (m Model) shortHelpLine() string {
 		q.SetHelp("q", "kill them now and quit")
 		b = []key.Binding{q}
 	default:
-		if ab, ok := m.approvalHelp(); ok {
+		if ab, ok := m.approvalHelp(); ok && !m.opts.ReadOnly {
 			return cells.Fit(m.help.ShortHelpView(ab), m.width)
 		}
 		b = m.keys.ShortHelp()
+		if m.opts.ReadOnly {
+			// a read-only viewer offers what it can do: look
+			b = []key.Binding{m.keys.Down, m.keys.Search, m.keys.Transcript, m.keys.Pager, m.keys.Help, m.keys.Quit}
+		}
 		// When the line is too narrow, bindings go from the middle: the
 		// first ones (the main actions) and the last two (help and quit)
 		// stay visible.

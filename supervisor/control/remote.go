@@ -116,6 +116,10 @@ func isUnexpected(err error) bool {
 // Info returns what the host said about itself when the viewer attached.
 func (r *Remote) Info() Info { return r.info }
 
+// ReadOnly reports whether r was attached read-only: it refuses every
+// operation.
+func (r *Remote) ReadOnly() bool { return r.readOnly }
+
 // Ended is closed when the host's event stream ended: the host quit, was
 // killed, or stopped answering; Err then says which.
 func (r *Remote) Ended() <-chan struct{} { return r.ended }
