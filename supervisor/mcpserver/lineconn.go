@@ -36,9 +36,11 @@ type lineConn struct {
 	closed chan struct{}
 	once   sync.Once
 
-	mu        sync.Mutex
-	large     map[any]bool // ids (jsonrpc.ID.Raw) of large requests not answered yet
-	releasing atomic.Bool
+	mu          sync.Mutex
+	large       map[any]bool  // ids (jsonrpc.ID.Raw) of large requests not answered yet
+	unanswered  int           // requests (calls, not notifications) read and not answered yet
+	allAnswered chan struct{} // closed when unanswered drops to 0, once someone waits for it
+	releasing   atomic.Bool
 }
 
 type lineOrErr struct {
@@ -67,7 +69,8 @@ func newLineConn(in *lineFilter, out *lockedWriter) *lineConn {
 	return c
 }
 
-// Read returns the next message; io.EOF once the client closed stdin.
+// Read returns the next message; io.EOF once the client closed stdin and
+// every request read before has been answered (see drain).
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-ctx.Done():
@@ -76,15 +79,58 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, io.EOF
 	case v := <-c.lines:
 		if v.err != nil {
-			return nil, v.err
+			return nil, c.drain(ctx, v.err)
 		}
 		msg, err := jsonrpc.DecodeMessage(v.line)
-		if req, ok := msg.(*jsonrpc.Request); ok && len(v.line) >= largeLine && req.ID.IsValid() {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
 			c.mu.Lock()
-			c.large[req.ID.Raw()] = true
+			c.unanswered++
+			if len(v.line) >= largeLine {
+				c.large[req.ID.Raw()] = true
+			}
 			c.mu.Unlock()
 		}
 		return msg, err
+	}
+}
+
+// drain holds back end, the end of the client's stream (io.EOF when it
+// closed stdin), until every request read before it has been answered,
+// then returns it. The SDK's connection stops writing once a Read fails
+// and cancels the requests in flight, so an end reported at once loses the
+// answers of a client that writes its requests and closes stdin (a pipe, a
+// script), and with them the word that a spawn happened. A client closing
+// stdin asks the server to shut down (MCP lifecycle, stdio), not to drop
+// what it asked before: every request read is answered. Notifications
+// need no answer.
+//
+// A request in flight runs to its own end: a spawn_agent that was answered
+// has happened, and a wait returns when an agent becomes final or at its
+// timeout (at most 300 s, SPEC §3), which bounds how long a closed stdin
+// keeps the process. Cutting a wait short would answer "timed out" before
+// its time, and the agents of a self-supervising server end with it (SPEC
+// §1), so the answer a one-shot client asked for is the one worth waiting
+// for. A client that will not wait sends SIGTERM, the next step of the MCP
+// lifecycle's stdio shutdown: Run then ends the requests in flight
+// (endWith) and closes the connection, which ends drain.
+func (c *lineConn) drain(ctx context.Context, end error) error {
+	c.mu.Lock()
+	if c.unanswered == 0 {
+		c.mu.Unlock()
+		return end
+	}
+	if c.allAnswered == nil {
+		c.allAnswered = make(chan struct{})
+	}
+	answered := c.allAnswered
+	c.mu.Unlock()
+	select {
+	case <-answered:
+		return end
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return io.EOF
 	}
 }
 
@@ -99,16 +145,34 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encoding an MCP message: %v", err)
 	}
 	_, err = c.out.Write(append(data, '\n'))
-	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
-		c.mu.Lock()
-		large := c.large[resp.ID.Raw()]
-		delete(c.large, resp.ID.Raw())
-		c.mu.Unlock()
-		if large {
-			c.release()
-		}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.answered(resp)
 	}
 	return err
+}
+
+// answered counts resp, the server's answer to one request it read, written
+// or not: each request read gets one answer, with an invalid id when its id
+// was a duplicate. After the answer to a large request it releases the
+// memory the request took.
+func (c *lineConn) answered(resp *jsonrpc.Response) {
+	c.mu.Lock()
+	if c.unanswered > 0 {
+		c.unanswered--
+	}
+	if c.unanswered == 0 && c.allAnswered != nil {
+		close(c.allAnswered)
+		c.allAnswered = nil
+	}
+	var large bool
+	if resp.ID.IsValid() {
+		large = c.large[resp.ID.Raw()]
+		delete(c.large, resp.ID.Raw())
+	}
+	c.mu.Unlock()
+	if large {
+		c.release()
+	}
 }
 
 // release gives the memory of a large request back to the system, once

@@ -16,11 +16,15 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
 )
 
-// Run serves MCP on stdin and stdout until stdin closes or ctx ends.
+// Run serves MCP on stdin and stdout until ctx ends, or stdin closes and
+// every request read before is answered (a wait in flight at its end or
+// its timeout, see lineConn.drain); then it returns nil.
 //
 // With MEMO_ENABLE_COLLAB_TOOLS=0 it lists no tools and starts nothing.
 // Otherwise it resolves o (SPEC §2) and drives the subdash serving the
@@ -51,11 +55,29 @@ func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, std
 	out := &lockedWriter{w: stdout}
 	in := newLineFilter(stdin, out, stderr)
 	out.cancelled = in.cancelled
-	err = NewServer(ops, version()).Run(ctx, lineTransport{newLineConn(in, out)})
+	server := NewServer(ops, version())
+	server.AddReceivingMiddleware(endWith(ctx))
+	err = server.Run(ctx, lineTransport{newLineConn(in, out)})
 	if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) {
 		return nil // the client closed stdin: a normal end
 	}
 	return err
+}
+
+// endWith ends the context of every request in flight when end ends (a
+// signal). The SDK's Server.Run then closes the session, whose connection
+// waits for the requests in flight without cancelling them: a wait would
+// hold a process told to stop until its timeout (up to 300 s, SPEC §3).
+// Their answers are not written then; the process is ending.
+func endWith(end context.Context) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(end, cancel)()
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // backend is where the tools' operations go, and how to let go of it.

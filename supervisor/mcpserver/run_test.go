@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -280,5 +281,38 @@ func TestRunSendsNoAnswerToACancelledCall(t *testing.T) {
 		if strings.Contains(l, `"id":3`) {
 			t.Fatalf("the cancelled wait was answered: %s", l)
 		}
+	}
+}
+
+// TestRunAnswersEveryRequestBeforeTheEndOfStdin gives Run its requests and
+// the end of its stdin at once: every request is answered, the
+// notification is not, and Run returns nil.
+func TestRunAnswersEveryRequestBeforeTheEndOfStdin(t *testing.T) {
+	t.Setenv("MEMO_ENABLE_COLLAB_TOOLS", "")
+	stdin := strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_agents","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+	}, "\n") + "\n")
+	var stdout bytes.Buffer
+	if err := Run(context.Background(), options(t, "cat"), stdin, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || len(m.Result) == 0 {
+			t.Fatalf("not a result: %q", line)
+		}
+		ids = append(ids, string(m.ID))
+	}
+	slices.Sort(ids)
+	if want := []string{"1", "2", "3", "4"}; !slices.Equal(ids, want) {
+		t.Fatalf("answered %v, want %v:\n%s", ids, want, &stdout)
 	}
 }

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+)
+
+// initializeLine and initializedLine open an MCP session by hand.
+const (
+	initializeLine  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"one-shot","version":"1"}}}`
+	initializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+// toolCallLine is a tools/call request with id.
+func toolCallLine(id int, tool string, args map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args}})
+	return string(b)
+}
+
+// rpcAnswer is one answer subdash mcp wrote.
+type rpcAnswer struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// readAnswers reads stdout to its end and returns the answers by id; a
+// line that is not a JSON-RPC answer, or a second answer to an id, fails
+// the test.
+func readAnswers(t *testing.T, stdout io.Reader) map[string]rpcAnswer {
+	t.Helper()
+	answers := map[string]rpcAnswer{}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var a rpcAnswer
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil || a.JSONRPC != "2.0" || len(a.ID) == 0 {
+			t.Fatalf("stdout line is not a JSON-RPC answer: %q", sc.Text())
+		}
+		if _, dup := answers[string(a.ID)]; dup {
+			t.Fatalf("a second answer to id %s: %q", a.ID, sc.Text())
+		}
+		answers[string(a.ID)] = a
+	}
+	return answers
+}
+
+// requireResults fails the test unless ids 1…n each got a result (not an
+// error) and nothing else was answered.
+func requireResults(t *testing.T, answers map[string]rpcAnswer, n int, stderr string) {
+	t.Helper()
+	for id := 1; id <= n; id++ {
+		a, ok := answers[fmt.Sprint(id)]
+		switch {
+		case !ok:
+			t.Errorf("no answer to request %d", id)
+		case len(a.Result) == 0 || len(a.Error) != 0:
+			t.Errorf("request %d: error %s, want a result", id, a.Error)
+		}
+	}
+	if len(answers) != n || t.Failed() {
+		t.Fatalf("%d answers, want %d (ids 1…%d); stderr:\n%s", len(answers), n, n, stderr)
+	}
+}
+
+// spawnedAgent is the agent_id in the structured content of a
+// spawn_agent answer.
+func spawnedAgent(t *testing.T, a rpcAnswer) supervisor.SpawnResult {
+	t.Helper()
+	var res struct {
+		IsError    bool                   `json:"isError"`
+		Structured supervisor.SpawnResult `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(a.Result, &res); err != nil || res.IsError || res.Structured.AgentID == "" {
+		t.Fatalf("spawn_agent answered %s (%v)", a.Result, err)
+	}
+	return res.Structured
+}
+
+// TestMCPAnswersEveryRequestReadBeforeStdinCloses pipes requests into
+// `subdash mcp` and closes the pipe right after them, as
+// `printf … | subdash mcp` does: every request is answered before the
+// process exits 0, and the spawn it answered happened, both when it
+// supervises the agents itself (the agent's submission is in the journal,
+// ended by the host's end, SPEC §1) and when it drives `subdash serve`
+// (the agent runs to its end there).
+func TestMCPAnswersEveryRequestReadBeforeStdinCloses(t *testing.T) {
+	requests := strings.Join([]string{
+		initializeLine,
+		initializedLine,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		toolCallLine(3, "spawn_agent", map[string]any{"message": "one shot"}),
+		toolCallLine(4, "list_agents", map[string]any{}),
+	}, "\n") + "\n"
+	run := func(t *testing.T, w workspace) supervisor.SpawnResult {
+		t.Helper()
+		cmd := exec.Command(binPath, append([]string{"mcp", "--command", e2eCommand, "--grace", "200ms"}, w.flags()...)...)
+		cmd.Env = testEnv()
+		// Not an *os.File: exec copies it into a pipe and closes the
+		// pipe's write end right after the last byte.
+		cmd.Stdin = strings.NewReader(requests)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("subdash mcp: %v; stderr:\n%s", err, &stderr)
+		}
+		answers := readAnswers(t, &stdout)
+		requireResults(t, answers, 4, stderr.String())
+		var tools struct {
+			Tools []struct{ Name string } `json:"tools"`
+		}
+		if err := json.Unmarshal(answers["2"].Result, &tools); err != nil || len(tools.Tools) != 6 {
+			t.Errorf("tools/list answered %s, want the 6 tools", answers["2"].Result)
+		}
+		sp := spawnedAgent(t, answers["3"])
+		if sp.Status != "running" || sp.SubmissionID == "" {
+			t.Errorf("spawn_agent = %+v, want a running submission", sp)
+		}
+		return sp
+	}
+
+	t.Run("supervising itself", func(t *testing.T) {
+		w := newWorkspace(t)
+		sp := run(t, w)
+		d := dash{state: w.state}
+		seen := map[string]bool{}
+		for _, ev := range d.journal() {
+			if ev["agent_id"] == sp.AgentID && ev["submission_id"] == sp.SubmissionID {
+				seen[ev["event"].(string)] = true
+			}
+		}
+		for _, want := range []string{"spawned", "submission_started", "submission_ended"} {
+			if !seen[want] {
+				t.Errorf("the journal has no %s of the answered spawn %s (events of it: %v)", want, sp.AgentID, seen)
+			}
+		}
+	})
+
+	t.Run("driving serve", func(t *testing.T) {
+		w := newWorkspace(t)
+		startServe(t, w)
+		sp := run(t, w)
+		var wr supervisor.WaitResult
+		ctlOK(t, w, &wr, "wait", sp.AgentID)
+		if d := wr.Details[sp.AgentID]; d.Status != "completed" || d.LastOutput == nil || *d.LastOutput != "got: one shot" {
+			t.Fatalf("the served agent of the answered spawn: %+v", wr)
+		}
+	})
+}
+
+// TestMCPAnswersAWaitInFlightWhenStdinCloses sends a wait for an agent that
+// takes a moment and closes stdin at once: the wait runs to its end (the
+// agent completes) and is answered before subdash mcp exits 0.
+func TestMCPAnswersAWaitInFlightWhenStdinCloses(t *testing.T) {
+	w := newWorkspace(t)
+	cmd := exec.Command(binPath, append([]string{"mcp", "--command", `read m; sleep 0.3; echo "got: $m"`, "--grace", "200ms"}, w.flags()...)...)
+	cmd.Env = testEnv()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	send := func(lines ...string) {
+		for _, l := range lines {
+			if _, err := io.WriteString(stdin, l+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send(initializeLine, initializedLine, toolCallLine(2, "spawn_agent", map[string]any{"message": "slow"}))
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	var sp supervisor.SpawnResult
+	for sp.AgentID == "" && sc.Scan() {
+		var a rpcAnswer
+		if json.Unmarshal(sc.Bytes(), &a) == nil && string(a.ID) == "2" {
+			sp = spawnedAgent(t, a)
+		}
+	}
+	if sp.AgentID == "" {
+		t.Fatalf("no answer to spawn_agent; stderr:\n%s", &stderr)
+	}
+	send(toolCallLine(3, "wait", map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 60000}))
+	stdin.Close() // the client leaves with the wait in flight
+	var a rpcAnswer
+	for sc.Scan() {
+		var next rpcAnswer
+		if json.Unmarshal(sc.Bytes(), &next) == nil && string(next.ID) == "3" {
+			a = next
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("subdash mcp exited with %v; stderr:\n%s", err, &stderr)
+	}
+	var res struct {
+		Structured supervisor.WaitResult `json:"structuredContent"`
+	}
+	if string(a.ID) != "3" || json.Unmarshal(a.Result, &res) != nil {
+		t.Fatalf("the wait in flight got no answer (last %+v); stderr:\n%s", a, &stderr)
+	}
+	if d := res.Structured.Details[sp.AgentID]; d.Status != "completed" || d.LastOutput == nil || *d.LastOutput != "got: slow" {
+		t.Fatalf("wait = %s, want the agent completed", a.Result)
+	}
+}
+
+// TestMCPEndsAtSIGTERMWithAWaitInFlight closes stdin while a wait of 300 s
+// is in flight on an agent that would run a minute, then sends SIGTERM, the
+// MCP stdio shutdown's next step: subdash mcp exits 128+15 well before the
+// wait's timeout, and the agent's process group is gone (SPEC §1, §6).
+func TestMCPEndsAtSIGTERMWithAWaitInFlight(t *testing.T) {
+	w := newWorkspace(t)
+	cmd := exec.Command(binPath, append([]string{"mcp", "--command", e2eCommand, "--grace", "200ms"}, w.flags()...)...)
+	cmd.Env = testEnv()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for _, l := range []string{initializeLine, initializedLine, toolCallLine(2, "spawn_agent", map[string]any{"message": "sleep"})} {
+		if _, err := io.WriteString(stdin, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	var sp supervisor.SpawnResult
+	for sp.AgentID == "" && sc.Scan() {
+		var a rpcAnswer
+		if json.Unmarshal(sc.Bytes(), &a) == nil && string(a.ID) == "2" {
+			sp = spawnedAgent(t, a)
+		}
+	}
+	if sp.AgentID == "" {
+		t.Fatalf("no answer to spawn_agent; stderr:\n%s", &stderr)
+	}
+	pid := readPID(t, w, sp.AgentID)
+	wait := toolCallLine(3, "wait", map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 300000})
+	if _, err := io.WriteString(stdin, wait+"\n"+`{"jsonrpc":"2.0","id":4,"method":"ping"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The server takes requests in order: once the ping is answered, the
+	// wait is in flight.
+	for pinged := false; !pinged && sc.Scan(); {
+		var a rpcAnswer
+		pinged = json.Unmarshal(sc.Bytes(), &a) == nil && string(a.ID) == "4"
+	}
+	stdin.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() {
+		_, _ = io.Copy(io.Discard, stdout)
+		exited <- cmd.Wait()
+	}()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second): // the wait's timeout is 300 s, the agent's sleep 60 s
+		t.Fatalf("subdash mcp did not end at SIGTERM with a wait in flight; stderr:\n%s", &stderr)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGTERM), &stderr)
+	}
+	if !groupGone(pid) {
+		t.Errorf("the agent's process group %d outlived subdash mcp", pid)
+	}
+}
