@@ -219,6 +219,9 @@ func viewerSocket(o supervisor.Options) (socket, dir string, err error) {
 	if dir, err = filepath.Abs(strings.TrimSpace(o.Dir)); err != nil {
 		return "", "", fmt.Errorf("working directory: %v", err)
 	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", "", usageError{fmt.Errorf("--dir %s is not a directory: give the folder whose host to attach to", dir)}
+	}
 	return supervisor.DefaultSocketPath(dir, os.Getenv("XDG_RUNTIME_DIR"), os.Getuid()), dir, nil
 }
 

@@ -245,6 +245,10 @@ func TestAttachBadInput(t *testing.T) {
 	if code, out := run("attach", "--socket", w.socket); code == 0 || !strings.Contains(out, "no subdash is serving on socket "+w.socket) {
 		t.Errorf("no host: exit %d, %q", code, out)
 	}
+	gone := filepath.Join(w.base, "gone")
+	if code, out := run("attach", "--dir", gone); code != 2 || !strings.Contains(out, "--dir "+gone+" is not a directory: give the folder whose host to attach to") {
+		t.Errorf("attach --dir of no folder: exit %d, %q", code, out)
+	}
 
 	// Any listener answering 404 to /v1/info: another protocol.
 	other := filepath.Join(w.base, "other.sock")
