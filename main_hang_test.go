@@ -59,6 +59,13 @@ func TestClientsOfAStoppedHostEndWithAnError(t *testing.T) {
 		}
 		return r.stderr
 	}, "wait failed: "+noAnswer+" 15s")
+	check("ctl spawn", func() string {
+		r := runCtl(t, nil, "", "spawn", "sent while stopped", "--socket", w.socket)
+		if r.code != 1 {
+			t.Errorf("ctl spawn: exit %d, want 1", r.code)
+		}
+		return r.stderr
+	}, fmt.Sprintf("spawn_agent failed: %s 10s; it is stopped (SIGSTOP or ctrl+z): kill -CONT %d resumes it; the operation was sent and may still be carried out when it answers again: check with subdash ctl list before repeating it", noAnswer, pid))
 	check("MCP tool call", func() string {
 		text, isErr := callTool(t, cs, "list_agents", map[string]any{})
 		if !isErr {
@@ -112,6 +119,16 @@ func TestClientsOfAStoppedHostEndWithAnError(t *testing.T) {
 	if text, isErr := callTool(t, cs, "list_agents", map[string]any{}); isErr {
 		t.Errorf("list_agents after SIGCONT: %s", text)
 	}
+	// As the spawn's error said: it was carried out once the host ran again.
+	waitCount(t, "agents of the spawn sent while the host was stopped", 1, func() int {
+		n := 0
+		for _, a := range listAgents(t, w) {
+			if a.LastMessage == "sent while stopped" {
+				n++
+			}
+		}
+		return n
+	})
 	if s := mcpStderr.String(); strings.Contains(s, "attaching again") || strings.Contains(s, "supervising agents here") {
 		t.Errorf("the MCP server let go of the stopped host: %s", s)
 	}

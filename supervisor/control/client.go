@@ -100,7 +100,12 @@ func agentPath(id, op string) string {
 func (c *Client) call(ctx context.Context, limit time.Duration, method, path string, body, out any) error {
 	cctx, cancel := context.WithTimeoutCause(ctx, limit, errNoAnswer)
 	defer cancel()
-	return c.noAnswer(ctx, cctx, limit, c.roundTrip(cctx, method, path, body, out))
+	err := c.noAnswer(ctx, cctx, limit, c.roundTrip(cctx, method, path, body, out))
+	var na *NoAnswerError
+	if method == http.MethodPost && path != "/v1/wait" && errors.As(err, &na) { // wait changes nothing
+		na.Sent = true
+	}
+	return err
 }
 
 // do is call bounded by CallTimeout: every operation but wait and the

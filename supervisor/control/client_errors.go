@@ -36,6 +36,9 @@ type NoAnswerError struct {
 	// passed. Both are read when the error is made (newNoAnswer).
 	Program string
 	Stopped bool
+	// Sent: the call asked for a change (an operation, not a read), which
+	// the host may still carry out once it answers again.
+	Sent bool
 }
 
 // newNoAnswer returns the NoAnswerError of the listener pid on socket, with
@@ -58,8 +61,15 @@ func newNoAnswer(socket string, pid int, after time.Duration) *NoAnswerError {
 
 // Error names the socket and the process, and what to check: a stopped
 // process is resumed with SIGCONT; a running one that is not a subdash is
-// named by its program.
+// named by its program. An operation sent says it may still be done.
 func (e *NoAnswerError) Error() string {
+	if e.Sent {
+		return e.text() + "; the operation was sent and may still be carried out when it answers again: check with subdash ctl list before repeating it"
+	}
+	return e.text()
+}
+
+func (e *NoAnswerError) text() string {
 	if e.PID <= 0 {
 		return fmt.Sprintf("the process serving %s accepted the connection but did not answer within %s; it is stopped, hung, or not a subdash",
 			e.Socket, e.After)

@@ -108,7 +108,12 @@ func (c *Client) upload(ctx context.Context, path string, body io.Reader, out an
 	if rerr := src.readErr(); err != nil && rerr != nil {
 		return fmt.Errorf("reading the message: %v", rerr)
 	}
-	return c.noAnswer(ctx, cctx, CallTimeout, err)
+	err = c.noAnswer(ctx, cctx, CallTimeout, err)
+	var na *NoAnswerError
+	if errors.As(err, &na) {
+		na.Sent = true
+	}
+	return err
 }
 
 // unclockedReader stops clock while it reads from r, and starts it again
