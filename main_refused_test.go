@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,5 +122,33 @@ func TestRefusedStartsLeaveTheRecordsAlone(t *testing.T) {
 			t.Errorf("agent %d after the restart: %s %q %s last_error %q restored=%v; want %s %q %s %q",
 				i, a.AgentID, a.LastMessage, a.Status, lastErr, a.Restored, want[i].id, want[i].message, want[i].status, want[i].lastErr)
 		}
+	}
+}
+
+// TestTwoServesStartingAtOnce (SPEC §6, §10): two serves of one folder
+// started together: one hosts it, the other is refused naming it, and the
+// state directory holds one run, the host's.
+func TestTwoServesStartingAtOnce(t *testing.T) {
+	w := newWorkspace(t)
+	args := append([]string{"serve", "--command", e2eCommand}, w.flags()...)
+	a, b := start(t, nil, args...), start(t, nil, args...)
+	waitListening(t, a, w.socket)
+	var info struct{ PID int }
+	ctlOK(t, w, &info, "info")
+	host, refused := a, b
+	if info.PID == b.cmd.Process.Pid {
+		host, refused = b, a
+	}
+	code, stderr := refused.wait(t)
+	if code != 1 || !strings.Contains(stderr, "is serving "+w.dir) {
+		t.Errorf("the serve that did not become the host: exit %d, %q", code, stderr)
+	}
+	runs := runDirs(t, w)
+	if len(runs) != 1 {
+		t.Fatalf("runs after two starts at once: %v; want the host's only", runs)
+	}
+	b2, err := os.ReadFile(filepath.Join(w.state, "runs", runs[0], "journal.jsonl"))
+	if err != nil || !strings.Contains(string(b2), `"pid":`+strconv.Itoa(host.cmd.Process.Pid)) {
+		t.Errorf("the run is not the host's (pid %d): %s %v", host.cmd.Process.Pid, b2, err)
 	}
 }

@@ -18,9 +18,13 @@ import (
 // record it carries on (restored or kept outside the restore window), then
 // a "records_restored" line. The next host then replays only the newest
 // run of its directory that holds a complete checkpoint, plus any later
-// runs (one that was killed before its checkpoint was complete), oldest
-// first. Records of other working directories are never read into this
-// one: each run's journal names its directory in its first line.
+// runs (one that was killed before its checkpoint was complete) and any
+// earlier run written after that checkpoint began (its host still ran),
+// their events in the order they happened. Records of other working
+// directories are never read into this one: each run's journal names its
+// directory in its first line. A host writes its run only once it holds
+// the control socket (control.Take), so a start that is refused writes no
+// checkpoint at all.
 
 // Defaults of SPEC §10.
 const (

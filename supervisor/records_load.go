@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,15 +33,22 @@ type runJournal struct {
 	events   []JournalEvent
 	bad      []int // line numbers that could not be read
 	complete bool  // holds a complete checkpoint (records_restored)
-	last     time.Time
+	// asOf is the time of its checkpoint's first line: its host began
+	// reading the earlier runs then, so the checkpoint holds every event
+	// written before it (zero: no checkpoint).
+	asOf time.Time
+	last time.Time
 }
 
 // loadRecords reads the records of working directory dir from the journals
 // of earlier runs under stateDir (all but current, this run's folder):
-// the newest run of dir that holds a complete checkpoint and every later
-// run of dir, replayed oldest first. A submission that was running when
-// its host ended becomes errored, "interrupted (host ended)". It never
-// fails: unreadable lines and runs are skipped and named in warnings.
+// the newest run of dir that holds a complete checkpoint, every later run
+// of dir, and every earlier one written after that checkpoint began (a
+// host that was still running then: the checkpoint does not hold what it
+// did later), their events replayed in the order they happened (see
+// replayRuns). A submission that was running when its host ended becomes
+// errored, "interrupted (host ended)". It never fails: unreadable lines
+// and runs are skipped and named in warnings.
 func loadRecords(stateDir, dir, current string) loaded {
 	var out loaded
 	entries, err := os.ReadDir(filepath.Join(stateDir, "runs"))
@@ -73,10 +81,17 @@ func loadRecords(stateDir, dir, current string) loaded {
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].started.After(cands[j].started) })
-	var runs []*runJournal
-	for _, c := range cands {
+	var runs []*runJournal // newest start first
+	for i, c := range cands {
 		rj := parseJournal(c.path)
 		runs = append(runs, rj)
+		if rj.complete {
+			for _, older := range cands[i+1:] {
+				if fi, err := os.Stat(older.path); err == nil && fi.ModTime().After(rj.asOf) {
+					runs = append(runs, parseJournal(older.path))
+				}
+			}
+		}
 		if rj.complete || len(runs) >= maxReplayRuns {
 			break
 		}
@@ -84,13 +99,10 @@ func loadRecords(stateDir, dir, current string) loaded {
 	if unreadable > 0 {
 		out.warnings = append(out.warnings, fmt.Sprintf("%d earlier run(s) under %s have an unreadable journal (first line); their agents, if any were of this directory, were not restored", unreadable, filepath.Join(stateDir, "runs")))
 	}
+	slices.Reverse(runs)
 	rp := newReplay(dir)
-	for i := len(runs) - 1; i >= 0; i-- {
-		rj := runs[i]
-		for _, ev := range rj.events {
-			rp.apply(ev)
-		}
-		out.notes = append(out.notes, rp.hostEnded(rj.last)...)
+	out.notes = rp.replayRuns(runs)
+	for _, rj := range runs {
 		if len(rj.bad) > 0 {
 			out.warnings = append(out.warnings, fmt.Sprintf("journal %s: %d unreadable line(s) skipped (%s); the agents they described may be missing a submission or be out of date", rj.path, len(rj.bad), lineList(rj.bad)))
 		}
@@ -106,6 +118,55 @@ func loadRecords(stateDir, dir, current string) loaded {
 		}
 	}
 	return out
+}
+
+// replayRuns applies the events of runs (oldest start first) in the order
+// they happened, each run's own in its line order, and ends each run's
+// host at its last entry (hostEnded): a host that ran while a later one
+// took its checkpoint (two hosts of one directory at once, or a start
+// that wrote a checkpoint and never became the host) has its later events
+// applied after that checkpoint, not lost behind it. An event applied
+// again over a checkpoint that holds it changes nothing. At the same
+// millisecond a checkpoint's records come first, then events, then ends
+// of hosts; then the older run. It returns hostEnded's notes.
+func (rp *replay) replayRuns(runs []*runJournal) []string {
+	var notes []string
+	next := make([]int, len(runs)) // per run: its next event, len(events) for its end, past that when done
+	for {
+		pick, pickAt, pickKind := -1, time.Time{}, 0
+		for i, rj := range runs {
+			at, kind := rj.last, 2 // the host's end
+			switch {
+			case next[i] > len(rj.events):
+				continue
+			case next[i] < len(rj.events):
+				ev := rj.events[next[i]]
+				at, kind = ev.Time.Time, 1
+				if ev.Event == "record" {
+					kind = 0
+				}
+			}
+			if pick < 0 || at.Before(pickAt) || at.Equal(pickAt) && kind < pickKind {
+				pick, pickAt, pickKind = i, at, kind
+			}
+		}
+		if pick < 0 {
+			return notes
+		}
+		rj := runs[pick]
+		if next[pick] == len(rj.events) {
+			notes = append(notes, rp.hostEnded(pick, rj.last)...)
+		} else {
+			ev := rj.events[next[pick]]
+			rp.apply(ev)
+			if id := ev.AgentID; id != "" {
+				rp.owner[id] = pick
+			} else if ev.Record != nil {
+				rp.owner[ev.Record.AgentID] = pick
+			}
+		}
+		next[pick]++
+	}
 }
 
 // journalDir returns the working directory and start time named by the
@@ -159,6 +220,9 @@ func parseJournal(path string) *runJournal {
 		if ev.Time.After(rj.last) {
 			rj.last = ev.Time.Time
 		}
+		if (ev.Event == "record" || ev.Event == "records_restored") && rj.asOf.IsZero() {
+			rj.asOf = ev.Time.Time
+		}
 		switch ev.Event {
 		case "records_restored":
 			rj.complete = true
@@ -203,10 +267,14 @@ type replay struct {
 	// event of one (a journal written before Forget waited for the end
 	// of its submission to be journaled) does not bring it back.
 	forgotten map[string]bool
+	// owner is, per agent, the run (its index in replayRuns) whose event
+	// was applied to it last: the host whose end ends its submission.
+	owner map[string]int
 }
 
 func newReplay(dir string) *replay {
-	return &replay{dir: dir, byID: map[string]*AgentRecord{}, queued: map[string]string{}, forgotten: map[string]bool{}}
+	return &replay{dir: dir, byID: map[string]*AgentRecord{}, queued: map[string]string{}, forgotten: map[string]bool{},
+		owner: map[string]int{}}
 }
 
 // agent returns the record of id, creating it when an event names an agent
@@ -302,6 +370,9 @@ func (rp *replay) apply(ev JournalEvent) {
 		}
 	case "submission_ended":
 		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
+		// The same end applied again (a run replayed after a checkpoint
+		// that holds part of it) counts its usage once.
+		again := s.EndedAt.Equal(ev.Time.Time) && s.Status == ev.Status
 		s.EndedAt, s.Status, s.ExitCode, s.Signal = ev.Time, ev.Status, ev.ExitCode, ev.Signal
 		s.LastError = nil
 		if ev.LastError != "" {
@@ -312,7 +383,7 @@ func (rp *replay) apply(ev JournalEvent) {
 		if ev.SessionID != "" {
 			r.SessionID = ev.SessionID
 		}
-		if ev.Usage != nil {
+		if ev.Usage != nil && !again {
 			r.Usage.add(*ev.Usage)
 		}
 		if r.Status == StatusClosed {
@@ -337,21 +408,28 @@ func (rp *replay) apply(ev JournalEvent) {
 }
 
 // hostEnded ends the submissions that were still running when the host of
-// the run just replayed ended, at its last journal entry (SPEC §10: never
-// restored as running, never as completed).
+// run ended, at its last journal entry (SPEC §10: never restored as
+// running, never as completed): those of the agents it owns (the run whose
+// event was applied to them last).
 //
 // It returns a note for each message that was queued (SPEC §11) when the
 // host ended: such a message is not run by restoring.
-func (rp *replay) hostEnded(at time.Time) []string {
+func (rp *replay) hostEnded(run int, at time.Time) []string {
 	var notes []string
 	for id, msg := range rp.queued {
+		if rp.owner[id] != run {
+			continue
+		}
 		if _, ok := rp.byID[id]; ok {
 			notes = append(notes, fmt.Sprintf("agent %s had a message queued when its host ended; it was not run (send it again if it is still wanted): %q", id[:min(8, len(id))], firstLine(msg)))
 		}
 		delete(rp.queued, id)
 	}
 	sort.Strings(notes)
-	for _, r := range rp.byID {
+	for id, r := range rp.byID {
+		if rp.owner[id] != run {
+			continue
+		}
 		n := len(r.Submissions)
 		if n == 0 {
 			if r.Status == StatusRunning {

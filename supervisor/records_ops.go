@@ -49,12 +49,15 @@ func createRun(runDir string) (*journal, error) {
 // to LogRetention old, are only carried on in this run's checkpoint, so a
 // later host with a wider window still finds them. Restored agents hold no
 // display lines until viewed. What could not be restored is added to the
-// configuration's warnings.
-func (s *Supervisor) restore() {
+// configuration's warnings. It returns when it began reading the earlier
+// runs: the checkpoint's records bear that time, as they hold every event
+// written before it (and perhaps some after, which a later replay applies
+// again; see replayRuns).
+func (s *Supervisor) restore() time.Time {
+	now := time.Now()
 	ld := loadRecords(s.cfg.StateDir, s.cfg.Dir, s.runDir)
 	s.cfg.Warnings = append(s.cfg.Warnings, ld.warnings...)
 	s.cfg.Notes = append(s.cfg.Notes, ld.notes...)
-	now := time.Now()
 	kept, dropped := 0, 0
 	checkpoint := make([]JournalEvent, 0, len(ld.records)+1)
 	for _, r := range ld.records {
@@ -80,6 +83,7 @@ func (s *Supervisor) restore() {
 		s.cfg.Notes = append(s.cfg.Notes, fmt.Sprintf("restored %d agent(s) of this directory from earlier runs (updated within %s)",
 			s.restored, FormatDuration(s.cfg.RestoreWindow)))
 	}
+	return now
 }
 
 // Restored returns how many agents were restored from earlier runs at

@@ -90,8 +90,9 @@ func dirSize(dir string) int64 {
 
 // removeOldRuns applies --log-retention at start (see the top of this
 // file) and adds a note saying how much was freed, or a warning naming
-// what could not be removed.
-func (s *Supervisor) removeOldRuns() {
+// what could not be removed. asOf is when restore began reading the
+// earlier runs: this run's checkpoint holds what they held then.
+func (s *Supervisor) removeOldRuns(asOf time.Time) {
 	if s.cfg.LogRetention <= 0 {
 		return
 	}
@@ -111,8 +112,11 @@ func (s *Supervisor) removeOldRuns() {
 	cutoff := time.Now().Add(-s.cfg.LogRetention)
 	// This run's checkpoint carries every record forward, so an earlier
 	// run of this directory that holds nothing else (no agent's logs: it
-	// restored agents and ran none) and ended cleanly is superseded; it
-	// goes, or every start would add a copy of all the records.
+	// restored agents and ran none), ended cleanly and was last written
+	// before this run read it is superseded; it goes, or every start would
+	// add a copy of all the records. A run written since (a live host, or
+	// one that started after this one) holds events this checkpoint does
+	// not, and stays.
 	carried := filepath.Dir(s.runDir) == runsDir && s.journal.ok()
 	superseded := 0
 	var failed []string
@@ -129,7 +133,7 @@ func (s *Supervisor) removeOldRuns() {
 		if dir, _, ok := journalDir(journal); !ok || dir != s.cfg.Dir {
 			continue
 		}
-		if carried && journalOnly(runDir) && endedCleanly(journal) {
+		if carried && fi.ModTime().Before(asOf) && journalOnly(runDir) && endedCleanly(journal) {
 			if os.RemoveAll(runDir) == nil {
 				superseded++
 			}

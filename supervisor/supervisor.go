@@ -180,8 +180,7 @@ func New(cfg Config) (*Supervisor, error) {
 		budget: newFeedBudget(), maxResident: defaultResident, lineMem: &lineMemory{limit: cfg.LineMemory},
 		stopped: make(chan struct{}), cut: make(chan struct{})}
 	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
-	s.restore()
-	s.removeOldRuns()
+	s.removeOldRuns(s.restore())
 	if strings.TrimSpace(cfg.NotifyCommand) != "" {
 		s.notifier = newNotifier(s)
 	}
