@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,10 +299,64 @@ func TestBenchViewerFlood(t *testing.T) {
 		d.keys("q")
 		d.waitExit()
 	}
+	// What three viewers cost the host, taken apart: their event streams
+	// alone (read here and dropped: no window fetches, no screen), and
+	// their share of the two cores alone (three goroutines here, each busy
+	// as much as the viewer measured above, talking to nobody).
+	streams := hostCPU(eventStreams(t, w.socket, 3))
+	burn := hostCPU(burners(3, vcpu))
 	none2 := hostCPU(nil)
 
 	t.Logf("viewer CPU %.3f cores, RSS %d KiB", vcpu, vrss)
+	t.Logf("host with three event streams only: %.3f cores %.2f CPU s/GB (%.2f); with three burners of %.3f core each: %.3f cores %.2f CPU s/GB (%.2f)",
+		streams.cores, streams.perGB, streams.perGB/((none1.perGB+none2.perGB)/2), vcpu, burn.cores, burn.perGB, burn.perGB/((none1.perGB+none2.perGB)/2))
 	base := (none1.perGB + none2.perGB) / 2
 	t.Logf("host: no viewer %.3f cores %.2f CPU s/GB; one viewer %.3f cores %.2f CPU s/GB; three viewers %.3f cores %.2f CPU s/GB; no viewer again %.3f cores %.2f CPU s/GB; CPU per GB over none: one %.2f, three %.2f",
 		none1.cores, none1.perGB, one.cores, one.perGB, three.cores, three.perGB, none2.cores, none2.perGB, one.perGB/base, three.perGB/base)
+}
+
+// eventStreams opens n viewers' event streams on socket and reads them
+// until the returned function is called (it closes them).
+func eventStreams(t *testing.T, socket string, n int) func() {
+	t.Helper()
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("unix", socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(c, "GET /v1/events?viewer=1 HTTP/1.1\r\nHost: subdash\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = io.Copy(io.Discard, c) }()
+		conns = append(conns, c)
+	}
+	return func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+}
+
+// burners starts n goroutines each busy for share of a core (busy, then
+// idle, in 10 ms periods) until the returned function is called.
+func burners(n int, share float64) func() {
+	stop := make(chan struct{})
+	for range n {
+		go func() {
+			const period = 10 * time.Millisecond
+			busy := time.Duration(share * float64(period))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for start := time.Now(); time.Since(start) < busy; {
+				}
+				time.Sleep(period - busy)
+			}
+		}()
+	}
+	return func() { close(stop) }
 }
