@@ -252,14 +252,15 @@ func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
 	}()
 	styles := theme.New(theme.Detect(os.Stdout))
 	err := ui.Run(ctx, r, ui.Options{
-		Spawn:        spawns,
-		SocketPath:   r.Info().Socket,
-		Styles:       &styles,
-		Pager:        func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
-		PagerCommand: pagerCommand(),
-		Viewer:       true,
-		ReadOnly:     r.ReadOnly(),
-		Notify:       notify,
+		Spawn:         spawns,
+		SocketPath:    r.Info().Socket,
+		Styles:        &styles,
+		Pager:         func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
+		PagerCommand:  pagerCommand(),
+		Viewer:        true,
+		ReadOnly:      r.ReadOnly(),
+		FrameInterval: ui.ViewerFrameInterval,
+		Notify:        notify,
 	})
 	r.Detach()
 	if herr := r.Err(); herr != nil {

@@ -304,12 +304,14 @@ func TestBenchViewerFlood(t *testing.T) {
 	// their share of the two cores alone (three goroutines here, each busy
 	// as much as the viewer measured above, talking to nobody).
 	streams := hostCPU(eventStreams(t, w.socket, 3))
-	burn := hostCPU(burners(3, vcpu))
+	burn := hostCPU(burners(3, vcpu, false))
+	memBurn := hostCPU(burners(3, vcpu, true))
 	none2 := hostCPU(nil)
 
 	t.Logf("viewer CPU %.3f cores, RSS %d KiB", vcpu, vrss)
-	t.Logf("host with three event streams only: %.3f cores %.2f CPU s/GB (%.2f); with three burners of %.3f core each: %.3f cores %.2f CPU s/GB (%.2f)",
-		streams.cores, streams.perGB, streams.perGB/((none1.perGB+none2.perGB)/2), vcpu, burn.cores, burn.perGB, burn.perGB/((none1.perGB+none2.perGB)/2))
+	mean := (none1.perGB + none2.perGB) / 2
+	t.Logf("host with three event streams only: %.3f cores %.2f CPU s/GB (%.2f); with three burners of %.3f core each: %.3f cores %.2f CPU s/GB (%.2f); with three memory burners: %.3f cores %.2f CPU s/GB (%.2f)",
+		streams.cores, streams.perGB, streams.perGB/mean, vcpu, burn.cores, burn.perGB, burn.perGB/mean, memBurn.cores, memBurn.perGB, memBurn.perGB/mean)
 	base := (none1.perGB + none2.perGB) / 2
 	t.Logf("host: no viewer %.3f cores %.2f CPU s/GB; one viewer %.3f cores %.2f CPU s/GB; three viewers %.3f cores %.2f CPU s/GB; no viewer again %.3f cores %.2f CPU s/GB; CPU per GB over none: one %.2f, three %.2f",
 		none1.cores, none1.perGB, one.cores, one.perGB, three.cores, three.perGB, none2.cores, none2.perGB, one.perGB/base, three.perGB/base)
@@ -339,13 +341,19 @@ func eventStreams(t *testing.T, socket string, n int) func() {
 }
 
 // burners starts n goroutines each busy for share of a core (busy, then
-// idle, in 10 ms periods) until the returned function is called.
-func burners(n int, share float64) func() {
+// idle, in 10 ms periods) until the returned function is called. With
+// mem, the busy time copies 8 MiB buffers (using the caches and memory as
+// a program drawing a screen does) instead of spinning.
+func burners(n int, share float64, mem bool) func() {
 	stop := make(chan struct{})
 	for range n {
 		go func() {
 			const period = 10 * time.Millisecond
 			busy := time.Duration(share * float64(period))
+			var a, b []byte
+			if mem {
+				a, b = make([]byte, 8<<20), make([]byte, 8<<20)
+			}
 			for {
 				select {
 				case <-stop:
@@ -353,6 +361,11 @@ func burners(n int, share float64) func() {
 				default:
 				}
 				for start := time.Now(); time.Since(start) < busy; {
+					if mem {
+						for off := 0; off < len(a); off += 256 << 10 {
+							copy(b[off:off+256<<10], a[off:off+256<<10])
+						}
+					}
 				}
 				time.Sleep(period - busy)
 			}

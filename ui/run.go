@@ -145,6 +145,14 @@ type Options struct {
 // most about 60 redraws a second come from agent output.
 const DefaultFrameInterval = time.Second / 60
 
+// ViewerFrameInterval is a viewer's batching interval (SPEC §9): each batch
+// that changes the followed log costs the host a window request over the
+// socket, so a viewer batches at 30 Hz. Keys are answered at once, as on
+// the host. Measured in BENCHMARKS.md ("What a viewer costs"): with three
+// viewers of a four-agent flood the host spends 1.16–1.42× the CPU per GB
+// at 60 Hz, 0.98–1.18× at 30 Hz; a viewer 0.21–0.24 core, then 0.14–0.16.
+const ViewerFrameInterval = time.Second / 30
+
 // Run shows the dashboard on the alternate screen until the user quits
 // (after the running submissions were stopped) or ctx ends. It returns
 // ctx's error when ctx ended it, and the error of stopping the agents when
