@@ -16,7 +16,7 @@ import (
 type Feed struct{ h hub }
 
 // Subscribe returns a new subscription to the feed's changes.
-func (f *Feed) Subscribe() *Subscription { return f.h.subscribe() }
+func (f *Feed) Subscribe() *Subscription { return f.h.subscribe(false) }
 
 // Publish records c for every subscription; it never blocks.
 func (f *Feed) Publish(c Change) { f.h.publish(c) }

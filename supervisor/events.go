@@ -32,6 +32,10 @@ type Subscription struct {
 	mu      sync.Mutex
 	pending map[string]*Change
 	order   []string
+	// summaries: only changes of summaries, forgets and warnings are
+	// taken; a change of output alone (every read of a flood) neither
+	// wakes nor waits in the subscription.
+	summaries bool
 }
 
 // Ready returns a channel that receives a value when changes are pending;
@@ -74,6 +78,9 @@ func (sub *Subscription) Next(ctx context.Context) ([]Change, error) {
 func (sub *Subscription) Close() { sub.hub.remove(sub) }
 
 func (sub *Subscription) add(c Change) {
+	if sub.summaries && !c.Agent && !c.Forgotten && len(c.Warnings) == 0 {
+		return
+	}
 	sub.mu.Lock()
 	p := sub.pending[c.AgentID]
 	if p == nil {
@@ -98,8 +105,8 @@ type hub struct {
 	subs map[*Subscription]struct{}
 }
 
-func (h *hub) subscribe() *Subscription {
-	sub := &Subscription{hub: h, ready: make(chan struct{}, 1), pending: map[string]*Change{}}
+func (h *hub) subscribe(summaries bool) *Subscription {
+	sub := &Subscription{hub: h, ready: make(chan struct{}, 1), pending: map[string]*Change{}, summaries: summaries}
 	h.mu.Lock()
 	if h.subs == nil {
 		h.subs = map[*Subscription]struct{}{}

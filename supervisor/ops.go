@@ -309,7 +309,9 @@ func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (Wa
 		}
 	}
 	s.mu.Unlock()
-	sub := s.Subscribe()
+	// A final status is a change of the agent's summary: output alone
+	// (every read while an agent floods) does not wake the wait.
+	sub := s.hub.subscribe(true)
 	defer sub.Close()
 	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
 	defer timer.Stop()

@@ -147,3 +147,28 @@ func TestQueueArguments(t *testing.T) {
 		t.Fatalf("closed: %v", err)
 	}
 }
+
+// TestWaitIsNotWokenByOutput: a wait in flight subscribes to summaries
+// only: every read of a flooding agent changes its output, and none of
+// them wakes the wait; a change of the summary does, as does a warning.
+func TestWaitIsNotWokenByOutput(t *testing.T) {
+	var h hub
+	sub := h.subscribe(true)
+	defer sub.Close()
+	h.publish(Change{AgentID: "a", Output: true})
+	select {
+	case <-sub.Ready():
+		t.Fatalf("woken by output alone: %+v", sub.Drain())
+	default:
+	}
+	h.publish(Change{AgentID: "a", Agent: true})
+	h.publish(Change{AgentID: "b", Warnings: []string{"w"}})
+	select {
+	case <-sub.Ready():
+	default:
+		t.Fatal("a summary change did not wake the subscription")
+	}
+	if got := sub.Drain(); len(got) != 2 || !got[0].Agent || got[0].Output || got[1].AgentID != "b" {
+		t.Fatalf("drained %+v; want a's summary change, then b's warning", got)
+	}
+}

@@ -224,7 +224,7 @@ func (s *Supervisor) Config() Config {
 func (s *Supervisor) RunDir() string { return s.runDir }
 
 // Subscribe returns a subscription to changes of every agent.
-func (s *Supervisor) Subscribe() *Subscription { return s.hub.subscribe() }
+func (s *Supervisor) Subscribe() *Subscription { return s.hub.subscribe(false) }
 
 // lookup finds an agent by its full id or, for convenience of people typing
 // short ids, by a unique prefix of at least 4 characters. Call with s.mu held.
