@@ -77,6 +77,21 @@ func requireResults(t *testing.T, answers map[string]rpcAnswer, n int, stderr st
 
 // spawnedAgent is the agent_id in the structured content of a
 // spawn_agent answer.
+// answeredSpawn reads answers from sc until the one to request id, a
+// spawn_agent, and returns the agent it spawned; stderr is the server's,
+// shown when no such answer comes.
+func answeredSpawn(t *testing.T, sc *bufio.Scanner, id string, stderr fmt.Stringer) supervisor.SpawnResult {
+	t.Helper()
+	for sc.Scan() {
+		var a rpcAnswer
+		if json.Unmarshal(sc.Bytes(), &a) == nil && string(a.ID) == id {
+			return spawnedAgent(t, a)
+		}
+	}
+	t.Fatalf("no answer to spawn_agent; stderr:\n%s", stderr)
+	return supervisor.SpawnResult{}
+}
+
 func spawnedAgent(t *testing.T, a rpcAnswer) supervisor.SpawnResult {
 	t.Helper()
 	var res struct {
@@ -185,16 +200,7 @@ func TestMCPAnswersAWaitInFlightWhenStdinCloses(t *testing.T) {
 	send(initializeLine, initializedLine, toolCallLine(2, "spawn_agent", map[string]any{"message": "slow"}))
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
-	var sp supervisor.SpawnResult
-	for sp.AgentID == "" && sc.Scan() {
-		var a rpcAnswer
-		if json.Unmarshal(sc.Bytes(), &a) == nil && string(a.ID) == "2" {
-			sp = spawnedAgent(t, a)
-		}
-	}
-	if sp.AgentID == "" {
-		t.Fatalf("no answer to spawn_agent; stderr:\n%s", &stderr)
-	}
+	sp := answeredSpawn(t, sc, "2", &stderr)
 	send(toolCallLine(3, "wait", map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 60000}))
 	stdin.Close() // the client leaves with the wait in flight
 	var a rpcAnswer
@@ -241,16 +247,7 @@ func TestMCPEndsAtSIGTERMWithAWaitInFlight(t *testing.T) {
 	}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
-	var sp supervisor.SpawnResult
-	for sp.AgentID == "" && sc.Scan() {
-		var a rpcAnswer
-		if json.Unmarshal(sc.Bytes(), &a) == nil && string(a.ID) == "2" {
-			sp = spawnedAgent(t, a)
-		}
-	}
-	if sp.AgentID == "" {
-		t.Fatalf("no answer to spawn_agent; stderr:\n%s", &stderr)
-	}
+	sp := answeredSpawn(t, sc, "2", &stderr)
 	pid := readPID(t, w, sp.AgentID)
 	wait := toolCallLine(3, "wait", map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 300000})
 	if _, err := io.WriteString(stdin, wait+"\n"+`{"jsonrpc":"2.0","id":4,"method":"ping"}`+"\n"); err != nil {
