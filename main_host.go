@@ -64,6 +64,10 @@ func dashboard(args []string) int {
 	case readOnly:
 		return failed(usageError{fmt.Errorf("--read-only is for a viewer, and %v", err)})
 	}
+	// Signals before the socket, as for serve; they are acted on below.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	// The socket first: a dashboard refused here (another host started
 	// meanwhile) leaves nothing in the state directory (SPEC §10).
 	sock, err := control.Take(cfg)
@@ -84,9 +88,6 @@ func dashboard(args []string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var inPager pagerState
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	var screenDone atomic.Bool
 	go func() {
 		for sig := range sigs {
@@ -198,6 +199,11 @@ func serve(args []string) int {
 	if err != nil {
 		return failed(usageError{err}) // a setting that cannot work as given
 	}
+	// Signals are ours before the socket is: a signal while the records
+	// are restored ends the host once it is up, with its cleanup and
+	// 128+n, not by the default action with the socket left behind.
+	ctx, ended, stop := notifyEnd()
+	defer stop()
 	// The socket first: a serve refused because another host serves the
 	// directory leaves nothing in the state directory (SPEC §10).
 	sock, err := control.Take(cfg)
@@ -209,8 +215,6 @@ func serve(args []string) int {
 		_ = sock.Close()
 		return failed(err)
 	}
-	ctx, ended, stop := notifyEnd()
-	defer stop()
 	srv := sock.Server(s)
 	srv.SetKind("serve")
 	fmt.Fprintf(os.Stderr, "subdash serve: agent command %s; control socket %s; logs in %s\n",
