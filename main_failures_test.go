@@ -118,3 +118,21 @@ func TestJournalFailureBeforeAnyAgentIsSeen(t *testing.T) {
 	d.keys("?")
 	d.waitText("Notes", "journal could not be written (file too large): "+d.state, "this run's records may not be restored")
 }
+
+// TestLogFileFailureIsSeenInAViewer: a viewer of serve shows the failure
+// on the row and in the status line while the agent still runs, as the
+// host dashboard does (the summary's change is pushed at once).
+func TestLogFileFailureIsSeenInAViewer(t *testing.T) {
+	w := newWorkspace(t)
+	p := start(t, nil, append([]string{"serve", "--command", floodAfterGo + "; sleep 60"}, w.flags()...)...)
+	waitListening(t, p, w.socket)
+	limitFileSize(t, p.cmd.Process.Pid, 32<<10)
+	var a supervisor.SpawnResult
+	ctlOK(t, w, &a, "spawn", "x")
+	v := startViewer(t, w, "attach", "--socket", w.socket)
+	v.waitRow(a.AgentID, "running")
+	if err := os.WriteFile(filepath.Join(w.dir, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v.waitText("after-limit", "running ✗ no log", "✗ 1 failing to log")
+}

@@ -115,8 +115,11 @@ func (o *output) failLog(err error) {
 		why = pe.Err // "file too large", "no space left on device"
 	}
 	msg := fmt.Sprintf("log file could not be written (%v): %s; output from here on is on screen only", why, o.log.name())
-	o.logFailed.Store(&msg)
+	first := o.logFailed.Swap(&msg) == nil
 	o.note("subdash: " + msg)
+	if first && o.logFailedHook != nil {
+		o.logFailedHook()
+	}
 }
 
 // logFailure returns the log file's write failure in words, or "".

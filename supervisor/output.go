@@ -36,6 +36,9 @@ type output struct {
 	// logFailed holds, once a write to the log file failed, that failure
 	// in words with the path (SPEC §5); readable without feedMu.
 	logFailed atomic.Pointer[string]
+	// logFailedHook, when set, is called (with feedMu held) when the first
+	// write to the log file fails: the agent's summary changed.
+	logFailedHook func()
 	released  bool // the submission is over; see release
 	conv      [2]*termtext.Converter
 	tail      [2][]byte

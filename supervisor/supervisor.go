@@ -369,6 +369,9 @@ func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 	}
 	sub.out = newOutput(nil, s.cfg.Scrollback, func() { s.hub.publish(Change{AgentID: a.id, Output: true}) }, s.budget)
 	sub.out.mem, sub.out.reclaim = s.lineMem, s.reclaimLines
+	// the failure is in the agent's summary (failure): every viewer and
+	// client learns of it at once, not when the submission ends
+	sub.out.logFailedHook = func() { s.hub.publish(Change{AgentID: a.id, Agent: true}) }
 	sub.out.sb.attach(s.lineMem)
 	if a.preset.Structured() {
 		sub.tr = newTranscriptState(a.preset, func(id string) { s.onSession(a, sub, id) })
