@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -48,7 +50,13 @@ func (s *pagerState) stop() {
 }
 
 func newPager(feed func(io.Writer) error, inPager *pagerState) *pager {
-	return &pager{cmd: exec.Command("/bin/sh", "-c", pagerCommand()), feed: feed, inPager: inPager}
+	cmd := exec.Command("/bin/sh", "-c", pagerCommand())
+	if _, set := os.LookupEnv("LESS"); !set {
+		// less shows SGR as colours only with -R; as git does, say so
+		// when the user has no LESS of their own (PAGER=less).
+		cmd.Env = append(os.Environ(), "LESS=R")
+	}
+	return &pager{cmd: cmd, feed: feed, inPager: inPager}
 }
 
 // pagerCommand returns the pager's command line: $PAGER, or "less -R".
@@ -75,14 +83,17 @@ func (p *pager) Run() error {
 	r.Close() // the pager holds it now; when the pager ends, writes fail with EPIPE
 	p.inPager.proc.Store(p.cmd.Process)
 	defer p.inPager.proc.Store(nil)
-	fed := make(chan struct{})
+	fed := make(chan error, 1)
 	go func() {
-		defer close(fed)
-		_ = p.feed(w) // EPIPE when the pager quits early
+		err := p.feed(w)
 		w.Close()
+		fed <- err
 	}()
 	err = p.cmd.Wait()
-	<-fed
+	// EPIPE: the pager quit before the end, as q in less does.
+	if ferr := <-fed; err == nil && ferr != nil && !errors.Is(ferr, syscall.EPIPE) {
+		err = fmt.Errorf("the log could not be read for it: %v", ferr)
+	}
 	return err
 }
 

@@ -39,11 +39,11 @@ type output struct {
 	// logFailedHook, when set, is called (with feedMu held) when the first
 	// write to the log file fails: the agent's summary changed.
 	logFailedHook func()
-	released  bool // the submission is over; see release
-	conv      [2]*termtext.Converter
-	tail      [2][]byte
-	text      lineText // the display lines' text
-	batch     lineBatch
+	released      bool // the submission is over; see release
+	conv          [2]*termtext.Converter
+	tail          [2][]byte
+	text          lineText // the display lines' text
+	batch         lineBatch
 	// lineHook, when set, receives every complete raw line of each stream
 	// (without its line end), for structured agent output (SPEC §8).
 	lineHook func(s Stream, line []byte)

@@ -334,6 +334,10 @@ func (f *fakeSup) Transcript(id string, seq int, from int64, n int) (supervisor.
 	if es == nil {
 		return supervisor.TranscriptWindow{}, false, nil
 	}
+	if n > 100000 {
+		// as a viewer's host answers (control's range limit)
+		return supervisor.TranscriptWindow{}, false, fmt.Errorf("n must be a count of 0 to 100000, not %d", n)
+	}
 	w := supervisor.TranscriptWindow{Total: int64(len(es))}
 	if from < 0 {
 		from = w.Total - int64(n)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -468,23 +467,34 @@ func (m *Model) openPager(a supervisor.AgentInfo) tea.Cmd {
 
 // writeTranscript writes the transcript of submission seq of agent id to
 // w, as the transcript view draws it (the pager's feed).
+// It asks for transcriptPage entries at a time (a viewer's host answers at
+// most 100,000 per request).
 func writeTranscript(w io.Writer, sup Supervisor, id string, seq int, st theme.Styles) error {
-	t, _, err := sup.Transcript(id, seq, 0, math.MaxInt32)
-	if err != nil {
-		return err
-	}
 	bw := bufio.NewWriter(w)
-	if t.First > 0 {
-		fmt.Fprintf(bw, "… %d earlier entries are not kept in memory; t shows the raw log\n", t.First)
+	for from := int64(0); ; {
+		t, _, err := sup.Transcript(id, seq, from, transcriptPage)
+		if err != nil {
+			return err
+		}
+		if from == 0 && t.First > 0 {
+			fmt.Fprintf(bw, "… %d earlier entries are not kept in memory; t shows the raw log\n", t.First)
+		}
+		for _, e := range t.Entries {
+			fmt.Fprintln(bw, RenderEntry(e, st))
+		}
+		from = max(from, t.First) + int64(len(t.Entries))
+		if len(t.Entries) == 0 || from >= t.Total {
+			if t.Pending != "" {
+				fmt.Fprintln(bw, clean(t.Pending))
+			}
+			return bw.Flush()
+		}
 	}
-	for _, e := range t.Entries {
-		fmt.Fprintln(bw, RenderEntry(e, st))
-	}
-	if t.Pending != "" {
-		fmt.Fprintln(bw, clean(t.Pending))
-	}
-	return bw.Flush()
 }
+
+// transcriptPage is how many transcript entries the pager's feed asks for
+// at once.
+const transcriptPage = 10000
 
 // pagerFailed says in plain words that the pager failed and what to do,
 // e.g. `pager "nonexistentpager" failed (exit status 127); set $PAGER to a

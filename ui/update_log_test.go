@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/transcript"
+	"github.com/subdash/subdash/theme"
 )
 
 // Update()/View() tests of the log pane: submissions, scrolling, follow
@@ -468,5 +470,28 @@ func TestLogTitleSaysWhereTheAgentRuns(t *testing.T) {
 	h := newHarness(t, f, 120, 30)
 	if got := h.logTitle(); !strings.HasPrefix(got, "╭─ 7b9e4c21 · #1/1 ● running · pod subdash-7b9e4c21-x on node-3") {
 		t.Fatalf("title %q does not say where the agent runs", got)
+	}
+}
+
+// TestPagerFeedsTheWholeTranscript: the pager's feed in the transcript
+// view writes every entry, asking for them a page at a time (a viewer's
+// host answers at most 100,000 per request; asking for more gave an empty
+// pager).
+func TestPagerFeedsTheWholeTranscript(t *testing.T) {
+	f := newFake()
+	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
+	a := f.add(idA, "explain", supervisor.StatusCompleted)
+	var es []transcript.Entry
+	for i := range 25000 {
+		es = append(es, transcript.Entry{Kind: transcript.KindText, Text: fmt.Sprintf("entry %d", i)})
+	}
+	a.entries[1] = es
+	var b strings.Builder
+	if err := writeTranscript(&b, f, idA, 1, theme.New(theme.Options{Profile: termenv.Ascii, Dark: true})); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "\n"); n != 25000 || !strings.Contains(out, "entry 0\n") || !strings.Contains(out, "entry 24999\n") {
+		t.Fatalf("the pager got %d lines, from %q to %q", n, out[:min(len(out), 40)], out[max(0, len(out)-40):])
 	}
 }
