@@ -305,9 +305,19 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	ctlFails(t, w, "send_input failed: agent not found: "+a.AgentID[:3]+"; an id prefix needs at least 4 characters", "send", a.AgentID[:3], "hi")
 	ctlFails(t, w, "logs failed: agent not found: nope", "logs", "nope")
 	ctlFails(t, w, "logs failed: agent "+a.AgentID+" has no submission 9; it has 2", "logs", a.AgentID, "--submission", "9")
-	ctlFails(t, w, "wait failed: ids must not be empty", "wait")
-	ctlFails(t, w, "wait failed: timeout_ms must be greater than zero", "wait", "x", "--timeout-ms", "0")
-	ctlFails(t, w, "wait failed: timeout_ms must be greater than zero", "wait", "x", "--timeout-ms=-5")
+	// A missing id or a bad --timeout-ms is a usage error (SPEC §6: 2).
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"wait"}, "wait: missing argument; usage: subdash ctl wait ID..."},
+		{[]string{"wait", "x", "--timeout-ms", "0"}, "wait: --timeout-ms must be greater than zero, not 0"},
+		{[]string{"wait", "x", "--timeout-ms=-5"}, "wait: --timeout-ms must be greater than zero, not -5"},
+	} {
+		if r := runCtl(t, nil, "", append(c.args, "--socket", w.socket)...); r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("ctl %q: exit %d, stderr %q; want exit 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
 	ctlOK(t, w, &wr, "wait", "ghost", c.AgentID)
 	if wr.Status["ghost"] != "not_found" || len(wr.Status) != 1 || wr.Details["ghost"].LastMessage != nil {
 		t.Fatalf("wait with an unknown id = %+v", wr)
@@ -317,7 +327,9 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	if wr.Status["ghost"] != "not_found" {
 		t.Fatalf("wait with a huge timeout = %+v", wr)
 	}
-	ctlFails(t, w, "wait failed: timeout_ms must be greater than zero", "wait", "x", "--timeout-ms=-99999999999999999999")
+	if r := runCtl(t, nil, "", "wait", "x", "--timeout-ms=-99999999999999999999", "--socket", w.socket); r.code != 2 || !strings.Contains(r.stderr, "--timeout-ms must be greater than zero") {
+		t.Errorf("wait with a hugely negative timeout: exit %d, %q; want a usage error", r.code, r.stderr)
+	}
 
 	// A wait that times out: 1 ms is clamped to 10 s.
 	began := time.Now()

@@ -88,12 +88,21 @@ var ctlOps = map[string]ctlOp{
 	"close":        {tool: "close_agent", args: "ID", check: exactly(1)},
 	"resume":       {tool: "resume_agent", args: "ID", check: exactly(1)},
 	"forget":       {tool: "forget", args: "ID", check: exactly(1)},
-	"wait":         {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: func([]string) string { return "" }},
+	"wait":         {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: atLeast(1)},
 	"list":         {tool: "list_agents", args: "", check: exactly(0)},
 	"info":         {tool: "info", args: "", check: exactly(0)},
 	"logs":         {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
 	"approve":      {tool: "approve", args: "ID [--request RID] [--always]", flags: []string{"request", "always"}, check: exactly(1)},
 	"deny":         {tool: "deny", args: "ID [--request RID] [--message M]", flags: []string{"request", "message"}, check: exactly(1)},
+}
+
+func atLeast(n int) func([]string) string {
+	return func(pos []string) string {
+		if len(pos) < n {
+			return "missing argument"
+		}
+		return ""
+	}
 }
 
 func exactly(n int) func([]string) string {
@@ -288,6 +297,9 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		return func(ctx context.Context, c *Client) (any, error) { return c.Forget(ctx, pos[0]) }, nil
 	case "wait":
 		ms, err := intFlag("timeout-ms")
+		if err == nil && ms != nil && *ms <= 0 {
+			err = fmt.Errorf("--timeout-ms must be greater than zero, not %s (it is clamped to 10000..300000)", flags["timeout-ms"])
+		}
 		return func(ctx context.Context, c *Client) (any, error) { return c.Wait(ctx, pos, ms) }, err
 	case "list":
 		return func(ctx context.Context, c *Client) (any, error) { return c.List(ctx) }, nil

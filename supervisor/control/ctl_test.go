@@ -58,6 +58,8 @@ func TestCtlUsageErrors(t *testing.T) {
 		{[]string{"list", "x"}, `unexpected argument "x"`},
 		{[]string{"list", "--interrupt"}, "list does not take --interrupt"},
 		{[]string{"wait", "x", "--timeout-ms", "soon"}, `--timeout-ms needs a whole number, not "soon"`},
+		{[]string{"wait"}, "wait: missing argument; usage: subdash ctl wait ID... [--timeout-ms N]"},
+		{[]string{"wait", "x", "--timeout-ms", "-5"}, "wait: --timeout-ms must be greater than zero, not -5 (it is clamped to 10000..300000)"},
 		{[]string{"logs", "x", "--submission", "0"}, "--submission needs a sequence number"},
 		{[]string{"list", "--frob"}, "unknown flag --frob"},
 		{[]string{"list", "--socket"}, "flag --socket needs a value"},
@@ -106,8 +108,6 @@ func TestCtlAgainstAServer(t *testing.T) {
 		{[]string{"interrupt", sp.AgentID}, "interrupt failed: agent " + sp.AgentID + " is not running\n"},
 		{[]string{"close", "nope"}, "close_agent failed: agent not found: nope\n"},
 		{[]string{"resume", "nope"}, "resume_agent failed: agent not found: nope\n"},
-		{[]string{"wait"}, "wait failed: ids must not be empty\n"},
-		{[]string{"wait", "x", "--timeout-ms=0"}, "wait failed: timeout_ms must be greater than zero\n"},
 		{[]string{"logs", "nope"}, "logs failed: agent not found: nope\n"},
 		{[]string{"logs", sp.AgentID, "--submission", "7"}, "logs failed: agent " + sp.AgentID + " has no submission 7; it has 1\n"},
 	} {
