@@ -130,7 +130,9 @@ func (s *Supervisor) reapOrphans() string {
 			s.journal.write(ev)
 		}
 	}()
-	return fmt.Sprintf("terminating %d agent process group(s) left running by an earlier subdash that did not exit cleanly (SIGTERM, SIGKILL after --grace; see the journal)", len(orphans))
+	// Said once at start and read long after (help's notes): in words
+	// that stay true once the termination is done.
+	return fmt.Sprintf("found %d agent process group(s) left running by an earlier subdash that did not exit cleanly, and terminated them (SIGTERM, SIGKILL after --grace; the journal says when each ended)", len(orphans))
 }
 
 // endedCleanly reports whether a run's journal ends with run_ended: its host

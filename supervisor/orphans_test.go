@@ -57,7 +57,7 @@ func TestLeftoverSubmissionOfADeadRunIsTerminated(t *testing.T) {
 	}
 
 	s := newTestSupervisor(t, "true", func(c *Config) { c.StateDir = state })
-	if notes := s.Config().Notes; len(notes) != 1 || !strings.Contains(notes[0], "terminating 1 agent process group") {
+	if notes := s.Config().Notes; len(notes) != 1 || !strings.Contains(notes[0], "found 1 agent process group(s) left running by an earlier subdash that did not exit cleanly, and terminated them") {
 		t.Fatalf("notes = %q", notes)
 	}
 	select {

@@ -263,7 +263,7 @@ func TestShortHelpKeepsHelpAndQuit(t *testing.T) {
 func TestNotesNeverHideEachOther(t *testing.T) {
 	f := newFake()
 	f.cfg.Warnings = []string{`MEMO_SUBAGENT_MAX_AGENTS="x" is not a positive number; using 4`}
-	f.cfg.Notes = []string{"terminating 3 agent process group(s) left running by an earlier subdash", "memo not found on PATH: using the built-in audit agent"}
+	f.cfg.Notes = []string{"found 3 agent process group(s) left running by an earlier subdash, and terminated them", "memo not found on PATH: using the built-in audit agent"}
 	a := f.add(idA, "flood", supervisor.StatusCompleted)
 	a.info.Failure = "log file could not be written (file too large): /state/a.log; output from here on is on screen only"
 	h := newHarness(t, f, 80, 30)
@@ -272,7 +272,7 @@ func TestNotesNeverHideEachOther(t *testing.T) {
 	h.wantScreen("✓ completed ✗ no log")
 	h.wantScreen("✗ 1 failing to log")
 	h.keys("?")
-	for _, s := range []string{"Notes", "/state/a.log", "terminating 3 agent process group(s)", "memo not found on PATH", "MEMO_SUBAGENT_MAX_AGENTS"} {
+	for _, s := range []string{"Notes", "/state/a.log", "found 3 agent process group(s)", "memo not found on PATH", "MEMO_SUBAGENT_MAX_AGENTS"} {
 		h.wantScreen(s)
 	}
 }
