@@ -187,3 +187,24 @@ func TestShellSyntaxInAMessageReachesStdinLiterally(t *testing.T) {
 		t.Fatalf("%s exists: the message was executed (%v)", marker, err)
 	}
 }
+
+// TestSecondHostOnAnotherSocketIsRefused (SPEC §1, §10): a host started in
+// the same folder with the same state directory but another socket (a
+// different XDG_RUNTIME_DIR) would keep the folder's records beside the
+// first and show its running agents as ended; it is refused, naming the
+// first host and its socket. Once that host ends, a start succeeds.
+func TestSecondHostOnAnotherSocketIsRefused(t *testing.T) {
+	w := newWorkspace(t)
+	first := startServe(t, w)
+	other := filepath.Join(w.base, "other", "s.sock")
+	second := start(t, nil, "serve", "--command", e2eCommand, "--dir", w.dir, "--state-dir", w.state, "--socket", other)
+	code, stderr := second.wait(t)
+	want := fmt.Sprintf("another subdash (pid %d) hosts %s with state directory %s on control socket %s", first.cmd.Process.Pid, w.dir, w.state, w.socket)
+	if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "subdash attach --socket "+w.socket) {
+		t.Fatalf("second host on another socket: exit %d, %q; want 1 and %q", code, stderr, want)
+	}
+	_ = first.cmd.Process.Signal(syscall.SIGTERM)
+	first.wait(t)
+	third := start(t, nil, "serve", "--command", e2eCommand, "--dir", w.dir, "--state-dir", w.state, "--socket", other)
+	waitListening(t, third, other)
+}

@@ -76,9 +76,16 @@ type Socket struct{ ln *peerListener }
 // the socket, also one that does not answer (stopped or hung). Other
 // errors name the path and what to do: a folder of another user, a path
 // that is not a socket, a path too long.
+//
+// A second host of the same directory and state directory on another
+// socket is refused with *HostedElsewhereError (see hostLock).
 func Take(cfg supervisor.Config) (*Socket, error) {
 	ln, err := listenUnix(cfg.Socket, cfg.Dir, os.Getuid())
 	if err != nil {
+		return nil, err
+	}
+	if ln.host, err = lockHost(cfg.StateDir, cfg.Dir, cfg.Socket); err != nil {
+		ln.Close()
 		return nil, err
 	}
 	return &Socket{ln: ln}, nil

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -198,6 +199,15 @@ type peerListener struct {
 	*net.UnixListener
 	uid     int
 	refused func(peer, error) // called for each refused connection; may be nil
+	host    *hostLock         // released when the listener closes; may be nil
+	unlock  sync.Once
+}
+
+// Close closes the socket, then lets the host lock go.
+func (l *peerListener) Close() error {
+	err := l.UnixListener.Close()
+	l.unlock.Do(l.host.release)
+	return err
 }
 
 // Accept returns the next connection of the owning user.
