@@ -495,3 +495,25 @@ func TestPagerFeedsTheWholeTranscript(t *testing.T) {
 		t.Fatalf("the pager got %d lines, from %q to %q", n, out[:min(len(out), 40)], out[max(0, len(out)-40):])
 	}
 }
+
+// TestSearchSaysWhenTheMatchIsPastTheRightEdge: without wrap, a match
+// beyond the cut of its long line has no highlight on screen; the footer
+// says so and how to see it, until wrap shows it.
+func TestSearchSaysWhenTheMatchIsPastTheRightEdge(t *testing.T) {
+	f := newFake()
+	f.add(idA, "count", supervisor.StatusRunning)
+	f.print(idA, 1, "short STUB line")
+	f.print(idA, 1, strings.Repeat("x", 300)+" STUB at the end")
+	h := newHarness(t, f, 100, 30) // wrap is off
+	h.keys("/")
+	h.typeText("STUB")
+	h.keys("enter")
+	h.wantScreen("/STUB 1/2") // the first match is on screen
+	h.noScreen("past the right edge")
+	h.keys("ctrl+n")
+	h.wantScreen("/STUB 2/2")
+	h.wantScreen("the match is past the right edge: w wraps")
+	h.keys("w")
+	h.wantScreen(" at the end") // wrapped onto the next row
+	h.noScreen("past the right edge")
+}

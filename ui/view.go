@@ -193,6 +193,9 @@ func (m Model) logTitles() (string, string) {
 	if q := m.search.query; q != "" {
 		cur, n := m.log.Matches()
 		foot = append(foot, fmt.Sprintf("/%s %d/%d", cells.Clean(q), cur, n))
+		if m.log.CurrentMatchCut() {
+			foot = append(foot, "the match is past the right edge: w wraps")
+		}
 	}
 	if !m.log.Following() {
 		if n := m.log.NewItems(); n > 0 {

@@ -81,6 +81,35 @@ func (m Model) CurrentMatch() (int64, bool) {
 	return s.matches[s.current], true
 }
 
+// CurrentMatchCut reports whether the current match cannot be seen
+// because its line is cut at the pane's right edge (wrap off) before the
+// first occurrence of the query ends: the row shows no highlight at all.
+// It is false when the match's item is not held (the pane shows it once
+// fetched) or wrap is on.
+func (m *Model) CurrentMatchCut() bool {
+	abs, ok := m.CurrentMatch()
+	if !ok || m.wrap || m.search.query == "" {
+		return false
+	}
+	it, ok := m.item(abs)
+	if !ok {
+		return false
+	}
+	for _, line := range strings.Split(it.Text, "\n") {
+		plain := cells.Strip(line)
+		hay := plain
+		if m.search.fold {
+			hay = asciiLower(plain)
+		}
+		if i := strings.Index(hay, m.search.query); i >= 0 {
+			// The last cell of a cut line holds the ellipsis.
+			end := cells.Width(plain[:i+len(m.search.query)])
+			return end > m.width-1 && cells.Width(plain) > m.width
+		}
+	}
+	return false
+}
+
 // NearestMatch makes current the first match at or below the top row of
 // the view, as less does, else (the view is past the last match, as when
 // following) the last match above it, and shows it. It reports whether
