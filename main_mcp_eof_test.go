@@ -92,6 +92,23 @@ func answeredSpawn(t *testing.T, sc *bufio.Scanner, id string, stderr fmt.String
 	return supervisor.SpawnResult{}
 }
 
+// startMCPPipe starts `subdash mcp args…` with pipes for stdin and stdout
+// and its stderr kept; it is killed at the end of the test if still running.
+func startMCPPipe(t *testing.T, args []string) (*exec.Cmd, io.WriteCloser, io.Reader, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(binPath, append([]string{"mcp"}, args...)...)
+	cmd.Env = testEnv()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, stdin, stdout, stderr
+}
+
 func spawnedAgent(t *testing.T, a rpcAnswer) supervisor.SpawnResult {
 	t.Helper()
 	var res struct {
@@ -180,16 +197,7 @@ func TestMCPAnswersEveryRequestReadBeforeStdinCloses(t *testing.T) {
 // agent completes) and is answered before subdash mcp exits 0.
 func TestMCPAnswersAWaitInFlightWhenStdinCloses(t *testing.T) {
 	w := newWorkspace(t)
-	cmd := exec.Command(binPath, append([]string{"mcp", "--command", `read m; sleep 0.3; echo "got: $m"`, "--grace", "200ms"}, w.flags()...)...)
-	cmd.Env = testEnv()
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, stdin, stdout, stderr := startMCPPipe(t, append([]string{"--command", `read m; sleep 0.3; echo "got: $m"`, "--grace", "200ms"}, w.flags()...))
 	send := func(lines ...string) {
 		for _, l := range lines {
 			if _, err := io.WriteString(stdin, l+"\n"); err != nil {
@@ -200,7 +208,7 @@ func TestMCPAnswersAWaitInFlightWhenStdinCloses(t *testing.T) {
 	send(initializeLine, initializedLine, toolCallLine(2, "spawn_agent", map[string]any{"message": "slow"}))
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
-	sp := answeredSpawn(t, sc, "2", &stderr)
+	sp := answeredSpawn(t, sc, "2", stderr)
 	send(toolCallLine(3, "wait", map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 60000}))
 	stdin.Close() // the client leaves with the wait in flight
 	var a rpcAnswer
@@ -211,13 +219,13 @@ func TestMCPAnswersAWaitInFlightWhenStdinCloses(t *testing.T) {
 		}
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("subdash mcp exited with %v; stderr:\n%s", err, &stderr)
+		t.Fatalf("subdash mcp exited with %v; stderr:\n%s", err, stderr)
 	}
 	var res struct {
 		Structured supervisor.WaitResult `json:"structuredContent"`
 	}
 	if string(a.ID) != "3" || json.Unmarshal(a.Result, &res) != nil {
-		t.Fatalf("the wait in flight got no answer (last %+v); stderr:\n%s", a, &stderr)
+		t.Fatalf("the wait in flight got no answer (last %+v); stderr:\n%s", a, stderr)
 	}
 	if d := res.Structured.Details[sp.AgentID]; d.Status != "completed" || d.LastOutput == nil || *d.LastOutput != "got: slow" {
 		t.Fatalf("wait = %s, want the agent completed", a.Result)
@@ -230,16 +238,7 @@ func TestMCPAnswersAWaitInFlightWhenStdinCloses(t *testing.T) {
 // wait's timeout, and the agent's process group is gone (SPEC §1, §6).
 func TestMCPEndsAtSIGTERMWithAWaitInFlight(t *testing.T) {
 	w := newWorkspace(t)
-	cmd := exec.Command(binPath, append([]string{"mcp", "--command", e2eCommand, "--grace", "200ms"}, w.flags()...)...)
-	cmd.Env = testEnv()
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, stdin, stdout, stderr := startMCPPipe(t, append([]string{"--command", e2eCommand, "--grace", "200ms"}, w.flags()...))
 	for _, l := range []string{initializeLine, initializedLine, toolCallLine(2, "spawn_agent", map[string]any{"message": "sleep"})} {
 		if _, err := io.WriteString(stdin, l+"\n"); err != nil {
 			t.Fatal(err)
@@ -247,7 +246,7 @@ func TestMCPEndsAtSIGTERMWithAWaitInFlight(t *testing.T) {
 	}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
-	sp := answeredSpawn(t, sc, "2", &stderr)
+	sp := answeredSpawn(t, sc, "2", stderr)
 	pid := readPID(t, w, sp.AgentID)
 	wait := toolCallLine(3, "wait", map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 300000})
 	if _, err := io.WriteString(stdin, wait+"\n"+`{"jsonrpc":"2.0","id":4,"method":"ping"}`+"\n"); err != nil {
@@ -271,10 +270,10 @@ func TestMCPEndsAtSIGTERMWithAWaitInFlight(t *testing.T) {
 	select {
 	case <-exited:
 	case <-time.After(30 * time.Second): // the wait's timeout is 300 s, the agent's sleep 60 s
-		t.Fatalf("subdash mcp did not end at SIGTERM with a wait in flight; stderr:\n%s", &stderr)
+		t.Fatalf("subdash mcp did not end at SIGTERM with a wait in flight; stderr:\n%s", stderr)
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGTERM) {
-		t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGTERM), &stderr)
+		t.Errorf("exit status %d, want %d; stderr:\n%s", code, 128+int(syscall.SIGTERM), stderr)
 	}
 	if !groupGone(pid) {
 		t.Errorf("the agent's process group %d outlived subdash mcp", pid)

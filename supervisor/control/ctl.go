@@ -355,6 +355,8 @@ func ctlSocket(l ctlLine, getenv func(string) string) (socket, dir string, err e
 // stdinMessage is a message read from stdin: its read errors say so.
 type stdinMessage struct{ r io.Reader }
 
+// Read is io.Reader's: an error of stdin other than EOF is wrapped to say
+// it came from stdin.
 func (s stdinMessage) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) {

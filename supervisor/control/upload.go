@@ -125,6 +125,8 @@ type unclockedReader struct {
 	err   error
 }
 
+// Read is io.Reader's; the deadline is stopped while r reads and restarted
+// for CallTimeout after.
 func (u *unclockedReader) Read(p []byte) (int, error) {
 	u.clock.Stop()
 	n, err := u.r.Read(p)

@@ -1,0 +1,74 @@
+package ui
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/theme"
+)
+
+// openPager shows the shown submission's log file in the pager.
+func (m *Model) openPager(a supervisor.AgentInfo) tea.Cmd {
+	if m.opts.Pager == nil {
+		m.setFlash(levelWarn, "no pager configured")
+		return nil
+	}
+	seq := m.shown.seq
+	if m.shown.agent != a.AgentID {
+		seq = 0
+	}
+	sup, id, styles := m.sup, a.AgentID, m.styles
+	feed := func(w io.Writer) error { return sup.WriteLines(w, id, seq, !styles.NoColor) }
+	if a.Structured && !m.raw {
+		// The transcript view pages the transcript, not the CLI's JSON.
+		feed = func(w io.Writer) error { return writeTranscript(w, sup, id, seq, styles) }
+	}
+	return tea.Exec(onTerminal{m.opts.Pager(feed)}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+}
+
+// writeTranscript writes the transcript of submission seq of agent id to
+// w, as the transcript view draws it (the pager's feed).
+// It asks for transcriptPage entries at a time (a viewer's host answers at
+// most 100,000 per request).
+func writeTranscript(w io.Writer, sup Supervisor, id string, seq int, st theme.Styles) error {
+	bw := bufio.NewWriter(w)
+	for from := int64(0); ; {
+		t, _, err := sup.Transcript(id, seq, from, transcriptPage)
+		if err != nil {
+			return err
+		}
+		if from == 0 && t.First > 0 {
+			fmt.Fprintf(bw, "… %d earlier entries are not kept in memory; t shows the raw log\n", t.First)
+		}
+		for _, e := range t.Entries {
+			fmt.Fprintln(bw, RenderEntry(e, st))
+		}
+		from = max(from, t.First) + int64(len(t.Entries))
+		if len(t.Entries) == 0 || from >= t.Total {
+			if t.Pending != "" {
+				fmt.Fprintln(bw, clean(t.Pending))
+			}
+			return bw.Flush()
+		}
+	}
+}
+
+// pagerFailed says in plain words that the pager failed and what to do,
+// e.g. `pager "nonexistentpager" failed (exit status 127); set $PAGER to a
+// pager such as less`.
+func (m Model) pagerFailed(err error) string {
+	name := "pager"
+	if c := strings.TrimSpace(m.opts.PagerCommand); c != "" {
+		name = fmt.Sprintf("pager %q", c)
+	}
+	return fmt.Sprintf("%s failed (%s); set $PAGER to a pager such as less", name, err)
+}
+
+// transcriptPage is how many transcript entries the pager's feed asks for
+// at once.
+const transcriptPage = 10000
