@@ -100,12 +100,8 @@ func agentPath(id, op string) string {
 func (c *Client) call(ctx context.Context, limit time.Duration, method, path string, body, out any) error {
 	cctx, cancel := context.WithTimeoutCause(ctx, limit, errNoAnswer)
 	defer cancel()
-	err := c.noAnswer(ctx, cctx, limit, c.roundTrip(cctx, method, path, body, out))
-	var na *NoAnswerError
-	if method == http.MethodPost && path != "/v1/wait" && errors.As(err, &na) { // wait changes nothing
-		na.Sent = true
-	}
-	return err
+	sent := method == http.MethodPost && path != "/v1/wait" // wait changes nothing
+	return c.noAnswer(ctx, cctx, limit, sent, c.roundTrip(cctx, method, path, body, out))
 }
 
 // do is call bounded by CallTimeout: every operation but wait and the
@@ -116,10 +112,13 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 }
 
 // noAnswer turns err into *NoAnswerError when the call's context cctx
-// ended by its own deadline while ctx, the caller's, is still live.
-func (c *Client) noAnswer(ctx, cctx context.Context, limit time.Duration, err error) error {
+// ended by its own deadline while ctx, the caller's, is still live; sent
+// says the call asked for a change (NoAnswerError.Sent).
+func (c *Client) noAnswer(ctx, cctx context.Context, limit time.Duration, sent bool, err error) error {
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errNoAnswer) {
-		return newNoAnswer(c.socket, c.PID(), limit)
+		na := newNoAnswer(c.socket, c.PID(), limit)
+		na.Sent = sent
+		return na
 	}
 	return err
 }

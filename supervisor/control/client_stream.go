@@ -61,7 +61,7 @@ func (c *Client) stream(ctx context.Context, path string, read func(body io.Read
 	defer stop()
 	resp, err := c.request(cctx, http.MethodGet, path, nil)
 	if err != nil {
-		return c.noAnswer(ctx, cctx, CallTimeout, err)
+		return c.noAnswer(ctx, cctx, CallTimeout, false, err)
 	}
 	defer resp.Body.Close()
 	progress()
@@ -70,7 +70,7 @@ func (c *Client) stream(ctx context.Context, path string, read func(body io.Read
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return c.noAnswer(ctx, cctx, CallTimeout, cctx.Err())
+		return c.noAnswer(ctx, cctx, CallTimeout, false, cctx.Err())
 	}
 	return err
 }

@@ -108,12 +108,7 @@ func (c *Client) upload(ctx context.Context, path string, body io.Reader, out an
 	if rerr := src.readErr(); err != nil && rerr != nil {
 		return fmt.Errorf("reading the message: %v", rerr)
 	}
-	err = c.noAnswer(ctx, cctx, CallTimeout, err)
-	var na *NoAnswerError
-	if errors.As(err, &na) {
-		na.Sent = true
-	}
-	return err
+	return c.noAnswer(ctx, cctx, CallTimeout, true, err)
 }
 
 // unclockedReader stops clock while it reads from r, and starts it again
