@@ -140,7 +140,9 @@ func TestDashboardPagerComesBackIntact(t *testing.T) {
 		return rang && strings.Contains(after, "(END)")
 	})
 	d.keys("q")
-	s := d.waitText("╭─ agents 1", "page-one paged", "│10 ", "✓ completed")
+	// the help line is the frame's last: a capture holding it is not one
+	// taken while the redraw was half written
+	s := d.waitText("╭─ agents 1", "page-one paged", "│10 ", "✓ completed", "q quit")
 	d.checkFrame(s)
 	d.keys("?") // still alive and answering keys
 	d.waitText("╭─ help")
