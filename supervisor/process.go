@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -98,7 +99,10 @@ type localProcess struct {
 	exited       chan struct{} // closed when the main process has been reaped
 	state        *os.ProcessState
 	stdin        *os.File
-	outs         [2]*os.File
+	outs         [2]int          // read ends of stdout and stderr (outputPipe), -1 once closed
+	wake         int             // eventfd, readable once Drain set the deadlines
+	deadlines    [2]atomic.Int64 // per stream: when reading is next reconsidered, Unix nanoseconds, 0 before Drain
+	closeOnce    sync.Once
 	readers      sync.WaitGroup
 	readersDone  chan struct{} // closed when both readers returned
 	lastRead     atomic.Int64  // when a reader last got bytes, in Unix nanoseconds
@@ -116,13 +120,20 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	if err != nil {
 		return nil, fmt.Errorf("cannot start submission: %w", err)
 	}
-	var outR, outW [2]*os.File
-	for i := range outR {
-		if outR[i], outW[i], err = os.Pipe(); err != nil {
-			closeAll(stdinR, stdinW, outR[0], outW[0])
+	p := &localProcess{exited: make(chan struct{}), stdin: stdinW, outs: [2]int{-1, -1}, wake: -1,
+		readersDone: make(chan struct{})}
+	var outW [2]*os.File
+	for i := range outW {
+		if p.outs[i], outW[i], err = outputPipe(); err != nil {
+			closeAll(stdinR, outW[0])
+			p.closePipes()
 			return nil, fmt.Errorf("cannot start submission: %w", err)
 		}
-		setPipeSize(outW[i])
+	}
+	if p.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		closeAll(stdinR, outW[0], outW[1])
+		p.closePipes()
+		return nil, fmt.Errorf("cannot start submission: eventfd: %w", err)
 	}
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir = dir
@@ -134,11 +145,10 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	err = cmd.Start()
 	closeAll(stdinR, outW[0], outW[1])
 	if err != nil {
-		closeAll(stdinW, outR[0], outR[1])
+		p.closePipes()
 		return nil, fmt.Errorf("cannot start submission: %w", err)
 	}
-	p := &localProcess{cmd: cmd, pgid: cmd.Process.Pid, exited: make(chan struct{}), stdin: stdinW, outs: outR,
-		readersDone: make(chan struct{})}
+	p.cmd, p.pgid = cmd, cmd.Process.Pid
 	go feed(stdinW)
 	for s := Stdout; s <= Stderr; s++ {
 		p.readers.Add(1)
@@ -161,7 +171,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 // can lower it.
 var maxDrain = 10 * time.Second
 
-// read feeds stream s to out until EOF. Once Drain has set a read deadline
+// read feeds stream s to out until EOF. Once Drain has set a deadline
 // (the group is gone), each deadline that passes asks what is left:
 //   - output still in the pipe is read to the end, however slowly out
 //     takes it (a loaded machine, the output budget);
@@ -171,14 +181,28 @@ var maxDrain = 10 * time.Second
 //     outside the group writes on: cut off after maxDrain.
 func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 	defer p.readers.Done()
-	f := p.outs[s]
+	fd := p.outs[s]
 	buf := make([]byte, readBufSize)
 	progressed := false
 	var started time.Time
 	var last int64
 	var drained int // bytes read since the first deadline passed
 	for {
-		n, err := f.Read(buf)
+		if dl := p.deadlines[s].Load(); dl != 0 && time.Now().UnixNano() >= dl {
+			if started.IsZero() {
+				started = time.Now()
+			}
+			buffered, capacity := pipeFill(fd)
+			switch {
+			case buffered == 0 && !progressed:
+				return
+			case drained > capacity && time.Since(started) > maxDrain:
+				return
+			}
+			progressed = false
+			p.deadlines[s].Store(time.Now().Add(drainTimeout).UnixNano())
+		}
+		n, err := unix.Read(fd, buf)
 		if n > 0 {
 			now := time.Now().UnixNano()
 			p.lastRead.Store(now)
@@ -190,63 +214,105 @@ func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 			switch {
 			case n == len(buf) && len(buf) < maxReadBuf:
 				buf = make([]byte, 2*len(buf))
-			case n < len(buf) && now-last < int64(floodGap) && err == nil:
+			case n < len(buf) && now-last < int64(floodGap):
 				time.Sleep(gather)
 			}
 			last = now
-		}
-		if err == nil {
 			continue
 		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
+		switch err {
+		case nil: // EOF: every writer closed its end
+			return
+		case unix.EINTR:
+		case unix.EAGAIN:
+			p.await(s)
+		default:
 			return
 		}
-		if started.IsZero() {
-			started = time.Now()
-		}
-		buffered, capacity := pipeFill(f)
-		switch {
-		case buffered == 0 && !progressed:
-			return
-		case drained > capacity && time.Since(started) > maxDrain:
-			return
-		}
-		progressed = false
-		_ = f.SetReadDeadline(time.Now().Add(drainTimeout))
 	}
 }
 
-// pipeFill returns how many bytes wait in pipe f (FIONREAD) and how many
-// it holds (F_GETPIPE_SZ). When it cannot tell, the pipe counts as empty
-// and of pipeSize.
-func pipeFill(f *os.File) (buffered, capacity int) {
-	capacity = pipeSize
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return 0, capacity
+// await blocks until stream s's pipe has bytes or reached EOF, until
+// Drain sets the deadlines, or until stream s's deadline passes, whichever
+// comes first (poll(2) on this goroutine's thread; a signal may end it
+// early, the caller only reads again).
+func (p *localProcess) await(s Stream) {
+	fds := []unix.PollFd{{Fd: int32(p.outs[s]), Events: unix.POLLIN}, {Fd: int32(p.wake), Events: unix.POLLIN}}
+	timeout := -1
+	if dl := p.deadlines[s].Load(); dl != 0 {
+		fds = fds[:1] // the eventfd stays readable once Drain wrote it
+		timeout = max(0, int((time.Duration(dl-time.Now().UnixNano())+time.Millisecond-1)/time.Millisecond))
 	}
-	_ = rc.Control(func(fd uintptr) {
-		if n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil { // FIONREAD
-			buffered = n
-		}
-		if n, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0); err == nil {
-			capacity = n
-		}
-	})
+	_, _ = unix.Poll(fds, timeout)
+}
+
+// outputPipe returns a pipe for a child's stdout or stderr: the read end
+// as a descriptor in non-blocking mode, read with read(2) and waited on
+// with poll(2) (localProcess.read), and the write end, blocking, for the
+// child. The read end is never registered with Go's netpoller: the kernel
+// wakes every epoll waiter of a polled pipe on each write, so a child
+// writing 8 KiB at a time woke the netpoller's thread about 30,000 times
+// per 256 MiB while the reader paused to gather (BENCHMARKS.md 1b: the
+// supervising process's CPU for 256 MiB of base64 was 0.45–0.47 s with
+// os.Pipe, 0.17–0.18 s this way). The cost is one thread per waiting
+// stream, parked in poll(2). The pipe is pipeSize large when the kernel
+// allows it (F_SETPIPE_SZ; refused above an unprivileged user's limit,
+// which only costs speed).
+func outputPipe() (r int, w *os.File, err error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return -1, nil, err
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return -1, nil, err
+	}
+	_, _ = unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, pipeSize)
+	return fds[0], os.NewFile(uintptr(fds[1]), "|1"), nil
+}
+
+// pipeFill returns how many bytes wait in the pipe of read end fd
+// (FIONREAD) and how many it holds (F_GETPIPE_SZ). When it cannot tell,
+// the pipe counts as empty and of pipeSize.
+func pipeFill(fd int) (buffered, capacity int) {
+	capacity = pipeSize
+	if n, err := unix.IoctlGetInt(fd, unix.TIOCINQ); err == nil { // FIONREAD
+		buffered = n
+	}
+	if n, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0); err == nil {
+		capacity = n
+	}
 	return buffered, capacity
 }
 
 // Drain waits for both readers to reach EOF, then closes every pipe. Call it
 // only after the process group is gone: the pipes then reach EOF unless a
 // process outside the group (setsid, a daemon) still holds them, which read
-// detects with the deadline set here.
+// detects with the deadlines set here.
 func (p *localProcess) Drain() {
-	deadline := time.Now().Add(drainTimeout)
-	for _, f := range p.outs {
-		_ = f.SetReadDeadline(deadline)
+	deadline := time.Now().Add(drainTimeout).UnixNano()
+	for s := range p.deadlines {
+		p.deadlines[s].CompareAndSwap(0, deadline)
 	}
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1) // an eventfd adds the uint64 written, in host order
+	_, _ = unix.Write(p.wake, one[:])
 	<-p.readersDone
-	closeAll(p.outs[0], p.outs[1], p.stdin)
+	p.closePipes()
+}
+
+// closePipes closes the output pipes' read ends, the eventfd and stdin,
+// once: Drain may be called more than once.
+func (p *localProcess) closePipes() {
+	p.closeOnce.Do(func() {
+		for _, fd := range append(p.outs[:], p.wake) {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+		closeAll(p.stdin)
+	})
 }
 
 // WaitQuiet returns when both pipes reached EOF or no output arrived for
@@ -395,18 +461,6 @@ func groupAlive(pgid int) bool {
 		return true
 	}
 	return len(members) > 0
-}
-
-// setPipeSize asks for a larger pipe buffer; failure (a limit for
-// unprivileged users) only costs speed.
-func setPipeSize(f *os.File) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	_ = rc.Control(func(fd uintptr) {
-		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize)
-	})
 }
 
 func closeAll(files ...*os.File) {
