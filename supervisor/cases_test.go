@@ -349,3 +349,24 @@ func sleepers(arg string) []int {
 	}
 	return out
 }
+
+// TestAFloodsLastLinesShowWhileItRuns: a flood is read in batches for
+// the display lines (localProcess.read); what the last batch holds is
+// shown once the child goes quiet, while it still runs, not only when it
+// ends.
+func TestAFloodsLastLinesShowWhileItRuns(t *testing.T) {
+	s := newTestSupervisor(t, `seq 1 400000; echo flood-then-quiet; exec sleep 60`)
+	id := spawn(t, s, "task")
+	waitForLine(t, s, id, "flood-then-quiet", 20*time.Second)
+	got := lines(t, s, id)
+	if n := len(got); n < 2 || got[n-2] != "400000" || got[n-1] != "flood-then-quiet" {
+		t.Fatalf("last lines %q", got[max(0, len(got)-3):])
+	}
+	if a, _ := s.Agent(id); a.Status != StatusRunning {
+		t.Fatalf("status %s; the child still sleeps", a.Status)
+	}
+	if _, err := s.Interrupt(id); err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, s, id)
+}

@@ -58,6 +58,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 		started, err = s.cfg.Runner.Start(StartRequest{
 			Command: sub.command, Dir: s.cfg.Dir, Stdin: feed, Vars: s.submissionVars(a, sub),
 			AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Output: sub.out.feed,
+			Log: sub.out.take, Display: sub.out.display,
 			Placed: func(pl Place) { s.placed(a, pl) },
 		})
 	}

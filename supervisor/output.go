@@ -25,7 +25,8 @@ const defaultScrollbackBytes = 64 << 20
 
 // output is the output pipeline of one submission: every byte goes to the log
 // file (logFile), display lines go to a bounded scrollback, and a raw tail of each
-// stream is kept for last_output. Of a read holding more lines than the
+// stream is kept for last_output. Of a chunk (a read, or a flood's batch
+// of reads: StartRequest.Display) completing more lines than the
 // scrollback keeps, only those it keeps are built (termtext's FeedTail);
 // the others are counted, so line numbers stay absolute. The lines' text
 // lives in reused blocks (lineText). Feed may be called from the stdout and
@@ -79,15 +80,51 @@ func newOutput(log *os.File, maxLines int, notify func(), budget *feedBudget) *o
 	return o
 }
 
-// feed handles one chunk read from stream s (Runner's StartRequest.Output);
-// p is only read during the call.
+// feed handles one chunk read from stream s (Runner's StartRequest.Output):
+// log, then display; p is only read during the call.
 func (o *output) feed(s Stream, p []byte) {
 	if o.budget != nil {
 		defer o.budget.release(o.budget.acquire())
 	}
 	o.feedMu.Lock()
+	o.logLocked(s, p)
+	o.displayLocked(s, p)
+	o.feedMu.Unlock()
+	o.fed()
+}
+
+// take takes one chunk read from stream s (StartRequest.Log): the log file,
+// the raw tail of last_output and the raw lines of structured output get
+// it at once; display must get the same bytes later. p is only read during
+// the call.
+func (o *output) take(s Stream, p []byte) {
+	if o.budget != nil {
+		defer o.budget.release(o.budget.acquire())
+	}
+	o.feedMu.Lock()
+	o.logLocked(s, p)
+	o.feedMu.Unlock()
+	if o.notify != nil {
+		o.notify()
+	}
+}
+
+// display turns chunks of stream s that log already took into display
+// lines (StartRequest.Display); p may join several of them. Of a p that
+// completes more lines than the scrollback keeps, only the kept lines are
+// built (termtext's FeedTail). p is only read during the call.
+func (o *output) display(s Stream, p []byte) {
+	if o.budget != nil {
+		defer o.budget.release(o.budget.acquire())
+	}
+	o.feedMu.Lock()
+	o.displayLocked(s, p)
+	o.feedMu.Unlock()
+	o.fed()
+}
+
+func (o *output) logLocked(s Stream, p []byte) {
 	if o.released {
-		o.feedMu.Unlock()
 		return
 	}
 	if err := o.log.write(p); err != nil {
@@ -97,6 +134,12 @@ func (o *output) feed(s Stream, p []byte) {
 	if o.lineHook != nil {
 		o.splitRaw(s, p)
 	}
+}
+
+func (o *output) displayLocked(s Stream, p []byte) {
+	if o.released {
+		return
+	}
 	o.batch.reset(&o.text, s)
 	o.batch.skipped = o.conv[s].FeedTail(p, o.sb.maxLines, o.batch.add)
 	lines := o.batch.lines(o.sb.maxLines)
@@ -105,7 +148,11 @@ func (o *output) feed(s Stream, p []byte) {
 		partial, hasPartial = Line{Text: o.text.put(text), Width: width, Stderr: s == Stderr, Partial: true}, true
 	}
 	o.publish(s, lines, o.batch.skipped, partial, hasPartial)
-	o.feedMu.Unlock()
+}
+
+// fed gives display lines back when the budget is exceeded and tells the
+// supervisor the output changed. Called without locks.
+func (o *output) fed() {
 	if o.mem.over() && o.reclaim != nil {
 		o.reclaim(o)
 	}

@@ -27,6 +27,17 @@ const (
 	pipeSize = 1 << 20
 	// maxReadBuf is the largest read: all a full pipe holds.
 	maxReadBuf = pipeSize
+	// maxBatch and displayDelay: once reads are maxReadBuf large (a
+	// flood), a reader reads into one buffer of maxBatch bytes and hands
+	// what it holds to the display lines (StartRequest.Display) when the
+	// next read would not fit, displayDelay after the first byte it holds,
+	// or before it waits for more; every read goes to the log at once. Of
+	// a batch completing more lines than the scrollback keeps only the kept
+	// lines are built: base64 at 250 MB/s completes about 30,000 lines in
+	// 10 ms, of which 10,000 are built (BENCHMARKS.md 1b). Lines are shown
+	// at most displayDelay late, under a frame at 60 Hz.
+	maxBatch     = 4 << 20
+	displayDelay = 10 * time.Millisecond
 	// floodGap and gather: a read that did not fill the buffer, less than
 	// floodGap after the read before it, is followed by a pause of gather
 	// before the next read, so a child writing many small chunks fast is
@@ -64,7 +75,11 @@ func (localRunner) Close(context.Context) error { return nil }
 
 // Start implements Runner.
 func (r localRunner) Start(req StartRequest) (Process, error) {
-	p, err := startProcess(req.Command, req.Dir, mergeEnv(r.environ, req.Vars), req.Stdin, req.Output)
+	out := streamSink{req.Output, nil}
+	if req.Log != nil && req.Display != nil {
+		out = streamSink{req.Log, req.Display}
+	}
+	p, err := startProcess(req.Command, req.Dir, mergeEnv(r.environ, req.Vars), req.Stdin, out)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +127,7 @@ type localProcess struct {
 // session, hands its stdin to feed in a goroutine of its own (feedMessage
 // writes the message and a newline, then closes it; SPEC §4), and feeds
 // stdout and stderr to out until EOF.
-func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out func(Stream, []byte)) (*localProcess, error) {
+func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out streamSink) (*localProcess, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("cannot start submission: working directory %s does not exist", dir)
 	}
@@ -171,7 +186,9 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 // can lower it.
 var maxDrain = 10 * time.Second
 
-// read feeds stream s to out until EOF. Once Drain has set a deadline
+// read feeds stream s to out until EOF: every read to out.log at once,
+// and, in batches (maxBatch, displayDelay), to out.display, which has all
+// of it before read returns. Once Drain has set a deadline
 // (the group is gone), each deadline that passes asks what is left:
 //   - output still in the pipe is read to the end, however slowly out
 //     takes it (a loaded machine, the output budget);
@@ -179,10 +196,20 @@ var maxDrain = 10 * time.Second
 //     held by a process that left the group without writing: given up on;
 //   - more read since the group ended than the pipe holds means a process
 //     outside the group writes on: cut off after maxDrain.
-func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
+func (p *localProcess) read(s Stream, out streamSink) {
 	defer p.readers.Done()
 	fd := p.outs[s]
-	buf := make([]byte, readBufSize)
+	size := readBufSize // of the next read
+	buf := make([]byte, size)
+	held := 0 // buf[:held] went to the log, not yet to the display lines
+	var heldSince int64
+	display := func() {
+		if held > 0 && out.display != nil {
+			out.display(s, buf[:held])
+		}
+		held = 0
+	}
+	defer display()
 	progressed := false
 	var started time.Time
 	var last int64
@@ -202,22 +229,38 @@ func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 			progressed = false
 			p.deadlines[s].Store(time.Now().Add(drainTimeout).UnixNano())
 		}
-		n, err := unix.Read(fd, buf)
+		if held+size > len(buf) {
+			display()
+			if size > len(buf) {
+				buf = make([]byte, batchSize(size))
+			}
+		}
+		n, err := unix.Read(fd, buf[held:held+size])
 		if n > 0 {
 			now := time.Now().UnixNano()
 			p.lastRead.Store(now)
-			out(s, buf[:n])
+			out.log(s, buf[held:held+n])
+			if held == 0 {
+				heldSince = now
+			}
+			held += n
+			if out.display == nil {
+				held = 0
+			}
 			progressed = true
 			if !started.IsZero() {
 				drained += n
 			}
 			switch {
-			case n == len(buf) && len(buf) < maxReadBuf:
-				buf = make([]byte, 2*len(buf))
-			case n < len(buf) && now-last < int64(floodGap):
+			case n == size && size < maxReadBuf:
+				size *= 2
+			case n < size && now-last < int64(floodGap):
 				time.Sleep(gather)
 			}
 			last = now
+			if time.Now().UnixNano()-heldSince >= int64(displayDelay) {
+				display()
+			}
 			continue
 		}
 		switch err {
@@ -225,11 +268,26 @@ func (p *localProcess) read(s Stream, out func(Stream, []byte)) {
 			return
 		case unix.EINTR:
 		case unix.EAGAIN:
+			display()
 			p.await(s)
 		default:
 			return
 		}
 	}
+}
+
+// streamSink is where a local process's readers put its output: log takes
+// every read at once; display, when set, takes the same bytes later, in
+// batches (StartRequest's Log and Display); without it, log is Output.
+type streamSink struct{ log, display func(Stream, []byte) }
+
+// batchSize is the buffer a reader whose reads are size large reads into:
+// one read, or, in a flood, maxBatch.
+func batchSize(size int) int {
+	if size < maxReadBuf {
+		return size
+	}
+	return maxBatch
 }
 
 // await blocks until stream s's pipe has bytes or reached EOF, until

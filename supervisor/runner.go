@@ -74,6 +74,15 @@ type StartRequest struct {
 	// Output receives every chunk of stdout or stderr in arrival order. It
 	// may be called from one goroutine per stream at once.
 	Output func(s Stream, p []byte)
+	// Log and Display split Output for a runner that reads a flood in
+	// batches (the local runner, SPEC §5): Log takes every chunk at once
+	// (the log file, last_output, structured output's lines); Display
+	// later takes the same bytes, in order, possibly several chunks joined,
+	// for the display lines, so that of a batch completing more lines than
+	// the scrollback keeps only the kept ones are built. Every byte given
+	// to Log must reach Display before the streams end. A runner without
+	// batches uses Output, which is Log then Display.
+	Log, Display func(s Stream, p []byte)
 	// Placed, when set, is called when the runner learns where the
 	// submission runs, possibly after Start returned: the Kubernetes
 	// runner calls it with the pod as soon as it is chosen and again with
