@@ -200,8 +200,9 @@ func (p *localProcess) read(s Stream, out streamSink) {
 	defer p.readers.Done()
 	fd := p.outs[s]
 	size := readBufSize // of the next read
-	buf := make([]byte, size)
-	held := 0 // buf[:held] went to the log, not yet to the display lines
+	small := make([]byte, size)
+	buf := small // small, or in a flood a batch buffer of batches
+	held := 0    // buf[:held] went to the log, not yet to the display lines
 	var heldSince int64
 	display := func() {
 		if held > 0 && out.display != nil {
@@ -209,7 +210,17 @@ func (p *localProcess) read(s Stream, out streamSink) {
 		}
 		held = 0
 	}
-	defer display()
+	// quiet displays what is held and gives a flood's batch buffer back,
+	// so that a stream that went quiet holds no more than one read.
+	quiet := func() {
+		display()
+		if len(buf) == maxBatch {
+			batch := buf
+			batches.Put(&batch)
+			buf = small
+		}
+	}
+	defer quiet()
 	progressed := false
 	var started time.Time
 	var last int64
@@ -231,8 +242,12 @@ func (p *localProcess) read(s Stream, out streamSink) {
 		}
 		if held+size > len(buf) {
 			display()
-			if size > len(buf) {
-				buf = make([]byte, batchSize(size))
+			switch {
+			case size >= maxReadBuf && len(buf) < maxBatch:
+				buf = *batches.Get().(*[]byte)
+			case size > len(buf):
+				small = make([]byte, size)
+				buf = small
 			}
 		}
 		n, err := unix.Read(fd, buf[held:held+size])
@@ -268,7 +283,7 @@ func (p *localProcess) read(s Stream, out streamSink) {
 			return
 		case unix.EINTR:
 		case unix.EAGAIN:
-			display()
+			quiet()
 			p.await(s)
 		default:
 			return
@@ -281,14 +296,12 @@ func (p *localProcess) read(s Stream, out streamSink) {
 // batches (StartRequest's Log and Display); without it, log is Output.
 type streamSink struct{ log, display func(Stream, []byte) }
 
-// batchSize is the buffer a reader whose reads are size large reads into:
-// one read, or, in a flood, maxBatch.
-func batchSize(size int) int {
-	if size < maxReadBuf {
-		return size
-	}
-	return maxBatch
-}
+// batches holds the batch buffers (maxBatch bytes) of readers whose flood
+// ended, for the next flood of any stream.
+var batches = sync.Pool{New: func() any {
+	b := make([]byte, maxBatch)
+	return &b
+}}
 
 // await blocks until stream s's pipe has bytes or reached EOF, until
 // Drain sets the deadlines, or until stream s's deadline passes, whichever
