@@ -38,6 +38,9 @@ const (
 	// at most displayDelay late, under a frame at 60 Hz.
 	maxBatch     = 4 << 20
 	displayDelay = 10 * time.Millisecond
+	// batchIdle is how long a stream's pipe stays empty before its
+	// flood counts as over and its batch buffer is given back.
+	batchIdle = 100 * time.Millisecond
 	// floodGap and gather: a read that did not fill the buffer, less than
 	// floodGap after the read before it, is followed by a pause of gather
 	// before the next read, so a child writing many small chunks fast is
@@ -210,13 +213,12 @@ func (p *localProcess) read(s Stream, out streamSink) {
 		}
 		held = 0
 	}
-	// quiet displays what is held and gives a flood's batch buffer back,
-	// so that a stream that went quiet holds no more than one read.
+	// quiet gives a flood's batch buffer back, so that a stream that went
+	// quiet holds no more than one read.
 	quiet := func() {
 		display()
 		if len(buf) == maxBatch {
-			batch := buf
-			batches.Put(&batch)
+			batches.put(buf)
 			buf = small
 		}
 	}
@@ -242,10 +244,12 @@ func (p *localProcess) read(s Stream, out streamSink) {
 		}
 		if held+size > len(buf) {
 			display()
-			switch {
-			case size >= maxReadBuf && len(buf) < maxBatch:
-				buf = *batches.Get().(*[]byte)
-			case size > len(buf):
+			if size >= maxReadBuf && len(buf) < maxBatch {
+				if b := batches.get(); b != nil {
+					buf = b
+				}
+			}
+			if size > len(buf) {
 				small = make([]byte, size)
 				buf = small
 			}
@@ -283,8 +287,11 @@ func (p *localProcess) read(s Stream, out streamSink) {
 			return
 		case unix.EINTR:
 		case unix.EAGAIN:
-			quiet()
-			p.await(s)
+			display()
+			if len(buf) < maxBatch || !p.await(s, batchIdle) {
+				quiet()
+				p.await(s, -1)
+			}
 		default:
 			return
 		}
@@ -298,23 +305,74 @@ type streamSink struct{ log, display func(Stream, []byte) }
 
 // batches holds the batch buffers (maxBatch bytes) of readers whose flood
 // ended, for the next flood of any stream.
-var batches = sync.Pool{New: func() any {
-	b := make([]byte, maxBatch)
-	return &b
-}}
+var batches batchPool
+
+// maxSpareBatches bounds the batch buffers kept for reuse.
+const maxSpareBatches = 8
+
+// batchPool hands out batch buffers: anonymous mappings (mmap(2)) outside
+// Go's heap, so that floods' buffers do not raise the collector's target
+// (a heap is let grow to twice what it holds: four floods' 16 MiB of
+// buffers kept the dashboard at 80 MB instead of 46 in BENCHMARKS.md's
+// four-agent flood). A buffer given back has its pages returned to the
+// kernel (MADV_DONTNEED) and is kept for reuse, up to maxSpareBatches.
+type batchPool struct {
+	mu   sync.Mutex
+	free [][]byte
+}
+
+// get returns a buffer of maxBatch bytes, or nil when the kernel refuses
+// the mapping (the reader then reads one read at a time).
+func (bp *batchPool) get() []byte {
+	bp.mu.Lock()
+	if n := len(bp.free); n > 0 {
+		b := bp.free[n-1]
+		bp.free = bp.free[:n-1]
+		bp.mu.Unlock()
+		return b
+	}
+	bp.mu.Unlock()
+	b, err := unix.Mmap(-1, 0, maxBatch, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// put takes back b from get; b must not be used after.
+func (bp *batchPool) put(b []byte) {
+	_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	bp.mu.Lock()
+	if len(bp.free) < maxSpareBatches {
+		bp.free = append(bp.free, b)
+		b = nil
+	}
+	bp.mu.Unlock()
+	if b != nil {
+		_ = unix.Munmap(b)
+	}
+}
 
 // await blocks until stream s's pipe has bytes or reached EOF, until
-// Drain sets the deadlines, or until stream s's deadline passes, whichever
-// comes first (poll(2) on this goroutine's thread; a signal may end it
-// early, the caller only reads again).
-func (p *localProcess) await(s Stream) {
+// Drain sets the deadlines, until stream s's deadline passes, or, when
+// limit is not negative, until limit has passed, whichever comes first
+// (poll(2) on this goroutine's thread; a signal may end it early, the
+// caller only reads again). It reports false when limit passed.
+func (p *localProcess) await(s Stream, limit time.Duration) bool {
 	fds := []unix.PollFd{{Fd: int32(p.outs[s]), Events: unix.POLLIN}, {Fd: int32(p.wake), Events: unix.POLLIN}}
 	timeout := -1
+	if limit >= 0 {
+		timeout = int(limit / time.Millisecond)
+	}
 	if dl := p.deadlines[s].Load(); dl != 0 {
 		fds = fds[:1] // the eventfd stays readable once Drain wrote it
-		timeout = max(0, int((time.Duration(dl-time.Now().UnixNano())+time.Millisecond-1)/time.Millisecond))
+		untilDeadline := max(0, int((time.Duration(dl-time.Now().UnixNano())+time.Millisecond-1)/time.Millisecond))
+		if timeout < 0 || untilDeadline < timeout {
+			timeout, limit = untilDeadline, -1
+		}
 	}
-	_, _ = unix.Poll(fds, timeout)
+	n, _ := unix.Poll(fds, timeout)
+	return n != 0 || limit < 0
 }
 
 // outputPipe returns a pipe for a child's stdout or stderr: the read end
