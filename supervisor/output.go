@@ -83,13 +83,10 @@ func newOutput(log *os.File, maxLines int, notify func(), budget *feedBudget) *o
 // feed handles one chunk read from stream s (Runner's StartRequest.Output):
 // log, then display; p is only read during the call.
 func (o *output) feed(s Stream, p []byte) {
-	if o.budget != nil {
-		defer o.budget.release(o.budget.acquire())
-	}
-	o.feedMu.Lock()
-	o.logLocked(s, p)
-	o.displayLocked(s, p)
-	o.feedMu.Unlock()
+	o.within(func() {
+		o.logLocked(s, p)
+		o.displayLocked(s, p)
+	})
 	o.fed()
 }
 
@@ -98,12 +95,7 @@ func (o *output) feed(s Stream, p []byte) {
 // it at once; display must get the same bytes later. p is only read during
 // the call.
 func (o *output) take(s Stream, p []byte) {
-	if o.budget != nil {
-		defer o.budget.release(o.budget.acquire())
-	}
-	o.feedMu.Lock()
-	o.logLocked(s, p)
-	o.feedMu.Unlock()
+	o.within(func() { o.logLocked(s, p) })
 	if o.notify != nil {
 		o.notify()
 	}
@@ -114,13 +106,18 @@ func (o *output) take(s Stream, p []byte) {
 // completes more lines than the scrollback keeps, only the kept lines are
 // built (termtext's FeedTail). p is only read during the call.
 func (o *output) display(s Stream, p []byte) {
+	o.within(func() { o.displayLocked(s, p) })
+	o.fed()
+}
+
+// within runs f with feedMu held, inside the output budget.
+func (o *output) within(f func()) {
 	if o.budget != nil {
 		defer o.budget.release(o.budget.acquire())
 	}
 	o.feedMu.Lock()
-	o.displayLocked(s, p)
-	o.feedMu.Unlock()
-	o.fed()
+	defer o.feedMu.Unlock()
+	f()
 }
 
 func (o *output) logLocked(s Stream, p []byte) {

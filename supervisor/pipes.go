@@ -1,0 +1,273 @@
+package supervisor
+
+// How a local process's output is read: its pipes (outputPipe), the
+// readers (read) and the end of reading (Drain).
+
+import (
+	"encoding/binary"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxDrain bounds the reading of output after the group is gone when a
+// process outside the group keeps writing. A variable only so that a test
+// can lower it.
+var maxDrain = 10 * time.Second
+
+// read feeds stream s to out until EOF: every read to out.log at once,
+// and, in batches (maxBatch, displayDelay), to out.display, which has all
+// of it before read returns. Once Drain has set a deadline
+// (the group is gone), each deadline that passes asks what is left:
+//   - output still in the pipe is read to the end, however slowly out
+//     takes it (a loaded machine, the output budget);
+//   - an empty pipe that nothing wrote to since the previous deadline is
+//     held by a process that left the group without writing: given up on;
+//   - more read since the group ended than the pipe holds means a process
+//     outside the group writes on: cut off after maxDrain.
+func (p *localProcess) read(s Stream, out streamSink) {
+	defer p.readers.Done()
+	fd := p.outs[s]
+	size := readBufSize // of the next read
+	small := make([]byte, size)
+	buf := small // small, or in a flood a batch buffer of batches
+	held := 0    // buf[:held] went to the log, not yet to the display lines
+	var heldSince int64
+	display := func() {
+		if held > 0 && out.display != nil {
+			out.display(s, buf[:held])
+		}
+		held = 0
+	}
+	// quiet gives a flood's batch buffer back, so that a stream that went
+	// quiet holds no more than one read.
+	quiet := func() {
+		display()
+		if len(buf) == maxBatch {
+			batches.put(buf)
+			buf = small
+		}
+	}
+	defer quiet()
+	progressed := false
+	var started time.Time
+	var last int64
+	var drained int // bytes read since the first deadline passed
+	for {
+		if dl := p.deadlines[s].Load(); dl != 0 && time.Now().UnixNano() >= dl {
+			if started.IsZero() {
+				started = time.Now()
+			}
+			buffered, capacity := pipeFill(fd)
+			switch {
+			case buffered == 0 && !progressed:
+				return
+			case drained > capacity && time.Since(started) > maxDrain:
+				return
+			}
+			progressed = false
+			p.deadlines[s].Store(time.Now().Add(drainTimeout).UnixNano())
+		}
+		if held+size > len(buf) {
+			display()
+			if size >= maxReadBuf && len(buf) < maxBatch {
+				if b := batches.get(); b != nil {
+					buf = b
+				}
+			}
+			if size > len(buf) {
+				small = make([]byte, size)
+				buf = small
+			}
+		}
+		n, err := unix.Read(fd, buf[held:held+size])
+		if n > 0 {
+			now := time.Now().UnixNano()
+			p.lastRead.Store(now)
+			out.log(s, buf[held:held+n])
+			if held == 0 {
+				heldSince = now
+			}
+			held += n
+			if out.display == nil {
+				held = 0
+			}
+			progressed = true
+			if !started.IsZero() {
+				drained += n
+			}
+			switch {
+			case n == size && size < maxReadBuf:
+				size *= 2
+			case n < size && now-last < int64(floodGap):
+				time.Sleep(gather)
+			}
+			last = now
+			if time.Now().UnixNano()-heldSince >= int64(displayDelay) {
+				display()
+			}
+			continue
+		}
+		switch err {
+		case nil: // EOF: every writer closed its end
+			return
+		case unix.EINTR:
+		case unix.EAGAIN:
+			display()
+			if len(buf) < maxBatch || !p.await(s, batchIdle) {
+				quiet()
+				p.await(s, -1)
+			}
+		default:
+			return
+		}
+	}
+}
+
+// streamSink is where a local process's readers put its output: log takes
+// every read at once; display, when set, takes the same bytes later, in
+// batches (StartRequest's Log and Display); without it, log is Output.
+type streamSink struct{ log, display func(Stream, []byte) }
+
+// batches holds the batch buffers (maxBatch bytes) of readers whose flood
+// ended, for the next flood of any stream.
+var batches batchPool
+
+// maxSpareBatches bounds the batch buffers kept for reuse.
+const maxSpareBatches = 8
+
+// batchPool hands out batch buffers: anonymous mappings (mmap(2)) outside
+// Go's heap, so that floods' buffers do not raise the collector's target
+// (a heap is let grow to twice what it holds: four floods' 16 MiB of
+// buffers kept the dashboard at 80 MB instead of 46 in BENCHMARKS.md's
+// four-agent flood). A buffer given back has its pages returned to the
+// kernel (MADV_DONTNEED) and is kept for reuse, up to maxSpareBatches.
+type batchPool struct {
+	mu   sync.Mutex
+	free [][]byte
+}
+
+// get returns a buffer of maxBatch bytes, or nil when the kernel refuses
+// the mapping (the reader then reads one read at a time).
+func (bp *batchPool) get() []byte {
+	bp.mu.Lock()
+	if n := len(bp.free); n > 0 {
+		b := bp.free[n-1]
+		bp.free = bp.free[:n-1]
+		bp.mu.Unlock()
+		return b
+	}
+	bp.mu.Unlock()
+	b, err := unix.Mmap(-1, 0, maxBatch, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// put takes back b from get; b must not be used after.
+func (bp *batchPool) put(b []byte) {
+	_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	bp.mu.Lock()
+	if len(bp.free) < maxSpareBatches {
+		bp.free = append(bp.free, b)
+		b = nil
+	}
+	bp.mu.Unlock()
+	if b != nil {
+		_ = unix.Munmap(b)
+	}
+}
+
+// await blocks until stream s's pipe has bytes or reached EOF, until
+// Drain sets the deadlines, until stream s's deadline passes, or, when
+// limit is not negative, until limit has passed, whichever comes first
+// (poll(2) on this goroutine's thread; a signal may end it early, the
+// caller only reads again). It reports false when limit passed.
+func (p *localProcess) await(s Stream, limit time.Duration) bool {
+	fds := []unix.PollFd{{Fd: int32(p.outs[s]), Events: unix.POLLIN}, {Fd: int32(p.wake), Events: unix.POLLIN}}
+	timeout := -1
+	if limit >= 0 {
+		timeout = int(limit / time.Millisecond)
+	}
+	if dl := p.deadlines[s].Load(); dl != 0 {
+		fds = fds[:1] // the eventfd stays readable once Drain wrote it
+		untilDeadline := max(0, int((time.Duration(dl-time.Now().UnixNano())+time.Millisecond-1)/time.Millisecond))
+		if timeout < 0 || untilDeadline < timeout {
+			timeout, limit = untilDeadline, -1
+		}
+	}
+	n, _ := unix.Poll(fds, timeout)
+	return n != 0 || limit < 0
+}
+
+// outputPipe returns a pipe for a child's stdout or stderr: the read end
+// as a descriptor in non-blocking mode, read with read(2) and waited on
+// with poll(2) (localProcess.read), and the write end, blocking, for the
+// child. The read end is never registered with Go's netpoller: the kernel
+// wakes every epoll waiter of a polled pipe on each write, so a child
+// writing 8 KiB at a time woke the netpoller's thread about 30,000 times
+// per 256 MiB while the reader paused to gather (BENCHMARKS.md 1b: the
+// supervising process's CPU for 256 MiB of base64 was 0.45–0.47 s with
+// os.Pipe, 0.17–0.18 s this way). The cost is one thread per waiting
+// stream, parked in poll(2). The pipe is pipeSize large when the kernel
+// allows it (F_SETPIPE_SZ; refused above an unprivileged user's limit,
+// which only costs speed).
+func outputPipe() (r int, w *os.File, err error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return -1, nil, err
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return -1, nil, err
+	}
+	_, _ = unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, pipeSize)
+	return fds[0], os.NewFile(uintptr(fds[1]), "|1"), nil
+}
+
+// pipeFill returns how many bytes wait in the pipe of read end fd
+// (FIONREAD) and how many it holds (F_GETPIPE_SZ). When it cannot tell,
+// the pipe counts as empty and of pipeSize.
+func pipeFill(fd int) (buffered, capacity int) {
+	capacity = pipeSize
+	if n, err := unix.IoctlGetInt(fd, unix.TIOCINQ); err == nil { // FIONREAD
+		buffered = n
+	}
+	if n, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0); err == nil {
+		capacity = n
+	}
+	return buffered, capacity
+}
+
+// Drain waits for both readers to reach EOF, then closes every pipe. Call it
+// only after the process group is gone: the pipes then reach EOF unless a
+// process outside the group (setsid, a daemon) still holds them, which read
+// detects with the deadlines set here.
+func (p *localProcess) Drain() {
+	deadline := time.Now().Add(drainTimeout).UnixNano()
+	for s := range p.deadlines {
+		p.deadlines[s].CompareAndSwap(0, deadline)
+	}
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1) // an eventfd adds the uint64 written, in host order
+	_, _ = unix.Write(p.wake, one[:])
+	<-p.readersDone
+	p.closePipes()
+}
+
+// closePipes closes the output pipes' read ends, the eventfd and stdin,
+// once: Drain may be called more than once.
+func (p *localProcess) closePipes() {
+	p.closeOnce.Do(func() {
+		for _, fd := range append(p.outs[:], p.wake) {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+		closeAll(p.stdin)
+	})
+}
