@@ -86,10 +86,7 @@ func TestQueuedMessageIsNotRunAfterTheHostEnded(t *testing.T) {
 // not pile up copies of the records. Runs with logs stay.
 func TestRunsHoldingOnlyRecordsAreSuperseded(t *testing.T) {
 	start, dir := hostOf(t, script)
-	s1 := start()
-	id := spawn(t, s1, "ok")
-	waitFinal(t, s1, id)
-	shutdownNow(t, s1)
+	s1, id := finishedRun(t, start, "ok")
 	s2 := start()
 	shutdownNow(t, s2)
 	s3 := start()
@@ -110,10 +107,7 @@ func TestRunsHoldingOnlyRecordsAreSuperseded(t *testing.T) {
 // warning; earlier records are restored from the state directory.
 func TestUnwritableStateDir(t *testing.T) {
 	start, dir := hostOf(t, script)
-	s1 := start()
-	id := spawn(t, s1, "ok")
-	waitFinal(t, s1, id)
-	shutdownNow(t, s1)
+	finishedRun(t, start, "ok")
 	runs := filepath.Join(dir, ".state", "runs")
 	if err := os.Chmod(runs, 0o500); err != nil {
 		t.Fatal(err)

@@ -44,6 +44,18 @@ func shutdownNow(t *testing.T, s *Supervisor) {
 	}
 }
 
+// finishedRun starts a host, runs one agent on message to its end, and
+// stops the host: the records an earlier run left. It returns the
+// stopped host and the agent's id.
+func finishedRun(t *testing.T, start func(edit ...func(*Config)) *Supervisor, message string) (*Supervisor, string) {
+	t.Helper()
+	s := start()
+	id := spawn(t, s, message)
+	waitFinal(t, s, id)
+	shutdownNow(t, s)
+	return s, id
+}
+
 // script answers "ok …" with "fine …", fails "bad …" with exit 3, and
 // sleeps on anything else.
 const script = `read m; case "$m" in ok*) echo "fine $m";; bad*) echo oops >&2; exit 3;; *) sleep 300;; esac`
@@ -173,10 +185,7 @@ func TestRestoredCloseAndResume(t *testing.T) {
 // a wider window is.
 func TestRestoreWindow(t *testing.T) {
 	start, dir := hostOf(t, script)
-	s1 := start()
-	id := spawn(t, s1, "ok")
-	waitFinal(t, s1, id)
-	shutdownNow(t, s1)
+	finishedRun(t, start, "ok")
 
 	none := start(func(c *Config) { c.RestoreWindow = 0 })
 	if n := len(none.List()); n != 0 || none.Restored() != 0 {
@@ -336,11 +345,8 @@ func TestForget(t *testing.T) {
 // resend after a restart sends all of it; memory keeps a head only.
 func TestWholeMessageKept(t *testing.T) {
 	start, _ := hostOf(t, "wc -c")
-	s1 := start()
 	msg := strings.Repeat("0123456789", 20000) // 200 kB: more than the journal's 64 KiB
-	id := spawn(t, s1, msg)
-	waitFinal(t, s1, id)
-	shutdownNow(t, s1)
+	_, id := finishedRun(t, start, msg)
 	s2 := start()
 	info, _ := s2.Agent(id)
 	if !MessageCut(info.LastMessage) || len(info.LastMessage) > maxMessageHead+64 {
