@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -17,26 +17,6 @@ import (
 // gatedAgent is an agent command that waits for the file named by its
 // message ("hold NAME") in the working directory, then ends.
 const gatedAgent = `read m; set -- $m; while [ ! -e "$2" ]; do sleep 0.05; done; echo "done $m"`
-
-// capture starts piping what the dashboard writes to its pane into a file,
-// waits until bytes arrive (the spinner redraws while agents run), and
-// returns a function reading it.
-func (d *dash) capture() func() string {
-	d.t.Helper()
-	path := filepath.Join(d.t.TempDir(), "pane.out")
-	if out, err := d.tm("pipe-pane", "-t", "dash", "-o", "cat >> "+dashQuote(path)); err != nil {
-		d.t.Fatalf("pipe-pane: %v %s", err, out)
-	}
-	read := func() string { b, _ := os.ReadFile(path); return string(b) }
-	deadline := time.Now().Add(dashWait)
-	for len(read()) == 0 {
-		if time.Now().After(deadline) {
-			d.t.Fatal("pipe-pane captured nothing")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return read
-}
 
 func (d *dash) openGate(name string) {
 	d.t.Helper()
@@ -57,19 +37,6 @@ func notifications(t *testing.T, out string) (bells, oscs int) {
 	return strings.Count(out, "\a"), wrapped
 }
 
-// waitCount polls until f() reaches n (and then checks it stays exactly n
-// as later events arrive in the caller).
-func waitCount(t *testing.T, what string, n int, f func() int) {
-	t.Helper()
-	deadline := time.Now().Add(dashWait)
-	for f() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d, want %d", what, f(), n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestNotificationsEndToEnd: an agent finishing while another is selected
 // rings once (one BEL, one tmux-wrapped OSC); the selected agent finishing
 // in a focused terminal (tmux sends no focus events here: counted as
@@ -78,7 +45,7 @@ func waitCount(t *testing.T, what string, n int, f func() int) {
 func TestNotificationsEndToEnd(t *testing.T) {
 	notified := filepath.Join(t.TempDir(), "notified.txt")
 	d := startDash(t, 120, 35, []string{"VTE_VERSION="}, "--command", gatedAgent,
-		"--notify-command", `printf '%s|%s|%s\n' "$SUBDASH_AGENT_ID" "$SUBDASH_STATUS" "$SUBDASH_MESSAGE" >> `+dashQuote(notified),
+		"--notify-command", `printf '%s|%s|%s\n' "$SUBDASH_AGENT_ID" "$SUBDASH_STATUS" "$SUBDASH_MESSAGE" >> `+shellQuote(notified),
 		"--spawn", "hold g1", "--spawn", "hold g2", "--spawn", "hold g3")
 	first, second, third := d.agentID("hold g1"), d.agentID("hold g2"), d.agentID("hold g3")
 	d.waitText("3/4 running", "› "+first[:8])
@@ -233,7 +200,7 @@ func TestManyAgentsFilterAndJumpEndToEnd(t *testing.T) {
 func TestViewerNotificationsEndToEnd(t *testing.T) {
 	notified := filepath.Join(t.TempDir(), "notified.txt")
 	host := startDash(t, 120, 35, []string{"VTE_VERSION="}, "--command", gatedAgent,
-		"--notify-command", `printf '%s\n' "$SUBDASH_AGENT_ID" >> `+dashQuote(notified),
+		"--notify-command", `printf '%s\n' "$SUBDASH_AGENT_ID" >> `+shellQuote(notified),
 		"--spawn", "hold g1", "--spawn", "hold g2")
 	first, second := host.agentID("hold g1"), host.agentID("hold g2")
 	host.waitText("2/4 running", "› "+first[:8])

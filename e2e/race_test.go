@@ -1,5 +1,5 @@
 //go:build race
 
-package main
+package e2e
 
 func init() { raceBuild = true }

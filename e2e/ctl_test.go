@@ -1,15 +1,13 @@
-package main
+package e2e
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,199 +16,6 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 )
-
-// e2eCommand is the agent command of the end-to-end tests: it reads its
-// message; "sleep…" records its process group in <agent-id>.pid in the
-// working directory and sleeps, "fail…" fails with exit code 3, anything
-// else is answered "got: <message>".
-const e2eCommand = `read m; case "$m" in sleep*) echo $$ > "$SUBDASH_AGENT_ID.pid"; exec sleep 60;; fail*) echo oops >&2; exit 3;; esac; echo "got: $m"`
-
-// workspace is a temporary working directory, state directory and control
-// socket path for one subdash.
-type workspace struct{ base, dir, state, socket string }
-
-func newWorkspace(t *testing.T) workspace {
-	t.Helper()
-	base := t.TempDir()
-	w := workspace{base: base, dir: filepath.Join(base, "work"), state: filepath.Join(base, "state"), socket: filepath.Join(base, "run", "s.sock")}
-	if err := os.Mkdir(w.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-// flags returns the subdash flags that select w.
-func (w workspace) flags() []string {
-	return []string{"--dir", w.dir, "--state-dir", w.state, "--socket", w.socket}
-}
-
-// process is a running subdash whose stderr is kept.
-type process struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	done   chan struct{}
-}
-
-// wait waits for the process to end and returns its exit status and
-// stderr.
-func (p *process) wait(t *testing.T) (int, string) {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%v did not exit", p.cmd.Args)
-	}
-	return p.cmd.ProcessState.ExitCode(), p.stderr.String()
-}
-
-// start starts the subdash binary with args and env (added to this
-// process's environment without SUBDASH_SOCKET), killed at the end of the
-// test if still running.
-func start(t *testing.T, env []string, args ...string) *process {
-	t.Helper()
-	cmd := exec.Command(binPath, args...)
-	cmd.Env = append(testEnv(), env...)
-	return startCmd(t, cmd)
-}
-
-// startCmd starts cmd with its stderr collected, sent SIGTERM and waited
-// for at the end of the test if still running.
-func startCmd(t *testing.T, cmd *exec.Cmd) *process {
-	t.Helper()
-	p := &process{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			p.wait(t)
-		}
-	})
-	return p
-}
-
-// testEnv is this process's environment without the variables that would
-// change what the tests expect.
-func testEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "SUBDASH_SOCKET", "MEMO_ENABLE_COLLAB_TOOLS", "MEMO_SUBAGENT_MAX_AGENTS", "SUBDASH_PRESET":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
-// startServe starts `subdash serve` for w with e2eCommand and at most two
-// running agents, and waits until its socket answers.
-func startServe(t *testing.T, w workspace, env ...string) *process {
-	t.Helper()
-	args := append([]string{"serve", "--command", e2eCommand, "--max-agents", "2", "--grace", "200ms"}, w.flags()...)
-	p := start(t, env, args...)
-	waitListening(t, p, w.socket)
-	return p
-}
-
-// waitListening polls until something accepts connections on socket.
-func waitListening(t *testing.T, p *process, socket string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if c, err := net.Dial("unix", socket); err == nil {
-			c.Close()
-			return
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("%v exited: %s", p.cmd.Args, p.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s", socket)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// ctlRun is one run of `subdash ctl`.
-type ctlRun struct {
-	code           int
-	stdout, stderr string
-}
-
-// runCtl runs `subdash ctl args…` with env and stdin and returns what it
-// printed and its exit status.
-func runCtl(t *testing.T, env []string, stdin string, args ...string) ctlRun {
-	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"ctl"}, args...)...)
-	cmd.Env = append(testEnv(), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatal(err)
-	}
-	return ctlRun{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
-}
-
-// ctlOK runs ctl, requires exit status 0 and nothing on stderr, and
-// decodes its JSON output into out (unless out is nil).
-func ctlOK(t *testing.T, w workspace, out any, args ...string) string {
-	t.Helper()
-	r := runCtl(t, nil, "", append(args, "--socket", w.socket)...)
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("ctl %q: exit %d, stderr %q", args, r.code, r.stderr)
-	}
-	if out != nil {
-		reflect.ValueOf(out).Elem().SetZero() // decode into a fresh value, not merged maps
-		if err := json.Unmarshal([]byte(r.stdout), out); err != nil {
-			t.Fatalf("ctl %q: %v in %q", args, err, r.stdout)
-		}
-	}
-	return r.stdout
-}
-
-// ctlFails runs ctl and requires exit status 1, nothing on stdout, and
-// exactly "<want>\n" on stderr.
-func ctlFails(t *testing.T, w workspace, want string, args ...string) {
-	t.Helper()
-	r := runCtl(t, nil, "", append(args, "--socket", w.socket)...)
-	if r.code != 1 || r.stdout != "" || r.stderr != want+"\n" {
-		t.Errorf("ctl %q: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, r.code, r.stdout, r.stderr, want)
-	}
-}
-
-// readPID waits until the agent's "sleep" submission recorded its process
-// group.
-func readPID(t *testing.T, w workspace, id string) int {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(filepath.Join(w.dir, id+".pid"))
-		if pid, err2 := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && err2 == nil {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent %s wrote no pid file", id)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// groupGone reports whether no process of group pgid is left.
-func groupGone(pgid int) bool {
-	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
-}
 
 func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	w := newWorkspace(t)
@@ -380,45 +185,6 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	ctlFails(t, w, "list_agents failed: no subdash is serving on socket "+w.socket+"; start subdash or subdash serve with --socket "+w.socket, "list")
 }
 
-// waitForConnection waits until process pid (a client of one Unix socket)
-// holds a connected Unix socket: one of its fds is socket:[inode], and
-// /proc/net/unix lists that inode in state 03 (connected).
-func waitForConnection(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		inodes := map[string]bool{}
-		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
-		for _, fd := range fds {
-			if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:[") {
-				inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
-			}
-		}
-		b, err := os.ReadFile("/proc/net/unix")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(line); len(f) >= 7 && f[5] == "03" && inodes[f[6]] {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d connected to no Unix socket", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func mustWd(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return wd
-}
-
 func TestCtlUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{}, {"frob"}, {"send", "id"}, {"spawn"}, {"list", "--bogus"}, {"close", "a", "b"}, {"wait", "x", "--timeout-ms", "soon"}} {
 		r := runCtl(t, nil, "", args...)
@@ -428,5 +194,93 @@ func TestCtlUsageErrors(t *testing.T) {
 	}
 	if r := runCtl(t, nil, "", "help"); r.code != 0 || !strings.Contains(r.stdout, "wait ID... [--timeout-ms N]") {
 		t.Errorf("ctl help: %+v", r)
+	}
+}
+
+// TestLongMessageFromStdin: `ctl spawn -` and `ctl send ID -` stream a
+// message of several MiB from stdin to the host (FeatureTextMessage),
+// which feeds it to the child trimmed and whole; `ctl logs` shows what the
+// child counted.
+func TestLongMessageFromStdin(t *testing.T) {
+	w := newWorkspace(t)
+	serveWith(t, w, nil, "--command", "wc -c")
+	body := strings.Repeat("0123456789abcdef", 5<<16) // 5 MiB
+	want := strconv.Itoa(len(body) + 1)               // and the newline after it
+	r := runCtl(t, nil, "\n\t "+body+" \n\n", "spawn", "-", "--socket", w.socket)
+	var sp supervisor.SpawnResult
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &sp) != nil {
+		t.Fatalf("spawn -: %+v", r)
+	}
+	var wr supervisor.WaitResult
+	ctlOK(t, w, &wr, "wait", sp.AgentID)
+	if d := wr.Details[sp.AgentID]; d.Status != "completed" || d.LastOutput == nil || *d.LastOutput != want {
+		t.Fatalf("the child counted %+v, want %s bytes", d, want)
+	}
+	r = runCtl(t, nil, body+body, "send", sp.AgentID, "-", "--socket", w.socket)
+	if r.code != 0 {
+		t.Fatalf("send -: %+v", r)
+	}
+	ctlOK(t, w, &wr, "wait", sp.AgentID)
+	if out := ctlOK(t, w, nil, "logs", sp.AgentID); strings.TrimSpace(out) != strconv.Itoa(2*len(body)+1) {
+		t.Fatalf("logs of the second submission: %q, want %d", out, 2*len(body)+1)
+	}
+}
+
+func TestShellSyntaxInAMessageReachesStdinLiterally(t *testing.T) {
+	w := newWorkspace(t)
+	marker := filepath.Join(w.base, "pwned")
+	serveWith(t, w, nil, "--command", "cat")
+	message := fmt.Sprintf("$(touch %s); ; | && `touch %s` > %s", marker, marker, marker)
+
+	var sp supervisor.SpawnResult
+	ctlOK(t, w, &sp, "spawn", message)
+	var wr supervisor.WaitResult
+	ctlOK(t, w, &wr, "wait", sp.AgentID)
+	if d := wr.Details[sp.AgentID]; d.Status != "completed" || *d.LastOutput != message {
+		t.Fatalf("the child got %q, want %q", *d.LastOutput, message)
+	}
+	if out := ctlOK(t, w, nil, "logs", sp.AgentID); out != message+"\n" {
+		t.Fatalf("log = %q, want the message and a newline", out)
+	}
+	if _, err := os.Lstat(marker); !os.IsNotExist(err) {
+		t.Fatalf("%s exists: the message was executed (%v)", marker, err)
+	}
+}
+
+// TestSubagentCannotSpawnWithoutAllowNested runs an agent that calls
+// `subdash ctl spawn` on its own dashboard, as a subagent might: without
+// --allow-nested the control socket refuses it (SPEC §2: subagents do not
+// spawn subagents of their own), with it the nested agent appears.
+func TestSubagentCannotSpawnWithoutAllowNested(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allow-nested=%v", allow), func(t *testing.T) {
+			w := newWorkspace(t)
+			// the agent runs ctl with its message as the nested message,
+			// unless the message says it is the nested one
+			command := fmt.Sprintf(`read m; case "$m" in nested*) echo nested-ran;; *) %q ctl --socket %q spawn "nested $m" 2>&1;; esac`,
+				binPath, w.socket)
+			args := []string{"--command", command}
+			if allow {
+				args = append(args, "--allow-nested")
+			}
+			serveWith(t, w, nil, args...)
+			var res supervisor.SpawnResult
+			ctlOK(t, w, &res, "spawn", "outer")
+			var wr supervisor.WaitResult
+			ctlOK(t, w, &wr, "wait", res.AgentID, "--timeout-ms", "60000")
+			out := *wr.Details[res.AgentID].LastOutput
+			var list struct{ Agents []supervisor.Summary }
+			ctlOK(t, w, &list, "list")
+			if allow {
+				if len(list.Agents) != 2 || !strings.Contains(out, `"agent_id"`) {
+					t.Fatalf("with --allow-nested: %d agents; the outer agent printed %q", len(list.Agents), out)
+				}
+				return
+			}
+			want := "spawn_agent failed: agent " + res.AgentID + " may not start or instruct agents"
+			if len(list.Agents) != 1 || !strings.Contains(out, want) || !strings.Contains(out, "--allow-nested") {
+				t.Fatalf("without --allow-nested: %d agents; the outer agent printed %q, want %q", len(list.Agents), out, want)
+			}
+		})
 	}
 }

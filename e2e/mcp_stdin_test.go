@@ -1,10 +1,9 @@
-package main
+package e2e
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -14,112 +13,6 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 )
-
-// initializeLine and initializedLine open an MCP session by hand.
-const (
-	initializeLine  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"one-shot","version":"1"}}}`
-	initializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
-)
-
-// toolCallLine is a tools/call request with id.
-func toolCallLine(id int, tool string, args map[string]any) string {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args}})
-	return string(b)
-}
-
-// rpcAnswer is one answer subdash mcp wrote.
-type rpcAnswer struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
-// readAnswers reads stdout to its end and returns the answers by id; a
-// line that is not a JSON-RPC answer, or a second answer to an id, fails
-// the test.
-func readAnswers(t *testing.T, stdout io.Reader) map[string]rpcAnswer {
-	t.Helper()
-	answers := map[string]rpcAnswer{}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var a rpcAnswer
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil || a.JSONRPC != "2.0" || len(a.ID) == 0 {
-			t.Fatalf("stdout line is not a JSON-RPC answer: %q", sc.Text())
-		}
-		if _, dup := answers[string(a.ID)]; dup {
-			t.Fatalf("a second answer to id %s: %q", a.ID, sc.Text())
-		}
-		answers[string(a.ID)] = a
-	}
-	return answers
-}
-
-// requireResults fails the test unless ids 1…n each got a result (not an
-// error) and nothing else was answered.
-func requireResults(t *testing.T, answers map[string]rpcAnswer, n int, stderr string) {
-	t.Helper()
-	for id := 1; id <= n; id++ {
-		a, ok := answers[fmt.Sprint(id)]
-		switch {
-		case !ok:
-			t.Errorf("no answer to request %d", id)
-		case len(a.Result) == 0 || len(a.Error) != 0:
-			t.Errorf("request %d: error %s, want a result", id, a.Error)
-		}
-	}
-	if len(answers) != n || t.Failed() {
-		t.Fatalf("%d answers, want %d (ids 1…%d); stderr:\n%s", len(answers), n, n, stderr)
-	}
-}
-
-// spawnedAgent is the agent_id in the structured content of a
-// spawn_agent answer.
-// answeredSpawn reads answers from sc until the one to request id, a
-// spawn_agent, and returns the agent it spawned; stderr is the server's,
-// shown when no such answer comes.
-func answeredSpawn(t *testing.T, sc *bufio.Scanner, id string, stderr fmt.Stringer) supervisor.SpawnResult {
-	t.Helper()
-	for sc.Scan() {
-		var a rpcAnswer
-		if json.Unmarshal(sc.Bytes(), &a) == nil && string(a.ID) == id {
-			return spawnedAgent(t, a)
-		}
-	}
-	t.Fatalf("no answer to spawn_agent; stderr:\n%s", stderr)
-	return supervisor.SpawnResult{}
-}
-
-// startMCPPipe starts `subdash mcp args…` with pipes for stdin and stdout
-// and its stderr kept; it is killed at the end of the test if still running.
-func startMCPPipe(t *testing.T, args []string) (*exec.Cmd, io.WriteCloser, io.Reader, *syncBuffer) {
-	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"mcp"}, args...)...)
-	cmd.Env = testEnv()
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return cmd, stdin, stdout, stderr
-}
-
-func spawnedAgent(t *testing.T, a rpcAnswer) supervisor.SpawnResult {
-	t.Helper()
-	var res struct {
-		IsError    bool                   `json:"isError"`
-		Structured supervisor.SpawnResult `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(a.Result, &res); err != nil || res.IsError || res.Structured.AgentID == "" {
-		t.Fatalf("spawn_agent answered %s (%v)", a.Result, err)
-	}
-	return res.Structured
-}
 
 // TestMCPAnswersEveryRequestReadBeforeStdinCloses pipes requests into
 // `subdash mcp` and closes the pipe right after them, as

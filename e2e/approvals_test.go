@@ -1,8 +1,7 @@
-package main
+package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,8 +34,6 @@ func pendingViaCtl(t *testing.T, w workspace, id string, n int) []supervisor.Pen
 	}
 }
 
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 // TestApprovalsThroughCtl runs `subdash serve --preset claude --approvals`
 // with the stand-in claude of testdata/fakecli, which speaks the recorded
 // control protocol over a stdin kept open, and answers through `subdash
@@ -46,8 +43,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 func TestApprovalsThroughCtl(t *testing.T) {
 	w := newWorkspace(t)
 	env, _ := fakeCLIs(t, w.base)
-	p := start(t, env, append([]string{"serve", "--preset", "claude", "--approvals", "--grace", "200ms"}, w.flags()...)...)
-	waitListening(t, p, w.socket)
+	serveWith(t, w, env, "--preset", "claude", "--approvals", "--grace", "200ms")
 
 	a, b := filepath.Join(w.dir, "A"), filepath.Join(w.dir, "B")
 	var sp supervisor.SpawnResult
@@ -116,41 +112,12 @@ func TestApprovalsNeedClaude(t *testing.T) {
 // carries the denial, the agent completes; interrupt while pending →
 // errored, interrupted, no file. Skipped where the CLI is not installed.
 func TestApprovalsRealClaude(t *testing.T) {
-	root := os.Getenv("AGENTCLI_ROOT")
-	stubs, _ := filepath.Abs("../shared/tools/agent-clis")
-	if root == "" {
-		t.Skip("AGENTCLI_ROOT is not set: the real claude CLI is not installed (../shared/tools/agent-clis/install.sh)")
-	}
-	bin := filepath.Join(root, "claude", "node_modules", ".bin")
-	if _, err := os.Stat(filepath.Join(bin, "claude")); err != nil {
-		t.Skipf("claude is not installed under %s", root)
-	}
-	if _, err := os.Stat(filepath.Join(stubs, "fake_anthropic.py")); err != nil {
-		t.Skipf("the fake model server is not at %s", stubs)
-	}
+	bin, stubs := realCLI(t, "claude", "fake_anthropic.py")
 	stubLog := filepath.Join(t.TempDir(), "stub.jsonl")
-	portFile := filepath.Join(t.TempDir(), "port")
-	stub := exec.Command("python3", filepath.Join(stubs, "fake_anthropic.py"), "--port", "0", "--port-file", portFile, "--log", stubLog)
-	if err := stub.Start(); err != nil {
-		t.Skipf("cannot start the fake model server: %v", err)
-	}
-	t.Cleanup(func() { _ = stub.Process.Kill(); _ = stub.Wait() })
-	port := ""
-	for deadline := time.Now().Add(10 * time.Second); port == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(portFile)
-		port = strings.TrimSpace(string(b))
-	}
-	if port == "" {
-		t.Fatal("the fake model server wrote no port")
-	}
-	home := t.TempDir()
-	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home,
-		"CLAUDE_CONFIG_DIR=" + home + "/.claude", "ANTHROPIC_BASE_URL=http://127.0.0.1:" + port,
-		"ANTHROPIC_API_KEY=dummy", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=1"}
+	port := startStub(t, stubs, "fake_anthropic.py", "--log", stubLog)
+	env := realCLIEnv(t, "claude", bin, port)
 	w := newWorkspace(t)
-	p := start(t, env, append([]string{"serve", "--preset", "claude", "--approvals", "--timeout", "2m"}, w.flags()...)...)
-	waitListening(t, p, w.socket)
+	serveWith(t, w, env, "--preset", "claude", "--approvals", "--timeout", "2m")
 
 	run := func(name string, answer func(id string, pend supervisor.PendingApproval)) (supervisor.WaitDetail, string) {
 		file := filepath.Join(w.dir, name)
@@ -193,11 +160,7 @@ func TestApprovalsRealClaude(t *testing.T) {
 // a reason typed in the input line denies the next one (no file, the
 // transcript shows the denial), and the agent completes.
 func TestDashboardApprovalKeys(t *testing.T) {
-	fake, err := filepath.Abs("testdata/fakecli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := startDash(t, 160, 40, []string{"PATH=" + fake + ":" + os.Getenv("PATH")}, "--preset", "claude", "--approvals")
+	d := startDash(t, 160, 40, []string{"PATH=" + fakeCLIPath() + ":" + os.Getenv("PATH")}, "--preset", "claude", "--approvals")
 	d.waitText("no agents yet")
 	a, b := filepath.Join(d.dir, "A"), filepath.Join(d.dir, "B")
 	msg := "ask " + a + " " + b

@@ -1,30 +1,15 @@
-package main
+package e2e
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/subdash/subdash/supervisor"
-
-	// Imported for the build graph only: `go test ./...` then compiles
-	// supervisor/kube and client-go (race-instrumented under -race) before
-	// this package's test binary, once for both packages, so that the
-	// `go build -tags kube` below finds every package in the build cache
-	// and only compiles and links package main, instead of compiling
-	// client-go a second time next to the suite's own compile on a cold
-	// cache. This test binary links client-go without using it.
-	_ "github.com/subdash/subdash/supervisor/kube"
 )
-
-// raceBuild is whether this test binary was built with -race
-// (main_race_test.go sets it).
-var raceBuild bool
 
 var (
 	kubeBinOnce sync.Once
@@ -48,7 +33,9 @@ func kubeBinary(t *testing.T) string {
 		if raceBuild {
 			args = append(args, "-race")
 		}
-		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		build := exec.Command("go", append(args, ".")...)
+		build.Dir = repoRoot
+		out, err := build.CombinedOutput()
 		if err != nil {
 			kubeBinErr = err
 			kubeBin = string(out)
@@ -138,14 +125,7 @@ func TestKubernetesBinaryRunsLocally(t *testing.T) {
 	w := newWorkspace(t)
 	cmd := exec.Command(kube, append([]string{"serve", "--command", e2eCommand}, w.flags()...)...)
 	cmd.Env = testEnv()
-	p := &process{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); p.wait(t) })
-	waitListening(t, p, w.socket)
+	waitListening(t, startCmd(t, cmd), w.socket)
 	var a supervisor.SpawnResult
 	ctlOK(t, w, &a, "spawn", "hello")
 	var res supervisor.WaitResult

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -17,70 +17,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
 )
-
-// attachCommand is the host's agent command in the attach tests: "stream…"
-// records its process group in <agent-id>.pid and prints a numbered line
-// every 50 ms until stopped; anything else is
-// answered "got: <message>".
-const attachCommand = `read m; case "$m" in stream*) echo $$ > "$SUBDASH_AGENT_ID.pid"; i=0; while :; do i=$((i+1)); echo "tick $i of $m"; sleep 0.05; done;; esac; echo "got: $m"`
-
-// startAttachServe starts `subdash serve` for w with attachCommand.
-func startAttachServe(t *testing.T, w workspace) *process {
-	t.Helper()
-	p := start(t, nil, append([]string{"serve", "--command", attachCommand, "--max-agents", "3", "--grace", "200ms"}, w.flags()...)...)
-	waitListening(t, p, w.socket)
-	return p
-}
-
-// startViewer runs `subdash args…` in a tmux session of its own server, at
-// 160x45, as startDash does, without adding a workspace's flags.
-func startViewer(t *testing.T, w workspace, args ...string) *dash {
-	t.Helper()
-	d := &dash{t: t, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()),
-		dir: w.dir, state: w.state, socket: w.socket, w: 160, h: 45}
-	d.run(nil, nil, args...)
-	return d
-}
-
-// listAgents returns the host's agents by id (ctl list).
-func listAgents(t *testing.T, w workspace) map[string]supervisor.Summary {
-	t.Helper()
-	var res control.ListResult
-	ctlOK(t, w, &res, "list")
-	out := map[string]supervisor.Summary{}
-	for _, a := range res.Agents {
-		out[a.AgentID] = a
-	}
-	return out
-}
-
-// waitAgent polls ctl list until agent id satisfies cond.
-func waitAgent(t *testing.T, w workspace, id, what string, cond func(supervisor.Summary) bool) {
-	t.Helper()
-	deadline := time.Now().Add(dashWait)
-	for {
-		a, ok := listAgents(t, w)[id]
-		if ok && cond(a) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent %s never became %s: %+v", id[:8], what, a)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// checkTerminalBack checks that the viewer left the alternate screen and
-// showed the cursor again.
-func checkTerminalBack(t *testing.T, d *dash) {
-	t.Helper()
-	out, err := d.tm("display", "-p", "-t", "dash", "#{alternate_on} #{cursor_flag}")
-	if err != nil || strings.TrimSpace(out) != "0 1" {
-		t.Errorf("terminal not restored (alternate_on cursor_flag = %q, %v)", out, err)
-	}
-}
 
 // TestViewerOfServe: `subdash serve` with a streaming and a finished
 // agent; `subdash` in the same folder attaches, shows the host's table and
@@ -138,7 +75,7 @@ func TestViewerOfServe(t *testing.T) {
 	if code := d.waitExit(); code != 0 {
 		t.Fatalf("viewer exit status %d:\n%s", code, d.screen())
 	}
-	checkTerminalBack(t, d)
+	d.checkTerminalBack()
 	if _, err := os.Stat(w.socket); err != nil || len(listAgents(t, w)) != 3 {
 		t.Fatalf("the host did not go on after the viewer detached: %v", err)
 	}
@@ -220,7 +157,7 @@ func TestHostEndsWithTwoViewers(t *testing.T) {
 				if s := d.screen(); !strings.Contains(strings.ReplaceAll(s, "\n", ""), want) {
 					t.Errorf("viewer says:\n%s\nwant %q", s, want)
 				}
-				checkTerminalBack(t, d)
+				d.checkTerminalBack()
 			}
 			if sig == syscall.SIGKILL {
 				// The agents' process groups outlived their host; the next
@@ -295,7 +232,7 @@ func TestAttachBadInput(t *testing.T) {
 	}
 	// A host running a preset has no --command: the message names the preset.
 	wp := newWorkspace(t)
-	waitListening(t, start(t, nil, append([]string{"serve", "--preset", "builtin", "--preset-args", "--pace 1ms"}, wp.flags()...)...), wp.socket)
+	serveWith(t, wp, nil, "--preset", "builtin", "--preset-args", "--pace 1ms")
 	code, out = run(append([]string{"--command", "echo hi"}, wp.flags()...)...)
 	if want := "serves " + wp.dir + ` with --preset builtin --preset-args "--pace 1ms"; this command line says --command echo hi`; code == 0 || !strings.Contains(out, want) {
 		t.Errorf("--command against a preset host: exit %d, %q, want %q", code, out, want)
@@ -326,7 +263,7 @@ func TestViewerOfAStoppedHost(t *testing.T) {
 	if code := quits.waitExit(); code != 0 {
 		t.Errorf("q with a stopped host: exit %d", code)
 	}
-	checkTerminalBack(t, quits)
+	quits.checkTerminalBack()
 
 	cmd := exec.Command(binPath, "attach", "--socket", w.socket)
 	cmd.Env = testEnv()
@@ -342,7 +279,7 @@ func TestViewerOfAStoppedHost(t *testing.T) {
 	if s := strings.ReplaceAll(alone.screen(), "\n", ""); !strings.Contains(s, want) {
 		t.Errorf("viewer of a stopped host says:\n%s\nwant %q", s, want)
 	}
-	checkTerminalBack(t, alone)
+	alone.checkTerminalBack()
 }
 
 // TestDashboardHostWithMCPAndViewer: a dashboard host, `subdash mcp` driven
@@ -351,13 +288,7 @@ func TestViewerOfAStoppedHost(t *testing.T) {
 // interrupts it and the MCP wait in flight returns the interrupted status.
 func TestDashboardHostWithMCPAndViewer(t *testing.T) {
 	host := startDash(t, 160, 45, nil, "--command", attachCommand, "--grace", "200ms")
-	deadline := time.Now().Add(dashWait)
-	for !listening(host.socket) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the host dashboard does not serve %s:\n%s", host.socket, host.screen())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	host.waitServing()
 	w := workspace{dir: host.dir, state: host.state, socket: host.socket}
 	cs, _, _ := startMCP(t, nil, "--dir", host.dir, "--socket", host.socket)
 	var sp supervisor.SpawnResult
@@ -402,28 +333,4 @@ func TestDashboardHostWithMCPAndViewer(t *testing.T) {
 		t.Fatal("the MCP wait did not return after the viewer interrupted the agent")
 	}
 	host.waitRow(sp.AgentID, "interrupted")
-}
-
-// TestDifferentTMPDIRFindTheSameHost: a host, ctl and an MCP client started
-// with different TMPDIR (and no XDG_RUNTIME_DIR) find each other on the
-// default socket (SPEC §6).
-func TestDifferentTMPDIRFindTheSameHost(t *testing.T) {
-	w := newWorkspace(t)
-	env := func() []string { return []string{"TMPDIR=" + t.TempDir(), "XDG_RUNTIME_DIR="} }
-	serve := start(t, env(), "serve", "--command", attachCommand, "--dir", w.dir, "--state-dir", w.state)
-	socket := supervisor.DefaultSocketPath(w.dir, "", os.Getuid())
-	waitListening(t, serve, socket)
-	r := runCtl(t, env(), "", "spawn", "hello", "--dir", w.dir)
-	if r.code != 0 {
-		t.Fatalf("ctl with another TMPDIR: %s", r.stderr)
-	}
-	cs, _, stderr := startMCP(t, env(), "--dir", w.dir)
-	var list control.ListResult
-	toolOK(t, cs, "list_agents", map[string]any{}, &list)
-	if len(list.Agents) != 1 {
-		t.Fatalf("MCP with another TMPDIR sees %d agents", len(list.Agents))
-	}
-	if want := fmt.Sprintf("driving the subdash (pid %d)", serve.cmd.Process.Pid); !strings.Contains(stderr.String(), want) {
-		t.Errorf("subdash mcp: %q, want %q", stderr, want)
-	}
 }

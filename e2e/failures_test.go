@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -33,9 +33,7 @@ const floodAfterGo = `read m; while [ ! -e go ]; do sleep 0.05; done; seq 1 2000
 // agent's outcome is still its own.
 func TestLogFileFailureIsSeenByPrograms(t *testing.T) {
 	w := newWorkspace(t)
-	args := append([]string{"serve", "--command", floodAfterGo}, w.flags()...)
-	p := start(t, nil, args...)
-	waitListening(t, p, w.socket)
+	p := serveWith(t, w, nil, "--command", floodAfterGo)
 	limitFileSize(t, p.cmd.Process.Pid, 32<<10)
 	var a supervisor.SpawnResult
 	ctlOK(t, w, &a, "spawn", "x")
@@ -124,8 +122,7 @@ func TestJournalFailureBeforeAnyAgentIsSeen(t *testing.T) {
 // host dashboard does (the summary's change is pushed at once).
 func TestLogFileFailureIsSeenInAViewer(t *testing.T) {
 	w := newWorkspace(t)
-	p := start(t, nil, append([]string{"serve", "--command", floodAfterGo + "; sleep 60"}, w.flags()...)...)
-	waitListening(t, p, w.socket)
+	p := serveWith(t, w, nil, "--command", floodAfterGo+"; sleep 60")
 	limitFileSize(t, p.cmd.Process.Pid, 32<<10)
 	var a supervisor.SpawnResult
 	ctlOK(t, w, &a, "spawn", "x")

@@ -1,6 +1,7 @@
-package main
+package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,7 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,7 +68,11 @@ func BenchmarkRestoredHost(b *testing.B) {
 					each = append(each, float64(time.Since(l0).Microseconds())/1000)
 				}
 				lists = append(lists, median(each))
-				rss = append(rss, vmRSS(b, cmd.Process.Pid))
+				kib := rssKiB(cmd.Process.Pid)
+				if kib == 0 {
+					b.Fatal("no VmRSS")
+				}
+				rss = append(rss, float64(kib)/1024)
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 				_ = cmd.Wait()
 			}
@@ -124,25 +129,9 @@ func writeRecords(b *testing.B, state, dir string, agents, subs int) {
 	_ = enc.Encode(supervisor.JournalEvent{Time: supervisor.Time{Time: now}, Event: "records_restored"})
 }
 
-// vmRSS returns the resident set of process pid in MiB.
-func vmRSS(b *testing.B, pid int) float64 {
-	b.Helper()
-	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, l := range strings.Split(string(s), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return float64(kb) / 1024
-		}
-	}
-	b.Fatal("no VmRSS")
-	return 0
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
+// median returns the middle of v (the upper one of an even count).
+func median[T cmp.Ordered](v []T) T {
+	s := slices.Clone(v)
+	slices.Sort(s)
 	return s[len(s)/2]
 }

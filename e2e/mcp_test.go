@@ -1,8 +1,7 @@
-package main
+package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,92 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/subdash/subdash/supervisor"
 )
-
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startMCP starts `subdash mcp args…` with env and connects the go-sdk's
-// MCP client to it over stdio. Closing the session (at the end of the test
-// at the latest) closes its stdin, upon which it exits.
-func startMCP(t *testing.T, env []string, args ...string) (*mcpsdk.ClientSession, *exec.Cmd, *syncBuffer) {
-	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"mcp"}, args...)...)
-	cmd.Env = append(testEnv(), env...)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "subdash-e2e"}, nil).Connect(context.Background(),
-		&mcpsdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connecting to subdash mcp: %v; stderr %s", err, stderr)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, cmd, stderr
-}
-
-// callTool calls a tool and returns its text content and isError; a
-// protocol error fails the test.
-func callTool(t *testing.T, cs *mcpsdk.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if len(res.Content) != 1 {
-		t.Fatalf("%s: %d content items", name, len(res.Content))
-	}
-	text := res.Content[0].(*mcpsdk.TextContent).Text
-	if !res.IsError && res.StructuredContent == nil {
-		t.Errorf("%s: no structured content", name)
-	}
-	return text, res.IsError
-}
-
-// toolOK calls a tool that must succeed and decodes its JSON text into out.
-func toolOK(t *testing.T, cs *mcpsdk.ClientSession, name string, args map[string]any, out any) {
-	t.Helper()
-	text, isErr := callTool(t, cs, name, args)
-	if isErr {
-		t.Fatalf("%s %v: error %q", name, args, text)
-	}
-	reflect.ValueOf(out).Elem().SetZero() // decode into a fresh value, not merged maps
-	if err := json.Unmarshal([]byte(text), out); err != nil {
-		t.Fatalf("%s: %v in %q", name, err, text)
-	}
-}
-
-// toolFails calls a tool that must fail with exactly message.
-func toolFails(t *testing.T, cs *mcpsdk.ClientSession, name string, args map[string]any, message string) {
-	t.Helper()
-	if text, isErr := callTool(t, cs, name, args); !isErr || text != message {
-		t.Errorf("%s %v: %q (isError %v), want error %q", name, args, text, isErr, message)
-	}
-}
 
 func TestMCPToolsOverStdio(t *testing.T) {
 	w := newWorkspace(t)
@@ -332,52 +251,10 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 // dashboard's table shows it (the first 8 characters of its id and its
 // message).
 func TestDashboardShowsAgentSpawnedThroughMCP(t *testing.T) {
-	tmux := requireTool(t, "tmux")
-	w := newWorkspace(t)
-	server := "subdash-e2e-" + filepath.Base(filepath.Dir(w.base))
-	tm := func(args ...string) (string, error) {
-		out, err := exec.Command(tmux, append([]string{"-L", server, "-f", "/dev/null"}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	line := fmt.Sprintf("env TERM=xterm-256color %s --command %s %s", shellQuote(binPath), shellQuote(e2eCommand), strings.Join(quoteAll(w.flags()), " "))
-	if out, err := tm("new-session", "-d", "-s", "dash", "-x", "160", "-y", "40", line); err != nil {
-		t.Fatalf("tmux: %v %s", err, out)
-	}
-	t.Cleanup(func() { _, _ = tm("kill-server") })
-	deadline := time.Now().Add(20 * time.Second)
-	for !listening(w.socket) {
-		if time.Now().After(deadline) {
-			screen, _ := tm("capture-pane", "-p", "-t", "dash")
-			t.Fatalf("the dashboard does not serve %s; screen:\n%s", w.socket, screen)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-
-	cs, _, _ := startMCP(t, nil, w.flags()...)
+	d := startDash(t, 160, 40, nil, "--command", e2eCommand)
+	d.waitServing()
+	cs, _, _ := startMCP(t, nil, "--dir", d.dir, "--state-dir", d.state, "--socket", d.socket)
 	var sp supervisor.SpawnResult
 	toolOK(t, cs, "spawn_agent", map[string]any{"message": "hello from mcp"}, &sp)
-	var screen string
-	deadline = time.Now().Add(20 * time.Second)
-	for !strings.Contains(screen, sp.AgentID[:8]) || !strings.Contains(screen, "hello from mcp") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the dashboard does not show agent %s; screen:\n%s", sp.AgentID[:8], screen)
-		}
-		time.Sleep(50 * time.Millisecond)
-		screen, _ = tm("capture-pane", "-p", "-t", "dash")
-	}
-}
-
-func listening(socket string) bool {
-	r := exec.Command(binPath, "ctl", "list", "--socket", socket)
-	return r.Run() == nil
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func quoteAll(list []string) []string {
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = shellQuote(s)
-	}
-	return out
+	d.waitText(sp.AgentID[:8], "hello from mcp")
 }

@@ -1,9 +1,7 @@
-package main
+package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,7 +16,8 @@ import (
 // child commands (the rows of /work/shared/cases), keys sent with
 // `tmux send-keys` and the screen read with `tmux capture-pane`. Waiting is
 // done by polling the screen with a deadline, never by sleeping alone. The
-// tmux harness is in main_dashboard_harness_test.go.
+// tmux harness is in harness_tmux_test.go; the pager's tests are in
+// pager_test.go, the rows of the cases in cases_test.go.
 
 // dashCommand is the agent command of the main end-to-end test: it echoes
 // its task, then ticks every 50 ms for a while; a task starting with
@@ -114,43 +113,31 @@ func TestDashboardSignalsRestoreTerminal(t *testing.T) {
 	}
 }
 
-// TestDashboardPagerComesBackIntact opens the log in $PAGER (less),
-// presses ctrl+c in it and quits it: the dashboard is drawn again, intact.
-func TestDashboardPagerComesBackIntact(t *testing.T) {
-	requireTool(t, "less")
-	d := startDash(t, 120, 35, []string{"PAGER=less -R"}, "--command", `read m; echo "page-one $m"; seq 1 10`, "--spawn", "paged")
-	d.waitText("page-one paged", "│10 ", "✓ completed")
-	d.keys("o")
-	d.waitFor("less", func(s string) bool {
-		return !strings.Contains(s, "╭─ agents") && strings.Contains(s, "page-one paged")
-	})
-	// ctrl+c inside the pager belongs to the pager: the terminal sends
-	// SIGINT to the whole foreground process group, the dashboard included,
-	// and the dashboard must stay. less answers it with a bell and a redraw
-	// of its page, and drops what was typed before it got there: q goes
-	// once less is back at its prompt.
-	out := filepath.Join(t.TempDir(), "pane.out")
-	if msg, err := d.tm("pipe-pane", "-t", "dash", "-o", "cat >> "+dashQuote(out)); err != nil {
-		t.Fatalf("pipe-pane: %v %s", err, msg)
+// TestDashboardQuitWithoutWaiting: with a grace period longer than the
+// test's patience (60 s) and an agent that ignores SIGTERM, q, y, q
+// still ends the dashboard and the agent: the second q kills at once. So
+// does a ctrl+c after SIGTERM ended the screen, while the shell shows the
+// stopping line.
+func TestDashboardQuitWithoutWaiting(t *testing.T) {
+	for _, how := range []string{"q twice", "SIGTERM, then ctrl+c"} {
+		t.Run(how, func(t *testing.T) {
+			d := startDash(t, 120, 35, nil, "--grace", "60s", "--command", `trap '' TERM; echo stubborn; exec sleep 600`, "--spawn", "x")
+			d.waitText("stubborn", "running")
+			if how == "q twice" {
+				d.keys("q")
+				d.waitText("? Quit? 1 agent is running")
+				d.keys("y")
+				d.waitText("kill them now and quit")
+				d.keys("q")
+			} else {
+				_ = syscall.Kill(d.dashPID(), syscall.SIGTERM)
+				d.waitText("stopping 1 running agent(s)… (ctrl+c: kill them now)")
+				d.keys("C-c")
+			}
+			d.waitExit() // within dashWait (20 s), well before the 60 s grace
+			d.checkRestored()
+		})
 	}
-	d.keys("C-c")
-	d.waitFor("less to redraw its page after ctrl+c", func(string) bool {
-		b, _ := os.ReadFile(out)
-		_, after, rang := strings.Cut(string(b), "\a")
-		return rang && strings.Contains(after, "(END)")
-	})
-	d.keys("q")
-	// the help line is the frame's last: a capture holding it is not one
-	// taken while the redraw was half written
-	s := d.waitText("╭─ agents 1", "page-one paged", "│10 ", "✓ completed", "q quit")
-	d.checkFrame(s)
-	d.keys("?") // still alive and answering keys
-	d.waitText("╭─ help")
-	d.keys("Escape")
-	d.waitText("╭─ agents 1")
-	d.keys("q")
-	d.waitExit()
-	d.checkRestored()
 }
 
 // TestDashboardNoColor: with NO_COLOR the dashboard draws no colour at all,
@@ -209,65 +196,6 @@ func TestDashboardColourUnderCI(t *testing.T) {
 	}
 }
 
-// TestDashboardPagerGetsNoTerminalControl: the pager gets the display
-// lines, not the raw log, so even PAGER=cat cannot hand an agent's title
-// (OSC 0) or mouse reporting (DECSET 1000) to the terminal; colours and
-// text do arrive.
-func TestDashboardPagerGetsNoTerminalControl(t *testing.T) {
-	ran := filepath.Join(t.TempDir(), "pager-ran")
-	d := startDash(t, 120, 35, []string{`PAGER=cat "$@"; touch ` + ran}, "--command",
-		`printf '\033]0;PWNED\007\033[?1000h\033[31mred-text\033[m done\n'`, "--spawn", "x")
-	d.waitText("red-text done", "✓ completed")
-	state := func() string {
-		out, err := d.tm("display-message", "-p", "-t", "dash", "title=#{pane_title} mouse=#{mouse_any_flag}")
-		if err != nil {
-			t.Fatalf("display-message: %v %s", err, out)
-		}
-		return strings.TrimSpace(out)
-	}
-	before := state()
-	if strings.Contains(before, "PWNED") {
-		t.Fatalf("the dashboard let the title through: %s", before)
-	}
-	d.keys("o")
-	d.waitFor("the pager ran", func(string) bool { _, err := os.Stat(ran); return err == nil })
-	s := d.waitText("╭─ agents 1", "red-text done") // cat ended; the dashboard is back
-	d.checkFrame(s)
-	if after := state(); after != before {
-		t.Fatalf("after the pager: %s, before: %s", after, before)
-	}
-	d.keys("q")
-	d.waitExit()
-	d.checkRestored()
-}
-
-// TestDashboardQuitWithoutWaiting: with a grace period longer than the
-// test's patience (60 s) and an agent that ignores SIGTERM, q, y, q
-// still ends the dashboard and the agent: the second q kills at once. So
-// does a ctrl+c after SIGTERM ended the screen, while the shell shows the
-// stopping line.
-func TestDashboardQuitWithoutWaiting(t *testing.T) {
-	for _, how := range []string{"q twice", "SIGTERM, then ctrl+c"} {
-		t.Run(how, func(t *testing.T) {
-			d := startDash(t, 120, 35, nil, "--grace", "60s", "--command", `trap '' TERM; echo stubborn; exec sleep 600`, "--spawn", "x")
-			d.waitText("stubborn", "running")
-			if how == "q twice" {
-				d.keys("q")
-				d.waitText("? Quit? 1 agent is running")
-				d.keys("y")
-				d.waitText("kill them now and quit")
-				d.keys("q")
-			} else {
-				_ = syscall.Kill(d.dashPID(), syscall.SIGTERM)
-				d.waitText("stopping 1 running agent(s)… (ctrl+c: kill them now)")
-				d.keys("C-c")
-			}
-			d.waitExit() // within dashWait (20 s), well before the 60 s grace
-			d.checkRestored()
-		})
-	}
-}
-
 // TestDashboardLightBackgroundInTmux: in a tmux pane with a white
 // background the light colours are used, whatever TERM says (termenv alone
 // never asks under TERM=tmux* or screen*, which gave near-white text on
@@ -286,34 +214,6 @@ func TestDashboardLightBackgroundInTmux(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestDashboardSIGTERMWhileInThePager: SIGTERM ends the dashboard even
-// while less is open in front of it (the program waits for the pager, so
-// the pager is ended first); the agents are stopped and the terminal given
-// back.
-func TestDashboardSIGTERMWhileInThePager(t *testing.T) {
-	requireTool(t, "less")
-	d := startDash(t, 120, 35, []string{"PAGER=less -R"}, "--grace", "1s", "--command", `trap '' TERM; seq 1 100; exec sleep 600`, "--spawn", "x")
-	d.waitText("│100 ", "running")
-	d.keys("o")
-	d.waitFor("less", func(s string) bool { return !strings.Contains(s, "╭─ agents") && strings.HasPrefix(s, "1\n2\n") })
-	_ = syscall.Kill(d.dashPID(), syscall.SIGTERM)
-	d.waitExit() // within dashWait: nobody quits less here
-	d.checkRestored()
-}
-
-// TestDashboardPagerNotFound: a $PAGER that is not installed is named in
-// plain words, with what to do, and the dashboard comes back intact.
-func TestDashboardPagerNotFound(t *testing.T) {
-	d := startDash(t, 120, 35, []string{"PAGER=nonexistentpager"}, "--command", `read m; echo "done $m"`, "--spawn", "x")
-	d.waitText("done x", "✓ completed")
-	d.keys("o")
-	s := d.waitText(`✗ pager "nonexistentpager" failed (exit status 127); set $PAGER to a pager such as less`)
-	d.checkFrame(s)
-	d.keys("q")
-	d.waitExit()
-	d.checkRestored()
 }
 
 // TestDashboardEmojiKeepTheBorders: "⚠️" (VS16) and "👍🏽" (a skin tone) are

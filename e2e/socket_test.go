@@ -1,8 +1,7 @@
-package main
+package e2e
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control"
 )
 
 func TestCtlFindsTheSocketOfADirectory(t *testing.T) {
@@ -41,40 +41,6 @@ func TestCtlFindsTheSocketOfADirectory(t *testing.T) {
 	r := runCtl(t, []string{"SUBDASH_SOCKET=" + def}, "", "list", "--socket", none, "--dir", w.dir)
 	if want := fmt.Sprintf("list_agents failed: no subdash is serving %s (socket %s); start subdash or subdash serve\n", w.dir, none); r.code != 1 || r.stderr != want {
 		t.Fatalf("--socket over SUBDASH_SOCKET: %+v, want %q", r, want)
-	}
-}
-
-// startServeAt starts `subdash serve` for w on socket (no --socket flag
-// when it is the default) with env.
-func startServeAt(t *testing.T, w workspace, socket string, env ...string) *process {
-	t.Helper()
-	p := start(t, env, "serve", "--command", e2eCommand, "--dir", w.dir, "--state-dir", w.state)
-	waitListening(t, p, socket)
-	return p
-}
-
-func TestSecondServeIsRefusedAndAStaleSocketReplaced(t *testing.T) {
-	w := newWorkspace(t)
-	first := startServe(t, w)
-	second := start(t, nil, append([]string{"serve", "--command", "true"}, w.flags()...)...)
-	code, stderr := second.wait(t)
-	want := fmt.Sprintf("another subdash (pid %d) is serving %s on %s;", first.cmd.Process.Pid, w.dir, w.socket)
-	if code == 0 || !strings.Contains(stderr, want) {
-		t.Fatalf("second serve: exit %d, stderr %q; want an error containing %q", code, stderr, want)
-	}
-	if r := runCtl(t, nil, "", "list", "--socket", w.socket); r.code != 0 {
-		t.Fatalf("the first serve stopped answering: %+v", r)
-	}
-
-	// Killed without a chance to clean up, the first leaves its socket file.
-	_ = first.cmd.Process.Kill()
-	first.wait(t)
-	if fi, err := os.Lstat(w.socket); err != nil || fi.Mode().Type() != os.ModeSocket {
-		t.Fatalf("no stale socket file after SIGKILL: %v", err)
-	}
-	startServe(t, w)
-	if r := runCtl(t, nil, "", "list", "--socket", w.socket); r.code != 0 {
-		t.Fatalf("serve on a stale socket: %+v", r)
 	}
 }
 
@@ -147,64 +113,26 @@ func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
 	}
 }
 
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestShellSyntaxInAMessageReachesStdinLiterally(t *testing.T) {
+// TestDifferentTMPDIRFindTheSameHost: a host, ctl and an MCP client started
+// with different TMPDIR (and no XDG_RUNTIME_DIR) find each other on the
+// default socket (SPEC §6).
+func TestDifferentTMPDIRFindTheSameHost(t *testing.T) {
 	w := newWorkspace(t)
-	marker := filepath.Join(w.base, "pwned")
-	p := start(t, nil, append([]string{"serve", "--command", "cat"}, w.flags()...)...)
-	waitListening(t, p, w.socket)
-	message := fmt.Sprintf("$(touch %s); ; | && `touch %s` > %s", marker, marker, marker)
-
-	var sp supervisor.SpawnResult
-	ctlOK(t, w, &sp, "spawn", message)
-	var wr supervisor.WaitResult
-	ctlOK(t, w, &wr, "wait", sp.AgentID)
-	if d := wr.Details[sp.AgentID]; d.Status != "completed" || *d.LastOutput != message {
-		t.Fatalf("the child got %q, want %q", *d.LastOutput, message)
+	env := func() []string { return []string{"TMPDIR=" + t.TempDir(), "XDG_RUNTIME_DIR="} }
+	serve := start(t, env(), "serve", "--command", attachCommand, "--dir", w.dir, "--state-dir", w.state)
+	socket := supervisor.DefaultSocketPath(w.dir, "", os.Getuid())
+	waitListening(t, serve, socket)
+	r := runCtl(t, env(), "", "spawn", "hello", "--dir", w.dir)
+	if r.code != 0 {
+		t.Fatalf("ctl with another TMPDIR: %s", r.stderr)
 	}
-	if out := ctlOK(t, w, nil, "logs", sp.AgentID); out != message+"\n" {
-		t.Fatalf("log = %q, want the message and a newline", out)
+	cs, _, stderr := startMCP(t, env(), "--dir", w.dir)
+	var list control.ListResult
+	toolOK(t, cs, "list_agents", map[string]any{}, &list)
+	if len(list.Agents) != 1 {
+		t.Fatalf("MCP with another TMPDIR sees %d agents", len(list.Agents))
 	}
-	if _, err := os.Lstat(marker); !os.IsNotExist(err) {
-		t.Fatalf("%s exists: the message was executed (%v)", marker, err)
+	if want := fmt.Sprintf("driving the subdash (pid %d)", serve.cmd.Process.Pid); !strings.Contains(stderr.String(), want) {
+		t.Errorf("subdash mcp: %q, want %q", stderr, want)
 	}
-}
-
-// TestSecondHostOnAnotherSocketIsRefused (SPEC §1, §10): a host started in
-// the same folder with the same state directory but another socket (a
-// different XDG_RUNTIME_DIR) would keep the folder's records beside the
-// first and show its running agents as ended; it is refused, naming the
-// first host and its socket. Once that host ends, a start succeeds.
-func TestSecondHostOnAnotherSocketIsRefused(t *testing.T) {
-	w := newWorkspace(t)
-	first := startServe(t, w)
-	other := filepath.Join(w.base, "other", "s.sock")
-	second := start(t, nil, "serve", "--command", e2eCommand, "--dir", w.dir, "--state-dir", w.state, "--socket", other)
-	code, stderr := second.wait(t)
-	want := fmt.Sprintf("another subdash (pid %d) hosts %s with state directory %s on control socket %s", first.cmd.Process.Pid, w.dir, w.state, w.socket)
-	if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "subdash attach --socket "+w.socket) {
-		t.Fatalf("second host on another socket: exit %d, %q; want 1 and %q", code, stderr, want)
-	}
-	_ = first.cmd.Process.Signal(syscall.SIGTERM)
-	first.wait(t)
-	third := start(t, nil, "serve", "--command", e2eCommand, "--dir", w.dir, "--state-dir", w.state, "--socket", other)
-	waitListening(t, third, other)
 }

@@ -1,9 +1,6 @@
-package main
+package e2e
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mattn/go-runewidth"
 )
 
 // The tmux harness of the dashboard's end-to-end tests: a dashboard in a
@@ -56,6 +51,16 @@ func startDashIn(t *testing.T, w, h int, options [][]string, env []string, args 
 	return d
 }
 
+// startViewer runs `subdash args…` in a tmux session of its own server, at
+// 160x45, as startDash does, without adding a workspace's flags.
+func startViewer(t *testing.T, w workspace, args ...string) *dash {
+	t.Helper()
+	d := &dash{t: t, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()),
+		dir: w.dir, state: w.state, socket: w.socket, w: 160, h: 45}
+	d.run(nil, nil, args...)
+	return d
+}
+
 // run starts `subdash args…` in d's own tmux server at d.w×d.h, with the
 // tmux options set first and the extra environment env (the variables that
 // would change what the tests expect emptied), and ends it all when the
@@ -66,12 +71,12 @@ func (d *dash) run(options [][]string, env []string, args ...string) {
 	d.tmux = requireTool(t, "tmux")
 	quoted := make([]string, len(args))
 	for i, a := range args {
-		quoted[i] = dashQuote(a)
+		quoted[i] = shellQuote(a)
 	}
 	envs := []string{"TERM=xterm-256color", "SUBDASH_SOCKET=", "MEMO_SUBAGENT_MAX_AGENTS=", "SUBDASH_PRESET=", "MEMO_ENABLE_COLLAB_TOOLS="}
 	envs = append(envs, env...)
 	for i, e := range envs {
-		envs[i] = dashQuote(e)
+		envs[i] = shellQuote(e)
 	}
 	// The pane's shell runs without job control, so it shares the
 	// dashboard's process group and gets the SIGINT of a ctrl+c typed into
@@ -81,7 +86,7 @@ func (d *dash) run(options [][]string, env []string, args ...string) {
 	// signal is reset to its default in children, so the dashboard and the
 	// pager still get SIGINT as from any shell.
 	line := fmt.Sprintf("trap : INT; env %s %s %s; echo SUBDASH-EXITED:$?; sleep 3600",
-		strings.Join(envs, " "), dashQuote(binPath), strings.Join(quoted, " "))
+		strings.Join(envs, " "), shellQuote(binPath), strings.Join(quoted, " "))
 	d.line = line
 	first := line
 	if len(options) > 0 {
@@ -108,6 +113,15 @@ func (d *dash) run(options [][]string, env []string, args ...string) {
 		_ = os.Remove(filepath.Join(os.TempDir(), fmt.Sprintf("tmux-%d", os.Getuid()), d.server))
 		d.killLeftovers()
 	})
+}
+
+// restart starts the dashboard again in the same pane, workspace and
+// arguments, after it exited.
+func (d *dash) restart() {
+	d.t.Helper()
+	if out, err := d.tm("respawn-pane", "-k", "-t", "dash", d.line); err != nil {
+		d.t.Fatalf("tmux respawn-pane: %v %s", err, out)
+	}
 }
 
 func (d *dash) tm(args ...string) (string, error) {
@@ -174,16 +188,6 @@ func (d *dash) waitRow(id, text string) string {
 	})
 }
 
-// tableRow returns the screen line holding agent id's table row.
-func tableRow(screen, id string) string {
-	for _, l := range strings.Split(screen, "\n") {
-		if i := strings.Index(l, id[:8]+" "); i >= 0 && i < 12 {
-			return l
-		}
-	}
-	return ""
-}
-
 // keys sends tmux key names ("j", "Enter", "Escape", "C-c", "PPage").
 func (d *dash) keys(keys ...string) {
 	d.t.Helper()
@@ -209,112 +213,30 @@ func (d *dash) resize(w, h int) {
 	d.w, d.h = w, h
 }
 
-// dashPID returns the dashboard process: the child of the pane's shell.
-func (d *dash) dashPID() int {
-	out, err := d.tm("display", "-p", "-t", "dash", "#{pane_pid}")
-	if err != nil {
-		return 0
-	}
-	sh := strings.TrimSpace(out)
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%s/task/%s/children", sh, sh))
-	if err != nil {
-		return 0
-	}
-	for _, f := range strings.Fields(string(b)) {
-		pid, _ := strconv.Atoi(f)
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == binPath {
-			return pid
-		}
-	}
-	return 0
-}
-
-// journal returns the events of the dashboard's run.
-func (d *dash) journal() []map[string]any {
-	files, _ := filepath.Glob(filepath.Join(d.state, "runs", "*", "journal.jsonl"))
-	var out []map[string]any
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var ev map[string]any
-			if json.Unmarshal(sc.Bytes(), &ev) == nil {
-				out = append(out, ev)
-			}
-		}
-		fh.Close()
-	}
-	return out
-}
-
-// agentID waits for the agent spawned with message and returns its id.
-func (d *dash) agentID(message string) string {
+// pipePane starts piping what the dashboard writes to its pane from now on
+// into a file and returns a function reading what arrived so far.
+func (d *dash) pipePane() func() string {
 	d.t.Helper()
+	path := filepath.Join(d.t.TempDir(), "pane.out")
+	if out, err := d.tm("pipe-pane", "-t", "dash", "-o", "cat >> "+shellQuote(path)); err != nil {
+		d.t.Fatalf("pipe-pane: %v %s", err, out)
+	}
+	return func() string { b, _ := os.ReadFile(path); return string(b) }
+}
+
+// capture is pipePane once bytes arrive (the spinner redraws while agents
+// run).
+func (d *dash) capture() func() string {
+	d.t.Helper()
+	read := d.pipePane()
 	deadline := time.Now().Add(dashWait)
-	for time.Now().Before(deadline) {
-		for _, ev := range d.journal() {
-			if ev["event"] == "spawned" && ev["message"] == message {
-				return ev["agent_id"].(string)
-			}
+	for len(read()) == 0 {
+		if time.Now().After(deadline) {
+			d.t.Fatal("pipe-pane captured nothing")
 		}
-		time.Sleep(15 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	d.t.Fatalf("no agent spawned with %q", message)
-	return ""
-}
-
-// agentIDs returns every agent id and process group of the run.
-func (d *dash) groups() (ids []string, pgids []int) {
-	for _, ev := range d.journal() {
-		if ev["event"] == "submission_started" {
-			ids = append(ids, ev["agent_id"].(string))
-			if pid, ok := ev["pid"].(float64); ok {
-				pgids = append(pgids, int(pid))
-			}
-		}
-	}
-	return ids, pgids
-}
-
-// leftovers returns the processes still running for one of the run's
-// agents: any member of their process groups, and any process whose
-// environment names one of the agents (a child that left its group).
-func (d *dash) leftovers() []string {
-	ids, pgids := d.groups()
-	var left []string
-	for _, g := range pgids {
-		if errors.Is(syscall.Kill(-g, 0), syscall.ESRCH) {
-			continue
-		}
-		if m := groupMembers(g); m != "" {
-			left = append(left, fmt.Sprintf("process group %d: %s", g, m))
-		}
-	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		for _, id := range ids {
-			if strings.Contains(string(b), "SUBDASH_AGENT_ID="+id+"\x00") {
-				cmd, _ := os.ReadFile(strings.TrimSuffix(p, "environ") + "cmdline")
-				left = append(left, fmt.Sprintf("%s (%s) of agent %s", filepath.Base(filepath.Dir(p)), strings.ReplaceAll(string(cmd), "\x00", " "), id[:8]))
-			}
-		}
-	}
-	return left
-}
-
-func (d *dash) killLeftovers() {
-	_, pgids := d.groups()
-	for _, g := range pgids {
-		_ = syscall.Kill(-g, syscall.SIGKILL)
-	}
+	return read
 }
 
 // waitExit waits until the dashboard exited and returns its exit status.
@@ -326,17 +248,11 @@ func (d *dash) waitExit() int {
 	return code
 }
 
-// checkRestored checks that the terminal was given back: out of the
-// alternate screen, cursor visible, no agent process left.
+// checkRestored checks that the terminal was given back (checkTerminalBack),
+// no agent process is left and the dashboard did not panic.
 func (d *dash) checkRestored() {
 	d.t.Helper()
-	out, err := d.tm("display", "-p", "-t", "dash", "#{alternate_on} #{cursor_flag}")
-	if err != nil {
-		d.t.Fatalf("display: %v %s", err, out)
-	}
-	if strings.TrimSpace(out) != "0 1" {
-		d.t.Errorf("terminal not restored: alternate_on cursor_flag = %q, want \"0 1\"", strings.TrimSpace(out))
-	}
+	d.checkTerminalBack()
 	if left := d.leftovers(); len(left) > 0 {
 		d.t.Errorf("processes left after the dashboard exited: %s", strings.Join(left, "; "))
 	}
@@ -345,94 +261,31 @@ func (d *dash) checkRestored() {
 	}
 }
 
-// checkFrame checks that the panes' borders are where the layout puts
-// them: nothing drawn by an agent moved or overwrote them.
-func (d *dash) checkFrame(s string) {
+// checkTerminalBack checks that the dashboard or viewer left the alternate
+// screen and showed the cursor again.
+func (d *dash) checkTerminalBack() {
 	d.t.Helper()
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) < d.h {
-		d.t.Fatalf("screen has %d lines, want %d:\n%s", len(lines), d.h, s)
+	out, err := d.tm("display", "-p", "-t", "dash", "#{alternate_on} #{cursor_flag}")
+	if err != nil {
+		d.t.Fatalf("display: %v %s", err, out)
 	}
-	mainH := d.h - 3
-	tableW := 0
-	if d.w >= 110 {
-		tableW = min(max(d.w*9/20, 52), 76)
-	}
-	for i := 0; i < mainH; i++ {
-		r := []rune(lines[i])
-		if len(r) != d.w {
-			d.t.Fatalf("line %d is %d cells, want %d:\n%s", i, len(r), d.w, s)
-		}
-		edges := []int{0, d.w - 1}
-		if tableW > 0 {
-			edges = append(edges, tableW-1, tableW)
-		}
-		for _, c := range edges {
-			if !strings.ContainsRune("╭╮╰╯│", r[c]) {
-				d.t.Fatalf("line %d column %d is %q, not a border:\n%s", i, c, r[c], s)
-			}
-		}
+	if strings.TrimSpace(out) != "0 1" {
+		d.t.Errorf("terminal not restored: alternate_on cursor_flag = %q, want \"0 1\"", strings.TrimSpace(out))
 	}
 }
 
-// checkCellFrame checks that every line of s is exactly the pane's width
-// counted as tmux counts (each code point's wcwidth; capture-pane prints a
-// wide character once) and that the panes' right borders end their lines.
-func (d *dash) checkCellFrame(s string) {
+// waitServing waits until the dashboard's control socket answers `subdash
+// ctl list`: it hosts its folder (SPEC §6).
+func (d *dash) waitServing() {
 	d.t.Helper()
-	c := runewidth.NewCondition()
-	c.EastAsianWidth = false
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines[:min(len(lines), d.h)] {
-		if i < d.h-3 && !strings.HasSuffix(l, "╮") && !strings.HasSuffix(l, "│") && !strings.HasSuffix(l, "╯") {
-			d.t.Fatalf("line %d does not end with a border: %q\n%s", i, l, s)
+	deadline := time.Now().Add(dashWait)
+	for exec.Command(binPath, "ctl", "list", "--socket", d.socket).Run() != nil {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("the dashboard does not serve %s; screen:\n%s", d.socket, d.screen())
 		}
-		if w := c.StringWidth(l); w > d.w || i < d.h-3 && w != d.w {
-			d.t.Fatalf("line %d is %d cells, want %d: %q\n%s", i, w, d.w, l, s)
-		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// logRows returns the text inside the log pane (wide layout), one string
-// per row.
-func (d *dash) logRows(s string) []string {
-	tableW := min(max(d.w*9/20, 52), 76)
-	var rows []string
-	for i, l := range strings.Split(s, "\n") {
-		if i == 0 || i >= d.h-4 {
-			continue
-		}
-		r := []rune(l)
-		if len(r) == d.w {
-			rows = append(rows, string(r[tableW+1:d.w-1]))
-		}
-	}
-	return rows
-}
-
-func dashQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// groupMembers describes the live processes of process group g from
-// /proc. Zombies are dead: they wait only for init to reap them (init in
-// some containers reaps late), so they do not count.
-func groupMembers(g int) string {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []string
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(g) && f[0] != "Z" {
-			out = append(out, s[:i+1]+" "+f[0]+" ppid "+f[1])
-		}
-	}
-	return strings.Join(out, ", ")
-}
+// shellQuote quotes s for the pane's sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

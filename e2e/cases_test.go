@@ -1,96 +1,17 @@
-package main
+package e2e
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
 
 // The rows of /work/shared/cases/README.md that concern the screen, run as
 // the agent command of the real dashboard in tmux.
-
-// cell is one screen cell with the attributes that matter here.
-type cell struct {
-	r       rune
-	fg      string // "" for the default colour
-	reverse bool
-}
-
-var sgrRe = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
-
-// parseStyled turns `capture-pane -e` output into cells.
-func parseStyled(s string) [][]cell {
-	var screen [][]cell
-	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		var row []cell
-		var cur cell
-		for len(line) > 0 {
-			if loc := sgrRe.FindStringSubmatchIndex(line); loc != nil && loc[0] == 0 {
-				applySGR(&cur, line[loc[2]:loc[3]])
-				line = line[loc[1]:]
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(line)
-			c := cur
-			c.r = r
-			row = append(row, c)
-			line = line[size:]
-		}
-		screen = append(screen, row)
-	}
-	return screen
-}
-
-func applySGR(c *cell, params string) {
-	ps := strings.Split(params, ";")
-	for i := 0; i < len(ps); i++ {
-		switch p := ps[i]; {
-		case p == "" || p == "0":
-			c.fg, c.reverse = "", false
-		case p == "7":
-			c.reverse = true
-		case p == "27":
-			c.reverse = false
-		case p == "39":
-			c.fg = ""
-		case p == "38" && i+2 < len(ps) && ps[i+1] == "5":
-			c.fg = "5;" + ps[i+2]
-			i += 2
-		case p == "38" && i+4 < len(ps) && ps[i+1] == "2":
-			c.fg = "2;" + strings.Join(ps[i+2:i+5], ";")
-			i += 4
-		case p == "48" && i+1 < len(ps) && ps[i+1] == "5":
-			i += 2
-		case p == "48" && i+1 < len(ps) && ps[i+1] == "2":
-			i += 4
-		default:
-			if n, err := strconv.Atoi(p); err == nil && (n >= 30 && n <= 37 || n >= 90 && n <= 97) {
-				c.fg = p
-			}
-		}
-	}
-}
-
-// aboveStatus returns the lines of s above the status line.
-func (d *dash) aboveStatus(s string) string {
-	lines := strings.Split(s, "\n")
-	return strings.Join(lines[:min(len(lines), d.h-2)], "\n")
-}
-
-// inLogPane reports whether screen cell (row, col) is inside the log
-// pane of the wide layout.
-func (d *dash) inLogPane(row, col int) bool {
-	tableW := min(max(d.w*9/20, 52), 76)
-	return row >= 1 && row < d.h-4 && col > tableW && col < d.w-1
-}
 
 // checkColoursInside fails when a cell outside the log pane's interior
 // shows red or reverse video, the styles the agent left open (H01).
@@ -268,18 +189,6 @@ func (d *dash) keyLatency(key string, cond func(string) bool) time.Duration {
 	return time.Since(start)
 }
 
-// rssKiB returns the resident memory of process pid.
-func rssKiB(pid int) int {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			n, _ := strconv.Atoi(strings.Fields(l)[1])
-			return n
-		}
-	}
-	return 0
-}
-
 func TestCaseH17EndlessFlood(t *testing.T) {
 	d := startDash(t, 120, 35, nil, "--command",
 		`read m; case "$m" in flood*) exec yes 'spam spam spam spam spam spam spam spam';; esac; echo quiet`,
@@ -308,16 +217,6 @@ func TestCaseH17EndlessFlood(t *testing.T) {
 	d.keys("q")
 	d.waitExit()
 	d.checkRestored()
-}
-
-// logRowOf returns the log pane row showing text exactly (trimmed), or -1.
-func (d *dash) logRowOf(s, text string) int {
-	for i, r := range d.logRows(s) {
-		if strings.TrimSpace(r) == text {
-			return i
-		}
-	}
-	return -1
 }
 
 var newLinesRe = regexp.MustCompile(`↓ (\d+) new lines`)
@@ -387,78 +286,4 @@ func TestCaseH19TinyTerminal(t *testing.T) {
 	s := d.waitText("tick", "╭─ agents 1")
 	d.checkFrame(s)
 	d.waitRow(id, "running")
-}
-
-// cpuTicks returns the user+system CPU time of process pid in clock ticks
-// (1/100 s).
-func cpuTicks(pid int) int {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	u, _ := strconv.Atoi(f[11])
-	k, _ := strconv.Atoi(f[12])
-	return u + k
-}
-
-// logBytes returns the size of every submission log file under dir, in bytes.
-func logBytes(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && strings.HasSuffix(path, ".log") {
-			if fi, err := e.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
-// TestBenchFlood is the "four agents flooding" benchmark of BENCHMARKS.md, run only with
-// SUBDASH_BENCH=1: four agents flood with `yes` for SUBDASH_FLOOD_SECONDS
-// (default 20 here); it reports the dashboard process's CPU use, the bytes
-// delivered to the agents' log files over the same time and the CPU
-// seconds per GB delivered (goal ≤ 2.5, issue 13), and how long keys take
-// to show their effect (goal: median ≤ 25 ms, max ≤ 100 ms), measured from
-// outside with tmux.
-func TestBenchFlood(t *testing.T) {
-	if os.Getenv("SUBDASH_BENCH") != "1" {
-		t.Skip("set SUBDASH_BENCH=1 to run the flood benchmark")
-	}
-	secs := 20 * time.Second
-	if os.Getenv("SUBDASH_FLOOD_SECONDS") != "" {
-		secs = floodSeconds()
-	}
-	d := startDash(t, 160, 45, nil, "--command", `exec yes 'spam spam spam spam spam spam spam spam'`,
-		"--spawn", "a", "--spawn", "b", "--spawn", "c", "--spawn", "d")
-	ids := []string{d.agentID("a"), d.agentID("b"), d.agentID("c"), d.agentID("d")}
-	d.waitFor("four floods", func(s string) bool { return strings.Contains(s, "4/4 running") && strings.Contains(s, "spam") })
-	pid := d.dashPID()
-	startCPU, startBytes, start := cpuTicks(pid), logBytes(d.state), time.Now()
-	var lat []time.Duration
-	for i := 0; time.Since(start) < secs; i++ {
-		next := ids[(i+1)%len(ids)]
-		key := "j"
-		if (i+1)%len(ids) == 0 {
-			key = "g" // harmless here; go back to the first agent with k×3
-			d.keys("k", "k")
-			key = "k"
-		}
-		lat = append(lat, d.keyLatency(key, func(s string) bool { return strings.Contains(tableRow(s, next), "›") }))
-	}
-	wall := time.Since(start)
-	cpuSecs := float64(cpuTicks(pid)-startCPU) / 100
-	delivered := logBytes(d.state) - startBytes
-	cpu := cpuSecs / wall.Seconds()
-	sorted := slices.Clone(lat)
-	slices.Sort(sorted)
-	p := func(q float64) time.Duration { return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))] }
-	t.Logf("flood %v: dashboard CPU %.2f cores, %.2f GB to the log files (%.0f MB/s), %.2f CPU s per GB; %d keys: median %v, p95 %v, max %v; RSS %d KiB",
-		wall.Round(time.Second), cpu, float64(delivered)/1e9, float64(delivered)/1e6/wall.Seconds(), cpuSecs/(float64(delivered)/1e9),
-		len(lat), p(0.5), p(0.95), sorted[len(sorted)-1], rssKiB(pid))
-	d.keys("q")
-	d.waitText("? Quit? 4 agents are running")
-	d.keys("y")
-	d.waitExit()
-	d.checkRestored()
 }

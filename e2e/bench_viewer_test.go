@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -186,10 +186,10 @@ func keyAnswer(t *testing.T, d *dash, i int, next string) (sel, log time.Duratio
 }
 
 // stats is a latency sample's median, p95 and max.
-func stats(l []time.Duration) (median, p95, maxi time.Duration) {
+func stats(l []time.Duration) (med, p95, maxi time.Duration) {
 	s := slices.Clone(l)
 	slices.Sort(s)
-	return s[len(s)/2], s[min(len(s)-1, len(s)*95/100)], s[len(s)-1]
+	return median(s), s[min(len(s)-1, len(s)*95/100)], s[len(s)-1]
 }
 
 // TestBenchViewerKeys is the viewer's key answer of BENCHMARKS.md, run
@@ -263,8 +263,7 @@ func TestBenchViewerFlood(t *testing.T) {
 	benchSeconds(t)
 	const window = 8 * time.Second
 	w := newWorkspace(t)
-	host := start(t, nil, append([]string{"serve", "--command", floodCommand, "--max-agents", "4"}, w.flags()...)...)
-	waitListening(t, host, w.socket)
+	host := serveWith(t, w, nil, "--command", floodCommand, "--max-agents", "4")
 	ids := spawnFloods(t, w)
 	hpid := host.cmd.Process.Pid
 	// The host's CPU per GB it delivered to the log files: on two cores

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -23,8 +23,7 @@ import (
 func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
 	w := newWorkspace(t)
 	env, calls := fakeCLIs(t, w.base)
-	first := start(t, env, append([]string{"serve", "--preset", "claude"}, w.flags()...)...)
-	waitListening(t, first, w.socket)
+	first := serveWith(t, w, env, "--preset", "claude")
 	var sp supervisor.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "first message: remember the word PINEAPPLE")
 	claude := sp.AgentID
@@ -34,8 +33,7 @@ func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
 	}
 	first.wait(t)
 
-	serve := start(t, env, append([]string{"serve", "--command", attachCommand, "--max-agents", "3", "--grace", "200ms"}, w.flags()...)...)
-	waitListening(t, serve, w.socket)
+	serveWith(t, w, env, "--command", attachCommand, "--max-agents", "3", "--grace", "200ms")
 	ctlOK(t, w, &sp, "spawn", "stream one")
 	streaming := sp.AgentID
 	ctlOK(t, w, &sp, "spawn", "hello")
@@ -103,13 +101,7 @@ func TestAttachToAHostOfAnotherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(theirs, "subdash")
-	b, err := os.ReadFile(binPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, binPath, bin)
 	for _, d := range []string{"work", "state", "run"} {
 		if err := os.Mkdir(filepath.Join(theirs, d), 0o700); err != nil {
 			t.Fatal(err)
@@ -200,7 +192,7 @@ func TestViewerActsOnAnAgentAnotherClientClosed(t *testing.T) {
 	if code := d.waitExit(); code != 0 {
 		t.Fatalf("viewer exit status %d:\n%s", code, d.screen())
 	}
-	checkTerminalBack(t, d)
+	d.checkTerminalBack()
 }
 
 // TestHostDashboardQuitsWithTwoViewers: the host dashboard quits (q, then
@@ -231,7 +223,7 @@ func TestHostDashboardQuitsWithTwoViewers(t *testing.T) {
 		if s := strings.ReplaceAll(d.screen(), "\n", ""); !strings.Contains(s, want) {
 			t.Errorf("viewer says:\n%s\nwant %q", d.screen(), want)
 		}
-		checkTerminalBack(t, d)
+		d.checkTerminalBack()
 	}
 	// leftovers counts the group's live members: its zombies wait only for
 	// init to reap them once the host is gone (kill(2) would count them).
