@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/builtin"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/host"
 )
 
 func main() {
@@ -41,19 +43,7 @@ func run(args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "agent":
-			ctx, cancel := context.WithCancelCause(context.Background())
-			defer cancel(nil)
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			var ended endSignal
-			go func() {
-				sig := <-sigs
-				ended.set(sig)
-				cancel(fmt.Errorf("%s received", unix.SignalName(sig.(syscall.Signal))))
-			}()
-			dir, _ := os.Getwd()
-			code := builtin.Run(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args[1:])
-			return ended.status(code)
+			return agent(args[1:])
 		case "ctl":
 			return control.Ctl(args[1:], os.Stdin, os.Stdout, os.Stderr)
 		case "serve":
@@ -70,6 +60,28 @@ func run(args []string) int {
 		}
 	}
 	return dashboard(args)
+}
+
+// agent runs `subdash agent`, the built-in audit agent, on its task read
+// from stdin. SIGINT or SIGTERM stops it (the host's interrupt and
+// grace period), and it then exits 128+n.
+func agent(args []string) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var ended atomic.Int32
+	go func() {
+		sig := (<-sigs).(syscall.Signal)
+		ended.Store(int32(sig))
+		cancel(fmt.Errorf("%s received", unix.SignalName(sig)))
+	}()
+	dir, _ := os.Getwd()
+	code := builtin.Run(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args)
+	if n := ended.Load(); n != 0 {
+		return 128 + int(n)
+	}
+	return code
 }
 
 // stringList is a repeatable string flag.
@@ -201,12 +213,15 @@ type usageError struct{ error }
 func (e usageError) Unwrap() error { return e.error }
 
 // failed prints err on stderr and returns its exit status: exitUsage for a
-// usageError, 0 for -h, exitFailure for anything else.
+// usageError, 0 for -h, exitFailure for anything else. Errors joined
+// (errors.Join: a host's Stop) get a line each.
 func failed(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "subdash: %v\n", err)
+	for _, e := range host.Each(err) {
+		fmt.Fprintf(os.Stderr, "subdash: %v\n", e)
+	}
 	if errors.As(err, new(usageError)) {
 		return exitUsage
 	}

@@ -60,6 +60,9 @@ func (srv *Server) SetKind(kind string) { srv.kind.Store(kind) }
 // Viewers returns how many viewers (SPEC §9) are attached now.
 func (srv *Server) Viewers() int { return int(srv.viewers.Load()) }
 
+// Waiting returns how many wait requests (SPEC §3) are in progress now.
+func (srv *Server) Waiting() int { return int(srv.waiting.Load()) }
+
 // Socket is a control socket taken for a working directory (SPEC §6: one
 // host per directory) that serves nothing yet. A host takes it before it
 // creates its supervisor, so that a start refused because another subdash

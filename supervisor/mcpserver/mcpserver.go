@@ -14,17 +14,19 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/host"
 )
 
 // Run serves MCP on stdin and stdout until ctx ends, or stdin closes and
 // every request read before is answered (a wait in flight at its end or
-// its timeout, see lineConn.drain); then it returns nil.
+// its timeout, see lineConn.drain); then it returns nil. sig, when not nil,
+// are the process's signals (host.TakeSignals; ctx is theirs): a signal
+// while its own host stops skips the rest of the grace period.
 //
 // With MEMO_ENABLE_COLLAB_TOOLS=0 it lists no tools and starts nothing.
 // Otherwise it resolves o (SPEC §2) and drives the subdash serving the
@@ -34,14 +36,14 @@ import (
 // writes nothing but protocol messages to stdout; what it does is said on
 // stderr. Errors: the configuration's, the control socket's (e.g. a folder
 // of another user), and the transport's.
-func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, stderr io.Writer) error {
+func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, stderr io.Writer, sig *host.Signals) error {
 	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
 	if err != nil {
 		return err
 	}
 	var ops control.Operations
 	if cfg.CollabTools {
-		again := func() (backend, error) { return attach(ctx, cfg, stderr) }
+		again := func() (backend, error) { return attach(ctx, cfg, stderr, sig) }
 		b, err := again()
 		if err != nil {
 			return err
@@ -88,7 +90,7 @@ type backend struct {
 
 // attach connects to the subdash serving cfg.Socket, or supervises agents
 // in this process and serves the socket when nobody does.
-func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backend, error) {
+func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer, sig *host.Signals) (backend, error) {
 	client := control.NewClient(cfg.Socket, cfg.Dir).WithOrigin("mcp")
 	remote := func(info control.Info) backend {
 		fmt.Fprintf(stderr, "subdash mcp: driving the subdash (pid %d) that serves %s on %s", info.PID, info.Dir, cfg.Socket)
@@ -109,11 +111,10 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 	if !errors.As(err, &notServing) {
 		return backend{}, err
 	}
-
-	// The socket first: where another subdash started serving meanwhile,
-	// this server drives it and writes nothing to the state directory
-	// (SPEC §10: the records belong to that host).
-	sock, err := control.Take(cfg)
+	// Where another subdash started serving meanwhile, this server drives
+	// it and writes nothing to the state directory (SPEC §10: the records
+	// belong to that host).
+	h, err := host.Start(cfg, host.Options{Kind: "mcp", Signals: sig})
 	if err != nil {
 		var inUse *control.InUseError
 		if errors.As(err, &inUse) && inUse.NoAnswer == nil {
@@ -121,62 +122,21 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer) (backe
 		}
 		return backend{}, err
 	}
-	s, err := supervisor.New(cfg)
-	if err != nil {
-		_ = sock.Close()
-		return backend{}, err
-	}
-	srv := sock.Server(s)
-	srv.SetKind("mcp")
-	serveCtx, stopServing := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		if err := srv.Serve(serveCtx); err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "subdash mcp: control socket: %v\n", err)
-		}
-	}()
-	for _, w := range s.Config().Warnings {
-		fmt.Fprintf(stderr, "subdash mcp: warning: %s\n", w)
-	}
-	// Problems found while serving (a failing --notify-command) go to
-	// stderr, the MCP client's log.
-	warnings := s.Subscribe()
-	go func() {
-		defer warnings.Close()
-		for {
-			changes, err := warnings.Next(serveCtx)
-			if err != nil {
-				return
-			}
-			for _, c := range changes {
-				for _, w := range c.Warnings {
-					fmt.Fprintf(stderr, "subdash mcp: warning: %s\n", w)
-				}
-			}
-		}
-	}()
-	for _, n := range s.Config().Notes {
-		fmt.Fprintf(stderr, "subdash mcp: note: %s\n", n)
-	}
 	fmt.Fprintf(stderr, "subdash mcp: no subdash is serving %s; supervising agents here (agent command %s); control socket %s; logs in %s\n",
-		cfg.Dir, cfg.Shown(), srv.Path(), s.RunDir())
-	return backend{ops: control.LocalAs(s, "mcp"), close: func() {
-		// Agents first: a wait in progress on the socket then answers
-		// with their final statuses before the socket closes.
-		shutdown(s, stderr)
-		stopServing()
-		<-served
+		cfg.Dir, cfg.Shown(), h.Socket(), h.Supervisor().RunDir())
+	// stderr is the MCP client's log.
+	h.Forward(func(w string) { fmt.Fprintf(stderr, "subdash mcp: warning: %s\n", w) },
+		func(n string) { fmt.Fprintf(stderr, "subdash mcp: note: %s\n", n) })
+	go func() {
+		if err, ok := <-h.Failed(); ok {
+			fmt.Fprintf(stderr, "subdash mcp: %v\n", err)
+		}
+	}()
+	return backend{ops: control.LocalAs(h.Supervisor(), "mcp"), close: func() {
+		for _, err := range host.Each(h.Stop()) {
+			fmt.Fprintf(stderr, "subdash mcp: %v\n", err)
+		}
 	}}, nil
-}
-
-// shutdown terminates every running submission (SPEC §4).
-func shutdown(s *supervisor.Supervisor, stderr io.Writer) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.Shutdown(ctx); err != nil {
-		fmt.Fprintf(stderr, "subdash mcp: shutdown: %v\n", err)
-	}
 }
 
 // version is the module version of this binary, "(devel)" for a local build.

@@ -31,7 +31,7 @@ func startRun(t *testing.T, o supervisor.Options) (*mcp.ClientSession, func() (s
 	toClient, fromServer := io.Pipe()
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- Run(context.Background(), o, toServer, fromServer, &stderr) }()
+	go func() { done <- Run(context.Background(), o, toServer, fromServer, &stderr, nil) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
 		&mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
 	if err != nil {
@@ -228,7 +228,7 @@ func TestRunSendsNoAnswerToACancelledCall(t *testing.T) {
 	toClient, fromServer := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), options(t, "exec sleep 30"), toServer, fromServer, io.Discard)
+		done <- Run(context.Background(), options(t, "exec sleep 30"), toServer, fromServer, io.Discard, nil)
 		fromServer.Close()
 	}()
 	lines := bufio.NewScanner(toClient)
@@ -297,7 +297,7 @@ func TestRunAnswersEveryRequestBeforeTheEndOfStdin(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
 	}, "\n") + "\n")
 	var stdout bytes.Buffer
-	if err := Run(context.Background(), options(t, "cat"), stdin, &stdout, io.Discard); err != nil {
+	if err := Run(context.Background(), options(t, "cat"), stdin, &stdout, io.Discard, nil); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
