@@ -33,6 +33,7 @@ import (
 	"github.com/subdash/subdash/supervisor/builtin"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/host"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func main() {
@@ -131,9 +132,9 @@ type durationFlag struct {
 // String shows the value, or the default, in days where whole.
 func (f durationFlag) String() string {
 	if f.p == nil || *f.p == nil {
-		return supervisor.FormatDuration(f.def)
+		return proto.FormatDuration(f.def)
 	}
-	return supervisor.FormatDuration(**f.p)
+	return proto.FormatDuration(**f.p)
 }
 
 // Set parses a duration ("7d", "36h", "0").

@@ -19,6 +19,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui"
 )
@@ -76,7 +77,7 @@ func presetField(c supervisor.Config, f func(*supervisor.Preset) string) string 
 // hostConflict returns an error naming the first host-only flag in set
 // whose value (resolved into mine) differs from the host's; nil when every
 // one agrees.
-func hostConflict(set map[string]string, mine, host supervisor.Config, info control.Info) error {
+func hostConflict(set map[string]string, mine, host supervisor.Config, info proto.Info) error {
 	for name, given := range set {
 		if viewerFlags[name] {
 			continue

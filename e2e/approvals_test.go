@@ -7,23 +7,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // pendingViaCtl polls `ctl list` until agent id has n pending approval
 // requests and returns them.
-func pendingViaCtl(t *testing.T, w workspace, id string, n int) []supervisor.PendingApproval {
+func pendingViaCtl(t *testing.T, w workspace, id string, n int) []proto.PendingApproval {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		var l control.ListResult
+		var l proto.ListResult
 		ctlOK(t, w, &l, "list")
 		for _, a := range l.Agents {
 			if a.AgentID == id && len(a.PendingApprovals) == n {
 				return a.PendingApprovals
 			}
-			if a.AgentID == id && a.Status != supervisor.StatusRunning {
+			if a.AgentID == id && a.Status != proto.StatusRunning {
 				t.Fatalf("agent ended (%s) while waiting for %d pending requests", a.Status, n)
 			}
 		}
@@ -46,18 +45,18 @@ func TestApprovalsThroughCtl(t *testing.T) {
 	serveWith(t, w, env, "--preset", "claude", "--approvals", "--grace", "200ms")
 
 	a, b := filepath.Join(w.dir, "A"), filepath.Join(w.dir, "B")
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "ask "+a+" "+b)
 	pend := pendingViaCtl(t, w, sp.AgentID, 2)
 	if pend[0].Tool != "Bash" || pend[0].Summary != "touch "+a || pend[1].Summary != "touch "+b {
 		t.Fatalf("pending = %+v", pend)
 	}
 	// wait keeps SPEC §3: a pending request is not final.
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	if r := runCtl(t, nil, "", "wait", sp.AgentID, "--timeout-ms", "10000", "--socket", w.socket); r.code != 0 || !strings.Contains(r.stdout, `"timed_out": true`) {
 		t.Fatalf("wait while pending: %+v", r)
 	}
-	var res supervisor.ApprovalResult
+	var res proto.ApprovalResult
 	ctlOK(t, w, &res, "approve", sp.AgentID)
 	if res.RequestID != pend[0].RequestID || res.Decision != "allow" || res.Summary != "touch "+a {
 		t.Fatalf("approve without --request answered %+v", res)
@@ -69,7 +68,7 @@ func TestApprovalsThroughCtl(t *testing.T) {
 		t.Fatalf("deny answered %+v", res)
 	}
 	ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
-	if d := wr.Details[sp.AgentID]; d.Status != supervisor.StatusCompleted || !fileExists(a) || fileExists(b) {
+	if d := wr.Details[sp.AgentID]; d.Status != proto.StatusCompleted || !fileExists(a) || fileExists(b) {
 		t.Fatalf("after the answers: %s, A %v, B %v", d.Status, fileExists(a), fileExists(b))
 	}
 	ctlFails(t, w, "approve failed: agent "+sp.AgentID+" has no pending approval request", "approve", sp.AgentID)
@@ -81,7 +80,7 @@ func TestApprovalsThroughCtl(t *testing.T) {
 	pend = pendingViaCtl(t, w, sp.AgentID, 1)
 	ctlOK(t, w, nil, "interrupt", sp.AgentID)
 	ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
-	if d := wr.Details[sp.AgentID]; d.Status != supervisor.StatusErrored || *d.LastError != "interrupted" || fileExists(c) {
+	if d := wr.Details[sp.AgentID]; d.Status != proto.StatusErrored || *d.LastError != "interrupted" || fileExists(c) {
 		t.Fatalf("after the interrupt: %s %v, C %v", d.Status, d.LastError, fileExists(c))
 	}
 	ctlFails(t, w, "deny failed: approval request "+pend[0].RequestID+" of agent "+sp.AgentID+" is no longer pending (denied: interrupted); nothing was sent",
@@ -119,9 +118,9 @@ func TestApprovalsRealClaude(t *testing.T) {
 	w := newWorkspace(t)
 	serveWith(t, w, env, "--preset", "claude", "--approvals", "--timeout", "2m")
 
-	run := func(name string, answer func(id string, pend supervisor.PendingApproval)) (supervisor.WaitDetail, string) {
+	run := func(name string, answer func(id string, pend proto.PendingApproval)) (proto.WaitDetail, string) {
 		file := filepath.Join(w.dir, name)
-		var sp supervisor.SpawnResult
+		var sp proto.SpawnResult
 		ctlOK(t, w, &sp, "spawn", "RUN_BASH: touch "+file)
 		pend := pendingViaCtl(t, w, sp.AgentID, 1)
 		if pend[0].Tool != "Bash" || !strings.Contains(pend[0].Summary, "touch "+file) {
@@ -132,15 +131,15 @@ func TestApprovalsRealClaude(t *testing.T) {
 		return wr.Details[sp.AgentID], file
 	}
 
-	d, file := run("ALLOWED", func(id string, _ supervisor.PendingApproval) { ctlOK(t, w, nil, "approve", id) })
-	if d.Status != supervisor.StatusCompleted || !fileExists(file) {
+	d, file := run("ALLOWED", func(id string, _ proto.PendingApproval) { ctlOK(t, w, nil, "approve", id) })
+	if d.Status != proto.StatusCompleted || !fileExists(file) {
 		t.Fatalf("approve: %s %v, file %v", d.Status, d.LastError, fileExists(file))
 	}
 
-	d, file = run("DENIED", func(id string, p supervisor.PendingApproval) {
+	d, file = run("DENIED", func(id string, p proto.PendingApproval) {
 		ctlOK(t, w, nil, "deny", id, "--request", p.RequestID, "--message", "no")
 	})
-	if d.Status != supervisor.StatusCompleted || fileExists(file) || !strings.Contains(*d.LastOutput, "output was: 'no'") {
+	if d.Status != proto.StatusCompleted || fileExists(file) || !strings.Contains(*d.LastOutput, "output was: 'no'") {
 		t.Fatalf("deny: %s %v, file %v, output %q", d.Status, d.LastError, fileExists(file), *d.LastOutput)
 	}
 	if b, _ := os.ReadFile(stubLog); !strings.Contains(string(b), `"content": "no", "is_error": true`) &&
@@ -148,8 +147,8 @@ func TestApprovalsRealClaude(t *testing.T) {
 		t.Fatalf("the model's next request does not carry the denial:\n%s", b)
 	}
 
-	d, file = run("INTERRUPTED", func(id string, _ supervisor.PendingApproval) { ctlOK(t, w, nil, "interrupt", id) })
-	if d.Status != supervisor.StatusErrored || *d.LastError != "interrupted" || fileExists(file) {
+	d, file = run("INTERRUPTED", func(id string, _ proto.PendingApproval) { ctlOK(t, w, nil, "interrupt", id) })
+	if d.Status != proto.StatusErrored || *d.LastError != "interrupted" || fileExists(file) {
 		t.Fatalf("interrupt: %s %v, file %v", d.Status, d.LastError, fileExists(file))
 	}
 }

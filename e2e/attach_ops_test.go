@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // TestViewerSendsAndResendsOnTheHost: the host serves three agents (one
@@ -24,7 +24,7 @@ func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
 	w := newWorkspace(t)
 	env, calls := fakeCLIs(t, w.base)
 	first := serveWith(t, w, env, "--preset", "claude")
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "first message: remember the word PINEAPPLE")
 	claude := sp.AgentID
 	ctlOK(t, w, nil, "wait", claude, "--timeout-ms", "60000")
@@ -38,7 +38,7 @@ func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
 	streaming := sp.AgentID
 	ctlOK(t, w, &sp, "spawn", "hello")
 	hello, helloFirst := sp.AgentID, sp.SubmissionID
-	waitAgent(t, w, hello, "completed", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusCompleted })
+	waitAgent(t, w, hello, "completed", func(a proto.Summary) bool { return a.Status == proto.StatusCompleted })
 
 	d := startViewer(t, w, "--dir", w.dir, "--socket", w.socket)
 	d.waitRow(claude, "completed")
@@ -49,8 +49,8 @@ func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
 	d.keys("s")
 	d.typeText("second message: what was the word?")
 	d.keys("Enter")
-	waitAgent(t, w, claude, "answered again", func(a supervisor.Summary) bool {
-		return a.Status == supervisor.StatusCompleted && strings.HasPrefix(a.LastMessage, "second message")
+	waitAgent(t, w, claude, "answered again", func(a proto.Summary) bool {
+		return a.Status == proto.StatusCompleted && strings.HasPrefix(a.LastMessage, "second message")
 	})
 	d.waitText("STUB-REPLY #12")
 	log, err := os.ReadFile(calls)
@@ -64,8 +64,8 @@ func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
 	d.keys("j", "j") // the finished agent
 	d.waitText("got: hello")
 	d.keys("R")
-	waitAgent(t, w, hello, "resent", func(a supervisor.Summary) bool {
-		return a.Status == supervisor.StatusCompleted && a.LastSubmissionID != helloFirst && a.LastMessage == "hello"
+	waitAgent(t, w, hello, "resent", func(a proto.Summary) bool {
+		return a.Status == proto.StatusCompleted && a.LastSubmissionID != helloFirst && a.LastMessage == "hello"
 	})
 	d.waitText(hello[:8] + " · #2/2")
 
@@ -76,8 +76,8 @@ func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
 	d.keys("Enter")
 	d.waitText("interrupt it and send")
 	d.keys("i")
-	waitAgent(t, w, streaming, "interrupted and sent", func(a supervisor.Summary) bool {
-		return a.Status == supervisor.StatusCompleted && a.LastMessage == "after the stream"
+	waitAgent(t, w, streaming, "interrupted and sent", func(a proto.Summary) bool {
+		return a.Status == proto.StatusCompleted && a.LastMessage == "after the stream"
 	})
 	d.waitText("got: after the stream")
 }
@@ -165,10 +165,10 @@ func TestAttachToAHostOfAnotherUser(t *testing.T) {
 func TestViewerActsOnAnAgentAnotherClientClosed(t *testing.T) {
 	w := newWorkspace(t)
 	startAttachServe(t, w)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "hello")
 	id := sp.AgentID
-	waitAgent(t, w, id, "completed", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusCompleted })
+	waitAgent(t, w, id, "completed", func(a proto.Summary) bool { return a.Status == proto.StatusCompleted })
 	d := startViewer(t, w, "attach", "--socket", w.socket)
 	d.waitRow(id, "completed")
 
@@ -181,7 +181,7 @@ func TestViewerActsOnAnAgentAnotherClientClosed(t *testing.T) {
 		return strings.Contains(s, "agent "+id+" is closed; run resume_agent first") ||
 			strings.Contains(s, "agent "+id[:8]+" is closed; press r to resume it first")
 	})
-	if a := listAgents(t, w)[id]; a.Status != supervisor.StatusClosed || a.LastMessage != "hello" {
+	if a := listAgents(t, w)[id]; a.Status != proto.StatusClosed || a.LastMessage != "hello" {
 		t.Fatalf("the send reached a closed agent: %+v", a)
 	}
 

@@ -16,7 +16,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // TestViewerOfServe: `subdash serve` with a streaming and a finished
@@ -26,12 +26,12 @@ import (
 func TestViewerOfServe(t *testing.T) {
 	w := newWorkspace(t)
 	serve := startAttachServe(t, w)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "stream one")
 	streaming := sp.AgentID
 	ctlOK(t, w, &sp, "spawn", "hello")
 	done := sp.AgentID
-	waitAgent(t, w, done, "completed", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusCompleted })
+	waitAgent(t, w, done, "completed", func(a proto.Summary) bool { return a.Status == proto.StatusCompleted })
 
 	d := startViewer(t, w, "--dir", w.dir, "--socket", w.socket)
 	d.waitText(fmt.Sprintf("attached to subdash serve, pid %d", serve.cmd.Process.Pid))
@@ -48,16 +48,16 @@ func TestViewerOfServe(t *testing.T) {
 	if !strings.Contains(s, "interrupted") {
 		d.keys("y")
 	}
-	waitAgent(t, w, streaming, "interrupted", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusErrored })
+	waitAgent(t, w, streaming, "interrupted", func(a proto.Summary) bool { return a.Status == proto.StatusErrored })
 	d.waitText("interrupted " + streaming[:8])
 
 	d.keys("j") // the finished agent
 	d.waitText("got: hello")
 	d.keys("c")
-	waitAgent(t, w, done, "closed", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusClosed })
+	waitAgent(t, w, done, "closed", func(a proto.Summary) bool { return a.Status == proto.StatusClosed })
 	d.waitRow(done, "closed")
 	d.keys("r")
-	waitAgent(t, w, done, "resumed", func(a supervisor.Summary) bool { return a.Status == supervisor.StatusCompleted })
+	waitAgent(t, w, done, "resumed", func(a proto.Summary) bool { return a.Status == proto.StatusCompleted })
 
 	d.keys("n")
 	d.typeText("from the viewer")
@@ -98,7 +98,7 @@ func lastTick(s string) int {
 func TestTwoViewersAndReadOnly(t *testing.T) {
 	w := newWorkspace(t)
 	startAttachServe(t, w)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "hello")
 	v1 := startViewer(t, w, "attach", "--socket", w.socket)
 	v2 := startViewer(t, w, "attach", "--socket", w.socket, "--read-only")
@@ -139,7 +139,7 @@ func TestHostEndsWithTwoViewers(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			w := newWorkspace(t)
 			serve := startAttachServe(t, w)
-			var sp supervisor.SpawnResult
+			var sp proto.SpawnResult
 			ctlOK(t, w, &sp, "spawn", "stream x")
 			pgid := readPID(t, w, sp.AgentID)
 			a := startViewer(t, w, "attach", "--socket", w.socket)
@@ -291,7 +291,7 @@ func TestDashboardHostWithMCPAndViewer(t *testing.T) {
 	host.waitServing()
 	w := workspace{dir: host.dir, state: host.state, socket: host.socket}
 	cs, _, _ := startMCP(t, nil, "--dir", host.dir, "--socket", host.socket)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	toolOK(t, cs, "spawn_agent", map[string]any{"message": "stream via mcp"}, &sp)
 	viewer := startViewer(t, w, "attach", "--socket", host.socket)
 	viewer.waitRow(sp.AgentID, "running")
@@ -321,12 +321,12 @@ func TestDashboardHostWithMCPAndViewer(t *testing.T) {
 	}
 	select {
 	case text := <-waited:
-		var wr supervisor.WaitResult
+		var wr proto.WaitResult
 		if err := json.Unmarshal([]byte(text), &wr); err != nil {
 			t.Fatalf("wait: %v in %q", err, text)
 		}
 		d := wr.Details[sp.AgentID]
-		if wr.Status[sp.AgentID] != supervisor.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
+		if wr.Status[sp.AgentID] != proto.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
 			t.Fatalf("wait after the viewer's interrupt = %s", text)
 		}
 	case <-time.After(dashWait):

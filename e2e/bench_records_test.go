@@ -18,6 +18,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // BenchmarkRestoredHost (SPEC §10, BENCHMARKS.md): `subdash serve` started
@@ -98,12 +99,12 @@ func writeRecords(b *testing.B, state, dir string, agents, subs int) {
 	defer f.Close()
 	enc := json.NewEncoder(f)
 	now := time.Now().Add(-time.Hour)
-	_ = enc.Encode(supervisor.JournalEvent{Time: supervisor.Time{Time: now}, Event: "run_started", Dir: dir, PID: 1 << 22})
+	_ = enc.Encode(supervisor.JournalEvent{Time: proto.Time{Time: now}, Event: "run_started", Dir: dir, PID: 1 << 22})
 	out := "a typical answer of an agent, a few lines\nwith a result at the end"
 	for i := 0; i < agents; i++ {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i, i)
-		r := &supervisor.AgentRecord{AgentID: id, Dir: dir, Status: supervisor.StatusCompleted,
-			CreatedAt: supervisor.Time{Time: now}, UpdatedAt: supervisor.Time{Time: now}, LastOutput: &out,
+		r := &supervisor.AgentRecord{AgentID: id, Dir: dir, Status: proto.StatusCompleted,
+			CreatedAt: proto.Time{Time: now}, UpdatedAt: proto.Time{Time: now}, LastOutput: &out,
 			Command: "cat", Runner: "local"}
 		for s := 1; s <= subs; s++ {
 			sid := fmt.Sprintf("%08x-1111-4000-8000-%012d", i, s)
@@ -121,12 +122,12 @@ func writeRecords(b *testing.B, state, dir string, agents, subs int) {
 			code := 0
 			r.Submissions = append(r.Submissions, supervisor.SubmissionRecord{ID: sid, Seq: s, Message: msg,
 				MessageBytes: len(msg), MessageFile: strings.TrimSuffix(log, ".log") + ".msg", Command: "cat", Log: log,
-				StartedAt: supervisor.Time{Time: now}, EndedAt: supervisor.Time{Time: now}, Status: supervisor.StatusCompleted, ExitCode: &code})
+				StartedAt: proto.Time{Time: now}, EndedAt: proto.Time{Time: now}, Status: proto.StatusCompleted, ExitCode: &code})
 			r.LastMessage = msg
 		}
-		_ = enc.Encode(supervisor.JournalEvent{Time: supervisor.Time{Time: now}, Event: "record", AgentID: id, Record: r})
+		_ = enc.Encode(supervisor.JournalEvent{Time: proto.Time{Time: now}, Event: "record", AgentID: id, Record: r})
 	}
-	_ = enc.Encode(supervisor.JournalEvent{Time: supervisor.Time{Time: now}, Event: "records_restored"})
+	_ = enc.Encode(supervisor.JournalEvent{Time: proto.Time{Time: now}, Event: "records_restored"})
 }
 
 // median returns the middle of v (the upper one of an even count).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui"
 )
 
@@ -151,7 +152,7 @@ func spawnFloods(t *testing.T, w workspace) []string {
 	t.Helper()
 	var ids []string
 	for i := 0; i < 4; i++ {
-		var sp supervisor.SpawnResult
+		var sp proto.SpawnResult
 		ctlOK(t, w, &sp, "spawn", fmt.Sprintf("flood %d", i))
 		ids = append(ids, sp.AgentID)
 	}

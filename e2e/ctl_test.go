@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
@@ -24,12 +24,12 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	if out := ctlOK(t, w, nil, "list"); out != "{\n  \"agents\": []\n}\n" {
 		t.Fatalf("list of none = %q", out)
 	}
-	var hello supervisor.SpawnResult
+	var hello proto.SpawnResult
 	ctlOK(t, w, &hello, "spawn", "hello")
 	if hello.Status != "running" || hello.LastMessage != "hello" || hello.SubmissionID == "" || hello.CreatedAt.IsZero() {
 		t.Fatalf("spawn = %+v", hello)
 	}
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	ctlOK(t, w, &wr, "wait", hello.AgentID, "--timeout-ms", "300000")
 	if d := wr.Details[hello.AgentID]; wr.TimedOut || wr.Status[hello.AgentID] != "completed" || *d.LastOutput != "got: hello" || d.LastError != nil {
 		t.Fatalf("wait = %+v", wr)
@@ -40,13 +40,13 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 
 	// A message of "-" is read from stdin.
 	r := runCtl(t, nil, "from stdin\n", "spawn", "-", "--socket", w.socket)
-	var fromStdin supervisor.SpawnResult
+	var fromStdin proto.SpawnResult
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &fromStdin) != nil || fromStdin.LastMessage != "from stdin" {
 		t.Fatalf("spawn -: %+v", r)
 	}
 
 	// send to a final agent; the logs of each submission.
-	var sent supervisor.SendResult
+	var sent proto.SendResult
 	ctlOK(t, w, &sent, "send", hello.AgentID, "fail please")
 	if sent.Status != "running" || sent.SubmissionID == hello.SubmissionID {
 		t.Fatalf("send = %+v", sent)
@@ -63,7 +63,7 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	}
 
 	// A running agent: busy, send with interrupt, interrupt.
-	var a supervisor.SpawnResult
+	var a proto.SpawnResult
 	ctlOK(t, w, &a, "spawn", "sleep a")
 	firstGroup := readPID(t, w, a.AgentID)
 	ctlFails(t, w, "send_input failed: agent "+a.AgentID+" is busy; set interrupt=true to cancel current submission", "send", a.AgentID, "x")
@@ -71,7 +71,7 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	if sent.Status != "running" || sent.SubmissionID == a.SubmissionID || !groupGone(firstGroup) {
 		t.Fatalf("send --interrupt = %+v; first group gone: %v", sent, groupGone(firstGroup))
 	}
-	var st supervisor.StatusResult
+	var st proto.StatusResult
 	ctlOK(t, w, &st, "interrupt", a.AgentID)
 	if st.AgentID != a.AgentID || st.Status != "errored" {
 		t.Fatalf("interrupt = %+v", st)
@@ -83,7 +83,7 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 	}
 
 	// The concurrency limit (2), then close of a running agent, resume.
-	var b, c supervisor.SpawnResult
+	var b, c proto.SpawnResult
 	ctlOK(t, w, &b, "spawn", "sleep b")
 	ctlOK(t, w, &c, "spawn", "sleep c")
 	ctlFails(t, w, "spawn_agent failed: subagent concurrency limit reached (2)", "spawn", "one too many")
@@ -146,7 +146,7 @@ func TestCtlDrivesServeThroughEveryOperation(t *testing.T) {
 		t.Errorf("timed-out wait printed %q", out)
 	}
 
-	var list struct{ Agents []supervisor.Summary }
+	var list struct{ Agents []proto.Summary }
 	ctlOK(t, w, &list, "list")
 	var ids []string
 	for _, s := range list.Agents {
@@ -207,11 +207,11 @@ func TestLongMessageFromStdin(t *testing.T) {
 	body := strings.Repeat("0123456789abcdef", 5<<16) // 5 MiB
 	want := strconv.Itoa(len(body) + 1)               // and the newline after it
 	r := runCtl(t, nil, "\n\t "+body+" \n\n", "spawn", "-", "--socket", w.socket)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &sp) != nil {
 		t.Fatalf("spawn -: %+v", r)
 	}
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	ctlOK(t, w, &wr, "wait", sp.AgentID)
 	if d := wr.Details[sp.AgentID]; d.Status != "completed" || d.LastOutput == nil || *d.LastOutput != want {
 		t.Fatalf("the child counted %+v, want %s bytes", d, want)
@@ -232,9 +232,9 @@ func TestShellSyntaxInAMessageReachesStdinLiterally(t *testing.T) {
 	serveWith(t, w, nil, "--command", "cat")
 	message := fmt.Sprintf("$(touch %s); ; | && `touch %s` > %s", marker, marker, marker)
 
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", message)
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	ctlOK(t, w, &wr, "wait", sp.AgentID)
 	if d := wr.Details[sp.AgentID]; d.Status != "completed" || *d.LastOutput != message {
 		t.Fatalf("the child got %q, want %q", *d.LastOutput, message)
@@ -264,12 +264,12 @@ func TestSubagentCannotSpawnWithoutAllowNested(t *testing.T) {
 				args = append(args, "--allow-nested")
 			}
 			serveWith(t, w, nil, args...)
-			var res supervisor.SpawnResult
+			var res proto.SpawnResult
 			ctlOK(t, w, &res, "spawn", "outer")
-			var wr supervisor.WaitResult
+			var wr proto.WaitResult
 			ctlOK(t, w, &wr, "wait", res.AgentID, "--timeout-ms", "60000")
 			out := *wr.Details[res.AgentID].LastOutput
-			var list struct{ Agents []supervisor.Summary }
+			var list struct{ Agents []proto.Summary }
 			ctlOK(t, w, &list, "list")
 			if allow {
 				if len(list.Agents) != 2 || !strings.Contains(out, `"agent_id"`) {

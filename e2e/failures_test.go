@@ -10,8 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // limitFileSize gives process pid a file size limit of n bytes
@@ -35,18 +34,18 @@ func TestLogFileFailureIsSeenByPrograms(t *testing.T) {
 	w := newWorkspace(t)
 	p := serveWith(t, w, nil, "--command", floodAfterGo)
 	limitFileSize(t, p.cmd.Process.Pid, 32<<10)
-	var a supervisor.SpawnResult
+	var a proto.SpawnResult
 	ctlOK(t, w, &a, "spawn", "x")
 	if err := os.WriteFile(filepath.Join(w.dir, "go"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var res supervisor.WaitResult
+	var res proto.WaitResult
 	ctlOK(t, w, &res, "wait", a.AgentID, "--timeout-ms", "60000")
 	d := res.Details[a.AgentID]
-	if d.Status != supervisor.StatusCompleted || !strings.Contains(d.Failure, "log file could not be written (file too large): "+w.state) {
+	if d.Status != proto.StatusCompleted || !strings.Contains(d.Failure, "log file could not be written (file too large): "+w.state) {
 		t.Fatalf("wait details: status %s, failure %q; want completed and the log file's path and why", d.Status, d.Failure)
 	}
-	var list struct{ Agents []supervisor.Summary }
+	var list struct{ Agents []proto.Summary }
 	ctlOK(t, w, &list, "list")
 	if len(list.Agents) != 1 || list.Agents[0].Failure != d.Failure {
 		t.Fatalf("list: %+v; want the failure %q", list.Agents, d.Failure)
@@ -88,13 +87,13 @@ func TestJournalFailureBeforeAnyAgentIsSeen(t *testing.T) {
 	w := newWorkspace(t)
 	p := startWithFileLimit(t, "100", append([]string{"serve", "--command", e2eCommand}, w.flags()...)...)
 	waitListening(t, p, w.socket)
-	var info control.Info
+	var info proto.Info
 	ctlOK(t, w, &info, "info")
 	want := "journal could not be written (file too large): " + filepath.Join(info.RunDir, "journal.jsonl") + "; this run's records may not be restored"
 	if info.Failure != want {
 		t.Errorf("ctl info: failure %q, want %q", info.Failure, want)
 	}
-	var list control.ListResult
+	var list proto.ListResult
 	ctlOK(t, w, &list, "list")
 	if len(list.Agents) != 0 || list.Failure != want {
 		t.Errorf("ctl list: %+v, want no agent and the failure %q", list, want)
@@ -124,7 +123,7 @@ func TestLogFileFailureIsSeenInAViewer(t *testing.T) {
 	w := newWorkspace(t)
 	p := serveWith(t, w, nil, "--command", floodAfterGo+"; sleep 60")
 	limitFileSize(t, p.cmd.Process.Pid, 32<<10)
-	var a supervisor.SpawnResult
+	var a proto.SpawnResult
 	ctlOK(t, w, &a, "spawn", "x")
 	v := startViewer(t, w, "attach", "--socket", w.socket)
 	v.waitRow(a.AgentID, "running")

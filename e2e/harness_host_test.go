@@ -16,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // e2eCommand is the agent command of the end-to-end tests: it reads its
@@ -205,11 +204,11 @@ func ctlFails(t *testing.T, w workspace, want string, args ...string) {
 }
 
 // listAgents returns the host's agents by id (ctl list).
-func listAgents(t *testing.T, w workspace) map[string]supervisor.Summary {
+func listAgents(t *testing.T, w workspace) map[string]proto.Summary {
 	t.Helper()
-	var res control.ListResult
+	var res proto.ListResult
 	ctlOK(t, w, &res, "list")
-	out := map[string]supervisor.Summary{}
+	out := map[string]proto.Summary{}
 	for _, a := range res.Agents {
 		out[a.AgentID] = a
 	}
@@ -217,7 +216,7 @@ func listAgents(t *testing.T, w workspace) map[string]supervisor.Summary {
 }
 
 // waitAgent polls ctl list until agent id satisfies cond.
-func waitAgent(t *testing.T, w workspace, id, what string, cond func(supervisor.Summary) bool) {
+func waitAgent(t *testing.T, w workspace, id, what string, cond func(proto.Summary) bool) {
 	t.Helper()
 	deadline := time.Now().Add(dashWait)
 	for {
@@ -234,9 +233,9 @@ func waitAgent(t *testing.T, w workspace, id, what string, cond func(supervisor.
 
 // waitDone waits (up to 5 minutes, wait's own bound) until agent id is
 // final.
-func waitDone(t *testing.T, w workspace, id string) supervisor.WaitResult {
+func waitDone(t *testing.T, w workspace, id string) proto.WaitResult {
 	t.Helper()
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	ctlOK(t, w, &wr, "wait", id, "--timeout-ms", "300000")
 	if wr.TimedOut {
 		t.Fatalf("agent %s not final within 5 minutes", id)

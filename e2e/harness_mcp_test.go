@@ -14,7 +14,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
@@ -157,7 +157,7 @@ func requireResults(t *testing.T, answers map[string]rpcAnswer, n int, stderr st
 // answeredSpawn reads answers from sc until the one to request id, a
 // spawn_agent, and returns the agent it spawned; stderr is the server's,
 // shown when no such answer comes.
-func answeredSpawn(t *testing.T, sc *bufio.Scanner, id string, stderr fmt.Stringer) supervisor.SpawnResult {
+func answeredSpawn(t *testing.T, sc *bufio.Scanner, id string, stderr fmt.Stringer) proto.SpawnResult {
 	t.Helper()
 	for sc.Scan() {
 		var a rpcAnswer
@@ -166,14 +166,14 @@ func answeredSpawn(t *testing.T, sc *bufio.Scanner, id string, stderr fmt.String
 		}
 	}
 	t.Fatalf("no answer to spawn_agent; stderr:\n%s", stderr)
-	return supervisor.SpawnResult{}
+	return proto.SpawnResult{}
 }
 
-func spawnedAgent(t *testing.T, a rpcAnswer) supervisor.SpawnResult {
+func spawnedAgent(t *testing.T, a rpcAnswer) proto.SpawnResult {
 	t.Helper()
 	var res struct {
-		IsError    bool                   `json:"isError"`
-		Structured supervisor.SpawnResult `json:"structuredContent"`
+		IsError    bool              `json:"isError"`
+		Structured proto.SpawnResult `json:"structuredContent"`
 	}
 	if err := json.Unmarshal(a.Result, &res); err != nil || res.IsError || res.Structured.AgentID == "" {
 		t.Fatalf("spawn_agent answered %s (%v)", a.Result, err)

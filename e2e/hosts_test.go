@@ -16,8 +16,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestSecondServeIsRefusedAndAStaleSocketReplaced(t *testing.T) {
@@ -119,13 +118,13 @@ func runDirs(t *testing.T, w workspace) []string {
 func TestRefusedStartsLeaveTheRecordsAlone(t *testing.T) {
 	w := newWorkspace(t)
 	host := startServe(t, w)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "summarize transcript")
 	first := sp.AgentID
 	ctlOK(t, w, &sp, "spawn", "sleep until interrupted")
 	slept := sp.AgentID
 	readPID(t, w, slept)
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	ctlOK(t, w, &wr, "wait", first)
 	runs := runDirs(t, w)
 
@@ -155,7 +154,7 @@ func TestRefusedStartsLeaveTheRecordsAlone(t *testing.T) {
 	ctlOK(t, w, &sp, "spawn", "summarize control")
 	second := sp.AgentID
 	ctlOK(t, w, &wr, "wait", second)
-	var st supervisor.StatusResult
+	var st proto.StatusResult
 	ctlOK(t, w, &st, "interrupt", slept)
 
 	stopProcess(t, host.cmd.Process.Pid)
@@ -178,16 +177,16 @@ func TestRefusedStartsLeaveTheRecordsAlone(t *testing.T) {
 	host.wait(t)
 
 	startServe(t, w)
-	var ls control.ListResult
+	var ls proto.ListResult
 	ctlOK(t, w, &ls, "list")
 	want := []struct {
 		id, message string
-		status      supervisor.Status
+		status      proto.Status
 		lastErr     string
 	}{
-		{first, "summarize transcript", supervisor.StatusCompleted, ""},
-		{slept, "sleep until interrupted", supervisor.StatusErrored, "interrupted"},
-		{second, "summarize control", supervisor.StatusCompleted, ""},
+		{first, "summarize transcript", proto.StatusCompleted, ""},
+		{slept, "sleep until interrupted", proto.StatusErrored, "interrupted"},
+		{second, "summarize control", proto.StatusCompleted, ""},
 	}
 	if len(ls.Agents) != len(want) {
 		t.Fatalf("after the restart: %d agent(s) %+v; want %d", len(ls.Agents), ls.Agents, len(want))

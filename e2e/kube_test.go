@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 var (
@@ -126,11 +126,11 @@ func TestKubernetesBinaryRunsLocally(t *testing.T) {
 	cmd := exec.Command(kube, append([]string{"serve", "--command", e2eCommand}, w.flags()...)...)
 	cmd.Env = testEnv()
 	waitListening(t, startCmd(t, cmd), w.socket)
-	var a supervisor.SpawnResult
+	var a proto.SpawnResult
 	ctlOK(t, w, &a, "spawn", "hello")
-	var res supervisor.WaitResult
+	var res proto.WaitResult
 	ctlOK(t, w, &res, "wait", a.AgentID, "--timeout-ms", "30000")
-	if d := res.Details[a.AgentID]; d.Status != supervisor.StatusCompleted || d.LastOutput == nil || *d.LastOutput != "got: hello" {
+	if d := res.Details[a.AgentID]; d.Status != proto.StatusCompleted || d.LastOutput == nil || *d.LastOutput != "got: hello" {
 		t.Fatalf("wait: %+v; want completed with \"got: hello\"", d)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // TestMCPAnswersEveryRequestReadBeforeStdinCloses pipes requests into
@@ -29,7 +29,7 @@ func TestMCPAnswersEveryRequestReadBeforeStdinCloses(t *testing.T) {
 		toolCallLine(3, "spawn_agent", map[string]any{"message": "one shot"}),
 		toolCallLine(4, "list_agents", map[string]any{}),
 	}, "\n") + "\n"
-	run := func(t *testing.T, w workspace) supervisor.SpawnResult {
+	run := func(t *testing.T, w workspace) proto.SpawnResult {
 		t.Helper()
 		cmd := exec.Command(binPath, append([]string{"mcp", "--command", e2eCommand, "--grace", "200ms"}, w.flags()...)...)
 		cmd.Env = testEnv()
@@ -77,7 +77,7 @@ func TestMCPAnswersEveryRequestReadBeforeStdinCloses(t *testing.T) {
 		w := newWorkspace(t)
 		startServe(t, w)
 		sp := run(t, w)
-		var wr supervisor.WaitResult
+		var wr proto.WaitResult
 		ctlOK(t, w, &wr, "wait", sp.AgentID)
 		if d := wr.Details[sp.AgentID]; d.Status != "completed" || d.LastOutput == nil || *d.LastOutput != "got: one shot" {
 			t.Fatalf("the served agent of the answered spawn: %+v", wr)
@@ -115,7 +115,7 @@ func TestMCPAnswersAWaitInFlightWhenStdinCloses(t *testing.T) {
 		t.Fatalf("subdash mcp exited with %v; stderr:\n%s", err, stderr)
 	}
 	var res struct {
-		Structured supervisor.WaitResult `json:"structuredContent"`
+		Structured proto.WaitResult `json:"structuredContent"`
 	}
 	if string(a.ID) != "3" || json.Unmarshal(a.Result, &res) != nil {
 		t.Fatalf("the wait in flight got no answer (last %+v); stderr:\n%s", a, stderr)

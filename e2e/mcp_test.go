@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestMCPToolsOverStdio(t *testing.T) {
@@ -69,17 +69,17 @@ func TestMCPToolsOverStdio(t *testing.T) {
 	}
 
 	// Two agents, the limit, send with and without interrupt, wait.
-	var a, b supervisor.SpawnResult
+	var a, b proto.SpawnResult
 	toolOK(t, cs, "spawn_agent", map[string]any{"message": "sleep a"}, &a)
 	toolOK(t, cs, "spawn_agent", map[string]any{"message": "sleep b"}, &b)
 	toolFails(t, cs, "spawn_agent", map[string]any{"message": "third"}, "subagent concurrency limit reached (2)")
 	toolFails(t, cs, "send_input", map[string]any{"id": a.AgentID, "message": "first"}, "agent "+a.AgentID+" is busy; set interrupt=true to cancel current submission")
-	var sent supervisor.SendResult
+	var sent proto.SendResult
 	toolOK(t, cs, "send_input", map[string]any{"id": a.AgentID, "message": "first", "interrupt": true}, &sent)
 	if sent.Status != "running" || sent.SubmissionID == a.SubmissionID {
 		t.Fatalf("send with interrupt = %+v", sent)
 	}
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	toolOK(t, cs, "wait", map[string]any{"ids": []string{a.AgentID, b.AgentID}, "timeout_ms": 300000}, &wr)
 	if wr.TimedOut || len(wr.Status) != 1 || wr.Status[a.AgentID] != "completed" || *wr.Details[a.AgentID].LastOutput != "got: first" {
 		t.Fatalf("wait = %+v", wr)
@@ -91,7 +91,7 @@ func TestMCPToolsOverStdio(t *testing.T) {
 	}
 
 	// close, resume.
-	var st supervisor.StatusResult
+	var st proto.StatusResult
 	toolOK(t, cs, "close_agent", map[string]any{"id": a.AgentID}, &st)
 	if st.Status != "closed" {
 		t.Fatalf("close = %+v", st)
@@ -118,7 +118,7 @@ func TestMCPToolsOverStdio(t *testing.T) {
 	// Shell syntax in a message reaches the child's stdin literally.
 	marker := filepath.Join(w.base, "pwned")
 	message := fmt.Sprintf("$(touch %s); ; | && `touch %s`", marker, marker)
-	var c supervisor.SpawnResult
+	var c proto.SpawnResult
 	toolOK(t, cs, "spawn_agent", map[string]any{"message": message}, &c)
 	toolOK(t, cs, "wait", map[string]any{"ids": []string{c.AgentID}}, &wr)
 	if got := *wr.Details[c.AgentID].LastOutput; got != "got: "+message {
@@ -128,7 +128,7 @@ func TestMCPToolsOverStdio(t *testing.T) {
 		t.Fatalf("%s exists: the message was executed", marker)
 	}
 
-	var list struct{ Agents []supervisor.Summary }
+	var list struct{ Agents []proto.Summary }
 	toolOK(t, cs, "list_agents", map[string]any{}, &list)
 	if len(list.Agents) != 3 || list.Agents[0].AgentID != a.AgentID || list.Agents[2].AgentID != c.AgentID {
 		t.Fatalf("list_agents = %+v", list)
@@ -155,9 +155,9 @@ func TestMCPDrivesTheSubdashServingItsDirectory(t *testing.T) {
 	w := newWorkspace(t)
 	serve := startServe(t, w)
 	cs, _, stderr := startMCP(t, nil, append([]string{"--command", "false"}, w.flags()...)...)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	toolOK(t, cs, "spawn_agent", map[string]any{"message": "through mcp"}, &sp)
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	toolOK(t, cs, "wait", map[string]any{"ids": []string{sp.AgentID}}, &wr)
 	if *wr.Details[sp.AgentID].LastOutput != "got: through mcp" {
 		t.Fatalf("wait = %+v (ran the serve's agent command?)", wr)
@@ -219,7 +219,7 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 		}
 		if msg.ID == 3 {
 			var res struct {
-				StructuredContent supervisor.SpawnResult `json:"structuredContent"`
+				StructuredContent proto.SpawnResult `json:"structuredContent"`
 			}
 			_ = json.Unmarshal(msg.Result, &res)
 			agentID = res.StructuredContent.AgentID
@@ -254,7 +254,7 @@ func TestDashboardShowsAgentSpawnedThroughMCP(t *testing.T) {
 	d := startDash(t, 160, 40, nil, "--command", e2eCommand)
 	d.waitServing()
 	cs, _, _ := startMCP(t, nil, "--dir", d.dir, "--state-dir", d.state, "--socket", d.socket)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	toolOK(t, cs, "spawn_agent", map[string]any{"message": "hello from mcp"}, &sp)
 	d.waitText(sp.AgentID[:8], "hello from mcp")
 }

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // TestPresetThroughTheBinary runs `subdash serve --preset codex` with the
@@ -21,18 +21,18 @@ func TestPresetThroughTheBinary(t *testing.T) {
 	env, calls := fakeCLIs(t, w.base)
 	serveWith(t, w, env, "--preset", "codex")
 
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "say hi")
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
 	const thread = "01a22c75-d518-7a43-8ad2-67959028ffd4"
 	d := wr.Details[sp.AgentID]
-	if d.Status != supervisor.StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #3") || d.SessionID != thread {
+	if d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #3") || d.SessionID != thread {
 		t.Fatalf("first run: %s %q session %q", d.Status, *d.LastOutput, d.SessionID)
 	}
 	ctlOK(t, w, nil, "send", sp.AgentID, "and again")
 	ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
-	if d := wr.Details[sp.AgentID]; d.Status != supervisor.StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #4: saw 3 user message(s)") {
+	if d := wr.Details[sp.AgentID]; d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #4: saw 3 user message(s)") {
 		t.Fatalf("follow-up: %s %q", d.Status, *d.LastOutput)
 	}
 	if out := ctlOK(t, w, nil, "list"); !strings.Contains(out, `"session_id": "`+thread+`"`) {
@@ -70,22 +70,22 @@ func TestRealCLIsContinueAcrossARestart(t *testing.T) {
 			w := newWorkspace(t)
 			serve := func() *process { return serveWith(t, w, env, "--preset", c.cli, "--timeout", "2m") }
 			p1 := serve()
-			var sp supervisor.SpawnResult
+			var sp proto.SpawnResult
 			ctlOK(t, w, &sp, "spawn", "say hi")
 			wr := waitDone(t, w, sp.AgentID)
 			first := wr.Details[sp.AgentID]
-			if first.Status != supervisor.StatusCompleted || first.SessionID == "" {
+			if first.Status != proto.StatusCompleted || first.SessionID == "" {
 				t.Fatalf("first run: %s, session %q, last_error %v", first.Status, first.SessionID, first.LastError)
 			}
 			_ = p1.cmd.Process.Signal(syscall.SIGTERM)
 			p1.wait(t)
 
 			serve()
-			var sr supervisor.SendResult
+			var sr proto.SendResult
 			ctlOK(t, w, &sr, "send", sp.AgentID, "and again")
 			wr = waitDone(t, w, sp.AgentID)
 			again := wr.Details[sp.AgentID]
-			if again.Status != supervisor.StatusCompleted || again.SessionID != first.SessionID {
+			if again.Status != proto.StatusCompleted || again.SessionID != first.SessionID {
 				t.Fatalf("after restart: %s, session %q (was %q), last_error %v", again.Status, again.SessionID, first.SessionID, again.LastError)
 			}
 			saw := 0

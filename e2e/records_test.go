@@ -9,8 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // TestServeKilledAndRestartedRestoresItsAgents (SPEC §10): serve with
@@ -20,7 +19,7 @@ import (
 func TestServeKilledAndRestartedRestoresItsAgents(t *testing.T) {
 	w := newWorkspace(t)
 	p1 := startServe(t, w)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "hello")
 	done := sp.AgentID
 	ctlOK(t, w, &sp, "spawn", "fail now")
@@ -28,7 +27,7 @@ func TestServeKilledAndRestartedRestoresItsAgents(t *testing.T) {
 	ctlOK(t, w, &sp, "spawn", "sleep long")
 	slept := sp.AgentID
 	pgid := readPID(t, w, slept)
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	ctlOK(t, w, &wr, "wait", done)
 	ctlOK(t, w, &wr, "wait", failed)
 	if err := p1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -41,14 +40,14 @@ func TestServeKilledAndRestartedRestoresItsAgents(t *testing.T) {
 
 	// The new host runs another command; restored agents keep theirs.
 	p2 := serveWith(t, w, nil, "--command", "echo other-host", "--grace", "200ms")
-	var ls control.ListResult
+	var ls proto.ListResult
 	ctlOK(t, w, &ls, "list")
 	want := []struct {
 		id      string
-		status  supervisor.Status
+		status  proto.Status
 		lastErr string
-	}{{done, supervisor.StatusCompleted, ""}, {failed, supervisor.StatusErrored, "submission failed with exit code 3"},
-		{slept, supervisor.StatusErrored, "interrupted (host ended)"}}
+	}{{done, proto.StatusCompleted, ""}, {failed, proto.StatusErrored, "submission failed with exit code 3"},
+		{slept, proto.StatusErrored, "interrupted (host ended)"}}
 	if len(ls.Agents) != 3 {
 		t.Fatalf("list after restart: %+v", ls.Agents)
 	}
@@ -75,7 +74,7 @@ func TestServeKilledAndRestartedRestoresItsAgents(t *testing.T) {
 	if out := ctlOK(t, w, nil, "logs", failed); out != "oops\n" {
 		t.Errorf("logs of the errored agent: %q", out)
 	}
-	var sr supervisor.SendResult
+	var sr proto.SendResult
 	ctlOK(t, w, &sr, "send", done, "again")
 	ctlOK(t, w, &wr, "wait", done)
 	if out := ctlOK(t, w, nil, "logs", done, "--submission", "2"); out != "got: again\n" {
@@ -86,7 +85,7 @@ func TestServeKilledAndRestartedRestoresItsAgents(t *testing.T) {
 	// restart; its log stays.
 	ctlOK(t, w, &sr, "send", slept, "sleep again")
 	ctlFails(t, w, "forget failed: agent "+slept+" is running; interrupt or close it before forgetting it", "forget", slept)
-	var st supervisor.StatusResult
+	var st proto.StatusResult
 	ctlOK(t, w, &st, "forget", failed)
 	if st.Status != "forgotten" {
 		t.Errorf("forget answered %+v", st)
@@ -114,14 +113,14 @@ func TestServeKilledAndRestartedRestoresItsAgents(t *testing.T) {
 func TestRestoreWindowZeroRestoresNothing(t *testing.T) {
 	w := newWorkspace(t)
 	p1 := startServe(t, w)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	ctlOK(t, w, &sp, "spawn", "hello")
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	ctlOK(t, w, &wr, "wait", sp.AgentID)
 	_ = p1.cmd.Process.Signal(syscall.SIGTERM)
 	p1.wait(t)
 	p2 := serveWith(t, w, nil, "--command", e2eCommand, "--restore-window", "0")
-	var ls control.ListResult
+	var ls proto.ListResult
 	ctlOK(t, w, &ls, "list")
 	if len(ls.Agents) != 0 {
 		t.Fatalf("--restore-window 0 restored %+v", ls.Agents)
@@ -143,18 +142,18 @@ func TestMCPTakingOverRestoresTheRecords(t *testing.T) {
 	w := newWorkspace(t)
 	serve := startServe(t, w)
 	cs, _, stderr := startMCP(t, nil, append([]string{"--command", "false"}, w.flags()...)...)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	toolOK(t, cs, "spawn_agent", map[string]any{"message": "first"}, &sp)
-	var wr supervisor.WaitResult
+	var wr proto.WaitResult
 	toolOK(t, cs, "wait", map[string]any{"ids": []string{sp.AgentID}}, &wr)
 	_ = serve.cmd.Process.Signal(syscall.SIGTERM)
 	serve.wait(t)
 
-	var sr supervisor.SendResult
+	var sr proto.SendResult
 	toolOK(t, cs, "send_input", map[string]any{"id": sp.AgentID, "message": "second"}, &sr)
 	toolOK(t, cs, "wait", map[string]any{"ids": []string{sp.AgentID}}, &wr)
 	d := wr.Details[sp.AgentID]
-	if d.Status != supervisor.StatusCompleted || *d.LastOutput != "got: second" || *d.LastSubmissionID != sr.SubmissionID {
+	if d.Status != proto.StatusCompleted || *d.LastOutput != "got: second" || *d.LastSubmissionID != sr.SubmissionID {
 		t.Fatalf("after the takeover: %s %q (stderr %s)", d.Status, *d.LastOutput, stderr)
 	}
 	if out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1"); out != "got: first\n" {
@@ -188,11 +187,11 @@ func TestBuiltinAgentsOutliveTheBinaryThatSpawnedThem(t *testing.T) {
 	var ids []string
 	for _, flags := range [][]string{{"--preset", "builtin"}, nil} {
 		p := serveOld(flags...)
-		var sp supervisor.SpawnResult
+		var sp proto.SpawnResult
 		ctlOK(t, w, &sp, "spawn", "summarize .")
-		var wr supervisor.WaitResult
+		var wr proto.WaitResult
 		ctlOK(t, w, &wr, "wait", sp.AgentID)
-		if wr.Details[sp.AgentID].Status != supervisor.StatusCompleted {
+		if wr.Details[sp.AgentID].Status != proto.StatusCompleted {
 			t.Fatalf("%v: first submission %+v", flags, wr.Details[sp.AgentID])
 		}
 		ids = append(ids, sp.AgentID)
@@ -205,11 +204,11 @@ func TestBuiltinAgentsOutliveTheBinaryThatSpawnedThem(t *testing.T) {
 
 	startServe(t, w) // another command; restored agents keep the built-in one
 	for _, id := range ids {
-		var sr supervisor.SendResult
+		var sr proto.SendResult
 		ctlOK(t, w, &sr, "send", id, "summarize .")
-		var wr supervisor.WaitResult
+		var wr proto.WaitResult
 		ctlOK(t, w, &wr, "wait", id)
-		if d := wr.Details[id]; d.Status != supervisor.StatusCompleted {
+		if d := wr.Details[id]; d.Status != proto.StatusCompleted {
 			t.Errorf("agent %s after its binary is gone: %s %v", id, d.Status, d.LastError)
 		}
 		if out := ctlOK(t, w, nil, "logs", id, "--submission", "2"); !strings.Contains(out, "summary of .: 1 file") {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestCtlFindsTheSocketOfADirectory(t *testing.T) {
@@ -127,7 +127,7 @@ func TestDifferentTMPDIRFindTheSameHost(t *testing.T) {
 		t.Fatalf("ctl with another TMPDIR: %s", r.stderr)
 	}
 	cs, _, stderr := startMCP(t, env(), "--dir", w.dir)
-	var list control.ListResult
+	var list proto.ListResult
 	toolOK(t, cs, "list_agents", map[string]any{}, &list)
 	if len(list.Agents) != 1 {
 		t.Fatalf("MCP with another TMPDIR sees %d agents", len(list.Agents))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
 
@@ -16,44 +17,6 @@ import (
 // writes becomes a pending approval of the agent until a person answers it
 // (Approve, Deny) or the submission is stopped, which denies it. Nothing is
 // ever allowed without an answer.
-
-// PendingApproval is a tool permission request of an agent that waits for
-// an answer (SPEC §12), as list, the dashboard and viewers show it.
-type PendingApproval struct {
-	// RequestID is the CLI's id of the request; every answer names it.
-	RequestID string `json:"request_id"`
-	// Tool is the tool the agent wants to use, e.g. "Bash".
-	Tool string `json:"tool"`
-	// Summary is the tool input in one line (the command, the file path).
-	Summary string `json:"summary"`
-	// Description is what the CLI says the call does; "" when it says nothing.
-	Description string `json:"description,omitempty"`
-	// SubmissionID is the submission that asked.
-	SubmissionID string `json:"submission_id"`
-	// RequestedAt is when the request arrived.
-	RequestedAt Time `json:"requested_at"`
-}
-
-// ApprovalResult is the result of Approve and Deny: the request answered and
-// how.
-type ApprovalResult struct {
-	AgentID   string `json:"agent_id"`
-	RequestID string `json:"request_id"`
-	Tool      string `json:"tool"`
-	Summary   string `json:"summary"`
-	// Decision is "allow", "allow_always" (the tool is allowed for the rest
-	// of the agent's session) or "deny".
-	Decision string `json:"decision"`
-	// Message is the reason given with a denial, as the agent reads it.
-	Message string `json:"message,omitempty"`
-}
-
-// The decisions of an ApprovalResult.
-const (
-	DecisionAllow       = "allow"
-	DecisionAllowAlways = "allow_always"
-	DecisionDeny        = "deny"
-)
 
 // DefaultDenyMessage is what the agent reads when a denial gives no reason.
 const DefaultDenyMessage = "The user denied this tool use."
@@ -75,9 +38,9 @@ type approvalRequest struct {
 	at  time.Time
 }
 
-func (r *approvalRequest) info(sub *submission) PendingApproval {
-	return PendingApproval{RequestID: r.req.RequestID, Tool: r.req.Tool, Summary: r.req.Summary,
-		Description: r.req.Description, SubmissionID: sub.id, RequestedAt: Time{r.at}}
+func (r *approvalRequest) info(sub *submission) proto.PendingApproval {
+	return proto.PendingApproval{RequestID: r.req.RequestID, Tool: r.req.Tool, Summary: r.req.Summary,
+		Description: r.req.Description, SubmissionID: sub.id, RequestedAt: proto.Time{Time: r.at}}
 }
 
 // newApprovalsLocked prepares sub to relay approvals: the initialize
@@ -130,7 +93,7 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 		if r != nil {
 			s.journal.write(JournalEvent{Event: "approval_withdrawn", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 				RequestID: c.RequestID, Tool: r.req.Tool})
-			s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+			s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
 		}
 		return
 	}
@@ -139,7 +102,7 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 	}
 	s.mu.Lock()
 	stopping, always := sub.reason, a.alwaysAllowed[c.Tool]
-	var at *Attention
+	var at *proto.Attention
 	switch {
 	case stopping != "":
 		ap.answered[c.RequestID] = "denied: " + stopping
@@ -149,8 +112,8 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 		ap.pending = append(ap.pending, &approvalRequest{req: c, at: time.Now()})
 		a.updatedAt = time.Now()
 		// It needs you (SPEC §11, §12): marked, rung, --notify-command.
-		if at = s.needYouLocked(a, ReasonApproval); at != nil {
-			at.Text = oneLine("agent "+shortID(a.id)+" needs approval: "+c.Tool+" "+c.Summary, MaxAttentionText)
+		if at = s.needYouLocked(a, proto.ReasonApproval); at != nil {
+			at.Text = oneLine("agent "+shortID(a.id)+" needs approval: "+c.Tool+" "+c.Summary, proto.MaxAttentionText)
 		}
 	}
 	s.mu.Unlock()
@@ -158,11 +121,11 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 		RequestID: c.RequestID, Tool: c.Tool, Note: c.Summary})
 	switch {
 	case stopping != "":
-		s.answer(a, sub, &approvalRequest{req: c}, DecisionDeny, "subdash: "+stopping, "denied: "+stopping)
+		s.answer(a, sub, &approvalRequest{req: c}, proto.DecisionDeny, "subdash: "+stopping, "denied: "+stopping)
 	case always:
-		s.answer(a, sub, &approvalRequest{req: c}, DecisionAllow, "", "allowed: an earlier answer allowed "+c.Tool+" for this agent's session")
+		s.answer(a, sub, &approvalRequest{req: c}, proto.DecisionAllow, "", "allowed: an earlier answer allowed "+c.Tool+" for this agent's session")
 	default:
-		s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
 		s.announce(a.id, at)
 	}
 }
@@ -186,10 +149,10 @@ func (ap *approvals) takeLocked(rid string) *approvalRequest {
 // Errors: "agent not found: <id>"; no pending request; a request that was
 // already answered (by another client meanwhile) or never existed; nothing
 // is sent then.
-func (s *Supervisor) Approve(id, requestID string, always bool) (ApprovalResult, error) {
-	decision := DecisionAllow
+func (s *Supervisor) Approve(id, requestID string, always bool) (proto.ApprovalResult, error) {
+	decision := proto.DecisionAllow
 	if always {
-		decision = DecisionAllowAlways
+		decision = proto.DecisionAllowAlways
 	}
 	return s.decide(id, requestID, decision, "")
 }
@@ -198,44 +161,44 @@ func (s *Supervisor) Approve(id, requestID string, always bool) (ApprovalResult,
 // message is the reason the agent reads ("" sends DefaultDenyMessage).
 // requestID and the errors are as for Approve. The agent goes on: the CLI
 // hands the denial to the model as the tool's result.
-func (s *Supervisor) Deny(id, requestID, message string) (ApprovalResult, error) {
+func (s *Supervisor) Deny(id, requestID, message string) (proto.ApprovalResult, error) {
 	message = strings.TrimSpace(message)
 	if message == "" {
 		message = DefaultDenyMessage
 	}
-	return s.decide(id, requestID, DecisionDeny, message)
+	return s.decide(id, requestID, proto.DecisionDeny, message)
 }
 
-func (s *Supervisor) decide(id, requestID, decision, message string) (ApprovalResult, error) {
+func (s *Supervisor) decide(id, requestID, decision, message string) (proto.ApprovalResult, error) {
 	requestID = strings.TrimSpace(requestID)
 	s.mu.Lock()
 	a, err := s.lookup(id)
 	if err != nil {
 		s.mu.Unlock()
-		return ApprovalResult{}, err
+		return proto.ApprovalResult{}, err
 	}
 	sub, r, err := s.findRequestLocked(a, requestID)
 	if err != nil {
 		s.mu.Unlock()
-		return ApprovalResult{}, err
+		return proto.ApprovalResult{}, err
 	}
 	sub.appr.takeLocked(r.req.RequestID)
 	text := "allowed"
 	switch decision {
-	case DecisionAllowAlways:
+	case proto.DecisionAllowAlways:
 		if a.alwaysAllowed == nil {
 			a.alwaysAllowed = map[string]bool{}
 		}
 		a.alwaysAllowed[r.req.Tool] = true
 		text = "allowed " + r.req.Tool + " for the rest of this agent's session"
-	case DecisionDeny:
+	case proto.DecisionDeny:
 		text = "denied: " + message
 	}
 	sub.appr.answered[r.req.RequestID] = text
 	a.updatedAt = time.Now()
 	s.mu.Unlock()
 	s.answer(a, sub, r, decision, message, text)
-	return ApprovalResult{AgentID: a.id, RequestID: r.req.RequestID, Tool: r.req.Tool, Summary: r.req.Summary,
+	return proto.ApprovalResult{AgentID: a.id, RequestID: r.req.RequestID, Tool: r.req.Tool, Summary: r.req.Summary,
 		Decision: decision, Message: message}, nil
 }
 
@@ -245,7 +208,7 @@ func (s *Supervisor) findRequestLocked(a *agent, rid string) (*submission, *appr
 	sub := a.running
 	if rid == "" {
 		if sub == nil || sub.appr == nil || len(sub.appr.pending) == 0 {
-			return nil, nil, &Error{CodeNotPending, fmt.Sprintf("agent %s has no pending approval request", a.id)}
+			return nil, nil, proto.ErrNoPendingApproval(a.id)
 		}
 		return sub, sub.appr.pending[0], nil
 	}
@@ -261,30 +224,30 @@ func (s *Supervisor) findRequestLocked(a *agent, rid string) (*submission, *appr
 			continue
 		}
 		if how, ok := old.appr.answered[rid]; ok {
-			return nil, nil, &Error{CodeNotPending, fmt.Sprintf("approval request %s of agent %s is no longer pending (%s); nothing was sent", rid, a.id, how)}
+			return nil, nil, proto.ErrNotPending(a.id, rid, how)
 		}
 	}
-	return nil, nil, &Error{CodeNotFound, fmt.Sprintf("agent %s has no approval request %s", a.id, rid)}
+	return nil, nil, proto.ErrNoApprovalRequest(a.id, rid)
 }
 
 // answer writes the control_response for r on sub's stdin and records it
 // in the transcript and the journal.
 func (s *Supervisor) answer(a *agent, sub *submission, r *approvalRequest, decision, message, text string) {
-	if decision == DecisionDeny {
+	if decision == proto.DecisionDeny {
 		sub.appr.stdin.write(transcript.ClaudeDeny(r.req, message))
 	} else {
-		sub.appr.stdin.write(transcript.ClaudeAllow(r.req, decision == DecisionAllowAlways))
+		sub.appr.stdin.write(transcript.ClaudeAllow(r.req, decision == proto.DecisionAllowAlways))
 	}
 	sub.tr.add(transcript.Entry{Kind: transcript.KindApprovalAnswer, Tool: r.req.Tool, ID: r.req.RequestID,
-		Summary: r.req.Summary, Text: text, IsError: decision == DecisionDeny})
+		Summary: r.req.Summary, Text: text, IsError: decision == proto.DecisionDeny})
 	s.journal.write(JournalEvent{Event: "approval_answered", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		RequestID: r.req.RequestID, Tool: r.req.Tool, Decision: decision, Note: message})
 	s.mu.Lock()
-	if at := a.needsYou; at != nil && at.Reason == ReasonApproval && len(sub.appr.pending) == 0 {
+	if at := a.needsYou; at != nil && at.Reason == proto.ReasonApproval && len(sub.appr.pending) == 0 {
 		a.needsYou = nil // answered, from wherever: nothing left to ask you
 	}
 	s.mu.Unlock()
-	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
 }
 
 // denyPending denies every pending request of sub because it is being
@@ -302,7 +265,7 @@ func (s *Supervisor) denyPending(a *agent, sub *submission, reason string) {
 	}
 	s.mu.Unlock()
 	for _, r := range pending {
-		s.answer(a, sub, r, DecisionDeny, "subdash: "+reason, "denied: "+reason)
+		s.answer(a, sub, r, proto.DecisionDeny, "subdash: "+reason, "denied: "+reason)
 	}
 	sub.appr.stdin.close()
 }
@@ -329,26 +292,16 @@ func (s *Supervisor) expirePending(a *agent, sub *submission) {
 
 // pendingLocked returns copies of the pending requests of a's running
 // submission, oldest first; nil when none. Call with s.mu held.
-func pendingLocked(a *agent) []PendingApproval {
+func pendingLocked(a *agent) []proto.PendingApproval {
 	sub := a.running
 	if sub == nil || sub.appr == nil || len(sub.appr.pending) == 0 {
 		return nil
 	}
-	out := make([]PendingApproval, len(sub.appr.pending))
+	out := make([]proto.PendingApproval, len(sub.appr.pending))
 	for i, r := range sub.appr.pending {
 		out[i] = r.info(sub)
 	}
 	return out
-}
-
-// ApprovalActivity is the activity of an agent whose oldest pending request
-// is p: "needs approval: <tool> <one-line input>" (SPEC §12).
-func ApprovalActivity(p PendingApproval) string {
-	act := "needs approval: " + p.Tool
-	if p.Summary != "" {
-		act += " " + p.Summary
-	}
-	return act
 }
 
 // stdinQueue writes lines to a child's stdin in order from one goroutine

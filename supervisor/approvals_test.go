@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
 
@@ -22,7 +23,7 @@ func approvalSupervisor(t *testing.T) (s *Supervisor, log, dir string) {
 }
 
 // pendingOf polls until agent id has n pending requests and returns them.
-func pendingOf(t *testing.T, s *Supervisor, id string, n int) []PendingApproval {
+func pendingOf(t *testing.T, s *Supervisor, id string, n int) []proto.PendingApproval {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -69,7 +70,7 @@ func TestApprovalAllowAndDeny(t *testing.T) {
 		t.Fatalf("pending = %+v", p)
 	}
 	info, _ := s.Agent(id)
-	if info.Status != StatusRunning || info.Activity != "needs approval: Bash touch "+a {
+	if info.Status != proto.StatusRunning || info.Activity != "needs approval: Bash touch "+a {
 		t.Fatalf("status %s, activity %q", info.Status, info.Activity)
 	}
 	if l := s.List(); len(l[0].PendingApprovals) != 2 || l[0].PendingApprovals[0].RequestID != p[0].RequestID {
@@ -77,15 +78,15 @@ func TestApprovalAllowAndDeny(t *testing.T) {
 	}
 	// Answer the second one first, by id; then the oldest (the first).
 	r, err := s.Deny(id, p[1].RequestID, "not B")
-	if err != nil || r.Decision != DecisionDeny || r.RequestID != p[1].RequestID {
+	if err != nil || r.Decision != proto.DecisionDeny || r.RequestID != p[1].RequestID {
 		t.Fatalf("deny: %+v %v", r, err)
 	}
 	r, err = s.Approve(id, "", false)
-	if err != nil || r.RequestID != p[0].RequestID || r.Decision != DecisionAllow {
+	if err != nil || r.RequestID != p[0].RequestID || r.Decision != proto.DecisionAllow {
 		t.Fatalf("approve oldest: %+v %v", r, err)
 	}
 	d := waitFinal(t, s, id)
-	if d.Status != StatusCompleted || !exists(a) || exists(b) {
+	if d.Status != proto.StatusCompleted || !exists(a) || exists(b) {
 		t.Fatalf("status %s, A exists %v, B exists %v", d.Status, exists(a), exists(b))
 	}
 	// What the CLI read: initialize, the message as a user message, then
@@ -150,22 +151,22 @@ func TestApprovalStaleAnswer(t *testing.T) {
 	// A second answer to the same request (another viewer, ctl) is refused
 	// and not applied to the next request.
 	_, err := s.Deny(id, p[0].RequestID, "")
-	if CodeOf(err) != CodeNotPending || !strings.Contains(errText(err), "is no longer pending (allowed)") {
+	if proto.CodeOf(err) != proto.CodeNotPending || !strings.Contains(errText(err), "is no longer pending (allowed)") {
 		t.Fatalf("stale answer: %v", err)
 	}
 	if left := pendingOf(t, s, id, 1); left[0].RequestID != p[1].RequestID {
 		t.Fatalf("pending = %+v", left)
 	}
-	if _, err := s.Approve(id, "no-such-request", false); CodeOf(err) != CodeNotFound {
+	if _, err := s.Approve(id, "no-such-request", false); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Fatalf("unknown request: %v", err)
 	}
 	if _, err := s.Deny(id, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted || exists(b) {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || exists(b) {
 		t.Fatalf("status %s, B exists %v", d.Status, exists(b))
 	}
-	if _, err := s.Approve(id, "", false); CodeOf(err) != CodeNotPending {
+	if _, err := s.Approve(id, "", false); proto.CodeOf(err) != proto.CodeNotPending {
 		t.Fatalf("answer with none pending: %v", err)
 	}
 }
@@ -179,14 +180,14 @@ func TestApprovalInterruptDeniesPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := waitFinal(t, s, id)
-	if d.Status != StatusErrored || *d.LastError != "interrupted" || exists(a) {
+	if d.Status != proto.StatusErrored || *d.LastError != "interrupted" || exists(a) {
 		t.Fatalf("status %s %v, A exists %v", d.Status, d.LastError, exists(a))
 	}
 	if info, _ := s.Agent(id); len(info.PendingApprovals) != 0 {
 		t.Fatalf("pending after interrupt: %+v", info.PendingApprovals)
 	}
 	_, err := s.Approve(id, p[0].RequestID, false)
-	if CodeOf(err) != CodeNotPending || !strings.Contains(errText(err), "denied: interrupted") {
+	if proto.CodeOf(err) != proto.CodeNotPending || !strings.Contains(errText(err), "denied: interrupted") {
 		t.Fatalf("answer after interrupt: %v", err)
 	}
 	j, _ := os.ReadFile(filepath.Join(s.RunDir(), "journal.jsonl"))
@@ -208,7 +209,7 @@ func TestApprovalAllowAlwaysCarriesOver(t *testing.T) {
 	if _, err := s.Send(id, "ask "+b, false); err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted || !exists(b) {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || !exists(b) {
 		t.Fatalf("second submission: %s, B exists %v", d.Status, exists(b))
 	}
 	in := stdinLines(t, log)
@@ -255,15 +256,15 @@ func TestPendingApprovalsTravelToViewers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got AgentInfo
+	var got proto.AgentInfo
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
 	want := p[0]
-	want.RequestedAt = Time{want.RequestedAt.Truncate(time.Millisecond)} // RFC 3339 with milliseconds
+	want.RequestedAt = proto.Time{Time: want.RequestedAt.Truncate(time.Millisecond)} // RFC 3339 with milliseconds
 	if len(got.PendingApprovals) == 1 {
-		got.PendingApprovals[0].RequestedAt = Time{got.PendingApprovals[0].RequestedAt.UTC()}
-		want.RequestedAt = Time{want.RequestedAt.UTC()}
+		got.PendingApprovals[0].RequestedAt = proto.Time{Time: got.PendingApprovals[0].RequestedAt.UTC()}
+		want.RequestedAt = proto.Time{Time: want.RequestedAt.UTC()}
 	}
 	if len(got.PendingApprovals) != 1 || got.PendingApprovals[0] != want || got.Activity != info.Activity {
 		t.Fatalf("after JSON: %+v, activity %q; want %+v, %q", got.PendingApprovals, got.Activity, p, info.Activity)

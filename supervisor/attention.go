@@ -5,34 +5,9 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
-
-// Attention says that an agent needs the user (SPEC §11): it reached a
-// final state, or asks for approval (SPEC §12), since it was last looked
-// at. Summary.NeedsYou carries it; nil means the agent does not need you.
-type Attention struct {
-	// Reason is why: the final status it took ("completed", "errored",
-	// "closed") or "approval".
-	Reason string `json:"reason"`
-	// Since is when it started needing you; the dashboard's jump key
-	// visits the oldest first.
-	Since Time `json:"since"`
-	// Seq numbers the transition, increasing across all agents of a host:
-	// a dashboard raises one notification per (agent, Seq) it has not seen
-	// before, so a transition is announced at most once (SPEC §11).
-	Seq uint64 `json:"seq"`
-	// Text is a short one-line summary for notifications: no control
-	// characters, at most MaxAttentionText characters, never starting with
-	// a digit (some terminals read OSC 9;<digit>… as a progress report).
-	Text string `json:"text"`
-}
-
-// ReasonApproval is Attention.Reason for an agent that asks for approval
-// of a tool (SPEC §12).
-const ReasonApproval = "approval"
-
-// MaxAttentionText bounds Attention.Text, in characters.
-const MaxAttentionText = 160
 
 // needYouLocked marks agent a as needing the user for reason (SPEC §11)
 // and returns the attention to announce. Call with s.mu held, then, after
@@ -42,12 +17,12 @@ const MaxAttentionText = 160
 // marks its agent with reason "approval" through needYou, and the
 // dashboards, the status line, the jump key, notifications and
 // --notify-command all follow. A host that is shutting down marks nothing.
-func (s *Supervisor) needYouLocked(a *agent, reason string) *Attention {
+func (s *Supervisor) needYouLocked(a *agent, reason string) *proto.Attention {
 	if s.shutdown {
 		return nil
 	}
 	s.attentionSeq++
-	at := &Attention{Reason: reason, Since: Time{time.Now()}, Seq: s.attentionSeq, Text: attentionText(a, reason)}
+	at := &proto.Attention{Reason: reason, Since: proto.Time{Time: time.Now()}, Seq: s.attentionSeq, Text: attentionText(a, reason)}
 	a.needsYou = at
 	return at
 }
@@ -59,12 +34,12 @@ func (s *Supervisor) needYou(a *agent, reason string) {
 	s.mu.Lock()
 	at := s.needYouLocked(a, reason)
 	s.mu.Unlock()
-	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	s.announce(a.id, at)
 }
 
 // announce runs the notify command for a transition (nil: none).
-func (s *Supervisor) announce(id string, at *Attention) {
+func (s *Supervisor) announce(id string, at *proto.Attention) {
 	if at != nil && s.notifier != nil {
 		s.notifier.notify(id, at)
 	}
@@ -84,7 +59,7 @@ func (s *Supervisor) MarkSeen(id string) error {
 	a.needsYou = nil
 	s.mu.Unlock()
 	if was != nil {
-		s.hub.publish(Change{AgentID: a.id, Agent: true})
+		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	}
 	return nil
 }
@@ -94,10 +69,10 @@ func (s *Supervisor) MarkSeen(id string) error {
 // tests". Call with s.mu held.
 func attentionText(a *agent, reason string) string {
 	head := "agent " + shortID(a.id) + " " + reason
-	if reason == string(StatusErrored) && a.lastError != nil {
+	if reason == string(proto.StatusErrored) && a.lastError != nil {
 		head += " (" + *a.lastError + ")"
 	}
-	return oneLine(head+": "+a.lastMessage, MaxAttentionText)
+	return oneLine(head+": "+a.lastMessage, proto.MaxAttentionText)
 }
 
 func shortID(id string) string {

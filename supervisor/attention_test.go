@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // gated is an agent command driven by its message: "hold G [fail]" waits
@@ -20,7 +22,7 @@ func openGate(t *testing.T, s *Supervisor, name string) {
 	}
 }
 
-func attnSummary(t *testing.T, s *Supervisor, id string) Summary {
+func attnSummary(t *testing.T, s *Supervisor, id string) proto.Summary {
 	t.Helper()
 	a, ok := s.Agent(id)
 	if !ok {
@@ -79,7 +81,7 @@ func TestNeedsYouMarkedOnFinalStatusAndClearedWhenSeen(t *testing.T) {
 	if err := s.MarkSeen(ok); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.MarkSeen("nope-nope"); CodeOf(err) != CodeNotFound {
+	if err := s.MarkSeen("nope-nope"); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Fatalf("MarkSeen unknown: %v", err)
 	}
 	// A new submission clears it; closing marks it with reason closed.
@@ -108,7 +110,7 @@ func TestAttentionTextIsShortAndClean(t *testing.T) {
 	id := spawn(t, s, msg)
 	waitFinal(t, s, id)
 	text := attnSummary(t, s, id).NeedsYou.Text
-	if n := len([]rune(text)); n > MaxAttentionText {
+	if n := len([]rune(text)); n > proto.MaxAttentionText {
 		t.Fatalf("text is %d characters", n)
 	}
 	for _, r := range text {
@@ -252,7 +254,7 @@ func TestApprovalRequestNeedsYou(t *testing.T) {
 	id := spawn(t, s, "ask "+a)
 	pendingOf(t, s, id, 1)
 	at := attnSummary(t, s, id).NeedsYou
-	if at == nil || at.Reason != ReasonApproval || at.Text != "agent "+id[:8]+" needs approval: Bash touch "+a {
+	if at == nil || at.Reason != proto.ReasonApproval || at.Text != "agent "+id[:8]+" needs approval: Bash touch "+a {
 		t.Fatalf("needs_you = %+v", at)
 	}
 	if _, err := s.Approve(id, "", false); err != nil {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // floodChild writes 256 MiB of 56-byte lines to stdout. Override with
@@ -72,12 +74,12 @@ func BenchmarkFlood(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ms := MaxWaitTimeoutMS
+		ms := proto.MaxWaitTimeoutMS
 		w, err := s.Wait(context.Background(), []string{res.AgentID}, &ms)
 		took := time.Since(start)
 		through += took
 		cpu += selfCPU() - cpuStart
-		if err != nil || w.Status[res.AgentID] != StatusCompleted {
+		if err != nil || w.Status[res.AgentID] != proto.StatusCompleted {
 			b.Fatalf("flood: %+v %v", w, err)
 		}
 		ratios = append(ratios, float64(took)/float64(floorTime))

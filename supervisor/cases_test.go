@@ -11,12 +11,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // The rows H04–H16 of ../shared/cases/README.md, run as the agent command
 // with the message "task".
 
-func runCase(t *testing.T, command string) (*Supervisor, string, WaitDetail) {
+func runCase(t *testing.T, command string) (*Supervisor, string, proto.WaitDetail) {
 	t.Helper()
 	s := newTestSupervisor(t, command)
 	id := spawn(t, s, "task")
@@ -32,7 +34,7 @@ func assertLines(t *testing.T, got []string, want ...string) {
 
 func TestH04CarriageReturnProgress(t *testing.T) {
 	s, id, d := runCase(t, `for i in 1 2 3 4 5; do printf '\rprogress %d%%' $((i*20)); sleep 0.02; done; printf '\n'; printf 'abcdef\rXY\n'; printf 'crlf line\r\n'`)
-	if d.Status != StatusCompleted {
+	if d.Status != proto.StatusCompleted {
 		t.Fatalf("status %s", d.Status)
 	}
 	assertLines(t, lines(t, s, id), "progress 100%", "XYcdef", "crlf line")
@@ -40,7 +42,7 @@ func TestH04CarriageReturnProgress(t *testing.T) {
 
 func TestH05VeryLongLine(t *testing.T) {
 	s, id, d := runCase(t, `printf '%0200000d' 0; echo; echo after-long-line`)
-	if d.Status != StatusCompleted {
+	if d.Status != proto.StatusCompleted {
 		t.Fatalf("status %s", d.Status)
 	}
 	w, _ := s.Window(id, 0, 0, 10)
@@ -58,7 +60,7 @@ func TestH05VeryLongLine(t *testing.T) {
 
 func TestH06InvalidUTF8AndControls(t *testing.T) {
 	s, id, d := runCase(t, `printf 'caf\351 latte #col\n\377\376\001\002\200\300\257\a\b\013\014 bin\nvisible-after-binary\n'`)
-	if d.Status != StatusCompleted {
+	if d.Status != proto.StatusCompleted {
 		t.Fatalf("status %s", d.Status)
 	}
 	assertLines(t, lines(t, s, id), "caf\uFFFD latte #col", strings.Repeat("\uFFFD", 5)+" bin", "visible-after-binary")
@@ -77,7 +79,7 @@ func TestH08PartialLineVisibleWhileRunning(t *testing.T) {
 		t.Fatal("the partial line was seen only after the child ended")
 	}
 	d := waitFinal(t, s, id)
-	if d.Status != StatusErrored || *d.LastError != "submission failed with exit code 3" {
+	if d.Status != proto.StatusErrored || *d.LastError != "submission failed with exit code 3" {
 		t.Fatalf("detail %+v", d)
 	}
 	assertLines(t, lines(t, s, id), "partial-line-no-newline ...finished")
@@ -88,14 +90,14 @@ func TestH09ChildIgnoresSIGTERM(t *testing.T) {
 	id := spawn(t, s, "task")
 	waitForLine(t, s, id, "ignoring-term", 5*time.Second)
 	pg := groupOf(t, s, id)
-	done := make(chan StatusResult, 1)
+	done := make(chan proto.StatusResult, 1)
 	go func() {
 		res, _ := s.Interrupt(id)
 		done <- res
 	}()
 	waitFor(t, s, 5*time.Second, func() bool { info, _ := s.Agent(id); return info.Stopping })
 	res := <-done
-	if res.Status != StatusErrored {
+	if res.Status != proto.StatusErrored {
 		t.Fatalf("interrupt = %+v", res)
 	}
 	assertGroupGone(t, pg)
@@ -114,7 +116,7 @@ func TestH10LeaderExitsMemberIgnoresTERM(t *testing.T) {
 	}
 	assertGroupGone(t, pg)
 	waitForLine(t, s, id, "leader-exiting", time.Second)
-	if d := waitFinal(t, s, id); d.Status != StatusErrored || *d.LastError != "interrupted" {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusErrored || *d.LastError != "interrupted" {
 		t.Fatalf("detail %+v", d)
 	}
 }
@@ -131,7 +133,7 @@ func TestH11Grandchildren(t *testing.T) {
 	if _, err := s.Send(id, "echo next", false); err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted || *d.LastOutput != "next" {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || *d.LastOutput != "next" {
 		t.Fatalf("detail %+v", d)
 	}
 }
@@ -139,7 +141,7 @@ func TestH11Grandchildren(t *testing.T) {
 func TestH12GrandchildHoldsPipe(t *testing.T) {
 	start := time.Now()
 	s, id, d := runCase(t, `sleep 30 & echo started`)
-	if d.Status != StatusCompleted || *d.LastOutput != "started" {
+	if d.Status != proto.StatusCompleted || *d.LastOutput != "started" {
 		t.Fatalf("detail %+v", d)
 	}
 	if elapsed := time.Since(start); elapsed > 20*time.Second {
@@ -157,10 +159,10 @@ func TestSelfExitWithLeftoverEndsAtOnce(t *testing.T) {
 	s := newTestSupervisor(t, `sh -c 'trap "" TERM; exec sleep 30' & echo started`, func(c *Config) { c.Grace = time.Second })
 	id := spawn(t, s, "task")
 	d := waitFinal(t, s, id)
-	if d.Status != StatusCompleted || *d.LastOutput != "started" {
+	if d.Status != proto.StatusCompleted || *d.LastOutput != "started" {
 		t.Fatalf("detail %+v", d)
 	}
-	if _, err := s.Interrupt(id); CodeOf(err) != CodeNotRunning {
+	if _, err := s.Interrupt(id); proto.CodeOf(err) != proto.CodeNotRunning {
 		t.Fatalf("interrupt after the main process ended: %v", err)
 	}
 	pg := groupOf(t, s, id)
@@ -174,7 +176,7 @@ func TestSelfExitWithLeftoverEndsAtOnce(t *testing.T) {
 	if ended < 0 || reaped < ended {
 		t.Fatalf("the submission must end before its leftovers are terminated:\n%s", journal)
 	}
-	if info, _ := s.Agent(id); info.Submissions[0].Status != StatusCompleted || info.LastError != nil {
+	if info, _ := s.Agent(id); info.Submissions[0].Status != proto.StatusCompleted || info.LastError != nil {
 		t.Fatalf("after the leftovers: %+v", info.Submissions[0])
 	}
 }
@@ -191,7 +193,7 @@ func readJournal(t *testing.T, s *Supervisor) string {
 
 func TestH13ChildReadsStdinToEOF(t *testing.T) {
 	_, _, d := runCase(t, `cat > /dev/null; echo got-eof`)
-	if d.Status != StatusCompleted || *d.LastOutput != "got-eof" {
+	if d.Status != proto.StatusCompleted || *d.LastOutput != "got-eof" {
 		t.Fatalf("detail %+v", d)
 	}
 }
@@ -200,7 +202,7 @@ func TestH14MegabyteMessage(t *testing.T) {
 	msg := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
 	s := newTestSupervisor(t, "cat")
 	id := spawn(t, s, msg)
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted {
 		t.Fatalf("detail %+v", d)
 	}
 	b, err := os.ReadFile(logPath(t, s, id))
@@ -210,14 +212,14 @@ func TestH14MegabyteMessage(t *testing.T) {
 
 	s = newTestSupervisor(t, "true")
 	id = spawn(t, s, msg)
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted {
 		t.Fatalf("true with 1 MiB message: %+v", d)
 	}
 }
 
 func TestH15StderrFlood(t *testing.T) {
 	s, id, d := runCase(t, `printf '%0200000d' 0 >&2; echo stdout-done`)
-	if d.Status != StatusCompleted {
+	if d.Status != proto.StatusCompleted {
 		t.Fatalf("status %s", d.Status)
 	}
 	waitForLine(t, s, id, "stdout-done", time.Second)
@@ -229,7 +231,7 @@ func TestH15StderrFlood(t *testing.T) {
 
 func TestH16FloodInUnwatchedAgent(t *testing.T) {
 	s, id, d := runCase(t, `seq 2000000; echo flood-done`)
-	if d.Status != StatusCompleted || !strings.HasSuffix(*d.LastOutput, "1999999\n2000000\nflood-done") {
+	if d.Status != proto.StatusCompleted || !strings.HasSuffix(*d.LastOutput, "1999999\n2000000\nflood-done") {
 		t.Fatalf("detail %+v", d.Status)
 	}
 	got := lines(t, s, id)
@@ -259,7 +261,7 @@ func TestLogFileHoldsExactlyTheBytesWritten(t *testing.T) {
 	// between them that a reader could keep.
 	s := newTestSupervisor(t, "cat "+src+"; cat "+src)
 	id := spawn(t, s, "task")
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted {
 		t.Fatalf("detail %+v", d)
 	}
 	got, err := os.ReadFile(logPath(t, s, id))
@@ -321,7 +323,7 @@ func TestProcessesThatLeftTheGroupDoNotOutliveTheSubmission(t *testing.T) {
 		// After a self-exit the supervisor may terminate the sleep before
 		// this poll sees it (under load): its end is what counts there.
 		waitFor(t, s, 5*time.Second, func() bool {
-			return len(sleepers(word)) == 1 || c.how == "self-exit" && s.List()[len(s.List())-1].Status != StatusRunning
+			return len(sleepers(word)) == 1 || c.how == "self-exit" && s.List()[len(s.List())-1].Status != proto.StatusRunning
 		})
 		if c.how == "interrupt" {
 			if _, err := s.Interrupt(id); err != nil {
@@ -362,7 +364,7 @@ func TestAFloodsLastLinesShowWhileItRuns(t *testing.T) {
 	if n := len(got); n < 2 || got[n-2] != "400000" || got[n-1] != "flood-then-quiet" {
 		t.Fatalf("last lines %q", got[max(0, len(got)-3):])
 	}
-	if a, _ := s.Agent(id); a.Status != StatusRunning {
+	if a, _ := s.Agent(id); a.Status != proto.StatusRunning {
 		t.Fatalf("status %s; the child still sleeps", a.Status)
 	}
 	if _, err := s.Interrupt(id); err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestMain(m *testing.M) {
@@ -48,9 +50,9 @@ func newTestSupervisor(t *testing.T, command string, edit ...func(*Config)) *Sup
 
 // waitFinal waits (up to the 5 minutes Wait allows) until agent id is final
 // and returns its details.
-func waitFinal(t *testing.T, s *Supervisor, id string) WaitDetail {
+func waitFinal(t *testing.T, s *Supervisor, id string) proto.WaitDetail {
 	t.Helper()
-	ms := MaxWaitTimeoutMS
+	ms := proto.MaxWaitTimeoutMS
 	res, err := s.Wait(context.Background(), []string{id}, &ms)
 	if err != nil {
 		t.Fatalf("wait %s: %v", id, err)

@@ -11,31 +11,33 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // JournalEvent is one line of a run's journal.jsonl (SPEC §5): a lifecycle
 // event of an agent or submission. Fields that do not apply are omitted.
 type JournalEvent struct {
-	Time         Time   `json:"time"`
-	Event        string `json:"event"` // spawned, submission_started, submission_ended, sent, interrupted, closed, resumed, shutdown, ...
-	AgentID      string `json:"agent_id,omitempty"`
-	SubmissionID string `json:"submission_id,omitempty"`
-	Seq          int    `json:"seq,omitempty"`
-	Message      string `json:"message,omitempty"` // the message's head (messageHead) with MessageBytes; else cut at maxJournalMessage bytes; the whole message is in the .msg file
+	Time         proto.Time `json:"time"`
+	Event        string     `json:"event"` // spawned, submission_started, submission_ended, sent, interrupted, closed, resumed, shutdown, ...
+	AgentID      string     `json:"agent_id,omitempty"`
+	SubmissionID string     `json:"submission_id,omitempty"`
+	Seq          int        `json:"seq,omitempty"`
+	Message      string     `json:"message,omitempty"` // the message's head (messageHead) with MessageBytes; else cut at maxJournalMessage bytes; the whole message is in the .msg file
 	// MessageBytes is the whole message's length, when Message is its head.
-	MessageBytes int    `json:"message_bytes,omitempty"`
-	Command      string `json:"command,omitempty"`
-	PID          int    `json:"pid,omitempty"`
-	ExitCode     *int   `json:"exit_code,omitempty"`
-	Signal       string `json:"signal,omitempty"`
-	Status       Status `json:"status,omitempty"`
-	LastError    string `json:"last_error,omitempty"`
-	SessionID    string `json:"session_id,omitempty"`
-	Log          string `json:"log,omitempty"`
-	RequestID    string `json:"request_id,omitempty"` // approval events (SPEC §12)
-	Tool         string `json:"tool,omitempty"`       // approval events
-	Decision     string `json:"decision,omitempty"`   // approval_answered: allow, allow_always, deny
-	Note         string `json:"note,omitempty"`
+	MessageBytes int          `json:"message_bytes,omitempty"`
+	Command      string       `json:"command,omitempty"`
+	PID          int          `json:"pid,omitempty"`
+	ExitCode     *int         `json:"exit_code,omitempty"`
+	Signal       string       `json:"signal,omitempty"`
+	Status       proto.Status `json:"status,omitempty"`
+	LastError    string       `json:"last_error,omitempty"`
+	SessionID    string       `json:"session_id,omitempty"`
+	Log          string       `json:"log,omitempty"`
+	RequestID    string       `json:"request_id,omitempty"` // approval events (SPEC §12)
+	Tool         string       `json:"tool,omitempty"`       // approval events
+	Decision     string       `json:"decision,omitempty"`   // approval_answered: allow, allow_always, deny
+	Note         string       `json:"note,omitempty"`
 	// Dir is the working directory of the run (run_started) (SPEC §10).
 	Dir string `json:"dir,omitempty"`
 	// LastOutput is the agent's last_output after the submission ended
@@ -43,7 +45,7 @@ type JournalEvent struct {
 	LastOutput *string `json:"last_output,omitempty"`
 	// Usage is what the agent CLI reported for the submission
 	// (submission_ended, presets).
-	Usage *Usage `json:"usage,omitempty"`
+	Usage *proto.Usage `json:"usage,omitempty"`
 	// Preset and Runner say how the agent was spawned (spawned): a preset
 	// (then Command is its description) or a plain agent command, run by
 	// the runner named ("local").
@@ -153,7 +155,7 @@ func (j *journal) writeAll(evs []JournalEvent) {
 // maxJournalMessage, or nothing when it cannot be encoded.
 func encodeEvent(ev JournalEvent) []byte {
 	if ev.Time.IsZero() {
-		ev.Time = Time{time.Now()}
+		ev.Time = proto.Time{Time: time.Now()}
 	}
 	if len(ev.Message) > maxJournalMessage {
 		cut := maxJournalMessage

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // quietAfterExit is how long output must pause, after a main process exited
@@ -59,7 +61,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 			Command: sub.command, Dir: s.cfg.Dir, Stdin: feed, Vars: s.submissionVars(a, sub),
 			AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Output: sub.out.feed,
 			Log: sub.out.take, Display: sub.out.display,
-			Placed: func(pl Place) { s.placed(a, pl) },
+			Placed: func(pl proto.Place) { s.placed(a, pl) },
 		})
 	}
 	if err != nil {
@@ -75,7 +77,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	s.mu.Unlock()
 	s.journal.write(JournalEvent{Event: "submission_started", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		Command: sub.command, PID: p.pgid, Log: sub.logPath})
-	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	go s.run(a, sub, p)
 	return nil
 }
@@ -157,15 +159,15 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 
 // placed records where agent a's submission runs (Runner's
 // StartRequest.Placed), for the dashboard and list (SPEC §13).
-func (s *Supervisor) placed(a *agent, pl Place) {
+func (s *Supervisor) placed(a *agent, pl proto.Place) {
 	s.mu.Lock()
 	a.place = pl
 	s.mu.Unlock()
-	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 }
 
 // placeText names a place in words: "process group 123", "pod x on node y".
-func placeText(pl Place) string {
+func placeText(pl proto.Place) string {
 	switch {
 	case pl.Pod != "" && pl.Node != "":
 		return "pod " + pl.Pod + " on node " + pl.Node
@@ -212,7 +214,7 @@ func (s *Supervisor) requestStop(a *agent, sub *submission, reason string) {
 	if first {
 		s.denyPending(a, sub, reason)
 		close(sub.stopCh)
-		s.hub.publish(Change{AgentID: a.id, Agent: true})
+		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	}
 }
 
@@ -231,7 +233,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	s.expirePending(a, sub)
 	var oc *outcome
 	var lastOutput string
-	var used Usage
+	var used proto.Usage
 	if sub.tr != nil {
 		oc = sub.tr.outcome()
 		lastOutput = structuredLastOutput(oc, sub.out)
@@ -245,9 +247,9 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	sub.endedAt = time.Now()
 	sub.exitCode, sub.signal = code, sig
 	if lastError == "" {
-		sub.status = StatusCompleted
+		sub.status = proto.StatusCompleted
 	} else {
-		sub.status = StatusErrored
+		sub.status = proto.StatusErrored
 		sub.lastError = &lastError
 	}
 	if oc != nil && oc.sessionID != "" {
@@ -259,13 +261,13 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	if a.running == sub {
 		a.running = nil
 	}
-	a.usage.add(used) // with a.running cleared: counted once, here from now on
+	a.usage.Add(used) // with a.running cleared: counted once, here from now on
 	s.keepResidentLocked(sub.out)
-	var at *Attention
+	var at *proto.Attention
 	var next *submission // the queued message's submission, started below
 	dropped := ""
 	switch {
-	case a.status == StatusClosed:
+	case a.status == proto.StatusClosed:
 		a.beforeClose = sub.status
 	case !a.replacing:
 		a.status = sub.status
@@ -290,7 +292,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	ev := JournalEvent{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note,
 		LastOutput: copyStr(&lastOutput)}
-	if used != (Usage{}) {
+	if used != (proto.Usage{}) {
 		ev.Usage = &used
 	}
 	if sub.lastError != nil {
@@ -307,7 +309,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	a.ending = false
 	s.mu.Unlock()
 	close(sub.done)
-	s.hub.publish(Change{AgentID: a.id, Agent: true, Output: true})
+	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
 	s.announce(a.id, at)
 	if next != nil {
 		s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: next.id, Seq: next.seq, Message: next.message, MessageBytes: next.msgLen,

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // DefaultLineMemory is the default of --line-memory: bytes of display
@@ -14,7 +16,7 @@ const DefaultLineMemory = 24 << 20
 // lineOverhead is what a display line costs besides its text: the Line
 // value in its scrollback's ring. A line costs len(Text)+lineOverhead
 // bytes (its text lives in a shared slab; see output.intern).
-const lineOverhead = int64(unsafe.Sizeof(Line{}))
+const lineOverhead = int64(unsafe.Sizeof(proto.Line{}))
 
 // minRunningLines is how many of its newest lines a running submission
 // keeps whatever the budget, so every running agent stays readable.
@@ -42,7 +44,7 @@ func (m *lineMemory) add(d int64) {
 }
 
 // lineCost is what l costs in the budget, in bytes.
-func lineCost(l Line) int64 { return int64(len(l.Text)) + lineOverhead }
+func lineCost(l proto.Line) int64 { return int64(len(l.Text)) + lineOverhead }
 
 // reclaimLines brings the display lines back under the budget after o was
 // fed: finished submissions' scrollbacks go first, then o's oldest lines

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Message is the text of a submission on its way in (SPEC §3, §10): in
@@ -131,15 +133,7 @@ func (s *Supervisor) ReadMessage(r io.Reader) (*Message, error) {
 }
 
 func errKeepMessage(path string, err error) error {
-	return &Error{CodeInternal, fmt.Sprintf("cannot keep the message in %s: %v; check --state-dir", path, err)}
-}
-
-func errLongMessage(size int64, exact bool) error {
-	what := fmt.Sprintf("%d bytes", size)
-	if !exact {
-		what = fmt.Sprintf("more than %d bytes", size)
-	}
-	return &Error{CodeInvalid, fmt.Sprintf("message is %s, longer than the limit of %d (64 MiB); put the task in a file and send its path", what, MaxMessageBytes)}
+	return &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot keep the message in %s: %v; check --state-dir", path, err)}
 }
 
 // trimmedFile is a message being written to its file: the text after its
@@ -159,7 +153,7 @@ func (t *trimmedFile) copyFrom(r io.Reader) error {
 	for {
 		c, _, err := br.ReadRune()
 		if errors.Is(err, io.EOF) {
-			return errEmptyMessage()
+			return proto.ErrEmptyMessage()
 		}
 		if err != nil {
 			return fmt.Errorf("reading the message: %v", err)
@@ -196,8 +190,8 @@ func (t *trimmedFile) write(p []byte) error {
 	if len(p) == 0 {
 		return nil
 	}
-	if t.size+int64(len(p)) > MaxMessageBytes+trailingRoom {
-		return errLongMessage(MaxMessageBytes, false)
+	if t.size+int64(len(p)) > proto.MaxMessageBytes+trailingRoom {
+		return proto.ErrMessageTooLong(proto.MaxMessageBytes, false)
 	}
 	if room := maxMessageHead + 1 - len(t.prefix); room > 0 {
 		t.prefix = append(t.prefix, p[:min(room, len(p))]...)
@@ -222,8 +216,8 @@ func (t *trimmedFile) write(p []byte) error {
 
 // finish cuts the trailing white space off and checks the length.
 func (t *trimmedFile) finish() error {
-	if t.end > MaxMessageBytes {
-		return errLongMessage(t.end, true)
+	if t.end > proto.MaxMessageBytes {
+		return proto.ErrMessageTooLong(t.end, true)
 	}
 	if err := t.f.Truncate(t.end); err != nil {
 		return errKeepMessage(t.f.Name(), err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // jsonText is what a message given as a JSON string arrives as: each byte
@@ -84,17 +86,17 @@ func TestReadMessageRefusesEmptyAndTooLong(t *testing.T) {
 	if errText(err) != "message must not be empty" {
 		t.Errorf("blank message: %v", err)
 	}
-	_, err = s.ReadMessage(io.LimitReader(repeatReader('a'), MaxMessageBytes+1))
-	if want := fmt.Sprintf("message is %d bytes, longer than the limit of %d (64 MiB); put the task in a file and send its path", MaxMessageBytes+1, MaxMessageBytes); errText(err) != want {
+	_, err = s.ReadMessage(io.LimitReader(repeatReader('a'), proto.MaxMessageBytes+1))
+	if want := fmt.Sprintf("message is %d bytes, longer than the limit of %d (64 MiB); put the task in a file and send its path", proto.MaxMessageBytes+1, proto.MaxMessageBytes); errText(err) != want {
 		t.Errorf("too long: %v", err)
 	}
 	_, err = s.ReadMessage(repeatReader('a')) // never ends
-	if want := fmt.Sprintf("message is more than %d bytes, longer than the limit", MaxMessageBytes); !strings.HasPrefix(errText(err), want) {
+	if want := fmt.Sprintf("message is more than %d bytes, longer than the limit", proto.MaxMessageBytes); !strings.HasPrefix(errText(err), want) {
 		t.Errorf("endless: %v", err)
 	}
 	// A message of the limit and white space past it is taken.
-	m, err := s.ReadMessage(io.MultiReader(io.LimitReader(repeatReader('a'), MaxMessageBytes), strings.NewReader(strings.Repeat(" ", 1000))))
-	if err != nil || m.Len() != MaxMessageBytes {
+	m, err := s.ReadMessage(io.MultiReader(io.LimitReader(repeatReader('a'), proto.MaxMessageBytes), strings.NewReader(strings.Repeat(" ", 1000))))
+	if err != nil || m.Len() != proto.MaxMessageBytes {
 		t.Fatalf("a message of the limit with trailing space: %v", err)
 	}
 	m.Discard()
@@ -128,7 +130,7 @@ func TestStreamedMessageReachesTheChildWhole(t *testing.T) {
 	}
 	d := waitFinal(t, s, res.AgentID)
 	want := fmt.Sprintf("%x  -", sha256.Sum256(append(raw, '\n')))
-	if d.Status != StatusCompleted || d.LastOutput == nil || *d.LastOutput != want {
+	if d.Status != proto.StatusCompleted || d.LastOutput == nil || *d.LastOutput != want {
 		t.Fatalf("child read %+v, want its sha256 %s", d, want)
 	}
 	whole, err := s.Message(res.AgentID, 0)

@@ -1,6 +1,10 @@
 package supervisor
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
 
 // CheckNesting refuses a request that comes from one of this supervisor's
 // own subagents when nesting is off (SPEC §2: subagents get
@@ -54,7 +58,7 @@ func (s *Supervisor) CheckNesting(pid int) error {
 }
 
 func errNested(agentID string) error {
-	return &Error{CodeNested, fmt.Sprintf(
+	return &proto.Error{Code: proto.CodeNested, Message: fmt.Sprintf(
 		"agent %s may not start or instruct agents: subagents do not get subagents of their own; start subdash with --allow-nested to allow it",
 		agentID)}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // The child prints its own pid and waits; CheckNesting must recognise that
@@ -23,7 +25,7 @@ func TestCheckNestingRecognisesProcessesOfASubmission(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = s.CheckNesting(pid)
-		if CodeOf(err) != CodeNested || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "--allow-nested") {
+		if proto.CodeOf(err) != proto.CodeNested || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "--allow-nested") {
 			t.Fatalf("pid %d inside the submission: %v", pid, err)
 		}
 	}

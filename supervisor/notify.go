@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // notifyTimeout is how long one run of --notify-command may take before
@@ -29,7 +31,7 @@ const (
 // notifyJob is one transition to announce.
 type notifyJob struct {
 	agentID string
-	at      Attention
+	at      proto.Attention
 }
 
 // notifier runs --notify-command once per transition, one run at a time,
@@ -59,7 +61,7 @@ func newNotifier(s *Supervisor) *notifier {
 }
 
 // notify queues one run for agent id's transition; it never blocks.
-func (n *notifier) notify(id string, at *Attention) {
+func (n *notifier) notify(id string, at *proto.Attention) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.ctx.Err() != nil {
@@ -112,7 +114,7 @@ func (n *notifier) run(job notifyJob) {
 	cmd.Stdout, cmd.Stderr = out, out
 	// A background process that keeps the pipes open must not hold us.
 	cmd.WaitDelay = time.Second
-	ev := JournalEvent{Event: "notify_command", AgentID: job.agentID, Status: Status(job.at.Reason), Command: cfg.NotifyCommand}
+	ev := JournalEvent{Event: "notify_command", AgentID: job.agentID, Status: proto.Status(job.at.Reason), Command: cfg.NotifyCommand}
 	var err error
 	if err = cmd.Start(); err == nil {
 		ev.PID = cmd.Process.Pid
@@ -172,7 +174,7 @@ func (s *Supervisor) warn(msg string) {
 	s.mu.Lock()
 	s.warnings = append(s.warnings, msg)
 	s.mu.Unlock()
-	s.hub.publish(Change{Warnings: []string{msg}})
+	s.hub.Publish(proto.Change{Warnings: []string{msg}})
 }
 
 // cappedBuffer keeps the first max bytes written to it and counts the rest.

@@ -2,10 +2,11 @@ package supervisor
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Spawn creates an agent and starts its first submission with message
@@ -14,7 +15,7 @@ import (
 // concurrency limit reached (<max>)", leaving no agent behind. A submission
 // that cannot start (working directory gone) still creates the agent, with
 // status errored and the reason as last_error.
-func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
+func (s *Supervisor) Spawn(message string) (proto.SpawnResult, error) {
 	return s.SpawnBy("", message)
 }
 
@@ -22,17 +23,17 @@ func (s *Supervisor) Spawn(message string) (SpawnResult, error) {
 // "viewer"; "" for this process's own dashboard) and stays in the agent's
 // snapshot (AgentInfo.Origin), so the host's quit question can say whose
 // agents it ends (SPEC §7).
-func (s *Supervisor) SpawnBy(origin, message string) (SpawnResult, error) {
+func (s *Supervisor) SpawnBy(origin, message string) (proto.SpawnResult, error) {
 	m, err := NewMessage(message)
 	if err != nil {
-		return SpawnResult{}, err
+		return proto.SpawnResult{}, err
 	}
 	return s.SpawnMessage(origin, m)
 }
 
 // SpawnMessage is SpawnBy with a Message (NewMessage, ReadMessage), which
 // it takes: on an error the message is discarded.
-func (s *Supervisor) SpawnMessage(origin string, m *Message) (SpawnResult, error) {
+func (s *Supervisor) SpawnMessage(origin string, m *Message) (proto.SpawnResult, error) {
 	res, err := s.spawnMessage(origin, m)
 	if err != nil {
 		m.Discard()
@@ -40,15 +41,15 @@ func (s *Supervisor) SpawnMessage(origin string, m *Message) (SpawnResult, error
 	return res, err
 }
 
-func (s *Supervisor) spawnMessage(origin string, m *Message) (SpawnResult, error) {
+func (s *Supervisor) spawnMessage(origin string, m *Message) (proto.SpawnResult, error) {
 	s.mu.Lock()
 	if s.shutdown {
 		s.mu.Unlock()
-		return SpawnResult{}, errShutdown()
+		return proto.SpawnResult{}, proto.ErrShutdown()
 	}
 	if s.runningCount() >= s.cfg.MaxAgents {
 		s.mu.Unlock()
-		return SpawnResult{}, errLimit(s.cfg.MaxAgents)
+		return proto.SpawnResult{}, proto.ErrLimit(s.cfg.MaxAgents)
 	}
 	now := time.Now()
 	a := &agent{id: uuid.NewString(), createdAt: now, updatedAt: now, origin: origin}
@@ -66,7 +67,7 @@ func (s *Supervisor) spawnMessage(origin string, m *Message) (SpawnResult, error
 		sum = s.summaryLocked(a)
 		s.mu.Unlock()
 	}
-	return SpawnResult{Summary: sum, SubmissionID: sub.id}, nil
+	return proto.SpawnResult{Summary: sum, SubmissionID: sub.id}, nil
 }
 
 // Send starts a new submission of agent id with message (SPEC §3 send).
@@ -76,17 +77,17 @@ func (s *Supervisor) spawnMessage(origin string, m *Message) (SpawnResult, error
 // current submission" when it runs and interrupt is false; the concurrency limit as for Spawn. With interrupt, the running
 // submission is terminated (its whole process group is gone) before the new
 // one starts; the agent stays running throughout.
-func (s *Supervisor) Send(id, message string, interrupt bool) (SendResult, error) {
+func (s *Supervisor) Send(id, message string, interrupt bool) (proto.SendResult, error) {
 	m, err := NewMessage(message)
 	if err != nil {
-		return SendResult{}, err
+		return proto.SendResult{}, err
 	}
 	return s.SendMessage(id, m, interrupt)
 }
 
 // SendMessage is Send with a Message (NewMessage, ReadMessage), which it
 // takes: on an error the message is discarded.
-func (s *Supervisor) SendMessage(id string, m *Message, interrupt bool) (SendResult, error) {
+func (s *Supervisor) SendMessage(id string, m *Message, interrupt bool) (proto.SendResult, error) {
 	res, err := s.sendMessage(id, m, interrupt)
 	if err != nil {
 		m.Discard()
@@ -94,22 +95,22 @@ func (s *Supervisor) SendMessage(id string, m *Message, interrupt bool) (SendRes
 	return res, err
 }
 
-func (s *Supervisor) sendMessage(id string, m *Message, interrupt bool) (SendResult, error) {
+func (s *Supervisor) sendMessage(id string, m *Message, interrupt bool) (proto.SendResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
-		return SendResult{}, err
+		return proto.SendResult{}, err
 	}
 	defer unlock()
 
 	if a.restored {
 		if err := checkCLI(a, s.cfg.Dir, s.cfg.Environ); err != nil {
-			return SendResult{}, err
+			return proto.SendResult{}, err
 		}
 	}
 	s.mu.Lock()
 	if err := s.checkSendLocked(a, interrupt); err != nil {
 		s.mu.Unlock()
-		return SendResult{}, err
+		return proto.SendResult{}, err
 	}
 	dropped := false
 	if old := a.running; old != nil {
@@ -127,22 +128,22 @@ func (s *Supervisor) sendMessage(id string, m *Message, interrupt bool) (SendRes
 		if s.shutdown {
 			a.status = old.status
 			s.mu.Unlock()
-			s.hub.publish(Change{AgentID: a.id, Agent: true})
-			return SendResult{}, errShutdown()
+			s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
+			return proto.SendResult{}, proto.ErrShutdown()
 		}
 	} else if s.runningCount() >= s.cfg.MaxAgents {
 		s.mu.Unlock()
-		return SendResult{}, errLimit(s.cfg.MaxAgents)
+		return proto.SendResult{}, proto.ErrLimit(s.cfg.MaxAgents)
 	}
 	sub := s.newSubmissionLocked(a, m)
 	s.mu.Unlock()
 
 	s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size})
-	status := StatusRunning
+	status := proto.StatusRunning
 	if err := s.launch(a, sub); err != nil {
-		status = StatusErrored
+		status = proto.StatusErrored
 	}
-	return SendResult{AgentID: a.id, Status: status, SubmissionID: sub.id, DroppedQueued: dropped}, nil
+	return proto.SendResult{AgentID: a.id, Status: status, SubmissionID: sub.id, DroppedQueued: dropped}, nil
 }
 
 // lockAgent finds agent id and takes its operation lock, which serializes
@@ -160,11 +161,11 @@ func (s *Supervisor) lockAgent(id string) (*agent, func(), error) {
 func (s *Supervisor) checkSendLocked(a *agent, interrupt bool) error {
 	switch {
 	case s.shutdown:
-		return errShutdown()
-	case a.status == StatusClosed:
-		return errClosed(a.id)
+		return proto.ErrShutdown()
+	case a.status == proto.StatusClosed:
+		return proto.ErrClosed(a.id)
 	case a.running != nil && !interrupt:
-		return errBusy(a.id)
+		return proto.ErrBusy(a.id)
 	}
 	return nil
 }
@@ -173,10 +174,10 @@ func (s *Supervisor) checkSendLocked(a *agent, interrupt bool) error {
 // interrupt, §4) and returns once its process group is gone; the agent
 // becomes errored with last_error "interrupted" and stays open for input.
 // Errors: "agent not found: <id>"; "agent <id> is not running".
-func (s *Supervisor) Interrupt(id string) (StatusResult, error) {
+func (s *Supervisor) Interrupt(id string) (proto.StatusResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
-		return StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	defer unlock()
 	s.mu.Lock()
@@ -184,7 +185,7 @@ func (s *Supervisor) Interrupt(id string) (StatusResult, error) {
 	dropped := sub != nil && dropQueueLocked(a)
 	s.mu.Unlock()
 	if sub == nil {
-		return StatusResult{}, errNotRunning(a.id)
+		return proto.StatusResult{}, proto.ErrNotRunning(a.id)
 	}
 	if dropped {
 		s.journalDropped(a.id, "interrupt")
@@ -200,38 +201,38 @@ func (s *Supervisor) Interrupt(id string) (StatusResult, error) {
 // Close marks agent id closed and terminates its running submission, if any,
 // before returning (SPEC §3 close). Closing a closed agent is not an error.
 // Errors: "agent not found: <id>".
-func (s *Supervisor) Close(id string) (StatusResult, error) {
+func (s *Supervisor) Close(id string) (proto.StatusResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
-		return StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	defer unlock()
 	s.mu.Lock()
-	if a.status == StatusClosed {
+	if a.status == proto.StatusClosed {
 		s.mu.Unlock()
-		return StatusResult{AgentID: a.id, Status: StatusClosed}, nil
+		return proto.StatusResult{AgentID: a.id, Status: proto.StatusClosed}, nil
 	}
 	sub := a.running
 	if sub == nil {
 		a.beforeClose = a.status
 	}
-	a.status = StatusClosed
+	a.status = proto.StatusClosed
 	a.updatedAt = time.Now()
 	dropped := dropQueueLocked(a)
 	s.tookFinalLocked(a)
-	at := s.needYouLocked(a, string(StatusClosed))
+	at := s.needYouLocked(a, string(proto.StatusClosed))
 	s.mu.Unlock()
 	if dropped {
 		s.journalDropped(a.id, "close")
 	}
 	s.journal.write(JournalEvent{Event: "closed", AgentID: a.id})
-	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	s.announce(a.id, at)
 	if sub != nil {
 		s.requestStop(a, sub, "interrupted")
 		<-sub.done
 	}
-	return StatusResult{AgentID: a.id, Status: StatusClosed, DroppedQueued: dropped}, nil
+	return proto.StatusResult{AgentID: a.id, Status: proto.StatusClosed, DroppedQueued: dropped}, nil
 }
 
 // Resume reopens a closed agent, restoring the status it had when it was
@@ -239,39 +240,32 @@ func (s *Supervisor) Close(id string) (StatusResult, error) {
 // errored with last_error "interrupted" (SPEC §3 resume, a deliberate
 // difference from Memo). It starts no submission; an open agent is left as
 // it is. Errors: "agent not found: <id>".
-func (s *Supervisor) Resume(id string) (StatusResult, error) {
+func (s *Supervisor) Resume(id string) (proto.StatusResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
-		return StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	defer unlock()
 	s.mu.Lock()
-	resumed := a.status == StatusClosed
+	resumed := a.status == proto.StatusClosed
 	if resumed {
 		a.status = a.beforeClose
 		a.updatedAt = time.Now()
 	}
-	res := StatusResult{AgentID: a.id, Status: a.status}
+	res := proto.StatusResult{AgentID: a.id, Status: a.status}
 	s.mu.Unlock()
 	if resumed {
 		s.journal.write(JournalEvent{Event: "resumed", AgentID: a.id, Status: res.Status})
-		s.hub.publish(Change{AgentID: a.id, Agent: true})
+		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	}
 	return res, nil
 }
 
-func (s *Supervisor) statusResult(a *agent) StatusResult {
+func (s *Supervisor) statusResult(a *agent) proto.StatusResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return StatusResult{AgentID: a.id, Status: a.status}
+	return proto.StatusResult{AgentID: a.id, Status: a.status}
 }
-
-// Wait timeouts of SPEC §3 wait, in milliseconds.
-const (
-	DefaultWaitTimeoutMS = 30000
-	MinWaitTimeoutMS     = 10000
-	MaxWaitTimeoutMS     = 300000
-)
 
 // Wait waits until any of ids is final (SPEC §3 wait). timeoutMS nil means
 // DefaultWaitTimeoutMS; other values are clamped to [MinWaitTimeoutMS,
@@ -280,24 +274,24 @@ const (
 // timeout with empty maps and TimedOut set. An unknown id is final as
 // not_found. Errors: "ids must not be empty"; "timeout_ms must be greater
 // than zero"; ctx's error when ctx ends first (a cancelled client).
-func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (WaitResult, error) {
+func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (proto.WaitResult, error) {
 	if len(ids) == 0 {
-		return WaitResult{}, &Error{CodeInvalid, "ids must not be empty"}
+		return proto.WaitResult{}, proto.ErrEmptyIDs()
 	}
-	ms := DefaultWaitTimeoutMS
+	ms := proto.DefaultWaitTimeoutMS
 	if timeoutMS != nil {
 		if *timeoutMS <= 0 {
-			return WaitResult{}, &Error{CodeInvalid, "timeout_ms must be greater than zero"}
+			return proto.WaitResult{}, proto.ErrTimeoutNotPositive()
 		}
-		ms = min(max(*timeoutMS, MinWaitTimeoutMS), MaxWaitTimeoutMS)
+		ms = min(max(*timeoutMS, proto.MinWaitTimeoutMS), proto.MaxWaitTimeoutMS)
 	}
 	// An ambiguous id prefix is an error, as in the other operations, not
 	// an unknown id: the caller would take not_found for an answer.
 	s.mu.Lock()
 	for _, id := range ids {
-		if _, err := s.lookup(id); CodeOf(err) == CodeInvalid {
+		if _, err := s.lookup(id); proto.CodeOf(err) == proto.CodeInvalid {
 			s.mu.Unlock()
-			return WaitResult{}, err
+			return proto.WaitResult{}, err
 		}
 	}
 	// A final status an agent takes from now on is returned even when a
@@ -311,7 +305,7 @@ func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (Wa
 	s.mu.Unlock()
 	// A final status is a change of the agent's summary: output alone
 	// (every read while an agent floods) does not wake the wait.
-	sub := s.hub.subscribe(true)
+	sub := s.hub.SubscribeSummaries()
 	defer sub.Close()
 	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
 	defer timer.Stop()
@@ -323,24 +317,24 @@ func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (Wa
 		case <-sub.Ready():
 			sub.Drain()
 		case <-timer.C:
-			return WaitResult{Status: map[string]Status{}, Details: map[string]WaitDetail{}, TimedOut: true}, nil
+			return proto.WaitResult{Status: map[string]proto.Status{}, Details: map[string]proto.WaitDetail{}, TimedOut: true}, nil
 		case <-ctx.Done():
-			return WaitResult{}, ctx.Err()
+			return proto.WaitResult{}, ctx.Err()
 		}
 	}
 }
 
 // finalOf reports the final ids among ids, keyed as given: those final
 // now, and those that took a final status since base counted their finals.
-func (s *Supervisor) finalOf(ids []string, base map[*agent]int) (WaitResult, bool) {
-	res := WaitResult{Status: map[string]Status{}, Details: map[string]WaitDetail{}}
+func (s *Supervisor) finalOf(ids []string, base map[*agent]int) (proto.WaitResult, bool) {
+	res := proto.WaitResult{Status: map[string]proto.Status{}, Details: map[string]proto.WaitDetail{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
 		a, err := s.lookup(id)
 		if err != nil {
-			res.Status[id] = StatusNotFound
-			res.Details[id] = WaitDetail{Status: StatusNotFound}
+			res.Status[id] = proto.StatusNotFound
+			res.Details[id] = proto.WaitDetail{Status: proto.StatusNotFound}
 			continue
 		}
 		if a.ending {
@@ -359,9 +353,9 @@ func (s *Supervisor) finalOf(ids []string, base map[*agent]int) (WaitResult, boo
 	return res, len(res.Status) > 0
 }
 
-func (s *Supervisor) detailLocked(a *agent) WaitDetail {
+func (s *Supervisor) detailLocked(a *agent) proto.WaitDetail {
 	sum := s.summaryLocked(a)
-	d := WaitDetail{
+	d := proto.WaitDetail{
 		Status:           a.status,
 		LastMessage:      &sum.LastMessage,
 		LastOutput:       copyStr(a.lastOutput),
@@ -376,10 +370,10 @@ func (s *Supervisor) detailLocked(a *agent) WaitDetail {
 
 // List returns every agent's summary, oldest first (SPEC §3 list). The
 // caller owns the slice.
-func (s *Supervisor) List() []Summary {
+func (s *Supervisor) List() []proto.Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Summary, 0, len(s.order))
+	out := make([]proto.Summary, 0, len(s.order))
 	for _, a := range s.order {
 		out = append(out, s.summaryLocked(a))
 	}
@@ -438,20 +432,6 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 		return err
 	}
 	return cerr
-}
-
-// TimeoutMS converts wait's timeout_ms as a JSON number arrives (a float64,
-// possibly 1e20) to an int: the fraction dropped, a value beyond int's
-// range at its nearest end. Wait then clamps it to [MinWaitTimeoutMS,
-// MaxWaitTimeoutMS] or refuses it when not positive (SPEC §3).
-func TimeoutMS(f float64) int {
-	switch f = math.Trunc(f); {
-	case f >= math.MaxInt:
-		return math.MaxInt
-	case f <= math.MinInt:
-		return math.MinInt
-	}
-	return int(f)
 }
 
 // SkipGrace ends every grace period now and for the rest of the

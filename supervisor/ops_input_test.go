@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Large inputs, concurrency and ambiguous ids: what a program driving the
@@ -13,7 +15,7 @@ import (
 
 func TestJSONResultsCutAHugeMessage(t *testing.T) {
 	s := newTestSupervisor(t, "cat > /dev/null")
-	msg := strings.Repeat("é", 3*MaxJSONMessage)
+	msg := strings.Repeat("é", 3*proto.MaxJSONMessage)
 	res, err := s.Spawn(msg)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +34,7 @@ func TestJSONResultsCutAHugeMessage(t *testing.T) {
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatal(err)
 		}
-		if n := len([]rune(m.LastMessage)); n != MaxJSONMessage || !strings.HasSuffix(m.LastMessage, "...[truncated]") {
+		if n := len([]rune(m.LastMessage)); n != proto.MaxJSONMessage || !strings.HasSuffix(m.LastMessage, "...[truncated]") {
 			t.Errorf("%s: last_message has %d characters, ends %q", name, n, m.LastMessage[len(m.LastMessage)-20:])
 		}
 		if name == "spawn" && (m.SubmissionID == "" || m.AgentID == "") {
@@ -54,14 +56,14 @@ func TestJSONResultsCutAHugeMessage(t *testing.T) {
 // reaches the agent whole.
 func TestMessageLimit(t *testing.T) {
 	s := newTestSupervisor(t, "wc -c")
-	_, err := s.Spawn(strings.Repeat("x", MaxMessageBytes+1))
-	if CodeOf(err) != CodeInvalid || !strings.Contains(err.Error(), "longer than the limit of 67108864 (64 MiB); put the task in a file and send its path") {
+	_, err := s.Spawn(strings.Repeat("x", proto.MaxMessageBytes+1))
+	if proto.CodeOf(err) != proto.CodeInvalid || !strings.Contains(err.Error(), "longer than the limit of 67108864 (64 MiB); put the task in a file and send its path") {
 		t.Fatalf("spawn with a message over the limit: %v", err)
 	}
 	if n := len(s.List()); n != 0 {
 		t.Fatalf("%d agents left behind", n)
 	}
-	res, err := s.Spawn(strings.Repeat("x", MaxMessageBytes))
+	res, err := s.Spawn(strings.Repeat("x", proto.MaxMessageBytes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func TestMessageLimit(t *testing.T) {
 	if d.LastOutput == nil || strings.TrimSpace(*d.LastOutput) != "67108865" { // with the newline after the message
 		t.Fatalf("the agent read %v bytes", d.LastOutput)
 	}
-	if _, err := s.Send(res.AgentID, strings.Repeat("y", MaxMessageBytes+1), false); CodeOf(err) != CodeInvalid {
+	if _, err := s.Send(res.AgentID, strings.Repeat("y", proto.MaxMessageBytes+1), false); proto.CodeOf(err) != proto.CodeInvalid {
 		t.Fatalf("send with a message over the limit: %v", err)
 	}
 }
@@ -151,7 +153,7 @@ func TestAmbiguousPrefixIsAnError(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand)
 	s.mu.Lock()
 	for _, id := range []string{"abcd1111-0000-4000-8000-000000000001", "abcd2222-0000-4000-8000-000000000002"} {
-		a := &agent{id: id, status: StatusCompleted}
+		a := &agent{id: id, status: proto.StatusCompleted}
 		s.agents[id] = a
 		s.order = append(s.order, a)
 	}
@@ -161,17 +163,17 @@ func TestAmbiguousPrefixIsAnError(t *testing.T) {
 	_, err2 := s.Close("abcd")
 	_, err3 := s.Send("abcd", "x", false)
 	for i, err := range []error{err1, err2, err3} {
-		if errText(err) != want || CodeOf(err) != CodeInvalid {
+		if errText(err) != want || proto.CodeOf(err) != proto.CodeInvalid {
 			t.Errorf("op %d: %v", i+1, err)
 		}
 	}
-	if res, err := s.Wait(context.Background(), []string{"abcd1"}, nil); err != nil || res.Status["abcd1"] != StatusCompleted {
+	if res, err := s.Wait(context.Background(), []string{"abcd1"}, nil); err != nil || res.Status["abcd1"] != proto.StatusCompleted {
 		t.Errorf("a unique prefix: %+v, %v", res, err)
 	}
 	// UUIDs compare case-insensitively (RFC 9562): an id or prefix in
 	// capitals, as some tools print them, finds the agent.
 	for _, id := range []string{"ABCD1111-0000-4000-8000-000000000001", "ABCD2"} {
-		if res, err := s.Wait(context.Background(), []string{id}, nil); err != nil || res.Status[id] != StatusCompleted {
+		if res, err := s.Wait(context.Background(), []string{id}, nil); err != nil || res.Status[id] != proto.StatusCompleted {
 			t.Errorf("%s: %+v, %v", id, res, err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // evalCommand runs each message as a shell snippet, so one supervisor can
@@ -20,7 +22,7 @@ func TestSpawnResultFieldsAndJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != StatusRunning || res.LastMessage != "echo hello" || res.SubmissionID != res.LastSubmissionID ||
+	if res.Status != proto.StatusRunning || res.LastMessage != "echo hello" || res.SubmissionID != res.LastSubmissionID ||
 		res.HasLastOutput || res.HasLastError {
 		t.Fatalf("spawn result = %+v", res)
 	}
@@ -39,7 +41,7 @@ func TestSpawnResultFieldsAndJSON(t *testing.T) {
 		t.Errorf("created_at not RFC3339: %v", err)
 	}
 	d := waitFinal(t, s, res.AgentID)
-	if d.Status != StatusCompleted || d.LastOutput == nil || *d.LastOutput != "hello" || d.LastError != nil {
+	if d.Status != proto.StatusCompleted || d.LastOutput == nil || *d.LastOutput != "hello" || d.LastError != nil {
 		t.Fatalf("detail = %+v", d)
 	}
 	list := s.List()
@@ -75,12 +77,12 @@ func TestUnknownIDIsAnErrorEverywhereButWait(t *testing.T) {
 	_, err4 := s.Resume(id)
 	_, err5 := s.Logs(id, 0)
 	for i, err := range []error{err1, err2, err3, err4, err5} {
-		if errText(err) != want || CodeOf(err) != CodeNotFound {
+		if errText(err) != want || proto.CodeOf(err) != proto.CodeNotFound {
 			t.Errorf("op %d error = %v, want %q", i+1, err, want)
 		}
 	}
 	res, err := s.Wait(context.Background(), []string{id}, nil)
-	if err != nil || res.TimedOut || res.Status[id] != StatusNotFound {
+	if err != nil || res.TimedOut || res.Status[id] != proto.StatusNotFound {
 		t.Fatalf("wait = %+v, %v", res, err)
 	}
 	d := res.Details[id]
@@ -99,20 +101,20 @@ func TestSendBusyThenInterrupt(t *testing.T) {
 	waitForLine(t, s, id, "first", 5*time.Second)
 	pg := groupOf(t, s, id)
 	_, err := s.Send(id, "echo second", false)
-	if want := "agent " + id + " is busy; set interrupt=true to cancel current submission"; errText(err) != want || CodeOf(err) != CodeBusy {
+	if want := "agent " + id + " is busy; set interrupt=true to cancel current submission"; errText(err) != want || proto.CodeOf(err) != proto.CodeBusy {
 		t.Fatalf("send error = %v", err)
 	}
 	res, err := s.Send(id, "echo second", true)
-	if err != nil || res.Status != StatusRunning || res.AgentID != id {
+	if err != nil || res.Status != proto.StatusRunning || res.AgentID != id {
 		t.Fatalf("send interrupt = %+v, %v", res, err)
 	}
 	assertGroupGone(t, pg)
 	d := waitFinal(t, s, id)
-	if d.Status != StatusCompleted || *d.LastOutput != "second" || *d.LastMessage != "echo second" {
+	if d.Status != proto.StatusCompleted || *d.LastOutput != "second" || *d.LastMessage != "echo second" {
 		t.Fatalf("detail = %+v", d)
 	}
 	info, _ := s.Agent(id)
-	if len(info.Submissions) != 2 || *info.Submissions[0].LastError != "interrupted" || info.Submissions[0].Status != StatusErrored {
+	if len(info.Submissions) != 2 || *info.Submissions[0].LastError != "interrupted" || info.Submissions[0].Status != proto.StatusErrored {
 		t.Fatalf("submissions = %+v", info.Submissions)
 	}
 }
@@ -122,12 +124,12 @@ func TestInterruptThenSend(t *testing.T) {
 	id := spawn(t, s, "sleep 60")
 	pg := groupOf(t, s, id)
 	res, err := s.Interrupt(id)
-	if err != nil || res.Status != StatusErrored {
+	if err != nil || res.Status != proto.StatusErrored {
 		t.Fatalf("interrupt = %+v, %v", res, err)
 	}
 	assertGroupGone(t, pg)
 	d := waitFinal(t, s, id)
-	if d.Status != StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
+	if d.Status != proto.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
 		t.Fatalf("detail after interrupt = %+v", d)
 	}
 	if _, err := s.Interrupt(id); errText(err) != "agent "+id+" is not running" {
@@ -136,7 +138,7 @@ func TestInterruptThenSend(t *testing.T) {
 	if _, err := s.Send(id, "echo again", false); err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted || *d.LastOutput != "again" || d.LastError != nil {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || *d.LastOutput != "again" || d.LastError != nil {
 		t.Fatalf("detail after send = %+v", d)
 	}
 }
@@ -146,25 +148,25 @@ func TestCloseRunningThenResumeGivesErroredInterrupted(t *testing.T) {
 	id := spawn(t, s, "sleep 60")
 	pg := groupOf(t, s, id)
 	res, err := s.Close(id)
-	if err != nil || res.Status != StatusClosed {
+	if err != nil || res.Status != proto.StatusClosed {
 		t.Fatalf("close = %+v, %v", res, err)
 	}
 	assertGroupGone(t, pg)
-	if d := waitFinal(t, s, id); d.Status != StatusClosed {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusClosed {
 		t.Fatalf("status after close = %s", d.Status)
 	}
-	if res, err := s.Close(id); err != nil || res.Status != StatusClosed {
+	if res, err := s.Close(id); err != nil || res.Status != proto.StatusClosed {
 		t.Fatalf("second close = %+v, %v", res, err)
 	}
 	_, err = s.Send(id, "echo x", false)
-	if want := "agent " + id + " is closed; run resume_agent first"; errText(err) != want || CodeOf(err) != CodeClosed {
+	if want := "agent " + id + " is closed; run resume_agent first"; errText(err) != want || proto.CodeOf(err) != proto.CodeClosed {
 		t.Fatalf("send to closed = %v", err)
 	}
-	if _, err := s.Send(id, "echo x", true); CodeOf(err) != CodeClosed {
+	if _, err := s.Send(id, "echo x", true); proto.CodeOf(err) != proto.CodeClosed {
 		t.Fatalf("send interrupt to closed = %v", err)
 	}
 	res, err = s.Resume(id)
-	if err != nil || res.Status != StatusErrored {
+	if err != nil || res.Status != proto.StatusErrored {
 		t.Fatalf("resume = %+v, %v", res, err)
 	}
 	if d := waitFinal(t, s, id); *d.LastError != "interrupted" {
@@ -173,7 +175,7 @@ func TestCloseRunningThenResumeGivesErroredInterrupted(t *testing.T) {
 	if _, err := s.Send(id, "echo back", false); err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted {
 		t.Fatalf("after resume+send: %+v", d)
 	}
 }
@@ -184,7 +186,7 @@ func TestCloseIdleThenResumeRestoresStatus(t *testing.T) {
 	bad := spawn(t, s, "exit 2")
 	waitFinal(t, s, ok)
 	waitFinal(t, s, bad)
-	for id, want := range map[string]Status{ok: StatusCompleted, bad: StatusErrored} {
+	for id, want := range map[string]proto.Status{ok: proto.StatusCompleted, bad: proto.StatusErrored} {
 		if _, err := s.Close(id); err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +209,7 @@ func TestConcurrencyLimitLeavesNoAgentBehind(t *testing.T) {
 	a := spawn(t, s, "sleep 60")
 	b := spawn(t, s, "sleep 60")
 	_, err := s.Spawn("echo three")
-	if errText(err) != "subagent concurrency limit reached (2)" || CodeOf(err) != CodeLimit {
+	if errText(err) != "subagent concurrency limit reached (2)" || proto.CodeOf(err) != proto.CodeLimit {
 		t.Fatalf("third spawn error = %v", err)
 	}
 	if n := len(s.List()); n != 2 {
@@ -246,7 +248,7 @@ func TestExitCodesAndSignals(t *testing.T) {
 	}
 	for msg, want := range cases {
 		d := waitFinal(t, s, ids[msg])
-		if d.Status != StatusErrored || d.LastError == nil || *d.LastError != want {
+		if d.Status != proto.StatusErrored || d.LastError == nil || *d.LastError != want {
 			t.Errorf("%s: detail = %+v, want %q", msg, d, want)
 		}
 	}
@@ -276,8 +278,8 @@ func TestWaitTimesOutWithEmptyMapsAfterClampedMinimum(t *testing.T) {
 	if err != nil || !res.TimedOut || len(res.Status) != 0 || len(res.Details) != 0 {
 		t.Fatalf("wait = %+v, %v", res, err)
 	}
-	if elapsed < MinWaitTimeoutMS*time.Millisecond {
-		t.Fatalf("wait returned after %s; timeout_ms 1 must be clamped to %d ms", elapsed, MinWaitTimeoutMS)
+	if elapsed < proto.MinWaitTimeoutMS*time.Millisecond {
+		t.Fatalf("wait returned after %s; timeout_ms 1 must be clamped to %d ms", elapsed, proto.MinWaitTimeoutMS)
 	}
 	b, _ := json.Marshal(res)
 	if string(b) != `{"status":{},"details":{},"timed_out":true}` {
@@ -289,12 +291,12 @@ func TestWaitReturnsFinalIDsOnly(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand)
 	slow := spawn(t, s, "sleep 60")
 	fast := spawn(t, s, "echo done")
-	ms := MaxWaitTimeoutMS
+	ms := proto.MaxWaitTimeoutMS
 	res, err := s.Wait(context.Background(), []string{slow, fast}, &ms)
 	if err != nil || res.TimedOut {
 		t.Fatal(res, err)
 	}
-	if _, ok := res.Status[slow]; ok || res.Status[fast] != StatusCompleted || len(res.Details) != 1 {
+	if _, ok := res.Status[slow]; ok || res.Status[fast] != proto.StatusCompleted || len(res.Details) != 1 {
 		t.Fatalf("wait = %+v", res)
 	}
 }
@@ -322,7 +324,7 @@ func TestShortIDPrefix(t *testing.T) {
 	if err != nil || out != "hi\n" {
 		t.Fatalf("logs by prefix = %q, %v", out, err)
 	}
-	if _, err := s.Logs(id[:3], 0); CodeOf(err) != CodeNotFound {
+	if _, err := s.Logs(id[:3], 0); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Fatalf("3-char prefix = %v", err)
 	}
 }
@@ -390,7 +392,7 @@ func TestMissingWorkingDirectoryErrorsTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != StatusErrored || !res.HasLastError {
+	if res.Status != proto.StatusErrored || !res.HasLastError {
 		t.Fatalf("spawn = %+v", res)
 	}
 	d := waitFinal(t, s, res.AgentID)
@@ -404,7 +406,7 @@ func TestTimeout(t *testing.T) {
 	id := spawn(t, s, "sleep 60")
 	pg := groupOf(t, s, id)
 	d := waitFinal(t, s, id)
-	if d.Status != StatusErrored || *d.LastError != "timed out after 200ms" {
+	if d.Status != proto.StatusErrored || *d.LastError != "timed out after 200ms" {
 		t.Fatalf("detail = %+v", d)
 	}
 	assertGroupGone(t, pg)
@@ -423,11 +425,11 @@ func TestShutdownTerminatesEverything(t *testing.T) {
 	for _, pg := range groups {
 		assertGroupGone(t, pg)
 	}
-	if _, err := s.Spawn("echo late"); CodeOf(err) != CodeShutdown {
+	if _, err := s.Spawn("echo late"); proto.CodeOf(err) != proto.CodeShutdown {
 		t.Fatalf("spawn after shutdown = %v", err)
 	}
 	for _, a := range s.List() {
-		if a.Status != StatusErrored {
+		if a.Status != proto.StatusErrored {
 			t.Errorf("agent %s status %s after shutdown", a.AgentID, a.Status)
 		}
 	}
@@ -459,7 +461,7 @@ func TestSkipGraceKillsAtOnce(t *testing.T) {
 		assertGroupGone(t, pg)
 	}
 	for _, a := range s.List() {
-		if d := waitFinal(t, s, a.AgentID); d.Status != StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
+		if d := waitFinal(t, s, a.AgentID); d.Status != proto.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
 			t.Errorf("agent %s: %s %v after shutdown", a.AgentID, d.Status, d.LastError)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
@@ -140,9 +141,9 @@ func (o *output) displayLocked(s Stream, p []byte) {
 	o.batch.reset(&o.text, s)
 	o.batch.skipped = o.conv[s].FeedTail(p, o.sb.maxLines, o.batch.add)
 	lines := o.batch.lines(o.sb.maxLines)
-	partial, hasPartial := Line{}, false
+	partial, hasPartial := proto.Line{}, false
 	if text, width, ok := o.conv[s].Partial(); ok {
-		partial, hasPartial = Line{Text: o.text.put(text), Width: width, Stderr: s == Stderr, Partial: true}, true
+		partial, hasPartial = proto.Line{Text: o.text.put(text), Width: width, Stderr: s == Stderr, Partial: true}, true
 	}
 	o.publish(s, lines, o.batch.skipped, partial, hasPartial)
 }
@@ -163,7 +164,7 @@ func (o *output) fed() {
 // would be trimmed at once, so they are only counted. A partial line keeps
 // its slot and is updated in place until it ends, like a terminal row.
 // Called with feedMu held.
-func (o *output) publish(s Stream, lines []Line, skipped int, partial Line, hasPartial bool) {
+func (o *output) publish(s Stream, lines []proto.Line, skipped int, partial proto.Line, hasPartial bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.evicted {
@@ -196,7 +197,7 @@ func (o *output) publish(s Stream, lines []Line, skipped int, partial Line, hasP
 type lineBatch struct {
 	text    *lineText
 	stderr  bool
-	out     []Line
+	out     []proto.Line
 	skipped int
 }
 
@@ -206,14 +207,14 @@ func (b *lineBatch) reset(text *lineText, s Stream) {
 
 // add is the converter's emit function.
 func (b *lineBatch) add(text []byte, width int) {
-	b.out = append(b.out, Line{Text: b.text.put(text), Width: width, Stderr: b.stderr})
+	b.out = append(b.out, proto.Line{Text: b.text.put(text), Width: width, Stderr: b.stderr})
 }
 
 // lines returns the lines that can survive: the first (it may complete a
 // partial line already on screen) and the newest max; the count of those
 // between is left in b.skipped (the converter may have counted them
 // already, without building them: FeedTail).
-func (b *lineBatch) lines(max int) []Line {
+func (b *lineBatch) lines(max int) []proto.Line {
 	if keepFrom := len(b.out) - max; keepFrom > 1 {
 		b.skipped += keepFrom - 1
 		n := copy(b.out[1:], b.out[keepFrom:])
@@ -230,7 +231,7 @@ func (o *output) finish() error {
 	for s := Stdout; s <= Stderr; s++ {
 		o.batch.reset(&o.text, s)
 		o.conv[s].Flush(o.batch.add)
-		o.publish(s, o.batch.lines(o.sb.maxLines), o.batch.skipped, Line{}, false)
+		o.publish(s, o.batch.lines(o.sb.maxLines), o.batch.skipped, proto.Line{}, false)
 		o.mu.Lock()
 		o.open[s] = -1
 		o.mu.Unlock()
@@ -250,7 +251,7 @@ func (o *output) finish() error {
 func (o *output) note(text string) {
 	o.mu.Lock()
 	if !o.evicted {
-		o.sb.add(Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
+		o.sb.add(proto.Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
 		o.sb.settle()
 	}
 	o.mu.Unlock()
@@ -259,21 +260,21 @@ func (o *output) note(text string) {
 // window copies up to n lines starting at absolute line from. Their text
 // is copied too (into one allocation), since the scrollback's blocks are
 // reused once their lines are dropped (lineText).
-func (o *output) window(from int64, n int) (first, total int64, lines []Line, evicted bool) {
+func (o *output) window(from int64, n int) (first, total int64, lines []proto.Line, evicted bool) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	if o.evicted {
 		return 0, 0, nil, true
 	}
 	if n > 0 {
-		lines = o.sb.copyRange(make([]Line, 0, min(n, o.sb.n)), from, n)
+		lines = o.sb.copyRange(make([]proto.Line, 0, min(n, o.sb.n)), from, n)
 		ownText(lines)
 	}
 	return o.sb.first, o.sb.total(), lines, false
 }
 
 // ownText gives lines text of their own: a copy in one allocation.
-func ownText(lines []Line) {
+func ownText(lines []proto.Line) {
 	size := 0
 	for _, l := range lines {
 		size += len(l.Text)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
 
@@ -71,7 +72,7 @@ func TestPresetSessionContinuity(t *testing.T) {
 				session = id
 			}
 			d := waitFinal(t, s, id)
-			if d.Status != StatusCompleted || !strings.HasPrefix(*d.LastOutput, c.answer1) || d.SessionID != session {
+			if d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, c.answer1) || d.SessionID != session {
 				t.Fatalf("first run: %s %q session %q", d.Status, *d.LastOutput, d.SessionID)
 			}
 			if l := s.List(); l[0].SessionID != session {
@@ -88,7 +89,7 @@ func TestPresetSessionContinuity(t *testing.T) {
 				t.Fatal(err)
 			}
 			d = waitFinal(t, s, id)
-			if d.Status != StatusCompleted || !strings.HasPrefix(*d.LastOutput, c.answer2) {
+			if d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, c.answer2) {
 				t.Fatalf("second run: %s %q", d.Status, *d.LastOutput)
 			}
 			want := []string{strings.ReplaceAll(c.first, "AGENT", id), strings.ReplaceAll(c.again, "AGENT", id)}
@@ -108,14 +109,14 @@ func TestPresetOutcomeFromFinalEvent(t *testing.T) {
 	fail := spawn(t, s, "fail please")
 	noResult := spawn(t, s, "noresult please")
 	crash := spawn(t, s, "crash please")
-	if d := waitFinal(t, s, fail); d.Status != StatusErrored || !strings.HasPrefix(*d.LastError, "API Error: 500") {
+	if d := waitFinal(t, s, fail); d.Status != proto.StatusErrored || !strings.HasPrefix(*d.LastError, "API Error: 500") {
 		t.Errorf("error result: %s %q", d.Status, *d.LastError)
 	}
-	if d := waitFinal(t, s, noResult); d.Status != StatusErrored || *d.LastError != "ended without a result" {
+	if d := waitFinal(t, s, noResult); d.Status != proto.StatusErrored || *d.LastError != "ended without a result" {
 		t.Errorf("exit 0 without result: %s %q", d.Status, *d.LastError)
 	}
 	d := waitFinal(t, s, crash)
-	if d.Status != StatusErrored || *d.LastError != "submission failed with exit code 1" ||
+	if d.Status != proto.StatusErrored || *d.LastError != "submission failed with exit code 1" ||
 		!strings.Contains(*d.LastOutput, "crashed before creating a session") {
 		t.Errorf("crash: %s %q %q", d.Status, *d.LastError, *d.LastOutput)
 	}
@@ -128,7 +129,7 @@ func TestPresetNewSessionAfterRunWithoutSession(t *testing.T) {
 	if _, err := s.Send(id, "now properly", false); err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted || d.SessionID != id {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || d.SessionID != id {
 		t.Fatalf("second run: %+v", d)
 	}
 	got := calls(t, log)
@@ -163,7 +164,7 @@ func TestPresetTranscriptEntries(t *testing.T) {
 	s, _ := presetSupervisor(t, "codex")
 	id := spawn(t, s, "tool use please")
 	d := waitFinal(t, s, id)
-	if d.Status != StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #6: tool finished") {
+	if d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #6: tool finished") {
 		t.Fatalf("%s %q", d.Status, *d.LastOutput)
 	}
 	w, ok, err := s.Transcript(id, 0, 0, 100)
@@ -197,7 +198,7 @@ func TestPresetTranscriptEntries(t *testing.T) {
 	}
 }
 
-func newTestSupervisorTranscript(t *testing.T) (TranscriptWindow, bool, error) {
+func newTestSupervisorTranscript(t *testing.T) (proto.TranscriptWindow, bool, error) {
 	s := newTestSupervisor(t, "echo plain")
 	id := spawn(t, s, "x")
 	waitFinal(t, s, id)
@@ -239,7 +240,7 @@ func TestPresetPlainTextOutputReachesLastOutput(t *testing.T) {
 		c.Environ = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
 	})
 	d := waitFinal(t, s, spawn(t, s, "hello"))
-	if d.Status != StatusErrored || *d.LastError != "ended without a result" || d.LastOutput == nil || *d.LastOutput != "2.1.197 (Claude Code)" {
+	if d.Status != proto.StatusErrored || *d.LastError != "ended without a result" || d.LastOutput == nil || *d.LastOutput != "2.1.197 (Claude Code)" {
 		t.Fatalf("plain-text CLI: %s %v %q", d.Status, *d.LastError, *d.LastOutput)
 	}
 }
@@ -254,7 +255,7 @@ func TestPresetUsageIsSummedOverSubmissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
-	var want Usage
+	var want proto.Usage
 	for seq := 1; seq <= 2; seq++ {
 		w, ok, err := s.Transcript(id, seq, 0, 1000)
 		if err != nil || !ok {

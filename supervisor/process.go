@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 const (
@@ -261,7 +263,7 @@ func (p *localProcess) TerminateEscapees(grace time.Duration, cut <-chan struct{
 }
 
 // Place is this machine and the process group.
-func (p *localProcess) Place() Place { return Place{PGID: p.pgid} }
+func (p *localProcess) Place() proto.Place { return proto.Place{PGID: p.pgid} }
 
 // terminateGroup ends every process of group pgid (SPEC §4): SIGTERM (and
 // SIGCONT, so a stopped process can act on it) to the whole group, then

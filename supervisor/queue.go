@@ -3,6 +3,8 @@ package supervisor
 import (
 	"fmt"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Queue keeps message to start as agent id's next submission as soon as
@@ -17,10 +19,10 @@ import (
 // already has a queued message; cancel it first" (one message waits at a
 // time); "agent <id> is being stopped; send the message once it has
 // stopped".
-func (s *Supervisor) Queue(id, message string) (SendResult, error) {
+func (s *Supervisor) Queue(id, message string) (proto.SendResult, error) {
 	m, err := NewMessage(message)
 	if err != nil {
-		return SendResult{}, err
+		return proto.SendResult{}, err
 	}
 	return s.QueueMessage(id, m)
 }
@@ -28,7 +30,7 @@ func (s *Supervisor) Queue(id, message string) (SendResult, error) {
 // QueueMessage is Queue with a Message (NewMessage, ReadMessage), which it
 // takes: on an error, or when the queued message is dropped or cancelled,
 // the message is discarded.
-func (s *Supervisor) QueueMessage(id string, m *Message) (SendResult, error) {
+func (s *Supervisor) QueueMessage(id string, m *Message) (proto.SendResult, error) {
 	res, err := s.queueMessage(id, m)
 	if err != nil {
 		m.Discard()
@@ -36,7 +38,7 @@ func (s *Supervisor) QueueMessage(id string, m *Message) (SendResult, error) {
 	return res, err
 }
 
-func (s *Supervisor) queueMessage(id string, m *Message) (SendResult, error) {
+func (s *Supervisor) queueMessage(id string, m *Message) (proto.SendResult, error) {
 	for {
 		s.mu.Lock()
 		a, err := s.lookup(id)
@@ -45,12 +47,12 @@ func (s *Supervisor) queueMessage(id string, m *Message) (SendResult, error) {
 		}
 		if err != nil {
 			s.mu.Unlock()
-			return SendResult{}, err
+			return proto.SendResult{}, err
 		}
 		if a.running == nil && !a.replacing {
 			s.mu.Unlock()
 			res, err := s.sendMessage(a.id, m, false)
-			if CodeOf(err) == CodeBusy {
+			if proto.CodeOf(err) == proto.CodeBusy {
 				continue // it started running meanwhile: queue after all
 			}
 			return res, err
@@ -59,21 +61,21 @@ func (s *Supervisor) queueMessage(id string, m *Message) (SendResult, error) {
 		a.updatedAt = time.Now()
 		s.mu.Unlock()
 		s.journal.write(JournalEvent{Event: "queued", AgentID: a.id, Message: m.head, MessageBytes: m.size})
-		s.hub.publish(Change{AgentID: a.id, Agent: true})
-		return SendResult{AgentID: a.id, Status: StatusRunning, Queued: true}, nil
+		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
+		return proto.SendResult{AgentID: a.id, Status: proto.StatusRunning, Queued: true}, nil
 	}
 }
 
 func (s *Supervisor) checkQueueLocked(a *agent) error {
 	switch {
 	case s.shutdown:
-		return errShutdown()
-	case a.status == StatusClosed:
-		return errClosed(a.id)
+		return proto.ErrShutdown()
+	case a.status == proto.StatusClosed:
+		return proto.ErrClosed(a.id)
 	case a.queued != nil:
-		return &Error{CodeBusy, fmt.Sprintf("agent %s already has a queued message; cancel it first", a.id)}
+		return &proto.Error{Code: proto.CodeBusy, Message: fmt.Sprintf("agent %s already has a queued message; cancel it first", a.id)}
 	case a.running != nil && a.running.reason != "":
-		return &Error{CodeBusy, fmt.Sprintf("agent %s is being stopped; send the message once it has stopped", a.id)}
+		return &proto.Error{Code: proto.CodeBusy, Message: fmt.Sprintf("agent %s is being stopped; send the message once it has stopped", a.id)}
 	}
 	return nil
 }
@@ -81,23 +83,23 @@ func (s *Supervisor) checkQueueLocked(a *agent) error {
 // CancelQueue drops the message queued for agent id (SPEC §11); the
 // result has DroppedQueued set. Errors: "agent not found: <id>"; "agent
 // <id> has no queued message".
-func (s *Supervisor) CancelQueue(id string) (StatusResult, error) {
+func (s *Supervisor) CancelQueue(id string) (proto.StatusResult, error) {
 	s.mu.Lock()
 	a, err := s.lookup(id)
 	if err != nil {
 		s.mu.Unlock()
-		return StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	if a.queued == nil {
 		s.mu.Unlock()
-		return StatusResult{}, &Error{CodeNoQueue, fmt.Sprintf("agent %s has no queued message", a.id)}
+		return proto.StatusResult{}, proto.ErrNoQueue(a.id)
 	}
 	dropQueueLocked(a)
 	a.updatedAt = time.Now()
-	res := StatusResult{AgentID: a.id, Status: a.status, DroppedQueued: true}
+	res := proto.StatusResult{AgentID: a.id, Status: a.status, DroppedQueued: true}
 	s.mu.Unlock()
 	s.journal.write(JournalEvent{Event: "queue_dropped", AgentID: a.id, Note: "cancelled"})
-	s.hub.publish(Change{AgentID: a.id, Agent: true})
+	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	return res, nil
 }
 

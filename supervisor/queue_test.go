@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // queued spawns "hold g1 [fail]" and queues "quick next" on it.
@@ -15,7 +17,7 @@ func queuedAgent(t *testing.T, s *Supervisor, first string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Queued || res.Status != StatusRunning || res.SubmissionID != "" {
+	if !res.Queued || res.Status != proto.StatusRunning || res.SubmissionID != "" {
 		t.Fatalf("queue result %+v", res)
 	}
 	if got := attnSummary(t, s, id).QueuedMessage; got != "quick next" {
@@ -24,7 +26,7 @@ func queuedAgent(t *testing.T, s *Supervisor, first string) string {
 	return id
 }
 
-func submissionsOf(t *testing.T, s *Supervisor, id string) []SubmissionInfo {
+func submissionsOf(t *testing.T, s *Supervisor, id string) []proto.SubmissionInfo {
 	t.Helper()
 	a, _ := s.Agent(id)
 	return a.Submissions
@@ -33,8 +35,8 @@ func submissionsOf(t *testing.T, s *Supervisor, id string) []SubmissionInfo {
 func TestQueuedMessageStartsWhenTheSubmissionEnds(t *testing.T) {
 	for _, c := range []struct {
 		first  string
-		status Status
-	}{{"hold g1", StatusCompleted}, {"hold g1 fail", StatusErrored}} {
+		status proto.Status
+	}{{"hold g1", proto.StatusCompleted}, {"hold g1 fail", proto.StatusErrored}} {
 		t.Run(string(c.status), func(t *testing.T) {
 			s := newTestSupervisor(t, gated)
 			id := queuedAgent(t, s, c.first)
@@ -42,21 +44,19 @@ func TestQueuedMessageStartsWhenTheSubmissionEnds(t *testing.T) {
 			// A wait in flight when the first submission ends returns its
 			// final status, although the queued one starts at once.
 			type waited struct {
-				res WaitResult
+				res proto.WaitResult
 				err error
 			}
 			got := make(chan waited, 1)
 			go func() {
-				ms := MaxWaitTimeoutMS
+				ms := proto.MaxWaitTimeoutMS
 				r, err := s.Wait(context.Background(), []string{id}, &ms)
 				got <- waited{r, err}
 			}()
 			// The wait registered: no way to observe it but the
 			// subscription count, so give it a moment first.
 			eventually(t, s, 5*time.Second, "wait subscribed", func() bool {
-				s.hub.mu.Lock()
-				defer s.hub.mu.Unlock()
-				return len(s.hub.subs) >= 2 // the wait's and eventually's own
+				return s.hub.Subscribers() >= 2 // the wait's and eventually's own
 			})
 			openGate(t, s, "g1")
 			w := <-got
@@ -65,7 +65,7 @@ func TestQueuedMessageStartsWhenTheSubmissionEnds(t *testing.T) {
 			}
 			d := waitFinal(t, s, id)
 			subs := submissionsOf(t, s, id)
-			if len(subs) != 2 || subs[1].Message != "quick next" || d.Status != StatusCompleted || *d.LastMessage != "quick next" {
+			if len(subs) != 2 || subs[1].Message != "quick next" || d.Status != proto.StatusCompleted || *d.LastMessage != "quick next" {
 				t.Fatalf("after the queue: %d submissions, detail %+v", len(subs), d)
 			}
 			sum := attnSummary(t, s, id)
@@ -111,7 +111,7 @@ func TestCancelledQueueDoesNotRun(t *testing.T) {
 	if err != nil || !res.DroppedQueued {
 		t.Fatalf("cancel: %+v %v", res, err)
 	}
-	if _, err := s.CancelQueue(id); CodeOf(err) != CodeNoQueue || !strings.Contains(err.Error(), "has no queued message") {
+	if _, err := s.CancelQueue(id); proto.CodeOf(err) != proto.CodeNoQueue || !strings.Contains(err.Error(), "has no queued message") {
 		t.Fatalf("second cancel: %v", err)
 	}
 	openGate(t, s, "g1")
@@ -131,44 +131,19 @@ func TestQueueArguments(t *testing.T) {
 		t.Fatalf("queue on an idle agent: %+v %v", res, err)
 	}
 	busy := queuedAgent(t, s, "hold never")
-	if _, err := s.Queue(busy, "third"); CodeOf(err) != CodeBusy || !strings.Contains(err.Error(), "already has a queued message") {
+	if _, err := s.Queue(busy, "third"); proto.CodeOf(err) != proto.CodeBusy || !strings.Contains(err.Error(), "already has a queued message") {
 		t.Fatalf("second queue: %v", err)
 	}
-	if _, err := s.Queue(busy, "  "); CodeOf(err) != CodeInvalid {
+	if _, err := s.Queue(busy, "  "); proto.CodeOf(err) != proto.CodeInvalid {
 		t.Fatalf("empty: %v", err)
 	}
-	if _, err := s.Queue("nope-nope", "x"); CodeOf(err) != CodeNotFound {
+	if _, err := s.Queue("nope-nope", "x"); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Fatalf("unknown: %v", err)
 	}
 	if _, err := s.Close(busy); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Queue(busy, "x"); CodeOf(err) != CodeClosed {
+	if _, err := s.Queue(busy, "x"); proto.CodeOf(err) != proto.CodeClosed {
 		t.Fatalf("closed: %v", err)
-	}
-}
-
-// TestWaitIsNotWokenByOutput: a wait in flight subscribes to summaries
-// only: every read of a flooding agent changes its output, and none of
-// them wakes the wait; a change of the summary does, as does a warning.
-func TestWaitIsNotWokenByOutput(t *testing.T) {
-	var h hub
-	sub := h.subscribe(true)
-	defer sub.Close()
-	h.publish(Change{AgentID: "a", Output: true})
-	select {
-	case <-sub.Ready():
-		t.Fatalf("woken by output alone: %+v", sub.Drain())
-	default:
-	}
-	h.publish(Change{AgentID: "a", Agent: true})
-	h.publish(Change{AgentID: "b", Warnings: []string{"w"}})
-	select {
-	case <-sub.Ready():
-	default:
-		t.Fatal("a summary change did not wake the subscription")
-	}
-	if got := sub.Drain(); len(got) != 2 || !got[0].Agent || got[0].Output || got[1].AgentID != "b" {
-		t.Fatalf("drained %+v; want a's summary change, then b's warning", got)
 	}
 }

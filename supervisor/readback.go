@@ -4,6 +4,7 @@ import (
 	"os"
 	"unicode/utf8"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
@@ -32,7 +33,7 @@ func (o *output) reload(path string, maxLines int) error {
 		// say so in the pane, in words, instead of failing (SPEC §10)
 		sb := newScrollback(maxLines, defaultScrollbackBytes)
 		text := "subdash: the log file of this submission is gone (" + path + "); its output cannot be shown"
-		sb.add(Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
+		sb.add(proto.Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
 		o.mu.Lock()
 		sb.attach(o.mem)
 		o.sb, o.evicted = sb, false
@@ -40,7 +41,7 @@ func (o *output) reload(path string, maxLines int) error {
 		return nil
 	}
 	if err != nil {
-		return &Error{CodeInternal, "cannot read log file " + path + ": " + err.Error()}
+		return &proto.Error{Code: proto.CodeInternal, Message: "cannot read log file " + path + ": " + err.Error()}
 	}
 	defer f.Close()
 	sb := newScrollback(maxLines, defaultScrollbackBytes)

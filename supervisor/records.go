@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Records and restore (SPEC §10).
@@ -61,10 +63,10 @@ type PresetRecord struct {
 type AgentRecord struct {
 	AgentID     string        `json:"agent_id"`
 	Dir         string        `json:"dir"`
-	Status      Status        `json:"status"`
-	BeforeClose Status        `json:"before_close,omitempty"`
-	CreatedAt   Time          `json:"created_at"`
-	UpdatedAt   Time          `json:"updated_at"`
+	Status      proto.Status  `json:"status"`
+	BeforeClose proto.Status  `json:"before_close,omitempty"`
+	CreatedAt   proto.Time    `json:"created_at"`
+	UpdatedAt   proto.Time    `json:"updated_at"`
 	LastMessage string        `json:"last_message"`
 	LastOutput  *string       `json:"last_output,omitempty"`
 	LastError   *string       `json:"last_error,omitempty"`
@@ -76,25 +78,25 @@ type AgentRecord struct {
 	// it; a restoring host runs its own binary's (as for the builtin
 	// preset), since the path of the one that wrote the record may be gone.
 	Builtin     bool               `json:"builtin,omitempty"`
-	Usage       Usage              `json:"usage"`
+	Usage       proto.Usage        `json:"usage"`
 	Submissions []SubmissionRecord `json:"submissions"`
 }
 
 // SubmissionRecord is one submission of an AgentRecord.
 type SubmissionRecord struct {
-	ID           string  `json:"id"`
-	Seq          int     `json:"seq"`
-	Message      string  `json:"message"`
-	MessageBytes int     `json:"message_bytes"`
-	MessageFile  string  `json:"message_file,omitempty"`
-	Command      string  `json:"command,omitempty"`
-	Log          string  `json:"log,omitempty"`
-	StartedAt    Time    `json:"started_at"`
-	EndedAt      Time    `json:"ended_at"`
-	Status       Status  `json:"status"`
-	ExitCode     *int    `json:"exit_code,omitempty"`
-	Signal       string  `json:"signal,omitempty"`
-	LastError    *string `json:"last_error,omitempty"`
+	ID           string       `json:"id"`
+	Seq          int          `json:"seq"`
+	Message      string       `json:"message"`
+	MessageBytes int          `json:"message_bytes"`
+	MessageFile  string       `json:"message_file,omitempty"`
+	Command      string       `json:"command,omitempty"`
+	Log          string       `json:"log,omitempty"`
+	StartedAt    proto.Time   `json:"started_at"`
+	EndedAt      proto.Time   `json:"ended_at"`
+	Status       proto.Status `json:"status"`
+	ExitCode     *int         `json:"exit_code,omitempty"`
+	Signal       string       `json:"signal,omitempty"`
+	LastError    *string      `json:"last_error,omitempty"`
 }
 
 // messageHead returns the head of msg kept in memory: msg itself up to
@@ -127,7 +129,7 @@ func msgPathOf(logPath string) string {
 func (s *Supervisor) recordLocked(a *agent) *AgentRecord {
 	r := &AgentRecord{
 		AgentID: a.id, Dir: s.cfg.Dir, Status: a.status, BeforeClose: a.beforeClose,
-		CreatedAt: Time{a.createdAt}, UpdatedAt: Time{a.updatedAt}, LastMessage: a.lastMessage,
+		CreatedAt: proto.Time{Time: a.createdAt}, UpdatedAt: proto.Time{Time: a.updatedAt}, LastMessage: a.lastMessage,
 		LastOutput: copyStr(a.lastOutput), LastError: copyStr(a.lastError), SessionID: a.sessionID,
 		Command: a.command, Builtin: a.builtin, Runner: a.runner, Usage: a.usage,
 		Submissions: make([]SubmissionRecord, len(a.subs)),
@@ -138,7 +140,7 @@ func (s *Supervisor) recordLocked(a *agent) *AgentRecord {
 	for i, sub := range a.subs {
 		r.Submissions[i] = SubmissionRecord{
 			ID: sub.id, Seq: sub.seq, Message: sub.message, MessageBytes: sub.msgLen, MessageFile: sub.msgPath,
-			Command: sub.command, Log: sub.logPath, StartedAt: Time{sub.startedAt}, EndedAt: Time{sub.endedAt},
+			Command: sub.command, Log: sub.logPath, StartedAt: proto.Time{Time: sub.startedAt}, EndedAt: proto.Time{Time: sub.endedAt},
 			Status: sub.status, ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
 		}
 	}

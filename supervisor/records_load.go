@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // maxReplayRuns bounds how many runs of one directory are replayed when
@@ -279,10 +281,10 @@ func newReplay(dir string) *replay {
 
 // agent returns the record of id, creating it when an event names an agent
 // whose spawn line was lost.
-func (rp *replay) agent(id string, at Time) *AgentRecord {
+func (rp *replay) agent(id string, at proto.Time) *AgentRecord {
 	r, ok := rp.byID[id]
 	if !ok {
-		r = &AgentRecord{AgentID: id, Dir: rp.dir, Status: StatusRunning, CreatedAt: at, UpdatedAt: at, Runner: RunnerLocal}
+		r = &AgentRecord{AgentID: id, Dir: rp.dir, Status: proto.StatusRunning, CreatedAt: at, UpdatedAt: at, Runner: RunnerLocal}
 		rp.byID[id] = r
 		rp.order = append(rp.order, id)
 	}
@@ -291,7 +293,7 @@ func (rp *replay) agent(id string, at Time) *AgentRecord {
 
 // sub returns submission seq of r, creating it (and placeholders for
 // submissions whose lines were lost, so that seq n stays at index n-1).
-func (rp *replay) sub(r *AgentRecord, seq int, id string, at Time) *SubmissionRecord {
+func (rp *replay) sub(r *AgentRecord, seq int, id string, at proto.Time) *SubmissionRecord {
 	if seq < 1 {
 		for i := range r.Submissions {
 			if r.Submissions[i].ID == id {
@@ -303,11 +305,11 @@ func (rp *replay) sub(r *AgentRecord, seq int, id string, at Time) *SubmissionRe
 	for len(r.Submissions) < seq {
 		n := len(r.Submissions) + 1
 		lost := "record lost: its journal line could not be read"
-		r.Submissions = append(r.Submissions, SubmissionRecord{Seq: n, StartedAt: at, EndedAt: at, Status: StatusErrored, LastError: &lost})
+		r.Submissions = append(r.Submissions, SubmissionRecord{Seq: n, StartedAt: at, EndedAt: at, Status: proto.StatusErrored, LastError: &lost})
 	}
 	s := &r.Submissions[seq-1]
 	if s.ID == "" || s.ID != id && id != "" {
-		*s = SubmissionRecord{ID: id, Seq: seq, StartedAt: at, Status: StatusRunning}
+		*s = SubmissionRecord{ID: id, Seq: seq, StartedAt: at, Status: proto.StatusRunning}
 	}
 	return s
 }
@@ -361,7 +363,7 @@ func (rp *replay) apply(ev JournalEvent) {
 			s.Message, s.MessageBytes = ev.Message, ev.MessageBytes
 		}
 		r.LastMessage = s.Message
-		r.Status = StatusRunning
+		r.Status = proto.StatusRunning
 	case "submission_started":
 		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
 		s.Command, s.Log = ev.Command, ev.Log
@@ -384,19 +386,19 @@ func (rp *replay) apply(ev JournalEvent) {
 			r.SessionID = ev.SessionID
 		}
 		if ev.Usage != nil && !again {
-			r.Usage.add(*ev.Usage)
+			r.Usage.Add(*ev.Usage)
 		}
-		if r.Status == StatusClosed {
+		if r.Status == proto.StatusClosed {
 			r.BeforeClose = s.Status
 		} else if s.Seq == len(r.Submissions) {
 			r.Status = s.Status
 		}
 	case "closed":
-		if r.Status != StatusClosed {
+		if r.Status != proto.StatusClosed {
 			if n := len(r.Submissions); n == 0 || !r.Submissions[n-1].EndedAt.IsZero() {
 				r.BeforeClose = r.Status
 			}
-			r.Status = StatusClosed
+			r.Status = proto.StatusClosed
 		}
 	case "resumed":
 		if ev.Status != "" {
@@ -432,8 +434,8 @@ func (rp *replay) hostEnded(run int, at time.Time) []string {
 		}
 		n := len(r.Submissions)
 		if n == 0 {
-			if r.Status == StatusRunning {
-				r.Status = StatusErrored
+			if r.Status == proto.StatusRunning {
+				r.Status = proto.StatusErrored
 			}
 			continue
 		}
@@ -442,15 +444,15 @@ func (rp *replay) hostEnded(run int, at time.Time) []string {
 			continue
 		}
 		le := interruptedByHostEnd
-		s.EndedAt, s.Status, s.LastError = Time{at}, StatusErrored, &le
+		s.EndedAt, s.Status, s.LastError = proto.Time{Time: at}, proto.StatusErrored, &le
 		r.LastError = s.LastError
 		if r.UpdatedAt.Before(at) {
-			r.UpdatedAt = Time{at}
+			r.UpdatedAt = proto.Time{Time: at}
 		}
-		if r.Status == StatusClosed {
-			r.BeforeClose = StatusErrored
+		if r.Status == proto.StatusClosed {
+			r.BeforeClose = proto.StatusErrored
 		} else {
-			r.Status = StatusErrored
+			r.Status = proto.StatusErrored
 		}
 	}
 	return notes

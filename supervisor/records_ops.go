@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // openRun creates the run's folder <StateDir>/runs/<run-id>/ (mode 0700)
@@ -67,10 +69,10 @@ func (s *Supervisor) restore() time.Time {
 			a := agentOf(r, s.cfg)
 			s.agents[a.id] = a
 			s.order = append(s.order, a)
-			checkpoint = append(checkpoint, JournalEvent{Time: Time{now}, Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
+			checkpoint = append(checkpoint, JournalEvent{Time: proto.Time{Time: now}, Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
 		case s.cfg.LogRetention <= 0 || age <= s.cfg.LogRetention:
 			kept++
-			checkpoint = append(checkpoint, JournalEvent{Time: Time{now}, Event: "record", AgentID: r.AgentID, Record: r})
+			checkpoint = append(checkpoint, JournalEvent{Time: proto.Time{Time: now}, Event: "record", AgentID: r.AgentID, Record: r})
 		default:
 			dropped++
 		}
@@ -78,10 +80,10 @@ func (s *Supervisor) restore() time.Time {
 	s.restored = len(s.order)
 	s.journal.writeAll(append(checkpoint, JournalEvent{Event: "records_restored", Note: fmt.Sprintf(
 		"restored %d agent(s); kept %d record(s) outside the restore window of %s; dropped %d older than the log retention of %s",
-		s.restored, kept, FormatDuration(s.cfg.RestoreWindow), dropped, FormatDuration(s.cfg.LogRetention))}))
+		s.restored, kept, proto.FormatDuration(s.cfg.RestoreWindow), dropped, proto.FormatDuration(s.cfg.LogRetention))}))
 	if s.restored > 0 {
 		s.cfg.Notes = append(s.cfg.Notes, fmt.Sprintf("restored %d agent(s) of this directory from earlier runs (updated within %s)",
-			s.restored, FormatDuration(s.cfg.RestoreWindow)))
+			s.restored, proto.FormatDuration(s.cfg.RestoreWindow)))
 	}
 	return now
 }
@@ -89,21 +91,6 @@ func (s *Supervisor) restore() time.Time {
 // Restored returns how many agents were restored from earlier runs at
 // start (SPEC §10).
 func (s *Supervisor) Restored() int { return s.restored }
-
-// FormatDuration writes d in days when it is a whole number of days ("7
-// days"), else as time.Duration does; 0 is "0".
-func FormatDuration(d time.Duration) string {
-	const day = 24 * time.Hour
-	switch {
-	case d == 0:
-		return "0"
-	case d%day == 0 && d/day == 1:
-		return "1 day"
-	case d%day == 0:
-		return fmt.Sprintf("%d days", d/day)
-	}
-	return d.String()
-}
 
 // ParseDuration reads a --restore-window or --log-retention value: a Go
 // duration ("36h", "90m"), a number of days ("7d", "30d"), or "0".
@@ -129,16 +116,16 @@ func ParseDuration(v string) (time.Duration, error) {
 // its log and message files stay on disk. Errors: "agent not found: <id>";
 // a running agent is refused ("agent <id> is running; interrupt or close it
 // before forgetting it").
-func (s *Supervisor) Forget(id string) (StatusResult, error) {
+func (s *Supervisor) Forget(id string) (proto.StatusResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
-		return StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	defer unlock()
 	s.mu.Lock()
 	if a.running != nil || a.replacing {
 		s.mu.Unlock()
-		return StatusResult{}, &Error{CodeBusy, fmt.Sprintf("agent %s is running; interrupt or close it before forgetting it", a.id)}
+		return proto.StatusResult{}, proto.ErrForgetRunning(a.id)
 	}
 	if n := len(a.subs); n > 0 && a.subs[n-1].done != nil {
 		// The agent took its final status, and its submission's end is
@@ -152,7 +139,7 @@ func (s *Supervisor) Forget(id string) (StatusResult, error) {
 	}
 	if _, ok := s.agents[a.id]; !ok {
 		s.mu.Unlock()
-		return StatusResult{}, errNotFound(id)
+		return proto.StatusResult{}, proto.ErrNotFound(id)
 	}
 	delete(s.agents, a.id)
 	for i, o := range s.order {
@@ -174,12 +161,9 @@ func (s *Supervisor) Forget(id string) (StatusResult, error) {
 	}
 	s.mu.Unlock()
 	s.journal.write(JournalEvent{Event: "forgotten", AgentID: a.id, Note: "its logs stay on disk"})
-	s.hub.publish(Change{AgentID: a.id, Agent: true, Forgotten: true})
-	return StatusResult{AgentID: a.id, Status: StatusForgotten}, nil
+	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Forgotten: true})
+	return proto.StatusResult{AgentID: a.id, Status: proto.StatusForgotten}, nil
 }
-
-// StatusForgotten is the status Forget reports for the agent it removed.
-const StatusForgotten Status = "forgotten"
 
 // Message returns the whole message of submission seq (1-based; 0 = the
 // latest) of agent id, read from its message file beside the log (SPEC
@@ -199,7 +183,7 @@ func (s *Supervisor) Message(id string, seq int) (string, error) {
 	}
 	if seq < 1 || seq > len(a.subs) {
 		s.mu.Unlock()
-		return "", &Error{CodeNotFound, fmt.Sprintf("agent %s has no submission %d; it has %d", a.id, seq, len(a.subs))}
+		return "", &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("agent %s has no submission %d; it has %d", a.id, seq, len(a.subs))}
 	}
 	sub := a.subs[seq-1]
 	path, head, pending := sub.msgPath, sub.message, sub.pending
@@ -219,10 +203,10 @@ func (s *Supervisor) Message(id string, seq int) (string, error) {
 		if !strings.Contains(head, "...[truncated: ") {
 			return head, nil
 		}
-		return "", &Error{CodeInternal, fmt.Sprintf("cannot read the whole message of submission %d of agent %s from %s: %v; only its first %d bytes are known", seq, a.id, path, err, maxMessageHead)}
+		return "", &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read the whole message of submission %d of agent %s from %s: %v; only its first %d bytes are known", seq, a.id, path, err, maxMessageHead)}
 	}
 	if strings.Contains(head, "...[truncated: ") {
-		return "", &Error{CodeInternal, fmt.Sprintf("the whole message of submission %d of agent %s was not kept on disk; only its first %d bytes are known", seq, a.id, maxMessageHead)}
+		return "", &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("the whole message of submission %d of agent %s was not kept on disk; only its first %d bytes are known", seq, a.id, maxMessageHead)}
 	}
 	return head, nil
 }
@@ -238,7 +222,7 @@ func checkCLI(a *agent, dir string, env []string) error {
 	switch p := a.preset; {
 	case p != nil && p.Name == "builtin":
 		if _, err := os.Stat(p.executable); err != nil {
-			return &Error{CodeInvalid, fmt.Sprintf("agent %s was spawned with the builtin preset of %s, which is gone now (%v); spawn a new agent to continue", a.id, p.executable, err)}
+			return &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("agent %s was spawned with the builtin preset of %s, which is gone now (%v); spawn a new agent to continue", a.id, p.executable, err)}
 		}
 		return nil
 	case p != nil:
@@ -253,15 +237,9 @@ func checkCLI(a *agent, dir string, env []string) error {
 	sh := exec.Command("/bin/sh", "-c", `command -v -- "$1" >/dev/null`, "sh", name)
 	sh.Dir, sh.Env = dir, env
 	if sh.Run() != nil {
-		return &Error{CodeInvalid, fmt.Sprintf("agent %s was spawned with %s, but %s is not found now; install it or put it on PATH to continue this agent, or spawn a new one", a.id, what, name)}
+		return &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("agent %s was spawned with %s, but %s is not found now; install it or put it on PATH to continue this agent, or spawn a new one", a.id, what, name)}
 	}
 	return nil
-}
-
-// MessageCut reports whether head, a message as snapshots and records hold
-// it, is only the head of a longer message: Message then gives the whole.
-func MessageCut(head string) bool {
-	return strings.HasSuffix(head, " bytes in all]") && strings.Contains(head, "...[truncated: ")
 }
 
 // restoredTranscript returns sub's transcript, and whether it is one of a

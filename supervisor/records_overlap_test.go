@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // TestCheckpointOfASecondHostLosesNothingOfTheFirst (SPEC §10): a second
@@ -21,7 +23,7 @@ func TestCheckpointOfASecondHostLosesNothingOfTheFirst(t *testing.T) {
 	done, slept := spawn(t, first, "ok one"), spawn(t, first, "sleep two")
 	waitFinal(t, first, done)
 	second := start()
-	if got := summaryOf(t, second, slept); got.Status != StatusErrored {
+	if got := summaryOf(t, second, slept); got.Status != proto.StatusErrored {
 		t.Fatalf("the second host restored the running agent as %s", got.Status)
 	}
 	shutdownNow(t, second)
@@ -35,9 +37,9 @@ func TestCheckpointOfASecondHostLosesNothingOfTheFirst(t *testing.T) {
 	third := start()
 	want := []struct {
 		id      string
-		status  Status
+		status  proto.Status
 		lastErr string
-	}{{done, StatusCompleted, ""}, {slept, StatusErrored, "interrupted"}, {later, StatusCompleted, ""}}
+	}{{done, proto.StatusCompleted, ""}, {slept, proto.StatusErrored, "interrupted"}, {later, proto.StatusCompleted, ""}}
 	ls := third.List()
 	if len(ls) != len(want) {
 		t.Fatalf("restored %d agent(s) %+v; want %d", len(ls), ls, len(want))
@@ -72,9 +74,9 @@ func TestARunWrittenAfterTheCheckpointIsNotSuperseded(t *testing.T) {
 	start, dir := hostOf(t, "echo fresh")
 	a := "aaaaaaaa-0000-4000-8000-000000000001"
 	runDir := filepath.Join(dir, ".state", "runs", "20261130T100000Z-000001")
-	at := Time{time.Now().Add(-time.Minute)}
+	at := proto.Time{Time: time.Now().Add(-time.Minute)}
 	journal := writeJournal(t, runDir, dir,
-		JournalEvent{Time: at, Event: "record", AgentID: a, Record: &AgentRecord{AgentID: a, Dir: dir, Status: StatusCompleted,
+		JournalEvent{Time: at, Event: "record", AgentID: a, Record: &AgentRecord{AgentID: a, Dir: dir, Status: proto.StatusCompleted,
 			CreatedAt: at, UpdatedAt: at, LastMessage: "kept", Command: "echo a"}},
 		JournalEvent{Time: at, Event: "records_restored"},
 		JournalEvent{Event: "run_ended"})
@@ -83,7 +85,7 @@ func TestARunWrittenAfterTheCheckpointIsNotSuperseded(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := start()
-	if ls := s.List(); len(ls) != 1 || ls[0].AgentID != a || ls[0].Status != StatusCompleted {
+	if ls := s.List(); len(ls) != 1 || ls[0].AgentID != a || ls[0].Status != proto.StatusCompleted {
 		t.Fatalf("restored %+v", ls)
 	}
 	if _, err := os.Stat(runDir); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // TestLogRetention: at start, runs of this directory older than
@@ -35,9 +37,9 @@ func TestLogRetention(t *testing.T) {
 	held := filepath.Join(runs, "20261001T000000Z-000003")
 	age(writeJournal(t, held, dir))
 	writeJournal(t, filepath.Join(runs, "20261130T000000Z-000004"), dir, JournalEvent{Event: "record", Record: &AgentRecord{
-		AgentID: "eeeeeeee-0000-4000-8000-000000000005", Dir: dir, Status: StatusCompleted,
-		CreatedAt: Time{old}, UpdatedAt: Time{time.Now().Add(-24 * time.Hour)}, LastMessage: "long-lived", Command: "true",
-		Submissions: []SubmissionRecord{{ID: "s1", Seq: 1, Log: filepath.Join(held, "eeeeeeee-0000-4000-8000-000000000005", "1-s1.log"), Status: StatusCompleted}},
+		AgentID: "eeeeeeee-0000-4000-8000-000000000005", Dir: dir, Status: proto.StatusCompleted,
+		CreatedAt: proto.Time{Time: old}, UpdatedAt: proto.Time{Time: time.Now().Add(-24 * time.Hour)}, LastMessage: "long-lived", Command: "true",
+		Submissions: []SubmissionRecord{{ID: "s1", Seq: 1, Log: filepath.Join(held, "eeeeeeee-0000-4000-8000-000000000005", "1-s1.log"), Status: proto.StatusCompleted}},
 	}}, JournalEvent{Event: "records_restored"})
 
 	s := start()
@@ -71,7 +73,7 @@ func TestQueuedMessageIsNotRunAfterTheHostEnded(t *testing.T) {
 		JournalEvent{Event: "queued", AgentID: a, Message: "the queued one\nsecond line"})
 	s := start()
 	info, ok := s.Agent(a)
-	if !ok || len(info.Submissions) != 1 || info.Status != StatusErrored {
+	if !ok || len(info.Submissions) != 1 || info.Status != proto.StatusErrored {
 		t.Fatalf("restored: %+v", info)
 	}
 	note := strings.Join(s.Config().Notes, "\n")
@@ -125,7 +127,7 @@ func TestUnwritableStateDir(t *testing.T) {
 		t.Fatal("the record was not restored from a read-only state directory")
 	}
 	n := spawn(t, s, "ok new")
-	if d := waitFinal(t, s, n); d.Status != StatusCompleted {
+	if d := waitFinal(t, s, n); d.Status != proto.StatusCompleted {
 		t.Fatalf("spawn with an unwritable state dir: %s", d.Status)
 	}
 	if !strings.HasPrefix(s.RunDir(), os.TempDir()) {
@@ -149,7 +151,7 @@ func TestStateDirRunsIsAFile(t *testing.T) {
 	if !strings.Contains(warn, "is not writable") || !strings.Contains(warn, "cannot read earlier runs") {
 		t.Errorf("warnings: %s", warn)
 	}
-	if d := waitFinal(t, s, spawn(t, s, "x")); d.Status != StatusCompleted {
+	if d := waitFinal(t, s, spawn(t, s, "x")); d.Status != proto.StatusCompleted {
 		t.Fatalf("spawn: %s", d.Status)
 	}
 }

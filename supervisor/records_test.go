@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // hostOf returns a function that starts a host (a supervisor) on the same
@@ -60,7 +62,7 @@ func finishedRun(t *testing.T, start func(edit ...func(*Config)) *Supervisor, me
 // sleeps on anything else.
 const script = `read m; case "$m" in ok*) echo "fine $m";; bad*) echo oops >&2; exit 3;; *) sleep 300;; esac`
 
-func summaryOf(t *testing.T, s *Supervisor, id string) Summary {
+func summaryOf(t *testing.T, s *Supervisor, id string) proto.Summary {
 	t.Helper()
 	for _, a := range s.List() {
 		if a.AgentID == id {
@@ -68,7 +70,7 @@ func summaryOf(t *testing.T, s *Supervisor, id string) Summary {
 		}
 	}
 	t.Fatalf("agent %s is not in list", id)
-	return Summary{}
+	return proto.Summary{}
 }
 
 // TestRestoreAfterTheHostEnded: a host that ended while one agent still
@@ -90,15 +92,15 @@ func TestRestoreAfterTheHostEnded(t *testing.T) {
 	if len(ls) != 3 || ls[0].AgentID != done || ls[1].AgentID != failed || ls[2].AgentID != slept {
 		t.Fatalf("list after restart: %+v", ls)
 	}
-	ms := MinWaitTimeoutMS
+	ms := proto.MinWaitTimeoutMS
 	res, err := s2.Wait(context.Background(), []string{done, failed, slept}, &ms)
 	if err != nil || res.TimedOut {
 		t.Fatalf("wait on restored agents: %+v %v", res, err)
 	}
 	want := map[string]struct {
-		status  Status
+		status  proto.Status
 		lastErr string
-	}{done: {StatusCompleted, ""}, failed: {StatusErrored, "submission failed with exit code 3"}, slept: {StatusErrored, "interrupted (host ended)"}}
+	}{done: {proto.StatusCompleted, ""}, failed: {proto.StatusErrored, "submission failed with exit code 3"}, slept: {proto.StatusErrored, "interrupted (host ended)"}}
 	for id, w := range want {
 		d := res.Details[id]
 		le := ""
@@ -138,7 +140,7 @@ func TestRestoreAfterTheHostEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := waitFinal(t, s2, done)
-	if d.Status != StatusCompleted || *d.LastOutput != "fine ok again" || *d.LastSubmissionID != r.SubmissionID {
+	if d.Status != proto.StatusCompleted || *d.LastOutput != "fine ok again" || *d.LastSubmissionID != r.SubmissionID {
 		t.Fatalf("after send: %s %q", d.Status, *d.LastOutput)
 	}
 	info, _ := s2.Agent(done)
@@ -169,13 +171,13 @@ func TestRestoredCloseAndResume(t *testing.T) {
 	}
 	shutdownNow(t, s1)
 	s2 := start()
-	if st := summaryOf(t, s2, id).Status; st != StatusClosed {
+	if st := summaryOf(t, s2, id).Status; st != proto.StatusClosed {
 		t.Fatalf("restored as %s, want closed", st)
 	}
-	if _, err := s2.Send(id, "ok", false); CodeOf(err) != CodeClosed {
+	if _, err := s2.Send(id, "ok", false); proto.CodeOf(err) != proto.CodeClosed {
 		t.Fatalf("send to a restored closed agent: %v", err)
 	}
-	if r, err := s2.Resume(id); err != nil || r.Status != StatusErrored {
+	if r, err := s2.Resume(id); err != nil || r.Status != proto.StatusErrored {
 		t.Fatalf("resume: %+v %v", r, err)
 	}
 }
@@ -203,8 +205,8 @@ func TestRestoreWindow(t *testing.T) {
 	// A record last updated ten days ago, in a journal of its own.
 	old := filepath.Join(dir, ".state", "runs", "20200101T000000Z-aaaaaa")
 	writeJournal(t, old, dir, JournalEvent{Event: "record", Record: &AgentRecord{
-		AgentID: "0ld0ld00-0000-4000-8000-000000000000", Dir: dir, Status: StatusCompleted,
-		CreatedAt: Time{time.Now().Add(-11 * 24 * time.Hour)}, UpdatedAt: Time{time.Now().Add(-10 * 24 * time.Hour)},
+		AgentID: "0ld0ld00-0000-4000-8000-000000000000", Dir: dir, Status: proto.StatusCompleted,
+		CreatedAt: proto.Time{Time: time.Now().Add(-11 * 24 * time.Hour)}, UpdatedAt: proto.Time{Time: time.Now().Add(-10 * 24 * time.Hour)},
 		LastMessage: "an old task", Command: "true"}}, JournalEvent{Event: "records_restored"})
 	newest := old // started last (run_started's time), whatever its name
 	week := start()
@@ -231,7 +233,7 @@ func writeJournal(t *testing.T, runDir, dir string, evs ...JournalEvent) string 
 	var b strings.Builder
 	for _, ev := range append([]JournalEvent{{Event: "run_started", Dir: dir, PID: 1 << 22}}, evs...) {
 		if ev.Time.IsZero() {
-			ev.Time = Time{time.Now()}
+			ev.Time = proto.Time{Time: time.Now()}
 		}
 		line, err := json.Marshal(ev)
 		if err != nil {
@@ -258,9 +260,9 @@ func TestRestoreCorruptJournal(t *testing.T) {
 	path := writeJournal(t, filepath.Join(runs, "20261130T100000Z-000001"), dir,
 		JournalEvent{Event: "spawned", AgentID: a, SubmissionID: "a1", Seq: 1, Message: "task a", Command: "echo a"},
 		JournalEvent{Event: "submission_started", AgentID: a, SubmissionID: "a1", Seq: 1, Log: "/nonexistent/1-a1.log"},
-		JournalEvent{Event: "submission_ended", AgentID: a, SubmissionID: "a1", Seq: 1, Status: StatusCompleted},
+		JournalEvent{Event: "submission_ended", AgentID: a, SubmissionID: "a1", Seq: 1, Status: proto.StatusCompleted},
 		JournalEvent{Event: "spawned", AgentID: b, SubmissionID: "b1", Seq: 1, Message: "task b", Command: "echo b"},
-		JournalEvent{Event: "record", Record: &AgentRecord{AgentID: "cccccccc-0000-4000-8000-000000000003", Dir: "/another/dir", Status: StatusCompleted, UpdatedAt: Time{time.Now()}}},
+		JournalEvent{Event: "record", Record: &AgentRecord{AgentID: "cccccccc-0000-4000-8000-000000000003", Dir: "/another/dir", Status: proto.StatusCompleted, UpdatedAt: proto.Time{Time: time.Now()}}},
 	)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -268,7 +270,7 @@ func TestRestoreCorruptJournal(t *testing.T) {
 	}
 	// a corrupt line, then an event of b, then a line torn by a kill
 	fmt.Fprintf(f, "{not json at all\n")
-	line, _ := json.Marshal(JournalEvent{Time: Time{time.Now()}, Event: "submission_started", AgentID: b, SubmissionID: "b1", Seq: 1, Command: "echo b"})
+	line, _ := json.Marshal(JournalEvent{Time: proto.Time{Time: time.Now()}, Event: "submission_started", AgentID: b, SubmissionID: "b1", Seq: 1, Command: "echo b"})
 	fmt.Fprintf(f, "%s\n{\"time\":\"2026-11-30T10:00:05.000Z\",\"event\":\"submission_en", line)
 	f.Close()
 	// a journal of another directory
@@ -280,7 +282,7 @@ func TestRestoreCorruptJournal(t *testing.T) {
 	if len(ls) != 2 || ls[0].AgentID != a || ls[1].AgentID != b {
 		t.Fatalf("restored %+v; want agents a and b only", ls)
 	}
-	if ls[0].Status != StatusCompleted || ls[1].Status != StatusErrored {
+	if ls[0].Status != proto.StatusCompleted || ls[1].Status != proto.StatusErrored {
 		t.Errorf("statuses %s, %s; want completed and errored (interrupted by the host's end)", ls[0].Status, ls[1].Status)
 	}
 	warn := strings.Join(s.Config().Warnings, "\n")
@@ -301,7 +303,7 @@ func TestRestoreCorruptJournal(t *testing.T) {
 	}
 	// the current run works, and its records are kept
 	id := spawn(t, s, "new")
-	if d := waitFinal(t, s, id); d.Status != StatusCompleted {
+	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted {
 		t.Fatalf("new agent: %s", d.Status)
 	}
 	shutdownNow(t, s)
@@ -319,13 +321,13 @@ func TestForget(t *testing.T) {
 	waitFinal(t, s1, done)
 	logPath, _ := s1.LogPath(done, 1)
 	_, err := s1.Forget(busy)
-	if CodeOf(err) != CodeBusy || !strings.Contains(err.Error(), "is running; interrupt or close it before forgetting it") {
+	if proto.CodeOf(err) != proto.CodeBusy || !strings.Contains(err.Error(), "is running; interrupt or close it before forgetting it") {
 		t.Fatalf("forget of a running agent: %v", err)
 	}
-	if r, err := s1.Forget(done[:8]); err != nil || r.Status != StatusForgotten || r.AgentID != done {
+	if r, err := s1.Forget(done[:8]); err != nil || r.Status != proto.StatusForgotten || r.AgentID != done {
 		t.Fatalf("forget: %+v %v", r, err)
 	}
-	if _, err := s1.Logs(done, 0); CodeOf(err) != CodeNotFound {
+	if _, err := s1.Logs(done, 0); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Errorf("logs of a forgotten agent: %v", err)
 	}
 	if len(s1.List()) != 1 {
@@ -349,7 +351,7 @@ func TestWholeMessageKept(t *testing.T) {
 	_, id := finishedRun(t, start, msg)
 	s2 := start()
 	info, _ := s2.Agent(id)
-	if !MessageCut(info.LastMessage) || len(info.LastMessage) > maxMessageHead+64 {
+	if !proto.MessageCut(info.LastMessage) || len(info.LastMessage) > maxMessageHead+64 {
 		t.Errorf("the snapshot holds %d bytes of the message; want a marked head", len(info.LastMessage))
 	}
 	whole, err := s2.Message(id, 0)
@@ -421,7 +423,7 @@ func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 			s1 := start(func(cf *Config) { cf.Preset, cf.Command, cf.Environ = p, p.Describe(), env })
 			id := spawn(t, s1, "hello")
 			d1 := waitFinal(t, s1, id)
-			if d1.Status != StatusCompleted || d1.SessionID == "" {
+			if d1.Status != proto.StatusCompleted || d1.SessionID == "" {
 				t.Fatalf("first run: %s session %q", d1.Status, d1.SessionID)
 			}
 			shutdownNow(t, s1)
@@ -448,7 +450,7 @@ func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 				t.Fatal(err)
 			}
 			d2 := waitFinal(t, s2, id)
-			if d2.Status != StatusCompleted || d2.SessionID != d1.SessionID {
+			if d2.Status != proto.StatusCompleted || d2.SessionID != d1.SessionID {
 				t.Fatalf("after restart: %s, session %q (was %q), last_error %v", d2.Status, d2.SessionID, d1.SessionID, d2.LastError)
 			}
 			got := calls(t, log)

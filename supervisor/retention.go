@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Log retention (SPEC §10, --log-retention).
@@ -18,25 +20,6 @@ import (
 // and a run whose host is still alive. Runs of other directories are left
 // to the hosts of those directories, which know their records.
 
-// Storage says where the logs are and how much space they take.
-type Storage struct {
-	// RunsDir is the folder of every run's logs and journal:
-	// <state-dir>/runs.
-	RunsDir string `json:"runs_dir"`
-	// Bytes is the space the files under RunsDir take, in bytes.
-	Bytes int64 `json:"bytes"`
-	// Runs is the number of runs under RunsDir.
-	Runs int `json:"runs"`
-	// Retention is --log-retention; 0 keeps every run. RetentionDays is
-	// the same in days, for JSON.
-	Retention     time.Duration `json:"-"`
-	RetentionDays float64       `json:"retention_days"`
-	// Freed is what the retention removed at start, in bytes, in Removed
-	// runs.
-	Freed   int64 `json:"freed_bytes"`
-	Removed int   `json:"removed_runs"`
-}
-
 // storageTTL is how long a measured size is reused: measuring walks every
 // log file.
 const storageTTL = 10 * time.Second
@@ -45,13 +28,13 @@ const storageTTL = 10 * time.Second
 type storageCache struct {
 	mu   sync.Mutex
 	at   time.Time
-	last Storage
+	last proto.Storage
 }
 
 // Storage measures where the logs are and how much space they take (at
 // most every 10 s; it walks the runs folder, so call it off the UI
 // goroutine). An unreadable folder counts as empty.
-func (s *Supervisor) Storage() Storage {
+func (s *Supervisor) Storage() proto.Storage {
 	s.storage.mu.Lock()
 	defer s.storage.mu.Unlock()
 	if !s.storage.at.IsZero() && time.Since(s.storage.at) < storageTTL {
@@ -155,7 +138,7 @@ func (s *Supervisor) removeOldRuns(asOf time.Time) {
 	}
 	if n := s.storage.last.Removed; n > 0 {
 		note := fmt.Sprintf("removed %d run(s) older than %s (--log-retention) from %s: %s freed",
-			n, FormatDuration(s.cfg.LogRetention), runsDir, FormatBytes(s.storage.last.Freed))
+			n, proto.FormatDuration(s.cfg.LogRetention), runsDir, proto.FormatBytes(s.storage.last.Freed))
 		s.cfg.Notes = append(s.cfg.Notes, note)
 		s.journal.write(JournalEvent{Event: "logs_removed", Note: note})
 	}
@@ -191,20 +174,6 @@ func runPID(journal string) int {
 		pid = pid*10 + int(c-'0')
 	}
 	return pid
-}
-
-// FormatBytes writes n bytes for people: "512 B", "3.4 kB", "12.3 MB",
-// "1.2 GB".
-func FormatBytes(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // journalOnly reports whether a run's folder holds its journal and nothing

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // runnerCloseWait bounds Runner.Close at Shutdown. It is a time of its
@@ -87,15 +89,7 @@ type StartRequest struct {
 	// submission runs, possibly after Start returned: the Kubernetes
 	// runner calls it with the pod as soon as it is chosen and again with
 	// its node once it runs.
-	Placed func(Place)
-}
-
-// Place says where a submission runs, for the dashboard and list
-// (SPEC §13). The zero Place is this machine.
-type Place struct {
-	PGID int    // its process group on this machine; 0 when it runs elsewhere
-	Pod  string // the pod it runs in, "" for the local runner
-	Node string // the node of that pod, once it is scheduled
+	Placed func(proto.Place)
 }
 
 // Exit is how a submission's main process ended (SPEC §4).
@@ -138,7 +132,7 @@ type Process interface {
 	// Call it after Terminate.
 	Drain()
 	// Place is where the submission runs, as far as known.
-	Place() Place
+	Place() proto.Place
 }
 
 // proc is a started submission as the supervisor holds it.

@@ -1,21 +1,12 @@
 package supervisor
 
-// Line is one display line of a submission's output (SPEC §5). Text holds
-// printable text and SGR sequences only, and ends with a reset when it holds
-// any SGR. Width is its display width in terminal cells. The strings are
-// immutable and may be kept by the caller.
-type Line struct {
-	Text    string
-	Width   int
-	Stderr  bool // the line came from stderr
-	Partial bool // the line has no line end yet and may still change
-}
+import "github.com/subdash/subdash/supervisor/proto"
 
 // scrollback is a bounded ring of display lines addressed by absolute line
 // numbers: the first line a submission printed is 0, and numbers never
 // change when old lines are trimmed. Not safe for concurrent use.
 type scrollback struct {
-	ring     []Line
+	ring     []proto.Line
 	start    int   // ring index of the oldest held line
 	n        int   // lines held
 	first    int64 // absolute number of the oldest held line
@@ -56,7 +47,7 @@ func newScrollback(maxLines, maxBytes int) *scrollback {
 	if initial > 1024 {
 		initial = 1024
 	}
-	return &scrollback{ring: make([]Line, initial), maxLines: maxLines, maxBytes: maxBytes}
+	return &scrollback{ring: make([]proto.Line, initial), maxLines: maxLines, maxBytes: maxBytes}
 }
 
 // total returns the absolute number one past the newest line.
@@ -68,7 +59,7 @@ func (b *scrollback) slot(abs int64) int {
 
 // add appends l, trimming the oldest lines beyond the caps, and returns its
 // absolute number.
-func (b *scrollback) add(l Line) int64 {
+func (b *scrollback) add(l proto.Line) int64 {
 	if b.n == len(b.ring) && len(b.ring) < b.maxLines {
 		b.grow()
 	}
@@ -86,7 +77,7 @@ func (b *scrollback) add(l Line) int64 {
 }
 
 // addAll appends lines in order, as add would one by one.
-func (b *scrollback) addAll(lines []Line) {
+func (b *scrollback) addAll(lines []proto.Line) {
 	if len(lines) >= b.maxLines {
 		// all held lines and the oldest of these would be trimmed at once
 		k := len(lines) - b.maxLines
@@ -119,7 +110,7 @@ func (b *scrollback) grow() {
 	if size > b.maxLines {
 		size = b.maxLines
 	}
-	ring := make([]Line, size)
+	ring := make([]proto.Line, size)
 	for i := 0; i < b.n; i++ {
 		ring[i] = b.ring[(b.start+i)%len(b.ring)]
 	}
@@ -130,7 +121,7 @@ func (b *scrollback) dropOldest() {
 	old := &b.ring[b.start]
 	b.bytes -= len(old.Text)
 	b.delta -= lineCost(*old)
-	*old = Line{}
+	*old = proto.Line{}
 	b.start = (b.start + 1) % len(b.ring)
 	b.n--
 	b.first++
@@ -163,7 +154,7 @@ func (b *scrollback) skip(k int) {
 }
 
 // replace overwrites line abs if it is still held and reports whether it was.
-func (b *scrollback) replace(abs int64, l Line) bool {
+func (b *scrollback) replace(abs int64, l proto.Line) bool {
 	if abs < b.first || abs >= b.total() {
 		return false
 	}
@@ -175,7 +166,7 @@ func (b *scrollback) replace(abs int64, l Line) bool {
 }
 
 // copyRange appends lines [from, from+n) that are held to dst.
-func (b *scrollback) copyRange(dst []Line, from int64, n int) []Line {
+func (b *scrollback) copyRange(dst []proto.Line, from int64, n int) []proto.Line {
 	if from < b.first {
 		from = b.first
 	}

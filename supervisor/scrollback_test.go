@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // feedLines feeds n numbered lines "0".."n-1" to a fresh output in one chunk
@@ -115,7 +117,7 @@ func TestFloodKeepsLinesRightAcrossReusedBlocks(t *testing.T) {
 	text := func(n int) string { return "line " + strconv.Itoa(n) + " of the flood" + strings.Repeat(".", n%97) }
 	next := 0               // absolute number of the partial line after each read
 	ended := map[int]bool{} // lines that were partial at the end of a read
-	var earlier []Line
+	var earlier []proto.Line
 	var earlierWant []string
 	for read := 0; read < 80; read++ {
 		var b []byte
@@ -219,9 +221,9 @@ func TestAddAllIsAddOneByOne(t *testing.T) {
 		one, all := newScrollback(maxLines, maxBytes), newScrollback(maxLines, maxBytes)
 		next := 0
 		for batch := 0; batch < 6; batch++ {
-			lines := make([]Line, r.IntN(60))
+			lines := make([]proto.Line, r.IntN(60))
 			for i := range lines {
-				lines[i] = Line{Text: strings.Repeat("x", r.IntN(30)) + strconv.Itoa(next)}
+				lines[i] = proto.Line{Text: strings.Repeat("x", r.IntN(30)) + strconv.Itoa(next)}
 				next++
 			}
 			for _, l := range lines {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // defaultResident is how many finished submissions keep their display
@@ -28,7 +30,7 @@ type Supervisor struct {
 	runID   string
 	runDir  string
 	journal *journal
-	hub     hub
+	hub     proto.Feed
 	runs    sync.WaitGroup // one per running submission
 	budget  *feedBudget    // bounds the CPU spent processing output
 
@@ -61,8 +63,8 @@ type agent struct {
 	opMu      sync.Mutex // serializes operations that wait on this agent's processes
 
 	// Guarded by Supervisor.mu.
-	status      Status
-	beforeClose Status // status to restore on resume
+	status      proto.Status
+	beforeClose proto.Status // status to restore on resume
 	updatedAt   time.Time
 	lastMessage string
 	lastOutput  *string
@@ -71,7 +73,7 @@ type agent struct {
 	running     *submission // the submission whose process group may be alive
 	replacing   bool        // a send with interrupt is between two submissions
 	sessionID   string      // agent CLI session or thread id (SPEC §8)
-	usage       Usage       // tokens and cost of its ended submissions (presets)
+	usage       proto.Usage // tokens and cost of its ended submissions (presets)
 
 	// Set at spawn (or restore) and never changed: how every submission of
 	// this agent runs, whatever the flags of a later host (SPEC §10).
@@ -84,14 +86,14 @@ type agent struct {
 	// alwaysAllowed are the tools allowed for the rest of the agent's
 	// session by an "allow always" answer (SPEC §12).
 	alwaysAllowed map[string]bool
-	needsYou      *Attention // why it needs the user, nil when it does not (SPEC §11)
-	queued        *Message   // the message queued to start when the running submission ends (SPEC §11); nil for none
+	needsYou      *proto.Attention // why it needs the user, nil when it does not (SPEC §11)
+	queued        *Message         // the message queued to start when the running submission ends (SPEC §11); nil for none
 	// finals counts the final statuses the agent took; lastFinal is what
 	// Wait reports for the latest one, so that a wait in flight returns it
 	// even when a queued message started the next submission at once.
 	finals    int
-	lastFinal WaitDetail
-	place     Place // where its latest submission runs (SPEC §13)
+	lastFinal proto.WaitDetail
+	place     proto.Place // where its latest submission runs (SPEC §13)
 	// ending is set while a submission's end is being written to the
 	// journal: Wait does not answer with that status until it is there, so
 	// a host killed right after a wait answered restores what the caller
@@ -123,7 +125,7 @@ type submission struct {
 	exited    bool   // the main process ended by itself: a stop request no longer changes the outcome
 	reason    string // why we stopped it: "interrupted", "timed out after …"; "" if not stopped
 	endedAt   time.Time
-	status    Status
+	status    proto.Status
 	exitCode  *int
 	signal    string
 	lastError *string
@@ -224,7 +226,7 @@ func (s *Supervisor) Config() Config {
 func (s *Supervisor) RunDir() string { return s.runDir }
 
 // Subscribe returns a subscription to changes of every agent.
-func (s *Supervisor) Subscribe() *Subscription { return s.hub.subscribe(false) }
+func (s *Supervisor) Subscribe() *proto.Subscription { return s.hub.Subscribe() }
 
 // lookup finds an agent by its full id or, for convenience of people typing
 // short ids, by a unique prefix of at least 4 characters. Call with s.mu held.
@@ -240,7 +242,7 @@ func (s *Supervisor) lookup(id string) (*agent, error) {
 		for _, a := range s.order {
 			if strings.HasPrefix(a.id, key) {
 				if found != nil {
-					return nil, &Error{CodeInvalid, fmt.Sprintf("agent id prefix %s matches more than one agent; give more characters", id)}
+					return nil, &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("agent id prefix %s matches more than one agent; give more characters", id)}
 				}
 				found = a
 			}
@@ -251,9 +253,9 @@ func (s *Supervisor) lookup(id string) (*agent, error) {
 	}
 	if key != "" && len(key) < 4 && strings.Trim(key, "0123456789abcdef-") == "" {
 		// SPEC §3's text stays first: programs match on it.
-		return nil, &Error{CodeNotFound, "agent not found: " + id + "; an id prefix needs at least 4 characters"}
+		return nil, &proto.Error{Code: proto.CodeNotFound, Message: "agent not found: " + id + "; an id prefix needs at least 4 characters"}
 	}
-	return nil, errNotFound(id)
+	return nil, proto.ErrNotFound(id)
 }
 
 func (s *Supervisor) find(id string) (*agent, error) {
@@ -291,16 +293,16 @@ func (s *Supervisor) runningCount() int {
 	return n
 }
 
-func (s *Supervisor) summaryLocked(a *agent) Summary {
+func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 	last := ""
 	if n := len(a.subs); n > 0 {
 		last = a.subs[n-1].id
 	}
-	return Summary{
+	return proto.Summary{
 		AgentID:          a.id,
 		Status:           a.status,
-		CreatedAt:        Time{a.createdAt},
-		UpdatedAt:        Time{a.updatedAt},
+		CreatedAt:        proto.Time{Time: a.createdAt},
+		UpdatedAt:        proto.Time{Time: a.updatedAt},
 		LastMessage:      a.lastMessage,
 		LastSubmissionID: last,
 		HasLastOutput:    a.lastOutput != nil && *a.lastOutput != "",
@@ -316,7 +318,7 @@ func (s *Supervisor) summaryLocked(a *agent) Summary {
 	}
 }
 
-func copyAttention(at *Attention) *Attention {
+func copyAttention(at *proto.Attention) *proto.Attention {
 	if at == nil {
 		return nil
 	}
@@ -358,7 +360,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 		startedAt: now,
 		stopCh:    make(chan struct{}),
 		done:      make(chan struct{}),
-		status:    StatusRunning,
+		status:    proto.StatusRunning,
 	}
 	sub.logPath = filepath.Join(s.runDir, a.id, strconv.Itoa(sub.seq)+"-"+sub.id+".log")
 	sub.msgPath = msgPathOf(sub.logPath)
@@ -367,11 +369,11 @@ func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 		sub.command, _ = p.CommandFor(a.id, a.sessionID)
 		sub.newSession = p.Structured() && a.sessionID == "" && len(a.subs) > 0
 	}
-	sub.out = newOutput(nil, s.cfg.Scrollback, func() { s.hub.publish(Change{AgentID: a.id, Output: true}) }, s.budget)
+	sub.out = newOutput(nil, s.cfg.Scrollback, func() { s.hub.Publish(proto.Change{AgentID: a.id, Output: true}) }, s.budget)
 	sub.out.mem, sub.out.reclaim = s.lineMem, s.reclaimLines
 	// the failure is in the agent's summary (failure): every viewer and
 	// client learns of it at once, not when the submission ends
-	sub.out.logFailedHook = func() { s.hub.publish(Change{AgentID: a.id, Agent: true}) }
+	sub.out.logFailedHook = func() { s.hub.Publish(proto.Change{AgentID: a.id, Agent: true}) }
 	sub.out.sb.attach(s.lineMem)
 	if a.preset.Structured() {
 		sub.tr = newTranscriptState(a.preset, func(id string) { s.onSession(a, sub, id) })
@@ -385,7 +387,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 	a.running = sub
 	a.needsYou = nil // busy again: what it needed you for is past
 	s.runs.Add(1)    // done by run, or by launch when the process cannot start
-	a.status = StatusRunning
+	a.status = proto.StatusRunning
 	a.lastMessage = head
 	a.updatedAt = now
 	return sub

@@ -6,7 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -19,16 +19,16 @@ import (
 // approvalDoneMsg reports the end of an answer.
 type approvalDoneMsg struct {
 	id  string
-	res supervisor.ApprovalResult
+	res proto.ApprovalResult
 	err error
 }
 
 // onScreenApproval returns the request the keys answer: the oldest pending
 // one of the selected agent.
-func (m Model) onScreenApproval() (supervisor.AgentInfo, supervisor.PendingApproval, bool) {
+func (m Model) onScreenApproval() (proto.AgentInfo, proto.PendingApproval, bool) {
 	a, ok := m.selected()
 	if !ok || len(a.PendingApprovals) == 0 {
-		return a, supervisor.PendingApproval{}, false
+		return a, proto.PendingApproval{}, false
 	}
 	return a, a.PendingApprovals[0], true
 }
@@ -36,7 +36,7 @@ func (m Model) onScreenApproval() (supervisor.AgentInfo, supervisor.PendingAppro
 // approvalKey handles y (allow), Y (allow the tool for the session) and d
 // (deny, with a reason typed in the input line) for agent a. It reports
 // whether k was one of them.
-func (m *Model) approvalKey(k tea.KeyMsg, a supervisor.AgentInfo) (tea.Cmd, bool) {
+func (m *Model) approvalKey(k tea.KeyMsg, a proto.AgentInfo) (tea.Cmd, bool) {
 	km := m.keys
 	if !key.Matches(k, km.Approve, km.ApproveAlways, km.Deny) {
 		return nil, false
@@ -57,21 +57,21 @@ func (m *Model) approvalKey(k tea.KeyMsg, a supervisor.AgentInfo) (tea.Cmd, bool
 		m.input.Prompt = m.inputPrompt()
 		return nil, true
 	case key.Matches(k, km.ApproveAlways):
-		return m.answerCmd(a.AgentID, p.RequestID, supervisor.DecisionAllowAlways, ""), true
+		return m.answerCmd(a.AgentID, p.RequestID, proto.DecisionAllowAlways, ""), true
 	}
-	return m.answerCmd(a.AgentID, p.RequestID, supervisor.DecisionAllow, ""), true
+	return m.answerCmd(a.AgentID, p.RequestID, proto.DecisionAllow, ""), true
 }
 
 // answerCmd answers request rid of agent id in a command.
 func (m Model) answerCmd(id, rid, decision, message string) tea.Cmd {
 	sup := m.sup
 	return func() tea.Msg {
-		var res supervisor.ApprovalResult
+		var res proto.ApprovalResult
 		var err error
-		if decision == supervisor.DecisionDeny {
+		if decision == proto.DecisionDeny {
 			res, err = sup.Deny(id, rid, message)
 		} else {
-			res, err = sup.Approve(id, rid, decision == supervisor.DecisionAllowAlways)
+			res, err = sup.Approve(id, rid, decision == proto.DecisionAllowAlways)
 		}
 		return approvalDoneMsg{id: id, res: res, err: err}
 	}
@@ -87,9 +87,9 @@ func (m *Model) onApprovalDone(msg approvalDoneMsg) tea.Cmd {
 	r := msg.res
 	what := cells.Clean(r.Tool + " " + r.Summary)
 	switch r.Decision {
-	case supervisor.DecisionAllowAlways:
+	case proto.DecisionAllowAlways:
 		m.setFlash(levelInfo, fmt.Sprintf("%s: allowed %s, and %s for the rest of its session", short, what, cells.Clean(r.Tool)))
-	case supervisor.DecisionDeny:
+	case proto.DecisionDeny:
 		m.setFlash(levelInfo, fmt.Sprintf("%s: denied %s", short, what))
 	default:
 		m.setFlash(levelInfo, fmt.Sprintf("%s: allowed %s", short, what))
@@ -99,7 +99,7 @@ func (m *Model) onApprovalDone(msg approvalDoneMsg) tea.Cmd {
 
 // submitDeny sends the denial typed in the input line.
 func (m *Model) submitDeny(reason string) tea.Cmd {
-	return m.answerCmd(m.inputTarget, m.denyRequest.RequestID, supervisor.DecisionDeny, reason)
+	return m.answerCmd(m.inputTarget, m.denyRequest.RequestID, proto.DecisionDeny, reason)
 }
 
 // approvalHelp is the help line while the selected agent waits for an

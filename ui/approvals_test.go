@@ -1,39 +1,38 @@
 package ui
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Approve answers a pending request of the fake (SPEC §12): like the
 // supervisor, a request that is no longer pending is an error.
-func (f *fakeSup) Approve(id, requestID string, always bool) (supervisor.ApprovalResult, error) {
+func (f *fakeSup) Approve(id, requestID string, always bool) (proto.ApprovalResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("approve %s %s always=%v", id[:8], requestID, always)
-	return f.answer(id, requestID, map[bool]string{true: supervisor.DecisionAllowAlways, false: supervisor.DecisionAllow}[always], "")
+	return f.answer(id, requestID, map[bool]string{true: proto.DecisionAllowAlways, false: proto.DecisionAllow}[always], "")
 }
 
 // Deny refuses a pending request of the fake.
-func (f *fakeSup) Deny(id, requestID, message string) (supervisor.ApprovalResult, error) {
+func (f *fakeSup) Deny(id, requestID, message string) (proto.ApprovalResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("deny %s %s %q", id[:8], requestID, message)
-	return f.answer(id, requestID, supervisor.DecisionDeny, message)
+	return f.answer(id, requestID, proto.DecisionDeny, message)
 }
 
-func (f *fakeSup) answer(id, rid, decision, message string) (supervisor.ApprovalResult, error) {
+func (f *fakeSup) answer(id, rid, decision, message string) (proto.ApprovalResult, error) {
 	a := f.find(id)
 	for i, p := range a.info.PendingApprovals {
 		if p.RequestID == rid {
 			a.info.PendingApprovals = append(a.info.PendingApprovals[:i:i], a.info.PendingApprovals[i+1:]...)
-			return supervisor.ApprovalResult{AgentID: id, RequestID: rid, Tool: p.Tool, Summary: p.Summary, Decision: decision, Message: message}, nil
+			return proto.ApprovalResult{AgentID: id, RequestID: rid, Tool: p.Tool, Summary: p.Summary, Decision: decision, Message: message}, nil
 		}
 	}
-	return supervisor.ApprovalResult{}, &supervisor.Error{Code: supervisor.CodeNotPending,
-		Message: fmt.Sprintf("approval request %s of agent %s is no longer pending (allowed); nothing was sent", rid, id)}
+	return proto.ApprovalResult{}, proto.ErrNotPending(id, rid, "allowed")
 }
 
 // ask adds a pending request to agent id of the fake.
@@ -41,8 +40,8 @@ func (f *fakeSup) ask(id, rid, tool, summary string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a := f.find(id)
-	a.info.PendingApprovals = append(a.info.PendingApprovals, supervisor.PendingApproval{RequestID: rid, Tool: tool, Summary: summary})
-	a.info.Activity = supervisor.ApprovalActivity(a.info.PendingApprovals[0])
+	a.info.PendingApprovals = append(a.info.PendingApprovals, proto.PendingApproval{RequestID: rid, Tool: tool, Summary: summary})
+	a.info.Activity = proto.ApprovalActivity(a.info.PendingApprovals[0])
 }
 
 func approvalsFake() *fakeSup {

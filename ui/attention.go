@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -72,7 +72,7 @@ func (m Model) needYouCount() int {
 // the selected one; a filter that hides it is cleared.
 func (m *Model) jumpNeedsYou() tea.Cmd {
 	sel := m.table.SelectedID()
-	var waiting []supervisor.AgentInfo
+	var waiting []proto.AgentInfo
 	for _, a := range m.agents {
 		if a.NeedsYou != nil && a.AgentID != sel {
 			waiting = append(waiting, a)
@@ -137,7 +137,7 @@ func parseFilter(text string) filter {
 func (f filter) active() bool { return f.text != "" }
 
 // match reports whether the table shows agent a under f.
-func (f filter) match(a supervisor.AgentInfo) bool {
+func (f filter) match(a proto.AgentInfo) bool {
 	if !f.active() {
 		return true
 	}

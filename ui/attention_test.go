@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
 
@@ -54,12 +55,12 @@ func oscs(s string) int  { return strings.Count(s, "\x1b]9;") }
 
 func TestNeedsYouMarkNotificationAndSeen(t *testing.T) {
 	f := threeAgents()
-	f.add(idDocs, "update the docs", supervisor.StatusRunning)
+	f.add(idDocs, "update the docs", proto.StatusRunning)
 	h, out := newAttnHarness(t, f, f)
 	h.wantScreen("3fa2c1d0 · #1/1") // A is selected
 
 	// D (not selected) finishes: marked, counted, one BEL and one OSC 9.
-	f.finish(idDocs, supervisor.StatusCompleted, 1)
+	f.finish(idDocs, proto.StatusCompleted, 1)
 	h.sync(idDocs)
 	if r := h.row(idDocs); !strings.Contains(r, "◆ needs you · update the docs") {
 		t.Fatalf("row of D: %q", r)
@@ -77,7 +78,7 @@ func TestNeedsYouMarkNotificationAndSeen(t *testing.T) {
 
 	// A, on screen in a focused terminal, finishes: no notification, and
 	// the dashboard marks it seen.
-	f.finish(idA, supervisor.StatusErrored, 2)
+	f.finish(idA, proto.StatusErrored, 2)
 	h.sync(idA)
 	if got := out.String(); got != want {
 		t.Fatalf("the agent on screen rang: %q", got)
@@ -92,7 +93,7 @@ func TestNeedsYouMarkNotificationAndSeen(t *testing.T) {
 	// seen only when the focus comes back.
 	h.send(tea.BlurMsg{})
 	h.keys("R") // resend A (it is not running: sent at once)
-	f.finish(idA, supervisor.StatusCompleted, 3)
+	f.finish(idA, proto.StatusCompleted, 3)
 	h.sync(idA)
 	if got := out.String(); bells(got) != 2 || oscs(got) != 2 {
 		t.Fatalf("blurred terminal: %q", got)
@@ -111,8 +112,8 @@ func TestNeedsYouMarkNotificationAndSeen(t *testing.T) {
 
 func TestNotifyOffAndAgentsThatNeededYouBeforeStart(t *testing.T) {
 	f := threeAgents()
-	f.add(idDocs, "update the docs", supervisor.StatusRunning)
-	f.finish(idDocs, supervisor.StatusCompleted, 1) // before the dashboard started
+	f.add(idDocs, "update the docs", proto.StatusRunning)
+	f.finish(idDocs, proto.StatusCompleted, 1) // before the dashboard started
 	st := theme.Plain()
 	out := &termBuf{}
 	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Terminal: out}) // Notify zero: off
@@ -120,8 +121,8 @@ func TestNotifyOffAndAgentsThatNeededYouBeforeStart(t *testing.T) {
 	h := &harness{t: t, m: m, f: f}
 	h.send(tea.WindowSizeMsg{Width: 109, Height: 30})
 	h.wantScreen("◆ 1 needs you (a)") // marked, not rung
-	f.add("e0000000-5555-4555-8555-555555555555", "later", supervisor.StatusRunning)
-	f.finish("e0000000-5555-4555-8555-555555555555", supervisor.StatusErrored, 2)
+	f.add("e0000000-5555-4555-8555-555555555555", "later", proto.StatusRunning)
+	f.finish("e0000000-5555-4555-8555-555555555555", proto.StatusErrored, 2)
 	h.sync("e0000000-5555-4555-8555-555555555555")
 	h.wantScreen("◆ 2 need you (a)")
 	if got := out.String(); got != "" {
@@ -137,13 +138,13 @@ func TestJumpGoesToTheOldestThatNeedsYou(t *testing.T) {
 		"d3000000-0000-4000-8000-000000000003",
 	}
 	for _, id := range ids {
-		f.add(id, "task "+id[:2], supervisor.StatusRunning)
+		f.add(id, "task "+id[:2], proto.StatusRunning)
 	}
 	h, _ := newAttnHarness(t, f, f)
 	// Seq gives Since: d2 has waited longest, then d1, then d3.
-	f.finish(ids[1], supervisor.StatusCompleted, 1)
-	f.finish(ids[0], supervisor.StatusErrored, 2)
-	f.finish(ids[2], supervisor.StatusCompleted, 3)
+	f.finish(ids[1], proto.StatusCompleted, 1)
+	f.finish(ids[0], proto.StatusErrored, 2)
+	f.finish(ids[2], proto.StatusCompleted, 3)
 	h.sync(ids...)
 	h.wantScreen("◆ 3 need you (a)")
 	for _, id := range []string{ids[1], ids[0], ids[2]} {
@@ -170,7 +171,7 @@ func TestFilterKeepsTheSelectionAndShowsInTheTitle(t *testing.T) {
 		t.Fatal("filtered rows still drawn")
 	}
 	// Rows move (a new agent before it in the snapshot): still C.
-	f.add("00000000-9999-4999-8999-999999999999", "flaky tests again", supervisor.StatusErrored)
+	f.add("00000000-9999-4999-8999-999999999999", "flaky tests again", proto.StatusErrored)
 	h.sync("00000000-9999-4999-8999-999999999999")
 	h.wantScreen("agents 2/4 · filter: errored")
 	h.wantScreen("c0ffee42 · #1/1")
@@ -191,7 +192,7 @@ func TestFilterKeepsTheSelectionAndShowsInTheTitle(t *testing.T) {
 func TestTableTopBottomAndPageKeys(t *testing.T) {
 	f := newFake()
 	for i := 0; i < 200; i++ {
-		f.add(fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xb0000000+i, i), fmt.Sprintf("task %03d", i), supervisor.StatusCompleted)
+		f.add(fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xb0000000+i, i), fmt.Sprintf("task %03d", i), proto.StatusCompleted)
 	}
 	h, _ := newAttnHarness(t, f, f)
 	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
@@ -296,7 +297,7 @@ func TestQueuePathsWithARealSupervisor(t *testing.T) {
 			h.keys("u")
 			h.wantScreen("cancelled the message queued for " + id[:8])
 			openGateIn(t, s, "g1")
-			until(t, h, s, "completed", func() bool { a, _ := s.Agent(id); return a.Status == supervisor.StatusCompleted })
+			until(t, h, s, "completed", func() bool { a, _ := s.Agent(id); return a.Status == proto.StatusCompleted })
 			assertSubmissions(t, s, id, 1)
 		}},
 		{"interrupted while queued", func(t *testing.T, h *harness, s *supervisor.Supervisor, id string) {
@@ -336,9 +337,9 @@ func TestQueuePathsWithARealSupervisor(t *testing.T) {
 func endsThenQueueRuns(t *testing.T, h *harness, s *supervisor.Supervisor, id, status string) {
 	t.Helper()
 	first, _ := s.Agent(id)
-	waited := make(chan supervisor.WaitResult, 1)
+	waited := make(chan proto.WaitResult, 1)
 	go func() {
-		ms := supervisor.MaxWaitTimeoutMS
+		ms := proto.MaxWaitTimeoutMS
 		r, _ := s.Wait(context.Background(), []string{id}, &ms)
 		waited <- r
 	}()
@@ -350,7 +351,7 @@ func endsThenQueueRuns(t *testing.T, h *harness, s *supervisor.Supervisor, id, s
 	}
 	until(t, h, s, "the queued message ran", func() bool {
 		a, _ := s.Agent(id)
-		return len(a.Submissions) == 2 && a.Status == supervisor.StatusCompleted
+		return len(a.Submissions) == 2 && a.Status == proto.StatusCompleted
 	})
 	h.wantScreen(id[:8] + " · #2/2 ✓ completed")
 	h.noScreen("▸ queued")

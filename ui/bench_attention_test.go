@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
 
@@ -20,15 +20,15 @@ func BenchmarkManyAgents(b *testing.B) {
 	for _, n := range []int{200, 2000} {
 		f := newFake()
 		for i := 0; i < n; i++ {
-			st := supervisor.StatusCompleted
+			st := proto.StatusCompleted
 			if i%10 == 7 {
-				st = supervisor.StatusErrored
+				st = proto.StatusErrored
 			}
 			id := fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xb0000000+i, i)
 			f.add(id, fmt.Sprintf("task %04d of the migration", i), st)
-			if st == supervisor.StatusErrored {
-				f.agents[len(f.agents)-1].info.NeedsYou = &supervisor.Attention{Reason: "errored", Seq: uint64(i + 1),
-					Since: supervisor.Time{Time: t0.Add(time.Duration(i) * time.Second)}, Text: "agent errored"}
+			if st == proto.StatusErrored {
+				f.agents[len(f.agents)-1].info.NeedsYou = &proto.Attention{Reason: "errored", Seq: uint64(i + 1),
+					Since: proto.Time{Time: t0.Add(time.Duration(i) * time.Second)}, Text: "agent errored"}
 			}
 		}
 		st := theme.Plain()
@@ -41,7 +41,7 @@ func BenchmarkManyAgents(b *testing.B) {
 		agents := f.Agents()
 		b.Run(fmt.Sprintf("snapshot+view/%d", n), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				nm, _ := m.Update(ChangesMsg{Changes: []supervisor.Change{{AgentID: agents[0].AgentID, Agent: true}}, Agents: agents})
+				nm, _ := m.Update(ChangesMsg{Changes: []proto.Change{{AgentID: agents[0].AgentID, Agent: true}}, Agents: agents})
 				_ = nm.(Model).View()
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
 
@@ -36,7 +37,7 @@ func benchModel(b *testing.B, lines int) (Model, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ms := supervisor.MaxWaitTimeoutMS
+	ms := proto.MaxWaitTimeoutMS
 	if _, err := s.Wait(context.Background(), []string{r.AgentID}, &ms); err != nil {
 		b.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func benchModel(b *testing.B, lines int) (Model, string) {
 func BenchmarkView(b *testing.B) {
 	for _, lines := range []int{100, 1_000_000} {
 		m, id := benchModel(b, lines)
-		change := ChangesMsg{Changes: []supervisor.Change{{AgentID: id, Output: true}}}
+		change := ChangesMsg{Changes: []proto.Change{{AgentID: id, Output: true}}}
 		b.Run(fmt.Sprintf("output/lines=%d", lines), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {

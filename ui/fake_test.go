@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/logview"
@@ -32,8 +33,8 @@ type fakeSup struct {
 }
 
 type fakeAgent struct {
-	info    supervisor.AgentInfo
-	lines   map[int][]supervisor.Line // per seq
+	info    proto.AgentInfo
+	lines   map[int][]proto.Line // per seq
 	first   map[int]int64
 	entries map[int][]transcript.Entry
 	evicted map[int]bool
@@ -60,20 +61,20 @@ func (f *fakeSup) Calls() []string {
 
 // add adds an agent with submissions of the given statuses (the last one
 // decides the agent's status; "running" leaves it running).
-func (f *fakeSup) add(id, message string, statuses ...supervisor.Status) *fakeAgent {
+func (f *fakeSup) add(id, message string, statuses ...proto.Status) *fakeAgent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	a := &fakeAgent{lines: map[int][]supervisor.Line{}, first: map[int]int64{}, entries: map[int][]transcript.Entry{}, evicted: map[int]bool{}}
+	a := &fakeAgent{lines: map[int][]proto.Line{}, first: map[int]int64{}, entries: map[int][]transcript.Entry{}, evicted: map[int]bool{}}
 	a.info.AgentID = id
 	a.info.LastMessage = message
-	a.info.CreatedAt = supervisor.Time{Time: t0.Add(-10 * time.Minute)}
+	a.info.CreatedAt = proto.Time{Time: t0.Add(-10 * time.Minute)}
 	for i, st := range statuses {
-		sub := supervisor.SubmissionInfo{ID: fmt.Sprintf("%s-sub%d", id[:8], i+1), Seq: i + 1, Message: message,
+		sub := proto.SubmissionInfo{ID: fmt.Sprintf("%s-sub%d", id[:8], i+1), Seq: i + 1, Message: message,
 			StartedAt: t0.Add(-time.Duration(75+i) * time.Second), Status: st, LogPath: "/logs/" + id + ".log"}
-		if st != supervisor.StatusRunning {
+		if st != proto.StatusRunning {
 			sub.EndedAt = sub.StartedAt.Add(42 * time.Second)
 			code := 0
-			if st == supervisor.StatusErrored {
+			if st == proto.StatusErrored {
 				code = 2
 				le := "submission failed with exit code 2"
 				sub.LastError = &le
@@ -93,7 +94,7 @@ func (f *fakeSup) print(id string, seq int, lines ...string) {
 	defer f.mu.Unlock()
 	a := f.find(id)
 	for _, l := range lines {
-		a.lines[seq] = append(a.lines[seq], supervisor.Line{Text: l, Width: len(l)})
+		a.lines[seq] = append(a.lines[seq], proto.Line{Text: l, Width: len(l)})
 	}
 }
 
@@ -117,13 +118,13 @@ func (f *fakeSup) find(id string) *fakeAgent {
 
 func (f *fakeSup) Config() supervisor.Config { return f.cfg }
 
-func (f *fakeSup) Agents() []supervisor.AgentInfo {
+func (f *fakeSup) Agents() []proto.AgentInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]supervisor.AgentInfo, len(f.agents))
+	out := make([]proto.AgentInfo, len(f.agents))
 	for i, a := range f.agents {
 		out[i] = a.info
-		out[i].Submissions = append([]supervisor.SubmissionInfo(nil), a.info.Submissions...)
+		out[i].Submissions = append([]proto.SubmissionInfo(nil), a.info.Submissions...)
 		out[i].Structured = out[i].Structured || f.cfg.Preset.Structured()
 		for j := range out[i].Submissions {
 			seq := j + 1
@@ -135,39 +136,39 @@ func (f *fakeSup) Agents() []supervisor.AgentInfo {
 	return out
 }
 
-func (f *fakeSup) Spawn(message string) (supervisor.SpawnResult, error) {
+func (f *fakeSup) Spawn(message string) (proto.SpawnResult, error) {
 	f.mu.Lock()
 	f.record("spawn %q", message)
 	if err := f.fail["spawn"]; err != nil {
 		f.mu.Unlock()
-		return supervisor.SpawnResult{}, err
+		return proto.SpawnResult{}, err
 	}
 	f.ids++
 	id := fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xa0000000+f.ids, f.ids)
 	f.mu.Unlock()
-	f.add(id, message, supervisor.StatusRunning)
-	return supervisor.SpawnResult{Summary: supervisor.Summary{AgentID: id, Status: supervisor.StatusRunning}}, nil
+	f.add(id, message, proto.StatusRunning)
+	return proto.SpawnResult{Summary: proto.Summary{AgentID: id, Status: proto.StatusRunning}}, nil
 }
 
-func (f *fakeSup) Send(id, message string, interrupt bool) (supervisor.SendResult, error) {
+func (f *fakeSup) Send(id, message string, interrupt bool) (proto.SendResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("send %s %q interrupt=%v", id[:8], message, interrupt)
 	a := f.find(id)
 	if a == nil {
-		return supervisor.SendResult{}, &supervisor.Error{Code: supervisor.CodeNotFound, Message: "agent not found: " + id}
+		return proto.SendResult{}, proto.ErrNotFound(id)
 	}
-	if a.info.Status == supervisor.StatusClosed {
-		return supervisor.SendResult{}, &supervisor.Error{Code: supervisor.CodeClosed, Message: "agent " + id + " is closed; run resume_agent first"}
+	if a.info.Status == proto.StatusClosed {
+		return proto.SendResult{}, proto.ErrClosed(id)
 	}
 	if a.info.Running() && !interrupt {
-		return supervisor.SendResult{}, &supervisor.Error{Code: supervisor.CodeBusy, Message: "agent " + id + " is busy; set interrupt=true to cancel current submission"}
+		return proto.SendResult{}, proto.ErrBusy(id)
 	}
 	f.end(a, "interrupted")
 	seq := len(a.info.Submissions) + 1
-	a.info.Submissions = append(a.info.Submissions, supervisor.SubmissionInfo{ID: fmt.Sprintf("sub%d", seq), Seq: seq, Message: message, StartedAt: t0, Status: supervisor.StatusRunning})
-	a.info.Status, a.info.LastMessage = supervisor.StatusRunning, message
-	return supervisor.SendResult{AgentID: id, Status: supervisor.StatusRunning}, nil
+	a.info.Submissions = append(a.info.Submissions, proto.SubmissionInfo{ID: fmt.Sprintf("sub%d", seq), Seq: seq, Message: message, StartedAt: t0, Status: proto.StatusRunning})
+	a.info.Status, a.info.LastMessage = proto.StatusRunning, message
+	return proto.SendResult{AgentID: id, Status: proto.StatusRunning}, nil
 }
 
 // end ends a's running submission with reason. Call with f.mu held.
@@ -177,32 +178,32 @@ func (f *fakeSup) end(a *fakeAgent, reason string) {
 		return
 	}
 	s := &a.info.Submissions[n-1]
-	s.EndedAt, s.Status, s.LastError = t0, supervisor.StatusErrored, &reason
-	if a.info.Status != supervisor.StatusClosed {
-		a.info.Status = supervisor.StatusErrored
+	s.EndedAt, s.Status, s.LastError = t0, proto.StatusErrored, &reason
+	if a.info.Status != proto.StatusClosed {
+		a.info.Status = proto.StatusErrored
 	}
 }
 
-func (f *fakeSup) Interrupt(id string) (supervisor.StatusResult, error) {
+func (f *fakeSup) Interrupt(id string) (proto.StatusResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("interrupt %s", id[:8])
 	a := f.find(id)
 	if !a.info.Running() {
-		return supervisor.StatusResult{}, &supervisor.Error{Code: supervisor.CodeNotRunning, Message: "agent " + id + " is not running"}
+		return proto.StatusResult{}, proto.ErrNotRunning(id)
 	}
 	f.end(a, "interrupted")
-	return supervisor.StatusResult{AgentID: id, Status: a.info.Status}, nil
+	return proto.StatusResult{AgentID: id, Status: a.info.Status}, nil
 }
 
-func (f *fakeSup) Close(id string) (supervisor.StatusResult, error) {
+func (f *fakeSup) Close(id string) (proto.StatusResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("close %s", id[:8])
 	a := f.find(id)
-	a.info.Status = supervisor.StatusClosed
+	a.info.Status = proto.StatusClosed
 	f.end(a, "interrupted")
-	return supervisor.StatusResult{AgentID: id, Status: supervisor.StatusClosed}, nil
+	return proto.StatusResult{AgentID: id, Status: proto.StatusClosed}, nil
 }
 
 // MarkSeen clears the agent's needs-you mark.
@@ -212,64 +213,64 @@ func (f *fakeSup) MarkSeen(id string) error {
 	f.record("seen %s", id[:8])
 	a := f.find(id)
 	if a == nil {
-		return &supervisor.Error{Code: supervisor.CodeNotFound, Message: "agent not found: " + id}
+		return proto.ErrNotFound(id)
 	}
 	a.info.NeedsYou = nil
 	return nil
 }
 
 // Queue keeps message on a running agent, else sends it.
-func (f *fakeSup) Queue(id, message string) (supervisor.SendResult, error) {
+func (f *fakeSup) Queue(id, message string) (proto.SendResult, error) {
 	f.mu.Lock()
 	a := f.find(id)
 	if a != nil && a.info.Running() {
 		defer f.mu.Unlock()
 		f.record("queue %s %q", id[:8], message)
 		a.info.QueuedMessage = message
-		return supervisor.SendResult{AgentID: id, Status: supervisor.StatusRunning, Queued: true}, nil
+		return proto.SendResult{AgentID: id, Status: proto.StatusRunning, Queued: true}, nil
 	}
 	f.mu.Unlock()
 	return f.Send(id, message, false)
 }
 
 // CancelQueue drops the queued message.
-func (f *fakeSup) CancelQueue(id string) (supervisor.StatusResult, error) {
+func (f *fakeSup) CancelQueue(id string) (proto.StatusResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("cancel-queue %s", id[:8])
 	a := f.find(id)
 	if a.info.QueuedMessage == "" {
-		return supervisor.StatusResult{}, &supervisor.Error{Code: supervisor.CodeNoQueue, Message: "agent " + id + " has no queued message"}
+		return proto.StatusResult{}, proto.ErrNoQueue(id)
 	}
 	a.info.QueuedMessage = ""
-	return supervisor.StatusResult{AgentID: id, Status: a.info.Status, DroppedQueued: true}, nil
+	return proto.StatusResult{AgentID: id, Status: a.info.Status, DroppedQueued: true}, nil
 }
 
 // finish ends agent id's running submission with status, as the
 // supervisor does: the agent needs you (Attention.Seq n).
-func (f *fakeSup) finish(id string, status supervisor.Status, n uint64) {
+func (f *fakeSup) finish(id string, status proto.Status, n uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a := f.find(id)
 	s := &a.info.Submissions[len(a.info.Submissions)-1]
 	s.EndedAt, s.Status = t0, status
 	a.info.Status = status
-	a.info.NeedsYou = &supervisor.Attention{Reason: string(status), Since: supervisor.Time{Time: t0.Add(time.Duration(n) * time.Second)}, Seq: n,
+	a.info.NeedsYou = &proto.Attention{Reason: string(status), Since: proto.Time{Time: t0.Add(time.Duration(n) * time.Second)}, Seq: n,
 		Text: "agent " + id[:8] + " " + string(status) + ": " + a.info.LastMessage}
 }
 
-func (f *fakeSup) Resume(id string) (supervisor.StatusResult, error) {
+func (f *fakeSup) Resume(id string) (proto.StatusResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("resume %s", id[:8])
 	a := f.find(id)
-	if a.info.Status == supervisor.StatusClosed {
+	if a.info.Status == proto.StatusClosed {
 		a.info.Status = a.info.Submissions[len(a.info.Submissions)-1].Status
 	}
-	return supervisor.StatusResult{AgentID: id, Status: a.info.Status}, nil
+	return proto.StatusResult{AgentID: id, Status: a.info.Status}, nil
 }
 
-func (f *fakeSup) Forget(id string) (supervisor.StatusResult, error) {
+func (f *fakeSup) Forget(id string) (proto.StatusResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("forget %s", id[:8])
@@ -278,17 +279,17 @@ func (f *fakeSup) Forget(id string) (supervisor.StatusResult, error) {
 			continue
 		}
 		if a.info.Running() {
-			return supervisor.StatusResult{}, &supervisor.Error{Code: supervisor.CodeBusy, Message: "agent " + id + " is running; interrupt or close it before forgetting it"}
+			return proto.StatusResult{}, proto.ErrForgetRunning(id)
 		}
 		f.agents = append(f.agents[:i], f.agents[i+1:]...)
-		return supervisor.StatusResult{AgentID: id, Status: supervisor.StatusForgotten}, nil
+		return proto.StatusResult{AgentID: id, Status: proto.StatusForgotten}, nil
 	}
-	return supervisor.StatusResult{}, &supervisor.Error{Code: supervisor.CodeNotFound, Message: "agent not found: " + id}
+	return proto.StatusResult{}, proto.ErrNotFound(id)
 }
 
 // Storage returns fixed figures.
-func (f *fakeSup) Storage() supervisor.Storage {
-	return supervisor.Storage{RunsDir: "/state/runs", Bytes: 12_300_000, Runs: 3, Retention: 30 * 24 * time.Hour}
+func (f *fakeSup) Storage() proto.Storage {
+	return proto.Storage{RunsDir: "/state/runs", Bytes: 12_300_000, Runs: 3, Retention: 30 * 24 * time.Hour}
 }
 
 // Message returns the whole message set with setWhole, else the snapshot's.
@@ -302,7 +303,7 @@ func (f *fakeSup) Message(id string, seq int) (string, error) {
 	return f.find(id).info.LastMessage, nil
 }
 
-func (f *fakeSup) Window(id string, seq int, from int64, n int) (supervisor.Window, error) {
+func (f *fakeSup) Window(id string, seq int, from int64, n int) (proto.Window, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a := f.find(id)
@@ -311,10 +312,10 @@ func (f *fakeSup) Window(id string, seq int, from int64, n int) (supervisor.Wind
 		seq = len(a.info.Submissions)
 	}
 	if a.evicted[seq] {
-		return supervisor.Window{Evicted: true}, nil
+		return proto.Window{Evicted: true}, nil
 	}
 	lines, first := a.lines[seq], a.first[seq]
-	w := supervisor.Window{First: first, Total: first + int64(len(lines))}
+	w := proto.Window{First: first, Total: first + int64(len(lines))}
 	if from < 0 {
 		from = w.Total - int64(n)
 	}
@@ -326,19 +327,19 @@ func (f *fakeSup) Window(id string, seq int, from int64, n int) (supervisor.Wind
 	return w, nil
 }
 
-func (f *fakeSup) Transcript(id string, seq int, from int64, n int) (supervisor.TranscriptWindow, bool, error) {
+func (f *fakeSup) Transcript(id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a := f.find(id)
 	es := a.entries[seq]
 	if es == nil {
-		return supervisor.TranscriptWindow{}, false, nil
+		return proto.TranscriptWindow{}, false, nil
 	}
 	if n > 100000 {
 		// as a viewer's host answers (control's range limit)
-		return supervisor.TranscriptWindow{}, false, fmt.Errorf("n must be a count of 0 to 100000, not %d", n)
+		return proto.TranscriptWindow{}, false, fmt.Errorf("n must be a count of 0 to 100000, not %d", n)
 	}
-	w := supervisor.TranscriptWindow{Total: int64(len(es))}
+	w := proto.TranscriptWindow{Total: int64(len(es))}
 	if from < 0 {
 		from = w.Total - int64(n)
 	}
@@ -365,9 +366,9 @@ func (f *fakeSup) WriteLines(w io.Writer, id string, seq int, keepSGR bool) erro
 }
 
 // Search scans the fake's windows as the supervisor scans its scrollback.
-func (f *fakeSup) Search(id string, seq int, transcript bool, query string, from int64) (supervisor.SearchResult, error) {
+func (f *fakeSup) Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
 	match := logview.Matcher(query)
-	res := supervisor.SearchResult{To: from}
+	res := proto.SearchResult{To: from}
 	for {
 		var first, total int64
 		var texts []string

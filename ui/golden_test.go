@@ -13,6 +13,7 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
 
@@ -116,7 +117,7 @@ func checkFrame(t *testing.T, view string, w, h int) {
 // pane ends reset, so the border after it keeps its own colour.
 func TestColourStaysInside(t *testing.T) {
 	f := newFake()
-	f.add(idA, "colours", supervisor.StatusCompleted)
+	f.add(idA, "colours", proto.StatusCompleted)
 	f.print(idA, 1, "\x1b[1;31mRED-NO-RESET\x1b[m", "\x1b[1;31mline two\x1b[m", "\x1b[7mREVERSE-NO-RESET\x1b[m", "plain")
 	h := newHarness(t, f, 100, 30)
 	h.m = colourModel(h.m, f)
@@ -161,9 +162,9 @@ func TestGoldenTranscripts(t *testing.T) {
 			f := newFake()
 			f.cfg.Preset = &supervisor.Preset{Name: c.preset, Format: c.preset}
 			f.cfg.Command = f.cfg.Preset.Name + " (preset)"
-			a := f.add(idA, "run uname with your shell tool, then say done", supervisor.StatusCompleted)
+			a := f.add(idA, "run uname with your shell tool, then say done", proto.StatusCompleted)
 			a.info.SessionID = p.SessionID()
-			a.info.Usage = supervisor.Usage{InputTokens: out.InputTokens, OutputTokens: out.OutputTokens, CostUSD: out.CostUSD}
+			a.info.Usage = proto.Usage{InputTokens: out.InputTokens, OutputTokens: out.OutputTokens, CostUSD: out.CostUSD}
 			a.entries[1] = entries
 			for _, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
 				f.print(idA, 1, line)

@@ -10,7 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/muesli/termenv"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/theme"
 )
@@ -89,12 +89,12 @@ func (h *harness) typeText(s string) {
 // sync delivers the fake's current agents as the forwarder would.
 func (h *harness) sync(changed ...string) {
 	h.t.Helper()
-	var cs []supervisor.Change
+	var cs []proto.Change
 	for _, id := range changed {
-		cs = append(cs, supervisor.Change{AgentID: id, Agent: true, Output: true})
+		cs = append(cs, proto.Change{AgentID: id, Agent: true, Output: true})
 	}
 	if cs == nil {
-		cs = []supervisor.Change{}
+		cs = []proto.Change{}
 	}
 	h.send(ChangesMsg{Changes: cs, Agents: h.f.Agents()})
 }

@@ -8,7 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/keymap"
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui/agenttable"
 )
 
@@ -151,12 +151,12 @@ func (m *Model) readOnlyOp(k tea.KeyMsg) string {
 }
 
 // agentKey handles the keys that act on the selected agent a.
-func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
+func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 	km, id, short := m.keys, a.AgentID, agenttable.Short(a.AgentID)
 	if cmd, ok := m.approvalKey(k, a); ok {
 		return cmd
 	}
-	if a.Status == supervisor.StatusClosed && key.Matches(k, km.Send, km.Resend, km.EditResend) {
+	if a.Status == proto.StatusClosed && key.Matches(k, km.Send, km.Resend, km.EditResend) {
 		// Refuse before the input opens: typed text would be lost.
 		m.setFlash(levelWarn, "agent "+short+" is closed; press r to resume it first")
 		return nil
@@ -165,7 +165,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
 	case key.Matches(k, km.Send):
 		m.openInput(inputSend, id, "")
 	case key.Matches(k, km.EditResend):
-		if supervisor.MessageCut(a.LastMessage) {
+		if proto.MessageCut(a.LastMessage) {
 			return m.wholeMessageCmd(id, true)
 		}
 		m.openInput(inputEdit, id, a.LastMessage)
@@ -174,7 +174,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
 			m.setFlash(levelWarn, "agent "+short+" has no message to resend")
 			return nil
 		}
-		if supervisor.MessageCut(a.LastMessage) {
+		if proto.MessageCut(a.LastMessage) {
 			return m.wholeMessageCmd(id, false)
 		}
 		return m.send(id, a.LastMessage, "resend")
@@ -188,7 +188,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
 		m.markStopping(id)
 		return m.opCmd(opInterrupt, id, "", false)
 	case key.Matches(k, km.Close):
-		if a.Status == supervisor.StatusClosed && !a.Running() {
+		if a.Status == proto.StatusClosed && !a.Running() {
 			m.setFlash(levelInfo, "agent "+short+" is already closed; r resumes it")
 			return nil
 		}
@@ -201,7 +201,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a supervisor.AgentInfo) tea.Cmd {
 				return m.opCmd(opClose, id, "", false)
 			}, nil)
 	case key.Matches(k, km.Resume):
-		if a.Status != supervisor.StatusClosed {
+		if a.Status != proto.StatusClosed {
 			m.setFlash(levelInfo, fmt.Sprintf("agent %s is open (%s); nothing to resume", short, a.Status))
 			return nil
 		}
@@ -392,7 +392,7 @@ func (m *Model) helpKey(k tea.KeyMsg) {
 }
 
 // moveSubmission shows the earlier or later submission of agent a.
-func (m *Model) moveSubmission(a supervisor.AgentInfo, later bool) tea.Cmd {
+func (m *Model) moveSubmission(a proto.AgentInfo, later bool) tea.Cmd {
 	n := len(a.Submissions)
 	if n == 0 {
 		return nil

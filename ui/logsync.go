@@ -5,7 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui/logview"
 )
 
@@ -74,7 +74,7 @@ func (m *Model) setLogBounds() {
 		return
 	}
 	c := a.Submissions[m.shown.seq-1].Output
-	if c == (supervisor.OutputCounts{}) {
+	if c == (proto.OutputCounts{}) {
 		return
 	}
 	switch {

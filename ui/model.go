@@ -9,6 +9,7 @@ import (
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/lineinput"
@@ -113,7 +114,7 @@ type Model struct {
 	width, height int
 	lay           layout
 
-	agents   []supervisor.AgentInfo
+	agents   []proto.AgentInfo
 	table    agenttable.Model
 	log      logview.Model
 	input    lineinput.Model
@@ -124,7 +125,7 @@ type Model struct {
 	mode        mode
 	inputKind   inputKind
 	inputTarget string
-	denyRequest supervisor.PendingApproval // the request inputDeny answers
+	denyRequest proto.PendingApproval // the request inputDeny answers
 	confirm     confirmation
 
 	shown     logKey
@@ -140,8 +141,8 @@ type Model struct {
 	pending   string // agent to select once it appears
 	stopN     int    // running submissions being stopped on quit
 	tickFn    func() tea.Cmd
-	storage   supervisor.Storage // where the logs are, for the help overlay
-	hostErrs  []string           // errors of the host's other parts (Options.HostErrors)
+	storage   proto.Storage // where the logs are, for the help overlay
+	hostErrs  []string      // errors of the host's other parts (Options.HostErrors)
 	// shutdownErr is the error of stopping the agents on quit; Run
 	// returns it.
 	shutdownErr error
@@ -218,7 +219,7 @@ type (
 	opDoneMsg struct {
 		op     op
 		id     string // the agent operated on (the new agent for spawn)
-		status supervisor.Status
+		status proto.Status
 		err    error
 		// startup is set for --spawn agents, which do not take the
 		// selection.
@@ -291,7 +292,7 @@ func (m Model) runningCount() int {
 }
 
 // setAgents takes a new snapshot of the agents.
-func (m *Model) setAgents(agents []supervisor.AgentInfo) {
+func (m *Model) setAgents(agents []proto.AgentInfo) {
 	m.agents = agents
 	for id := range m.stopping {
 		if a, ok := m.agent(id); !ok || !a.Running() {
@@ -317,17 +318,17 @@ func (m *Model) refreshRows() {
 }
 
 // agent returns the snapshot of agent id.
-func (m Model) agent(id string) (supervisor.AgentInfo, bool) {
+func (m Model) agent(id string) (proto.AgentInfo, bool) {
 	for _, a := range m.agents {
 		if a.AgentID == id {
 			return a, true
 		}
 	}
-	return supervisor.AgentInfo{}, false
+	return proto.AgentInfo{}, false
 }
 
 // selected returns the selected agent.
-func (m Model) selected() (supervisor.AgentInfo, bool) {
+func (m Model) selected() (proto.AgentInfo, bool) {
 	return m.agent(m.table.SelectedID())
 }
 
@@ -362,7 +363,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case seenMsg:
-		if msg.err != nil && supervisor.CodeOf(msg.err) != supervisor.CodeNotFound {
+		if msg.err != nil && proto.CodeOf(msg.err) != proto.CodeNotFound {
 			m.setFlash(levelWarn, describe("mark seen", msg.id, msg.err))
 		}
 		return m, nil
@@ -384,7 +385,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case messageMsg:
 		return m, m.onMessage(msg)
 	case storageMsg:
-		m.storage = supervisor.Storage(msg)
+		m.storage = proto.Storage(msg)
 		return m, nil
 	case approvalDoneMsg:
 		return m, m.onApprovalDone(msg)

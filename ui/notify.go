@@ -9,7 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
@@ -130,7 +130,7 @@ type notifyMsg struct{ err error }
 
 // notifyCmd writes the notification for an agent that needs you to the
 // terminal, in a command: never in Update or View.
-func notifyCmd(out io.Writer, n Notify, at supervisor.Attention) tea.Cmd {
+func notifyCmd(out io.Writer, n Notify, at proto.Attention) tea.Cmd {
 	seq := n.Sequence(at.Text)
 	if out == nil || seq == nil {
 		return nil

@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -97,7 +97,7 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	switch msg.op {
 	case opSpawn:
 		switch {
-		case msg.status == supervisor.StatusErrored:
+		case msg.status == proto.StatusErrored:
 			m.setFlash(levelError, "spawned "+short+" but its command could not start; see its log")
 		case !msg.startup:
 			m.setFlash(levelInfo, "spawned "+short)
@@ -145,20 +145,20 @@ func dropped(msg opDoneMsg) string {
 // describe turns an operation error into plain words for the message line.
 func describe(o op, id string, err error) string {
 	short := agenttable.Short(id)
-	switch code := supervisor.CodeOf(err); {
-	case o == opForget && code == supervisor.CodeBusy:
+	switch code := proto.CodeOf(err); {
+	case o == opForget && code == proto.CodeBusy:
 		return fmt.Sprintf("forget: agent %s is running; interrupt (i) or close (c) it first", short)
 	}
-	switch supervisor.CodeOf(err) {
-	case supervisor.CodeClosed:
+	switch proto.CodeOf(err) {
+	case proto.CodeClosed:
 		return fmt.Sprintf("%s: agent %s is closed; press r to resume it first", o, short)
-	case supervisor.CodeNotRunning:
+	case proto.CodeNotRunning:
 		return fmt.Sprintf("%s: agent %s is not running", o, short)
-	case supervisor.CodeBusy:
+	case proto.CodeBusy:
 		return fmt.Sprintf("%s: agent %s is busy; interrupt it first", o, short)
-	case supervisor.CodeLimit:
+	case proto.CodeLimit:
 		return fmt.Sprintf("%s: %s; wait for an agent to finish or raise --max-agents", o, err)
-	case supervisor.CodeShutdown:
+	case proto.CodeShutdown:
 		return fmt.Sprintf("%s: the dashboard is stopping", o)
 	}
 	text := err.Error()

@@ -8,12 +8,12 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
 
 // openPager shows the shown submission's log file in the pager.
-func (m *Model) openPager(a supervisor.AgentInfo) tea.Cmd {
+func (m *Model) openPager(a proto.AgentInfo) tea.Cmd {
 	if m.opts.Pager == nil {
 		m.setFlash(levelWarn, "no pager configured")
 		return nil

@@ -5,7 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -46,7 +46,7 @@ func (m *Model) onMessage(msg messageMsg) tea.Cmd {
 
 // forget asks, then forgets agent a for good (SPEC §10); a running agent
 // is refused before asking.
-func (m *Model) forget(a supervisor.AgentInfo) tea.Cmd {
+func (m *Model) forget(a proto.AgentInfo) tea.Cmd {
 	short := agenttable.Short(a.AgentID)
 	if a.Running() {
 		m.setFlash(levelWarn, "agent "+short+" is running; interrupt (i) or close (c) it before forgetting it")
@@ -70,7 +70,7 @@ func (m Model) restoredCount() int {
 }
 
 // storageMsg carries where the logs are and how much space they take.
-type storageMsg supervisor.Storage
+type storageMsg proto.Storage
 
 // storageCmd measures the logs for the help overlay, off the UI goroutine.
 func (m Model) storageCmd() tea.Cmd {
@@ -87,7 +87,7 @@ func (m Model) storageLine() string {
 	}
 	keep := "kept until removed by hand"
 	if st.Retention > 0 {
-		keep = "runs older than " + supervisor.FormatDuration(st.Retention) + " removed at start"
+		keep = "runs older than " + proto.FormatDuration(st.Retention) + " removed at start"
 	}
-	return fmt.Sprintf("logs: %s · %s in %d run(s) · %s", cells.Clean(st.RunsDir), supervisor.FormatBytes(st.Bytes), st.Runs, keep)
+	return fmt.Sprintf("logs: %s · %s in %d run(s) · %s", cells.Clean(st.RunsDir), proto.FormatBytes(st.Bytes), st.Runs, keep)
 }

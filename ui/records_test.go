@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // TestForgetKeyAsksThenForgets: x on a finished agent asks, y forgets it
@@ -35,7 +35,7 @@ func TestRestoredRowsShowTheirAge(t *testing.T) {
 	f := threeAgents()
 	b := f.find(idB)
 	b.info.Restored = true
-	b.info.UpdatedAt = supervisor.Time{Time: t0.Add(-3 * time.Hour)}
+	b.info.UpdatedAt = proto.Time{Time: t0.Add(-3 * time.Hour)}
 	h := newHarness(t, f, 120, 30)
 	if row := h.row(idB); !strings.Contains(row, "↺ 3h") {
 		t.Fatalf("restored row: %q", row)
@@ -52,7 +52,7 @@ func TestResendSendsTheWholeMessage(t *testing.T) {
 	f := newFake()
 	whole := strings.TrimSpace(strings.Repeat("long task ", 1000))
 	head := whole[:40] + "...[truncated: 10000 bytes in all]"
-	f.add(idB, head, supervisor.StatusCompleted)
+	f.add(idB, head, proto.StatusCompleted)
 	f.whole = map[string]string{idB: whole}
 	h := newHarness(t, f, 120, 30)
 	h.keys("R")

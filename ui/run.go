@@ -20,6 +20,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
 
@@ -41,40 +42,40 @@ import (
 // viewer's client (control.Remote) calls.
 type Supervisor interface {
 	Config() supervisor.Config
-	Agents() []supervisor.AgentInfo
-	Spawn(message string) (supervisor.SpawnResult, error)
-	Send(id, message string, interrupt bool) (supervisor.SendResult, error)
-	Interrupt(id string) (supervisor.StatusResult, error)
-	Close(id string) (supervisor.StatusResult, error)
-	Resume(id string) (supervisor.StatusResult, error)
+	Agents() []proto.AgentInfo
+	Spawn(message string) (proto.SpawnResult, error)
+	Send(id, message string, interrupt bool) (proto.SendResult, error)
+	Interrupt(id string) (proto.StatusResult, error)
+	Close(id string) (proto.StatusResult, error)
+	Resume(id string) (proto.StatusResult, error)
 	// Approve and Deny answer the pending tool permission request
 	// requestID of agent id (SPEC §12); see supervisor.Supervisor.Approve.
-	Approve(id, requestID string, always bool) (supervisor.ApprovalResult, error)
-	Deny(id, requestID, message string) (supervisor.ApprovalResult, error)
-	Window(id string, seq int, from int64, n int) (supervisor.Window, error)
-	Transcript(id string, seq int, from int64, n int) (supervisor.TranscriptWindow, bool, error)
+	Approve(id, requestID string, always bool) (proto.ApprovalResult, error)
+	Deny(id, requestID, message string) (proto.ApprovalResult, error)
+	Window(id string, seq int, from int64, n int) (proto.Window, error)
+	Transcript(id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error)
 	LoadOutput(id string, seq int) error
 	// WriteLines writes the display lines of submission seq (0 = the
 	// latest) to w (SGR kept when keepSGR): the pager's feed.
 	WriteLines(w io.Writer, id string, seq int, keepSGR bool) error
 	// Search finds the items (display lines, or transcript entries) of a
 	// submission from absolute item from on whose text contains query.
-	Search(id string, seq int, transcript bool, query string, from int64) (supervisor.SearchResult, error)
+	Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error)
 	// Forget removes a finished or closed agent for good (SPEC §10).
-	Forget(id string) (supervisor.StatusResult, error)
+	Forget(id string) (proto.StatusResult, error)
 	// Message returns the whole message of submission seq (0 = the
 	// latest): snapshots hold only its head (SPEC §10). It reads a file.
 	Message(id string, seq int) (string, error)
 	// Storage says where the logs are and how much space they take; it
 	// may walk the state directory.
-	Storage() supervisor.Storage
+	Storage() proto.Storage
 	// MarkSeen says that a dashboard shows agent id: it no longer needs
 	// you (SPEC §11). Queue keeps a message to start after the running
 	// submission, or sends it at once when nothing runs; CancelQueue drops
 	// a queued message. See supervisor.Supervisor.
 	MarkSeen(id string) error
-	Queue(id, message string) (supervisor.SendResult, error)
-	CancelQueue(id string) (supervisor.StatusResult, error)
+	Queue(id, message string) (proto.SendResult, error)
+	CancelQueue(id string) (proto.StatusResult, error)
 	Shutdown(ctx context.Context) error
 	// SkipGrace makes the stops in progress kill at once (SIGKILL) instead
 	// of after the grace period: quitting without waiting.
@@ -84,7 +85,7 @@ type Supervisor interface {
 // Backend is a Supervisor that also publishes changes, as Run needs.
 type Backend interface {
 	Supervisor
-	Subscribe() *supervisor.Subscription
+	Subscribe() *proto.Subscription
 }
 
 // Options configure the dashboard.
@@ -203,11 +204,11 @@ func Run(ctx context.Context, s Backend, o Options) error {
 	return err
 }
 
-// Events are coalesced supervisor changes; *supervisor.Subscription
+// Events are coalesced supervisor changes; *proto.Subscription
 // satisfies it.
 type Events interface {
 	Ready() <-chan struct{}
-	Drain() []supervisor.Change
+	Drain() []proto.Change
 }
 
 // Forward is the one goroutine that carries supervisor changes to the
@@ -248,6 +249,6 @@ func Forward(ctx context.Context, ev Events, s Supervisor, send func(tea.Msg), i
 // ChangesMsg carries supervisor changes and a snapshot of every agent taken
 // after them. The model owns the slices.
 type ChangesMsg struct {
-	Changes []supervisor.Change
-	Agents  []supervisor.AgentInfo
+	Changes []proto.Change
+	Agents  []proto.AgentInfo
 }

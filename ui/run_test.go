@@ -14,6 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
 
@@ -107,7 +108,7 @@ type panicky struct {
 	calls int
 }
 
-func (p *panicky) Agents() []supervisor.AgentInfo {
+func (p *panicky) Agents() []proto.AgentInfo {
 	p.mu.Lock()
 	p.calls++
 	n := p.calls
@@ -141,13 +142,13 @@ func TestRunRestoresTheTerminalAfterAPanicOutsideTheLoop(t *testing.T) {
 // fakeEvents is an event source whose changes the test adds.
 type fakeEvents struct {
 	mu      sync.Mutex
-	pending []supervisor.Change
+	pending []proto.Change
 	ready   chan struct{}
 }
 
 func (f *fakeEvents) Ready() <-chan struct{} { return f.ready }
 
-func (f *fakeEvents) Drain() []supervisor.Change {
+func (f *fakeEvents) Drain() []proto.Change {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := f.pending
@@ -157,7 +158,7 @@ func (f *fakeEvents) Drain() []supervisor.Change {
 
 func (f *fakeEvents) add(id string) {
 	f.mu.Lock()
-	f.pending = append(f.pending, supervisor.Change{AgentID: id, Output: true})
+	f.pending = append(f.pending, proto.Change{AgentID: id, Output: true})
 	f.mu.Unlock()
 	select {
 	case f.ready <- struct{}{}:

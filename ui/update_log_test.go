@@ -11,6 +11,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/theme"
 )
@@ -20,7 +21,7 @@ import (
 
 func TestMoveBetweenSubmissions(t *testing.T) {
 	f := newFake()
-	f.add(idB, "three runs", supervisor.StatusCompleted, supervisor.StatusErrored, supervisor.StatusCompleted)
+	f.add(idB, "three runs", proto.StatusCompleted, proto.StatusErrored, proto.StatusCompleted)
 	for seq := 1; seq <= 3; seq++ {
 		f.print(idB, seq, fmt.Sprintf("output of run %d", seq))
 	}
@@ -41,7 +42,7 @@ func TestMoveBetweenSubmissions(t *testing.T) {
 
 func TestScrollKeysAndFollow(t *testing.T) {
 	f := newFake()
-	f.add(idA, "count", supervisor.StatusRunning)
+	f.add(idA, "count", proto.StatusRunning)
 	for i := 0; i < 200; i++ {
 		f.print(idA, 1, fmt.Sprintf("line %d", i))
 	}
@@ -94,7 +95,7 @@ func TestScrollKeysAndFollow(t *testing.T) {
 
 func TestLinesArriveAndAreTrimmedWhileScrolledUp(t *testing.T) { // H18 at the model level
 	f := newFake()
-	f.add(idA, "count", supervisor.StatusRunning)
+	f.add(idA, "count", proto.StatusRunning)
 	for i := 0; i < 300; i++ {
 		f.print(idA, 1, fmt.Sprintf("line %d", i))
 	}
@@ -144,7 +145,7 @@ func TestOutputOfOtherAgentsLeavesTheLogAlone(t *testing.T) {
 // arrive: the snapshot's counts say what changed (SPEC §9).
 func TestUpdateReadsNoWindowItself(t *testing.T) {
 	f := newFake()
-	f.add(idA, "count", supervisor.StatusRunning)
+	f.add(idA, "count", proto.StatusRunning)
 	for i := 0; i < 200; i++ {
 		f.print(idA, 1, fmt.Sprintf("line %d", i))
 	}
@@ -160,7 +161,7 @@ func TestUpdateReadsNoWindowItself(t *testing.T) {
 		return cmd
 	}
 	f.print(idA, 1, "line 200")
-	cmd := update(ChangesMsg{Changes: []supervisor.Change{{AgentID: idA, Output: true}}, Agents: f.Agents()})
+	cmd := update(ChangesMsg{Changes: []proto.Change{{AgentID: idA, Output: true}}, Agents: f.Agents()})
 	h.noScreen("line 200")
 	before := f.windowCalls(idA)
 	h.send(cmd()) // the command fetches; its answer draws
@@ -213,10 +214,10 @@ func TestPagerNotFoundInPlainWords(t *testing.T) {
 func TestTranscriptToggle(t *testing.T) {
 	f := newFake()
 	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
-	a := f.add(idA, "explain", supervisor.StatusRunning)
+	a := f.add(idA, "explain", proto.StatusRunning)
 	a.info.SessionID = idA
 	a.info.Activity = "Bash: go test ./..."
-	a.info.Usage = supervisor.Usage{InputTokens: 1234, OutputTokens: 345, CostUSD: 0.0123}
+	a.info.Usage = proto.Usage{InputTokens: 1234, OutputTokens: 345, CostUSD: 0.0123}
 	f.print(idA, 1, `{"type":"assistant"}`)
 	a.entries[1] = transcriptFixture()
 	h := newHarness(t, f, 180, 35)
@@ -239,7 +240,7 @@ func TestRawOnlyWithoutPreset(t *testing.T) {
 
 func TestEvictedSubmissionIsReadBack(t *testing.T) {
 	f := newFake()
-	a := f.add(idB, "runs", supervisor.StatusCompleted, supervisor.StatusCompleted, supervisor.StatusCompleted)
+	a := f.add(idB, "runs", proto.StatusCompleted, proto.StatusCompleted, proto.StatusCompleted)
 	f.print(idB, 1, "first run output")
 	a.evicted[1] = true
 	h := newHarness(t, f, 100, 30)
@@ -255,8 +256,8 @@ func TestTranscriptShowsStderr(t *testing.T) {
 	const line = "/bin/sh: 1: claude: not found"
 	f := newFake()
 	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
-	a := f.add(idC, "explain", supervisor.StatusErrored)
-	a.lines[1] = []supervisor.Line{{Text: line, Width: len(line), Stderr: true}}
+	a := f.add(idC, "explain", proto.StatusErrored)
+	a.lines[1] = []proto.Line{{Text: line, Width: len(line), Stderr: true}}
 	a.entries[1] = []transcript.Entry{{Kind: transcript.KindStderr, Text: line + "\x1b[K"}}
 	h := newHarness(t, f, 100, 30)
 	h.wantScreen("· transcript ·")
@@ -275,7 +276,7 @@ func TestTranscriptShowsStderr(t *testing.T) {
 // submissions as for the latest.
 func TestSubmissionTitleSaysHowItWent(t *testing.T) {
 	f := newFake()
-	a := f.add(idB, "", supervisor.StatusCompleted, supervisor.StatusErrored, supervisor.StatusErrored, supervisor.StatusRunning)
+	a := f.add(idB, "", proto.StatusCompleted, proto.StatusErrored, proto.StatusErrored, proto.StatusRunning)
 	long := strings.TrimSpace(strings.Repeat("explain the parser in detail ", 8))
 	stopped := "interrupted"
 	a.info.Submissions[2].LastError, a.info.Submissions[2].ExitCode = &stopped, nil
@@ -313,7 +314,7 @@ func TestSubmissionTitleSaysHowItWent(t *testing.T) {
 func TestPagerShowsTheTranscript(t *testing.T) {
 	f := newFake()
 	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
-	a := f.add(idA, "explain", supervisor.StatusCompleted)
+	a := f.add(idA, "explain", proto.StatusCompleted)
 	f.print(idA, 1, `{"type":"assistant"}`)
 	a.entries[1] = transcriptFixture()
 	h := newHarness(t, f, 180, 35)
@@ -341,7 +342,7 @@ func TestPagerShowsTheTranscript(t *testing.T) {
 // pane's title (SPEC §13).
 func TestLogTitleSaysWhereTheAgentRuns(t *testing.T) {
 	f := newFake()
-	a := f.add(idB, "task", supervisor.StatusRunning)
+	a := f.add(idB, "task", proto.StatusRunning)
 	a.info.Pod, a.info.Node = "subdash-7b9e4c21-x", "node-3"
 	h := newHarness(t, f, 120, 30)
 	if got := h.logTitle(); !strings.HasPrefix(got, "╭─ 7b9e4c21 · #1/1 ● running · pod subdash-7b9e4c21-x on node-3") {
@@ -356,7 +357,7 @@ func TestLogTitleSaysWhereTheAgentRuns(t *testing.T) {
 func TestPagerFeedsTheWholeTranscript(t *testing.T) {
 	f := newFake()
 	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
-	a := f.add(idA, "explain", supervisor.StatusCompleted)
+	a := f.add(idA, "explain", proto.StatusCompleted)
 	var es []transcript.Entry
 	for i := range 25000 {
 		es = append(es, transcript.Entry{Kind: transcript.KindText, Text: fmt.Sprintf("entry %d", i)})

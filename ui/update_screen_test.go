@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
 
@@ -48,7 +49,7 @@ func TestHelpScrollsWhenSmall(t *testing.T) {
 
 func TestQuitWithoutRunningAgents(t *testing.T) {
 	f := newFake()
-	f.add(idB, "done", supervisor.StatusCompleted)
+	f.add(idB, "done", proto.StatusCompleted)
 	h := newHarness(t, f, 100, 30)
 	h.keys("q")
 	if !h.quit {
@@ -174,7 +175,7 @@ func TestEmojiKeepTheFrame(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			f := newFake()
 			f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
-			a := f.add(idB, msg, supervisor.StatusCompleted)
+			a := f.add(idB, msg, proto.StatusCompleted)
 			a.entries[1] = []transcript.Entry{{Kind: transcript.KindText, Text: "fixed " + msg}, {Kind: transcript.KindStderr, Text: "👨‍👩‍👧 " + msg}}
 			h := newHarness(t, f, sz[0], sz[1])
 			h.wantScreen("fix ⚠ warnings 👍")
@@ -233,7 +234,7 @@ func TestTooSmallKeysReachNoHiddenWidget(t *testing.T) {
 func TestTableSaysWhichRowsAreShown(t *testing.T) {
 	f := newFake()
 	for i := 0; i < 25; i++ {
-		f.add(fmt.Sprintf("%08d-1111-4111-8111-111111111111", i), fmt.Sprintf("task %d", i), supervisor.StatusCompleted)
+		f.add(fmt.Sprintf("%08d-1111-4111-8111-111111111111", i), fmt.Sprintf("task %d", i), proto.StatusCompleted)
 	}
 	h := newHarness(t, f, 100, 16)
 	h.wantScreen("1–")
@@ -264,7 +265,7 @@ func TestNotesNeverHideEachOther(t *testing.T) {
 	f := newFake()
 	f.cfg.Warnings = []string{`MEMO_SUBAGENT_MAX_AGENTS="x" is not a positive number; using 4`}
 	f.cfg.Notes = []string{"found 3 agent process group(s) left running by an earlier subdash, and terminated them", "memo not found on PATH: using the built-in audit agent"}
-	a := f.add(idA, "flood", supervisor.StatusCompleted)
+	a := f.add(idA, "flood", proto.StatusCompleted)
 	a.info.Failure = "log file could not be written (file too large): /state/a.log; output from here on is on screen only"
 	h := newHarness(t, f, 80, 30)
 	h.wantScreen("✗ 3fa2c1d0: log file could not be written (file too")

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // hundredLines is a harness showing a running agent that printed "line 0"
 // to "line 99", and its fake.
 func hundredLines(t *testing.T) (*harness, *fakeSup) {
 	f := newFake()
-	f.add(idA, "count", supervisor.StatusRunning)
+	f.add(idA, "count", proto.StatusRunning)
 	for i := 0; i < 100; i++ {
 		f.print(idA, 1, fmt.Sprintf("line %d", i))
 	}
@@ -74,7 +74,7 @@ func TestSearchMarksMatchesWithoutColour(t *testing.T) {
 // view is past the last match) on the last match above it.
 func TestSearchStartsAtTheTopOfTheView(t *testing.T) {
 	f := newFake()
-	f.add(idB, "read", supervisor.StatusCompleted)
+	f.add(idB, "read", proto.StatusCompleted)
 	for i := 0; i < 200; i++ {
 		line := fmt.Sprintf("line %d", i)
 		switch i {
@@ -137,7 +137,7 @@ func TestSearchEnterAloneRepeats(t *testing.T) {
 // says so and how to see it, until wrap shows it.
 func TestSearchSaysWhenTheMatchIsPastTheRightEdge(t *testing.T) {
 	f := newFake()
-	f.add(idA, "count", supervisor.StatusRunning)
+	f.add(idA, "count", proto.StatusRunning)
 	f.print(idA, 1, "short STUB line")
 	f.print(idA, 1, strings.Repeat("x", 300)+" STUB at the end")
 	h := newHarness(t, f, 100, 30) // wrap is off

@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 const (
@@ -21,9 +21,9 @@ const (
 // the running one with some output.
 func threeAgents() *fakeSup {
 	f := newFake()
-	f.add(idA, "refactor the parser", supervisor.StatusRunning)
-	f.add(idB, "write the changelog", supervisor.StatusCompleted)
-	f.add(idC, "run the flaky tests", supervisor.StatusErrored)
+	f.add(idA, "refactor the parser", proto.StatusRunning)
+	f.add(idB, "write the changelog", proto.StatusCompleted)
+	f.add(idC, "run the flaky tests", proto.StatusErrored)
 	for i := 0; i < 40; i++ {
 		f.print(idA, 1, fmt.Sprintf("step %d of the refactor", i))
 	}
@@ -188,7 +188,7 @@ func TestCloseIdleAgentAndResume(t *testing.T) {
 
 func TestOperationErrorsInPlainWords(t *testing.T) {
 	f := threeAgents()
-	f.fail["spawn"] = &supervisor.Error{Code: supervisor.CodeLimit, Message: "subagent concurrency limit reached (4)"}
+	f.fail["spawn"] = proto.ErrLimit(4)
 	h := newHarness(t, f, 100, 30)
 	h.keys("n")
 	h.typeText("one more")
@@ -266,7 +266,7 @@ func TestInterruptAndSendShowsTheNewRunRunning(t *testing.T) {
 // once, before any text is typed, and call nothing; after r they work.
 func TestClosedAgentRefusesSendAtOnce(t *testing.T) {
 	f := threeAgents()
-	f.add(idD, "tidy the docs", supervisor.StatusCompleted).info.Status = supervisor.StatusClosed
+	f.add(idD, "tidy the docs", proto.StatusCompleted).info.Status = proto.StatusClosed
 	h := newHarness(t, f, 100, 30)
 	h.keys("j", "j", "j")
 	h.wantScreen("› d15ea5ed ■ closed")

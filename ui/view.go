@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/internal/cells"
@@ -144,7 +144,7 @@ func (m Model) logTitles() (string, string) {
 	}
 	a, _ := m.agent(m.shown.agent)
 	head := fmt.Sprintf("%s · #%d/%d", agenttable.Short(a.AgentID), m.shown.seq, len(a.Submissions))
-	var sub supervisor.SubmissionInfo
+	var sub proto.SubmissionInfo
 	if i := m.shown.seq - 1; i >= 0 && i < len(a.Submissions) {
 		sub = a.Submissions[i]
 		head += " " + agenttable.SubmissionText(sub, m.stopping[a.AgentID] && i == len(a.Submissions)-1)
@@ -277,7 +277,7 @@ func (m Model) messageLine() string {
 // statusLine shows counts per status, running/max, the agent command and
 // whether there are warnings.
 func (m Model) statusLine() string {
-	counts := map[supervisor.Status]int{}
+	counts := map[proto.Status]int{}
 	running := 0
 	for _, a := range m.agents {
 		if a.Running() {
@@ -289,9 +289,9 @@ func (m Model) statusLine() string {
 	st := m.styles
 	parts := []string{
 		st.Running.Render(fmt.Sprintf("%s %d/%d running", agenttable.SymRunning, running, m.cfg.MaxAgents)),
-		st.Completed.Render(fmt.Sprintf("%s %d completed", agenttable.SymCompleted, counts[supervisor.StatusCompleted])),
-		st.Errored.Render(fmt.Sprintf("%s %d errored", agenttable.SymErrored, counts[supervisor.StatusErrored])),
-		st.Closed.Render(fmt.Sprintf("%s %d closed", agenttable.SymClosed, counts[supervisor.StatusClosed])),
+		st.Completed.Render(fmt.Sprintf("%s %d completed", agenttable.SymCompleted, counts[proto.StatusCompleted])),
+		st.Errored.Render(fmt.Sprintf("%s %d errored", agenttable.SymErrored, counts[proto.StatusErrored])),
+		st.Closed.Render(fmt.Sprintf("%s %d closed", agenttable.SymClosed, counts[proto.StatusClosed])),
 	}
 	if n := m.needYouCount(); n > 0 {
 		parts = append(parts, m.table.Styles.NeedsYou.Render(fmt.Sprintf("%s %d need%s you (a)", agenttable.SymNeedsYou, n, map[bool]string{true: "s", false: ""}[n == 1])))

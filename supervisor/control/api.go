@@ -11,22 +11,23 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Operations are the operations of SPEC §3 as a program calls them: on the
 // supervisor of this process (Local) or on the one behind a control socket
 // (*Client). Results and errors are the supervisor's own: every failure of
-// an operation is a *supervisor.Error carrying the spec's message, so every
+// an operation is a *proto.Error carrying the spec's message, so every
 // caller prints the same text. ctx bounds the call; Wait stops waiting as
 // soon as ctx ends.
 type Operations interface {
-	Spawn(ctx context.Context, message string) (supervisor.SpawnResult, error)
-	Send(ctx context.Context, id, message string, interrupt bool) (supervisor.SendResult, error)
-	Interrupt(ctx context.Context, id string) (supervisor.StatusResult, error)
-	Close(ctx context.Context, id string) (supervisor.StatusResult, error)
-	Resume(ctx context.Context, id string) (supervisor.StatusResult, error)
-	Wait(ctx context.Context, ids []string, timeoutMS *int) (supervisor.WaitResult, error)
-	List(ctx context.Context) (ListResult, error)
+	Spawn(ctx context.Context, message string) (proto.SpawnResult, error)
+	Send(ctx context.Context, id, message string, interrupt bool) (proto.SendResult, error)
+	Interrupt(ctx context.Context, id string) (proto.StatusResult, error)
+	Close(ctx context.Context, id string) (proto.StatusResult, error)
+	Resume(ctx context.Context, id string) (proto.StatusResult, error)
+	Wait(ctx context.Context, ids []string, timeoutMS *int) (proto.WaitResult, error)
+	List(ctx context.Context) (proto.ListResult, error)
 	// Logs writes the output of submission seq (1-based; 0 = the latest)
 	// of agent id to w as it is read: plain text, or with raw the log
 	// file's bytes unchanged. An error found before anything was written
@@ -34,53 +35,8 @@ type Operations interface {
 	Logs(ctx context.Context, id string, seq int, raw bool, w io.Writer) error
 }
 
-// ListResult is the result of list (SPEC §3) on the control socket, in
-// `subdash ctl list` and in the MCP tool list_agents: every agent's summary,
-// oldest first, under "agents" (an object, so that it can be an MCP tool's
-// structured content).
-type ListResult struct {
-	Agents []supervisor.Summary `json:"agents"`
-	// Failure is the host's own (supervisor.Supervisor.Failure): its
-	// journal could not be written, said also when there is no agent.
-	Failure string `json:"failure,omitempty"`
-}
-
-// Info describes the supervisor behind a control socket (GET /v1/info).
-type Info struct {
-	PID       int    `json:"pid"`        // process id of the dashboard or `subdash serve`
-	Dir       string `json:"dir"`        // working directory of its agents
-	Socket    string `json:"socket"`     // the control socket path
-	Command   string `json:"command"`    // the agent command
-	MaxAgents int    `json:"max_agents"` // maximum running agents
-	RunDir    string `json:"run_dir"`    // folder of this run's logs and journal
-	// Logs says where every run's logs are and how much space they take
-	// (SPEC §10); Restored is how many agents were restored at start.
-	Logs     supervisor.Storage `json:"logs"`
-	Restored int                `json:"restored"`
-	// Protocol is the version of the control socket's protocol (1 for
-	// /v1); Kind says what the host is ("dashboard", "serve" or "mcp");
-	// Viewers counts the dashboards attached to it (SPEC §9).
-	Protocol int    `json:"protocol"`
-	Kind     string `json:"kind,omitempty"`
-	Viewers  int    `json:"viewers"`
-	// Failure says what the host failed to do that belongs to no one
-	// agent (supervisor.Supervisor.Failure): its journal could not be
-	// written; omitted when nothing failed.
-	Failure string `json:"failure,omitempty"`
-	// Features names what this host takes beyond the first /v1
-	// (FeatureTextMessage); a client asks before it relies on one.
-	Features []string `json:"features,omitempty"`
-}
-
-// FeatureTextMessage says that spawn (POST /v1/agents) and send (POST
-// /v1/agents/{id}/send?interrupt=1|queue=1) take the message itself as a
-// text/plain body, which the host streams to the message's file, instead
-// of a JSON body: a long message then never sits whole in either side's
-// memory.
-const FeatureTextMessage = "text-message"
-
 // OriginHeader names the kind of client in a request ("ctl", "mcp",
-// "viewer"); a spawned agent keeps it (supervisor.AgentInfo.Origin).
+// "viewer"); a spawned agent keeps it (proto.AgentInfo.Origin).
 const OriginHeader = "X-Subdash-Client"
 
 // Protocol is the version of the control socket protocol this build
@@ -91,7 +47,7 @@ const Protocol = 1
 // Names of the server-sent events of GET /v1/events. A client ignores
 // names it does not know (the protocol grows additively within /v1).
 const (
-	// EventAgent carries one agent's snapshot (a supervisor.Summary's
+	// EventAgent carries one agent's snapshot (a proto.Summary's
 	// fields and more); sent for every agent at first, then on each change.
 	// Status "forgotten" says the agent is gone for good (SPEC §10).
 	EventAgent = "agent"
@@ -100,7 +56,7 @@ const (
 	EventSynced = "synced"
 	// EventOutput carries {"agent_id", "seq", "output"} of an agent with
 	// new output (display lines or transcript entries): the submission and
-	// its supervisor.OutputCounts, so a viewer knows without asking whether
+	// its proto.OutputCounts, so a viewer knows without asking whether
 	// the window it shows changed, and fetches it again only then. At most
 	// one per agent per EventFrame.
 	EventOutput = "output"
@@ -116,9 +72,9 @@ const EventFrame = time.Second / 60
 
 // outputEvent is the data of EventOutput.
 type outputEvent struct {
-	AgentID string                  `json:"agent_id"`
-	Seq     int                     `json:"seq,omitempty"`
-	Output  supervisor.OutputCounts `json:"output"`
+	AgentID string             `json:"agent_id"`
+	Seq     int                `json:"seq,omitempty"`
+	Output  proto.OutputCounts `json:"output"`
 }
 
 // warningEvent is the data of EventWarning.
@@ -146,38 +102,38 @@ type local struct {
 func LocalAs(s *supervisor.Supervisor, origin string) Operations { return local{s, origin} }
 
 // Spawn calls Supervisor.SpawnBy with the origin of l.
-func (l local) Spawn(_ context.Context, message string) (supervisor.SpawnResult, error) {
+func (l local) Spawn(_ context.Context, message string) (proto.SpawnResult, error) {
 	return l.s.SpawnBy(l.origin, message)
 }
 
 // Send calls Supervisor.Send.
-func (l local) Send(_ context.Context, id, message string, interrupt bool) (supervisor.SendResult, error) {
+func (l local) Send(_ context.Context, id, message string, interrupt bool) (proto.SendResult, error) {
 	return l.s.Send(id, message, interrupt)
 }
 
 // Interrupt calls Supervisor.Interrupt.
-func (l local) Interrupt(_ context.Context, id string) (supervisor.StatusResult, error) {
+func (l local) Interrupt(_ context.Context, id string) (proto.StatusResult, error) {
 	return l.s.Interrupt(id)
 }
 
 // Close calls Supervisor.Close.
-func (l local) Close(_ context.Context, id string) (supervisor.StatusResult, error) {
+func (l local) Close(_ context.Context, id string) (proto.StatusResult, error) {
 	return l.s.Close(id)
 }
 
 // Resume calls Supervisor.Resume.
-func (l local) Resume(_ context.Context, id string) (supervisor.StatusResult, error) {
+func (l local) Resume(_ context.Context, id string) (proto.StatusResult, error) {
 	return l.s.Resume(id)
 }
 
 // Wait calls Supervisor.Wait, which stops when ctx ends.
-func (l local) Wait(ctx context.Context, ids []string, timeoutMS *int) (supervisor.WaitResult, error) {
+func (l local) Wait(ctx context.Context, ids []string, timeoutMS *int) (proto.WaitResult, error) {
 	return l.s.Wait(ctx, ids, timeoutMS)
 }
 
 // List calls Supervisor.List.
-func (l local) List(context.Context) (ListResult, error) {
-	return ListResult{Agents: l.s.List(), Failure: l.s.Failure()}, nil
+func (l local) List(context.Context) (proto.ListResult, error) {
+	return proto.ListResult{Agents: l.s.List(), Failure: l.s.Failure()}, nil
 }
 
 // Logs calls Supervisor.WriteLogs.
@@ -224,31 +180,31 @@ func (t *timeoutMS) UnmarshalJSON(b []byte) error {
 	if err != nil && !errors.Is(err, strconv.ErrRange) || f != math.Trunc(f) {
 		return fmt.Errorf("timeout_ms must be a whole number of milliseconds, not %s", b)
 	}
-	*t = timeoutMS(supervisor.TimeoutMS(f))
+	*t = timeoutMS(proto.TimeoutMS(f))
 	return nil
 }
 
 // errorBody is the body of every error response of the control socket.
 type errorBody struct {
-	Error string               `json:"error"` // the spec's message
-	Code  supervisor.ErrorCode `json:"code"`
+	Error string          `json:"error"` // the spec's message
+	Code  proto.ErrorCode `json:"code"`
 }
 
 // httpStatus maps an operation's error code to the HTTP status of its
 // response.
-func httpStatus(code supervisor.ErrorCode) int {
+func httpStatus(code proto.ErrorCode) int {
 	switch code {
-	case supervisor.CodeInvalid:
+	case proto.CodeInvalid:
 		return http.StatusBadRequest
-	case supervisor.CodeNotFound:
+	case proto.CodeNotFound:
 		return http.StatusNotFound
-	case supervisor.CodeLimit:
+	case proto.CodeLimit:
 		return http.StatusTooManyRequests
-	case supervisor.CodeBusy, supervisor.CodeClosed, supervisor.CodeNotRunning, supervisor.CodeNotPending, supervisor.CodeNoQueue:
+	case proto.CodeBusy, proto.CodeClosed, proto.CodeNotRunning, proto.CodeNotPending, proto.CodeNoQueue:
 		return http.StatusConflict
-	case supervisor.CodeShutdown:
+	case proto.CodeShutdown:
 		return http.StatusServiceUnavailable
-	case codeForbidden, supervisor.CodeNested:
+	case codeForbidden, proto.CodeNested:
 		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
@@ -256,4 +212,4 @@ func httpStatus(code supervisor.ErrorCode) int {
 
 // codeForbidden is the code of the response to a connection from another
 // user; it is not an operation's error, so it is not in package supervisor.
-const codeForbidden supervisor.ErrorCode = "forbidden"
+const codeForbidden proto.ErrorCode = "forbidden"

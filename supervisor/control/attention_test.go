@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // The operations of SPEC §11 over the socket and `subdash ctl`: send
@@ -22,8 +22,8 @@ func TestQueueAndSeenOverTheSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runCtl(t, env, "", "send", busy.AgentID[:8], "next task", "--queue")
-	var sr supervisor.SendResult
-	if code != ExitOK || json.Unmarshal([]byte(out), &sr) != nil || !sr.Queued || sr.Status != supervisor.StatusRunning {
+	var sr proto.SendResult
+	if code != ExitOK || json.Unmarshal([]byte(out), &sr) != nil || !sr.Queued || sr.Status != proto.StatusRunning {
 		t.Fatalf("send --queue: exit %d, %q, %q", code, out, errOut)
 	}
 	list, err := c.List(ctx)
@@ -31,7 +31,7 @@ func TestQueueAndSeenOverTheSocket(t *testing.T) {
 		t.Fatalf("list after queue: %+v %v", list, err)
 	}
 	// The MCP tool's send keeps Memo's busy error.
-	if _, err := c.Send(ctx, busy.AgentID, "x", false); supervisor.CodeOf(err) != supervisor.CodeBusy {
+	if _, err := c.Send(ctx, busy.AgentID, "x", false); proto.CodeOf(err) != proto.CodeBusy {
 		t.Fatalf("send without queue on a running agent: %v", err)
 	}
 	code, out, errOut = runCtl(t, env, "", "send", busy.AgentID, "x", "--queue", "--interrupt")
@@ -68,7 +68,7 @@ func TestQueueAndSeenOverTheSocket(t *testing.T) {
 			t.Fatalf("agent %s still needs you after seen: %+v", a.AgentID, a.NeedsYou)
 		}
 	}
-	if _, err := c.MarkSeen(ctx, "nope"); supervisor.CodeOf(err) != supervisor.CodeNotFound {
+	if _, err := c.MarkSeen(ctx, "nope"); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Fatalf("seen unknown: %v", err)
 	}
 }

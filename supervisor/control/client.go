@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // CallTimeout bounds every call of a Client but wait and the streams (SPEC
@@ -29,7 +29,7 @@ const CallTimeout = 10 * time.Second
 const WaitMargin = 5 * time.Second
 
 // Client calls the operations of a supervisor over its control socket. It
-// implements Operations; its errors are *supervisor.Error carrying the
+// implements Operations; its errors are *proto.Error carrying the
 // server's message, *NotServingError when nothing listens, *NoAnswerError
 // when the host accepts but does not answer in time, or an error naming
 // the socket when the connection fails otherwise. Its methods are safe for
@@ -125,7 +125,7 @@ func (c *Client) noAnswer(ctx, cctx context.Context, limit time.Duration, sent b
 
 // roundTrip sends a request with body (JSON, or none when nil) and decodes a 2xx
 // answer into out (*strings.Builder receives text) or turns an error answer
-// back into *supervisor.Error.
+// back into *proto.Error.
 func (c *Client) roundTrip(ctx context.Context, method, path string, body, out any) error {
 	req, err := c.newRequest(ctx, method, path, body)
 	if err != nil {
@@ -203,7 +203,7 @@ func (c *Client) response(ctx context.Context, req *http.Request) (*http.Respons
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var eb errorBody
 	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
-		return nil, &supervisor.Error{Code: eb.Code, Message: eb.Error}
+		return nil, &proto.Error{Code: eb.Code, Message: eb.Error}
 	}
 	return nil, fmt.Errorf("unexpected answer %q from subdash at %s: %s", resp.Status, c.socket, bytes.TrimSpace(data))
 }

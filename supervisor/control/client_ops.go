@@ -8,36 +8,36 @@ import (
 	"strings"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // waitLimit is the deadline of a wait call: wait's timeout (SPEC §3: 30 s
 // when absent, clamped to 10 s..300 s) plus WaitMargin.
 func waitLimit(ms *int) time.Duration {
-	d := supervisor.DefaultWaitTimeoutMS
+	d := proto.DefaultWaitTimeoutMS
 	if ms != nil && *ms > 0 {
-		d = min(max(*ms, supervisor.MinWaitTimeoutMS), supervisor.MaxWaitTimeoutMS)
+		d = min(max(*ms, proto.MinWaitTimeoutMS), proto.MaxWaitTimeoutMS)
 	}
 	return time.Duration(d)*time.Millisecond + WaitMargin
 }
 
 // Info describes the supervisor behind the socket.
-func (c *Client) Info(ctx context.Context) (Info, error) {
-	var res Info
+func (c *Client) Info(ctx context.Context) (proto.Info, error) {
+	var res proto.Info
 	return res, c.call(ctx, CallTimeout, http.MethodGet, "/v1/info", nil, &res)
 }
 
 // Spawn calls spawn (SPEC §3) on the supervisor behind the socket.
 // A message longer than 64 KiB goes as SpawnFrom sends it.
-func (c *Client) Spawn(ctx context.Context, message string) (supervisor.SpawnResult, error) {
-	var res supervisor.SpawnResult
+func (c *Client) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
+	var res proto.SpawnResult
 	return res, c.sendMessage(ctx, "/v1/agents", nil, message, func(msg string) any { return spawnRequest{Message: msg} }, &res)
 }
 
 // Send calls send (SPEC §3) on the supervisor behind the socket.
 // A message longer than 64 KiB goes as SpawnFrom sends it.
-func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (supervisor.SendResult, error) {
-	var res supervisor.SendResult
+func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (proto.SendResult, error) {
+	var res proto.SendResult
 	q := url.Values{}
 	if interrupt {
 		q.Set("interrupt", "1")
@@ -49,50 +49,50 @@ func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (
 // Queue calls send with queue (SPEC §11, supervisor.Queue) on the
 // supervisor behind the socket: the message starts after the running
 // submission ends by itself, or at once when nothing runs.
-func (c *Client) Queue(ctx context.Context, id, message string) (supervisor.SendResult, error) {
-	var res supervisor.SendResult
+func (c *Client) Queue(ctx context.Context, id, message string) (proto.SendResult, error) {
+	var res proto.SendResult
 	return res, c.sendMessage(ctx, agentPath(id, "send"), url.Values{"queue": {"1"}}, message,
 		func(msg string) any { return sendRequest{Message: msg, Queue: true} }, &res)
 }
 
 // CancelQueue drops the message queued for agent id (SPEC §11,
 // supervisor.CancelQueue) on the supervisor behind the socket.
-func (c *Client) CancelQueue(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
+func (c *Client) CancelQueue(ctx context.Context, id string) (proto.StatusResult, error) {
+	var res proto.StatusResult
 	return res, c.do(ctx, http.MethodDelete, agentPath(id, "queue"), nil, &res)
 }
 
 // MarkSeen records that a dashboard shows agent id, which then no longer
 // needs you (SPEC §11, supervisor.MarkSeen), on the supervisor behind the
 // socket. The result names the agent and its status.
-func (c *Client) MarkSeen(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
+func (c *Client) MarkSeen(ctx context.Context, id string) (proto.StatusResult, error) {
+	var res proto.StatusResult
 	return res, c.do(ctx, http.MethodPost, agentPath(id, "seen"), nil, &res)
 }
 
 // Interrupt calls interrupt (SPEC §3) on the supervisor behind the socket.
-func (c *Client) Interrupt(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
+func (c *Client) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
+	var res proto.StatusResult
 	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "interrupt"), nil, &res)
 }
 
 // Close calls close (SPEC §3) on the supervisor behind the socket: it
 // closes the agent id, not the client, which holds nothing to release.
-func (c *Client) Close(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
+func (c *Client) Close(ctx context.Context, id string) (proto.StatusResult, error) {
+	var res proto.StatusResult
 	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "close"), nil, &res)
 }
 
 // Resume calls resume (SPEC §3) on the supervisor behind the socket.
-func (c *Client) Resume(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
+func (c *Client) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
+	var res proto.StatusResult
 	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "resume"), nil, &res)
 }
 
 // Forget calls forget (SPEC §10) on the supervisor behind the socket: agent
 // id leaves the table and list for good; a running agent is refused.
-func (c *Client) Forget(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	var res supervisor.StatusResult
+func (c *Client) Forget(ctx context.Context, id string) (proto.StatusResult, error) {
+	var res proto.StatusResult
 	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "forget"), nil, &res)
 }
 
@@ -111,24 +111,24 @@ func (c *Client) Message(ctx context.Context, id string, seq int) (string, error
 // Approve allows the pending tool permission request requestID ("" = the
 // oldest) of agent id on the supervisor behind the socket (SPEC §12); with
 // always, its tool stays allowed for the rest of the agent's session.
-func (c *Client) Approve(ctx context.Context, id, requestID string, always bool) (supervisor.ApprovalResult, error) {
-	var res supervisor.ApprovalResult
+func (c *Client) Approve(ctx context.Context, id, requestID string, always bool) (proto.ApprovalResult, error) {
+	var res proto.ApprovalResult
 	return res, c.do(ctx, http.MethodPost, agentPath(id, "approve"), approveRequest{RequestID: requestID, Always: always}, &res)
 }
 
 // Deny refuses the pending tool permission request requestID ("" = the
 // oldest) of agent id with message ("" = the default reason) on the
 // supervisor behind the socket (SPEC §12).
-func (c *Client) Deny(ctx context.Context, id, requestID, message string) (supervisor.ApprovalResult, error) {
-	var res supervisor.ApprovalResult
+func (c *Client) Deny(ctx context.Context, id, requestID, message string) (proto.ApprovalResult, error) {
+	var res proto.ApprovalResult
 	return res, c.do(ctx, http.MethodPost, agentPath(id, "deny"), denyRequest{RequestID: requestID, Message: message}, &res)
 }
 
 // Wait calls wait (SPEC §3) on the supervisor behind the socket. When ctx
 // ends first, the request is abandoned, the server stops waiting at once,
 // and ctx's error is returned.
-func (c *Client) Wait(ctx context.Context, ids []string, ms *int) (supervisor.WaitResult, error) {
-	var res supervisor.WaitResult
+func (c *Client) Wait(ctx context.Context, ids []string, ms *int) (proto.WaitResult, error) {
+	var res proto.WaitResult
 	if ids == nil {
 		ids = []string{}
 	}
@@ -136,7 +136,7 @@ func (c *Client) Wait(ctx context.Context, ids []string, ms *int) (supervisor.Wa
 }
 
 // List calls list (SPEC §3) on the supervisor behind the socket.
-func (c *Client) List(ctx context.Context) (ListResult, error) {
-	var res ListResult
+func (c *Client) List(ctx context.Context) (proto.ListResult, error) {
+	var res proto.ListResult
 	return res, c.call(ctx, CallTimeout, http.MethodGet, "/v1/agents", nil, &res)
 }

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Logs calls logs (SPEC §3) on the supervisor behind the socket and copies
@@ -80,12 +80,12 @@ func (c *Client) stream(ctx context.Context, path string, read func(body io.Read
 // an error, or the server closes the stream. It returns ctx's error, fn's
 // error, *NoAnswerError when the host sends nothing (not even its
 // heartbeat) for CallTimeout, or the error that ended the stream.
-func (c *Client) Events(ctx context.Context, fn func(supervisor.Summary) error) error {
+func (c *Client) Events(ctx context.Context, fn func(proto.Summary) error) error {
 	return c.SSE(ctx, func(ev Event) error {
 		if ev.Name != EventAgent {
 			return nil
 		}
-		var s supervisor.Summary
+		var s proto.Summary
 		if err := json.Unmarshal(ev.Data, &s); err != nil {
 			return fmt.Errorf("bad event from %s: %v", c.socket, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestParseCtlFlagsAnywhere(t *testing.T) {
@@ -82,7 +83,7 @@ func TestCtlAgainstAServer(t *testing.T) {
 
 	// A message of "-" comes from stdin, unchanged but trimmed.
 	code, out, errOut := runCtl(t, env, "line one\n", "spawn", "-")
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	if code != ExitOK || errOut != "" || json.Unmarshal([]byte(out), &sp) != nil || sp.LastMessage != "line one" {
 		t.Fatalf("spawn -: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

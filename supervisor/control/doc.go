@@ -8,27 +8,27 @@
 //
 //	GET  /v1/info                       Info about the serving process
 //	GET  /v1/agents                     list         → ListResult
-//	POST /v1/agents {message}           spawn        → supervisor.SpawnResult (201)
+//	POST /v1/agents {message}           spawn        → proto.SpawnResult (201)
 //	POST /v1/agents/{id}/send {message, interrupt, queue}
 //	                                    send (queue: supervisor.Queue, SPEC §11)
-//	                                                 → supervisor.SendResult
-//	POST /v1/agents/{id}/interrupt      interrupt    → supervisor.StatusResult
-//	POST /v1/agents/{id}/close          close        → supervisor.StatusResult
-//	POST /v1/agents/{id}/resume         resume       → supervisor.StatusResult
+//	                                                 → proto.SendResult
+//	POST /v1/agents/{id}/interrupt      interrupt    → proto.StatusResult
+//	POST /v1/agents/{id}/close          close        → proto.StatusResult
+//	POST /v1/agents/{id}/resume         resume       → proto.StatusResult
 //	POST /v1/agents/{id}/seen           a dashboard shows it: it no longer
-//	                                    needs you (SPEC §11) → supervisor.StatusResult
+//	                                    needs you (SPEC §11) → proto.StatusResult
 //	DELETE /v1/agents/{id}/queue        cancel its queued message
-//	                                                 → supervisor.StatusResult
-//	POST /v1/wait {ids, timeout_ms}     wait         → supervisor.WaitResult
+//	                                                 → proto.StatusResult
+//	POST /v1/wait {ids, timeout_ms}     wait         → proto.WaitResult
 //	GET  /v1/agents/{id}/logs[?submission=N]
 //	                                    logs         → text/plain
 //	GET  /v1/events                     server-sent events: "agent" events
-//	                                    carrying a supervisor.Summary, one per
+//	                                    carrying a proto.Summary, one per
 //	                                    agent at first, then one per change
 //
 // An error answers {"error": "<the spec's message>", "code": "<ErrorCode>"}
 // with a fitting status (400 invalid, 404 not_found, 409 busy, closed,
 // not_running and no_queue, 429 limit, 503 shutdown, 403 another user); Client turns it
-// back into *supervisor.Error, so every caller prints the same text. A wait
+// back into *proto.Error, so every caller prints the same text. A wait
 // whose client disconnects stops waiting at once.
 package control

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestMain(m *testing.M) {
@@ -83,12 +84,12 @@ func serve(t *testing.T, s *supervisor.Supervisor) (*Server, *Client) {
 	return srv, c
 }
 
-// specError asserts that err is a *supervisor.Error with code and message.
-func specError(t *testing.T, err error, code supervisor.ErrorCode, message string) {
+// specError asserts that err is a *proto.Error with code and message.
+func specError(t *testing.T, err error, code proto.ErrorCode, message string) {
 	t.Helper()
-	var se *supervisor.Error
+	var se *proto.Error
 	if !errors.As(err, &se) {
-		t.Fatalf("error = %v (%T), want *supervisor.Error %q", err, err, message)
+		t.Fatalf("error = %v (%T), want *proto.Error %q", err, err, message)
 	}
 	if se.Code != code || se.Message != message {
 		t.Fatalf("error = {%s %q}, want {%s %q}", se.Code, se.Message, code, message)
@@ -96,9 +97,9 @@ func specError(t *testing.T, err error, code supervisor.ErrorCode, message strin
 }
 
 // waitFinal waits through c until agent id is final and returns its detail.
-func waitFinal(t *testing.T, c *Client, id string) supervisor.WaitDetail {
+func waitFinal(t *testing.T, c *Client, id string) proto.WaitDetail {
 	t.Helper()
-	ms := supervisor.MaxWaitTimeoutMS
+	ms := proto.MaxWaitTimeoutMS
 	res, err := c.Wait(context.Background(), []string{id}, &ms)
 	if err != nil || res.TimedOut {
 		t.Fatalf("wait %s: %+v %v", id, res, err)

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Remote is a viewer's view of a host (SPEC §9): the dashboard's seam
@@ -29,10 +30,10 @@ import (
 // deadlines. With read-only, every operation is refused.
 type Remote struct {
 	c        *Client
-	info     Info
+	info     proto.Info
 	cfg      supervisor.Config
 	readOnly bool
-	feed     supervisor.Feed
+	feed     proto.Feed
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -40,7 +41,7 @@ type Remote struct {
 	endErr error
 
 	mu     sync.Mutex
-	agents []supervisor.AgentInfo
+	agents []proto.AgentInfo
 }
 
 // IncompatibleError is returned by Attach when the host speaks another
@@ -68,7 +69,7 @@ func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, er
 	c := NewClient(socket, dir).WithOrigin("viewer")
 	info, err := c.Info(ctx)
 	if err != nil {
-		var se *supervisor.Error
+		var se *proto.Error
 		if errors.As(err, &se) || isUnexpected(err) {
 			return nil, &IncompatibleError{Socket: socket, PID: c.PID(), HostProto: "unknown", OwnProto: fmt.Sprintf("v%d", Protocol),
 				HostDetail: fmt.Sprintf(" (GET /v1/info answered: %v)", err)}
@@ -114,7 +115,7 @@ func isUnexpected(err error) bool {
 }
 
 // Info returns what the host said about itself when the viewer attached.
-func (r *Remote) Info() Info { return r.info }
+func (r *Remote) Info() proto.Info { return r.info }
 
 // ReadOnly reports whether r was attached read-only: it refuses every
 // operation.
@@ -145,25 +146,25 @@ func (r *Remote) follow(synced chan struct{}) {
 		case EventSynced:
 			once.Do(func() { close(synced) })
 		case EventAgent:
-			var a supervisor.AgentInfo
+			var a proto.AgentInfo
 			if err := json.Unmarshal(ev.Data, &a); err != nil {
 				return fmt.Errorf("bad agent event from %s: %v", r.c.socket, err)
 			}
 			r.upsert(a)
-			r.feed.Publish(supervisor.Change{AgentID: a.AgentID, Agent: true})
+			r.feed.Publish(proto.Change{AgentID: a.AgentID, Agent: true})
 		case EventOutput:
 			var o outputEvent
 			if err := json.Unmarshal(ev.Data, &o); err != nil {
 				return fmt.Errorf("bad output event from %s: %v", r.c.socket, err)
 			}
 			r.applyCounts(o)
-			r.feed.Publish(supervisor.Change{AgentID: o.AgentID, Output: true})
+			r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
 		case EventWarning:
 			var wv warningEvent
 			if err := json.Unmarshal(ev.Data, &wv); err != nil {
 				return fmt.Errorf("bad warning event from %s: %v", r.c.socket, err)
 			}
-			r.feed.Publish(supervisor.Change{Warnings: []string{wv.Text}})
+			r.feed.Publish(proto.Change{Warnings: []string{wv.Text}})
 		}
 		return nil
 	})
@@ -175,12 +176,12 @@ func (r *Remote) follow(synced chan struct{}) {
 }
 
 // upsert stores an agent's snapshot; status forgotten removes it.
-func (r *Remote) upsert(a supervisor.AgentInfo) {
+func (r *Remote) upsert(a proto.AgentInfo) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range r.agents {
 		if r.agents[i].AgentID == a.AgentID {
-			if a.Status == supervisor.StatusForgotten {
+			if a.Status == proto.StatusForgotten {
 				r.agents = append(r.agents[:i:i], r.agents[i+1:]...)
 			} else {
 				r.agents[i] = a
@@ -188,7 +189,7 @@ func (r *Remote) upsert(a supervisor.AgentInfo) {
 			return
 		}
 	}
-	if a.Status != supervisor.StatusForgotten {
+	if a.Status != proto.StatusForgotten {
 		r.agents = append(r.agents, a)
 	}
 }
@@ -220,24 +221,23 @@ func (r *Remote) attachedNote() string {
 
 // Agents returns the snapshots the host pushed, oldest first: never nil,
 // so that an empty table (the last agent forgotten) is a snapshot too.
-func (r *Remote) Agents() []supervisor.AgentInfo {
+func (r *Remote) Agents() []proto.AgentInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]supervisor.AgentInfo, len(r.agents))
+	out := make([]proto.AgentInfo, len(r.agents))
 	copy(out, r.agents)
 	return out
 }
 
 // Subscribe returns a subscription to the changes the host pushes.
-func (r *Remote) Subscribe() *supervisor.Subscription { return r.feed.Subscribe() }
+func (r *Remote) Subscribe() *proto.Subscription { return r.feed.Subscribe() }
 
 // refuse is the error of an operation on a read-only viewer.
 func (r *Remote) refuse(op string) error {
 	if !r.readOnly {
 		return nil
 	}
-	return &supervisor.Error{Code: supervisor.CodeInvalid,
-		Message: fmt.Sprintf("read-only viewer: %s refused; attach without --read-only to change anything", op)}
+	return proto.ErrReadOnly(op)
 }
 
 // opCtx bounds an operation by the client's deadlines and the viewer's
@@ -245,82 +245,82 @@ func (r *Remote) refuse(op string) error {
 func (r *Remote) opCtx() context.Context { return context.Background() }
 
 // Spawn calls spawn on the host.
-func (r *Remote) Spawn(message string) (supervisor.SpawnResult, error) {
+func (r *Remote) Spawn(message string) (proto.SpawnResult, error) {
 	if err := r.refuse("spawn"); err != nil {
-		return supervisor.SpawnResult{}, err
+		return proto.SpawnResult{}, err
 	}
 	return r.c.Spawn(r.opCtx(), message)
 }
 
 // Send calls send on the host.
-func (r *Remote) Send(id, message string, interrupt bool) (supervisor.SendResult, error) {
+func (r *Remote) Send(id, message string, interrupt bool) (proto.SendResult, error) {
 	if err := r.refuse("send"); err != nil {
-		return supervisor.SendResult{}, err
+		return proto.SendResult{}, err
 	}
 	return r.c.Send(r.opCtx(), id, message, interrupt)
 }
 
 // Interrupt calls interrupt on the host.
-func (r *Remote) Interrupt(id string) (supervisor.StatusResult, error) {
+func (r *Remote) Interrupt(id string) (proto.StatusResult, error) {
 	if err := r.refuse("interrupt"); err != nil {
-		return supervisor.StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	return r.c.Interrupt(r.opCtx(), id)
 }
 
 // Close calls close on the host.
-func (r *Remote) Close(id string) (supervisor.StatusResult, error) {
+func (r *Remote) Close(id string) (proto.StatusResult, error) {
 	if err := r.refuse("close"); err != nil {
-		return supervisor.StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	return r.c.Close(r.opCtx(), id)
 }
 
 // Resume calls resume on the host.
-func (r *Remote) Resume(id string) (supervisor.StatusResult, error) {
+func (r *Remote) Resume(id string) (proto.StatusResult, error) {
 	if err := r.refuse("resume"); err != nil {
-		return supervisor.StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	return r.c.Resume(r.opCtx(), id)
 }
 
 // Forget calls forget on the host.
-func (r *Remote) Forget(id string) (supervisor.StatusResult, error) {
+func (r *Remote) Forget(id string) (proto.StatusResult, error) {
 	if err := r.refuse("forget"); err != nil {
-		return supervisor.StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	return r.c.Forget(r.opCtx(), id)
 }
 
 // Approve answers a pending tool permission request on the host (SPEC
 // §12).
-func (r *Remote) Approve(id, requestID string, always bool) (supervisor.ApprovalResult, error) {
+func (r *Remote) Approve(id, requestID string, always bool) (proto.ApprovalResult, error) {
 	if err := r.refuse("approve"); err != nil {
-		return supervisor.ApprovalResult{}, err
+		return proto.ApprovalResult{}, err
 	}
 	return r.c.Approve(r.opCtx(), id, requestID, always)
 }
 
 // Deny refuses a pending tool permission request on the host (SPEC §12).
-func (r *Remote) Deny(id, requestID, message string) (supervisor.ApprovalResult, error) {
+func (r *Remote) Deny(id, requestID, message string) (proto.ApprovalResult, error) {
 	if err := r.refuse("deny"); err != nil {
-		return supervisor.ApprovalResult{}, err
+		return proto.ApprovalResult{}, err
 	}
 	return r.c.Deny(r.opCtx(), id, requestID, message)
 }
 
 // Queue queues a message on the host for a running agent (SPEC §11).
-func (r *Remote) Queue(id, message string) (supervisor.SendResult, error) {
+func (r *Remote) Queue(id, message string) (proto.SendResult, error) {
 	if err := r.refuse("queue"); err != nil {
-		return supervisor.SendResult{}, err
+		return proto.SendResult{}, err
 	}
 	return r.c.Queue(r.opCtx(), id, message)
 }
 
 // CancelQueue drops an agent's queued message on the host (SPEC §11).
-func (r *Remote) CancelQueue(id string) (supervisor.StatusResult, error) {
+func (r *Remote) CancelQueue(id string) (proto.StatusResult, error) {
 	if err := r.refuse("cancel queue"); err != nil {
-		return supervisor.StatusResult{}, err
+		return proto.StatusResult{}, err
 	}
 	return r.c.CancelQueue(r.opCtx(), id)
 }
@@ -339,7 +339,7 @@ func (r *Remote) Message(id string, seq int) (string, error) {
 }
 
 // Storage returns where the host's logs were when the viewer attached.
-func (r *Remote) Storage() supervisor.Storage { return r.info.Logs }
+func (r *Remote) Storage() proto.Storage { return r.info.Logs }
 
 // LoadOutput does nothing: the host reads evicted output back itself when
 // a window of it is asked for.
@@ -386,7 +386,7 @@ func (p progressReader) Read(b []byte) (int, error) {
 }
 
 // Search asks the host for the matches of query.
-func (r *Remote) Search(id string, seq int, transcript bool, query string, from int64) (supervisor.SearchResult, error) {
+func (r *Remote) Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
 	q := url.Values{"q": {query}, "from": {strconv.FormatInt(from, 10)}}
 	if seq != 0 {
 		q.Set("submission", strconv.Itoa(seq))
@@ -394,6 +394,6 @@ func (r *Remote) Search(id string, seq int, transcript bool, query string, from 
 	if transcript {
 		q.Set("transcript", "1")
 	}
-	var res supervisor.SearchResult
+	var res proto.SearchResult
 	return res, r.c.call(r.opCtx(), CallTimeout, http.MethodGet, agentPath(id, "search")+"?"+q.Encode(), nil, &res)
 }

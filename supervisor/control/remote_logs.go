@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Window asks the host for up to n display lines of submission seq (0 =
@@ -14,14 +14,14 @@ import (
 // the socket, bounded by CallTimeout: the dashboard makes it in a command,
 // never in Update. The host reads an evicted submission back itself, so the
 // Window is never Evicted.
-func (r *Remote) Window(id string, seq int, from int64, n int) (supervisor.Window, error) {
+func (r *Remote) Window(id string, seq int, from int64, n int) (proto.Window, error) {
 	var wr WindowResult
 	if err := r.c.call(r.ctx, CallTimeout, http.MethodGet, agentPath(id, "window")+"?"+rangeQuery(seq, from, n), nil, &wr); err != nil {
-		return supervisor.Window{}, err
+		return proto.Window{}, err
 	}
-	w := supervisor.Window{First: wr.First, Total: wr.Total, Lines: make([]supervisor.Line, len(wr.Lines))}
+	w := proto.Window{First: wr.First, Total: wr.Total, Lines: make([]proto.Line, len(wr.Lines))}
 	for i, l := range wr.Lines {
-		w.Lines[i] = supervisor.Line{Text: l.Text, Stderr: l.Stderr, Partial: l.Partial}
+		w.Lines[i] = proto.Line{Text: l.Text, Stderr: l.Stderr, Partial: l.Partial}
 	}
 	return w, nil
 }
@@ -30,12 +30,12 @@ func (r *Remote) Window(id string, seq int, from int64, n int) (supervisor.Windo
 // seq (0 = the latest) of agent id from absolute entry from (from < 0: the
 // last n), as Window does for display lines; ok is false when the
 // submission has no transcript.
-func (r *Remote) Transcript(id string, seq int, from int64, n int) (supervisor.TranscriptWindow, bool, error) {
+func (r *Remote) Transcript(id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
 	var tr TranscriptResult
 	if err := r.c.call(r.ctx, CallTimeout, http.MethodGet, agentPath(id, "transcript")+"?"+rangeQuery(seq, from, n), nil, &tr); err != nil {
-		return supervisor.TranscriptWindow{}, false, err
+		return proto.TranscriptWindow{}, false, err
 	}
-	return supervisor.TranscriptWindow{First: tr.First, Total: tr.Total, Entries: tr.Entries, Pending: tr.Pending}, tr.Structured, nil
+	return proto.TranscriptWindow{First: tr.First, Total: tr.Total, Entries: tr.Entries, Pending: tr.Pending}, tr.Structured, nil
 }
 
 // rangeQuery is the query of a window or transcript request.
@@ -57,7 +57,7 @@ func (r *Remote) applyCounts(o outputEvent) {
 	for i := range r.agents {
 		a := &r.agents[i]
 		if a.AgentID == o.AgentID && o.Seq >= 1 && o.Seq <= len(a.Submissions) {
-			subs := append([]supervisor.SubmissionInfo(nil), a.Submissions...)
+			subs := append([]proto.SubmissionInfo(nil), a.Submissions...)
 			subs[o.Seq-1].Output = o.Output
 			a.Submissions = subs
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // attach connects a viewer's Remote to s over a real socket.
@@ -38,13 +39,13 @@ func seen(t *testing.T, r *Remote, what string, cond func() bool) {
 	}
 }
 
-func agentOf(r *Remote, id string) (supervisor.AgentInfo, bool) {
+func agentOf(r *Remote, id string) (proto.AgentInfo, bool) {
 	for _, a := range r.Agents() {
 		if a.AgentID == id {
 			return a, true
 		}
 	}
-	return supervisor.AgentInfo{}, false
+	return proto.AgentInfo{}, false
 }
 
 // TestRemoteFollowsTheHost: a viewer's snapshots follow spawn, output
@@ -61,7 +62,7 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 	waitFinal(t, c, sp.AgentID)
 	seen(t, r, "the completed agent with its one line", func() bool {
 		a, ok := agentOf(r, sp.AgentID)
-		return ok && a.Status == supervisor.StatusCompleted && len(a.Submissions) == 1 && a.Submissions[0].Output.Lines == 1
+		return ok && a.Status == proto.StatusCompleted && len(a.Submissions) == 1 && a.Submissions[0].Output.Lines == 1
 	})
 	w, err := r.Window(sp.AgentID, 0, -1, 10)
 	if err != nil || w.Total != 1 || len(w.Lines) != 1 || w.Lines[0].Text != "got: hello" {
@@ -73,7 +74,7 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 	}
 	seen(t, r, "the closed agent", func() bool {
 		a, ok := agentOf(r, sp.AgentID)
-		return ok && a.Status == supervisor.StatusClosed
+		return ok && a.Status == proto.StatusClosed
 	})
 	if _, err := c.Forget(ctx, sp.AgentID); err != nil {
 		t.Fatal(err)

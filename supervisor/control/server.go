@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // errServerClosing is the cause of the requests' context when the server
@@ -23,11 +24,11 @@ import (
 var errServerClosing = errors.New("control socket closed")
 
 // maxBody bounds a request body, in bytes: room for a message of
-// supervisor.MaxMessageBytes in which every byte is a control character
+// proto.MaxMessageBytes in which every byte is a control character
 // that JSON escapes as \u00XX (6 bytes), plus the rest of the request.
 // The supervisor itself refuses a longer message with a clear error. A
 // variable only so that a test can lower it.
-var maxBody int64 = 6*supervisor.MaxMessageBytes + 1<<20
+var maxBody int64 = 6*proto.MaxMessageBytes + 1<<20
 
 // Server serves the control socket of one supervisor (SPEC §6): HTTP/1.1
 // with JSON bodies on a Unix socket in a 0700 folder, mode 0600, for
@@ -222,10 +223,10 @@ func (srv *Server) routes() http.Handler {
 func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 	cfg := srv.sup.Config()
 	kind, _ := srv.kind.Load().(string)
-	writeJSON(w, http.StatusOK, Info{
+	writeJSON(w, http.StatusOK, proto.Info{
 		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Shown(),
 		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: srv.sup.Storage(), Restored: srv.sup.Restored(),
-		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(), Features: []string{FeatureTextMessage},
+		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(), Features: []string{proto.FeatureTextMessage},
 		Failure: srv.sup.Failure(),
 	})
 }
@@ -244,7 +245,7 @@ func (srv *Server) seen(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info, _ := srv.sup.Agent(id)
-	writeJSON(w, http.StatusOK, supervisor.StatusResult{AgentID: info.AgentID, Status: info.Status})
+	writeJSON(w, http.StatusOK, proto.StatusResult{AgentID: info.AgentID, Status: info.Status})
 }
 
 func (srv *Server) cancelQueue(w http.ResponseWriter, r *http.Request) {
@@ -296,7 +297,7 @@ func submissionParam(w http.ResponseWriter, r *http.Request) (int, bool) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid,
+		writeError(w, &proto.Error{Code: proto.CodeInvalid,
 			Message: fmt.Sprintf("submission must be a sequence number (1, 2, …), not %q", v)})
 		return 0, false
 	}
@@ -341,7 +342,7 @@ func (srv *Server) logs(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("submission"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid,
+			writeError(w, &proto.Error{Code: proto.CodeInvalid,
 				Message: fmt.Sprintf("submission must be a sequence number (1, 2, …), not %q", v)})
 			return
 		}
@@ -373,9 +374,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		msg := "invalid request body: " + err.Error()
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			msg = fmt.Sprintf("request body longer than %d bytes; a message may be at most %d bytes (64 MiB): put a longer task in a file and send its path", maxBody, supervisor.MaxMessageBytes)
+			msg = fmt.Sprintf("request body longer than %d bytes; a message may be at most %d bytes (64 MiB): put a longer task in a file and send its path", maxBody, proto.MaxMessageBytes)
 		}
-		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: msg})
+		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: msg})
 		return false
 	}
 	// Read the body to its end: net/http notices a client that goes away
@@ -392,7 +393,7 @@ func reply(w http.ResponseWriter, r *http.Request, status int, res any, err erro
 	if err != nil {
 		if r.Context().Err() != nil {
 			if cause := context.Cause(r.Context()); errors.Is(cause, errServerClosing) {
-				writeError(w, &supervisor.Error{Code: supervisor.CodeShutdown, Message: cause.Error()})
+				writeError(w, &proto.Error{Code: proto.CodeShutdown, Message: cause.Error()})
 			}
 			return
 		}
@@ -403,7 +404,7 @@ func reply(w http.ResponseWriter, r *http.Request, status int, res any, err erro
 }
 
 func writeError(w http.ResponseWriter, err error) {
-	code := supervisor.CodeOf(err)
+	code := proto.CodeOf(err)
 	writeJSON(w, httpStatus(code), errorBody{Error: err.Error(), Code: code})
 }
 

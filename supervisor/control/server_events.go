@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // events streams server-sent events: first one "agent" event per existing
 // agent, oldest first, then one per agent whose summary changed, each
 // carrying the agent's summary as JSON. Changes are coalesced per agent
-// while the client is slow (supervisor.Subscription), so a slow client
+// while the client is slow (proto.Subscription), so a slow client
 // never holds up the supervisor.
 func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
@@ -65,7 +65,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 					sent = true
 				} else if c.Forgotten {
 					// gone for good (SPEC §10): the status says so
-					writeEvent(w, EventAgent, supervisor.Summary{AgentID: c.AgentID, Status: supervisor.StatusForgotten})
+					writeEvent(w, EventAgent, proto.Summary{AgentID: c.AgentID, Status: proto.StatusForgotten})
 					sent = true
 				}
 			}

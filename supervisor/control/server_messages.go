@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +43,7 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Queue && req.Interrupt {
-		writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: "queue and interrupt exclude each other: queue waits for the running submission, interrupt cancels it; set one"})
+		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: "queue and interrupt exclude each other: queue waits for the running submission, interrupt cancels it; set one"})
 		return
 	}
 	m, err := srv.messageOf(r, req.Message)
@@ -50,7 +51,7 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	var res supervisor.SendResult
+	var res proto.SendResult
 	if req.Queue {
 		res, err = srv.sup.QueueMessage(r.PathValue("id"), m)
 	} else {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestEveryOperationOverTheSocket(t *testing.T) {
@@ -30,11 +30,11 @@ func TestEveryOperationOverTheSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sp.Status != supervisor.StatusRunning || sp.LastMessage != "hello" || sp.SubmissionID == "" || sp.LastSubmissionID != sp.SubmissionID {
+	if sp.Status != proto.StatusRunning || sp.LastMessage != "hello" || sp.SubmissionID == "" || sp.LastSubmissionID != sp.SubmissionID {
 		t.Fatalf("spawn = %+v", sp)
 	}
 	d := waitFinal(t, c, sp.AgentID)
-	if d.Status != supervisor.StatusCompleted || *d.LastOutput != "got: hello" || d.LastError != nil {
+	if d.Status != proto.StatusCompleted || *d.LastOutput != "got: hello" || d.LastError != nil {
 		t.Fatalf("wait detail = %+v", d)
 	}
 	if text, err := logsOf(ctx, c, sp.AgentID, 0, false); err != nil || text != "got: hello\n" {
@@ -42,10 +42,10 @@ func TestEveryOperationOverTheSocket(t *testing.T) {
 	}
 
 	// send: a new submission of a final agent; logs of each submission.
-	if res, err := c.Send(ctx, sp.AgentID, "fail now", false); err != nil || res.Status != supervisor.StatusRunning || res.SubmissionID == sp.SubmissionID {
+	if res, err := c.Send(ctx, sp.AgentID, "fail now", false); err != nil || res.Status != proto.StatusRunning || res.SubmissionID == sp.SubmissionID {
 		t.Fatalf("send = %+v, %v", res, err)
 	}
-	if d := waitFinal(t, c, sp.AgentID); d.Status != supervisor.StatusErrored || *d.LastError != "submission failed with exit code 3" {
+	if d := waitFinal(t, c, sp.AgentID); d.Status != proto.StatusErrored || *d.LastError != "submission failed with exit code 3" {
 		t.Fatalf("after failing send: %+v", d)
 	}
 	if text, err := logsOf(ctx, c, sp.AgentID, 1, false); err != nil || text != "got: hello\n" {
@@ -58,8 +58,8 @@ func TestEveryOperationOverTheSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Send(ctx, run.AgentID, "x", false)
-	specError(t, err, supervisor.CodeBusy, "agent "+run.AgentID+" is busy; set interrupt=true to cancel current submission")
-	if res, err := c.Send(ctx, run.AgentID, "sleep b", true); err != nil || res.Status != supervisor.StatusRunning {
+	specError(t, err, proto.CodeBusy, "agent "+run.AgentID+" is busy; set interrupt=true to cancel current submission")
+	if res, err := c.Send(ctx, run.AgentID, "sleep b", true); err != nil || res.Status != proto.StatusRunning {
 		t.Fatalf("send with interrupt = %+v, %v", res, err)
 	}
 	other, err := c.Spawn(ctx, "sleep c")
@@ -67,22 +67,22 @@ func TestEveryOperationOverTheSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Spawn(ctx, "one too many")
-	specError(t, err, supervisor.CodeLimit, "subagent concurrency limit reached (2)")
-	if res, err := c.Interrupt(ctx, other.AgentID); err != nil || res.Status != supervisor.StatusErrored {
+	specError(t, err, proto.CodeLimit, "subagent concurrency limit reached (2)")
+	if res, err := c.Interrupt(ctx, other.AgentID); err != nil || res.Status != proto.StatusErrored {
 		t.Fatalf("interrupt = %+v, %v", res, err)
 	}
 	_, err = c.Interrupt(ctx, other.AgentID)
-	specError(t, err, supervisor.CodeNotRunning, "agent "+other.AgentID+" is not running")
+	specError(t, err, proto.CodeNotRunning, "agent "+other.AgentID+" is not running")
 
 	// close while running, close again, send to closed, resume.
 	for range 2 {
-		if res, err := c.Close(ctx, run.AgentID); err != nil || res.Status != supervisor.StatusClosed {
+		if res, err := c.Close(ctx, run.AgentID); err != nil || res.Status != proto.StatusClosed {
 			t.Fatalf("close = %+v, %v", res, err)
 		}
 	}
 	_, err = c.Send(ctx, run.AgentID, "x", false)
-	specError(t, err, supervisor.CodeClosed, "agent "+run.AgentID+" is closed; run resume_agent first")
-	if res, err := c.Resume(ctx, run.AgentID); err != nil || res.Status != supervisor.StatusErrored {
+	specError(t, err, proto.CodeClosed, "agent "+run.AgentID+" is closed; run resume_agent first")
+	if res, err := c.Resume(ctx, run.AgentID); err != nil || res.Status != proto.StatusErrored {
 		t.Fatalf("resume = %+v, %v", res, err)
 	}
 
@@ -100,27 +100,27 @@ func TestOperationErrorsOverTheSocket(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		call    func() error
-		code    supervisor.ErrorCode
+		code    proto.ErrorCode
 		message string
 	}{
-		{"spawn empty", func() error { _, err := c.Spawn(ctx, " \n "); return err }, supervisor.CodeInvalid, "message must not be empty"},
-		{"send empty", func() error { _, err := c.Send(ctx, "nope", "", false); return err }, supervisor.CodeInvalid, "message must not be empty"},
-		{"send unknown", func() error { _, err := c.Send(ctx, "nope", "x", false); return err }, supervisor.CodeNotFound, "agent not found: nope"},
-		{"interrupt unknown", func() error { _, err := c.Interrupt(ctx, "nope"); return err }, supervisor.CodeNotFound, "agent not found: nope"},
-		{"close unknown", func() error { _, err := c.Close(ctx, "a/b?c#d"); return err }, supervisor.CodeNotFound, "agent not found: a/b?c#d"},
-		{"close dot", func() error { _, err := c.Close(ctx, ".."); return err }, supervisor.CodeNotFound, "agent not found: .."},
-		{"close empty id", func() error { _, err := c.Close(ctx, ""); return err }, supervisor.CodeNotFound, "agent not found: "},
-		{"resume unknown", func() error { _, err := c.Resume(ctx, "nope"); return err }, supervisor.CodeNotFound, "agent not found: nope"},
-		{"logs unknown", func() error { _, err := logsOf(ctx, c, "nope", 0, false); return err }, supervisor.CodeNotFound, "agent not found: nope"},
-		{"wait no ids", func() error { _, err := c.Wait(ctx, nil, nil); return err }, supervisor.CodeInvalid, "ids must not be empty"},
-		{"wait zero", func() error { _, err := c.Wait(ctx, []string{"x"}, &zero); return err }, supervisor.CodeInvalid, "timeout_ms must be greater than zero"},
-		{"wait negative", func() error { _, err := c.Wait(ctx, []string{"x"}, &negative); return err }, supervisor.CodeInvalid, "timeout_ms must be greater than zero"},
+		{"spawn empty", func() error { _, err := c.Spawn(ctx, " \n "); return err }, proto.CodeInvalid, "message must not be empty"},
+		{"send empty", func() error { _, err := c.Send(ctx, "nope", "", false); return err }, proto.CodeInvalid, "message must not be empty"},
+		{"send unknown", func() error { _, err := c.Send(ctx, "nope", "x", false); return err }, proto.CodeNotFound, "agent not found: nope"},
+		{"interrupt unknown", func() error { _, err := c.Interrupt(ctx, "nope"); return err }, proto.CodeNotFound, "agent not found: nope"},
+		{"close unknown", func() error { _, err := c.Close(ctx, "a/b?c#d"); return err }, proto.CodeNotFound, "agent not found: a/b?c#d"},
+		{"close dot", func() error { _, err := c.Close(ctx, ".."); return err }, proto.CodeNotFound, "agent not found: .."},
+		{"close empty id", func() error { _, err := c.Close(ctx, ""); return err }, proto.CodeNotFound, "agent not found: "},
+		{"resume unknown", func() error { _, err := c.Resume(ctx, "nope"); return err }, proto.CodeNotFound, "agent not found: nope"},
+		{"logs unknown", func() error { _, err := logsOf(ctx, c, "nope", 0, false); return err }, proto.CodeNotFound, "agent not found: nope"},
+		{"wait no ids", func() error { _, err := c.Wait(ctx, nil, nil); return err }, proto.CodeInvalid, "ids must not be empty"},
+		{"wait zero", func() error { _, err := c.Wait(ctx, []string{"x"}, &zero); return err }, proto.CodeInvalid, "timeout_ms must be greater than zero"},
+		{"wait negative", func() error { _, err := c.Wait(ctx, []string{"x"}, &negative); return err }, proto.CodeInvalid, "timeout_ms must be greater than zero"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { specError(t, tc.call(), tc.code, tc.message) })
 	}
 
 	res, err := c.Wait(ctx, []string{"ghost"}, nil)
-	if err != nil || res.TimedOut || res.Status["ghost"] != supervisor.StatusNotFound || res.Details["ghost"].LastOutput != nil {
+	if err != nil || res.TimedOut || res.Status["ghost"] != proto.StatusNotFound || res.Details["ghost"].LastOutput != nil {
 		t.Fatalf("wait for an unknown id = %+v, %v", res, err)
 	}
 }
@@ -131,12 +131,12 @@ func TestHTTPStatusAndErrorBody(t *testing.T) {
 	for _, tc := range []struct {
 		method, path, body string
 		status             int
-		code               supervisor.ErrorCode
+		code               proto.ErrorCode
 	}{
-		{"POST", "/v1/agents", `{"message":""}`, http.StatusBadRequest, supervisor.CodeInvalid},
-		{"POST", "/v1/agents", `{"msg":"x"}`, http.StatusBadRequest, supervisor.CodeInvalid},
-		{"POST", "/v1/agents/nope/close", ``, http.StatusNotFound, supervisor.CodeNotFound},
-		{"GET", "/v1/agents/nope/logs?submission=x", ``, http.StatusBadRequest, supervisor.CodeInvalid},
+		{"POST", "/v1/agents", `{"message":""}`, http.StatusBadRequest, proto.CodeInvalid},
+		{"POST", "/v1/agents", `{"msg":"x"}`, http.StatusBadRequest, proto.CodeInvalid},
+		{"POST", "/v1/agents/nope/close", ``, http.StatusNotFound, proto.CodeNotFound},
+		{"GET", "/v1/agents/nope/logs?submission=x", ``, http.StatusBadRequest, proto.CodeInvalid},
 	} {
 		req, _ := http.NewRequest(tc.method, "http://subdash"+tc.path, strings.NewReader(tc.body))
 		resp, err := c.http.Do(req)
@@ -162,7 +162,7 @@ func TestWaitStopsWhenTheClientGoesAway(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		ms := supervisor.MaxWaitTimeoutMS
+		ms := proto.MaxWaitTimeoutMS
 		_, err := c.Wait(ctx, []string{sp.AgentID}, &ms)
 		done <- err
 	}()
@@ -214,7 +214,7 @@ func TestShutdownThenCloseAnswersWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	type answer struct {
-		res supervisor.WaitResult
+		res proto.WaitResult
 		err error
 	}
 	done := make(chan answer, 1)
@@ -234,13 +234,13 @@ func TestShutdownThenCloseAnswersWaits(t *testing.T) {
 		t.Fatalf("wait during shutdown: %v, want the final status", a.err)
 	}
 	d := a.res.Details[sp.AgentID]
-	if a.res.Status[sp.AgentID] != supervisor.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
+	if a.res.Status[sp.AgentID] != proto.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
 		t.Fatalf("wait during shutdown = %+v, want errored/interrupted", a.res)
 	}
 }
 
 // TestBodyLimitLeavesRoomForEscaping: the body limit holds a message of
-// supervisor.MaxMessageBytes however the client's JSON encoding grows it.
+// proto.MaxMessageBytes however the client's JSON encoding grows it.
 // The worst bytes (control characters, invalid UTF-8 as U+FFFD, U+2028)
 // become 6 bytes each; <, > and & are not escaped at all. The sizes come
 // from encoding a sample, so a change of encoder shows here. (A message
@@ -251,7 +251,7 @@ func TestBodyLimitLeavesRoomForEscaping(t *testing.T) {
 	for _, worst := range []string{"\x01", "\xff", "\u2028", "\"", "<", "&"} {
 		sample := strings.Repeat(worst, n)
 		grown := float64(len(mustJSON(sendRequest{Message: sample, Interrupt: true}))-overhead) / float64(len(sample))
-		if need := int64(grown*supervisor.MaxMessageBytes) + int64(overhead); need > maxBody {
+		if need := int64(grown*proto.MaxMessageBytes) + int64(overhead); need > maxBody {
 			t.Errorf("a 64 MiB message of %q encodes to %d bytes, over the body limit %d", worst, need, maxBody)
 		}
 	}
@@ -288,7 +288,7 @@ func TestBodyOverTheLimit(t *testing.T) {
 	defer resp.Body.Close()
 	var eb errorBody
 	_ = json.NewDecoder(resp.Body).Decode(&eb)
-	if resp.StatusCode != http.StatusBadRequest || eb.Code != supervisor.CodeInvalid ||
+	if resp.StatusCode != http.StatusBadRequest || eb.Code != proto.CodeInvalid ||
 		!strings.Contains(eb.Error, "request body longer than 1024 bytes; a message may be at most 67108864 bytes (64 MiB): put a longer task in a file and send its path") {
 		t.Fatalf("a body over the limit: %d %+v", resp.StatusCode, eb)
 	}
@@ -342,16 +342,16 @@ func TestEventsCarrySummaries(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var seen []supervisor.Summary
-	var second supervisor.SpawnResult
-	err = c.Events(ctx, func(sum supervisor.Summary) error {
+	var seen []proto.Summary
+	var second proto.SpawnResult
+	err = c.Events(ctx, func(sum proto.Summary) error {
 		seen = append(seen, sum)
 		if len(seen) == 1 {
 			var err error
 			second, err = c.Spawn(ctx, "second")
 			return err
 		}
-		if sum.AgentID == second.AgentID && sum.Status == supervisor.StatusCompleted {
+		if sum.AgentID == second.AgentID && sum.Status == proto.StatusCompleted {
 			return io.EOF // done
 		}
 		return nil
@@ -359,7 +359,7 @@ func TestEventsCarrySummaries(t *testing.T) {
 	if !errors.Is(err, io.EOF) {
 		t.Fatalf("events ended with %v; seen %+v", err, seen)
 	}
-	if seen[0].AgentID != first.AgentID || seen[0].Status != supervisor.StatusCompleted {
+	if seen[0].AgentID != first.AgentID || seen[0].Status != proto.StatusCompleted {
 		t.Fatalf("first event = %+v, want the existing agent's summary", seen[0])
 	}
 }

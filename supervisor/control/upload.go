@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // textAbove is the length, in bytes, from which a Client sends a message as
@@ -26,15 +26,15 @@ const textAbove = 64 << 10
 // (FeatureTextMessage), so neither side holds it whole; an older host gets
 // it in a JSON body. Reading r does not count against the call's deadline:
 // a slow r is not a silent host.
-func (c *Client) SpawnFrom(ctx context.Context, r io.Reader) (supervisor.SpawnResult, error) {
-	var res supervisor.SpawnResult
+func (c *Client) SpawnFrom(ctx context.Context, r io.Reader) (proto.SpawnResult, error) {
+	var res proto.SpawnResult
 	return res, c.message(ctx, "/v1/agents", nil, r, func(msg string) any { return spawnRequest{Message: msg} }, &res)
 }
 
 // SendFrom calls send (SPEC §3), or with queue send with queue (SPEC §11,
 // supervisor.Queue), with the message read from r, as SpawnFrom sends it.
-func (c *Client) SendFrom(ctx context.Context, id string, r io.Reader, interrupt, queue bool) (supervisor.SendResult, error) {
-	var res supervisor.SendResult
+func (c *Client) SendFrom(ctx context.Context, id string, r io.Reader, interrupt, queue bool) (proto.SendResult, error) {
+	var res proto.SendResult
 	q := url.Values{}
 	if interrupt {
 		q.Set("interrupt", "1")
@@ -83,7 +83,7 @@ func (c *Client) takesText(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	text := slices.Contains(info.Features, FeatureTextMessage)
+	text := slices.Contains(info.Features, proto.FeatureTextMessage)
 	c.textMessage.Store(&text)
 	return text, nil
 }

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // TestTextMessageBody: spawn and send take the message as a text/plain
@@ -23,8 +23,8 @@ func TestTextMessageBody(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)
 	info, err := c.Info(context.Background())
-	if err != nil || !slices.Contains(info.Features, FeatureTextMessage) {
-		t.Fatalf("info features %v (%v), want %q", info.Features, err, FeatureTextMessage)
+	if err != nil || !slices.Contains(info.Features, proto.FeatureTextMessage) {
+		t.Fatalf("info features %v (%v), want %q", info.Features, err, proto.FeatureTextMessage)
 	}
 	post := func(path, body string, out any) int {
 		t.Helper()
@@ -38,7 +38,7 @@ func TestTextMessageBody(t *testing.T) {
 		}
 		return resp.StatusCode
 	}
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	if code := post("/v1/agents", "\n  sleep a while \n", &sp); code != http.StatusCreated || sp.LastMessage != "sleep a while" {
 		t.Fatalf("spawn with a text body: %d %+v", code, sp)
 	}
@@ -46,11 +46,11 @@ func TestTextMessageBody(t *testing.T) {
 	if code := post(agentPath(sp.AgentID, "send")+"?interrupt=1&queue=1", "x", &eb); code != http.StatusBadRequest || !strings.HasPrefix(eb.Error, "queue and interrupt exclude each other") {
 		t.Errorf("send with interrupt and queue: %d %+v", code, eb)
 	}
-	var sr supervisor.SendResult
+	var sr proto.SendResult
 	if code := post(agentPath(sp.AgentID, "send")+"?queue=1", "next one", &sr); code != http.StatusOK || !sr.Queued {
 		t.Errorf("send with queue: %d %+v", code, sr)
 	}
-	if code := post(agentPath(sp.AgentID, "send")+"?interrupt=1", "hello", &sr); code != http.StatusOK || sr.Status != supervisor.StatusRunning || !sr.DroppedQueued {
+	if code := post(agentPath(sp.AgentID, "send")+"?interrupt=1", "hello", &sr); code != http.StatusOK || sr.Status != proto.StatusRunning || !sr.DroppedQueued {
 		t.Errorf("send with interrupt: %d %+v", code, sr)
 	}
 	if d := waitFinal(t, c, sp.AgentID); d.LastOutput == nil || *d.LastOutput != "got: hello" {
@@ -98,7 +98,7 @@ func TestLongMessageToAnOlderHost(t *testing.T) {
 	var message string
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, Info{PID: os.Getpid(), Protocol: Protocol})
+		writeJSON(w, http.StatusOK, proto.Info{PID: os.Getpid(), Protocol: Protocol})
 	})
 	mux.HandleFunc("POST /v1/agents", func(w http.ResponseWriter, r *http.Request) {
 		var req spawnRequest
@@ -110,7 +110,7 @@ func TestLongMessageToAnOlderHost(t *testing.T) {
 			writeError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusCreated, supervisor.SpawnResult{Summary: supervisor.Summary{AgentID: "a1"}})
+		writeJSON(w, http.StatusCreated, proto.SpawnResult{Summary: proto.Summary{AgentID: "a1"}})
 	})
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)

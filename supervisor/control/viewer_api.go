@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
 
@@ -18,7 +19,7 @@ import (
 //	GET /v1/agents/{id}/transcript?submission=&from=&n=
 //	                                                 transcript entries (TranscriptResult)
 //	GET /v1/agents/{id}/search?submission=&q=&from=&transcript=1
-//	                                                 matches (supervisor.SearchResult)
+//	                                                 matches (proto.SearchResult)
 //	GET /v1/agents/{id}/lines?submission=&sgr=1      the display lines as text, for the pager
 //
 // from < 0 asks for the last n items (the bottom of the log, follow mode).
@@ -48,11 +49,11 @@ type Line struct {
 }
 
 // WindowResult is a range of a submission's display lines: First and Total
-// as supervisor.Window has them, Lines from max(from, First).
+// as proto.Window has them, Lines from max(from, First).
 type WindowResult struct {
-	First int64  `json:"first"`
-	Total int64  `json:"total"`
-	Lines []Line `json:"lines"`
+	First int64        `json:"first"`
+	Total int64        `json:"total"`
+	Lines []proto.Line `json:"lines"`
 }
 
 // TranscriptResult is a range of a submission's transcript entries;
@@ -85,14 +86,14 @@ func rangeParams(w http.ResponseWriter, r *http.Request) (seq int, from int64, n
 	var err error
 	if v := q.Get("from"); v != "" {
 		if from, err = strconv.ParseInt(v, 10, 64); err != nil {
-			writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: fmt.Sprintf("from must be a line number, not %q", v)})
+			writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("from must be a line number, not %q", v)})
 			return 0, 0, 0, false
 		}
 	}
 	n = 100
 	if v := q.Get("n"); v != "" {
 		if n, err = strconv.Atoi(v); err != nil || n < 0 || n > 100000 {
-			writeError(w, &supervisor.Error{Code: supervisor.CodeInvalid, Message: fmt.Sprintf("n must be a count of 0 to 100000, not %q", v)})
+			writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("n must be a count of 0 to 100000, not %q", v)})
 			return 0, 0, 0, false
 		}
 	}
@@ -105,7 +106,7 @@ func (srv *Server) window(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	get := func() (supervisor.Window, error) {
+	get := func() (proto.Window, error) {
 		if from < 0 {
 			b, err := srv.sup.Window(id, seq, 0, 0)
 			if err != nil {
@@ -126,9 +127,9 @@ func (srv *Server) window(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	res := WindowResult{First: win.First, Total: win.Total, Lines: make([]Line, len(win.Lines))}
+	res := WindowResult{First: win.First, Total: win.Total, Lines: make([]proto.Line, len(win.Lines))}
 	for i, l := range win.Lines {
-		res.Lines[i] = Line{Text: l.Text, Stderr: l.Stderr, Partial: l.Partial}
+		res.Lines[i] = proto.Line{Text: l.Text, Stderr: l.Stderr, Partial: l.Partial}
 	}
 	writeJSON(w, http.StatusOK, res)
 }
@@ -139,7 +140,7 @@ func (srv *Server) transcriptWindow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	get := func() (supervisor.TranscriptWindow, bool, error) {
+	get := func() (proto.TranscriptWindow, bool, error) {
 		if from < 0 {
 			b, ok, err := srv.sup.Transcript(id, seq, 0, 0)
 			if err != nil || !ok || b.Evicted {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestMain(m *testing.M) {
@@ -133,7 +134,7 @@ func TestStopAnswersAWaitInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	type waited struct {
-		res supervisor.WaitResult
+		res proto.WaitResult
 		err error
 	}
 	got := make(chan waited, 1)
@@ -147,7 +148,7 @@ func TestStopAnswersAWaitInFlight(t *testing.T) {
 		t.Fatalf("stop: %v", err)
 	}
 	w := <-got
-	if w.err != nil || w.res.Status[sp.AgentID] != supervisor.StatusErrored {
+	if w.err != nil || w.res.Status[sp.AgentID] != proto.StatusErrored {
 		t.Fatalf("wait in flight during Stop: %+v, %v; want the agent errored (interrupted)", w.res, w.err)
 	}
 	if _, err := os.Stat(cfg.Socket); !os.IsNotExist(err) {
@@ -214,7 +215,7 @@ func spawnToTheEnd(t *testing.T, h *Host, message string) string {
 	}
 	ms := 20_000
 	res, err := s.Wait(context.Background(), []string{sp.AgentID}, &ms)
-	if err != nil || res.Status[sp.AgentID] != supervisor.StatusCompleted {
+	if err != nil || res.Status[sp.AgentID] != proto.StatusCompleted {
 		t.Fatalf("agent on %q: %+v, %v", message, res, err)
 	}
 	return sp.AgentID

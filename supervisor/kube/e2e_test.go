@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // End-to-end tests against a real cluster: they run only when KUBECONFIG
@@ -86,9 +87,9 @@ func hostConfig(state, command, image, node string, grace time.Duration) supervi
 		Kube: supervisor.KubeOptions{Image: image, Node: node, StartTimeout: time.Minute}}
 }
 
-func waitFinal(t *testing.T, s *supervisor.Supervisor, id string) supervisor.WaitDetail {
+func waitFinal(t *testing.T, s *supervisor.Supervisor, id string) proto.WaitDetail {
 	t.Helper()
-	ms := supervisor.MaxWaitTimeoutMS
+	ms := proto.MaxWaitTimeoutMS
 	res, err := s.Wait(context.Background(), []string{id}, &ms)
 	if err != nil || res.TimedOut {
 		t.Fatalf("wait %s: %v, timed out %v", id, err, res.TimedOut)
@@ -135,7 +136,7 @@ func leftInPod(t *testing.T, s *supervisor.Supervisor, id, subID string) int {
 	return n
 }
 
-func latest(t *testing.T, s *supervisor.Supervisor, id string) supervisor.SubmissionInfo {
+func latest(t *testing.T, s *supervisor.Supervisor, id string) proto.SubmissionInfo {
 	t.Helper()
 	info, ok := s.Agent(id)
 	if !ok || len(info.Submissions) == 0 {
@@ -159,11 +160,11 @@ func TestCasesOnKubernetes(t *testing.T) {
 	}
 	id := sp.AgentID
 	waitLogs(t, s, id, "partial-line-no-newline", 60*time.Second)
-	if info, _ := s.Agent(id); info.Status != supervisor.StatusRunning || info.Pod == "" || info.Node == "" {
+	if info, _ := s.Agent(id); info.Status != proto.StatusRunning || info.Pod == "" || info.Node == "" {
 		t.Fatalf("while it sleeps: status %s, pod %q, node %q; want running in a named pod and node", info.Status, info.Pod, info.Node)
 	}
 	d := waitFinal(t, s, id)
-	if d.Status != supervisor.StatusErrored || str(d.LastOutput) != "partial-line-no-newline ...finished" ||
+	if d.Status != proto.StatusErrored || str(d.LastOutput) != "partial-line-no-newline ...finished" ||
 		str(d.LastError) != "submission failed with exit code 3" {
 		t.Fatalf("H08: %s, last_output %q, last_error %q", d.Status, str(d.LastOutput), str(d.LastError))
 	}
@@ -211,13 +212,13 @@ func TestCasesOnKubernetes(t *testing.T) {
 	// the agent takes new input after resume
 	waitLogs(t, s, id, "started", 30*time.Second)
 	h11 := latest(t, s, id)
-	if r, err := s.Close(id); err != nil || r.Status != supervisor.StatusClosed {
+	if r, err := s.Close(id); err != nil || r.Status != proto.StatusClosed {
 		t.Fatalf("close: %v %v", r, err)
 	}
 	if n := leftInPod(t, s, id, h11.ID); n != 0 {
 		t.Fatalf("H11: %d grandchild(ren) left after close", n)
 	}
-	if r, err := s.Resume(id); err != nil || r.Status != supervisor.StatusErrored {
+	if r, err := s.Resume(id); err != nil || r.Status != proto.StatusErrored {
 		t.Fatalf("resume: %v %v; want errored (interrupted)", r, err)
 	}
 
@@ -229,7 +230,7 @@ func TestCasesOnKubernetes(t *testing.T) {
 	start := time.Now()
 	d = waitFinal(t, s, id)
 	h12 := latest(t, s, id)
-	if d.Status != supervisor.StatusCompleted || str(d.LastOutput) != "started" || time.Since(start) > 20*time.Second {
+	if d.Status != proto.StatusCompleted || str(d.LastOutput) != "started" || time.Since(start) > 20*time.Second {
 		t.Fatalf("H12: %s %q after %s", d.Status, str(d.LastOutput), time.Since(start))
 	}
 	waitForProcesses(t, s, id, h12.ID, 0)
@@ -238,7 +239,7 @@ func TestCasesOnKubernetes(t *testing.T) {
 	if _, err := s.Send(id, `cat > /dev/null; echo got-eof`, false); err != nil {
 		t.Fatal(err)
 	}
-	if d = waitFinal(t, s, id); d.Status != supervisor.StatusCompleted || str(d.LastOutput) != "got-eof" {
+	if d = waitFinal(t, s, id); d.Status != proto.StatusCompleted || str(d.LastOutput) != "got-eof" {
 		t.Fatalf("H13: %s %q", d.Status, str(d.LastOutput))
 	}
 
@@ -246,7 +247,7 @@ func TestCasesOnKubernetes(t *testing.T) {
 	if _, err := s.Send(id, `printf '%0200000d' 0 >&2; echo stdout-done`, false); err != nil {
 		t.Fatal(err)
 	}
-	if d = waitFinal(t, s, id); d.Status != supervisor.StatusCompleted || !strings.Contains(str(d.LastOutput), "stdout-done") {
+	if d = waitFinal(t, s, id); d.Status != proto.StatusCompleted || !strings.Contains(str(d.LastOutput), "stdout-done") {
 		t.Fatalf("H15: %s %q", d.Status, str(d.LastOutput))
 	}
 	raw, err := os.ReadFile(latest(t, s, id).LogPath)
@@ -296,14 +297,14 @@ func TestSessionStoreSurvivesBetweenSubmissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFinal(t, s, sp.AgentID); d.Status != supervisor.StatusCompleted {
+	if d := waitFinal(t, s, sp.AgentID); d.Status != proto.StatusCompleted {
 		t.Fatalf("first submission: %s %q %q", d.Status, str(d.LastOutput), str(d.LastError))
 	}
 	if _, err := s.Send(sp.AgentID, `cat "$HOME/.agent/state"; echo "seq $SUBDASH_SUBMISSION_SEQ"`, false); err != nil {
 		t.Fatal(err)
 	}
 	want := "session-" + sp.AgentID + "\nseq 2"
-	if d := waitFinal(t, s, sp.AgentID); d.Status != supervisor.StatusCompleted || str(d.LastOutput) != want {
+	if d := waitFinal(t, s, sp.AgentID); d.Status != proto.StatusCompleted || str(d.LastOutput) != want {
 		t.Fatalf("second submission: %s %q, want %q", d.Status, str(d.LastOutput), want)
 	}
 }
@@ -318,7 +319,7 @@ func TestMissingImageIsErroredWithTheReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := waitFinal(t, s, sp.AgentID)
-	if d.Status != supervisor.StatusErrored || !strings.Contains(str(d.LastError), "image localhost/subdash-no-such-image:v0") {
+	if d.Status != proto.StatusErrored || !strings.Contains(str(d.LastError), "image localhost/subdash-no-such-image:v0") {
 		t.Fatalf("%s, last_error %q; want errored naming the image", d.Status, str(d.LastError))
 	}
 }

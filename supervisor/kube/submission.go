@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Start implements supervisor.Runner: it returns at once; the pod is
@@ -79,7 +80,7 @@ func (p *process) run() {
 	ap, err := p.r.ensurePod(p.ctx, p.req.AgentID, func(ap *agentPod) {
 		p.assigned.Store(ap)
 		if p.req.Placed != nil {
-			p.req.Placed(supervisor.Place{Pod: ap.name})
+			p.req.Placed(proto.Place{Pod: ap.name})
 		}
 	})
 	if err != nil {
@@ -92,7 +93,7 @@ func (p *process) run() {
 	}
 	p.pod.Store(ap)
 	if p.req.Placed != nil {
-		p.req.Placed(supervisor.Place{Pod: ap.name, Node: ap.node})
+		p.req.Placed(proto.Place{Pod: ap.name, Node: ap.node})
 	}
 	go p.label(ap.name)
 	close(p.execing)
@@ -276,12 +277,12 @@ func (p *process) Drain() {
 }
 
 // Place implements supervisor.Process.
-func (p *process) Place() supervisor.Place {
+func (p *process) Place() proto.Place {
 	if ap := p.pod.Load(); ap != nil {
-		return supervisor.Place{Pod: ap.name, Node: ap.node}
+		return proto.Place{Pod: ap.name, Node: ap.node}
 	}
 	if ap := p.assigned.Load(); ap != nil {
-		return supervisor.Place{Pod: ap.name} // starting: no node yet
+		return proto.Place{Pod: ap.name} // starting: no node yet
 	}
-	return supervisor.Place{}
+	return proto.Place{}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // End-to-end tests of the warm pod's exec (warm.go), against the cluster of
@@ -54,7 +55,7 @@ func TestWarmExecCarriesTheSubmission(t *testing.T) {
 	}
 	d := waitFinal(t, s, sp.AgentID)
 	want := message + "\n" + sp.AgentID + "|1|0\nback\\nslash \\\\ two"
-	if got, _ := s.Logs(sp.AgentID, 0); d.Status != supervisor.StatusErrored || got != want+"\n" || str(d.LastError) != "submission failed with exit code 4" {
+	if got, _ := s.Logs(sp.AgentID, 0); d.Status != proto.StatusErrored || got != want+"\n" || str(d.LastError) != "submission failed with exit code 4" {
 		t.Fatalf("status %s, last_error %q, log %q; want errored with exit code 4 and log %q", d.Status, str(d.LastError), got, want+"\n")
 	}
 	if info, _ := s.Agent(sp.AgentID); info.Pod != warm.name {
@@ -81,7 +82,7 @@ func TestLostWarmExecFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := waitFinal(t, s, sp.AgentID); d.Status != supervisor.StatusCompleted || str(d.LastOutput) != "own-exec" {
+	if d := waitFinal(t, s, sp.AgentID); d.Status != proto.StatusCompleted || str(d.LastOutput) != "own-exec" {
 		t.Fatalf("status %s, last_output %q, last_error %q; want completed with own-exec", d.Status, str(d.LastOutput), str(d.LastError))
 	}
 	if info, _ := s.Agent(sp.AgentID); info.Pod != warm.name {

@@ -7,8 +7,8 @@ import (
 	"io"
 	"sync"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // failover is the Operations of `subdash mcp`: it drives the subdash that
@@ -78,38 +78,38 @@ func viaFailover[T any](f *failover, op func(control.Operations) (T, error)) (T,
 }
 
 // Spawn calls Spawn on the current backend.
-func (f *failover) Spawn(ctx context.Context, message string) (supervisor.SpawnResult, error) {
-	return viaFailover(f, func(o control.Operations) (supervisor.SpawnResult, error) { return o.Spawn(ctx, message) })
+func (f *failover) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
+	return viaFailover(f, func(o control.Operations) (proto.SpawnResult, error) { return o.Spawn(ctx, message) })
 }
 
 // Send calls Send on the current backend.
-func (f *failover) Send(ctx context.Context, id, message string, interrupt bool) (supervisor.SendResult, error) {
-	return viaFailover(f, func(o control.Operations) (supervisor.SendResult, error) { return o.Send(ctx, id, message, interrupt) })
+func (f *failover) Send(ctx context.Context, id, message string, interrupt bool) (proto.SendResult, error) {
+	return viaFailover(f, func(o control.Operations) (proto.SendResult, error) { return o.Send(ctx, id, message, interrupt) })
 }
 
 // Interrupt calls Interrupt on the current backend.
-func (f *failover) Interrupt(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	return viaFailover(f, func(o control.Operations) (supervisor.StatusResult, error) { return o.Interrupt(ctx, id) })
+func (f *failover) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
+	return viaFailover(f, func(o control.Operations) (proto.StatusResult, error) { return o.Interrupt(ctx, id) })
 }
 
 // Close calls Close on the current backend.
-func (f *failover) Close(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	return viaFailover(f, func(o control.Operations) (supervisor.StatusResult, error) { return o.Close(ctx, id) })
+func (f *failover) Close(ctx context.Context, id string) (proto.StatusResult, error) {
+	return viaFailover(f, func(o control.Operations) (proto.StatusResult, error) { return o.Close(ctx, id) })
 }
 
 // Resume calls Resume on the current backend.
-func (f *failover) Resume(ctx context.Context, id string) (supervisor.StatusResult, error) {
-	return viaFailover(f, func(o control.Operations) (supervisor.StatusResult, error) { return o.Resume(ctx, id) })
+func (f *failover) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
+	return viaFailover(f, func(o control.Operations) (proto.StatusResult, error) { return o.Resume(ctx, id) })
 }
 
 // Wait calls Wait on the current backend.
-func (f *failover) Wait(ctx context.Context, ids []string, timeoutMS *int) (supervisor.WaitResult, error) {
-	return viaFailover(f, func(o control.Operations) (supervisor.WaitResult, error) { return o.Wait(ctx, ids, timeoutMS) })
+func (f *failover) Wait(ctx context.Context, ids []string, timeoutMS *int) (proto.WaitResult, error) {
+	return viaFailover(f, func(o control.Operations) (proto.WaitResult, error) { return o.Wait(ctx, ids, timeoutMS) })
 }
 
 // List calls List on the current backend.
-func (f *failover) List(ctx context.Context) (control.ListResult, error) {
-	return viaFailover(f, func(o control.Operations) (control.ListResult, error) { return o.List(ctx) })
+func (f *failover) List(ctx context.Context) (proto.ListResult, error) {
+	return viaFailover(f, func(o control.Operations) (proto.ListResult, error) { return o.List(ctx) })
 }
 
 // Logs calls Logs on the current backend.

@@ -20,6 +20,7 @@ import (
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/host"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Run serves MCP on stdin and stdout until ctx ends, or stdin closes and
@@ -92,7 +93,7 @@ type backend struct {
 // in this process and serves the socket when nobody does.
 func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer, sig *host.Signals) (backend, error) {
 	client := control.NewClient(cfg.Socket, cfg.Dir).WithOrigin("mcp")
-	remote := func(info control.Info) backend {
+	remote := func(info proto.Info) backend {
 		fmt.Fprintf(stderr, "subdash mcp: driving the subdash (pid %d) that serves %s on %s", info.PID, info.Dir, cfg.Socket)
 		if info.Command != "" {
 			fmt.Fprintf(stderr, ": its agent command (%s) and limit (%d running agents) apply, not this server's flags", info.Command, info.MaxAgents)
@@ -118,7 +119,7 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer, sig *h
 	if err != nil {
 		var inUse *control.InUseError
 		if errors.As(err, &inUse) && inUse.NoAnswer == nil {
-			return remote(control.Info{PID: inUse.PID, Dir: inUse.Dir}), nil
+			return remote(proto.Info{PID: inUse.PID, Dir: inUse.Dir}), nil
 		}
 		return backend{}, err
 	}

@@ -4,23 +4,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestEveryToolOnALocalSupervisor(t *testing.T) {
 	cs := connect(t, control.Local(newLocal(t, 3)))
-	long := supervisor.MaxWaitTimeoutMS
+	long := proto.MaxWaitTimeoutMS
 
-	var a, b supervisor.SpawnResult
+	var a, b proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "first task"}, &a)
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "sleep long"}, &b)
-	if a.Status != supervisor.StatusRunning || a.LastMessage != "first task" || a.SubmissionID == "" {
+	if a.Status != proto.StatusRunning || a.LastMessage != "first task" || a.SubmissionID == "" {
 		t.Fatalf("spawn = %+v", a)
 	}
-	var w supervisor.WaitResult
+	var w proto.WaitResult
 	callOK(t, cs, ToolWait, map[string]any{"ids": []string{a.AgentID, b.AgentID}, "timeout_ms": long}, &w)
-	if w.TimedOut || len(w.Status) != 1 || w.Status[a.AgentID] != supervisor.StatusCompleted || *w.Details[a.AgentID].LastOutput != "got: first task" {
+	if w.TimedOut || len(w.Status) != 1 || w.Status[a.AgentID] != proto.StatusCompleted || *w.Details[a.AgentID].LastOutput != "got: first task" {
 		t.Fatalf("wait = %+v", w)
 	}
 
@@ -29,21 +29,21 @@ func TestEveryToolOnALocalSupervisor(t *testing.T) {
 	if !isErr || text != "agent "+b.AgentID+" is busy; set interrupt=true to cancel current submission" {
 		t.Fatalf("send to a running agent: %q %v", text, isErr)
 	}
-	var sent supervisor.SendResult
+	var sent proto.SendResult
 	callOK(t, cs, ToolSend, map[string]any{"id": b.AgentID, "message": "second", "interrupt": true}, &sent)
-	if sent.Status != supervisor.StatusRunning || sent.SubmissionID == b.SubmissionID {
+	if sent.Status != proto.StatusRunning || sent.SubmissionID == b.SubmissionID {
 		t.Fatalf("send with interrupt = %+v", sent)
 	}
 	callOK(t, cs, ToolWait, map[string]any{"ids": []string{b.AgentID}, "timeout_ms": long}, &w)
-	if w.Status[b.AgentID] != supervisor.StatusCompleted || *w.Details[b.AgentID].LastOutput != "got: second" {
+	if w.Status[b.AgentID] != proto.StatusCompleted || *w.Details[b.AgentID].LastOutput != "got: second" {
 		t.Fatalf("wait after send = %+v", w)
 	}
 	callOK(t, cs, ToolSend, map[string]any{"id": a.AgentID, "message": "again", "interrupt": false}, &sent)
 
 	// close, send to closed, resume.
-	var st supervisor.StatusResult
+	var st proto.StatusResult
 	callOK(t, cs, ToolClose, map[string]any{"id": b.AgentID}, &st)
-	if st.Status != supervisor.StatusClosed {
+	if st.Status != proto.StatusClosed {
 		t.Fatalf("close = %+v", st)
 	}
 	text, isErr = call(t, cs, ToolSend, map[string]any{"id": b.AgentID, "message": "x"})
@@ -51,11 +51,11 @@ func TestEveryToolOnALocalSupervisor(t *testing.T) {
 		t.Fatalf("send to a closed agent: %q %v", text, isErr)
 	}
 	callOK(t, cs, ToolResume, map[string]any{"id": b.AgentID}, &st)
-	if st.Status != supervisor.StatusCompleted {
+	if st.Status != proto.StatusCompleted {
 		t.Fatalf("resume = %+v", st)
 	}
 
-	var list control.ListResult
+	var list proto.ListResult
 	callOK(t, cs, ToolList, map[string]any{}, &list)
 	if len(list.Agents) != 2 || list.Agents[0].AgentID != a.AgentID || list.Agents[1].AgentID != b.AgentID {
 		t.Fatalf("list = %+v", list)
@@ -64,7 +64,7 @@ func TestEveryToolOnALocalSupervisor(t *testing.T) {
 
 func TestToolErrorsCarryTheSpecMessage(t *testing.T) {
 	cs := connect(t, control.Local(newLocal(t, 1)))
-	var running supervisor.SpawnResult
+	var running proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "sleep"}, &running)
 	for _, tc := range []struct {
 		tool  string
@@ -90,9 +90,9 @@ func TestToolErrorsCarryTheSpecMessage(t *testing.T) {
 			t.Errorf("%s %v: %q (isError %v), want an error %q", tc.tool, tc.args, text, isErr, tc.want)
 		}
 	}
-	var w supervisor.WaitResult
+	var w proto.WaitResult
 	callOK(t, cs, ToolWait, map[string]any{"ids": []string{"ghost"}}, &w)
-	if w.Status["ghost"] != supervisor.StatusNotFound || w.Details["ghost"].LastMessage != nil {
+	if w.Status["ghost"] != proto.StatusNotFound || w.Details["ghost"].LastMessage != nil {
 		t.Fatalf("wait for an unknown id = %+v", w)
 	}
 }

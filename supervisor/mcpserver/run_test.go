@@ -20,6 +20,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // startRun runs Run with o on pipes and returns a client session of it and
@@ -63,7 +64,7 @@ func TestRunSupervisesAndServesTheSocketWhenNobodyServes(t *testing.T) {
 	o := options(t, `echo $$ > "$SUBDASH_AGENT_ID.pid"; exec sleep 30`)
 	cs, stop := startRun(t, o)
 
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "work"}, &sp)
 	// `subdash ctl` works against it: it serves the control socket.
 	c := control.NewClient(o.Socket, o.Dir)
@@ -103,12 +104,12 @@ func TestRunDrivesTheSubdashServingTheDirectory(t *testing.T) {
 	defer quit()
 
 	cs, stop := startRun(t, o)
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "remote"}, &sp)
 	if agents := s.List(); len(agents) != 1 || agents[0].AgentID != sp.AgentID {
 		t.Fatalf("the serving supervisor has %+v, want the agent spawned through MCP", agents)
 	}
-	var w supervisor.WaitResult
+	var w proto.WaitResult
 	callOK(t, cs, ToolWait, map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 300000}, &w)
 	if *w.Details[sp.AgentID].LastOutput != "got: remote" {
 		t.Fatalf("wait = %+v", w)
@@ -167,12 +168,12 @@ func TestRunTakesOverWhenTheDrivenSubdashGoesAway(t *testing.T) {
 	_, quit := serveDirectory(t, o)
 
 	cs, stop := startRun(t, o)
-	var first supervisor.SpawnResult
+	var first proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "first"}, &first)
 	quit() // the dashboard quits
-	var second supervisor.SpawnResult
+	var second proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "second"}, &second)
-	var w supervisor.WaitResult
+	var w proto.WaitResult
 	callOK(t, cs, ToolWait, map[string]any{"ids": []string{second.AgentID}, "timeout_ms": 300000}, &w)
 	if *w.Details[second.AgentID].LastOutput != "got: second" {
 		t.Fatalf("after the takeover: %+v", w)

@@ -9,8 +9,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Tool names (SPEC §6), Memo's subagent tool family plus list_agents.
@@ -76,41 +76,41 @@ func NewServer(ops control.Operations, version string) *mcp.Server {
 		return s
 	}
 	no := false
-	mcp.AddTool(s, &mcp.Tool{Name: ToolSpawn, InputSchema: inputSchema[spawnInput](), Description: descSpawn, OutputSchema: outputSchema[supervisor.SpawnResult](),
+	mcp.AddTool(s, &mcp.Tool{Name: ToolSpawn, InputSchema: inputSchema[spawnInput](), Description: descSpawn, OutputSchema: outputSchema[proto.SpawnResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Spawn subagent", DestructiveHint: &no, OpenWorldHint: &no}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in spawnInput) (*mcp.CallToolResult, supervisor.SpawnResult, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, in spawnInput) (*mcp.CallToolResult, proto.SpawnResult, error) {
 			res, err := ops.Spawn(ctx, in.Message)
 			return textResult(res, err), res, err
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: ToolSend, InputSchema: inputSchema[sendInput](), Description: descSend, OutputSchema: outputSchema[supervisor.SendResult](),
+	mcp.AddTool(s, &mcp.Tool{Name: ToolSend, InputSchema: inputSchema[sendInput](), Description: descSend, OutputSchema: outputSchema[proto.SendResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Send input to subagent", OpenWorldHint: &no}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in sendInput) (*mcp.CallToolResult, supervisor.SendResult, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, in sendInput) (*mcp.CallToolResult, proto.SendResult, error) {
 			res, err := ops.Send(ctx, in.ID, in.Message, in.Interrupt)
 			return textResult(res, err), res, err
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: ToolResume, InputSchema: inputSchema[idInput](), Description: descResume, OutputSchema: outputSchema[supervisor.StatusResult](),
+	mcp.AddTool(s, &mcp.Tool{Name: ToolResume, InputSchema: inputSchema[idInput](), Description: descResume, OutputSchema: outputSchema[proto.StatusResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Resume subagent", DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in idInput) (*mcp.CallToolResult, supervisor.StatusResult, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, in idInput) (*mcp.CallToolResult, proto.StatusResult, error) {
 			res, err := ops.Resume(ctx, in.ID)
 			return textResult(res, err), res, err
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: ToolWait, InputSchema: waitSchema(), Description: descWait, OutputSchema: outputSchema[supervisor.WaitResult](),
+	mcp.AddTool(s, &mcp.Tool{Name: ToolWait, InputSchema: waitSchema(), Description: descWait, OutputSchema: outputSchema[proto.WaitResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Wait for subagents", ReadOnlyHint: true, OpenWorldHint: &no}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in waitInput) (*mcp.CallToolResult, supervisor.WaitResult, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, in waitInput) (*mcp.CallToolResult, proto.WaitResult, error) {
 			// ctx ends when the client cancels the call or the connection
 			// closes; Wait then stops at once.
 			res, err := ops.Wait(ctx, in.IDs, millis(in.TimeoutMS))
 			return textResult(res, err), res, err
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: ToolClose, InputSchema: inputSchema[idInput](), Description: descClose, OutputSchema: outputSchema[supervisor.StatusResult](),
+	mcp.AddTool(s, &mcp.Tool{Name: ToolClose, InputSchema: inputSchema[idInput](), Description: descClose, OutputSchema: outputSchema[proto.StatusResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Close subagent", IdempotentHint: true, OpenWorldHint: &no}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in idInput) (*mcp.CallToolResult, supervisor.StatusResult, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, in idInput) (*mcp.CallToolResult, proto.StatusResult, error) {
 			res, err := ops.Close(ctx, in.ID)
 			return textResult(res, err), res, err
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: ToolList, InputSchema: inputSchema[listInput](), Description: descList, OutputSchema: outputSchema[control.ListResult](),
+	mcp.AddTool(s, &mcp.Tool{Name: ToolList, InputSchema: inputSchema[listInput](), Description: descList, OutputSchema: outputSchema[proto.ListResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "List subagents", ReadOnlyHint: true, OpenWorldHint: &no}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ listInput) (*mcp.CallToolResult, control.ListResult, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ listInput) (*mcp.CallToolResult, proto.ListResult, error) {
 			res, err := ops.List(ctx)
 			return textResult(res, err), res, err
 		})
@@ -159,21 +159,21 @@ func waitSchema() *jsonschema.Schema {
 	return s
 }
 
-// millis converts a timeout_ms argument for Wait (supervisor.TimeoutMS);
+// millis converts a timeout_ms argument for Wait (proto.TimeoutMS);
 // nil stays nil, the default.
 func millis(ms *float64) *int {
 	if ms == nil {
 		return nil
 	}
-	n := supervisor.TimeoutMS(*ms)
+	n := proto.TimeoutMS(*ms)
 	return &n
 }
 
 // outputSchema infers the JSON schema of a result type, describing
-// supervisor.Time as the RFC 3339 string it encodes to.
+// proto.Time as the RFC 3339 string it encodes to.
 func outputSchema[T any]() *jsonschema.Schema {
 	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[supervisor.Time](): {Type: "string", Format: "date-time"},
+		reflect.TypeFor[proto.Time](): {Type: "string", Format: "date-time"},
 	}})
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: output schema of %T: %v", *new(T), err))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func TestMain(m *testing.M) {
@@ -157,11 +158,11 @@ type blockingOps struct {
 	started, ended chan struct{}
 }
 
-func (b blockingOps) Wait(ctx context.Context, _ []string, _ *int) (supervisor.WaitResult, error) {
+func (b blockingOps) Wait(ctx context.Context, _ []string, _ *int) (proto.WaitResult, error) {
 	close(b.started)
 	<-ctx.Done()
 	close(b.ended)
-	return supervisor.WaitResult{}, ctx.Err()
+	return proto.WaitResult{}, ctx.Err()
 }
 
 func TestWaitStopsWhenTheClientCancels(t *testing.T) {
@@ -219,14 +220,14 @@ func TestWaitStopsWhenTheConnectionCloses(t *testing.T) {
 // by the schema, never with Go's type names.
 func TestWaitTimeoutForms(t *testing.T) {
 	cs := connect(t, control.Local(newLocal(t, 4)))
-	var sp supervisor.SpawnResult
+	var sp proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "hello"}, &sp)
-	var first supervisor.WaitResult
+	var first proto.WaitResult
 	callOK(t, cs, ToolWait, map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 300000}, &first)
 	for _, ms := range []any{nil, 1e20, json.RawMessage(`100000000000000000000000`), 15000} {
-		var res supervisor.WaitResult
+		var res proto.WaitResult
 		callOK(t, cs, ToolWait, map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": ms}, &res)
-		if res.Status[sp.AgentID] != supervisor.StatusCompleted {
+		if res.Status[sp.AgentID] != proto.StatusCompleted {
 			t.Errorf("timeout_ms %v: %+v", ms, res)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/subdash/subdash/keymap"
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -73,15 +73,15 @@ const (
 )
 
 // Symbol returns the symbol of a status.
-func Symbol(s supervisor.Status) string {
+func Symbol(s proto.Status) string {
 	switch s {
-	case supervisor.StatusRunning:
+	case proto.StatusRunning:
 		return SymRunning
-	case supervisor.StatusCompleted:
+	case proto.StatusCompleted:
 		return SymCompleted
-	case supervisor.StatusErrored:
+	case proto.StatusErrored:
 		return SymErrored
-	case supervisor.StatusClosed:
+	case proto.StatusClosed:
 		return SymClosed
 	}
 	return "?"
@@ -89,7 +89,7 @@ func Symbol(s supervisor.Status) string {
 
 // Reason returns the short reason an errored submission ended: "exit 2",
 // "interrupted", "SIGKILL", "timed out", "no result", or its error text.
-func Reason(sub supervisor.SubmissionInfo) string {
+func Reason(sub proto.SubmissionInfo) string {
 	le := ""
 	if sub.LastError != nil {
 		le = *sub.LastError
@@ -113,14 +113,14 @@ func Reason(sub supervisor.SubmissionInfo) string {
 // "● running", "◌ stopping", "✓ completed", "✗ interrupted" or "✗ errored
 // (exit 2)". stopping says the dashboard asked for a stop that the snapshot
 // may not show yet.
-func SubmissionText(sub supervisor.SubmissionInfo, stopping bool) string {
+func SubmissionText(sub proto.SubmissionInfo, stopping bool) string {
 	running := sub.EndedAt.IsZero()
 	switch {
 	case running && (sub.Stopping || stopping):
 		return SymStopping + " stopping"
 	case running:
 		return SymRunning + " running"
-	case sub.Status == supervisor.StatusErrored:
+	case sub.Status == proto.StatusErrored:
 		switch r := Reason(sub); r {
 		case "interrupted":
 			return SymErrored + " interrupted"
@@ -136,7 +136,7 @@ func SubmissionText(sub supervisor.SubmissionInfo, stopping bool) string {
 // Row is what the table shows of one agent.
 type Row struct {
 	ID          string
-	Status      supervisor.Status
+	Status      proto.Status
 	Stopping    bool   // a stop was requested and the process group is not gone yet
 	Reason      string // why the latest submission errored
 	Submissions int
@@ -157,7 +157,7 @@ type Row struct {
 
 // RowOf builds the row of agent a at time now; stopping says the dashboard
 // asked for a stop that the snapshot may not show yet.
-func RowOf(a supervisor.AgentInfo, now time.Time, stopping bool) Row {
+func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 	r := Row{ID: a.AgentID, Status: a.Status, Stopping: a.Stopping || stopping && a.Running(), Submissions: len(a.Submissions)}
 	if n := len(a.Submissions); n > 0 {
 		last := a.Submissions[n-1]
@@ -166,7 +166,7 @@ func RowOf(a supervisor.AgentInfo, now time.Time, stopping bool) Row {
 			end = now
 		}
 		r.Elapsed = max(end.Sub(last.StartedAt), 0)
-		if a.Status == supervisor.StatusErrored {
+		if a.Status == proto.StatusErrored {
 			r.Reason = Reason(last)
 		}
 	}
@@ -238,7 +238,7 @@ func Age(d time.Duration) string {
 
 // Usage formats the tokens and cost an agent CLI reported, e.g.
 // "12.3k tok $0.0123"; "" when it reported none.
-func Usage(u supervisor.Usage) string {
+func Usage(u proto.Usage) string {
 	var parts []string
 	if n := u.InputTokens + u.OutputTokens; n > 0 {
 		parts = append(parts, Tokens(n)+" tok")

@@ -8,14 +8,14 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
 
 var now = time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 
-func info(id string, st supervisor.Status, sub supervisor.SubmissionInfo) supervisor.AgentInfo {
-	a := supervisor.AgentInfo{Submissions: []supervisor.SubmissionInfo{sub}}
+func info(id string, st proto.Status, sub proto.SubmissionInfo) proto.AgentInfo {
+	a := proto.AgentInfo{Submissions: []proto.SubmissionInfo{sub}}
 	a.AgentID, a.Status, a.LastMessage = id, st, "do the\tthing\nnow \x1b[2J"
 	return a
 }
@@ -25,24 +25,24 @@ func ptr[T any](v T) *T { return &v }
 func TestRowOfStatusAndReason(t *testing.T) {
 	start := now.Add(-90 * time.Second)
 	for _, c := range []struct {
-		a    supervisor.AgentInfo
+		a    proto.AgentInfo
 		stop bool
 		want string
 	}{
-		{info("aaaaaaaa-1", supervisor.StatusRunning, supervisor.SubmissionInfo{StartedAt: start}), false, "⠋ running"},
-		{info("aaaaaaaa-2", supervisor.StatusRunning, supervisor.SubmissionInfo{StartedAt: start}), true, "◌ stopping"},
-		{info("aaaaaaaa-3", supervisor.StatusCompleted, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(0)}), false, "✓ completed"},
-		{info("aaaaaaaa-4", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(2),
+		{info("aaaaaaaa-1", proto.StatusRunning, proto.SubmissionInfo{StartedAt: start}), false, "⠋ running"},
+		{info("aaaaaaaa-2", proto.StatusRunning, proto.SubmissionInfo{StartedAt: start}), true, "◌ stopping"},
+		{info("aaaaaaaa-3", proto.StatusCompleted, proto.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(0)}), false, "✓ completed"},
+		{info("aaaaaaaa-4", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(2),
 			LastError: ptr("submission failed with exit code 2")}), false, "✗ errored (exit 2)"},
-		{info("aaaaaaaa-5", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, Signal: "SIGKILL",
+		{info("aaaaaaaa-5", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now, Signal: "SIGKILL",
 			LastError: ptr("interrupted")}), false, "✗ errored (interrupted)"},
-		{info("aaaaaaaa-6", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, Signal: "SIGSEGV",
+		{info("aaaaaaaa-6", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now, Signal: "SIGSEGV",
 			LastError: ptr("submission killed by signal SIGSEGV")}), false, "✗ errored (SIGSEGV)"},
-		{info("aaaaaaaa-7", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(0),
+		{info("aaaaaaaa-7", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(0),
 			LastError: ptr("ended without a result")}), false, "✗ errored (no result)"},
-		{info("aaaaaaaa-8", supervisor.StatusErrored, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now,
+		{info("aaaaaaaa-8", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now,
 			LastError: ptr("timed out after 5m0s")}), false, "✗ errored (timed out)"},
-		{info("aaaaaaaa-9", supervisor.StatusClosed, supervisor.SubmissionInfo{StartedAt: start, EndedAt: now}), false, "■ closed"},
+		{info("aaaaaaaa-9", proto.StatusClosed, proto.SubmissionInfo{StartedAt: start, EndedAt: now}), false, "■ closed"},
 	} {
 		r := RowOf(c.a, now, c.stop)
 		if got := StatusText(r, 0); got != c.want {
@@ -52,7 +52,7 @@ func TestRowOfStatusAndReason(t *testing.T) {
 			t.Errorf("message not cleaned: %q", r.Message)
 		}
 	}
-	if r := RowOf(info("x", supervisor.StatusRunning, supervisor.SubmissionInfo{StartedAt: start}), now, false); Elapsed(r.Elapsed) != "1m30s" {
+	if r := RowOf(info("x", proto.StatusRunning, proto.SubmissionInfo{StartedAt: start}), now, false); Elapsed(r.Elapsed) != "1m30s" {
 		t.Errorf("elapsed %q", Elapsed(r.Elapsed))
 	}
 }
@@ -72,7 +72,7 @@ func table(n, w, h int) Model {
 	m := New(DefaultStyles(theme.Plain()))
 	rows := make([]Row, n)
 	for i := range rows {
-		rows[i] = Row{ID: string(rune('a'+i)) + "0000000-id", Status: supervisor.StatusCompleted, Submissions: i + 1, Message: "message"}
+		rows[i] = Row{ID: string(rune('a'+i)) + "0000000-id", Status: proto.StatusCompleted, Submissions: i + 1, Message: "message"}
 	}
 	m.SetRows(rows)
 	m.SetSize(w, h)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
@@ -29,9 +29,9 @@ func StatusText(r Row, frame int) string {
 	switch {
 	case r.Stopping:
 		s = SymStopping + " stopping"
-	case r.Status == supervisor.StatusRunning:
+	case r.Status == proto.StatusRunning:
 		s = Frames[frame%len(Frames)] + " running"
-	case r.Status == supervisor.StatusErrored && r.Reason != "":
+	case r.Status == proto.StatusErrored && r.Reason != "":
 		s = SymErrored + " errored (" + r.Reason + ")"
 	default:
 		s = Symbol(r.Status) + " " + string(r.Status)
@@ -46,11 +46,11 @@ func (m Model) statusStyle(r Row) lipgloss.Style {
 	switch {
 	case r.Stopping:
 		return m.Styles.Stopping
-	case r.Status == supervisor.StatusRunning:
+	case r.Status == proto.StatusRunning:
 		return m.Styles.Running
-	case r.Status == supervisor.StatusCompleted:
+	case r.Status == proto.StatusCompleted:
 		return m.Styles.Completed
-	case r.Status == supervisor.StatusErrored:
+	case r.Status == proto.StatusErrored:
 		return m.Styles.Errored
 	}
 	return m.Styles.Closed

@@ -1,4 +1,4 @@
-package supervisor
+package proto
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type Change struct {
 // the number of agents and never blocks the goroutines reading a child's
 // pipes. Close it when done.
 type Subscription struct {
-	hub     *hub
+	feed    *Feed
 	ready   chan struct{} // holds a token while changes are pending
 	mu      sync.Mutex
 	pending map[string]*Change
@@ -75,7 +75,7 @@ func (sub *Subscription) Next(ctx context.Context) ([]Change, error) {
 }
 
 // Close stops the subscription; pending changes are dropped.
-func (sub *Subscription) Close() { sub.hub.remove(sub) }
+func (sub *Subscription) Close() { sub.feed.remove(sub) }
 
 func (sub *Subscription) add(c Change) {
 	if sub.summaries && !c.Agent && !c.Forgotten && len(c.Warnings) == 0 {
@@ -99,35 +99,54 @@ func (sub *Subscription) add(c Change) {
 	}
 }
 
-// hub fans changes out to subscriptions.
-type hub struct {
+// Feed fans changes out to subscriptions: a supervisor publishes its own
+// agents' changes through one, and a viewer's client (SPEC §9) republishes
+// what its host pushes through another, so a dashboard subscribes to a
+// viewer as to a host. The zero Feed is ready to use; its methods are safe
+// for concurrent use.
+type Feed struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 }
 
-func (h *hub) subscribe(summaries bool) *Subscription {
-	sub := &Subscription{hub: h, ready: make(chan struct{}, 1), pending: map[string]*Change{}, summaries: summaries}
-	h.mu.Lock()
-	if h.subs == nil {
-		h.subs = map[*Subscription]struct{}{}
+// Subscribe returns a new subscription to every change of the feed.
+func (f *Feed) Subscribe() *Subscription { return f.subscribe(false) }
+
+// SubscribeSummaries returns a subscription that takes only changes of
+// summaries, forgets and warnings: a change of output alone (every read of
+// a flood) neither wakes nor waits in it. Wait uses one.
+func (f *Feed) SubscribeSummaries() *Subscription { return f.subscribe(true) }
+
+// Subscribers returns how many subscriptions are open.
+func (f *Feed) Subscribers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.subs)
+}
+
+func (f *Feed) subscribe(summaries bool) *Subscription {
+	sub := &Subscription{feed: f, ready: make(chan struct{}, 1), pending: map[string]*Change{}, summaries: summaries}
+	f.mu.Lock()
+	if f.subs == nil {
+		f.subs = map[*Subscription]struct{}{}
 	}
-	h.subs[sub] = struct{}{}
-	h.mu.Unlock()
+	f.subs[sub] = struct{}{}
+	f.mu.Unlock()
 	return sub
 }
 
-func (h *hub) remove(sub *Subscription) {
-	h.mu.Lock()
-	delete(h.subs, sub)
-	h.mu.Unlock()
+func (f *Feed) remove(sub *Subscription) {
+	f.mu.Lock()
+	delete(f.subs, sub)
+	f.mu.Unlock()
 }
 
-// publish records c for every subscription. It never blocks on a
+// Publish records c for every subscription. It never blocks on a
 // subscriber.
-func (h *hub) publish(c Change) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for sub := range h.subs {
+func (f *Feed) Publish(c Change) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for sub := range f.subs {
 		sub.add(c)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
@@ -118,7 +119,7 @@ func (t *transcriptState) outcome() *outcome {
 }
 
 // activity returns what the CLI is doing now and its usage so far.
-func (t *transcriptState) activity() (string, Usage) {
+func (t *transcriptState) activity() (string, proto.Usage) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	o := t.parser.Outcome()
@@ -126,7 +127,7 @@ func (t *transcriptState) activity() (string, Usage) {
 	if !t.ended {
 		act = t.parser.Activity()
 	}
-	return act, Usage{InputTokens: o.InputTokens, OutputTokens: o.OutputTokens, CostUSD: o.CostUSD}
+	return act, proto.Usage{InputTokens: o.InputTokens, OutputTokens: o.OutputTokens, CostUSD: o.CostUSD}
 }
 
 // window copies up to n entries starting at absolute entry from.
@@ -156,35 +157,25 @@ func (s *Supervisor) onSession(a *agent, sub *submission, id string) {
 	s.mu.Unlock()
 	if changed {
 		s.journal.write(JournalEvent{Event: "session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, SessionID: id})
-		s.hub.publish(Change{AgentID: a.id, Agent: true})
+		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	}
-}
-
-// TranscriptWindow is a range of a structured submission's transcript.
-type TranscriptWindow struct {
-	First, Total int64              // absolute numbers, as for Window
-	Entries      []transcript.Entry // caller-owned copies
-	Pending      string             // assistant text still streaming, not yet an entry
-	// Evicted is true for a submission restored from an earlier run whose
-	// transcript was not read back yet: call LoadOutput (SPEC §10).
-	Evicted bool
 }
 
 // Transcript returns up to n transcript entries of submission seq (0 =
 // latest) of agent id starting at absolute entry from (from < 0: the last
 // n entries). ok is false when the
 // submission's output is not structured (no preset with a JSON format).
-func (s *Supervisor) Transcript(id string, seq int, from int64, n int) (w TranscriptWindow, ok bool, err error) {
+func (s *Supervisor) Transcript(id string, seq int, from int64, n int) (w proto.TranscriptWindow, ok bool, err error) {
 	sub, err := s.submission(id, seq)
 	if err != nil {
-		return TranscriptWindow{}, false, err
+		return proto.TranscriptWindow{}, false, err
 	}
 	tr, unread := s.restoredTranscript(id, sub)
 	if unread {
-		return TranscriptWindow{Evicted: true}, true, nil
+		return proto.TranscriptWindow{Evicted: true}, true, nil
 	}
 	if tr == nil {
-		return TranscriptWindow{}, false, nil
+		return proto.TranscriptWindow{}, false, nil
 	}
 	if from < 0 { // the last n entries
 		first, total, _, _ := tr.window(0, 0)

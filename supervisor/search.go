@@ -6,27 +6,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
-
-// Feed publishes changes to subscriptions, as a supervisor does for its
-// own agents. A viewer's client (SPEC §9) republishes what its host pushes
-// through one, so the dashboard subscribes to a viewer as to a host. The
-// zero Feed is ready to use.
-type Feed struct{ h hub }
-
-// Subscribe returns a new subscription to the feed's changes.
-func (f *Feed) Subscribe() *Subscription { return f.h.subscribe(false) }
-
-// Publish records c for every subscription; it never blocks.
-func (f *Feed) Publish(c Change) { f.h.publish(c) }
-
-// SearchResult is what Search found: the absolute numbers of the matching
-// items in [from, To), in order.
-type SearchResult struct {
-	Matches []int64 `json:"matches"`
-	To      int64   `json:"to"`
-}
 
 // searchChunk is how many items Search reads at a time.
 const searchChunk = 4096
@@ -36,7 +18,7 @@ const searchChunk = 4096
 // from on whose plain text contains query (ignoring ASCII case when query
 // has no upper-case letter, as less does). It scans what the scrollback
 // holds, up to its end. Errors: unknown agent or submission.
-func (s *Supervisor) Search(id string, seq int, transcript bool, query string, from int64) (SearchResult, error) {
+func (s *Supervisor) Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
 	fold := query == strings.ToLower(query)
 	match := func(text string) bool {
 		plain := termtext.Plain([]byte(text))
@@ -45,7 +27,7 @@ func (s *Supervisor) Search(id string, seq int, transcript bool, query string, f
 		}
 		return strings.Contains(plain, query)
 	}
-	res := SearchResult{To: from}
+	res := proto.SearchResult{To: from}
 	for {
 		var first, total int64
 		var texts []string
@@ -92,7 +74,7 @@ func (s *Supervisor) WriteLines(w io.Writer, id string, seq int, keepSGR bool) e
 	}
 	f, err := os.Open(sub.logPath)
 	if err != nil {
-		return &Error{CodeInternal, fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
+		return &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
 	}
 	defer f.Close()
 	return termtext.WriteLines(w, f, keepSGR)

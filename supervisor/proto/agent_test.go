@@ -1,4 +1,4 @@
-package supervisor
+package proto
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ func TestAgentInfoJSONRoundTrip(t *testing.T) {
 	out, code := "done", 0
 	long := strings.Repeat("x", MaxJSONMessage+10)
 	a := AgentInfo{
-		Summary:    Summary{AgentID: "a1", Status: StatusCompleted, LastMessage: long, CreatedAt: Time{time.Unix(100, 0).UTC()}},
+		Summary:    Summary{AgentID: "a1", Status: StatusCompleted, LastMessage: long, CreatedAt: Time{Time: time.Unix(100, 0).UTC()}},
 		LastOutput: &out, Activity: "thinking", Usage: Usage{InputTokens: 3, CostUSD: 0.5},
 		Submissions: []SubmissionInfo{{ID: "s1", Seq: 1, Message: "m", Status: StatusCompleted,
 			StartedAt: time.Unix(100, 0).UTC(), EndedAt: time.Unix(101, 0).UTC(), ExitCode: &code}},

@@ -1,0 +1,46 @@
+package proto
+
+// ListResult is the result of list (SPEC §3) on the control socket, in
+// `subdash ctl list` and in the MCP tool list_agents: every agent's summary,
+// oldest first, under "agents" (an object, so that it can be an MCP tool's
+// structured content).
+type ListResult struct {
+	Agents []Summary `json:"agents"`
+	// Failure is the host's own (supervisor.Supervisor.Failure): its
+	// journal could not be written, said also when there is no agent.
+	Failure string `json:"failure,omitempty"`
+}
+
+// Info describes the supervisor behind a control socket (GET /v1/info).
+type Info struct {
+	PID       int    `json:"pid"`        // process id of the dashboard or `subdash serve`
+	Dir       string `json:"dir"`        // working directory of its agents
+	Socket    string `json:"socket"`     // the control socket path
+	Command   string `json:"command"`    // the agent command
+	MaxAgents int    `json:"max_agents"` // maximum running agents
+	RunDir    string `json:"run_dir"`    // folder of this run's logs and journal
+	// Logs says where every run's logs are and how much space they take
+	// (SPEC §10); Restored is how many agents were restored at start.
+	Logs     Storage `json:"logs"`
+	Restored int     `json:"restored"`
+	// Protocol is the version of the control socket's protocol (1 for
+	// /v1); Kind says what the host is ("dashboard", "serve" or "mcp");
+	// Viewers counts the dashboards attached to it (SPEC §9).
+	Protocol int    `json:"protocol"`
+	Kind     string `json:"kind,omitempty"`
+	Viewers  int    `json:"viewers"`
+	// Failure says what the host failed to do that belongs to no one
+	// agent (supervisor.Supervisor.Failure): its journal could not be
+	// written; omitted when nothing failed.
+	Failure string `json:"failure,omitempty"`
+	// Features names what this host takes beyond the first /v1
+	// (FeatureTextMessage); a client asks before it relies on one.
+	Features []string `json:"features,omitempty"`
+}
+
+// FeatureTextMessage says that spawn (POST /v1/agents) and send (POST
+// /v1/agents/{id}/send?interrupt=1|queue=1) take the message itself as a
+// text/plain body, which the host streams to the message's file, instead
+// of a JSON body: a long message then never sits whole in either side's
+// memory.
+const FeatureTextMessage = "text-message"

@@ -1,0 +1,61 @@
+package proto
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Storage says where the logs are and how much space they take.
+type Storage struct {
+	// RunsDir is the folder of every run's logs and journal:
+	// <state-dir>/runs.
+	RunsDir string `json:"runs_dir"`
+	// Bytes is the space the files under RunsDir take, in bytes.
+	Bytes int64 `json:"bytes"`
+	// Runs is the number of runs under RunsDir.
+	Runs int `json:"runs"`
+	// Retention is --log-retention; 0 keeps every run. RetentionDays is
+	// the same in days, for JSON.
+	Retention     time.Duration `json:"-"`
+	RetentionDays float64       `json:"retention_days"`
+	// Freed is what the retention removed at start, in bytes, in Removed
+	// runs.
+	Freed   int64 `json:"freed_bytes"`
+	Removed int   `json:"removed_runs"`
+}
+
+// FormatBytes writes n bytes for people: "512 B", "3.4 kB", "12.3 MB",
+// "1.2 GB".
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// FormatDuration writes d in days when it is a whole number of days ("7
+// days"), else as time.Duration does; 0 is "0".
+func FormatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == 0:
+		return "0"
+	case d%day == 0 && d/day == 1:
+		return "1 day"
+	case d%day == 0:
+		return fmt.Sprintf("%d days", d/day)
+	}
+	return d.String()
+}
+
+// MessageCut reports whether head, a message as snapshots and records hold
+// it, is only the head of a longer message: Message then gives the whole.
+func MessageCut(head string) bool {
+	return strings.HasSuffix(head, " bytes in all]") && strings.Contains(head, "...[truncated: ")
+}
