@@ -242,3 +242,32 @@ func TestDashboardEmojiKeepTheBorders(t *testing.T) {
 		t.Fatalf("sent %q, want %q", sent, msg)
 	}
 }
+
+// TestDashboardSearchFoldsCaseAsItCounts: a query without upper-case
+// letters matches "É" as "é" ("smart case", as in less and vim): the match counted in
+// the search's footer is the one drawn in reverse video, every occurrence
+// in the line, "É" included.
+func TestDashboardSearchFoldsCaseAsItCounts(t *testing.T) {
+	d := startDash(t, 120, 35, []string{"NO_COLOR=1"}, "--command", `printf 'CAFÉ au lait\ncafé noir\nthé vert\n'`, "--spawn", "x")
+	d.waitText("CAFÉ au lait", "café noir", "✓ completed")
+	d.keys("/")
+	d.typeText("fé")
+	d.keys("Enter")
+	d.waitText("/fé 1/2")
+	marked := func() string {
+		var m string
+		for _, row := range parseStyled(d.styledScreen()) {
+			for _, c := range row {
+				if c.reverse {
+					m += string(c.r)
+				}
+			}
+		}
+		return m
+	}
+	// The current match is the first line's (nearest the top); the second
+	// is drawn too.
+	if got := marked(); got != "FÉfé" {
+		t.Fatalf("reverse video on %q, want both matches %q:\n%s", got, "FÉfé", d.screen())
+	}
+}

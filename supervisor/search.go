@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -15,18 +14,13 @@ const searchChunk = 4096
 
 // Search finds the display lines (or, with transcript, the transcript
 // entries) of submission seq (0 = latest) of agent id from absolute item
-// from on whose plain text contains query (ignoring ASCII case when query
-// has no upper-case letter, as less does). It scans what the scrollback
-// holds, up to its end. Errors: unknown agent or submission.
+// from on whose plain text contains query (termtext.Matcher: case ignored
+// when query has no upper-case letter, as in less; the log pane marks what
+// it matches with the same matcher). It scans what the scrollback holds, up
+// to its end. Errors: unknown agent or submission.
 func (s *Supervisor) Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
-	fold := query == strings.ToLower(query)
-	match := func(text string) bool {
-		plain := termtext.Plain([]byte(text))
-		if fold {
-			plain = strings.ToLower(plain)
-		}
-		return strings.Contains(plain, query)
-	}
+	m := termtext.NewMatcher(query)
+	match := func(text string) bool { return m.Match(termtext.Plain([]byte(text))) }
 	res := proto.SearchResult{To: from}
 	for {
 		var first, total int64

@@ -10,9 +10,9 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/theme"
-	"github.com/subdash/subdash/ui/logview"
 )
 
 // t0 is the fake clock's time.
@@ -367,7 +367,7 @@ func (f *fakeSup) WriteLines(w io.Writer, id string, seq int, keepSGR bool) erro
 
 // Search scans the fake's windows as the supervisor scans its scrollback.
 func (f *fakeSup) Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
-	match := logview.Matcher(query)
+	match := termtext.NewMatcher(query)
 	res := proto.SearchResult{To: from}
 	for {
 		var first, total int64
@@ -393,7 +393,7 @@ func (f *fakeSup) Search(id string, seq int, transcript bool, query string, from
 		}
 		res.To = max(res.To, first)
 		for i, t := range texts {
-			if match(t) {
+			if match.Match(termtext.Plain([]byte(t))) {
 				res.Matches = append(res.Matches, res.To+int64(i))
 			}
 		}

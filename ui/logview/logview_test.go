@@ -8,7 +8,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/internal/cells"
 )
 
 // memSource is a log held in memory; trim drops items from the front, as
@@ -241,9 +243,9 @@ func TestSearchHighlightsAndMoves(t *testing.T) {
 	m := newPane(t, src, 20, 5)
 	m.SetQuery("line 4")
 	var ms []int64
-	match := Matcher("line 4")
+	match := termtext.NewMatcher("line 4")
 	for i, it := range src.items {
-		if match(it.Text) {
+		if match.Match(cells.Strip(it.Text)) {
 			ms = append(ms, int64(i))
 		}
 	}
@@ -270,6 +272,26 @@ func TestSearchHighlightsAndMoves(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("match not on screen: %q", rows(m))
+	}
+}
+
+// TestSearchMarksWhatTheHostCounts: a lower-case query marks "É" as it
+// marks "é", since the host counted the line by the same matcher
+// (termtext.Matcher); before, "CAFÉ" was counted but drawn unmarked.
+func TestSearchMarksWhatTheHostCounts(t *testing.T) {
+	src := &memSource{}
+	src.items = []Item{{Text: "CAFÉ au lait"}, {Text: "café noir"}}
+	m := newPane(t, src, 30, 10)
+	m.SetQuery("fé")
+	m.AddMatches([]int64{0, 1})
+	m.NextMatch()
+	serve(t, &m, src)
+	r := rows(m)
+	if want := "CA\x1b[1;4;7mFÉ\x1b[m au lait"; !strings.HasPrefix(r[0], want) {
+		t.Fatalf("current match row %q, want it to start %q", r[0], want)
+	}
+	if want := "ca\x1b[7mfé\x1b[m noir"; !strings.HasPrefix(r[1], want) {
+		t.Fatalf("other match row %q, want it to start %q", r[1], want)
 	}
 }
 

@@ -197,7 +197,7 @@ func (m *Model) style(abs int64, line string, stderr bool) string {
 	if m.Styles.NoColor {
 		line = cells.Strip(line)
 	}
-	if m.search.query != "" {
+	if m.search.match.Query() != "" {
 		if hl, ok := m.highlight(abs, line); ok {
 			return hl
 		}

@@ -4,57 +4,30 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
-// searchState is the current search: the query, the absolute numbers of
-// the items that match (ascending), and which of them is current.
+// searchState is the current search: the query's matcher, the absolute
+// numbers of the items that match (ascending), and which of them is
+// current.
 type searchState struct {
-	query   string
-	fold    bool // the query has no upper-case letter: match ignoring case
+	match   termtext.Matcher
 	matches []int64
 	current int // index into matches, -1 when none is current
 }
 
-// Matcher returns a function that reports whether text (which may hold SGR)
-// contains query. Matching ignores ASCII case when query has no upper-case
-// letter ("smart case"), as in less and vim.
-func Matcher(query string) func(text string) bool {
-	fold := query == strings.ToLower(query)
-	return func(text string) bool {
-		plain := cells.Strip(text)
-		if fold {
-			plain = asciiLower(plain)
-		}
-		return strings.Contains(plain, query)
-	}
-}
-
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; c >= 'A' && c <= 'Z' {
-					b[j] = c + 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}
-
 // SetQuery starts a new search for query ("" ends the search); matches come
-// later through AddMatches. Matching items are highlighted at once.
+// later through AddMatches. Matching items are highlighted at once, with
+// the matcher the host counts them with (termtext.Matcher: smart case).
 func (m *Model) SetQuery(query string) {
-	m.search = searchState{query: query, fold: query == strings.ToLower(query), current: -1}
+	m.search = searchState{match: termtext.NewMatcher(query), current: -1}
 	m.cache = map[int64]cached{}
 	m.Refresh()
 }
 
 // Query returns the current search query.
-func (m Model) Query() string { return m.search.query }
+func (m Model) Query() string { return m.search.match.Query() }
 
 // AddMatches records the absolute numbers of matching items, ascending;
 // numbers not after the last known match are ignored.
@@ -88,7 +61,7 @@ func (m Model) CurrentMatch() (int64, bool) {
 // fetched) or wrap is on.
 func (m *Model) CurrentMatchCut() bool {
 	abs, ok := m.CurrentMatch()
-	if !ok || m.wrap || m.search.query == "" {
+	if !ok || m.wrap || m.search.match.Query() == "" {
 		return false
 	}
 	it, ok := m.item(abs)
@@ -97,13 +70,9 @@ func (m *Model) CurrentMatchCut() bool {
 	}
 	for _, line := range strings.Split(it.Text, "\n") {
 		plain := cells.Strip(line)
-		hay := plain
-		if m.search.fold {
-			hay = asciiLower(plain)
-		}
-		if i := strings.Index(hay, m.search.query); i >= 0 {
+		if sp, ok := m.search.match.Index(plain); ok {
 			// The last cell of a cut line holds the ellipsis.
-			end := cells.Width(plain[:i+len(m.search.query)])
+			end := cells.Width(plain[:sp.End])
 			return end > m.width-1 && cells.Width(plain) > m.width
 		}
 	}
@@ -172,27 +141,20 @@ func (s *searchState) prune(first int64) {
 // the attribute-only marks without colour), or false when the line does not
 // contain the query.
 func (m *Model) highlight(abs int64, line string) (string, bool) {
-	q := m.search.query
 	plain := cells.Strip(line)
-	hay := plain
-	if m.search.fold {
-		hay = asciiLower(plain)
-	}
-	if !strings.Contains(hay, q) {
+	spans := m.search.match.Spans(plain)
+	if len(spans) == 0 {
 		return "", false
 	}
 	mark := m.mark(abs)
 	var b strings.Builder
-	for {
-		i := strings.Index(hay, q)
-		if i < 0 {
-			b.WriteString(plain)
-			break
-		}
-		b.WriteString(plain[:i])
-		b.WriteString(mark(plain[i : i+len(q)]))
-		plain, hay = plain[i+len(q):], hay[i+len(q):]
+	at := 0
+	for _, sp := range spans {
+		b.WriteString(plain[at:sp.Start])
+		b.WriteString(mark(plain[sp.Start:sp.End]))
+		at = sp.End
 	}
+	b.WriteString(plain[at:])
 	return b.String(), true
 }
 
