@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
 
@@ -113,7 +114,7 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 		a.updatedAt = time.Now()
 		// It needs you (SPEC §11, §12): marked, rung, --notify-command.
 		if at = s.needYouLocked(a, proto.ReasonApproval); at != nil {
-			at.Text = oneLine("agent "+shortID(a.id)+" needs approval: "+c.Tool+" "+c.Summary, proto.MaxAttentionText)
+			at.Text = termtext.OneLine("agent "+termtext.ShortID(a.id)+" needs approval: "+c.Tool+" "+c.Summary, proto.MaxAttentionText)
 		}
 	}
 	s.mu.Unlock()

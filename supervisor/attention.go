@@ -1,12 +1,10 @@
 package supervisor
 
 import (
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // needYouLocked marks agent a as needing the user for reason (SPEC §11)
@@ -68,48 +66,9 @@ func (s *Supervisor) MarkSeen(id string) error {
 // "agent 3fa2c1d0 errored (submission failed with exit code 2): fix the
 // tests". Call with s.mu held.
 func attentionText(a *agent, reason string) string {
-	head := "agent " + shortID(a.id) + " " + reason
+	head := "agent " + termtext.ShortID(a.id) + " " + reason
 	if reason == string(proto.StatusErrored) && a.lastError != nil {
 		head += " (" + *a.lastError + ")"
 	}
-	return oneLine(head+": "+a.lastMessage, proto.MaxAttentionText)
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
-
-// oneLine turns s into one line of at most n characters that is safe to
-// put into a terminal escape sequence or an environment variable: control
-// characters (C0, C1, DEL, ESC) and invalid UTF-8 become spaces, runs of
-// white space one space, and a cut ends with "…". It reads at most about
-// 4n bytes of s, so a message of megabytes costs no more than a short one.
-func oneLine(s string, n int) string {
-	out := make([]rune, 0, n+1)
-	space := false
-	i, limit := 0, min(len(s), 4*n+64)
-	for i < limit && len(out) <= n {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		i += w
-		if r == utf8.RuneError && w <= 1 || unicode.IsControl(r) || unicode.IsSpace(r) {
-			space = len(out) > 0
-			continue
-		}
-		if space {
-			out = append(out, ' ')
-			space = false
-		}
-		out = append(out, r)
-	}
-	more := i < len(s) && strings.TrimSpace(s[i:]) != ""
-	switch {
-	case len(out) > n || more && len(out) == n:
-		out = append(out[:n-1], '…')
-	case more && len(out) > 0:
-		out = append(out, '…')
-	}
-	return string(out)
+	return termtext.OneLine(head+": "+a.lastMessage, proto.MaxAttentionText)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // notifyTimeout is how long one run of --notify-command may take before
@@ -161,7 +162,7 @@ func (n *notifier) reportOnce(err error, output string) {
 		return
 	}
 	msg := fmt.Sprintf("--notify-command failed: %v", err)
-	if o := oneLine(output, 120); o != "" {
+	if o := termtext.OneLine(output, 120); o != "" {
 		msg += ": " + o
 	}
 	msg += "; later failures are only in the journal (" + n.s.runDir + "/journal.jsonl); check the command"

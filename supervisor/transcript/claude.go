@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // claudeEvent is one line of `claude -p --output-format stream-json
@@ -118,7 +120,7 @@ func (p *Parser) claudeSystem(line []byte, ev *claudeEvent) []Entry {
 		case "", "requesting":
 			p.thinking()
 		default:
-			p.activity = oneLine(ev.Status, MaxSummaryRunes)
+			p.activity = termtext.OneLine(ev.Status, MaxSummaryRunes)
 		}
 		return nil
 	}
@@ -203,7 +205,7 @@ func (p *Parser) claudeAssistant(ev *claudeEvent) []Entry {
 				out = append(out, p.toolResult(b.ToolUseID, "", "", claudeResultText(b.Content), b.IsError))
 				continue
 			}
-			out = append(out, Entry{Kind: KindUnknown, Text: oneLine("assistant/"+b.Type, MaxSummaryRunes)})
+			out = append(out, Entry{Kind: KindUnknown, Text: termtext.OneLine("assistant/"+b.Type, MaxSummaryRunes)})
 		}
 	}
 	return out
@@ -221,7 +223,7 @@ func (p *Parser) claudeUser(ev *claudeEvent) []Entry {
 			p.boundary()
 			out = append(out, Entry{Kind: KindUser, Text: strings.TrimRight(plain(b.Text), "\n")})
 		default:
-			out = append(out, Entry{Kind: KindUnknown, Text: oneLine("user/"+b.Type, MaxSummaryRunes)})
+			out = append(out, Entry{Kind: KindUnknown, Text: termtext.OneLine("user/"+b.Type, MaxSummaryRunes)})
 		}
 	}
 	return out
@@ -268,7 +270,7 @@ func (p *Parser) claudeStream(raw json.RawMessage) {
 		case "thinking", "redacted_thinking":
 			p.activity = "thinking"
 		case "tool_use", "server_tool_use", "mcp_tool_use":
-			p.activity = "calling " + oneLine(se.ContentBlock.Name, MaxSummaryRunes)
+			p.activity = "calling " + termtext.OneLine(se.ContentBlock.Name, MaxSummaryRunes)
 		}
 	case "content_block_delta":
 		switch se.Delta.Type {

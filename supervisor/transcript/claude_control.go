@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // The control protocol of `claude -p --input-format stream-json
@@ -95,7 +97,7 @@ func ParseClaudeControl(line []byte) (c ControlRequest, ok bool) {
 	}
 	return ControlRequest{
 		Type: ev.Type, RequestID: ev.RequestID, Subtype: r.Subtype,
-		Tool: oneLine(r.ToolName, MaxSummaryRunes), Input: append(json.RawMessage(nil), input...),
+		Tool: termtext.OneLine(r.ToolName, MaxSummaryRunes), Input: append(json.RawMessage(nil), input...),
 		Summary: toolSummary(input), Description: plain(r.Description),
 		BlockedPath: plain(r.BlockedPath), ToolUseID: r.ToolUseID,
 	}, true
@@ -116,7 +118,7 @@ func (p *Parser) claudeControlLine(line []byte, typ string) []Entry {
 		return []Entry{{Kind: KindApprovalAnswer, ID: plain(c.RequestID), Text: "request withdrawn by the CLI"}}
 	}
 	if c.Subtype != "can_use_tool" {
-		return []Entry{{Kind: KindUnknown, Text: oneLine("control_request/"+c.Subtype, MaxSummaryRunes)}}
+		return []Entry{{Kind: KindUnknown, Text: termtext.OneLine("control_request/"+c.Subtype, MaxSummaryRunes)}}
 	}
 	return []Entry{{Kind: KindApproval, Tool: c.Tool, ID: plain(c.RequestID), Summary: c.Summary, Text: ApprovalText(c)}}
 }

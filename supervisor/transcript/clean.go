@@ -7,19 +7,20 @@ import (
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
-// maxCleanBytes bounds how much of a string plainPrefix reads for a
-// one-line summary or a line of tool output, of which a few hundred
-// characters are kept.
+// maxCleanBytes bounds how much of a string plainPrefix reads for a line
+// of tool output, of which a few hundred characters are kept (a one-line
+// summary reads termtext.OneLineMaxRead).
 const maxCleanBytes = 64 << 10
 
 // plain returns text an agent CLI reported as the dashboard draws it
 // (termtext): escape sequences (CSI, OSC, DCS, SOS, PM, APC, two-byte ESC)
 // removed whole, other control characters removed, "\r" overwriting the
 // line as on a terminal, tabs expanded to 8-column stops and the code points
-// terminals disagree on the width of dropped; "\n" is kept. Every string an
-// entry holds goes through it before it is cut or collapsed, so no cut or
-// collapse can leave the tail of a sequence ("[?1000h") as text. It returns
-// s itself when s holds only printable ASCII and newlines.
+// terminals disagree on the width of dropped; "\n" is kept. Every
+// multi-line string an entry holds goes through it before it is cut, and
+// every one-line field through termtext.OneLine, so no cut or collapse can
+// leave the tail of a sequence ("[?1000h") as text. It returns s itself
+// when s holds only printable ASCII and newlines.
 func plain(s string) string {
 	if !needsPlain(s) {
 		return s

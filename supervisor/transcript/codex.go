@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // codexEvent is one line of `codex exec --json`.
@@ -128,7 +130,7 @@ func (p *Parser) codexItem(phase string, it *codexItem) []Entry {
 	}
 	name, summary, ok := codexTool(it)
 	if !ok {
-		return []Entry{{Kind: KindUnknown, Text: oneLine("item."+phase+"/"+it.Type, MaxSummaryRunes)}}
+		return []Entry{{Kind: KindUnknown, Text: termtext.OneLine("item."+phase+"/"+it.Type, MaxSummaryRunes)}}
 	}
 	_, started := p.calls[it.ID]
 	switch {
@@ -149,17 +151,17 @@ func (p *Parser) codexItem(phase string, it *codexItem) []Entry {
 func codexTool(it *codexItem) (name, summary string, ok bool) {
 	switch it.Type {
 	case "command_execution":
-		return "shell", oneLine(unwrapShell(it.Command), MaxSummaryRunes), true
+		return "shell", termtext.OneLine(unwrapShell(it.Command), MaxSummaryRunes), true
 	case "file_change":
 		var parts []string
 		for _, c := range it.Changes {
 			parts = append(parts, c.Kind+" "+c.Path)
 		}
-		return "apply_patch", oneLine(strings.Join(parts, ", "), MaxSummaryRunes), true
+		return "apply_patch", termtext.OneLine(strings.Join(parts, ", "), MaxSummaryRunes), true
 	case "mcp_tool_call":
 		return it.Server + "." + it.Tool, toolSummary(it.Arguments), true
 	case "web_search":
-		return "web_search", oneLine(it.Query, MaxSummaryRunes), true
+		return "web_search", termtext.OneLine(it.Query, MaxSummaryRunes), true
 	}
 	return "", "", false
 }
@@ -212,7 +214,7 @@ func codexTodo(it *codexItem) Entry {
 			mark = "[x] "
 			done++
 		}
-		lines = append(lines, mark+oneLine(t.Text, MaxResultLineRunes))
+		lines = append(lines, mark+termtext.OneLine(t.Text, MaxResultLineRunes))
 	}
 	return Entry{Kind: KindToolCall, Tool: "todo_list", ID: plain(it.ID),
 		Summary: strconv.Itoa(done) + "/" + strconv.Itoa(len(it.Items)) + " done",

@@ -341,27 +341,6 @@ func TestHeadLines(t *testing.T) {
 	}
 }
 
-func TestOneLine(t *testing.T) {
-	tests := []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"  a \n\t b  ", 10, "a b"},
-		{"abc", 3, "abc"},
-		{"abcd", 3, "ab…"},
-		{"a\x1b[31mb", 10, "ab"},
-		{"ls \x1b[?1000h -la", 20, "ls -la"},
-		{"a\tb\r\nc", 10, "a b c"},
-		{"ab   ", 2, "ab"},
-	}
-	for _, tt := range tests {
-		if got := oneLine(tt.in, tt.max); got != tt.want {
-			t.Errorf("oneLine(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
-		}
-	}
-}
-
 func TestParseFormat(t *testing.T) {
 	for _, s := range []string{"claude", " Codex ", "GEMINI"} {
 		if _, err := ParseFormat(s); err != nil {

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // malformed returns the entry for a line that is not a JSON object, or
@@ -34,7 +35,7 @@ func malformed(line []byte) []Entry {
 // unknown returns the entry for an event this package does not know: its
 // type and subtype, or the first keys of an event without a type.
 func unknown(line []byte, typ, subtype string) Entry {
-	text := oneLine(typ, MaxSummaryRunes)
+	text := termtext.OneLine(typ, MaxSummaryRunes)
 	if text == "" {
 		var keys []string
 		for _, f := range objectFields(line, 6) {
@@ -47,34 +48,7 @@ func unknown(line []byte, typ, subtype string) Entry {
 	} else if subtype != "" {
 		text += "/" + subtype
 	}
-	return Entry{Kind: KindUnknown, Text: oneLine(text, MaxSummaryRunes)}
-}
-
-// oneLine cleans s (see plain), collapses every run of white space (newlines
-// included) to one space and cuts the result to max runes, ending a cut with
-// "…". It reads at most maxCleanBytes of s.
-func oneLine(s string, max int) string {
-	s, more := plainPrefix(s)
-	out := make([]rune, 0, min(len(s), max+1))
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			space = len(out) > 0
-			continue
-		}
-		if space {
-			out = append(out, ' ')
-			space = false
-		}
-		out = append(out, r)
-		if len(out) > max {
-			return string(out[:max-1]) + "…"
-		}
-	}
-	if more && len(out) > 0 {
-		return string(out[:min(len(out), max-1)]) + "…"
-	}
-	return string(out)
+	return Entry{Kind: KindUnknown, Text: termtext.OneLine(text, MaxSummaryRunes)}
 }
 
 // headLines returns the first MaxResultLines lines of tool output, each
@@ -179,7 +153,7 @@ func toolSummary(input []byte) string {
 				if k == "command" || k == "cmd" {
 					s = unwrapShell(s)
 				}
-				return oneLine(s, MaxSummaryRunes)
+				return termtext.OneLine(s, MaxSummaryRunes)
 			}
 		}
 	}
@@ -193,7 +167,7 @@ func toolSummary(input []byte) string {
 		parts = append(parts, part)
 		size += len(part) + 1
 	}
-	return oneLine(strings.Join(parts, " "), MaxSummaryRunes)
+	return termtext.OneLine(strings.Join(parts, " "), MaxSummaryRunes)
 }
 
 // stringish returns a JSON string, or the strings of an array joined by
@@ -221,7 +195,7 @@ func compactValue(v json.RawMessage) string {
 	case '"':
 		var s string
 		if json.Unmarshal(v, &s) == nil {
-			return oneLine(s, 60)
+			return termtext.OneLine(s, 60)
 		}
 	case '{':
 		return "{…}"
@@ -232,7 +206,7 @@ func compactValue(v json.RawMessage) string {
 		}
 		return "[…]"
 	}
-	return oneLine(string(v), 30)
+	return termtext.OneLine(string(v), 30)
 }
 
 // unwrapShell returns the script of a `sh -c 'script'` style command line

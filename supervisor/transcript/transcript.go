@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // Format names the output format of one agent CLI. The values are the preset
@@ -305,7 +307,7 @@ func (p *Parser) thinking() {
 func (p *Parser) toolCall(id, name, summary string) Entry {
 	p.boundary()
 	p.retries = 0
-	name, summary = oneLine(name, MaxSummaryRunes), oneLine(summary, MaxSummaryRunes)
+	name, summary = termtext.OneLine(name, MaxSummaryRunes), termtext.OneLine(summary, MaxSummaryRunes)
 	if id != "" {
 		p.calls[id] = toolCall{name: name, summary: summary}
 		p.running = append(p.running, id)
@@ -318,7 +320,7 @@ func (p *Parser) toolCall(id, name, summary string) Entry {
 // summary are used when the call was not seen.
 func (p *Parser) toolResult(id, name, summary, output string, isError bool) Entry {
 	p.boundary()
-	name, summary = oneLine(name, MaxSummaryRunes), oneLine(summary, MaxSummaryRunes)
+	name, summary = termtext.OneLine(name, MaxSummaryRunes), termtext.OneLine(summary, MaxSummaryRunes)
 	if c, ok := p.calls[id]; ok && id != "" {
 		name, summary = c.name, c.summary
 		delete(p.calls, id)
@@ -425,5 +427,5 @@ func runningActivity(name, summary string) string {
 	if summary == "" {
 		return "running " + name
 	}
-	return "running " + name + ": " + oneLine(summary, 60)
+	return "running " + name + ": " + termtext.OneLine(summary, 60)
 }
