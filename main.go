@@ -34,6 +34,7 @@ import (
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 func main() {
@@ -109,13 +110,13 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 	fs.IntVar(&o.LineMemory, "line-memory", supervisor.DefaultLineMemory>>20, "MiB of display lines kept in memory by all submissions together; finished ones give theirs back first (-1: no limit)")
 	fs.BoolVar(&o.AllowNested, "allow-nested", false, "let subagents spawn subagents (keep MEMO_ENABLE_COLLAB_TOOLS)")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "end a submission that runs longer than this (0: no limit)")
-	fs.StringVar(&o.Runner, "runner", supervisor.RunnerLocal, "where submissions run: local or kubernetes (SPEC §13; kubernetes needs a binary built with -tags kube)")
+	fs.StringVar(&o.Runner, "runner", runner.Local, "where submissions run: local or kubernetes (SPEC §13; kubernetes needs a binary built with -tags kube)")
 	fs.StringVar(&o.Kube.Namespace, "kube-namespace", "", "Kubernetes namespace of the agents' pods (default: the kubeconfig's)")
 	fs.StringVar(&o.Kube.Image, "kube-image", "", "container image of the agents' pods, with the agent command and /bin/sh (required with --runner kubernetes)")
 	fs.StringVar(&o.Kube.Node, "kube-node", "", "run every agent's pod on this node")
 	fs.Var((*stringList)(&o.Kube.Env), "kube-env", "copy this variable of the host's environment into the pods (repeatable)")
 	fs.Var((*stringList)(&o.Kube.Secrets), "kube-secret", "mount this Secret's keys as environment variables of the pods (repeatable)")
-	fs.DurationVar(&o.Kube.StartTimeout, "kube-start-timeout", supervisor.DefaultKubeStartTimeout, "an agent's pod that does not run within this makes its submission errored with the cluster's reason")
+	fs.DurationVar(&o.Kube.StartTimeout, "kube-start-timeout", runner.DefaultKubeStartTimeout, "an agent's pod that does not run within this makes its submission errored with the cluster's reason")
 	fs.Var(durationFlag{&o.RestoreWindow, supervisor.DefaultRestoreWindow}, "restore-window", "restore the agents of earlier runs updated within this (7d, 36h; 0: none)")
 	fs.Var(durationFlag{&o.LogRetention, supervisor.DefaultLogRetention}, "log-retention", "at start, remove this directory's runs (logs, journal) older than this, never those of restored agents (30d; 0: keep all)")
 	fs.BoolVar(&o.Approvals, "approvals", false, "relay the claude preset's tool permission requests to you (answer with y/Y/d or subdash ctl approve/deny)")

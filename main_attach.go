@@ -20,6 +20,7 @@ import (
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui"
 )
@@ -55,7 +56,7 @@ var hostSettings = map[string]func(c supervisor.Config) any{
 	"notify-command": func(c supervisor.Config) any { return c.NotifyCommand },
 	"runner": func(c supervisor.Config) any {
 		if c.RunnerName == "" {
-			return supervisor.RunnerLocal
+			return runner.Local
 		}
 		return c.RunnerName
 	},

@@ -9,8 +9,8 @@ package main
 // they were (README: Running subagents on Kubernetes; BENCHMARKS.md).
 
 import (
-	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/kube"
+	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/runner/kube"
 )
 
-func init() { supervisor.RegisterRunner(supervisor.RunnerKubernetes, kube.Factory) }
+func init() { runner.Register(runner.Kubernetes, kube.Factory) }

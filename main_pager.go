@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
 // The pager key's $PAGER, for the host dashboard and viewers alike.
@@ -43,7 +43,7 @@ func (s *pagerState) stop() {
 	if p == nil {
 		return
 	}
-	for _, pid := range supervisor.Descendants(p.Pid) {
+	for _, pid := range local.Descendants(p.Pid) {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
 	_ = p.Signal(syscall.SIGTERM)

@@ -9,6 +9,15 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/supervisor/proto"
+
+	// Imported for the build graph only: `go test ./...` then compiles
+	// supervisor/runner/kube and client-go (race-instrumented under -race) before
+	// this package's test binary, once for both packages, so that the
+	// `go build -tags kube` below finds every package in the build cache
+	// and only compiles and links package main, instead of compiling
+	// client-go a second time next to the suite's own compile on a cold
+	// cache. This test binary links client-go without using it.
+	_ "github.com/subdash/subdash/supervisor/runner/kube"
 )
 
 var (

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // floodChild writes 256 MiB of 56-byte lines to stdout. Override with
@@ -189,7 +190,7 @@ func BenchmarkFeed(b *testing.B) {
 			b.SetBytes(int64(size))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				o.feed(Stdout, read)
+				o.feed(runner.Stdout, read)
 				if i%256 == 255 {
 					_ = f.Truncate(0) // keep the page cache small; the writes stay appends (O_APPEND is not set here)
 					_, _ = f.Seek(0, 0)

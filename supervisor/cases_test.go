@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
 // The rows H04–H16 of ../shared/cases/README.md, run as the agent command
@@ -110,7 +111,7 @@ func TestH10LeaderExitsMemberIgnoresTERM(t *testing.T) {
 	s := newTestSupervisor(t, `trap 'echo leader-exiting; exit 0' TERM; sh -c 'trap "" TERM; exec sleep 300' & wait`)
 	id := spawn(t, s, "task")
 	pg := groupOf(t, s, id)
-	waitFor(t, s, 5*time.Second, func() bool { m, _ := groupMembers(pg); return len(m) >= 2 })
+	waitFor(t, s, 5*time.Second, func() bool { m, _ := local.GroupMembers(pg); return len(m) >= 2 })
 	if _, err := s.Interrupt(id); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestH12GrandchildHoldsPipe(t *testing.T) {
 		t.Fatalf("ended after %s: it waited for the grandchild", elapsed)
 	}
 	pg := groupOf(t, s, id)
-	waitFor(t, s, 10*time.Second, func() bool { m, _ := groupMembers(pg); return len(m) == 0 })
+	waitFor(t, s, 10*time.Second, func() bool { m, _ := local.GroupMembers(pg); return len(m) == 0 })
 }
 
 // A main process that exits by itself while a member of its group ignores
@@ -167,7 +168,7 @@ func TestSelfExitWithLeftoverEndsAtOnce(t *testing.T) {
 	}
 	pg := groupOf(t, s, id)
 	waitFor(t, s, 15*time.Second, func() bool {
-		m, _ := groupMembers(pg)
+		m, _ := local.GroupMembers(pg)
 		return len(m) == 0 && strings.Contains(readJournal(t, s), `"event":"leftovers_terminated"`)
 	})
 	journal := readJournal(t, s)
@@ -345,7 +346,7 @@ func sleepers(arg string) []int {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(n)))
-		if pi, ok := procStat(pid); ok && pi.state != 'Z' {
+		if local.ProcessAlive(pid) {
 			out = append(out, pid)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // Defaults of SPEC §2 and §5.
@@ -36,21 +38,21 @@ const (
 // Options are the raw settings given on the command line (SPEC §2). A zero
 // value means "not given"; Resolve applies the environment and defaults.
 type Options struct {
-	Command     string        // --command
-	Preset      string        // --preset (SPEC §8)
-	PresetArgs  string        // --preset-args
-	MaxAgents   int           // --max-agents; 0 = not given; negative is an error
-	Dir         string        // --dir; "" = current directory
-	StateDir    string        // --state-dir
-	Socket      string        // --socket
-	Grace       time.Duration // --grace; 0 = DefaultGrace
-	Scrollback  int           // --scrollback, display lines per submission; 0 = DefaultScrollback
-	LineMemory  int           // --line-memory, MiB of display lines of all submissions; 0 = DefaultLineMemory, < 0 = no limit
-	AllowNested bool          // --allow-nested
-	Timeout     time.Duration // --timeout per submission; 0 = none
-	Approvals   bool          // --approvals: relay claude's tool permission requests (SPEC §12)
-	Runner      string        // --runner (SPEC §13): "" or RunnerLocal, RunnerKubernetes
-	Kube        KubeOptions   // --kube-* (SPEC §13), with --runner kubernetes
+	Command     string             // --command
+	Preset      string             // --preset (SPEC §8)
+	PresetArgs  string             // --preset-args
+	MaxAgents   int                // --max-agents; 0 = not given; negative is an error
+	Dir         string             // --dir; "" = current directory
+	StateDir    string             // --state-dir
+	Socket      string             // --socket
+	Grace       time.Duration      // --grace; 0 = DefaultGrace
+	Scrollback  int                // --scrollback, display lines per submission; 0 = DefaultScrollback
+	LineMemory  int                // --line-memory, MiB of display lines of all submissions; 0 = DefaultLineMemory, < 0 = no limit
+	AllowNested bool               // --allow-nested
+	Timeout     time.Duration      // --timeout per submission; 0 = none
+	Approvals   bool               // --approvals: relay claude's tool permission requests (SPEC §12)
+	Runner      string             // --runner (SPEC §13): "" or runner.Local, runner.Kubernetes
+	Kube        runner.KubeOptions // --kube-* (SPEC §13), with --runner kubernetes
 
 	// RestoreWindow is --restore-window (SPEC §10): records updated within
 	// it are restored at start; nil = DefaultRestoreWindow, 0 = none.
@@ -119,12 +121,12 @@ type Config struct {
 	Environ       []string // base environment of every submission
 	// Runner starts the submissions (SPEC §13); nil makes New create the
 	// runner RunnerName names.
-	Runner Runner
-	// RunnerName is --runner: RunnerLocal (the default) or
-	// RunnerKubernetes.
+	Runner runner.Runner
+	// RunnerName is --runner: runner.Local (the default) or
+	// runner.Kubernetes.
 	RunnerName string
-	// Kube are the --kube-* settings, with RunnerKubernetes.
-	Kube KubeOptions
+	// Kube are the --kube-* settings, with runner.Kubernetes.
+	Kube runner.KubeOptions
 	// Warnings are problems with the configuration that did not stop it,
 	// e.g. an invalid MEMO_SUBAGENT_MAX_AGENTS; the dashboard shows them.
 	Warnings []string
@@ -381,4 +383,41 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// resolveRunner checks --runner and the --kube-* flags (SPEC §13).
+func resolveRunner(c *Config, o Options) error {
+	name := strings.TrimSpace(o.Runner)
+	if name == "" {
+		name = runner.Local
+	}
+	c.RunnerName = name
+	c.Kube = o.Kube
+	switch name {
+	case runner.Local:
+		if o.Kube.Given() {
+			return fmt.Errorf("--kube-* flags need --runner %s", runner.Kubernetes)
+		}
+		return nil
+	case runner.Kubernetes:
+		if strings.TrimSpace(o.Kube.Image) == "" {
+			return fmt.Errorf("--runner %s needs --kube-image IMAGE: the container image that holds the agent command and /bin/sh", runner.Kubernetes)
+		}
+		if o.Kube.StartTimeout < 0 {
+			return fmt.Errorf("invalid --kube-start-timeout %s: must not be negative", o.Kube.StartTimeout)
+		}
+		if c.Kube.StartTimeout == 0 {
+			c.Kube.StartTimeout = runner.DefaultKubeStartTimeout
+		}
+		for _, n := range o.Kube.Env {
+			if n == "" || strings.ContainsAny(n, "= ") {
+				return fmt.Errorf("invalid --kube-env %q: give the name of a variable of this environment, without =value", n)
+			}
+		}
+		if _, ok := runner.Lookup(name); !ok {
+			return fmt.Errorf("this subdash binary was built without the Kubernetes runner; build it with `go build -tags kube` (README: Running subagents on Kubernetes)")
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown --runner %q: use %s or %s", name, runner.Local, runner.Kubernetes)
 }

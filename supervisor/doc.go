@@ -6,6 +6,13 @@
 // stdin, its stdout and stderr read continuously into a log file, a bounded
 // scrollback of display lines, and a tail kept for last_output.
 //
+// Where a submission runs is its runner's (package runner: runner/local for
+// process groups on this machine, runner/kube for pods, SPEC §13): the
+// engine starts every submission through a runner.Runner and never asks
+// which one it has. At start it reads the journals of earlier runs for
+// submissions that never ended and hands them to the local runner's orphan
+// sweep (local.Orphans).
+//
 // The operations (Spawn, Send, Interrupt, Close, Resume, Wait, List, Logs)
 // follow SPEC.md §3 (at the repository's top level) with its exact error
 // messages; the dashboard, the control socket, `subdash ctl` and the MCP

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
 func TestMain(m *testing.M) {
@@ -126,7 +127,7 @@ func groupOf(t *testing.T, s *Supervisor, id string) int {
 // assertGroupGone fails when a process of group pgid is still alive.
 func assertGroupGone(t *testing.T, pgid int) {
 	t.Helper()
-	if members, err := groupMembers(pgid); err != nil || len(members) > 0 {
+	if members, err := local.GroupMembers(pgid); err != nil || len(members) > 0 {
 		t.Fatalf("process group %d still has live members %v (err %v)", pgid, members, err)
 	}
 }

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // quietAfterExit is how long output must pause, after a main process exited
@@ -16,6 +18,17 @@ import (
 // submission ends: long enough to read what the main process left in the
 // pipes, short enough that the submission still "ends at once" (SPEC §4).
 const quietAfterExit = 50 * time.Millisecond
+
+// runnerCloseWait bounds Runner.Close at Shutdown. It is a time of its
+// own, not what is left of Shutdown's: the submissions may have taken all
+// of that, and what the runner holds must not outlive the host.
+const runnerCloseWait = 30 * time.Second
+
+// proc is a started submission as the supervisor holds it.
+type proc struct {
+	runner.Process
+	pgid int // its process group on this machine; 0 when it runs elsewhere
+}
 
 // launch opens the submission's log file and starts its process. A
 // submission that cannot start ends at once as errored with the reason
@@ -55,13 +68,13 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	if err == nil && a.runner != "" && a.runner != s.cfg.RunnerName {
 		err = fmt.Errorf("agent %s runs on the %s runner; start the host with --runner %s to continue it", a.id, a.runner, a.runner)
 	}
-	var started Process
+	var started runner.Process
 	if err == nil {
-		started, err = s.cfg.Runner.Start(StartRequest{
+		started, err = s.cfg.Runner.Start(runner.StartRequest{
 			Command: sub.command, Dir: s.cfg.Dir, Stdin: feed, Vars: s.submissionVars(a, sub),
 			AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Output: sub.out.feed,
 			Log: sub.out.take, Display: sub.out.display,
-			Placed: func(pl proto.Place) { s.placed(a, pl) },
+			Placed: func(pl runner.Place) { s.placed(a, pl) },
 		})
 	}
 	if err != nil {
@@ -139,7 +152,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 	}
 	select {
 	case <-p.Exited():
-	case <-time.After(killWait):
+	case <-time.After(runner.KillWait):
 		// A main process that survives SIGKILL (uninterruptible sleep)
 		// cannot be reaped now; the submission ends anyway.
 		notes = append(notes, fmt.Sprintf("main process of %s did not exit after SIGKILL", placeText(p.Place())))
@@ -157,9 +170,9 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 	sub.out.release()
 }
 
-// placed records where agent a's submission runs (Runner's
+// placed records where agent a's submission runs (the runner's
 // StartRequest.Placed), for the dashboard and list (SPEC §13).
-func (s *Supervisor) placed(a *agent, pl proto.Place) {
+func (s *Supervisor) placed(a *agent, pl runner.Place) {
 	s.mu.Lock()
 	a.place = pl
 	s.mu.Unlock()
@@ -167,7 +180,7 @@ func (s *Supervisor) placed(a *agent, pl proto.Place) {
 }
 
 // placeText names a place in words: "process group 123", "pod x on node y".
-func placeText(pl proto.Place) string {
+func placeText(pl runner.Place) string {
 	switch {
 	case pl.Pod != "" && pl.Node != "":
 		return "pod " + pl.Pod + " on node " + pl.Node
@@ -175,6 +188,20 @@ func placeText(pl proto.Place) string {
 		return "pod " + pl.Pod
 	}
 	return fmt.Sprintf("process group %d", pl.PGID)
+}
+
+// closeRunner closes the runner (Runner.Close) within runnerCloseWait; a
+// failure is journaled and returned, so that it reaches the screen or the
+// exit status with Shutdown's.
+func (s *Supervisor) closeRunner() error {
+	ctx, cancel := context.WithTimeout(context.Background(), runnerCloseWait)
+	defer cancel()
+	err := s.cfg.Runner.Close(ctx)
+	if err != nil {
+		s.journal.write(JournalEvent{Event: "runner_closed", Note: err.Error()})
+		err = fmt.Errorf("closing the %s runner: %w", s.cfg.RunnerName, err)
+	}
+	return err
 }
 
 // stopRequested reports whether a stop (interrupt, close, quit, time limit)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"runtime"
 	"testing"
+
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // TestLineMemoryIsOneBudget: display lines of all submissions share one
@@ -58,7 +60,7 @@ func TestDisplayLineCost(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		o := newOutput(nil, n, nil, nil)
 		for fed := 0; fed < n; fed += 64 {
-			o.feed(Stdout, chunk)
+			o.feed(runner.Stdout, chunk)
 		}
 		o.release() // the converters and tails, which are not per line
 		runtime.GC()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
 // CheckNesting refuses a request that comes from one of this supervisor's
@@ -24,17 +25,8 @@ func (s *Supervisor) CheckNesting(pid int) error {
 	if s.cfg.AllowNested || pid <= 0 {
 		return nil
 	}
-	pid0 := pid
-	var chain []procInfo
-	for depth := 0; pid > 1 && depth < 64; depth++ {
-		pi, ok := procStat(pid)
-		if !ok {
-			break
-		}
-		chain = append(chain, pi)
-		pid = pi.ppid
-	}
-	inherited, _ := envValue(pid0, submissionEnv)
+	chain := local.Ancestry(pid, 64)
+	inherited := local.SubmissionOf(pid)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, a := range s.order {
@@ -49,7 +41,7 @@ func (s *Supervisor) CheckNesting(pid int) error {
 		// processes started from outside any session here, which would
 		// otherwise all look like its subagents
 		for _, pi := range chain {
-			if r.proc.pgid > 0 && (r.proc.pgid == pi.session || r.proc.pgid == pi.pgrp) {
+			if r.proc.pgid > 0 && (r.proc.pgid == pi.Session || r.proc.pgid == pi.PGID) {
 				return errNested(a.id)
 			}
 		}

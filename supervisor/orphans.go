@@ -8,29 +8,21 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
 // recentRuns is how many earlier runs are checked for leftover submissions.
 const recentRuns = 50
 
-// orphan is a submission of an earlier run whose process group is still
-// alive although that run's supervisor is gone (it was killed with SIGKILL,
-// or the machine's init killed it without letting it clean up).
-type orphan struct {
-	runDir, agentID, submissionID string
-	pgid                          int
-}
-
-// findOrphans reads the journals of the most recent runs under stateDir
-// (but current) and returns their submissions that started and never ended,
-// whose supervisor process is gone, and that still have live processes
-// verifiably theirs: a member of their process group, or a process that
-// left it, whose environment holds the submission's SUBDASH_SUBMISSION_ID,
-// so a reused pid is never taken for one.
-func findOrphans(stateDir, current string) []orphan {
+// leftovers reads the journals of the most recent runs under stateDir (but
+// current) that did not end cleanly, and returns their submissions that
+// started and never ended: the candidates of the orphan sweep
+// (local.Orphans), which decides which of them still run.
+func leftovers(stateDir, current string) []local.Leftover {
 	runs, _ := filepath.Glob(filepath.Join(stateDir, "runs", "*", "journal.jsonl"))
 	sort.Sort(sort.Reverse(sort.StringSlice(runs))) // run ids start with their time
-	var out []orphan
+	var out []local.Leftover
 	for i, j := range runs {
 		if i >= recentRuns {
 			break
@@ -38,12 +30,12 @@ func findOrphans(stateDir, current string) []orphan {
 		if filepath.Dir(j) == current {
 			continue
 		}
-		out = append(out, orphansOf(j)...)
+		out = append(out, leftoversOf(j)...)
 	}
 	return out
 }
 
-func orphansOf(journalPath string) []orphan {
+func leftoversOf(journalPath string) []local.Leftover {
 	if endedCleanly(journalPath) {
 		return nil
 	}
@@ -76,52 +68,33 @@ func orphansOf(journalPath string) []orphan {
 			delete(started, ev.SubmissionID)
 		}
 	}
-	if runPID == 0 || processAlive(runPID) {
-		return nil // an older journal without the pid, or its supervisor still runs
-	}
-	var out []orphan
+	out := make([]local.Leftover, 0, len(started))
 	for _, ev := range started {
-		if ev.PID > 0 && groupHolds(ev.PID, ev.SubmissionID) || len(escapees(ev.SubmissionID)) > 0 {
-			out = append(out, orphan{filepath.Dir(journalPath), ev.AgentID, ev.SubmissionID, ev.PID})
-		}
+		out = append(out, local.Leftover{RunDir: filepath.Dir(journalPath), HostPID: runPID,
+			AgentID: ev.AgentID, SubmissionID: ev.SubmissionID, PGID: ev.PID})
 	}
 	return out
 }
 
-// groupHolds reports whether a live member of process group pgid is a
-// process of submission submissionID.
-func groupHolds(pgid int, submissionID string) bool {
-	members, _ := groupMembers(pgid)
-	for _, pid := range members {
-		if ofSubmission(pid, submissionID) {
-			return true
-		}
-	}
-	return false
-}
-
-// reapOrphans terminates the process groups of orphans (SPEC §4: nothing
-// outlives its submission), recording each in the current journal, and
-// returns a note for the dashboard, or "" when there were none.
+// reapOrphans terminates the orphans of earlier runs (local.Orphans; SPEC
+// §4: nothing outlives its submission), recording each in the current
+// journal, and returns a note for the dashboard, or "" when there were
+// none.
 func (s *Supervisor) reapOrphans() string {
-	orphans := findOrphans(s.cfg.StateDir, s.runDir)
+	orphans := local.Orphans(leftovers(s.cfg.StateDir, s.runDir))
 	if len(orphans) == 0 {
 		return ""
 	}
 	for _, o := range orphans {
-		s.journal.write(JournalEvent{Event: "orphan_found", AgentID: o.agentID, SubmissionID: o.submissionID, PID: o.pgid,
-			Note: "left running by the earlier run " + filepath.Base(o.runDir) + "; terminating its process group"})
+		s.journal.write(JournalEvent{Event: "orphan_found", AgentID: o.AgentID, SubmissionID: o.SubmissionID, PID: o.PGID,
+			Note: "left running by the earlier run " + filepath.Base(o.RunDir) + "; terminating its process group"})
 	}
 	s.runs.Add(1)
 	go func() {
 		defer s.runs.Done()
 		for _, o := range orphans {
-			var err error
-			if groupHolds(o.pgid, o.submissionID) {
-				err = terminateGroup(o.pgid, s.cfg.Grace, s.cut)
-			}
-			n := terminateEscapees(o.submissionID, s.cfg.Grace, s.cut)
-			ev := JournalEvent{Event: "orphan_terminated", AgentID: o.agentID, SubmissionID: o.submissionID, PID: o.pgid}
+			n, err := local.TerminateOrphan(o, s.cfg.Grace, s.cut)
+			ev := JournalEvent{Event: "orphan_terminated", AgentID: o.AgentID, SubmissionID: o.SubmissionID, PID: o.PGID}
 			if err != nil {
 				ev.Note = err.Error()
 			} else if n > 0 {

@@ -8,16 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/termtext"
-)
-
-// Stream numbers a submission's output streams.
-type Stream int
-
-// The output streams of a submission.
-const (
-	Stdout Stream = 0
-	Stderr Stream = 1
 )
 
 // defaultScrollbackBytes caps the text bytes held per submission, so that
@@ -48,7 +40,7 @@ type output struct {
 	batch         lineBatch
 	// lineHook, when set, receives every complete raw line of each stream
 	// (without its line end), for structured agent output (SPEC §8).
-	lineHook func(s Stream, line []byte)
+	lineHook func(s runner.Stream, line []byte)
 	rawLine  [2][]byte
 
 	mu      sync.RWMutex // guards sb and open
@@ -76,14 +68,14 @@ func newOutput(log *os.File, maxLines int, notify func(), budget *feedBudget) *o
 	if log != nil {
 		o.log.open(log)
 	}
-	o.conv[Stdout] = termtext.NewConverter(termtext.DefaultMaxWidth)
-	o.conv[Stderr] = termtext.NewConverter(termtext.DefaultMaxWidth)
+	o.conv[runner.Stdout] = termtext.NewConverter(termtext.DefaultMaxWidth)
+	o.conv[runner.Stderr] = termtext.NewConverter(termtext.DefaultMaxWidth)
 	return o
 }
 
 // feed handles one chunk read from stream s (Runner's StartRequest.Output):
 // log, then display; p is only read during the call.
-func (o *output) feed(s Stream, p []byte) {
+func (o *output) feed(s runner.Stream, p []byte) {
 	o.within(func() {
 		o.logLocked(s, p)
 		o.displayLocked(s, p)
@@ -95,7 +87,7 @@ func (o *output) feed(s Stream, p []byte) {
 // the raw tail of last_output and the raw lines of structured output get
 // it at once; display must get the same bytes later. p is only read during
 // the call.
-func (o *output) take(s Stream, p []byte) {
+func (o *output) take(s runner.Stream, p []byte) {
 	o.within(func() { o.logLocked(s, p) })
 	if o.notify != nil {
 		o.notify()
@@ -106,7 +98,7 @@ func (o *output) take(s Stream, p []byte) {
 // lines (StartRequest.Display); p may join several of them. Of a p that
 // completes more lines than the scrollback keeps, only the kept lines are
 // built (termtext's FeedTail). p is only read during the call.
-func (o *output) display(s Stream, p []byte) {
+func (o *output) display(s runner.Stream, p []byte) {
 	o.within(func() { o.displayLocked(s, p) })
 	o.fed()
 }
@@ -121,7 +113,7 @@ func (o *output) within(f func()) {
 	f()
 }
 
-func (o *output) logLocked(s Stream, p []byte) {
+func (o *output) logLocked(s runner.Stream, p []byte) {
 	if o.released {
 		return
 	}
@@ -134,7 +126,7 @@ func (o *output) logLocked(s Stream, p []byte) {
 	}
 }
 
-func (o *output) displayLocked(s Stream, p []byte) {
+func (o *output) displayLocked(s runner.Stream, p []byte) {
 	if o.released {
 		return
 	}
@@ -143,7 +135,7 @@ func (o *output) displayLocked(s Stream, p []byte) {
 	lines := o.batch.lines(o.sb.maxLines)
 	partial, hasPartial := proto.Line{}, false
 	if text, width, ok := o.conv[s].Partial(); ok {
-		partial, hasPartial = proto.Line{Text: o.text.put(text), Width: width, Stderr: s == Stderr, Partial: true}, true
+		partial, hasPartial = proto.Line{Text: o.text.put(text), Width: width, Stderr: s == runner.Stderr, Partial: true}, true
 	}
 	o.publish(s, lines, o.batch.skipped, partial, hasPartial)
 }
@@ -164,7 +156,7 @@ func (o *output) fed() {
 // would be trimmed at once, so they are only counted. A partial line keeps
 // its slot and is updated in place until it ends, like a terminal row.
 // Called with feedMu held.
-func (o *output) publish(s Stream, lines []proto.Line, skipped int, partial proto.Line, hasPartial bool) {
+func (o *output) publish(s runner.Stream, lines []proto.Line, skipped int, partial proto.Line, hasPartial bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.evicted {
@@ -201,8 +193,8 @@ type lineBatch struct {
 	skipped int
 }
 
-func (b *lineBatch) reset(text *lineText, s Stream) {
-	b.text, b.stderr, b.out, b.skipped = text, s == Stderr, b.out[:0], 0
+func (b *lineBatch) reset(text *lineText, s runner.Stream) {
+	b.text, b.stderr, b.out, b.skipped = text, s == runner.Stderr, b.out[:0], 0
 }
 
 // add is the converter's emit function.
@@ -228,7 +220,7 @@ func (b *lineBatch) lines(max int) []proto.Line {
 // submission and closes the log file.
 func (o *output) finish() error {
 	o.feedMu.Lock()
-	for s := Stdout; s <= Stderr; s++ {
+	for s := runner.Stdout; s <= runner.Stderr; s++ {
 		o.batch.reset(&o.text, s)
 		o.conv[s].Flush(o.batch.add)
 		o.publish(s, o.batch.lines(o.sb.maxLines), o.batch.skipped, proto.Line{}, false)

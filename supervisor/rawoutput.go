@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
@@ -22,7 +23,7 @@ const (
 )
 
 // keepTail keeps the last tailKeep raw bytes of stream s.
-func (o *output) keepTail(s Stream, p []byte) {
+func (o *output) keepTail(s runner.Stream, p []byte) {
 	t := o.tail[s]
 	if len(p) >= tailKeep {
 		t = append(t[:0], p[len(p)-tailKeep:]...)
@@ -38,7 +39,7 @@ func (o *output) keepTail(s Stream, p []byte) {
 
 // splitRaw hands the complete raw lines of stream s to lineHook. A line
 // longer than maxRawLine is handed on cut at that size.
-func (o *output) splitRaw(s Stream, p []byte) {
+func (o *output) splitRaw(s runner.Stream, p []byte) {
 	const maxRawLine = 16 << 20
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -73,12 +74,12 @@ func (o *output) stderrOutput() string { return o.tails(false) }
 func (o *output) tails(withStdout bool) string {
 	o.feedMu.Lock()
 	var out string
-	cut := len(o.tail[Stderr]) >= tailKeep
+	cut := len(o.tail[runner.Stderr]) >= tailKeep
 	if withStdout {
-		out = strings.TrimRight(termtext.Plain(o.tail[Stdout]), " \t\r\n")
-		cut = cut || len(o.tail[Stdout]) >= tailKeep
+		out = strings.TrimRight(termtext.Plain(o.tail[runner.Stdout]), " \t\r\n")
+		cut = cut || len(o.tail[runner.Stdout]) >= tailKeep
 	}
-	errText := strings.TrimRight(termtext.Plain(o.tail[Stderr]), " \t\r\n")
+	errText := strings.TrimRight(termtext.Plain(o.tail[runner.Stderr]), " \t\r\n")
 	o.feedMu.Unlock()
 	return composeLastOutput(out, errText, cut)
 }
@@ -139,7 +140,7 @@ func (o *output) flushRawLines() {
 }
 
 func (o *output) flushRawLinesLocked() {
-	for s := Stdout; s <= Stderr; s++ {
+	for s := runner.Stdout; s <= runner.Stderr; s++ {
 		if o.lineHook != nil && len(o.rawLine[s]) > 0 {
 			o.lineHook(s, trimCR(o.rawLine[s]))
 			o.rawLine[s] = o.rawLine[s][:0]

@@ -5,13 +5,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
+
+// readBackBuf is the size of the reads of a log file read back (reload):
+// 1 MiB, as the largest read of a child's pipe.
+const readBackBuf = 1 << 20
 
 // evict releases the scrollback of a finished submission.
 func (o *output) evict() {
 	o.mu.Lock()
-	if o.open[Stdout] < 0 && o.open[Stderr] < 0 && o.sb != nil {
+	if o.open[runner.Stdout] < 0 && o.open[runner.Stderr] < 0 && o.sb != nil {
 		o.sb.detach()
 		o.sb, o.evicted = nil, true
 	}
@@ -48,10 +53,10 @@ func (o *output) reload(path string, maxLines int) error {
 	conv := termtext.NewConverter(termtext.DefaultMaxWidth)
 	var text lineText
 	var batch lineBatch
-	buf := make([]byte, maxReadBuf)
+	buf := make([]byte, readBackBuf)
 	for done := false; !done; {
 		n, err := f.Read(buf)
-		batch.reset(&text, Stdout)
+		batch.reset(&text, runner.Stdout)
 		batch.skipped = conv.FeedTail(buf[:n], maxLines, batch.add)
 		if done = err != nil; done {
 			conv.Flush(batch.add)

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // Records and restore (SPEC §10).
@@ -37,8 +38,6 @@ const (
 	// removed at start (--log-retention), unless it holds a record inside
 	// the restore window.
 	DefaultLogRetention = 30 * 24 * time.Hour
-	// RunnerLocal names the runner of processes on this machine (SPEC §13).
-	RunnerLocal = "local"
 	// interruptedByHostEnd is last_error of a submission that was running
 	// when its host ended (SPEC §10).
 	interruptedByHostEnd = "interrupted (host ended)"
@@ -156,7 +155,7 @@ func agentOf(r *AgentRecord, fallback Config) *agent {
 		sessionID: r.SessionID, usage: r.Usage, command: r.Command, runner: r.Runner, restored: true,
 	}
 	if a.runner == "" {
-		a.runner = RunnerLocal
+		a.runner = runner.Local
 	}
 	// The built-in agent is part of subdash: a restored agent of it runs
 	// this host's binary, wherever the one that spawned it was.

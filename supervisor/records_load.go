@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // maxReplayRuns bounds how many runs of one directory are replayed when
@@ -284,7 +285,7 @@ func newReplay(dir string) *replay {
 func (rp *replay) agent(id string, at proto.Time) *AgentRecord {
 	r, ok := rp.byID[id]
 	if !ok {
-		r = &AgentRecord{AgentID: id, Dir: rp.dir, Status: proto.StatusRunning, CreatedAt: at, UpdatedAt: at, Runner: RunnerLocal}
+		r = &AgentRecord{AgentID: id, Dir: rp.dir, Status: proto.StatusRunning, CreatedAt: at, UpdatedAt: at, Runner: runner.Local}
 		rp.byID[id] = r
 		rp.order = append(rp.order, id)
 	}

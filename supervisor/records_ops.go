@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // openRun creates the run's folder <StateDir>/runs/<run-id>/ (mode 0700)
@@ -274,7 +275,7 @@ func (s *Supervisor) loadTranscript(id string, sub *submission) {
 		for {
 			line, err := r.ReadBytes('\n')
 			if len(line) > 0 {
-				tr.line(Stdout, bytes.TrimRight(line, "\r\n"))
+				tr.line(runner.Stdout, bytes.TrimRight(line, "\r\n"))
 			}
 			if err != nil {
 				break
@@ -282,7 +283,7 @@ func (s *Supervisor) loadTranscript(id string, sub *submission) {
 		}
 		f.Close()
 	} else {
-		tr.line(Stderr, []byte("subdash: the log file of this submission is gone ("+sub.logPath+"); its transcript cannot be shown"))
+		tr.line(runner.Stderr, []byte("subdash: the log file of this submission is gone ("+sub.logPath+"); its transcript cannot be shown"))
 	}
 	tr.outcome() // ends the parse
 	s.mu.Lock()

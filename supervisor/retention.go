@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
 // Log retention (SPEC §10, --log-retention).
@@ -125,7 +126,7 @@ func (s *Supervisor) removeOldRuns(asOf time.Time) {
 		if fi.ModTime().After(cutoff) {
 			continue
 		}
-		if pid := runPID(journal); pid > 0 && processAlive(pid) {
+		if pid := runPID(journal); pid > 0 && local.ProcessAlive(pid) {
 			continue
 		}
 		size := dirSize(runDir)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // feedLines feeds n numbered lines "0".."n-1" to a fresh output in one chunk
@@ -25,7 +26,7 @@ func feedLines(t *testing.T, maxLines int, chunks ...int) ([]string, int64, int6
 			b = append(b, '\n')
 			next++
 		}
-		o.feed(Stdout, b)
+		o.feed(runner.Stdout, b)
 	}
 	first, total, lines, _ := o.window(0, 1<<30)
 	out := make([]string, len(lines))
@@ -55,9 +56,9 @@ func TestScrollbackKeepsNewestLinesWhenAChunkHoldsMore(t *testing.T) {
 
 func TestPartialLineIsCompletedInPlace(t *testing.T) {
 	o := newOutput(nil, 10, nil, nil)
-	o.feed(Stdout, []byte("a\npart"))
-	o.feed(Stderr, []byte("err line\n"))
-	o.feed(Stdout, []byte("ial\n"))
+	o.feed(runner.Stdout, []byte("a\npart"))
+	o.feed(runner.Stderr, []byte("err line\n"))
+	o.feed(runner.Stdout, []byte("ial\n"))
 	_, _, lines, _ := o.window(0, 10)
 	got := []string{}
 	for _, l := range lines {
@@ -135,7 +136,7 @@ func TestFloodKeepsLinesRightAcrossReusedBlocks(t *testing.T) {
 			next++
 		}
 		b = append(b, text(next)...)
-		o.feed(Stdout, b)
+		o.feed(runner.Stdout, b)
 		first, total, lines, _ := o.window(0, 1<<30)
 		if total != int64(next+1) || first != total-keep || len(lines) != keep {
 			t.Fatalf("read %d: window [%d,%d) with %d lines, want [%d,%d) with %d", read, first, total, len(lines), next+1-keep, next+1, keep)
@@ -173,7 +174,7 @@ func TestFloodKeepsLinesRightAcrossReusedBlocks(t *testing.T) {
 func TestReadBackKeepsTheNewestLines(t *testing.T) {
 	const keep = 1000
 	var log []byte
-	for i := 0; i < 3*maxReadBuf/20; i++ {
+	for i := 0; i < 3*readBackBuf/20; i++ {
 		log = append(log, "line "+strconv.Itoa(i)+"\n"...)
 		switch i {
 		case 7:
@@ -189,7 +190,7 @@ func TestReadBackKeepsTheNewestLines(t *testing.T) {
 	}
 	fed := newOutput(nil, keep, nil, nil)
 	for p := log; len(p) > 0; p = p[min(len(p), 4096):] {
-		fed.feed(Stdout, p[:min(len(p), 4096)])
+		fed.feed(runner.Stdout, p[:min(len(p), 4096)])
 	}
 	_ = fed.finish()
 	wantFirst, wantTotal, want, _ := fed.window(0, keep)

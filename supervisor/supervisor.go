@@ -14,7 +14,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/runner/local"
 )
+
+// The local runner is always there (SPEC §4); the Kubernetes runner
+// registers itself in binaries built with -tags kube.
+func init() { runner.Register(runner.Local, local.Factory) }
 
 // defaultResident is how many finished submissions keep their display
 // lines in memory, across all agents; the one that finished (or was read
@@ -93,7 +99,7 @@ type agent struct {
 	// even when a queued message started the next submission at once.
 	finals    int
 	lastFinal proto.WaitDetail
-	place     proto.Place // where its latest submission runs (SPEC §13)
+	place     runner.Place // where its latest submission runs (SPEC §13)
 	// ending is set while a submission's end is being written to the
 	// journal: Wait does not answer with that status until it is there, so
 	// a host killed right after a wait answered restores what the caller
@@ -161,14 +167,15 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	runID := newRunID()
 	if cfg.RunnerName == "" {
-		cfg.RunnerName = RunnerLocal
+		cfg.RunnerName = runner.Local
 	}
 	if cfg.Runner == nil {
-		f, ok := runnerFactory(cfg.RunnerName)
+		f, ok := runner.Lookup(cfg.RunnerName)
 		if !ok {
 			return nil, fmt.Errorf("no runner %q in this binary", cfg.RunnerName)
 		}
-		r, err := f(cfg, Host{RunID: runID, PID: os.Getpid()})
+		r, err := f(runner.Settings{Environ: cfg.Environ, Grace: cfg.Grace, Kube: cfg.Kube,
+			Host: runner.Host{RunID: runID, PID: os.Getpid()}})
 		if err != nil {
 			return nil, err
 		}

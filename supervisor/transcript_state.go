@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
@@ -38,8 +39,8 @@ func newTranscriptState(p *Preset, onChange func(session string)) *transcriptSta
 // line takes one raw line of stream s: stdout lines are parsed, stderr
 // lines become stderr entries (escape sequences removed, blank ones
 // skipped).
-func (t *transcriptState) line(s Stream, raw []byte) {
-	if s == Stderr {
+func (t *transcriptState) line(s runner.Stream, raw []byte) {
+	if s == runner.Stderr {
 		text := strings.TrimRight(termtext.Plain(raw), "\n")
 		if strings.TrimSpace(text) == "" {
 			return

@@ -161,11 +161,3 @@ func jsonName(f reflect.StructField) (string, bool) {
 	}
 	return f.Name, true
 }
-
-// Place says where a submission runs, for the dashboard and list
-// (SPEC §13). The zero Place is this machine.
-type Place struct {
-	PGID int    // its process group on this machine; 0 when it runs elsewhere
-	Pod  string // the pod it runs in, "" for the local runner
-	Node string // the node of that pod, once it is scheduled
-}

@@ -1,4 +1,4 @@
-package supervisor
+package local
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 const (
@@ -30,7 +30,7 @@ const (
 	maxReadBuf = pipeSize
 	// maxBatch and displayDelay: once reads are maxReadBuf large (a
 	// flood), a reader reads into one buffer of maxBatch bytes and hands
-	// what it holds to the display lines (StartRequest.Display) when the
+	// what it holds to the display lines (runner.StartRequest.Display) when the
 	// next read would not fit, displayDelay after the first byte it holds,
 	// or before it waits for more; every read goes to the log at once. Of
 	// a batch completing more lines than the scrollback keeps only the kept
@@ -58,27 +58,32 @@ const (
 	drainTimeout = 500 * time.Millisecond
 	// killWait bounds the wait for a group to vanish after SIGKILL (a process
 	// in uninterruptible sleep); past it the submission ends anyway.
-	killWait = 10 * time.Second
+	killWait = runner.KillWait
 )
 
-// LocalRunner returns the runner of SPEC §4 (--runner local): each
-// submission is a `/bin/sh -c` child of this process in its own session and
-// process group, in the working directory, with environ (the host's
-// environment) plus the submission's variables.
-func LocalRunner(environ []string) Runner { return localRunner{environ} }
+// New returns the runner of SPEC §4 (--runner local): each submission is a
+// `/bin/sh -c` child of this process in its own session and process group,
+// in the working directory, with environ (the host's environment) plus the
+// submission's variables.
+func New(environ []string) runner.Runner { return localRunner{environ} }
+
+// Factory is New as a runner.Factory, for runner.Register: the
+// environment is Settings.Environ; it never fails.
+func Factory(s runner.Settings) (runner.Runner, error) { return New(s.Environ), nil }
 
 type localRunner struct{ environ []string }
 
-// Sweep does nothing: the supervisor's orphan sweep (orphans.go) ends the
-// process groups earlier hosts left on this machine, whatever their runner.
+// Sweep does nothing: the orphan sweep (Orphans, orphans.go), which the
+// engine runs whatever the runner, ends the process groups earlier hosts
+// left on this machine.
 func (localRunner) Sweep(string) string { return "" }
 
 // Close has nothing to end: every process group is gone once its
 // submission ended.
 func (localRunner) Close(context.Context) error { return nil }
 
-// Start implements Runner.
-func (r localRunner) Start(req StartRequest) (Process, error) {
+// Start implements runner.Runner.
+func (r localRunner) Start(req runner.StartRequest) (runner.Process, error) {
 	out := streamSink{req.Output, nil}
 	if req.Log != nil && req.Display != nil {
 		out = streamSink{req.Log, req.Display}
@@ -109,9 +114,9 @@ func mergeEnv(base, vars []string) []string {
 	return append(env, vars...)
 }
 
-// localProcess is one running `/bin/sh -c` child in its own session and
+// process is one running `/bin/sh -c` child in its own session and
 // process group (SPEC §4).
-type localProcess struct {
+type process struct {
 	cmd          *exec.Cmd
 	pgid         int
 	submissionID string
@@ -131,7 +136,7 @@ type localProcess struct {
 // session, hands its stdin to feed in a goroutine of its own (feedMessage
 // writes the message and a newline, then closes it; SPEC §4), and feeds
 // stdout and stderr to out until EOF.
-func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out streamSink) (*localProcess, error) {
+func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out streamSink) (*process, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("cannot start submission: working directory %s does not exist", dir)
 	}
@@ -139,7 +144,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	if err != nil {
 		return nil, fmt.Errorf("cannot start submission: %w", err)
 	}
-	p := &localProcess{exited: make(chan struct{}), stdin: stdinW, outs: [2]int{-1, -1}, wake: -1,
+	p := &process{exited: make(chan struct{}), stdin: stdinW, outs: [2]int{-1, -1}, wake: -1,
 		readersDone: make(chan struct{})}
 	var outW [2]*os.File
 	for i := range outW {
@@ -158,8 +163,8 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = stdinR
-	cmd.Stdout = outW[Stdout]
-	cmd.Stderr = outW[Stderr]
+	cmd.Stdout = outW[runner.Stdout]
+	cmd.Stderr = outW[runner.Stderr]
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()
 	closeAll(stdinR, outW[0], outW[1])
@@ -169,7 +174,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	}
 	p.cmd, p.pgid = cmd, cmd.Process.Pid
 	go feed(stdinW)
-	for s := Stdout; s <= Stderr; s++ {
+	for s := runner.Stdout; s <= runner.Stderr; s++ {
 		p.readers.Add(1)
 		go p.read(s, out)
 	}
@@ -187,87 +192,50 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 
 // WaitQuiet returns when both pipes reached EOF or no output arrived for
 // quiet: after the main process exited, what it wrote is then read.
-func (p *localProcess) WaitQuiet(quiet time.Duration) {
-	WaitQuiet(&p.lastRead, p.readersDone, quiet)
+func (p *process) WaitQuiet(quiet time.Duration) {
+	runner.WaitQuiet(&p.lastRead, p.readersDone, quiet)
 }
 
-// WaitQuiet is Process.WaitQuiet for every runner: it returns when done
-// closes (the streams reached their end) or when lastRead (UnixNano of the
-// latest output, 0 for none) is quiet in the past, counted from the call at
-// the earliest. quiet is a wall-clock duration.
-func WaitQuiet(lastRead *atomic.Int64, done <-chan struct{}, quiet time.Duration) {
-	start := time.Now().UnixNano()
-	for {
-		last := max(lastRead.Load(), start)
-		wait := quiet - time.Since(time.Unix(0, last))
-		if wait <= 0 {
-			return
-		}
-		select {
-		case <-done:
-			return
-		case <-time.After(wait):
-		}
-	}
-}
-
-// Exited implements Process.
-func (p *localProcess) Exited() <-chan struct{} { return p.exited }
+// Exited implements runner.Process.
+func (p *process) Exited() <-chan struct{} { return p.exited }
 
 // Exit describes how the main process ended; the zero Exit while it has
 // not been reaped.
-func (p *localProcess) Exit() Exit {
+func (p *process) Exit() runner.Exit {
 	select {
 	case <-p.exited:
 	default:
-		return Exit{}
+		return runner.Exit{}
 	}
 	if p.state == nil {
-		return Exit{}
+		return runner.Exit{}
 	}
 	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return ExitOf(0, ws.Signal())
+		return runner.ExitOf(0, ws.Signal())
 	}
-	return ExitOf(p.state.ExitCode(), 0)
-}
-
-// ExitOf is how a main process ended, in SPEC §4's terms: killed by signal
-// sig when sig is not 0 (Exit.Signal its name, such as "SIGKILL", or
-// "signal N" for one without a name), else exited with code (Exit.Code).
-// Every runner reports its submissions' ends through it: the local runner
-// from the kernel's wait status, the Kubernetes runner from the status its
-// wrapper shell reports (package supervisor/kube).
-func ExitOf(code int, sig syscall.Signal) Exit {
-	if sig != 0 {
-		name := unix.SignalName(sig)
-		if name == "" {
-			name = fmt.Sprintf("signal %d", int(sig))
-		}
-		return Exit{Signal: name}
-	}
-	return Exit{Code: &code}
+	return runner.ExitOf(p.state.ExitCode(), 0)
 }
 
 // Lingers reports whether a member of the process group is alive.
-func (p *localProcess) Lingers() bool { return groupAlive(p.pgid) }
+func (p *process) Lingers() bool { return groupAlive(p.pgid) }
 
 // Terminate ends the process group (terminateGroup).
-func (p *localProcess) Terminate(grace time.Duration, cut <-chan struct{}) error {
+func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
 	return terminateGroup(p.pgid, grace, cut)
 }
 
 // TerminateEscapees ends the processes that left the group but carry the
 // submission's id (escapees.go).
-func (p *localProcess) TerminateEscapees(grace time.Duration, cut <-chan struct{}) int {
+func (p *process) TerminateEscapees(grace time.Duration, cut <-chan struct{}) int {
 	return terminateEscapees(p.submissionID, grace, cut)
 }
 
 // Place is this machine and the process group.
-func (p *localProcess) Place() proto.Place { return proto.Place{PGID: p.pgid} }
+func (p *process) Place() runner.Place { return runner.Place{PGID: p.pgid} }
 
 // terminateGroup ends every process of group pgid (SPEC §4): SIGTERM (and
 // SIGCONT, so a stopped process can act on it) to the whole group, then
-// SIGKILL after grace (or once cut is closed: Supervisor.SkipGrace) if any
+// SIGKILL after grace (or once cut is closed: the engine's SkipGrace) if any
 // member is still alive. It returns when no
 // process of the group is left, or after killWait past the SIGKILL with an
 // error naming the survivors' group.
@@ -326,7 +294,7 @@ func groupAlive(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
-	members, err := groupMembers(pgid)
+	members, err := GroupMembers(pgid)
 	if err != nil {
 		return true
 	}

@@ -1,4 +1,4 @@
-package supervisor
+package local
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"syscall"
 )
 
-// What the supervisor reads of other processes, from /proc (proc(5)).
+// What the local runner reads of other processes, from /proc (proc(5)).
 
 // submissionEnv is the variable every submission's processes inherit
 // (SPEC §2), which identifies them wherever they moved.
@@ -33,54 +33,58 @@ func procPIDs() ([]int, error) {
 	return pids, nil
 }
 
-// groupMembers lists the pids of live (non-zombie) processes whose process
-// group is pgid, read from /proc.
-func groupMembers(pgid int) ([]int, error) {
+// GroupMembers lists the pids of live (non-zombie) processes whose process
+// group is pgid, read from /proc; the error is /proc's, when it cannot be
+// listed.
+func GroupMembers(pgid int) ([]int, error) {
 	pids, err := procPIDs()
 	if err != nil {
 		return nil, err
 	}
 	var live []int
 	for _, pid := range pids {
-		if pi, ok := procStat(pid); ok && pi.pgrp == pgid && pi.live() {
+		if pi, ok := procStat(pid); ok && pi.PGID == pgid && pi.Live() {
 			live = append(live, pid)
 		}
 	}
 	return live, nil
 }
 
-// procInfo is what procStat reads of a process.
-type procInfo struct {
-	state               byte // R, S, D, Z, T, ...
-	ppid, pgrp, session int
+// Proc is what /proc/<pid>/stat says of a process.
+type Proc struct {
+	PID     int
+	State   byte // R, S, D, Z, T, ... (proc(5))
+	PPID    int  // its parent
+	PGID    int  // its process group
+	Session int  // its session
 }
 
-// live reports whether the process has not exited (not a zombie).
-func (pi procInfo) live() bool { return pi.state != 'Z' && pi.state != 'X' }
+// Live reports whether the process has not exited (not a zombie).
+func (pi Proc) Live() bool { return pi.State != 'Z' && pi.State != 'X' }
 
 // procStat reads the state, parent, process group and session of pid from
 // /proc/<pid>/stat (proc(5): "pid (comm) state ppid pgrp session ..."; comm
 // may hold spaces and parentheses, so fields are counted from the last ')').
-func procStat(pid int) (procInfo, bool) {
+func procStat(pid int) (Proc, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return procInfo{}, false
+		return Proc{}, false
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return procInfo{}, false
+		return Proc{}, false
 	}
 	f := bytes.Fields(b[i+1:])
 	if len(f) < 4 || len(f[0]) != 1 {
-		return procInfo{}, false
+		return Proc{}, false
 	}
 	var n [3]int
 	for k := range n {
 		if n[k], err = strconv.Atoi(string(f[k+1])); err != nil {
-			return procInfo{}, false
+			return Proc{}, false
 		}
 	}
-	return procInfo{state: f[0][0], ppid: n[0], pgrp: n[1], session: n[2]}, true
+	return Proc{PID: pid, State: f[0][0], PPID: n[0], PGID: n[1], Session: n[2]}, true
 }
 
 // Descendants returns the live processes below pid: its children, then
@@ -90,8 +94,8 @@ func Descendants(pid int) []int {
 	pids, _ := procPIDs()
 	children := map[int][]int{}
 	for _, p := range pids {
-		if pi, ok := procStat(p); ok && pi.live() {
-			children[pi.ppid] = append(children[pi.ppid], p)
+		if pi, ok := procStat(p); ok && pi.Live() {
+			children[pi.PPID] = append(children[pi.PPID], p)
 		}
 	}
 	var out []int
@@ -102,13 +106,37 @@ func Descendants(pid int) []int {
 	return out
 }
 
-// processAlive reports whether pid exists and has not exited.
-func processAlive(pid int) bool {
+// ProcessAlive reports whether pid exists and has not exited (a zombie
+// has).
+func ProcessAlive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
 		return false
 	}
 	pi, ok := procStat(pid)
-	return ok && pi.live()
+	return ok && pi.Live()
+}
+
+// Ancestry returns pid and its ancestors, nearest first, up to the child of
+// init and at most depth of them, as far as /proc can tell (a process
+// that ended meanwhile ends the chain).
+func Ancestry(pid, depth int) []Proc {
+	var chain []Proc
+	for ; pid > 1 && len(chain) < depth; pid = chain[len(chain)-1].PPID {
+		pi, ok := procStat(pid)
+		if !ok {
+			break
+		}
+		chain = append(chain, pi)
+	}
+	return chain
+}
+
+// SubmissionOf returns the SUBDASH_SUBMISSION_ID that process pid started
+// with (SPEC §2: every process of a submission inherits it), or "" when it
+// has none or its environment cannot be read (another user's process).
+func SubmissionOf(pid int) string {
+	v, _ := envValue(pid, submissionEnv)
+	return v
 }
 
 // envValue returns the value of variable key in the environment pid started
@@ -132,5 +160,5 @@ func envValue(pid int, key string) (value string, ok bool) {
 // that inherited its SUBDASH_SUBMISSION_ID.
 func ofSubmission(pid int, id string) bool {
 	v, ok := envValue(pid, submissionEnv)
-	return ok && v == id && processAlive(pid)
+	return ok && v == id && ProcessAlive(pid)
 }

@@ -1,4 +1,4 @@
-package supervisor
+package local
 
 // How a local process's output is read: its pipes (outputPipe), the
 // readers (read) and the end of reading (Drain).
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // maxDrain bounds the reading of output after the group is gone when a
@@ -27,7 +29,7 @@ var maxDrain = 10 * time.Second
 //     held by a process that left the group without writing: given up on;
 //   - more read since the group ended than the pipe holds means a process
 //     outside the group writes on: cut off after maxDrain.
-func (p *localProcess) read(s Stream, out streamSink) {
+func (p *process) read(s runner.Stream, out streamSink) {
 	defer p.readers.Done()
 	fd := p.outs[s]
 	size := readBufSize // of the next read
@@ -128,8 +130,8 @@ func (p *localProcess) read(s Stream, out streamSink) {
 
 // streamSink is where a local process's readers put its output: log takes
 // every read at once; display, when set, takes the same bytes later, in
-// batches (StartRequest's Log and Display); without it, log is Output.
-type streamSink struct{ log, display func(Stream, []byte) }
+// batches (runner.StartRequest's Log and Display); without it, log is Output.
+type streamSink struct{ log, display func(runner.Stream, []byte) }
 
 // batches holds the batch buffers (maxBatch bytes) of readers whose flood
 // ended, for the next flood of any stream.
@@ -186,7 +188,7 @@ func (bp *batchPool) put(b []byte) {
 // limit is not negative, until limit has passed, whichever comes first
 // (poll(2) on this goroutine's thread; a signal may end it early, the
 // caller only reads again). It reports false when limit passed.
-func (p *localProcess) await(s Stream, limit time.Duration) bool {
+func (p *process) await(s runner.Stream, limit time.Duration) bool {
 	fds := []unix.PollFd{{Fd: int32(p.outs[s]), Events: unix.POLLIN}, {Fd: int32(p.wake), Events: unix.POLLIN}}
 	timeout := -1
 	if limit >= 0 {
@@ -205,7 +207,7 @@ func (p *localProcess) await(s Stream, limit time.Duration) bool {
 
 // outputPipe returns a pipe for a child's stdout or stderr: the read end
 // as a descriptor in non-blocking mode, read with read(2) and waited on
-// with poll(2) (localProcess.read), and the write end, blocking, for the
+// with poll(2) (process.read), and the write end, blocking, for the
 // child. The read end is never registered with Go's netpoller: the kernel
 // wakes every epoll waiter of a polled pipe on each write, so a child
 // writing 8 KiB at a time woke the netpoller's thread about 30,000 times
@@ -247,7 +249,7 @@ func pipeFill(fd int) (buffered, capacity int) {
 // only after the process group is gone: the pipes then reach EOF unless a
 // process outside the group (setsid, a daemon) still holds them, which read
 // detects with the deadlines set here.
-func (p *localProcess) Drain() {
+func (p *process) Drain() {
 	deadline := time.Now().Add(drainTimeout).UnixNano()
 	for s := range p.deadlines {
 		p.deadlines[s].CompareAndSwap(0, deadline)
@@ -261,7 +263,7 @@ func (p *localProcess) Drain() {
 
 // closePipes closes the output pipes' read ends, the eventfd and stdin,
 // once: Drain may be called more than once.
-func (p *localProcess) closePipes() {
+func (p *process) closePipes() {
 	p.closeOnce.Do(func() {
 		for _, fd := range append(p.outs[:], p.wake) {
 			if fd >= 0 {

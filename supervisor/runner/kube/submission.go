@@ -15,13 +15,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
-// Start implements supervisor.Runner: it returns at once; the pod is
+// Start implements runner.Runner: it returns at once; the pod is
 // created or reused, and the exec started, in the background.
-func (r *Runner) Start(req supervisor.StartRequest) (supervisor.Process, error) {
+func (r *Runner) Start(req runner.StartRequest) (runner.Process, error) {
 	if r.rc == nil {
 		return nil, errors.New("the Kubernetes runner has no cluster connection to run commands in pods")
 	}
@@ -34,10 +33,10 @@ func (r *Runner) Start(req supervisor.StartRequest) (supervisor.Process, error) 
 }
 
 // process is one submission: an exec in its agent's pod
-// (supervisor.Process).
+// (runner.Process).
 type process struct {
 	r      *Runner
-	req    supervisor.StartRequest
+	req    runner.StartRequest
 	nonce  string
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -45,7 +44,7 @@ type process struct {
 
 	exitOnce    sync.Once
 	exited      chan struct{}
-	exit        supervisor.Exit
+	exit        runner.Exit
 	streamsDone chan struct{} // closed when the exec ended (or never started)
 	execing     chan struct{} // closed when the exec starts
 	selfEnded   atomic.Bool   // the wrapper reported the main process's end
@@ -55,13 +54,13 @@ type process struct {
 	pod         atomic.Pointer[agentPod] // its pod, once running
 }
 
-func (p *process) out(s supervisor.Stream, b []byte) {
+func (p *process) out(s runner.Stream, b []byte) {
 	p.lastRead.Store(time.Now().UnixNano())
 	p.req.Output(s, b)
 }
 
 // finish records how the main process ended, once.
-func (p *process) finish(e supervisor.Exit) {
+func (p *process) finish(e runner.Exit) {
 	p.exitOnce.Do(func() {
 		p.exit = e
 		close(p.exited)
@@ -80,20 +79,20 @@ func (p *process) run() {
 	ap, err := p.r.ensurePod(p.ctx, p.req.AgentID, func(ap *agentPod) {
 		p.assigned.Store(ap)
 		if p.req.Placed != nil {
-			p.req.Placed(proto.Place{Pod: ap.name})
+			p.req.Placed(runner.Place{Pod: ap.name})
 		}
 	})
 	if err != nil {
 		if p.ctx.Err() != nil {
-			p.finish(supervisor.Exit{}) // stopped while its pod was starting
+			p.finish(runner.Exit{}) // stopped while its pod was starting
 		} else {
-			p.finish(supervisor.Exit{Err: err.Error()})
+			p.finish(runner.Exit{Err: err.Error()})
 		}
 		return
 	}
 	p.pod.Store(ap)
 	if p.req.Placed != nil {
-		p.req.Placed(proto.Place{Pod: ap.name, Node: ap.node})
+		p.req.Placed(runner.Place{Pod: ap.name, Node: ap.node})
 	}
 	go p.label(ap.name)
 	close(p.execing)
@@ -104,22 +103,22 @@ func (p *process) run() {
 		return
 	}
 	if p.ctx.Err() != nil {
-		p.finish(supervisor.Exit{})
+		p.finish(runner.Exit{})
 		return
 	}
 	if _, gerr := p.r.cs.CoreV1().Pods(p.r.ns).Get(context.Background(), ap.name, metav1.GetOptions{}); apierrors.IsNotFound(gerr) {
 		p.r.forget(p.req.AgentID, ap)
-		p.finish(supervisor.Exit{Err: "pod " + ap.name + " is gone (deleted or evicted); the next submission starts a new one"})
+		p.finish(runner.Exit{Err: "pod " + ap.name + " is gone (deleted or evicted); the next submission starts a new one"})
 		return
 	}
-	p.finish(supervisor.Exit{Err: "lost the submission's stream from pod " + ap.name + ": " + err.Error()})
+	p.finish(runner.Exit{Err: "lost the submission's stream from pod " + ap.name + ": " + err.Error()})
 }
 
 // exec runs the submission in pod ap: in the warm exec that came with the
 // pod when it has one that is ready, else in an exec of its own; it
 // returns how the exec ended (Runner.exec).
 func (p *process) exec(ap *agentPod) error {
-	stdout := writerFunc(func(b []byte) { p.out(supervisor.Stdout, b) })
+	stdout := writerFunc(func(b []byte) { p.out(runner.Stdout, b) })
 	if we := p.r.takeExec(ap); we != nil {
 		p.useNonce(we.nonce)
 		if we.claim(p.ctx, stdout, p.stderr) {
@@ -146,7 +145,7 @@ func (p *process) exec(ap *agentPod) error {
 // exec's stderr is read.
 func (p *process) useNonce(nonce string) {
 	p.nonce = nonce
-	p.stderr = newMarkerFilter([]byte("\x1esubdash:"+nonce+":exit:"), func(b []byte) { p.out(supervisor.Stderr, b) }, p.mainEnded)
+	p.stderr = newMarkerFilter([]byte("\x1esubdash:"+nonce+":exit:"), func(b []byte) { p.out(runner.Stderr, b) }, p.mainEnded)
 }
 
 // label names the agent (a claimed warm pod has no agent label yet) and
@@ -155,16 +154,16 @@ func (p *process) label(pod string) {
 	_ = p.r.label(pod, p.req.AgentID, p.req.SubmissionID)
 }
 
-// Exited implements supervisor.Process.
+// Exited implements runner.Process.
 func (p *process) Exited() <-chan struct{} { return p.exited }
 
-// Exit implements supervisor.Process.
-func (p *process) Exit() supervisor.Exit {
+// Exit implements runner.Process.
+func (p *process) Exit() runner.Exit {
 	select {
 	case <-p.exited:
 		return p.exit
 	default:
-		return supervisor.Exit{}
+		return runner.Exit{}
 	}
 }
 
@@ -185,9 +184,9 @@ func (p *process) Lingers() bool {
 	}
 }
 
-// WaitQuiet implements supervisor.Process.
+// WaitQuiet implements runner.Process.
 func (p *process) WaitQuiet(quiet time.Duration) {
-	supervisor.WaitQuiet(&p.lastRead, p.streamsDone, quiet)
+	runner.WaitQuiet(&p.lastRead, p.streamsDone, quiet)
 }
 
 // Terminate ends every process of the submission in the pod (SPEC §13):
@@ -276,13 +275,13 @@ func (p *process) Drain() {
 	p.cancel()
 }
 
-// Place implements supervisor.Process.
-func (p *process) Place() proto.Place {
+// Place implements runner.Process.
+func (p *process) Place() runner.Place {
 	if ap := p.pod.Load(); ap != nil {
-		return proto.Place{Pod: ap.name, Node: ap.node}
+		return runner.Place{Pod: ap.name, Node: ap.node}
 	}
 	if ap := p.assigned.Load(); ap != nil {
-		return proto.Place{Pod: ap.name} // starting: no node yet
+		return runner.Place{Pod: ap.name} // starting: no node yet
 	}
-	return proto.Place{}
+	return runner.Place{}
 }

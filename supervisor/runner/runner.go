@@ -1,38 +1,21 @@
-package supervisor
+package runner
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
+	"syscall"
 	"time"
 
-	"github.com/subdash/subdash/supervisor/proto"
+	"golang.org/x/sys/unix"
 )
 
-// runnerCloseWait bounds Runner.Close at Shutdown. It is a time of its
-// own, not what is left of Shutdown's: the submissions may have taken all
-// of that, and what the runner holds must not outlive the host.
-const runnerCloseWait = 30 * time.Second
-
-// closeRunner closes the runner (Runner.Close) within runnerCloseWait; a
-// failure is journaled and returned, so that it reaches the screen or the
-// exit status with Shutdown's.
-func (s *Supervisor) closeRunner() error {
-	ctx, cancel := context.WithTimeout(context.Background(), runnerCloseWait)
-	defer cancel()
-	err := s.cfg.Runner.Close(ctx)
-	if err != nil {
-		s.journal.write(JournalEvent{Event: "runner_closed", Note: err.Error()})
-		err = fmt.Errorf("closing the %s runner: %w", s.cfg.RunnerName, err)
-	}
-	return err
-}
-
 // Runner starts submissions where they run and ends them (SPEC §13): the
-// local runner runs them as process groups on this machine (SPEC §4), the
-// Kubernetes runner (package supervisor/kube) in pods. The supervisor's
-// operations, lifecycle, output pipeline and records are the same for every
-// runner and never ask which one they have.
+// local runner (package runner/local) runs them as process groups on this
+// machine (SPEC §4), the Kubernetes runner (package runner/kube) in pods.
+// The supervisor's operations, lifecycle, output pipeline and records are
+// the same for every runner and never ask which one they have.
 type Runner interface {
 	// Start starts req.Command for one submission: req.Stdin is given its
 	// stdin in a goroutine of its own (it writes the message and a newline,
@@ -46,7 +29,9 @@ type Runner interface {
 	// Sweep ends what hosts that are gone left running with this runner
 	// (SPEC §13: pods of a host that is gone), in the background, and
 	// returns a note for the dashboard, or "" when there was nothing.
-	// runDir is this host's run folder.
+	// runDir is this host's run folder. Process groups left on this
+	// machine are the orphan sweep's (local.Orphans), which the engine
+	// runs whatever the runner.
 	Sweep(runDir string) string
 	// Close ends what the runner holds once every submission has ended
 	// (the Kubernetes runner deletes its pods), and returns when that is
@@ -89,7 +74,16 @@ type StartRequest struct {
 	// submission runs, possibly after Start returned: the Kubernetes
 	// runner calls it with the pod as soon as it is chosen and again with
 	// its node once it runs.
-	Placed func(proto.Place)
+	Placed func(Place)
+}
+
+// Place says where a submission runs, for the dashboard and list
+// (SPEC §13; front-ends see it as Summary's Pod and Node). The zero Place
+// is this machine.
+type Place struct {
+	PGID int    // its process group on this machine; 0 when it runs elsewhere
+	Pod  string // the pod it runs in, "" for the local runner
+	Node string // the node of that pod, once it is scheduled
 }
 
 // Exit is how a submission's main process ended (SPEC §4).
@@ -132,11 +126,57 @@ type Process interface {
 	// Call it after Terminate.
 	Drain()
 	// Place is where the submission runs, as far as known.
-	Place() proto.Place
+	Place() Place
 }
 
-// proc is a started submission as the supervisor holds it.
-type proc struct {
-	Process
-	pgid int // its process group on this machine; 0 when it runs elsewhere
+// Stream numbers a submission's output streams.
+type Stream int
+
+// The output streams of a submission.
+const (
+	Stdout Stream = 0
+	Stderr Stream = 1
+)
+
+// KillWait bounds the wait for what a submission started to vanish after
+// SIGKILL (a process in uninterruptible sleep): past it, Terminate returns
+// an error naming what survived, and the supervisor ends the submission
+// anyway.
+const KillWait = 10 * time.Second
+
+// ExitOf is how a main process ended, in SPEC §4's terms: killed by signal
+// sig when sig is not 0 (Exit.Signal its name, such as "SIGKILL", or
+// "signal N" for one without a name), else exited with code (Exit.Code).
+// Every runner reports its submissions' ends through it: the local runner
+// from the kernel's wait status, the Kubernetes runner from the status its
+// wrapper shell reports.
+func ExitOf(code int, sig syscall.Signal) Exit {
+	if sig != 0 {
+		name := unix.SignalName(sig)
+		if name == "" {
+			name = fmt.Sprintf("signal %d", int(sig))
+		}
+		return Exit{Signal: name}
+	}
+	return Exit{Code: &code}
+}
+
+// WaitQuiet is Process.WaitQuiet for every runner: it returns when done
+// closes (the streams reached their end) or when lastRead (UnixNano of the
+// latest output, 0 for none) is quiet in the past, counted from the call at
+// the earliest. quiet is a wall-clock duration.
+func WaitQuiet(lastRead *atomic.Int64, done <-chan struct{}, quiet time.Duration) {
+	start := time.Now().UnixNano()
+	for {
+		last := max(lastRead.Load(), start)
+		wait := quiet - time.Since(time.Unix(0, last))
+		if wait <= 0 {
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(wait):
+		}
+	}
 }

@@ -30,6 +30,10 @@
 // built with `-tags kube` links it (main_kube.go registers the runner), so
 // `subdash ctl`, `subdash agent`, viewers and local hosts built the usual
 // way do not pay for it (figures in BENCHMARKS.md).
+//
+// It implements the interfaces of package runner and imports no other
+// subdash package: main_kube.go registers Factory (runner.Register); only
+// its tests drive it through the engine.
 package kube
 
 import (
@@ -50,7 +54,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // Labels and annotations of the pods this runner creates (SPEC §13: labels
@@ -74,7 +78,7 @@ const (
 	// everything of the submission was terminated.
 	drainWait = 3 * time.Second
 	// killWait bounds the wait for processes to vanish after SIGKILL.
-	killWait = 10 * time.Second
+	killWait = runner.KillWait
 	// clientQPS and clientBurst are the client-side request rate limit
 	// (requests per second, and at once) unless the kubeconfig sets one.
 	clientQPS, clientBurst = 100, 200
@@ -83,15 +87,16 @@ const (
 	deleteWait = 15 * time.Second
 )
 
-// Factory creates the Kubernetes runner for cfg (supervisor.RunnerFactory):
-// the cluster of KUBECONFIG or the in-cluster configuration, checked now.
-func Factory(cfg supervisor.Config, host supervisor.Host) (supervisor.Runner, error) {
+// Factory creates the Kubernetes runner for the host's settings
+// (runner.Factory): the cluster of KUBECONFIG or the in-cluster
+// configuration, checked now.
+func Factory(set runner.Settings) (runner.Runner, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{})
 	rc, err := cc.ClientConfig()
 	if err != nil {
 		return nil, configError(err, os.Getenv("KUBECONFIG"))
 	}
-	ns := cfg.Kube.Namespace
+	ns := set.Kube.Namespace
 	if ns == "" {
 		if ns, _, err = cc.Namespace(); err != nil || ns == "" {
 			ns = "default"
@@ -109,7 +114,7 @@ func Factory(cfg supervisor.Config, host supervisor.Host) (supervisor.Runner, er
 	if err != nil {
 		return nil, fmt.Errorf("--runner kubernetes: %v", err)
 	}
-	r, err := newRunner(cs, rc, ns, cfg, host, os.Getenv)
+	r, err := newRunner(cs, rc, ns, set, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +148,7 @@ func configError(err error, kc string) error {
 	return fmt.Errorf("--runner kubernetes: cannot load the cluster configuration: %v; check KUBECONFIG", err)
 }
 
-// Runner runs submissions in pods (supervisor.Runner).
+// Runner runs submissions in pods (runner.Runner).
 type Runner struct {
 	cs           kubernetes.Interface
 	rc           *rest.Config // nil with a fake clientset: no exec
@@ -156,7 +161,7 @@ type Runner struct {
 	graceSec     int64 // the grace period in whole seconds, rounded up
 	graceNote    string
 	machine      string
-	host         supervisor.Host
+	host         runner.Host
 	suffix       string // from the run id, so pod names of hosts differ
 
 	warmPods bool // keep a warm pod for the next agent (pods.go)
@@ -172,13 +177,13 @@ type Runner struct {
 	bg         sync.WaitGroup       // pod starts and deletions in the background
 }
 
-func newRunner(cs kubernetes.Interface, rc *rest.Config, ns string, cfg supervisor.Config, host supervisor.Host, getenv func(string) string) (*Runner, error) {
-	k := cfg.Kube
+func newRunner(cs kubernetes.Interface, rc *rest.Config, ns string, set runner.Settings, getenv func(string) string) (*Runner, error) {
+	k, host := set.Kube, set.Host
 	r := &Runner{cs: cs, rc: rc, ns: ns, image: k.Image, node: k.Node, secrets: k.Secrets,
 		startTimeout: k.StartTimeout, host: host, pods: map[string]*agentPod{}}
 	r.ctx, r.stop = context.WithCancel(context.Background())
 	if r.startTimeout <= 0 {
-		r.startTimeout = supervisor.DefaultKubeStartTimeout
+		r.startTimeout = runner.DefaultKubeStartTimeout
 	}
 	for _, name := range k.Env {
 		v, ok := os.LookupEnv(name)
@@ -191,7 +196,7 @@ func newRunner(cs kubernetes.Interface, rc *rest.Config, ns string, cfg supervis
 		}
 		r.env = append(r.env, corev1.EnvVar{Name: name, Value: v})
 	}
-	r.graceSec, r.graceNote = wholeSeconds(cfg.Grace)
+	r.graceSec, r.graceNote = wholeSeconds(set.Grace)
 	hn, _ := os.Hostname()
 	r.machine = labelValue(hn)
 	r.suffix = labelValue(host.RunID)
@@ -203,11 +208,9 @@ func newRunner(cs kubernetes.Interface, rc *rest.Config, ns string, cfg supervis
 }
 
 // wholeSeconds rounds grace up to whole seconds, as Kubernetes grace
-// periods are (SPEC §13), and says so when it changed it.
+// periods are (SPEC §13), and says so when it changed it. The engine gives
+// a positive grace (its --grace default applied: runner.Settings).
 func wholeSeconds(grace time.Duration) (int64, string) {
-	if grace <= 0 {
-		grace = supervisor.DefaultGrace
-	}
 	s := int64(math.Ceil(grace.Seconds()))
 	if time.Duration(s)*time.Second == grace {
 		return s, ""

@@ -1,4 +1,4 @@
-package supervisor
+package local
 
 import (
 	"io"
@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // TestDrainReadsWhatThePipeHolds: once the group is gone, what it left in
@@ -18,7 +20,7 @@ func TestDrainReadsWhatThePipeHolds(t *testing.T) {
 	maxDrain = time.Second
 	const n = 900 << 10 // fits in the pipe: the child exits at once
 	var got atomic.Int64
-	slow := func(_ Stream, b []byte) {
+	slow := func(_ runner.Stream, b []byte) {
 		got.Add(int64(len(b)))
 		time.Sleep(600 * time.Millisecond)
 	}

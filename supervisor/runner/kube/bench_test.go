@@ -15,13 +15,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // Benchmarks against the cluster of KUBECONFIG (skipped without one, as
 // the end-to-end tests are); figures and how they were taken are in
 // BENCHMARKS.md ("Kubernetes runner"):
 //
-//	go test -run '^$' -bench 'PodStart|Exec|SpawnFirstLine' -benchtime 5x ./supervisor/kube/
+//	go test -run '^$' -bench 'PodStart|Exec|SpawnFirstLine' -benchtime 5x ./supervisor/runner/kube/
 
 // firstByte is an io.Writer that records when its first byte came.
 type firstByte struct {
@@ -156,7 +157,7 @@ func BenchmarkSpawnFirstLine(b *testing.B) {
 				}
 			} else {
 				cfg := hostConfig(b.TempDir(), evalCommand, "", "", time.Second)
-				cfg.RunnerName, cfg.Kube = supervisor.RunnerLocal, supervisor.KubeOptions{}
+				cfg.RunnerName, cfg.Kube = runner.Local, runner.KubeOptions{}
 				var err error
 				if s, err = supervisor.New(cfg); err != nil {
 					b.Fatal(err)
@@ -198,7 +199,9 @@ func BenchmarkSpawnFirstLine(b *testing.B) {
 
 // benchRunner is a runner of the cluster of KUBECONFIG, without a warm pod.
 func benchRunner(b *testing.B, image, node string) *Runner {
-	run, err := Factory(hostConfig(b.TempDir(), "true", image, node, time.Second), supervisor.Host{RunID: fmt.Sprintf("bench-%x", time.Now().UnixNano()), PID: os.Getpid()})
+	cfg := hostConfig(b.TempDir(), "true", image, node, time.Second)
+	run, err := Factory(runner.Settings{Environ: cfg.Environ, Grace: cfg.Grace, Kube: cfg.Kube,
+		Host: runner.Host{RunID: fmt.Sprintf("bench-%x", time.Now().UnixNano()), PID: os.Getpid()}})
 	if err != nil {
 		b.Fatal(err)
 	}

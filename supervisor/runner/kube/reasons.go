@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 func isQuota(err error) bool {
@@ -120,11 +120,11 @@ func exitStatus(err error) (int, bool) {
 }
 
 // exitOf maps the status the wrapper shell reports to SPEC §4's terms
-// (supervisor.ExitOf): 128+n, n a signal number (1–64), is signal n, as sh
+// (runner.ExitOf): 128+n, n a signal number (1–64), is signal n, as sh
 // reports a child killed by a signal; anything else is an exit code.
-func exitOf(status int) supervisor.Exit {
+func exitOf(status int) runner.Exit {
 	if status > 128 && status <= 128+64 {
-		return supervisor.ExitOf(0, syscall.Signal(status-128))
+		return runner.ExitOf(0, syscall.Signal(status-128))
 	}
-	return supervisor.ExitOf(status, 0)
+	return runner.ExitOf(status, 0)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // End-to-end tests against a real cluster: they run only when KUBECONFIG
@@ -26,7 +27,7 @@ import (
 // SUBDASH_REQUIRE_TOOLS=1: CI has no cluster. SUBDASH_KUBE_TEST_IMAGE and
 // SUBDASH_KUBE_TEST_NODE default to the test cluster's image and node.
 
-func init() { supervisor.RegisterRunner(supervisor.RunnerKubernetes, Factory) }
+func init() { runner.Register(runner.Kubernetes, Factory) }
 
 // evalCommand runs the message's first line as a shell script; the rest of
 // stdin (EOF) is the script's.
@@ -83,8 +84,8 @@ func newHost(t testing.TB, command, image, node string, grace time.Duration) *su
 
 func hostConfig(state, command, image, node string, grace time.Duration) supervisor.Config {
 	return supervisor.Config{Command: command, StateDir: state, Dir: state, Grace: grace, MaxAgents: 60,
-		Environ: os.Environ(), RunnerName: supervisor.RunnerKubernetes,
-		Kube: supervisor.KubeOptions{Image: image, Node: node, StartTimeout: time.Minute}}
+		Environ: os.Environ(), RunnerName: runner.Kubernetes,
+		Kube: runner.KubeOptions{Image: image, Node: node, StartTimeout: time.Minute}}
 }
 
 func waitFinal(t *testing.T, s *supervisor.Supervisor, id string) proto.WaitDetail {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // Pod statuses as clusters record them for pods that cannot start. The
@@ -64,8 +64,9 @@ func fakeRunner(t *testing.T, status corev1.PodStatus, node string, timeout time
 		}
 		return false, nil, nil // the tracker stores the pod as changed here
 	})
-	cfg := supervisor.Config{Grace: 1500 * time.Millisecond, Kube: supervisor.KubeOptions{Image: "agent:1", StartTimeout: timeout}}
-	r, err := newRunner(cs, nil, "agents", cfg, supervisor.Host{RunID: "20261201T091200Z-a1b2c3", PID: 1}, func(string) string { return "" })
+	set := runner.Settings{Grace: 1500 * time.Millisecond, Kube: runner.KubeOptions{Image: "agent:1", StartTimeout: timeout},
+		Host: runner.Host{RunID: "20261201T091200Z-a1b2c3", PID: 1}}
+	r, err := newRunner(cs, nil, "agents", set, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +161,9 @@ func TestRunningPodIsPlacedAndReused(t *testing.T) {
 func TestKubeEnvAndSecretsOnly(t *testing.T) {
 	cs := fake.NewClientset()
 	env := map[string]string{"ANTHROPIC_API_KEY": "k-1"}
-	cfg := supervisor.Config{Kube: supervisor.KubeOptions{Image: "agent:1", Env: []string{"ANTHROPIC_API_KEY"}, Secrets: []string{"agent-keys"}}}
-	r, err := newRunner(cs, nil, "agents", cfg, supervisor.Host{RunID: "r-1"}, func(k string) string { return env[k] })
+	set := runner.Settings{Grace: 1500 * time.Millisecond, Kube: runner.KubeOptions{Image: "agent:1", Env: []string{"ANTHROPIC_API_KEY"}, Secrets: []string{"agent-keys"}},
+		Host: runner.Host{RunID: "r-1"}}
+	r, err := newRunner(cs, nil, "agents", set, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +174,8 @@ func TestKubeEnvAndSecretsOnly(t *testing.T) {
 	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef.Name != "agent-keys" {
 		t.Errorf("envFrom %v", c.EnvFrom)
 	}
-	cfg.Kube.Env = []string{"NOT_SET_HERE"}
-	if _, err := newRunner(cs, nil, "agents", cfg, supervisor.Host{}, func(k string) string { return env[k] }); err == nil ||
+	set.Kube.Env = []string{"NOT_SET_HERE"}
+	if _, err := newRunner(cs, nil, "agents", set, func(k string) string { return env[k] }); err == nil ||
 		!strings.Contains(err.Error(), "--kube-env NOT_SET_HERE: NOT_SET_HERE is not set") {
 		t.Errorf("missing --kube-env variable: %v", err)
 	}

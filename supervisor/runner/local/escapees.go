@@ -1,4 +1,4 @@
-package supervisor
+package local
 
 import (
 	"os"
@@ -57,7 +57,7 @@ func terminateEscapees(submissionID string, grace time.Duration, cut <-chan stru
 func waitPIDsGone(pids []int, d time.Duration, cut <-chan struct{}) bool {
 	return pollUntil(func() bool {
 		for _, pid := range pids {
-			if processAlive(pid) {
+			if ProcessAlive(pid) {
 				return false
 			}
 		}
