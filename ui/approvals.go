@@ -7,8 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/ui/agenttable"
-	"github.com/subdash/subdash/ui/internal/cells"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // Approvals in the dashboard (SPEC §12): the request on screen is the
@@ -46,7 +45,7 @@ func (m *Model) approvalKey(k tea.KeyMsg, a proto.AgentInfo) (tea.Cmd, bool) {
 		if !m.cfg.Preset.Structured() || !m.cfg.Preset.Approvals {
 			why += " (approvals need --preset claude --approvals)"
 		}
-		m.setFlash(levelWarn, "agent "+agenttable.Short(a.AgentID)+": "+why)
+		m.setFlash(levelWarn, "agent "+termtext.ShortID(a.AgentID)+": "+why)
 		return nil, true
 	}
 	p := a.PendingApprovals[0]
@@ -79,16 +78,16 @@ func (m Model) answerCmd(id, rid, decision, message string) tea.Cmd {
 
 // onApprovalDone reports how an answer went on the message line.
 func (m *Model) onApprovalDone(msg approvalDoneMsg) tea.Cmd {
-	short := agenttable.Short(msg.id)
+	short := termtext.ShortID(msg.id)
 	if msg.err != nil {
 		m.setFlash(levelError, describe("answer", msg.id, msg.err))
 		return m.snapshotCmd()
 	}
 	r := msg.res
-	what := cells.Clean(r.Tool + " " + r.Summary)
+	what := termtext.OneLine(r.Tool+" "+r.Summary, 0)
 	switch r.Decision {
 	case proto.DecisionAllowAlways:
-		m.setFlash(levelInfo, fmt.Sprintf("%s: allowed %s, and %s for the rest of its session", short, what, cells.Clean(r.Tool)))
+		m.setFlash(levelInfo, fmt.Sprintf("%s: allowed %s, and %s for the rest of its session", short, what, termtext.OneLine(r.Tool, 0)))
 	case proto.DecisionDeny:
 		m.setFlash(levelInfo, fmt.Sprintf("%s: denied %s", short, what))
 	default:
@@ -111,12 +110,12 @@ func (m Model) approvalHelp() ([]key.Binding, bool) {
 	}
 	km := m.keys
 	allow, always, deny := km.Approve, km.ApproveAlways, km.Deny
-	what := cells.Clean(p.Tool + " " + p.Summary)
+	what := termtext.OneLine(p.Tool+" "+p.Summary, 0)
 	if n := len(a.PendingApprovals); n > 1 {
 		what += fmt.Sprintf(" (1 of %d)", n)
 	}
 	allow.SetHelp("y", "allow "+what)
-	always.SetHelp("Y", "allow "+cells.Clean(p.Tool)+" for the session")
+	always.SetHelp("Y", "allow "+termtext.OneLine(p.Tool, 0)+" for the session")
 	deny.SetHelp("d", "deny")
 	return []key.Binding{allow, always, deny, km.Help, km.Quit}, true
 }

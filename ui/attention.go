@@ -8,8 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/ui/agenttable"
-	"github.com/subdash/subdash/ui/internal/cells"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // seenMsg reports the end of a MarkSeen call.
@@ -90,7 +89,7 @@ func (m *Model) jumpNeedsYou() tea.Cmd {
 		m.filter = filter{}
 		m.refreshRows()
 		m.table.Select(id)
-		m.setFlash(levelInfo, "filter cleared to show "+agenttable.Short(id))
+		m.setFlash(levelInfo, "filter cleared to show "+termtext.ShortID(id))
 	}
 	return m.syncLog(false)
 }
@@ -110,7 +109,7 @@ var filterStatuses = []string{"running", "completed", "errored", "closed", "stop
 
 // parseFilter reads a filter as typed.
 func parseFilter(text string) filter {
-	f := filter{text: strings.Join(strings.Fields(cells.Clean(text)), " ")}
+	f := filter{text: termtext.OneLine(text, 0)}
 	for _, w := range strings.Fields(strings.ToLower(f.text)) {
 		switch w {
 		case "needs-you", "attention":

@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"github.com/subdash/subdash/keymap"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -73,9 +74,9 @@ func (m Model) helpView(w, h int) []string {
 	}, "  ")
 	lines = append(lines, m.styles.Title.Render("Status"), "  "+legend, "")
 	if p := m.opts.SocketPath; p != "" {
-		lines = append(lines, m.styles.Muted.Render("control socket: "+cells.Clean(p)))
+		lines = append(lines, m.styles.Muted.Render("control socket: "+termtext.OneLine(p, 0)))
 	}
-	lines = append(lines, m.styles.Muted.Render("agent command: "+cells.Clean(m.cfg.Shown())))
+	lines = append(lines, m.styles.Muted.Render("agent command: "+termtext.OneLine(m.cfg.Shown(), 0)))
 	if l := m.storageLine(); l != "" {
 		lines = append(lines, m.styles.Muted.Render(l))
 	}

@@ -6,8 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/ui/agenttable"
-	"github.com/subdash/subdash/ui/internal/cells"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // openInput focuses the input line for kind, aimed at agent target and
@@ -34,7 +33,7 @@ func (m *Model) openInput(kind inputKind, target, value string) {
 // inputPrompt names the input's target and mode, e.g. "send 3fa2c1d0
 // (running) › ".
 func (m Model) inputPrompt() string {
-	short := agenttable.Short(m.inputTarget)
+	short := termtext.ShortID(m.inputTarget)
 	suffix := ""
 	if a, ok := m.agent(m.inputTarget); ok && m.inputTarget != "" {
 		if a.Running() {
@@ -53,7 +52,7 @@ func (m Model) inputPrompt() string {
 	case inputFilter:
 		return "filter agents › "
 	case inputDeny:
-		return "deny " + short + " " + cells.Clean(m.denyRequest.Tool+" "+m.denyRequest.Summary) + " › "
+		return "deny " + short + " " + termtext.OneLine(m.denyRequest.Tool+" "+m.denyRequest.Summary, 0) + " › "
 	}
 	return "search › "
 }
@@ -106,7 +105,7 @@ func (m *Model) submit() tea.Cmd {
 	}
 	id, kind := m.inputTarget, m.inputKind
 	if _, ok := m.agent(id); !ok {
-		m.setFlash(levelError, "send: agent "+agenttable.Short(id)+" is gone")
+		m.setFlash(levelError, "send: agent "+termtext.ShortID(id)+" is gone")
 		return nil
 	}
 	cmd := m.send(id, text, "send")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // handleKey gives the key to what has focus: the input, a confirmation,
@@ -152,7 +152,7 @@ func (m *Model) readOnlyOp(k tea.KeyMsg) string {
 
 // agentKey handles the keys that act on the selected agent a.
 func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
-	km, id, short := m.keys, a.AgentID, agenttable.Short(a.AgentID)
+	km, id, short := m.keys, a.AgentID, termtext.ShortID(a.AgentID)
 	if cmd, ok := m.approvalKey(k, a); ok {
 		return cmd
 	}
@@ -227,7 +227,7 @@ func (m *Model) send(id, message, verb string) tea.Cmd {
 	if !a.Running() {
 		return m.opCmd(opSend, id, message, false)
 	}
-	m.ask(fmt.Sprintf("%s is running: interrupt it and %s now, queue the message for when it ends, or cancel?", agenttable.Short(id), verb),
+	m.ask(fmt.Sprintf("%s is running: interrupt it and %s now, queue the message for when it ends, or cancel?", termtext.ShortID(id), verb),
 		"interrupt and "+verb, "cancel", func(m *Model) tea.Cmd {
 			m.markStopping(id)
 			return m.opCmd(opSend, id, message, true)

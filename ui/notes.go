@@ -6,7 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/ui/agenttable"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
@@ -60,7 +60,7 @@ func (m Model) notes() []note {
 	}
 	for _, a := range m.agents {
 		if a.Failure != "" {
-			add(levelError, agenttable.Short(a.AgentID)+": "+a.Failure)
+			add(levelError, termtext.ShortID(a.AgentID)+": "+a.Failure)
 		}
 	}
 	for _, e := range m.hostErrs {
@@ -128,7 +128,7 @@ func (m Model) notesLine(w int) string {
 	}
 	texts := make([]string, len(ns))
 	for i, n := range ns {
-		texts[i] = noteSymbol(n.level) + cells.Clean(n.text)
+		texts[i] = noteSymbol(n.level) + termtext.OneLine(n.text, 0)
 	}
 	// k notes fit whole when their widths, the gaps and the count of the
 	// rest do.
@@ -171,7 +171,7 @@ func (m Model) notesHelp(w int) []string {
 	}
 	lines := []string{m.styles.Title.Render("Notes")}
 	for _, n := range ns {
-		rows, _ := cells.Wrap(noteSymbol(n.level)+cells.Clean(n.text), max(w-4, 1), 0)
+		rows, _ := cells.Wrap(noteSymbol(n.level)+termtext.OneLine(n.text, 0), max(w-4, 1), 0)
 		for i, r := range rows {
 			prefix := "  "
 			if i > 0 {

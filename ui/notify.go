@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
@@ -67,7 +68,7 @@ func (n Notify) Sequence(text string) []byte {
 	if n.Bell {
 		b.WriteByte('\a')
 	}
-	body, _ := cells.Cut(cells.Clean(text), maxNotifyBody)
+	body, _ := cells.Cut(termtext.OneLine(text, 0), maxNotifyBody)
 	body = strings.Map(func(r rune) rune {
 		if r < 0x20 || r >= 0x7f && r < 0xa0 {
 			return -1 // nothing may end the OSC early or start another

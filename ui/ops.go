@@ -8,8 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/ui/agenttable"
-	"github.com/subdash/subdash/ui/internal/cells"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // op is an operation of SPEC §3 invoked from the dashboard.
@@ -81,7 +80,7 @@ func (m Model) shutdownCmd() tea.Cmd {
 
 // onOpDone reports how an operation went on the message line.
 func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
-	short := agenttable.Short(msg.id)
+	short := termtext.ShortID(msg.id)
 	// The stop this dashboard asked for (interrupt, close, or the
 	// interrupt of an interrupt-and-send) is over once the operation
 	// returns; from now on the supervisor's AgentInfo.Stopping says whether
@@ -121,7 +120,7 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	case opInterrupt:
 		gone := "process group gone"
 		if a, ok := m.agent(msg.id); ok && a.Pod != "" {
-			gone = "its processes in pod " + cells.Clean(a.Pod) + " are gone" // SPEC §13
+			gone = "its processes in pod " + termtext.OneLine(a.Pod, 0) + " are gone" // SPEC §13
 		}
 		m.setFlash(levelInfo, "interrupted "+short+": "+gone+dropped(msg))
 	case opClose:
@@ -144,7 +143,7 @@ func dropped(msg opDoneMsg) string {
 
 // describe turns an operation error into plain words for the message line.
 func describe(o op, id string, err error) string {
-	short := agenttable.Short(id)
+	short := termtext.ShortID(id)
 	switch code := proto.CodeOf(err); {
 	case o == opForget && code == proto.CodeBusy:
 		return fmt.Sprintf("forget: agent %s is running; interrupt (i) or close (c) it first", short)
@@ -165,5 +164,5 @@ func describe(o op, id string, err error) string {
 	if id != "" {
 		text = strings.ReplaceAll(text, id, short)
 	}
-	return fmt.Sprintf("%s: %s", o, cells.Clean(text)) // "<op>: <why>", as every message above
+	return fmt.Sprintf("%s: %s", o, termtext.OneLine(text, 0)) // "<op>: <why>", as every message above
 }

@@ -6,8 +6,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/ui/agenttable"
-	"github.com/subdash/subdash/ui/internal/cells"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // messageMsg carries the whole message of an agent's latest submission,
@@ -47,7 +46,7 @@ func (m *Model) onMessage(msg messageMsg) tea.Cmd {
 // forget asks, then forgets agent a for good (SPEC §10); a running agent
 // is refused before asking.
 func (m *Model) forget(a proto.AgentInfo) tea.Cmd {
-	short := agenttable.Short(a.AgentID)
+	short := termtext.ShortID(a.AgentID)
 	if a.Running() {
 		m.setFlash(levelWarn, "agent "+short+" is running; interrupt (i) or close (c) it before forgetting it")
 		return nil
@@ -89,5 +88,5 @@ func (m Model) storageLine() string {
 	if st.Retention > 0 {
 		keep = "runs older than " + proto.FormatDuration(st.Retention) + " removed at start"
 	}
-	return fmt.Sprintf("logs: %s · %s in %d run(s) · %s", cells.Clean(st.RunsDir), proto.FormatBytes(st.Bytes), st.Runs, keep)
+	return fmt.Sprintf("logs: %s · %s in %d run(s) · %s", termtext.OneLine(st.RunsDir, 0), proto.FormatBytes(st.Bytes), st.Runs, keep)
 }

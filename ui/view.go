@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/internal/cells"
@@ -143,7 +144,7 @@ func (m Model) logTitles() (string, string) {
 		return "log", ""
 	}
 	a, _ := m.agent(m.shown.agent)
-	head := fmt.Sprintf("%s · #%d/%d", agenttable.Short(a.AgentID), m.shown.seq, len(a.Submissions))
+	head := fmt.Sprintf("%s · #%d/%d", termtext.ShortID(a.AgentID), m.shown.seq, len(a.Submissions))
 	var sub proto.SubmissionInfo
 	if i := m.shown.seq - 1; i >= 0 && i < len(a.Submissions) {
 		sub = a.Submissions[i]
@@ -152,14 +153,14 @@ func (m Model) logTitles() (string, string) {
 	parts := []string{head}
 	if a.Pod != "" {
 		// where it runs with the Kubernetes runner (SPEC §13)
-		where := "pod " + cells.Clean(a.Pod)
+		where := "pod " + termtext.OneLine(a.Pod, 0)
 		if a.Node != "" {
-			where += " on " + cells.Clean(a.Node)
+			where += " on " + termtext.OneLine(a.Node, 0)
 		}
 		parts = append(parts, where)
 	}
 	if id := a.SessionID; id != "" {
-		parts = append(parts, "session "+agenttable.Short(cells.Clean(id)))
+		parts = append(parts, "session "+termtext.ShortID(termtext.OneLine(id, 0)))
 	}
 	if a.Structured {
 		parts = append(parts, map[bool]string{true: "transcript", false: "raw"}[m.shown.transcript])
@@ -176,23 +177,23 @@ func (m Model) logTitles() (string, string) {
 	// What the submission was asked, cut to the room left on the border
 	// (see edge: a corner, a line and a space each side of the label).
 	room := m.lay.logW - 6 - cells.Width(title) - len(" · ") - 2
-	if msg := cells.Clean(sub.Message); msg != "" && room >= 4 {
+	if msg := termtext.OneLine(sub.Message, 0); msg != "" && room >= 4 {
 		msg, _ = cells.Cut(msg, room)
 		title += " · “" + msg + "”"
 	}
 	var foot []string
 	if err := m.log.Err(); err != nil {
-		foot = append(foot, "✗ cannot read: "+cells.Clean(err.Error()))
+		foot = append(foot, "✗ cannot read: "+termtext.OneLine(err.Error(), 0))
 	}
 	if a.Failure != "" && m.shown.seq == len(a.Submissions) {
-		foot = append(foot, "✗ "+cells.Clean(a.Failure))
+		foot = append(foot, "✗ "+termtext.OneLine(a.Failure, 0))
 	}
 	if m.loading[m.shown] {
 		foot = append(foot, "reading the log file…")
 	}
 	if q := m.search.query; q != "" {
 		cur, n := m.log.Matches()
-		foot = append(foot, fmt.Sprintf("/%s %d/%d", cells.Clean(q), cur, n))
+		foot = append(foot, fmt.Sprintf("/%s %d/%d", termtext.OneLine(q, 0), cur, n))
 		if m.log.CurrentMatchCut() {
 			foot = append(foot, "the match is past the right edge: w wraps")
 		}
@@ -262,7 +263,7 @@ func (m Model) messageLine() string {
 		return cells.Fit(m.styles.Stopping.Render(fmt.Sprintf("%s stopping %d of %d agents…", agenttable.SymStopping, left, m.stopN)), w)
 	}
 	if f := m.flash; f.text != "" {
-		text := cells.Clean(f.text) // it may quote a message, a query or an error
+		text := termtext.OneLine(f.text, 0) // it may quote a message, a query or an error
 		switch f.level {
 		case levelError:
 			return cells.Fit(m.styles.Error.Render("✗ "+text), w)
@@ -308,7 +309,7 @@ func (m Model) statusLine() string {
 	if n := len(m.cfg.Warnings); n > 0 {
 		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))
 	}
-	line := strings.Join(parts, "  ") + st.Muted.Render("  │ cmd: "+cells.Clean(m.cfg.Shown()))
+	line := strings.Join(parts, "  ") + st.Muted.Render("  │ cmd: "+termtext.OneLine(m.cfg.Shown(), 0))
 	return cells.Fit(line, m.width)
 }
 

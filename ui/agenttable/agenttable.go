@@ -18,6 +18,7 @@ import (
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -47,17 +48,6 @@ func DefaultStyles(t theme.Styles) Styles {
 		Running: t.Running, Completed: t.Completed, Errored: t.Errored, Closed: t.Closed, Stopping: t.Stopping,
 		NeedsYou: t.Warning.Bold(true),
 	}
-}
-
-// ShortID is the number of characters of an agent id the table shows.
-const ShortID = 8
-
-// Short returns the short form of an agent id.
-func Short(id string) string {
-	if len(id) > ShortID {
-		return id[:ShortID]
-	}
-	return id
 }
 
 // Frames are the spinner frames of a running agent.
@@ -106,7 +96,7 @@ func Reason(sub proto.SubmissionInfo) string {
 	case le == "ended without a result":
 		return "no result"
 	}
-	return cells.Clean(le)
+	return termtext.OneLine(le, 0)
 }
 
 // SubmissionText returns how submission sub went, as a symbol and a word:
@@ -170,9 +160,9 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 			r.Reason = Reason(last)
 		}
 	}
-	r.Message = cells.Clean(a.LastMessage)
+	r.Message = termtext.OneLine(a.LastMessage, 0)
 	if a.Activity != "" && a.Running() {
-		r.Message = "→ " + cells.Clean(a.Activity)
+		r.Message = "→ " + termtext.OneLine(a.Activity, 0)
 	}
 	r.Usage = Usage(a.Usage)
 	r.Failing = strings.HasPrefix(a.Failure, "log file ") // the journal's failure is every agent's, said once below the table
@@ -183,7 +173,7 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 		r.NeedsYou = a.NeedsYou.Reason
 	}
 	if a.QueuedMessage != "" {
-		r.Queued, _ = cells.Cut(cells.Clean(headOf(a.QueuedMessage)), 200)
+		r.Queued, _ = cells.Cut(termtext.OneLine(headOf(a.QueuedMessage), 0), 200)
 	}
 	return r
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
 )
 
@@ -48,7 +49,7 @@ func TestRowOfStatusAndReason(t *testing.T) {
 		if got := StatusText(r, 0); got != c.want {
 			t.Errorf("%s: status %q, want %q", c.a.AgentID, got, c.want)
 		}
-		if r.Message != "do the thing now " {
+		if r.Message != "do the thing now" {
 			t.Errorf("message not cleaned: %q", r.Message)
 		}
 	}
@@ -93,7 +94,7 @@ func TestViewSizeAndScrolling(t *testing.T) {
 					t.Fatalf("width %d: line of %d cells: %q", w, ansi.StringWidth(l), l)
 				}
 			}
-			if w >= 30 && !strings.Contains(m.View(), "› "+Short(m.SelectedID())) {
+			if w >= 30 && !strings.Contains(m.View(), "› "+termtext.ShortID(m.SelectedID())) {
 				t.Fatalf("selected row not visible:\n%s", m.View())
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
@@ -73,7 +74,7 @@ func (m Model) layout() layout {
 		l.usage = max(l.usage, len("USAGE"))
 	}
 	fixed := func() int {
-		n := markW + ShortID + 1 + l.status + 1
+		n := markW + termtext.ShortIDLen + 1 + l.status + 1
 		for _, w := range []int{l.subs, l.time, l.usage} {
 			if w > 0 {
 				n += w + 1
@@ -120,7 +121,7 @@ func (m Model) View() string {
 func (m Model) join(l layout, mark, id, status, subs, elapsed, usage, msg string) string {
 	var b strings.Builder
 	b.WriteString(cells.Fit(mark, markW))
-	b.WriteString(cells.Fit(id, ShortID))
+	b.WriteString(cells.Fit(id, termtext.ShortIDLen))
 	b.WriteByte(' ')
 	b.WriteString(cells.Fit(status, l.status))
 	b.WriteByte(' ')
@@ -150,15 +151,15 @@ func (m Model) row(l layout, i int) string {
 		el, cell = Age(r.Age), m.Styles.Muted
 	}
 	if i == m.cursor {
-		return m.Styles.Selected.Render(cells.Fit(m.join(l, "›", Short(r.ID), st, subs, el, r.Usage, MessageText(r)), m.width))
+		return m.Styles.Selected.Render(cells.Fit(m.join(l, "›", termtext.ShortID(r.ID), st, subs, el, r.Usage, MessageText(r)), m.width))
 	}
 	// Style the status cell alone; the rest is plain text.
 	var b strings.Builder
 	b.WriteString(cells.Fit("", markW))
-	b.WriteString(cell.Render(cells.Fit(Short(r.ID), ShortID)))
+	b.WriteString(cell.Render(cells.Fit(termtext.ShortID(r.ID), termtext.ShortIDLen)))
 	b.WriteByte(' ')
 	b.WriteString(m.statusStyle(r).Render(cells.Fit(st, l.status)))
-	rest := strings.TrimPrefix(m.join(l, "", "", "", subs, el, r.Usage, MessageText(r)), strings.Repeat(" ", markW+ShortID+1+l.status))
+	rest := strings.TrimPrefix(m.join(l, "", "", "", subs, el, r.Usage, MessageText(r)), strings.Repeat(" ", markW+termtext.ShortIDLen+1+l.status))
 	if r.NeedsYou != "" {
 		// The mark stands out; the rest of the row is plain text.
 		mark := SymNeedsYou + " needs you"

@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // Reset ends every styled row.
@@ -187,16 +185,6 @@ func needsClean(s string) bool {
 		}
 	}
 	return false
-}
-
-// Clean turns text from outside (a message typed or sent over the control
-// socket) into one safe line: line breaks and tabs become spaces, escape
-// sequences and other control characters are removed, and so are the code
-// points terminals disagree on the width of (termtext.DropAmbiguous), which
-// would move the borders after them.
-func Clean(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
-	return termtext.DropAmbiguous(Strip(s))
 }
 
 // Width returns the display width of s, escape sequences excluded.
