@@ -71,7 +71,7 @@ func (s *Supervisor) stdinFeed(a *agent, sub *submission) (func(io.WriteCloser),
 		sub.appr.stdin.write(transcript.ClaudeUserMessage(string(b), sub.appr.session))
 		return sub.appr.stdin.run, nil
 	}
-	return feedMessage(sub.msgPath, sub.out.note), nil
+	return feedMessage(sub.msgPath, sub.out.Note), nil
 }
 
 // onControl handles a control line of sub's CLI: a can_use_tool request

@@ -224,7 +224,7 @@ func TestH15StderrFlood(t *testing.T) {
 		t.Fatalf("status %s", d.Status)
 	}
 	waitForLine(t, s, id, "stdout-done", time.Second)
-	if !strings.HasPrefix(*d.LastOutput, truncatedMarker) || !strings.Contains(*d.LastOutput, "stdout-done") ||
+	if !strings.HasPrefix(*d.LastOutput, "...[truncated]") || !strings.Contains(*d.LastOutput, "stdout-done") ||
 		!strings.Contains(*d.LastOutput, "\n\nstderr:\n") {
 		t.Fatalf("last_output = %.200q", *d.LastOutput)
 	}

@@ -19,6 +19,11 @@ const (
 	DefaultMaxAgents  = 4
 	DefaultGrace      = 1500 * time.Millisecond
 	DefaultScrollback = 10000
+	// DefaultLineMemory is the default of --line-memory: bytes of display
+	// lines held in memory by all submissions together (SPEC §5). With the
+	// default --scrollback it lets 8 agents keep every line of their
+	// current submission while finished ones give theirs back.
+	DefaultLineMemory = 24 << 20
 )
 
 // CommandSource says which step of SPEC §2's agent command resolution chose

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 )
@@ -42,11 +43,11 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	if err != nil {
 		err = fmt.Errorf("cannot create log file %s: %v; check --state-dir", sub.logPath, err)
 	} else {
-		sub.out.setLog(logFile)
+		sub.out.SetLog(logFile)
 	}
 	if sub.newSession {
 		msg := "subdash: the previous submission ended before " + s.cfg.Preset.Name + " created a session; this submission starts a new session"
-		sub.out.note(msg)
+		sub.out.Note(msg)
 		s.journal.write(JournalEvent{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: msg})
 	}
 	s.mu.Lock()
@@ -72,15 +73,15 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	if err == nil {
 		started, err = s.cfg.Runner.Start(runner.StartRequest{
 			Command: sub.command, Dir: s.cfg.Dir, Stdin: feed, Vars: s.submissionVars(a, sub),
-			AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Output: sub.out.feed,
-			Log: sub.out.take, Display: sub.out.display,
+			AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Output: sub.out.Feed,
+			Log: sub.out.Take, Display: sub.out.Display,
 			Placed: func(pl runner.Place) { s.placed(a, pl) },
 		})
 	}
 	if err != nil {
-		_ = sub.out.finish()
+		_ = sub.out.Finish()
 		s.endSubmission(a, sub, nil, "", err.Error())
-		sub.out.release()
+		sub.out.Release()
 		s.runs.Done()
 		return err
 	}
@@ -122,7 +123,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 	}
 	if selfExit && p.Lingers() {
 		p.WaitQuiet(quietAfterExit)
-		sub.out.flushRawLines()
+		sub.out.FlushRawLines()
 		s.endSubmission(a, sub, p, "", "")
 		note := "terminated what the submission left running in its process group"
 		if err := p.Terminate(s.cfg.Grace, s.cut); err != nil {
@@ -132,11 +133,11 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 			note += fmt.Sprintf("; terminated %d process(es) that had left the group", n)
 		}
 		p.Drain()
-		if err := sub.out.finish(); err != nil {
+		if err := sub.out.Finish(); err != nil {
 			note += "; log file: " + err.Error()
 		}
 		s.journal.write(JournalEvent{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, PID: p.pgid, Note: note})
-		sub.out.release()
+		sub.out.Release()
 		return
 	}
 	var notes []string
@@ -158,7 +159,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		notes = append(notes, fmt.Sprintf("main process of %s did not exit after SIGKILL", placeText(p.Place())))
 	}
 	p.Drain()
-	if err := sub.out.finish(); err != nil {
+	if err := sub.out.Finish(); err != nil {
 		notes = append(notes, "log file: "+err.Error())
 	}
 	s.endSubmission(a, sub, p, strings.Join(notes, "; "), "")
@@ -167,7 +168,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		s.journal.write(JournalEvent{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 			Note: fmt.Sprintf("terminated %d process(es) that had left the submission's process group", n)})
 	}
-	sub.out.release()
+	sub.out.Release()
 }
 
 // placed records where agent a's submission runs (the runner's
@@ -266,7 +267,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		lastOutput = structuredLastOutput(oc, sub.out)
 		_, used = sub.tr.activity()
 	} else {
-		lastOutput = sub.out.lastOutput()
+		lastOutput = sub.out.LastOutput()
 	}
 
 	s.mu.Lock()
@@ -289,7 +290,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		a.running = nil
 	}
 	a.usage.Add(used) // with a.running cleared: counted once, here from now on
-	s.keepResidentLocked(sub.out)
+	s.lineMem.Keep(sub.out)
 	var at *proto.Attention
 	var next *submission // the queued message's submission, started below
 	dropped := ""
@@ -382,12 +383,12 @@ func failure(startErr, reason string, code *int, sig string, oc *outcome) string
 // stdout held no JSON event at all (the CLI printed its usage or version
 // instead of its stream, e.g. wrong --preset-args), the stdout and stderr
 // tails as for any command (SPEC §4).
-func structuredLastOutput(oc *outcome, out *output) string {
+func structuredLastOutput(oc *outcome, out *output.Output) string {
 	if answer := strings.TrimRight(oc.answer, " \t\r\n"); answer != "" {
-		return composeLastOutput(answer, "", false)
+		return output.LastOutputOf(answer)
 	}
 	if !oc.events {
-		return out.lastOutput()
+		return out.LastOutput()
 	}
-	return out.stderrOutput()
+	return out.StderrOutput()
 }

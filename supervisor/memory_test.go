@@ -1,11 +1,10 @@
 package supervisor
 
 import (
-	"bytes"
-	"runtime"
+	"strconv"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/internal/output"
 )
 
 // TestLineMemoryIsOneBudget: display lines of all submissions share one
@@ -21,14 +20,14 @@ func TestLineMemoryIsOneBudget(t *testing.T) {
 		waitFinal(t, s, id)
 		ids = append(ids, id)
 	}
-	if held := s.lineMem.held.Load(); held > limit {
+	if held := s.lineMem.Held(); held > limit {
 		t.Fatalf("display lines hold %d bytes, over the budget of %d", held, limit)
 	}
 	w, err := s.Window(ids[3], 0, 0, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(w.Lines); n < minRunningLines || n >= 10000 || w.Lines[n-1].Text != "20000" {
+	if n := len(w.Lines); n < output.MinRunningLines || n >= 10000 || w.Lines[n-1].Text != "20000" {
 		t.Fatalf("the latest submission holds %d lines ending %q; want its newest lines, fewer than --scrollback", n, w.Lines[len(w.Lines)-1].Text)
 	}
 	first, err := s.Window(ids[0], 0, 0, 1)
@@ -48,29 +47,38 @@ func TestLineMemoryIsOneBudget(t *testing.T) {
 	}
 }
 
-// TestDisplayLineCost: a display line held in a scrollback costs at most
-// twice its text plus 64 bytes of heap, measured.
-func TestDisplayLineCost(t *testing.T) {
-	for _, size := range []int{8, 40, 200} {
-		const n = 50000
-		line := append(bytes.Repeat([]byte("x"), size-1), '\n')
-		chunk := bytes.Repeat(line, 64)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		o := newOutput(nil, n, nil, nil)
-		for fed := 0; fed < n; fed += 64 {
-			o.feed(runner.Stdout, chunk)
+// Finished submissions beyond the memory limit are released, least
+// recently used first, and read back from their log files on demand.
+func TestOldSubmissionsAreReleasedAndReadBack(t *testing.T) {
+	s := newTestSupervisor(t, `read m; echo "output of $m"`)
+	s.lineMem = output.NewMemory(s.cfg.LineMemory, 3) // before any output counts into it
+	id := spawn(t, s, "run1")
+	waitFinal(t, s, id)
+	for i := 2; i <= 6; i++ {
+		if _, err := s.Send(id, "run"+strconv.Itoa(i), false); err != nil {
+			t.Fatal(err)
 		}
-		o.release() // the converters and tails, which are not per line
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		held := o.sb.n
-		per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(held)
-		runtime.KeepAlive(o)
-		t.Logf("%d-byte lines: %d bytes each", size-1, per)
-		if text := int64(size - 1); per > 2*text+64 {
-			t.Errorf("a display line of %d bytes costs %d bytes of heap (%d lines held); want at most %d", text, per, held, 2*text+64)
+		waitFinal(t, s, id)
+	}
+	evicted := func(seq int) bool { w, _ := s.Window(id, seq, 0, 10); return w.Evicted }
+	for seq := 1; seq <= 6; seq++ {
+		if want := seq <= 3; evicted(seq) != want {
+			t.Fatalf("submission %d evicted = %v, want %v", seq, evicted(seq), want)
+		}
+	}
+	for _, seq := range []int{1, 2} {
+		if err := s.LoadOutput(id, seq); err != nil {
+			t.Fatal(err)
+		}
+		w, _ := s.Window(id, seq, 0, 10)
+		if w.Evicted || len(w.Lines) != 1 || w.Lines[0].Text != "output of run"+strconv.Itoa(seq) {
+			t.Fatalf("submission %d read back: %+v", seq, w)
+		}
+	}
+	// reading back 1 and 2 released the two least recently used: 4 and 5
+	for seq, want := range map[int]bool{1: false, 2: false, 3: true, 4: true, 5: true, 6: false} {
+		if evicted(seq) != want {
+			t.Fatalf("submission %d evicted = %v, want %v", seq, evicted(seq), want)
 		}
 	}
 }

@@ -153,12 +153,7 @@ func (s *Supervisor) Forget(id string) (proto.StatusResult, error) {
 		if sub.out == nil {
 			continue
 		}
-		for i, o := range s.resident {
-			if o == sub.out {
-				s.resident = append(s.resident[:i], s.resident[i+1:]...)
-				break
-			}
-		}
+		s.lineMem.Forget(sub.out)
 	}
 	s.mu.Unlock()
 	s.journal.write(JournalEvent{Event: "forgotten", AgentID: a.id, Note: "its logs stay on disk"})

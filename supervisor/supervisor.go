@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/runner/local"
@@ -38,22 +39,21 @@ type Supervisor struct {
 	journal *journal
 	hub     proto.Feed
 	runs    sync.WaitGroup // one per running submission
-	budget  *feedBudget    // bounds the CPU spent processing output
+	budget  *output.Budget // bounds the CPU spent processing output
 
-	mu       sync.Mutex // guards the fields below and every agent's and submission's mutable state
-	agents   map[string]*agent
-	order    []*agent    // oldest first
-	resident []*output   // finished submissions' outputs held in memory, least recently used first
-	lineMem  *lineMemory // display-line memory budget of every scrollback (SPEC §5)
-	// maxResident is the length limit of resident (defaultResident).
-	maxResident int
-	shutdown    bool
-	restored    int           // agents restored from earlier runs at start (SPEC §10)
-	storage     storageCache  // where the logs are and their size (retention.go)
-	stopped     chan struct{} // closed once Shutdown has ended every submission
-	stopOnce    sync.Once
-	cut         chan struct{} // closed by SkipGrace: grace periods end now
-	cutOnce     sync.Once
+	mu     sync.Mutex // guards the fields below and every agent's and submission's mutable state
+	agents map[string]*agent
+	order  []*agent // oldest first
+	// lineMem is the display-line memory budget of every scrollback
+	// (SPEC §5), with the finished submissions' outputs that hold lines.
+	lineMem  *output.Memory
+	shutdown bool
+	restored int           // agents restored from earlier runs at start (SPEC §10)
+	storage  storageCache  // where the logs are and their size (retention.go)
+	stopped  chan struct{} // closed once Shutdown has ended every submission
+	stopOnce sync.Once
+	cut      chan struct{} // closed by SkipGrace: grace periods end now
+	cutOnce  sync.Once
 	// attentionSeq numbers the transitions to needing you (Attention.Seq).
 	attentionSeq uint64
 	// warnings are problems found while running (a failing
@@ -115,9 +115,9 @@ type submission struct {
 	command   string
 	logPath   string
 	startedAt time.Time
-	out       *output       // set at creation; its log file is attached by launch
-	stopCh    chan struct{} // closed by the first stop request
-	done      chan struct{} // closed once the submission has ended and the agent is updated
+	out       *output.Output // set at creation; its log file is attached by launch
+	stopCh    chan struct{}  // closed by the first stop request
+	done      chan struct{}  // closed once the submission has ended and the agent is updated
 	tr        *transcriptState
 	// newSession is set when an earlier submission ended before the agent
 	// CLI created a session, so this one starts a new conversation (SPEC §8).
@@ -186,7 +186,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, err
 	}
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
-		budget: newFeedBudget(), maxResident: defaultResident, lineMem: &lineMemory{limit: cfg.LineMemory},
+		budget: output.NewBudget(), lineMem: output.NewMemory(cfg.LineMemory, defaultResident),
 		stopped: make(chan struct{}), cut: make(chan struct{})}
 	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
 	s.removeOldRuns(s.restore())
@@ -271,23 +271,6 @@ func (s *Supervisor) find(id string) (*agent, error) {
 	return s.lookup(id)
 }
 
-// keepResidentLocked marks out, a finished submission's output, as just
-// used, and releases the least recently used ones beyond maxResident. Call
-// with s.mu held.
-func (s *Supervisor) keepResidentLocked(out *output) {
-	for i, o := range s.resident {
-		if o == out {
-			s.resident = append(s.resident[:i], s.resident[i+1:]...)
-			break
-		}
-	}
-	s.resident = append(s.resident, out)
-	for len(s.resident) > s.maxResident {
-		s.resident[0].evict()
-		s.resident = s.resident[1:]
-	}
-}
-
 // runningCount counts agents that hold a slot of the concurrency limit.
 // Call with s.mu held.
 func (s *Supervisor) runningCount() int {
@@ -339,7 +322,7 @@ func copyAttention(at *proto.Attention) *proto.Attention {
 func (s *Supervisor) failureLocked(a *agent) string {
 	var parts []string
 	if n := len(a.subs); n > 0 {
-		if f := a.subs[n-1].out.logFailure(); f != "" {
+		if f := a.subs[n-1].out.LogFailure(); f != "" {
 			parts = append(parts, f)
 		}
 	}
@@ -376,18 +359,18 @@ func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 		sub.command, _ = p.CommandFor(a.id, a.sessionID)
 		sub.newSession = p.Structured() && a.sessionID == "" && len(a.subs) > 0
 	}
-	sub.out = newOutput(nil, s.cfg.Scrollback, func() { s.hub.Publish(proto.Change{AgentID: a.id, Output: true}) }, s.budget)
-	sub.out.mem, sub.out.reclaim = s.lineMem, s.reclaimLines
-	// the failure is in the agent's summary (failure): every viewer and
-	// client learns of it at once, not when the submission ends
-	sub.out.logFailedHook = func() { s.hub.Publish(proto.Change{AgentID: a.id, Agent: true}) }
-	sub.out.sb.attach(s.lineMem)
+	opt := output.Options{MaxLines: s.cfg.Scrollback, Memory: s.lineMem, Budget: s.budget,
+		Notify: func() { s.hub.Publish(proto.Change{AgentID: a.id, Output: true}) },
+		// the failure is in the agent's summary (failure): every viewer
+		// and client learns of it at once, not when the submission ends
+		LogFailed: func() { s.hub.Publish(proto.Change{AgentID: a.id, Agent: true}) }}
 	if a.preset.Structured() {
 		sub.tr = newTranscriptState(a.preset, func(id string) { s.onSession(a, sub, id) })
-		sub.out.lineHook = sub.tr.line
-		if a.preset.Approvals {
-			s.newApprovalsLocked(a, sub)
-		}
+		opt.RawLine = sub.tr.line
+	}
+	sub.out = output.New(opt)
+	if a.preset.Structured() && a.preset.Approvals {
+		s.newApprovalsLocked(a, sub)
 	}
 	a.subs = append(a.subs, sub)
 	a.restored = false // an agent of this run now

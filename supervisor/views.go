@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
@@ -75,7 +76,7 @@ func (sub *submission) counts() proto.OutputCounts {
 	if sub.out == nil {
 		return proto.OutputCounts{Evicted: true}
 	}
-	c.FirstLine, c.Lines, _, c.Evicted = sub.out.window(0, 0)
+	c.FirstLine, c.Lines, _, c.Evicted = sub.out.Window(0, 0)
 	if sub.tr != nil {
 		var pending string
 		c.FirstEntry, c.Entries, _, pending = sub.tr.window(0, 0)
@@ -110,10 +111,10 @@ func (s *Supervisor) Window(id string, seq int, from int64, n int) (proto.Window
 		return proto.Window{}, err
 	}
 	if from < 0 {
-		first, total, _, _ := sub.out.window(0, 0)
+		first, total, _, _ := sub.out.Window(0, 0)
 		from = max(first, total-int64(n))
 	}
-	first, total, lines, evicted := sub.out.window(from, n)
+	first, total, lines, evicted := sub.out.Window(from, n)
 	return proto.Window{First: first, Total: total, Lines: lines, Evicted: evicted}, nil
 }
 
@@ -127,13 +128,13 @@ func (s *Supervisor) LoadOutput(id string, seq int) error {
 	if err != nil {
 		return err
 	}
-	if err := sub.out.reload(sub.logPath, s.cfg.Scrollback); err != nil {
-		return err
+	if err := sub.out.Reload(sub.logPath, s.cfg.Scrollback); err != nil {
+		return &proto.Error{Code: proto.CodeInternal, Message: err.Error()}
 	}
 	s.loadTranscript(id, sub)
 	s.mu.Lock()
 	if !sub.endedAt.IsZero() {
-		s.keepResidentLocked(sub.out)
+		s.lineMem.Keep(sub.out)
 	}
 	s.mu.Unlock()
 	return nil
@@ -154,8 +155,7 @@ func (s *Supervisor) submission(id string, seq int) (*submission, error) {
 	}
 	sub := a.subs[seq-1]
 	if sub.out == nil && sub.restored {
-		sub.out = restoredOutput()
-		sub.out.mem = s.lineMem
+		sub.out = output.Restored(s.lineMem)
 	}
 	if sub.out == nil {
 		return nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("submission %d of agent %s has not started", seq, a.id)}

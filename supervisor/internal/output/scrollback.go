@@ -1,4 +1,4 @@
-package supervisor
+package output
 
 import "github.com/subdash/subdash/supervisor/proto"
 
@@ -13,12 +13,12 @@ type scrollback struct {
 	bytes    int   // text bytes held
 	maxLines int
 	maxBytes int
-	mem      *lineMemory // the shared budget this scrollback counts into; nil: none
-	delta    int64       // bytes added (or dropped) since the last settle
+	mem      *Memory // the shared budget this scrollback counts into; nil: none
+	delta    int64   // bytes added (or dropped) since the last settle
 }
 
 // attach makes b count into mem from now on, with what it holds.
-func (b *scrollback) attach(mem *lineMemory) {
+func (b *scrollback) attach(mem *Memory) {
 	b.mem, b.delta = mem, 0
 	mem.add(int64(b.bytes) + int64(b.n)*lineOverhead)
 }

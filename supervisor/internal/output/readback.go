@@ -1,6 +1,7 @@
-package supervisor
+package output
 
 import (
+	"fmt"
 	"os"
 	"unicode/utf8"
 
@@ -9,12 +10,13 @@ import (
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
-// readBackBuf is the size of the reads of a log file read back (reload):
+// readBackBuf is the size of the reads of a log file read back (Reload):
 // 1 MiB, as the largest read of a child's pipe.
 const readBackBuf = 1 << 20
 
-// evict releases the scrollback of a finished submission.
-func (o *output) evict() {
+// evict releases the scrollback of a finished submission: its lines leave
+// the budget, Window reports it evicted until Reload.
+func (o *Output) evict() {
 	o.mu.Lock()
 	if o.open[runner.Stdout] < 0 && o.open[runner.Stderr] < 0 && o.sb != nil {
 		o.sb.detach()
@@ -23,10 +25,13 @@ func (o *output) evict() {
 	o.mu.Unlock()
 }
 
-// reload rebuilds an evicted scrollback from the log file. Both streams were
-// written to one file, so reloaded lines do not say which stream they came
-// from.
-func (o *output) reload(path string, maxLines int) error {
+// Reload rebuilds an evicted scrollback from the log file at path, keeping
+// its newest maxLines lines; it does nothing when the lines are held. Both
+// streams were written to one file, so reloaded lines do not say which
+// stream they came from. A log file that is gone gives one line saying so
+// (SPEC §10), not an error; the error says why the file could not be read.
+// It does file I/O: call it off the UI goroutine.
+func (o *Output) Reload(path string, maxLines int) error {
 	o.mu.RLock()
 	evicted := o.evicted
 	o.mu.RUnlock()
@@ -46,7 +51,7 @@ func (o *output) reload(path string, maxLines int) error {
 		return nil
 	}
 	if err != nil {
-		return &proto.Error{Code: proto.CodeInternal, Message: "cannot read log file " + path + ": " + err.Error()}
+		return fmt.Errorf("cannot read log file %s: %w", path, err)
 	}
 	defer f.Close()
 	sb := newScrollback(maxLines, defaultScrollbackBytes)
@@ -77,9 +82,10 @@ func (o *output) reload(path string, maxLines int) error {
 	return nil
 }
 
-// restoredOutput is the output of a submission restored from an earlier
-// run: no display lines until LoadOutput reads them back from the log file
-// (SPEC §10), so restored records cost no memory for output.
-func restoredOutput() *output {
-	return &output{open: [2]int64{-1, -1}, evicted: true, released: true}
+// Restored returns the output of a submission restored from an earlier
+// run: no display lines until Reload reads them back from the log file
+// (SPEC §10), so restored records cost no memory for output; mem is the
+// budget they then count into (nil: none).
+func Restored(mem *Memory) *Output {
+	return &Output{open: [2]int64{-1, -1}, evicted: true, released: true, mem: mem}
 }

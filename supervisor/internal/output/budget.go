@@ -1,4 +1,4 @@
-package supervisor
+package output
 
 import (
 	"runtime"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// feedBudget bounds the CPU time the supervisor spends processing output
+// Budget bounds the CPU time the host spends processing output
 // (log file writes, display lines), so that a flood of output from its
 // agents cannot take the machine from the agents themselves or from the
 // dashboard's own keys. At most slots feeds run at once, and each slot is
@@ -17,7 +17,7 @@ import (
 //
 // With light output the debt grows slowly and is paid in rare pauses of
 // pauseAfter, invisible next to a terminal's frame time.
-type feedBudget struct {
+type Budget struct {
 	slots     chan struct{}
 	idleRatio float64
 	mu        sync.Mutex
@@ -31,24 +31,25 @@ const (
 	pauseAfter = 2 * time.Millisecond
 )
 
-// newFeedBudget returns the budget for this machine: half the CPUs (at
-// least one) as slots, each busy at most feedDuty of the time.
-func newFeedBudget() *feedBudget {
-	return &feedBudget{
+// NewBudget returns the budget for this machine: half the CPUs (at least
+// one) as slots, each busy at most feedDuty of the time. One budget serves
+// every output of a host (Options.Budget).
+func NewBudget() *Budget {
+	return &Budget{
 		slots:     make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		idleRatio: (1 - feedDuty) / feedDuty,
 	}
 }
 
 // acquire waits for a slot and returns the time the feed starts.
-func (b *feedBudget) acquire() time.Time {
+func (b *Budget) acquire() time.Time {
 	b.slots <- struct{}{}
 	return time.Now()
 }
 
 // release records the feed that started at start, pays the debt if it is
 // due, and frees the slot.
-func (b *feedBudget) release(start time.Time) {
+func (b *Budget) release(start time.Time) {
 	owed := time.Duration(float64(time.Since(start)) * b.idleRatio)
 	b.mu.Lock()
 	b.debt += owed

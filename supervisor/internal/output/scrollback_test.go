@@ -1,4 +1,4 @@
-package supervisor
+package output
 
 import (
 	"math/rand/v2"
@@ -17,7 +17,7 @@ import (
 // per call of chunks, and returns its scrollback window.
 func feedLines(t *testing.T, maxLines int, chunks ...int) ([]string, int64, int64) {
 	t.Helper()
-	o := newOutput(nil, maxLines, nil, nil)
+	o := New(Options{MaxLines: maxLines})
 	next := 0
 	for _, n := range chunks {
 		var b []byte
@@ -26,9 +26,9 @@ func feedLines(t *testing.T, maxLines int, chunks ...int) ([]string, int64, int6
 			b = append(b, '\n')
 			next++
 		}
-		o.feed(runner.Stdout, b)
+		o.Feed(runner.Stdout, b)
 	}
-	first, total, lines, _ := o.window(0, 1<<30)
+	first, total, lines, _ := o.Window(0, 1<<30)
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		out[i] = l.Text
@@ -55,53 +55,17 @@ func TestScrollbackKeepsNewestLinesWhenAChunkHoldsMore(t *testing.T) {
 }
 
 func TestPartialLineIsCompletedInPlace(t *testing.T) {
-	o := newOutput(nil, 10, nil, nil)
-	o.feed(runner.Stdout, []byte("a\npart"))
-	o.feed(runner.Stderr, []byte("err line\n"))
-	o.feed(runner.Stdout, []byte("ial\n"))
-	_, _, lines, _ := o.window(0, 10)
+	o := New(Options{MaxLines: 10})
+	o.Feed(runner.Stdout, []byte("a\npart"))
+	o.Feed(runner.Stderr, []byte("err line\n"))
+	o.Feed(runner.Stdout, []byte("ial\n"))
+	_, _, lines, _ := o.Window(0, 10)
 	got := []string{}
 	for _, l := range lines {
 		got = append(got, l.Text)
 	}
 	if len(got) != 3 || got[0] != "a" || got[1] != "partial" || got[2] != "err line" || lines[1].Partial || !lines[2].Stderr {
 		t.Fatalf("lines = %q", got)
-	}
-}
-
-// Finished submissions beyond the memory limit are released, least
-// recently used first, and read back from their log files on demand.
-func TestOldSubmissionsAreReleasedAndReadBack(t *testing.T) {
-	s := newTestSupervisor(t, `read m; echo "output of $m"`)
-	s.maxResident = 3
-	id := spawn(t, s, "run1")
-	waitFinal(t, s, id)
-	for i := 2; i <= 6; i++ {
-		if _, err := s.Send(id, "run"+strconv.Itoa(i), false); err != nil {
-			t.Fatal(err)
-		}
-		waitFinal(t, s, id)
-	}
-	evicted := func(seq int) bool { w, _ := s.Window(id, seq, 0, 10); return w.Evicted }
-	for seq := 1; seq <= 6; seq++ {
-		if want := seq <= 3; evicted(seq) != want {
-			t.Fatalf("submission %d evicted = %v, want %v", seq, evicted(seq), want)
-		}
-	}
-	for _, seq := range []int{1, 2} {
-		if err := s.LoadOutput(id, seq); err != nil {
-			t.Fatal(err)
-		}
-		w, _ := s.Window(id, seq, 0, 10)
-		if w.Evicted || len(w.Lines) != 1 || w.Lines[0].Text != "output of run"+strconv.Itoa(seq) {
-			t.Fatalf("submission %d read back: %+v", seq, w)
-		}
-	}
-	// reading back 1 and 2 released the two least recently used: 4 and 5
-	for seq, want := range map[int]bool{1: false, 2: false, 3: true, 4: true, 5: true, 6: false} {
-		if evicted(seq) != want {
-			t.Fatalf("submission %d evicted = %v, want %v", seq, evicted(seq), want)
-		}
 	}
 }
 
@@ -114,7 +78,7 @@ func TestOldSubmissionsAreReleasedAndReadBack(t *testing.T) {
 // stay bounded.
 func TestFloodKeepsLinesRightAcrossReusedBlocks(t *testing.T) {
 	const keep = 1000
-	o := newOutput(nil, keep, nil, nil)
+	o := New(Options{MaxLines: keep})
 	text := func(n int) string { return "line " + strconv.Itoa(n) + " of the flood" + strings.Repeat(".", n%97) }
 	next := 0               // absolute number of the partial line after each read
 	ended := map[int]bool{} // lines that were partial at the end of a read
@@ -136,8 +100,8 @@ func TestFloodKeepsLinesRightAcrossReusedBlocks(t *testing.T) {
 			next++
 		}
 		b = append(b, text(next)...)
-		o.feed(runner.Stdout, b)
-		first, total, lines, _ := o.window(0, 1<<30)
+		o.Feed(runner.Stdout, b)
+		first, total, lines, _ := o.Window(0, 1<<30)
 		if total != int64(next+1) || first != total-keep || len(lines) != keep {
 			t.Fatalf("read %d: window [%d,%d) with %d lines, want [%d,%d) with %d", read, first, total, len(lines), next+1-keep, next+1, keep)
 		}
@@ -188,17 +152,17 @@ func TestReadBackKeepsTheNewestLines(t *testing.T) {
 	if err := os.WriteFile(path, log, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fed := newOutput(nil, keep, nil, nil)
+	fed := New(Options{MaxLines: keep})
 	for p := log; len(p) > 0; p = p[min(len(p), 4096):] {
-		fed.feed(runner.Stdout, p[:min(len(p), 4096)])
+		fed.Feed(runner.Stdout, p[:min(len(p), 4096)])
 	}
-	_ = fed.finish()
-	wantFirst, wantTotal, want, _ := fed.window(0, keep)
-	o := restoredOutput()
-	if err := o.reload(path, keep); err != nil {
+	_ = fed.Finish()
+	wantFirst, wantTotal, want, _ := fed.Window(0, keep)
+	o := Restored(nil)
+	if err := o.Reload(path, keep); err != nil {
 		t.Fatal(err)
 	}
-	first, total, got, _ := o.window(0, keep)
+	first, total, got, _ := o.Window(0, keep)
 	if first != wantFirst || total != wantTotal || len(got) != len(want) {
 		t.Fatalf("read back [%d,%d) with %d lines, fed [%d,%d) with %d", first, total, len(got), wantFirst, wantTotal, len(want))
 	}

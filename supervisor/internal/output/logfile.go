@@ -1,4 +1,4 @@
-package supervisor
+package output
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ const (
 // dropped from the page cache (posix_fadvise(2) POSIX_FADV_DONTNEED), so
 // a flood keeps reusing the same few megabytes of page cache. A log that
 // stays under writeBehindChunk is left to the kernel. Not safe for
-// concurrent use (the output's, under feedMu).
+// concurrent use (the Output's, under feedMu).
 type logFile struct {
 	f       *os.File
 	err     error // the first error; nothing is written after it
@@ -99,8 +99,9 @@ func (l *logFile) name() string {
 	return l.f.Name()
 }
 
-// setLog attaches the submission's log file before its process starts.
-func (o *output) setLog(f *os.File) {
+// SetLog attaches the submission's log file before its process starts: f
+// is written from its current size on, and closed by Finish.
+func (o *Output) SetLog(f *os.File) {
 	o.feedMu.Lock()
 	o.log.open(f)
 	o.feedMu.Unlock()
@@ -109,21 +110,22 @@ func (o *output) setLog(f *os.File) {
 // failLog records that the log file could not be written: the failure in
 // words with the path, for the agent's summary (SPEC §5), and a line in
 // the scrollback where the log stops. Called with feedMu held.
-func (o *output) failLog(err error) {
+func (o *Output) failLog(err error) {
 	why := err
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		why = pe.Err // "file too large", "no space left on device"
 	}
 	msg := fmt.Sprintf("log file could not be written (%v): %s; output from here on is on screen only", why, o.log.name())
 	first := o.logFailed.Swap(&msg) == nil
-	o.note("subdash: " + msg)
+	o.Note("subdash: " + msg)
 	if first && o.logFailedHook != nil {
 		o.logFailedHook()
 	}
 }
 
-// logFailure returns the log file's write failure in words, or "".
-func (o *output) logFailure() string {
+// LogFailure returns the log file's write failure in words with its path
+// (SPEC §5), or "" when every write succeeded; a nil Output has none.
+func (o *Output) LogFailure() string {
 	if o == nil {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package supervisor
+package output
 
 import (
 	"math"
@@ -17,7 +17,7 @@ const (
 // are reused once no held line refers to them any more: a flood replaces
 // its whole scrollback at every read, and reusing its blocks spares the
 // allocation, zeroing and collection of as many bytes. Lines keep text in
-// their block; window copies what it returns, so a block's bytes are never
+// their block; Window copies what it returns, so a block's bytes are never
 // seen again once its lines are dropped. Not safe for concurrent use (it
 // is the output's, under feedMu).
 type lineText struct {

@@ -1,7 +1,6 @@
-package supervisor
+package output
 
 import (
-	"os"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -16,16 +15,17 @@ import (
 // ten thousand maximal lines cannot take gigabytes.
 const defaultScrollbackBytes = 64 << 20
 
-// output is the output pipeline of one submission: every byte goes to the log
-// file (logFile), display lines go to a bounded scrollback, and a raw tail of each
-// stream is kept for last_output. Of a chunk (a read, or a flood's batch
-// of reads: StartRequest.Display) completing more lines than the
-// scrollback keeps, only those it keeps are built (termtext's FeedTail);
-// the others are counted, so line numbers stay absolute. The lines' text
-// lives in reused blocks (lineText). Feed may be called from the stdout and
-// stderr readers concurrently; readers of the scrollback take only mu.
-type output struct {
-	feedMu sync.Mutex // serializes Feed; guards everything below up to mu
+// Output is the output pipeline of one submission: every byte goes to the
+// log file (logFile), display lines go to a bounded scrollback, and a raw
+// tail of each stream is kept for last_output. Of a chunk (a read, or a
+// flood's batch of reads: runner.StartRequest.Display) completing more
+// lines than the scrollback keeps, only those it keeps are built
+// (termtext's FeedTail); the others are counted, so line numbers stay
+// absolute. The lines' text lives in reused blocks (lineText). Feed, Take
+// and Display may be called from the stdout and stderr readers at once;
+// readers of the scrollback (Window) take only mu.
+type Output struct {
+	feedMu sync.Mutex // serializes feeds; guards everything below up to mu
 	log    logFile
 	// logFailed holds, once a write to the log file failed, that failure
 	// in words with the path (SPEC §5); readable without feedMu.
@@ -33,7 +33,7 @@ type output struct {
 	// logFailedHook, when set, is called (with feedMu held) when the first
 	// write to the log file fails: the agent's summary changed.
 	logFailedHook func()
-	released      bool // the submission is over; see release
+	released      bool // the submission is over; see Release
 	conv          [2]*termtext.Converter
 	tail          [2][]byte
 	text          lineText // the display lines' text
@@ -46,36 +46,61 @@ type output struct {
 	mu      sync.RWMutex // guards sb and open
 	sb      *scrollback
 	open    [2]int64 // absolute number of each stream's partial line, or -1
-	evicted bool     // sb was released to save memory; reload from the log file
+	evicted bool     // sb was released to save memory; Reload reads it from the log file
 
 	notify func() // called after each change, outside the locks
-	// mem is the supervisor's display-line budget (nil: none); reclaim,
-	// called outside the locks when a feed left it over its limit, gives
-	// lines back (Supervisor.reclaimLines).
-	mem     *lineMemory
-	reclaim func(*output)
-	// budget, when set, bounds the CPU the supervisor spends on feeds.
-	budget *feedBudget
+	// mem is the display-line budget of every output of the host (nil:
+	// none); a feed that leaves it over its limit gives lines back
+	// (Memory.reclaim), outside the locks.
+	mem *Memory
+	// budget, when set, bounds the CPU the host spends on feeds.
+	budget *Budget
 }
 
-func newOutput(log *os.File, maxLines int, notify func(), budget *feedBudget) *output {
-	o := &output{
-		sb:     newScrollback(maxLines, defaultScrollbackBytes),
-		open:   [2]int64{-1, -1},
-		notify: notify,
-		budget: budget,
+// Options are what New makes an Output with; every field may be left zero.
+type Options struct {
+	// MaxLines is --scrollback: the display lines kept (at least 1).
+	MaxLines int
+	// Notify is called after each change of the output, outside its
+	// locks: every feed, the end, a note.
+	Notify func()
+	// LogFailed is called once, when the first write to the log file
+	// fails (LogFailure then says why): the agent's summary changed.
+	LogFailed func()
+	// RawLine receives every complete raw line of each stream, without its
+	// line end (a line longer than 16 MiB cut at that size), in order, for
+	// structured agent output (SPEC §8).
+	RawLine func(s runner.Stream, line []byte)
+	// Memory is the display-line budget shared with the host's other
+	// outputs (SPEC §5); nil: none.
+	Memory *Memory
+	// Budget bounds the CPU the host spends on feeds; nil: none.
+	Budget *Budget
+}
+
+// New returns the output of a submission about to start: no log file yet
+// (SetLog), no lines.
+func New(opt Options) *Output {
+	o := &Output{
+		sb:            newScrollback(opt.MaxLines, defaultScrollbackBytes),
+		open:          [2]int64{-1, -1},
+		notify:        opt.Notify,
+		logFailedHook: opt.LogFailed,
+		lineHook:      opt.RawLine,
+		mem:           opt.Memory,
+		budget:        opt.Budget,
 	}
-	if log != nil {
-		o.log.open(log)
+	if o.mem != nil {
+		o.sb.attach(o.mem)
 	}
 	o.conv[runner.Stdout] = termtext.NewConverter(termtext.DefaultMaxWidth)
 	o.conv[runner.Stderr] = termtext.NewConverter(termtext.DefaultMaxWidth)
 	return o
 }
 
-// feed handles one chunk read from stream s (Runner's StartRequest.Output):
-// log, then display; p is only read during the call.
-func (o *output) feed(s runner.Stream, p []byte) {
+// Feed handles one chunk read from stream s (runner.StartRequest.Output):
+// Take, then Display; p is only read during the call.
+func (o *Output) Feed(s runner.Stream, p []byte) {
 	o.within(func() {
 		o.logLocked(s, p)
 		o.displayLocked(s, p)
@@ -83,28 +108,28 @@ func (o *output) feed(s runner.Stream, p []byte) {
 	o.fed()
 }
 
-// take takes one chunk read from stream s (StartRequest.Log): the log file,
-// the raw tail of last_output and the raw lines of structured output get
-// it at once; display must get the same bytes later. p is only read during
-// the call.
-func (o *output) take(s runner.Stream, p []byte) {
+// Take takes one chunk read from stream s (runner.StartRequest.Log): the
+// log file, the raw tail of last_output and the raw lines of structured
+// output get it at once; Display must get the same bytes later. p is only
+// read during the call.
+func (o *Output) Take(s runner.Stream, p []byte) {
 	o.within(func() { o.logLocked(s, p) })
 	if o.notify != nil {
 		o.notify()
 	}
 }
 
-// display turns chunks of stream s that log already took into display
-// lines (StartRequest.Display); p may join several of them. Of a p that
-// completes more lines than the scrollback keeps, only the kept lines are
-// built (termtext's FeedTail). p is only read during the call.
-func (o *output) display(s runner.Stream, p []byte) {
+// Display turns chunks of stream s that Take already took into display
+// lines (runner.StartRequest.Display); p may join several of them. Of a p
+// that completes more lines than the scrollback keeps, only the kept lines
+// are built (termtext's FeedTail). p is only read during the call.
+func (o *Output) Display(s runner.Stream, p []byte) {
 	o.within(func() { o.displayLocked(s, p) })
 	o.fed()
 }
 
 // within runs f with feedMu held, inside the output budget.
-func (o *output) within(f func()) {
+func (o *Output) within(f func()) {
 	if o.budget != nil {
 		defer o.budget.release(o.budget.acquire())
 	}
@@ -113,7 +138,7 @@ func (o *output) within(f func()) {
 	f()
 }
 
-func (o *output) logLocked(s runner.Stream, p []byte) {
+func (o *Output) logLocked(s runner.Stream, p []byte) {
 	if o.released {
 		return
 	}
@@ -126,7 +151,7 @@ func (o *output) logLocked(s runner.Stream, p []byte) {
 	}
 }
 
-func (o *output) displayLocked(s runner.Stream, p []byte) {
+func (o *Output) displayLocked(s runner.Stream, p []byte) {
 	if o.released {
 		return
 	}
@@ -141,10 +166,10 @@ func (o *output) displayLocked(s runner.Stream, p []byte) {
 }
 
 // fed gives display lines back when the budget is exceeded and tells the
-// supervisor the output changed. Called without locks.
-func (o *output) fed() {
-	if o.mem.over() && o.reclaim != nil {
-		o.reclaim(o)
+// host the output changed. Called without locks.
+func (o *Output) fed() {
+	if o.mem.over() {
+		o.mem.reclaim(o)
 	}
 	if o.notify != nil {
 		o.notify()
@@ -156,7 +181,7 @@ func (o *output) fed() {
 // would be trimmed at once, so they are only counted. A partial line keeps
 // its slot and is updated in place until it ends, like a terminal row.
 // Called with feedMu held.
-func (o *output) publish(s runner.Stream, lines []proto.Line, skipped int, partial proto.Line, hasPartial bool) {
+func (o *Output) publish(s runner.Stream, lines []proto.Line, skipped int, partial proto.Line, hasPartial bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.evicted {
@@ -203,11 +228,11 @@ func (b *lineBatch) add(text []byte, width int) {
 }
 
 // lines returns the lines that can survive: the first (it may complete a
-// partial line already on screen) and the newest max; the count of those
+// partial line already on screen) and the newest keep; the count of those
 // between is left in b.skipped (the converter may have counted them
 // already, without building them: FeedTail).
-func (b *lineBatch) lines(max int) []proto.Line {
-	if keepFrom := len(b.out) - max; keepFrom > 1 {
+func (b *lineBatch) lines(keep int) []proto.Line {
+	if keepFrom := len(b.out) - keep; keepFrom > 1 {
 		b.skipped += keepFrom - 1
 		n := copy(b.out[1:], b.out[keepFrom:])
 		clear(b.out[1+n:])
@@ -216,9 +241,10 @@ func (b *lineBatch) lines(max int) []proto.Line {
 	return b.out
 }
 
-// finish flushes both converters and the raw line splitter at the end of the
-// submission and closes the log file.
-func (o *output) finish() error {
+// Finish flushes both converters and the raw line splitter at the end of
+// the submission and closes the log file. It returns the log file's first
+// failure: a write (LogFailure says it too) or the close.
+func (o *Output) Finish() error {
 	o.feedMu.Lock()
 	for s := runner.Stdout; s <= runner.Stderr; s++ {
 		o.batch.reset(&o.text, s)
@@ -237,10 +263,11 @@ func (o *output) finish() error {
 	return err
 }
 
-// note adds a display line written by subdash itself (not by the child), for
-// example that a new agent CLI session starts. It is not written to the log
-// file, which holds only the child's bytes.
-func (o *output) note(text string) {
+// Note adds a display line written by subdash itself (not by the child),
+// for example that a new agent CLI session starts: text is plain text, on
+// stderr's side. It is not written to the log file, which holds only the
+// child's bytes.
+func (o *Output) Note(text string) {
 	o.mu.Lock()
 	if !o.evicted {
 		o.sb.add(proto.Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
@@ -249,10 +276,14 @@ func (o *output) note(text string) {
 	o.mu.Unlock()
 }
 
-// window copies up to n lines starting at absolute line from. Their text
-// is copied too (into one allocation), since the scrollback's blocks are
-// reused once their lines are dropped (lineText).
-func (o *output) window(from int64, n int) (first, total int64, lines []proto.Line, evicted bool) {
+// Window copies up to n display lines starting at absolute line from (the
+// first line the submission printed is 0), and returns them with the
+// absolute number of the oldest line held and one past the newest. The
+// caller owns lines; their text is copied too (into one allocation), since
+// the scrollback's blocks are reused once their lines are dropped
+// (lineText). evicted is true when the lines were released to save memory
+// (Reload reads them back); nothing else is returned then.
+func (o *Output) Window(from int64, n int) (first, total int64, lines []proto.Line, evicted bool) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	if o.evicted {
@@ -281,11 +312,11 @@ func ownText(lines []proto.Line) {
 	}
 }
 
-// release drops what only a live submission needs (the converters, the
+// Release drops what only a live submission needs (the converters, the
 // scratch batch, the raw tails and line splitter): a finished submission
-// keeps its display lines only. Call it after finish and after last_output
-// was computed.
-func (o *output) release() {
+// keeps its display lines only. Call it after Finish and after last_output
+// was computed (LastOutput); later feeds are ignored.
+func (o *Output) Release() {
 	o.feedMu.Lock()
 	o.released = true
 	o.conv = [2]*termtext.Converter{}

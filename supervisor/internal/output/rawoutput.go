@@ -1,4 +1,4 @@
-package supervisor
+package output
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
-// What an output keeps of the raw bytes besides the log file: the tail of
+// What an Output keeps of the raw bytes besides the log file: the tail of
 // each stream, for last_output (SPEC §4), and the raw lines handed to a
 // structured agent's transcript (SPEC §8).
 
@@ -23,7 +23,7 @@ const (
 )
 
 // keepTail keeps the last tailKeep raw bytes of stream s.
-func (o *output) keepTail(s runner.Stream, p []byte) {
+func (o *Output) keepTail(s runner.Stream, p []byte) {
 	t := o.tail[s]
 	if len(p) >= tailKeep {
 		t = append(t[:0], p[len(p)-tailKeep:]...)
@@ -39,7 +39,7 @@ func (o *output) keepTail(s runner.Stream, p []byte) {
 
 // splitRaw hands the complete raw lines of stream s to lineHook. A line
 // longer than maxRawLine is handed on cut at that size.
-func (o *output) splitRaw(s runner.Stream, p []byte) {
+func (o *Output) splitRaw(s runner.Stream, p []byte) {
 	const maxRawLine = 16 << 20
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -63,15 +63,22 @@ func (o *output) splitRaw(s runner.Stream, p []byte) {
 	}
 }
 
-// lastOutput builds last_output (SPEC §4): the tail of stdout and, after a
+// LastOutput builds last_output (SPEC §4): the tail of stdout and, after a
 // blank line and "stderr:", the tail of stderr, escape sequences removed, at
-// most maxLastOutput characters, starting with truncatedMarker when cut.
-func (o *output) lastOutput() string { return o.tails(true) }
+// most 2000 characters (maxLastOutput), starting with "...[truncated]" when
+// cut. Call it before Release.
+func (o *Output) LastOutput() string { return o.tails(true) }
 
-// stderrOutput is last_output made of the stderr tail alone.
-func (o *output) stderrOutput() string { return o.tails(false) }
+// StderrOutput is last_output made of the stderr tail alone (SPEC §8: where
+// a CLI with structured output that failed before its first event says
+// why).
+func (o *Output) StderrOutput() string { return o.tails(false) }
 
-func (o *output) tails(withStdout bool) string {
+// LastOutputOf is last_output made of text alone (SPEC §8: a structured
+// submission's final answer), cut as LastOutput cuts.
+func LastOutputOf(text string) string { return composeLastOutput(text, "", false) }
+
+func (o *Output) tails(withStdout bool) string {
 	o.feedMu.Lock()
 	var out string
 	cut := len(o.tail[runner.Stderr]) >= tailKeep
@@ -130,16 +137,17 @@ func tailRunes(s string, n int) string {
 	return s
 }
 
-// flushRawLines hands a pending unterminated raw line of each stream to
-// lineHook, so that a structured submission's outcome is known before the
-// pipes are closed (its main process ended while others still hold them).
-func (o *output) flushRawLines() {
+// FlushRawLines hands a pending unterminated raw line of each stream to
+// Options.RawLine, so that a structured submission's outcome is known
+// before the pipes are closed (its main process ended while others still
+// hold them).
+func (o *Output) FlushRawLines() {
 	o.feedMu.Lock()
 	defer o.feedMu.Unlock()
 	o.flushRawLinesLocked()
 }
 
-func (o *output) flushRawLinesLocked() {
+func (o *Output) flushRawLinesLocked() {
 	for s := runner.Stdout; s <= runner.Stderr; s++ {
 		if o.lineHook != nil && len(o.rawLine[s]) > 0 {
 			o.lineHook(s, trimCR(o.rawLine[s]))
