@@ -1,4 +1,4 @@
-package supervisor
+package local_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -24,6 +25,10 @@ func floodChild() string {
 	}
 	return "yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -c 268435456"
 }
+
+// The local runner's benchmarks drive it through a host (the engine), as
+// the Kubernetes runner's do (runner/kube/bench_test.go): what they measure
+// is the whole path of a submission's output and end.
 
 // BenchmarkFlood measures a child flooding stdout through the supervisor
 // against the same child writing to /dev/null without it, and against the
@@ -38,12 +43,12 @@ func floodChild() string {
 // resident memory of this process during the flood (VmHWM, reset before each
 // run).
 //
-//	go test -run '^$' -bench BenchmarkFlood -benchtime 5x ./supervisor/
+//	go test -run '^$' -bench BenchmarkFlood -benchtime 5x ./supervisor/runner/local/
 func BenchmarkFlood(b *testing.B) {
 	child := floodChild()
 	dir := b.TempDir()
-	s, err := New(Config{Command: child, MaxAgents: 4, Dir: dir, StateDir: filepath.Join(dir, "state"),
-		Grace: DefaultGrace, Scrollback: DefaultScrollback, Environ: os.Environ()})
+	s, err := supervisor.New(supervisor.Config{Command: child, MaxAgents: 4, Dir: dir, StateDir: filepath.Join(dir, "state"),
+		Grace: supervisor.DefaultGrace, Scrollback: supervisor.DefaultScrollback, Environ: os.Environ()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,13 +121,13 @@ func selfCPU() time.Duration {
 // benchmark subtracts it from the moment Wait returns. It reports the median
 // and the 90th percentile (goal: median under 5 ms; Memo polls every 100 ms).
 //
-//	go test -run '^$' -bench BenchmarkExitToWait -benchtime 200x ./supervisor/
+//	go test -run '^$' -bench BenchmarkExitToWait -benchtime 200x ./supervisor/runner/local/
 func BenchmarkExitToWait(b *testing.B) {
 	dir := b.TempDir()
 	// sleep first so that Wait is already waiting when the child exits
 	child := `sleep 0.02; date +%s%N`
-	s, err := New(Config{Command: child, MaxAgents: 4, Dir: dir, StateDir: filepath.Join(dir, "state"),
-		Grace: DefaultGrace, Scrollback: DefaultScrollback, Environ: os.Environ()})
+	s, err := supervisor.New(supervisor.Config{Command: child, MaxAgents: 4, Dir: dir, StateDir: filepath.Join(dir, "state"),
+		Grace: supervisor.DefaultGrace, Scrollback: supervisor.DefaultScrollback, Environ: os.Environ()})
 	if err != nil {
 		b.Fatal(err)
 	}
