@@ -82,3 +82,25 @@ func TestOldSubmissionsAreReleasedAndReadBack(t *testing.T) {
 		}
 	}
 }
+
+// TestAForgottenAgentGivesItsLinesBack: the display lines of a forgotten
+// agent leave the line budget (SPEC §5), so a later agent keeps every line
+// the budget has room for, not only what a ghost of the forgotten one left.
+func TestAForgottenAgentGivesItsLinesBack(t *testing.T) {
+	const limit = 512 << 10 // room for about 14,000 short lines
+	s := newTestSupervisor(t, evalCommand, func(c *Config) { c.LineMemory = limit })
+	gone := spawn(t, s, "seq 1 10000")
+	waitFinal(t, s, gone)
+	if _, err := s.Forget(gone); err != nil {
+		t.Fatal(err)
+	}
+	id := spawn(t, s, "seq 1 8000")
+	waitFinal(t, s, id)
+	w, err := s.Window(id, 0, 0, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.First != 0 || len(w.Lines) != 8000 {
+		t.Fatalf("the agent after a forgotten one holds lines %d to %d of its 8000; the budget has room for all", w.First+1, w.Total)
+	}
+}

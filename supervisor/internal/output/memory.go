@@ -60,12 +60,13 @@ func (m *Memory) Keep(o *Output) {
 	}
 }
 
-// Forget stops o's lines from being given back by Keep or the budget: its
-// submission is gone (the agent was forgotten).
+// Forget gives back the lines of o, whose submission is gone (its agent
+// was forgotten): they leave the budget, and o holds none.
 func (m *Memory) Forget(o *Output) {
 	m.mu.Lock()
 	m.dropLocked(o)
 	m.mu.Unlock()
+	o.evict()
 }
 
 func (m *Memory) dropLocked(o *Output) {
