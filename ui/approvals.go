@@ -119,13 +119,3 @@ func (m Model) approvalHelp() ([]key.Binding, bool) {
 	deny.SetHelp("d", "deny")
 	return []key.Binding{allow, always, deny, km.Help, km.Quit}, true
 }
-
-// approvalCount counts the pending requests of every agent, for the status
-// line.
-func (m Model) approvalCount() int {
-	n := 0
-	for _, a := range m.agents {
-		n += len(a.PendingApprovals)
-	}
-	return n
-}

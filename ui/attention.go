@@ -56,17 +56,6 @@ func (m *Model) seenCmd() tea.Cmd {
 	return func() tea.Msg { return seenMsg{id: id, err: sup.MarkSeen(id)} }
 }
 
-// needYouCount counts the agents that need you.
-func (m Model) needYouCount() int {
-	n := 0
-	for _, a := range m.agents {
-		if a.NeedsYou != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // jumpNeedsYou selects the agent that has needed you longest, other than
 // the selected one; a filter that hides it is cleared.
 func (m *Model) jumpNeedsYou() tea.Cmd {

@@ -251,7 +251,8 @@ func (m *Model) quit() tea.Cmd {
 	if m.opts.Viewer {
 		return tea.Quit
 	}
-	n := m.runningCount()
+	c := m.counts()
+	n := c.Running
 	viewers := 0
 	if m.opts.Viewers != nil {
 		viewers = m.opts.Viewers()
@@ -266,7 +267,7 @@ func (m *Model) quit() tea.Cmd {
 			noun = "agent is"
 		}
 		part := fmt.Sprintf("%d %s running and will be stopped", n, noun)
-		if by := m.runningOrigins(); by != "" {
+		if by := runningOrigins(c.RunningBy); by != "" {
 			part += " (" + by + ")"
 		}
 		parts = append(parts, part)
@@ -279,17 +280,11 @@ func (m *Model) quit() tea.Cmd {
 		parts = append(parts, fmt.Sprintf("%d %s attached and will be closed", viewers, noun))
 	}
 	q := "Quit? " + strings.Join(parts, "; ") + "."
-	queued := 0
-	for _, a := range m.agents {
-		if a.QueuedMessage != "" {
-			queued++
-		}
-	}
 	switch {
-	case queued == 1:
+	case c.Queued == 1:
 		q += " 1 queued message will not run."
-	case queued > 1:
-		q += fmt.Sprintf(" %d queued messages will not run.", queued)
+	case c.Queued > 1:
+		q += fmt.Sprintf(" %d queued messages will not run.", c.Queued)
 	}
 	m.ask(q, "quit", "stay", func(m *Model) tea.Cmd { return m.stopAll() }, nil)
 	return nil
@@ -298,31 +293,20 @@ func (m *Model) quit() tea.Cmd {
 // runningOrigins says which running agents clients started, e.g. "2
 // started by an MCP client, 1 by ctl"; "" when the dashboard started them
 // all.
-func (m Model) runningOrigins() string {
-	count := map[string]int{}
-	var order []string
-	for _, a := range m.agents {
-		if !a.Running() || a.Origin == "" {
-			continue
-		}
-		if count[a.Origin] == 0 {
-			order = append(order, a.Origin)
-		}
-		count[a.Origin]++
-	}
+func runningOrigins(by []proto.OriginCount) string {
 	var parts []string
-	for i, o := range order {
-		who := o
-		switch o {
+	for i, o := range by {
+		who := o.Origin
+		switch o.Origin {
 		case "mcp":
 			who = "an MCP client"
 		case "viewer":
 			who = "a viewer"
 		}
 		if i == 0 {
-			parts = append(parts, fmt.Sprintf("%d started by %s", count[o], who))
+			parts = append(parts, fmt.Sprintf("%d started by %s", o.N, who))
 		} else {
-			parts = append(parts, fmt.Sprintf("%d by %s", count[o], who))
+			parts = append(parts, fmt.Sprintf("%d by %s", o.N, who))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -331,7 +315,7 @@ func (m Model) runningOrigins() string {
 // stopAll starts stopping every running submission, then quits.
 func (m *Model) stopAll() tea.Cmd {
 	m.mode = modeStopping
-	m.stopN = m.runningCount()
+	m.stopN = m.counts().Running
 	for _, a := range m.agents {
 		if a.Running() {
 			m.stopping[a.AgentID] = true

@@ -280,16 +280,9 @@ func (m Model) anyRunning() bool {
 	return false
 }
 
-// runningCount counts agents whose submission may still be alive.
-func (m Model) runningCount() int {
-	n := 0
-	for _, a := range m.agents {
-		if a.Running() {
-			n++
-		}
-	}
-	return n
-}
+// counts counts the agents of the snapshot (running, by status, needing
+// you, restored, failing, queued, approvals).
+func (m Model) counts() proto.Counts { return proto.CountAgents(m.agents) }
 
 // setAgents takes a new snapshot of the agents.
 func (m *Model) setAgents(agents []proto.AgentInfo) {

@@ -78,18 +78,6 @@ func (m Model) notes() []note {
 	return out
 }
 
-// failureCount counts agents whose log file or journal could not be
-// written.
-func (m Model) failureCount() int {
-	n := 0
-	for _, a := range m.agents {
-		if a.Failure != "" {
-			n++
-		}
-	}
-	return n
-}
-
 // noteSymbol is the symbol a note of level starts with.
 func noteSymbol(level level) string {
 	switch level {

@@ -57,17 +57,6 @@ func (m *Model) forget(a proto.AgentInfo) tea.Cmd {
 	return nil
 }
 
-// restoredCount counts the agents shown as restored from an earlier run.
-func (m Model) restoredCount() int {
-	n := 0
-	for _, a := range m.agents {
-		if a.Restored {
-			n++
-		}
-	}
-	return n
-}
-
 // storageMsg carries where the logs are and how much space they take.
 type storageMsg proto.Storage
 

@@ -55,7 +55,7 @@ func (m Model) tooSmallView() string {
 	case modeConfirm: // a quit asked here must be answerable here
 		msg = []string{m.confirm.question, m.help.ShortHelpView(m.confirm.helpKeys())}
 	case modeStopping:
-		msg = []string{fmt.Sprintf("%s stopping %d of %d agents…", agenttable.SymStopping, m.runningCount(), m.stopN)}
+		msg = []string{fmt.Sprintf("%s stopping %d of %d agents…", agenttable.SymStopping, m.counts().Running, m.stopN)}
 	}
 	if m.height < len(msg) {
 		msg = msg[:m.height]
@@ -259,7 +259,7 @@ func (m Model) messageLine() string {
 	case modeConfirm:
 		return cells.Fit(m.styles.Confirm.Render("? "+m.confirm.question), w)
 	case modeStopping:
-		left := m.runningCount()
+		left := m.counts().Running
 		return cells.Fit(m.styles.Stopping.Render(fmt.Sprintf("%s stopping %d of %d agents…", agenttable.SymStopping, left, m.stopN)), w)
 	}
 	if f := m.flash; f.text != "" {
@@ -278,32 +278,24 @@ func (m Model) messageLine() string {
 // statusLine shows counts per status, running/max, the agent command and
 // whether there are warnings.
 func (m Model) statusLine() string {
-	counts := map[proto.Status]int{}
-	running := 0
-	for _, a := range m.agents {
-		if a.Running() {
-			running++
-			continue
-		}
-		counts[a.Status]++
-	}
+	c := m.counts()
 	st := m.styles
 	parts := []string{
-		st.Running.Render(fmt.Sprintf("%s %d/%d running", agenttable.SymRunning, running, m.cfg.MaxAgents)),
-		st.Completed.Render(fmt.Sprintf("%s %d completed", agenttable.SymCompleted, counts[proto.StatusCompleted])),
-		st.Errored.Render(fmt.Sprintf("%s %d errored", agenttable.SymErrored, counts[proto.StatusErrored])),
-		st.Closed.Render(fmt.Sprintf("%s %d closed", agenttable.SymClosed, counts[proto.StatusClosed])),
+		st.Running.Render(fmt.Sprintf("%s %d/%d running", agenttable.SymRunning, c.Running, m.cfg.MaxAgents)),
+		st.Completed.Render(fmt.Sprintf("%s %d completed", agenttable.SymCompleted, c.Completed)),
+		st.Errored.Render(fmt.Sprintf("%s %d errored", agenttable.SymErrored, c.Errored)),
+		st.Closed.Render(fmt.Sprintf("%s %d closed", agenttable.SymClosed, c.Closed)),
 	}
-	if n := m.needYouCount(); n > 0 {
+	if n := c.NeedYou; n > 0 {
 		parts = append(parts, m.table.Styles.NeedsYou.Render(fmt.Sprintf("%s %d need%s you (a)", agenttable.SymNeedsYou, n, map[bool]string{true: "s", false: ""}[n == 1])))
 	}
-	if n := m.restoredCount(); n > 0 {
+	if n := c.Restored; n > 0 {
 		parts = append(parts, st.Muted.Render(fmt.Sprintf("%s %d restored", agenttable.SymRestored, n)))
 	}
-	if n := m.approvalCount(); n > 0 {
+	if n := c.Approvals; n > 0 {
 		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d need%s approval", n, map[bool]string{true: "s", false: ""}[n == 1])))
 	}
-	if n := m.failureCount(); n > 0 {
+	if n := c.Failing; n > 0 {
 		parts = append(parts, st.Error.Render(fmt.Sprintf("✗ %d failing to log", n)))
 	}
 	if n := len(m.cfg.Warnings); n > 0 {
