@@ -65,7 +65,10 @@ func TestDashboardPagerGetsNoTerminalControl(t *testing.T) {
 	}
 	d.keys("o")
 	d.waitFor("the pager ran", func(string) bool { _, err := os.Stat(ran); return err == nil })
-	s := d.waitText("╭─ agents 1", "red-text done") // cat ended; the dashboard is back
+	// cat ended; the dashboard is back. The help line is the frame's last:
+	// a capture holding it is not one taken while the redraw was half
+	// written.
+	s := d.waitText("╭─ agents 1", "red-text done", "q quit")
 	d.checkFrame(s)
 	if after := state(); after != before {
 		t.Fatalf("after the pager: %s, before: %s", after, before)
