@@ -35,40 +35,40 @@ var viewerFlags = map[string]bool{"dir": true, "socket": true, "read-only": true
 // §9: never attach silently to a host that runs another agent command).
 // A flag added for a host gets a line here; a flag missing here refuses to
 // attach rather than be ignored.
-var hostSettings = map[string]func(c supervisor.Config) any{
-	"command": func(c supervisor.Config) any { return c.Command },
-	"preset": func(c supervisor.Config) any {
+var hostSettings = map[string]func(c control.Settings) any{
+	"command": func(c control.Settings) any { return c.Command },
+	"preset": func(c control.Settings) any {
 		return presetField(c, func(p *supervisor.Preset) string { return p.Name })
 	},
-	"preset-args": func(c supervisor.Config) any {
+	"preset-args": func(c control.Settings) any {
 		return presetField(c, func(p *supervisor.Preset) string { return p.Args })
 	},
-	"max-agents":     func(c supervisor.Config) any { return c.MaxAgents },
-	"state-dir":      func(c supervisor.Config) any { return c.StateDir },
-	"grace":          func(c supervisor.Config) any { return c.Grace },
-	"scrollback":     func(c supervisor.Config) any { return c.Scrollback },
-	"allow-nested":   func(c supervisor.Config) any { return c.AllowNested },
-	"timeout":        func(c supervisor.Config) any { return c.Timeout },
-	"restore-window": func(c supervisor.Config) any { return c.RestoreWindow },
-	"log-retention":  func(c supervisor.Config) any { return c.LogRetention },
-	"approvals":      func(c supervisor.Config) any { return c.Preset != nil && c.Preset.Approvals },
-	"line-memory":    func(c supervisor.Config) any { return c.LineMemory },
-	"notify-command": func(c supervisor.Config) any { return c.NotifyCommand },
-	"runner": func(c supervisor.Config) any {
+	"max-agents":     func(c control.Settings) any { return c.MaxAgents },
+	"state-dir":      func(c control.Settings) any { return c.StateDir },
+	"grace":          func(c control.Settings) any { return c.Grace },
+	"scrollback":     func(c control.Settings) any { return c.Scrollback },
+	"allow-nested":   func(c control.Settings) any { return c.AllowNested },
+	"timeout":        func(c control.Settings) any { return c.Timeout },
+	"restore-window": func(c control.Settings) any { return c.RestoreWindow },
+	"log-retention":  func(c control.Settings) any { return c.LogRetention },
+	"approvals":      func(c control.Settings) any { return c.Preset != nil && c.Preset.Approvals },
+	"line-memory":    func(c control.Settings) any { return c.LineMemory },
+	"notify-command": func(c control.Settings) any { return c.NotifyCommand },
+	"runner": func(c control.Settings) any {
 		if c.RunnerName == "" {
 			return runner.Local
 		}
 		return c.RunnerName
 	},
-	"kube-namespace":     func(c supervisor.Config) any { return c.Kube.Namespace },
-	"kube-image":         func(c supervisor.Config) any { return c.Kube.Image },
-	"kube-node":          func(c supervisor.Config) any { return c.Kube.Node },
-	"kube-env":           func(c supervisor.Config) any { return c.Kube.Env },
-	"kube-secret":        func(c supervisor.Config) any { return c.Kube.Secrets },
-	"kube-start-timeout": func(c supervisor.Config) any { return c.Kube.StartTimeout },
+	"kube-namespace":     func(c control.Settings) any { return c.Kube.Namespace },
+	"kube-image":         func(c control.Settings) any { return c.Kube.Image },
+	"kube-node":          func(c control.Settings) any { return c.Kube.Node },
+	"kube-env":           func(c control.Settings) any { return c.Kube.Env },
+	"kube-secret":        func(c control.Settings) any { return c.Kube.Secrets },
+	"kube-start-timeout": func(c control.Settings) any { return c.Kube.StartTimeout },
 }
 
-func presetField(c supervisor.Config, f func(*supervisor.Preset) string) string {
+func presetField(c control.Settings, f func(*supervisor.Preset) string) string {
 	if c.Preset == nil {
 		return ""
 	}
@@ -78,7 +78,7 @@ func presetField(c supervisor.Config, f func(*supervisor.Preset) string) string 
 // hostConflict returns an error naming the first host-only flag in set
 // whose value (resolved into mine) differs from the host's; nil when every
 // one agrees.
-func hostConflict(set map[string]string, mine, host supervisor.Config, info proto.Info) error {
+func hostConflict(set map[string]string, mine, host control.Settings, info proto.Info) error {
 	for name, given := range set {
 		if viewerFlags[name] {
 			continue
@@ -99,7 +99,7 @@ func hostConflict(set map[string]string, mine, host supervisor.Config, info prot
 // hostSetting is the host's setting of flag name for a message, as the
 // flags that chose it: a host running a preset has no --command of its own,
 // so for --command it names the preset.
-func hostSetting(name string, host supervisor.Config, get func(supervisor.Config) any) string {
+func hostSetting(name string, host control.Settings, get func(control.Settings) any) string {
 	if name == "command" {
 		if p := host.Preset; p != nil {
 			if p.Args != "" {
@@ -259,8 +259,6 @@ func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
 		Styles:        &styles,
 		Pager:         func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
 		PagerCommand:  pagerCommand(),
-		Viewer:        true,
-		ReadOnly:      r.ReadOnly(),
 		FrameInterval: ui.ViewerFrameInterval,
 		Notify:        notify,
 	})

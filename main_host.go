@@ -51,7 +51,7 @@ func dashboard(args []string) int {
 	var notServing *control.NotServingError
 	switch {
 	case err == nil:
-		if cerr := hostConflict(set, cfg, r.Config(), r.Info()); cerr != nil {
+		if cerr := hostConflict(set, control.SettingsOf(cfg), r.Settings(), r.Info()); cerr != nil {
 			r.Detach()
 			return failed(usageError{cerr})
 		}
@@ -92,6 +92,7 @@ func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify) int
 		PagerCommand: pagerCommand(),
 		Notify:       notify,
 		Viewers:      h.Viewers,
+		Host:         h.Supervisor(),
 	})
 	code := 0
 	if err != nil && !errors.Is(err, context.Canceled) {

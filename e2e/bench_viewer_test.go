@@ -46,7 +46,7 @@ func viewerOf(b *testing.B, lines int) ui.Model {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { _ = srv.Serve(ctx) }()
 	b.Cleanup(func() { cancel(); _ = srv.Close(); _ = s.Shutdown(context.Background()) })
-	sp, err := s.Spawn("count")
+	sp, err := s.Spawn(ctx, "count")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func viewerOf(b *testing.B, lines int) ui.Model {
 		b.Fatal(err)
 	}
 	b.Cleanup(r.Detach)
-	var m tea.Model = ui.New(r, ui.Options{Viewer: true})
+	var m tea.Model = ui.New(r, ui.Options{})
 	m = settle(m, tea.WindowSizeMsg{Width: 160, Height: 45})
 	if v := m.View(); !strings.Contains(v, fmt.Sprint(lines)) {
 		b.Fatalf("the viewer does not show line %d:\n%s", lines, v)

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -150,7 +151,7 @@ func (ap *approvals) takeLocked(rid string) *approvalRequest {
 // Errors: "agent not found: <id>"; no pending request; a request that was
 // already answered (by another client meanwhile) or never existed; nothing
 // is sent then.
-func (s *Supervisor) Approve(id, requestID string, always bool) (proto.ApprovalResult, error) {
+func (s *Supervisor) Approve(ctx context.Context, id, requestID string, always bool) (proto.ApprovalResult, error) {
 	decision := proto.DecisionAllow
 	if always {
 		decision = proto.DecisionAllowAlways
@@ -162,7 +163,7 @@ func (s *Supervisor) Approve(id, requestID string, always bool) (proto.ApprovalR
 // message is the reason the agent reads ("" sends DefaultDenyMessage).
 // requestID and the errors are as for Approve. The agent goes on: the CLI
 // hands the denial to the model as the tool's result.
-func (s *Supervisor) Deny(id, requestID, message string) (proto.ApprovalResult, error) {
+func (s *Supervisor) Deny(ctx context.Context, id, requestID, message string) (proto.ApprovalResult, error) {
 	message = strings.TrimSpace(message)
 	if message == "" {
 		message = DefaultDenyMessage

@@ -73,15 +73,15 @@ func TestApprovalAllowAndDeny(t *testing.T) {
 	if info.Status != proto.StatusRunning || info.Activity != "needs approval: Bash touch "+a {
 		t.Fatalf("status %s, activity %q", info.Status, info.Activity)
 	}
-	if l := s.List(); len(l[0].PendingApprovals) != 2 || l[0].PendingApprovals[0].RequestID != p[0].RequestID {
+	if l := listOf(s); len(l[0].PendingApprovals) != 2 || l[0].PendingApprovals[0].RequestID != p[0].RequestID {
 		t.Fatalf("list pending = %+v", l[0].PendingApprovals)
 	}
 	// Answer the second one first, by id; then the oldest (the first).
-	r, err := s.Deny(id, p[1].RequestID, "not B")
+	r, err := s.Deny(t.Context(), id, p[1].RequestID, "not B")
 	if err != nil || r.Decision != proto.DecisionDeny || r.RequestID != p[1].RequestID {
 		t.Fatalf("deny: %+v %v", r, err)
 	}
-	r, err = s.Approve(id, "", false)
+	r, err = s.Approve(t.Context(), id, "", false)
 	if err != nil || r.RequestID != p[0].RequestID || r.Decision != proto.DecisionAllow {
 		t.Fatalf("approve oldest: %+v %v", r, err)
 	}
@@ -113,7 +113,7 @@ func TestApprovalAllowAndDeny(t *testing.T) {
 		t.Fatalf("allow body = %v", allow)
 	}
 	// The transcript shows each request whole and each answer.
-	w, _, _ := s.Transcript(id, 0, 0, 100)
+	w, _, _ := s.Transcript(t.Context(), id, 0, 0, 100)
 	var got []string
 	for _, e := range w.Entries {
 		switch e.Kind {
@@ -145,28 +145,28 @@ func TestApprovalStaleAnswer(t *testing.T) {
 	a, b := filepath.Join(dir, "A"), filepath.Join(dir, "B")
 	id := spawn(t, s, "ask "+a+" "+b)
 	p := pendingOf(t, s, id, 2)
-	if _, err := s.Approve(id, p[0].RequestID, false); err != nil {
+	if _, err := s.Approve(t.Context(), id, p[0].RequestID, false); err != nil {
 		t.Fatal(err)
 	}
 	// A second answer to the same request (another viewer, ctl) is refused
 	// and not applied to the next request.
-	_, err := s.Deny(id, p[0].RequestID, "")
+	_, err := s.Deny(t.Context(), id, p[0].RequestID, "")
 	if proto.CodeOf(err) != proto.CodeNotPending || !strings.Contains(errText(err), "is no longer pending (allowed)") {
 		t.Fatalf("stale answer: %v", err)
 	}
 	if left := pendingOf(t, s, id, 1); left[0].RequestID != p[1].RequestID {
 		t.Fatalf("pending = %+v", left)
 	}
-	if _, err := s.Approve(id, "no-such-request", false); proto.CodeOf(err) != proto.CodeNotFound {
+	if _, err := s.Approve(t.Context(), id, "no-such-request", false); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Fatalf("unknown request: %v", err)
 	}
-	if _, err := s.Deny(id, "", ""); err != nil {
+	if _, err := s.Deny(t.Context(), id, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || exists(b) {
 		t.Fatalf("status %s, B exists %v", d.Status, exists(b))
 	}
-	if _, err := s.Approve(id, "", false); proto.CodeOf(err) != proto.CodeNotPending {
+	if _, err := s.Approve(t.Context(), id, "", false); proto.CodeOf(err) != proto.CodeNotPending {
 		t.Fatalf("answer with none pending: %v", err)
 	}
 }
@@ -176,7 +176,7 @@ func TestApprovalInterruptDeniesPending(t *testing.T) {
 	a := filepath.Join(dir, "A")
 	id := spawn(t, s, "ask "+a)
 	p := pendingOf(t, s, id, 1)
-	if _, err := s.Interrupt(id); err != nil {
+	if _, err := s.Interrupt(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	d := waitFinal(t, s, id)
@@ -186,7 +186,7 @@ func TestApprovalInterruptDeniesPending(t *testing.T) {
 	if info, _ := s.Agent(id); len(info.PendingApprovals) != 0 {
 		t.Fatalf("pending after interrupt: %+v", info.PendingApprovals)
 	}
-	_, err := s.Approve(id, p[0].RequestID, false)
+	_, err := s.Approve(t.Context(), id, p[0].RequestID, false)
 	if proto.CodeOf(err) != proto.CodeNotPending || !strings.Contains(errText(err), "denied: interrupted") {
 		t.Fatalf("answer after interrupt: %v", err)
 	}
@@ -201,12 +201,12 @@ func TestApprovalAllowAlwaysCarriesOver(t *testing.T) {
 	a, b := filepath.Join(dir, "A"), filepath.Join(dir, "B")
 	id := spawn(t, s, "ask "+a)
 	pendingOf(t, s, id, 1)
-	if _, err := s.Approve(id, "", true); err != nil {
+	if _, err := s.Approve(t.Context(), id, "", true); err != nil {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
 	// The next submission resumes the session; Bash stays allowed.
-	if _, err := s.Send(id, "ask "+b, false); err != nil {
+	if _, err := s.Send(t.Context(), id, "ask "+b, false); err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || !exists(b) {
@@ -269,7 +269,7 @@ func TestPendingApprovalsTravelToViewers(t *testing.T) {
 	if len(got.PendingApprovals) != 1 || got.PendingApprovals[0] != want || got.Activity != info.Activity {
 		t.Fatalf("after JSON: %+v, activity %q; want %+v, %q", got.PendingApprovals, got.Activity, p, info.Activity)
 	}
-	if _, err := s.Deny(id, "", ""); err != nil {
+	if _, err := s.Deny(t.Context(), id, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
@@ -45,21 +46,23 @@ func (s *Supervisor) announce(id string, at *proto.Attention) {
 
 // MarkSeen records that the user looked at agent id (selected it in a
 // dashboard): it no longer needs you (SPEC §11). Marking an agent that
-// does not need you changes nothing. Errors: "agent not found: <id>".
-func (s *Supervisor) MarkSeen(id string) error {
+// does not need you changes nothing. The result is the agent's id and
+// status. Errors: "agent not found: <id>".
+func (s *Supervisor) MarkSeen(_ context.Context, id string) (proto.StatusResult, error) {
 	s.mu.Lock()
 	a, err := s.lookup(id)
 	if err != nil {
 		s.mu.Unlock()
-		return err
+		return proto.StatusResult{}, err
 	}
 	was := a.needsYou
 	a.needsYou = nil
+	res := proto.StatusResult{AgentID: a.id, Status: a.status}
 	s.mu.Unlock()
 	if was != nil {
 		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	}
-	return nil
+	return res, nil
 }
 
 // attentionText is the short summary of why agent a needs you, e.g.

@@ -71,27 +71,27 @@ func TestNeedsYouMarkedOnFinalStatusAndClearedWhenSeen(t *testing.T) {
 	if at2 == nil || at2.Reason != "errored" || at2.Seq <= at.Seq || !strings.Contains(at2.Text, "exit code 3") {
 		t.Fatalf("errored agent: needs_you = %+v (first seq %d)", at2, at.Seq)
 	}
-	if err := s.MarkSeen(ok); err != nil {
+	if _, err := s.MarkSeen(t.Context(), ok); err != nil {
 		t.Fatal(err)
 	}
 	if got := attnSummary(t, s, ok).NeedsYou; got != nil {
 		t.Fatalf("after MarkSeen: %+v", got)
 	}
 	// Seen twice is no error; an unknown id is.
-	if err := s.MarkSeen(ok); err != nil {
+	if _, err := s.MarkSeen(t.Context(), ok); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.MarkSeen("nope-nope"); proto.CodeOf(err) != proto.CodeNotFound {
+	if _, err := s.MarkSeen(t.Context(), "nope-nope"); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Fatalf("MarkSeen unknown: %v", err)
 	}
 	// A new submission clears it; closing marks it with reason closed.
-	if _, err := s.Send(bad, "hold never2", false); err != nil {
+	if _, err := s.Send(t.Context(), bad, "hold never2", false); err != nil {
 		t.Fatal(err)
 	}
 	if attnSummary(t, s, bad).NeedsYou != nil {
 		t.Fatal("a resent agent still needs you")
 	}
-	if _, err := s.Close(bad); err != nil {
+	if _, err := s.Close(t.Context(), bad); err != nil {
 		t.Fatal(err)
 	}
 	if at := attnSummary(t, s, bad).NeedsYou; at == nil || at.Reason != "closed" {
@@ -149,8 +149,8 @@ func TestNotifyCommandRunsOncePerTransitionWithItsEnvironment(t *testing.T) {
 		}
 	}
 	// Seen, then sent again: one more transition, one more run.
-	_ = s.MarkSeen(id)
-	if _, err := s.Send(id, "again", false); err != nil {
+	_, _ = s.MarkSeen(t.Context(), id)
+	if _, err := s.Send(t.Context(), id, "again", false); err != nil {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
@@ -241,7 +241,7 @@ func TestApprovalRequestNeedsYou(t *testing.T) {
 	if at == nil || at.Reason != proto.ReasonApproval || at.Text != "agent "+id[:8]+" needs approval: Bash touch "+a {
 		t.Fatalf("needs_you = %+v", at)
 	}
-	if _, err := s.Approve(id, "", false); err != nil {
+	if _, err := s.Approve(t.Context(), id, "", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := attnSummary(t, s, id).NeedsYou; got != nil {

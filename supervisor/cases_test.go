@@ -46,7 +46,7 @@ func TestH05VeryLongLine(t *testing.T) {
 	if d.Status != proto.StatusCompleted {
 		t.Fatalf("status %s", d.Status)
 	}
-	w, _ := s.Window(id, 0, 0, 10)
+	w, _ := s.Window(t.Context(), id, 0, 0, 10)
 	if len(w.Lines) != 2 || w.Lines[1].Text != "after-long-line" {
 		t.Fatalf("lines = %d, last %q", len(w.Lines), w.Lines[len(w.Lines)-1].Text)
 	}
@@ -93,7 +93,7 @@ func TestH09ChildIgnoresSIGTERM(t *testing.T) {
 	pg := groupOf(t, s, id)
 	done := make(chan proto.StatusResult, 1)
 	go func() {
-		res, _ := s.Interrupt(id)
+		res, _ := s.Interrupt(t.Context(), id)
 		done <- res
 	}()
 	waitFor(t, s, 5*time.Second, func() bool { info, _ := s.Agent(id); return info.Stopping })
@@ -112,7 +112,7 @@ func TestH10LeaderExitsMemberIgnoresTERM(t *testing.T) {
 	id := spawn(t, s, "task")
 	pg := groupOf(t, s, id)
 	waitFor(t, s, 5*time.Second, func() bool { m, _ := local.GroupMembers(pg); return len(m) >= 2 })
-	if _, err := s.Interrupt(id); err != nil {
+	if _, err := s.Interrupt(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	assertGroupGone(t, pg)
@@ -127,11 +127,11 @@ func TestH11Grandchildren(t *testing.T) {
 	id := spawn(t, s, "sleep 300 & sleep 301 & echo started; wait")
 	waitForLine(t, s, id, "started", 5*time.Second)
 	pg := groupOf(t, s, id)
-	if _, err := s.Interrupt(id); err != nil {
+	if _, err := s.Interrupt(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	assertGroupGone(t, pg)
-	if _, err := s.Send(id, "echo next", false); err != nil {
+	if _, err := s.Send(t.Context(), id, "echo next", false); err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || *d.LastOutput != "next" {
@@ -163,7 +163,7 @@ func TestSelfExitWithLeftoverEndsAtOnce(t *testing.T) {
 	if d.Status != proto.StatusCompleted || *d.LastOutput != "started" {
 		t.Fatalf("detail %+v", d)
 	}
-	if _, err := s.Interrupt(id); proto.CodeOf(err) != proto.CodeNotRunning {
+	if _, err := s.Interrupt(t.Context(), id); proto.CodeOf(err) != proto.CodeNotRunning {
 		t.Fatalf("interrupt after the main process ended: %v", err)
 	}
 	pg := groupOf(t, s, id)
@@ -239,7 +239,7 @@ func TestH16FloodInUnwatchedAgent(t *testing.T) {
 	if len(got) != DefaultScrollback || got[len(got)-1] != "flood-done" || got[0] != "1990002" {
 		t.Fatalf("scrollback: %d lines, first %q, last %q", len(got), got[0], got[len(got)-1])
 	}
-	w, _ := s.Window(id, 0, 0, 0)
+	w, _ := s.Window(t.Context(), id, 0, 0, 0)
 	if w.Total != 2000001 || w.First != 2000001-DefaultScrollback {
 		t.Fatalf("window range = [%d, %d)", w.First, w.Total)
 	}
@@ -324,10 +324,10 @@ func TestProcessesThatLeftTheGroupDoNotOutliveTheSubmission(t *testing.T) {
 		// After a self-exit the supervisor may terminate the sleep before
 		// this poll sees it (under load): its end is what counts there.
 		waitFor(t, s, 5*time.Second, func() bool {
-			return len(sleepers(word)) == 1 || c.how == "self-exit" && s.List()[len(s.List())-1].Status != proto.StatusRunning
+			return len(sleepers(word)) == 1 || c.how == "self-exit" && listOf(s)[len(listOf(s))-1].Status != proto.StatusRunning
 		})
 		if c.how == "interrupt" {
-			if _, err := s.Interrupt(id); err != nil {
+			if _, err := s.Interrupt(t.Context(), id); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -368,7 +368,7 @@ func TestAFloodsLastLinesShowWhileItRuns(t *testing.T) {
 	if a, _ := s.Agent(id); a.Status != proto.StatusRunning {
 		t.Fatalf("status %s; the child still sleeps", a.Status)
 	}
-	if _, err := s.Interrupt(id); err != nil {
+	if _, err := s.Interrupt(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)

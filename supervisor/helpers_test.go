@@ -67,7 +67,7 @@ func waitFinal(t *testing.T, s *Supervisor, id string) proto.WaitDetail {
 // spawn spawns an agent or fails the test.
 func spawn(t *testing.T, s *Supervisor, msg string) string {
 	t.Helper()
-	res, err := s.Spawn(msg)
+	res, err := s.Spawn(t.Context(), msg)
 	if err != nil {
 		t.Fatalf("spawn: %v", err)
 	}
@@ -77,7 +77,7 @@ func spawn(t *testing.T, s *Supervisor, msg string) string {
 // lines returns the plain display lines of the latest submission of id.
 func lines(t *testing.T, s *Supervisor, id string) []string {
 	t.Helper()
-	w, err := s.Window(id, 0, 0, 1<<30)
+	w, err := s.Window(t.Context(), id, 0, 0, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,3 +140,9 @@ func errText(err error) string {
 }
 
 func statFile(p string) (os.FileInfo, error) { return os.Stat(p) }
+
+// listOf returns every agent's summary, oldest first (s.List).
+func listOf(s *Supervisor) []proto.Summary {
+	res, _ := s.List(context.Background())
+	return res.Agents
+}

@@ -23,25 +23,22 @@ func TestLineMemoryIsOneBudget(t *testing.T) {
 	if held := s.lineMem.Held(); held > limit {
 		t.Fatalf("display lines hold %d bytes, over the budget of %d", held, limit)
 	}
-	w, err := s.Window(ids[3], 0, 0, 1<<30)
+	w, err := s.Window(t.Context(), ids[3], 0, 0, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := len(w.Lines); n < output.MinRunningLines || n >= 10000 || w.Lines[n-1].Text != "20000" {
 		t.Fatalf("the latest submission holds %d lines ending %q; want its newest lines, fewer than --scrollback", n, w.Lines[len(w.Lines)-1].Text)
 	}
-	first, err := s.Window(ids[0], 0, 0, 1)
+	first, evicted, err := s.window(ids[0], 0, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !first.Evicted {
+	if !evicted {
 		t.Fatalf("the first, finished submission still holds %d lines", len(first.Lines))
 	}
 	// Viewed again, it is read back from its log file.
-	if err := s.LoadOutput(ids[0], 0); err != nil {
-		t.Fatal(err)
-	}
-	back, err := s.Window(ids[0], 0, 19999, 1)
+	back, err := s.Window(t.Context(), ids[0], 0, 19999, 1)
 	if err != nil || len(back.Lines) != 1 || back.Lines[0].Text != "20000" {
 		t.Fatalf("read back: %+v, %v", back, err)
 	}
@@ -55,23 +52,20 @@ func TestOldSubmissionsAreReleasedAndReadBack(t *testing.T) {
 	id := spawn(t, s, "run1")
 	waitFinal(t, s, id)
 	for i := 2; i <= 6; i++ {
-		if _, err := s.Send(id, "run"+strconv.Itoa(i), false); err != nil {
+		if _, err := s.Send(t.Context(), id, "run"+strconv.Itoa(i), false); err != nil {
 			t.Fatal(err)
 		}
 		waitFinal(t, s, id)
 	}
-	evicted := func(seq int) bool { w, _ := s.Window(id, seq, 0, 10); return w.Evicted }
+	evicted := func(seq int) bool { _, ev, _ := s.window(id, seq, 0, 10); return ev }
 	for seq := 1; seq <= 6; seq++ {
 		if want := seq <= 3; evicted(seq) != want {
 			t.Fatalf("submission %d evicted = %v, want %v", seq, evicted(seq), want)
 		}
 	}
 	for _, seq := range []int{1, 2} {
-		if err := s.LoadOutput(id, seq); err != nil {
-			t.Fatal(err)
-		}
-		w, _ := s.Window(id, seq, 0, 10)
-		if w.Evicted || len(w.Lines) != 1 || w.Lines[0].Text != "output of run"+strconv.Itoa(seq) {
+		w, _ := s.Window(t.Context(), id, seq, 0, 10)
+		if len(w.Lines) != 1 || w.Lines[0].Text != "output of run"+strconv.Itoa(seq) {
 			t.Fatalf("submission %d read back: %+v", seq, w)
 		}
 	}
@@ -91,12 +85,12 @@ func TestAForgottenAgentGivesItsLinesBack(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand, func(c *Config) { c.LineMemory = limit })
 	gone := spawn(t, s, "seq 1 10000")
 	waitFinal(t, s, gone)
-	if _, err := s.Forget(gone); err != nil {
+	if _, err := s.Forget(t.Context(), gone); err != nil {
 		t.Fatal(err)
 	}
 	id := spawn(t, s, "seq 1 8000")
 	waitFinal(t, s, id)
-	w, err := s.Window(id, 0, 0, 1<<30)
+	w, err := s.Window(t.Context(), id, 0, 0, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}

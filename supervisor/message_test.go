@@ -124,7 +124,7 @@ func TestStreamedMessageReachesTheChildWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.SpawnMessage("", m)
+	res, err := s.SpawnMessage(t.Context(), m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestStreamedMessageReachesTheChildWhole(t *testing.T) {
 	if d.Status != proto.StatusCompleted || d.LastOutput == nil || *d.LastOutput != want {
 		t.Fatalf("child read %+v, want its sha256 %s", d, want)
 	}
-	whole, err := s.Message(res.AgentID, 0)
+	whole, err := s.Message(t.Context(), res.AgentID, 0)
 	if err != nil || whole != string(raw) {
 		t.Fatalf("Message: %d bytes (%v), want the %d of the message", len(whole), err, len(raw))
 	}
@@ -153,7 +153,7 @@ func TestRefusedStreamedMessageIsDiscarded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SendMessage("no-such-agent", m, false); errText(err) != "agent not found: no-such-agent" {
+	if _, err := s.SendMessage(t.Context(), "no-such-agent", m, false); errText(err) != "agent not found: no-such-agent" {
 		t.Fatalf("send to an unknown agent: %v", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(s.RunDir(), "incoming", "*")); len(left) != 0 {

@@ -10,31 +10,26 @@ import (
 )
 
 // Spawn creates an agent and starts its first submission with message
-// (SPEC §3 spawn). Errors: "message must not be empty"; a message longer
-// than MaxMessageBytes; "subagent
-// concurrency limit reached (<max>)", leaving no agent behind. A submission
-// that cannot start (working directory gone) still creates the agent, with
-// status errored and the reason as last_error.
-func (s *Supervisor) Spawn(message string) (proto.SpawnResult, error) {
-	return s.SpawnBy("", message)
-}
-
-// SpawnBy is Spawn for a client: origin names who asked ("mcp", "ctl",
-// "viewer"; "" for this process's own dashboard) and stays in the agent's
+// (SPEC §3 spawn). The agent keeps proto.OriginOf(ctx) as who asked
+// ("mcp", "ctl", "viewer"; "" for this process's own dashboard) in its
 // snapshot (AgentInfo.Origin), so the host's quit question can say whose
-// agents it ends (SPEC §7).
-func (s *Supervisor) SpawnBy(origin, message string) (proto.SpawnResult, error) {
+// agents it ends (SPEC §7). Errors: "message must not be empty"; a message
+// longer than MaxMessageBytes; "subagent concurrency limit reached
+// (<max>)", leaving no agent behind. A submission that cannot start
+// (working directory gone) still creates the agent, with status errored
+// and the reason as last_error.
+func (s *Supervisor) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
 	m, err := NewMessage(message)
 	if err != nil {
 		return proto.SpawnResult{}, err
 	}
-	return s.SpawnMessage(origin, m)
+	return s.SpawnMessage(ctx, m)
 }
 
-// SpawnMessage is SpawnBy with a Message (NewMessage, ReadMessage), which
+// SpawnMessage is Spawn with a Message (NewMessage, ReadMessage), which
 // it takes: on an error the message is discarded.
-func (s *Supervisor) SpawnMessage(origin string, m *Message) (proto.SpawnResult, error) {
-	res, err := s.spawnMessage(origin, m)
+func (s *Supervisor) SpawnMessage(ctx context.Context, m *Message) (proto.SpawnResult, error) {
+	res, err := s.spawnMessage(proto.OriginOf(ctx), m)
 	if err != nil {
 		m.Discard()
 	}
@@ -77,17 +72,17 @@ func (s *Supervisor) spawnMessage(origin string, m *Message) (proto.SpawnResult,
 // current submission" when it runs and interrupt is false; the concurrency limit as for Spawn. With interrupt, the running
 // submission is terminated (its whole process group is gone) before the new
 // one starts; the agent stays running throughout.
-func (s *Supervisor) Send(id, message string, interrupt bool) (proto.SendResult, error) {
+func (s *Supervisor) Send(ctx context.Context, id, message string, interrupt bool) (proto.SendResult, error) {
 	m, err := NewMessage(message)
 	if err != nil {
 		return proto.SendResult{}, err
 	}
-	return s.SendMessage(id, m, interrupt)
+	return s.SendMessage(ctx, id, m, interrupt)
 }
 
 // SendMessage is Send with a Message (NewMessage, ReadMessage), which it
 // takes: on an error the message is discarded.
-func (s *Supervisor) SendMessage(id string, m *Message, interrupt bool) (proto.SendResult, error) {
+func (s *Supervisor) SendMessage(ctx context.Context, id string, m *Message, interrupt bool) (proto.SendResult, error) {
 	res, err := s.sendMessage(id, m, interrupt)
 	if err != nil {
 		m.Discard()
@@ -174,7 +169,7 @@ func (s *Supervisor) checkSendLocked(a *agent, interrupt bool) error {
 // interrupt, §4) and returns once its process group is gone; the agent
 // becomes errored with last_error "interrupted" and stays open for input.
 // Errors: "agent not found: <id>"; "agent <id> is not running".
-func (s *Supervisor) Interrupt(id string) (proto.StatusResult, error) {
+func (s *Supervisor) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
 		return proto.StatusResult{}, err
@@ -201,7 +196,7 @@ func (s *Supervisor) Interrupt(id string) (proto.StatusResult, error) {
 // Close marks agent id closed and terminates its running submission, if any,
 // before returning (SPEC §3 close). Closing a closed agent is not an error.
 // Errors: "agent not found: <id>".
-func (s *Supervisor) Close(id string) (proto.StatusResult, error) {
+func (s *Supervisor) Close(ctx context.Context, id string) (proto.StatusResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
 		return proto.StatusResult{}, err
@@ -240,7 +235,7 @@ func (s *Supervisor) Close(id string) (proto.StatusResult, error) {
 // errored with last_error "interrupted" (SPEC §3 resume, a deliberate
 // difference from Memo). It starts no submission; an open agent is left as
 // it is. Errors: "agent not found: <id>".
-func (s *Supervisor) Resume(id string) (proto.StatusResult, error) {
+func (s *Supervisor) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
 		return proto.StatusResult{}, err
@@ -368,16 +363,17 @@ func (s *Supervisor) detailLocked(a *agent) proto.WaitDetail {
 	return d
 }
 
-// List returns every agent's summary, oldest first (SPEC §3 list). The
-// caller owns the slice.
-func (s *Supervisor) List() []proto.Summary {
+// List returns every agent's summary, oldest first (SPEC §3 list), and
+// the host's own Failure. The caller owns the slice; the error is always
+// nil (proto.Lister's List, whose client may fail).
+func (s *Supervisor) List(context.Context) (proto.ListResult, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	out := make([]proto.Summary, 0, len(s.order))
 	for _, a := range s.order {
 		out = append(out, s.summaryLocked(a))
 	}
-	return out
+	s.mu.Unlock()
+	return proto.ListResult{Agents: out, Failure: s.Failure()}, nil
 }
 
 // Shutdown refuses new submissions, terminates every running submission

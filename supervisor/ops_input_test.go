@@ -16,12 +16,12 @@ import (
 func TestJSONResultsCutAHugeMessage(t *testing.T) {
 	s := newTestSupervisor(t, "cat > /dev/null")
 	msg := strings.Repeat("é", 3*proto.MaxJSONMessage)
-	res, err := s.Spawn(msg)
+	res, err := s.Spawn(t.Context(), msg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := waitFinal(t, s, res.AgentID)
-	for name, v := range map[string]any{"spawn": res, "list": s.List()[0], "wait": d} {
+	for name, v := range map[string]any{"spawn": res, "list": listOf(s)[0], "wait": d} {
 		b, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +43,7 @@ func TestJSONResultsCutAHugeMessage(t *testing.T) {
 	}
 	// Go callers, such as the dashboard's resend, get the whole message
 	// from its file beside the log (SPEC §10); memory keeps a head.
-	if whole, err := s.Message(res.AgentID, 1); err != nil || whole != msg {
+	if whole, err := s.Message(t.Context(), res.AgentID, 1); err != nil || whole != msg {
 		t.Errorf("Message gave %d bytes, %v; want the whole %d", len(whole), err, len(msg))
 	}
 	if info, _ := s.Agent(res.AgentID); len(info.LastMessage) > maxMessageHead+100 || !strings.HasPrefix(msg, strings.Split(info.LastMessage, "...[truncated")[0]) {
@@ -56,14 +56,14 @@ func TestJSONResultsCutAHugeMessage(t *testing.T) {
 // reaches the agent whole.
 func TestMessageLimit(t *testing.T) {
 	s := newTestSupervisor(t, "wc -c")
-	_, err := s.Spawn(strings.Repeat("x", proto.MaxMessageBytes+1))
+	_, err := s.Spawn(t.Context(), strings.Repeat("x", proto.MaxMessageBytes+1))
 	if proto.CodeOf(err) != proto.CodeInvalid || !strings.Contains(err.Error(), "longer than the limit of 67108864 (64 MiB); put the task in a file and send its path") {
 		t.Fatalf("spawn with a message over the limit: %v", err)
 	}
-	if n := len(s.List()); n != 0 {
+	if n := len(listOf(s)); n != 0 {
 		t.Fatalf("%d agents left behind", n)
 	}
-	res, err := s.Spawn(strings.Repeat("x", proto.MaxMessageBytes))
+	res, err := s.Spawn(t.Context(), strings.Repeat("x", proto.MaxMessageBytes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestMessageLimit(t *testing.T) {
 	if d.LastOutput == nil || strings.TrimSpace(*d.LastOutput) != "67108865" { // with the newline after the message
 		t.Fatalf("the agent read %v bytes", d.LastOutput)
 	}
-	if _, err := s.Send(res.AgentID, strings.Repeat("y", proto.MaxMessageBytes+1), false); proto.CodeOf(err) != proto.CodeInvalid {
+	if _, err := s.Send(t.Context(), res.AgentID, strings.Repeat("y", proto.MaxMessageBytes+1), false); proto.CodeOf(err) != proto.CodeInvalid {
 		t.Fatalf("send with a message over the limit: %v", err)
 	}
 }
@@ -92,28 +92,28 @@ func TestConcurrentOperationsAndReaders(t *testing.T) {
 			default:
 			}
 			for _, a := range s.Agents() {
-				_, _ = s.Window(a.AgentID, 0, 0, 50)
-				_, _, _ = s.Transcript(a.AgentID, 0, 0, 10)
+				_, _ = s.Window(t.Context(), a.AgentID, 0, 0, 50)
+				_, _, _ = s.Transcript(t.Context(), a.AgentID, 0, 0, 10)
 				_, _ = s.Logs(a.AgentID, 0)
 			}
-			_ = s.List()
+			_ = listOf(s)
 			_ = s.CheckNesting(os.Getpid())
 		}
 	}()
 	var ids []string
 	for i := 0; i < 6; i++ {
-		if res, err := s.Spawn("echo spawned; sleep 0.2"); err == nil {
+		if res, err := s.Spawn(t.Context(), "echo spawned; sleep 0.2"); err == nil {
 			ids = append(ids, res.AgentID)
 		}
 	}
 	for i, id := range ids {
 		switch i % 3 {
 		case 0:
-			_, _ = s.Send(id, "echo again", true)
+			_, _ = s.Send(t.Context(), id, "echo again", true)
 		case 1:
-			_, _ = s.Interrupt(id)
+			_, _ = s.Interrupt(t.Context(), id)
 		case 2:
-			_, _ = s.Close(id)
+			_, _ = s.Close(t.Context(), id)
 		}
 	}
 	close(stop)
@@ -160,8 +160,8 @@ func TestAmbiguousPrefixIsAnError(t *testing.T) {
 	s.mu.Unlock()
 	want := "agent id prefix abcd matches more than one agent; give more characters"
 	_, err1 := s.Wait(context.Background(), []string{"abcd"}, nil)
-	_, err2 := s.Close("abcd")
-	_, err3 := s.Send("abcd", "x", false)
+	_, err2 := s.Close(t.Context(), "abcd")
+	_, err3 := s.Send(t.Context(), "abcd", "x", false)
 	for i, err := range []error{err1, err2, err3} {
 		if errText(err) != want || proto.CodeOf(err) != proto.CodeInvalid {
 			t.Errorf("op %d: %v", i+1, err)

@@ -18,7 +18,7 @@ const evalCommand = `read -r line; eval "$line"`
 
 func TestSpawnResultFieldsAndJSON(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand)
-	res, err := s.Spawn("  echo hello  ")
+	res, err := s.Spawn(t.Context(), "  echo hello  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSpawnResultFieldsAndJSON(t *testing.T) {
 	if d.Status != proto.StatusCompleted || d.LastOutput == nil || *d.LastOutput != "hello" || d.LastError != nil {
 		t.Fatalf("detail = %+v", d)
 	}
-	list := s.List()
+	list := listOf(s)
 	if len(list) != 1 || !list[0].HasLastOutput || list[0].HasLastError {
 		t.Fatalf("list = %+v", list)
 	}
@@ -53,16 +53,16 @@ func TestSpawnResultFieldsAndJSON(t *testing.T) {
 func TestEmptyMessageIsAnError(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand)
 	for _, msg := range []string{"", "   ", "\n\t"} {
-		if _, err := s.Spawn(msg); errText(err) != "message must not be empty" {
+		if _, err := s.Spawn(t.Context(), msg); errText(err) != "message must not be empty" {
 			t.Errorf("spawn(%q) error = %v", msg, err)
 		}
 	}
 	id := spawn(t, s, "true")
 	waitFinal(t, s, id)
-	if _, err := s.Send(id, " ", false); errText(err) != "message must not be empty" {
+	if _, err := s.Send(t.Context(), id, " ", false); errText(err) != "message must not be empty" {
 		t.Errorf("send error = %v", err)
 	}
-	if n := len(s.List()); n != 1 {
+	if n := len(listOf(s)); n != 1 {
 		t.Errorf("agents = %d, want 1", n)
 	}
 }
@@ -71,10 +71,10 @@ func TestUnknownIDIsAnErrorEverywhereButWait(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand)
 	const id = "00000000-0000-0000-0000-000000000000"
 	want := "agent not found: " + id
-	_, err1 := s.Send(id, "x", false)
-	_, err2 := s.Interrupt(id)
-	_, err3 := s.Close(id)
-	_, err4 := s.Resume(id)
+	_, err1 := s.Send(t.Context(), id, "x", false)
+	_, err2 := s.Interrupt(t.Context(), id)
+	_, err3 := s.Close(t.Context(), id)
+	_, err4 := s.Resume(t.Context(), id)
 	_, err5 := s.Logs(id, 0)
 	for i, err := range []error{err1, err2, err3, err4, err5} {
 		if errText(err) != want || proto.CodeOf(err) != proto.CodeNotFound {
@@ -100,11 +100,11 @@ func TestSendBusyThenInterrupt(t *testing.T) {
 	id := spawn(t, s, "echo first; sleep 60")
 	waitForLine(t, s, id, "first", 5*time.Second)
 	pg := groupOf(t, s, id)
-	_, err := s.Send(id, "echo second", false)
+	_, err := s.Send(t.Context(), id, "echo second", false)
 	if want := "agent " + id + " is busy; set interrupt=true to cancel current submission"; errText(err) != want || proto.CodeOf(err) != proto.CodeBusy {
 		t.Fatalf("send error = %v", err)
 	}
-	res, err := s.Send(id, "echo second", true)
+	res, err := s.Send(t.Context(), id, "echo second", true)
 	if err != nil || res.Status != proto.StatusRunning || res.AgentID != id {
 		t.Fatalf("send interrupt = %+v, %v", res, err)
 	}
@@ -123,7 +123,7 @@ func TestInterruptThenSend(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand)
 	id := spawn(t, s, "sleep 60")
 	pg := groupOf(t, s, id)
-	res, err := s.Interrupt(id)
+	res, err := s.Interrupt(t.Context(), id)
 	if err != nil || res.Status != proto.StatusErrored {
 		t.Fatalf("interrupt = %+v, %v", res, err)
 	}
@@ -132,10 +132,10 @@ func TestInterruptThenSend(t *testing.T) {
 	if d.Status != proto.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
 		t.Fatalf("detail after interrupt = %+v", d)
 	}
-	if _, err := s.Interrupt(id); errText(err) != "agent "+id+" is not running" {
+	if _, err := s.Interrupt(t.Context(), id); errText(err) != "agent "+id+" is not running" {
 		t.Fatalf("second interrupt error = %v", err)
 	}
-	if _, err := s.Send(id, "echo again", false); err != nil {
+	if _, err := s.Send(t.Context(), id, "echo again", false); err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || *d.LastOutput != "again" || d.LastError != nil {
@@ -147,7 +147,7 @@ func TestCloseRunningThenResumeGivesErroredInterrupted(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand)
 	id := spawn(t, s, "sleep 60")
 	pg := groupOf(t, s, id)
-	res, err := s.Close(id)
+	res, err := s.Close(t.Context(), id)
 	if err != nil || res.Status != proto.StatusClosed {
 		t.Fatalf("close = %+v, %v", res, err)
 	}
@@ -155,24 +155,24 @@ func TestCloseRunningThenResumeGivesErroredInterrupted(t *testing.T) {
 	if d := waitFinal(t, s, id); d.Status != proto.StatusClosed {
 		t.Fatalf("status after close = %s", d.Status)
 	}
-	if res, err := s.Close(id); err != nil || res.Status != proto.StatusClosed {
+	if res, err := s.Close(t.Context(), id); err != nil || res.Status != proto.StatusClosed {
 		t.Fatalf("second close = %+v, %v", res, err)
 	}
-	_, err = s.Send(id, "echo x", false)
+	_, err = s.Send(t.Context(), id, "echo x", false)
 	if want := "agent " + id + " is closed; run resume_agent first"; errText(err) != want || proto.CodeOf(err) != proto.CodeClosed {
 		t.Fatalf("send to closed = %v", err)
 	}
-	if _, err := s.Send(id, "echo x", true); proto.CodeOf(err) != proto.CodeClosed {
+	if _, err := s.Send(t.Context(), id, "echo x", true); proto.CodeOf(err) != proto.CodeClosed {
 		t.Fatalf("send interrupt to closed = %v", err)
 	}
-	res, err = s.Resume(id)
+	res, err = s.Resume(t.Context(), id)
 	if err != nil || res.Status != proto.StatusErrored {
 		t.Fatalf("resume = %+v, %v", res, err)
 	}
 	if d := waitFinal(t, s, id); *d.LastError != "interrupted" {
 		t.Fatalf("last_error = %v", *d.LastError)
 	}
-	if _, err := s.Send(id, "echo back", false); err != nil {
+	if _, err := s.Send(t.Context(), id, "echo back", false); err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted {
@@ -187,15 +187,15 @@ func TestCloseIdleThenResumeRestoresStatus(t *testing.T) {
 	waitFinal(t, s, ok)
 	waitFinal(t, s, bad)
 	for id, want := range map[string]proto.Status{ok: proto.StatusCompleted, bad: proto.StatusErrored} {
-		if _, err := s.Close(id); err != nil {
+		if _, err := s.Close(t.Context(), id); err != nil {
 			t.Fatal(err)
 		}
-		res, err := s.Resume(id)
+		res, err := s.Resume(t.Context(), id)
 		if err != nil || res.Status != want {
 			t.Errorf("resume %s = %+v, %v; want %s", id, res, err, want)
 		}
 		// resume of an open agent changes nothing
-		if res, err := s.Resume(id); err != nil || res.Status != want {
+		if res, err := s.Resume(t.Context(), id); err != nil || res.Status != want {
 			t.Errorf("second resume = %+v, %v", res, err)
 		}
 	}
@@ -208,28 +208,28 @@ func TestConcurrencyLimitLeavesNoAgentBehind(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand, func(c *Config) { c.MaxAgents = 2 })
 	a := spawn(t, s, "sleep 60")
 	b := spawn(t, s, "sleep 60")
-	_, err := s.Spawn("echo three")
+	_, err := s.Spawn(t.Context(), "echo three")
 	if errText(err) != "subagent concurrency limit reached (2)" || proto.CodeOf(err) != proto.CodeLimit {
 		t.Fatalf("third spawn error = %v", err)
 	}
-	if n := len(s.List()); n != 2 {
+	if n := len(listOf(s)); n != 2 {
 		t.Fatalf("agents after refused spawn = %d, want 2", n)
 	}
 	// a send with interrupt replaces a's submission without needing a slot
-	if _, err := s.Send(a, "sleep 60", true); err != nil {
+	if _, err := s.Send(t.Context(), a, "sleep 60", true); err != nil {
 		t.Fatalf("send interrupt at the limit: %v", err)
 	}
-	if _, err := s.Interrupt(b); err != nil {
+	if _, err := s.Interrupt(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
 	c := spawn(t, s, "sleep 60") // not "echo": it could end, freeing its slot, before the send
-	if _, err := s.Send(b, "echo b", false); errText(err) != "subagent concurrency limit reached (2)" {
+	if _, err := s.Send(t.Context(), b, "echo b", false); errText(err) != "subagent concurrency limit reached (2)" {
 		t.Fatalf("send at the limit = %v", err)
 	}
-	if _, err := s.Interrupt(c); err != nil { // returns once c's group is gone
+	if _, err := s.Interrupt(t.Context(), c); err != nil { // returns once c's group is gone
 		t.Fatal(err)
 	}
-	if _, err := s.Send(b, "echo b", false); err != nil {
+	if _, err := s.Send(t.Context(), b, "echo b", false); err != nil {
 		t.Fatalf("send after a slot freed: %v", err)
 	}
 }
@@ -334,11 +334,11 @@ func TestListOldestFirstAndLogsBySubmission(t *testing.T) {
 	a := spawn(t, s, "echo one")
 	b := spawn(t, s, "echo two")
 	waitFinal(t, s, a)
-	if _, err := s.Send(a, "echo three", false); err != nil {
+	if _, err := s.Send(t.Context(), a, "echo three", false); err != nil {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, a)
-	list := s.List()
+	list := listOf(s)
 	if len(list) != 2 || list[0].AgentID != a || list[1].AgentID != b {
 		t.Fatalf("list order = %+v", list)
 	}
@@ -388,7 +388,7 @@ func TestMessageReachesStdinLiterally(t *testing.T) {
 
 func TestMissingWorkingDirectoryErrorsTheAgent(t *testing.T) {
 	s := newTestSupervisor(t, "echo hi", func(c *Config) { c.Dir = c.Dir + "/gone" })
-	res, err := s.Spawn("task")
+	res, err := s.Spawn(t.Context(), "task")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,10 +425,10 @@ func TestShutdownTerminatesEverything(t *testing.T) {
 	for _, pg := range groups {
 		assertGroupGone(t, pg)
 	}
-	if _, err := s.Spawn("echo late"); proto.CodeOf(err) != proto.CodeShutdown {
+	if _, err := s.Spawn(t.Context(), "echo late"); proto.CodeOf(err) != proto.CodeShutdown {
 		t.Fatalf("spawn after shutdown = %v", err)
 	}
-	for _, a := range s.List() {
+	for _, a := range listOf(s) {
 		if a.Status != proto.StatusErrored {
 			t.Errorf("agent %s status %s after shutdown", a.AgentID, a.Status)
 		}
@@ -460,7 +460,7 @@ func TestSkipGraceKillsAtOnce(t *testing.T) {
 	for _, pg := range groups {
 		assertGroupGone(t, pg)
 	}
-	for _, a := range s.List() {
+	for _, a := range listOf(s) {
 		if d := waitFinal(t, s, a.AgentID); d.Status != proto.StatusErrored || d.LastError == nil || *d.LastError != "interrupted" {
 			t.Errorf("agent %s: %s %v after shutdown", a.AgentID, d.Status, d.LastError)
 		}
@@ -473,7 +473,7 @@ func TestJournalFailureIsInEverySummary(t *testing.T) {
 	s := newTestSupervisor(t, evalCommand)
 	id := spawn(t, s, "true")
 	waitFinal(t, s, id)
-	if f := s.List()[0].Failure; f != "" {
+	if f := listOf(s)[0].Failure; f != "" {
 		t.Fatalf("failure %q before anything failed", f)
 	}
 	path := s.journal.f.Name()
@@ -485,12 +485,12 @@ func TestJournalFailureIsInEverySummary(t *testing.T) {
 	_ = s.journal.f.Close()
 	s.journal.f = ro
 	s.journal.mu.Unlock()
-	if _, err := s.Send(id, "true", false); err != nil {
+	if _, err := s.Send(t.Context(), id, "true", false); err != nil {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
 	want := "journal could not be written (bad file descriptor): " + path
-	if f := s.List()[0].Failure; !strings.HasPrefix(f, want) {
+	if f := listOf(s)[0].Failure; !strings.HasPrefix(f, want) {
 		t.Fatalf("failure %q, want it to start %q", f, want)
 	}
 	res, err := s.Wait(context.Background(), []string{id}, nil)

@@ -75,17 +75,17 @@ func TestPresetSessionContinuity(t *testing.T) {
 			if d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, c.answer1) || d.SessionID != session {
 				t.Fatalf("first run: %s %q session %q", d.Status, *d.LastOutput, d.SessionID)
 			}
-			if l := s.List(); l[0].SessionID != session {
+			if l := listOf(s); l[0].SessionID != session {
 				t.Fatalf("list session_id = %q", l[0].SessionID)
 			}
 			// close and resume keep the session
-			if _, err := s.Close(id); err != nil {
+			if _, err := s.Close(t.Context(), id); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Resume(id); err != nil {
+			if _, err := s.Resume(t.Context(), id); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Send(id, "and again", false); err != nil {
+			if _, err := s.Send(t.Context(), id, "and again", false); err != nil {
 				t.Fatal(err)
 			}
 			d = waitFinal(t, s, id)
@@ -126,7 +126,7 @@ func TestPresetNewSessionAfterRunWithoutSession(t *testing.T) {
 	s, log := presetSupervisor(t, "claude")
 	id := spawn(t, s, "crash first")
 	waitFinal(t, s, id)
-	if _, err := s.Send(id, "now properly", false); err != nil {
+	if _, err := s.Send(t.Context(), id, "now properly", false); err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || d.SessionID != id {
@@ -145,13 +145,13 @@ func TestPresetInterruptThenContinue(t *testing.T) {
 	s, log := presetSupervisor(t, "claude")
 	id := spawn(t, s, "hang there")
 	waitFor(t, s, 5*time.Second, func() bool { info, _ := s.Agent(id); return info.SessionID == id })
-	if _, err := s.Interrupt(id); err != nil {
+	if _, err := s.Interrupt(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s, id); *d.LastError != "interrupted" {
 		t.Fatalf("interrupt: %q", *d.LastError)
 	}
-	if _, err := s.Send(id, "continue", false); err != nil {
+	if _, err := s.Send(t.Context(), id, "continue", false); err != nil {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
@@ -167,7 +167,7 @@ func TestPresetTranscriptEntries(t *testing.T) {
 	if d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #6: tool finished") {
 		t.Fatalf("%s %q", d.Status, *d.LastOutput)
 	}
-	w, ok, err := s.Transcript(id, 0, 0, 100)
+	w, ok, err := s.Transcript(t.Context(), id, 0, 0, 100)
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
@@ -185,7 +185,7 @@ func TestPresetTranscriptEntries(t *testing.T) {
 	// transcript shows it
 	crash := spawn(t, s, "crash at once")
 	waitFinal(t, s, crash)
-	w, _, _ = s.Transcript(crash, 0, 0, 10)
+	w, _, _ = s.Transcript(t.Context(), crash, 0, 0, 10)
 	if len(w.Entries) != 1 || w.Entries[0].Kind != transcript.KindStderr || w.Entries[0].Text != "fake codex: crashed before creating a session" {
 		t.Fatalf("stderr entries: %+v", w.Entries)
 	}
@@ -202,7 +202,7 @@ func newTestSupervisorTranscript(t *testing.T) (proto.TranscriptWindow, bool, er
 	s := newTestSupervisor(t, "echo plain")
 	id := spawn(t, s, "x")
 	waitFinal(t, s, id)
-	return s.Transcript(id, 0, 0, 10)
+	return s.Transcript(t.Context(), id, 0, 0, 10)
 }
 
 func TestPresetCommands(t *testing.T) {
@@ -251,13 +251,13 @@ func TestPresetUsageIsSummedOverSubmissions(t *testing.T) {
 	s, _ := presetSupervisor(t, "claude")
 	id := spawn(t, s, "say hi")
 	waitFinal(t, s, id)
-	if _, err := s.Send(id, "and again", false); err != nil {
+	if _, err := s.Send(t.Context(), id, "and again", false); err != nil {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
 	var want proto.Usage
 	for seq := 1; seq <= 2; seq++ {
-		w, ok, err := s.Transcript(id, seq, 0, 1000)
+		w, ok, err := s.Transcript(t.Context(), id, seq, 0, 1000)
 		if err != nil || !ok {
 			t.Fatal(ok, err)
 		}

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -19,18 +20,18 @@ import (
 // already has a queued message; cancel it first" (one message waits at a
 // time); "agent <id> is being stopped; send the message once it has
 // stopped".
-func (s *Supervisor) Queue(id, message string) (proto.SendResult, error) {
+func (s *Supervisor) Queue(ctx context.Context, id, message string) (proto.SendResult, error) {
 	m, err := NewMessage(message)
 	if err != nil {
 		return proto.SendResult{}, err
 	}
-	return s.QueueMessage(id, m)
+	return s.QueueMessage(ctx, id, m)
 }
 
 // QueueMessage is Queue with a Message (NewMessage, ReadMessage), which it
 // takes: on an error, or when the queued message is dropped or cancelled,
 // the message is discarded.
-func (s *Supervisor) QueueMessage(id string, m *Message) (proto.SendResult, error) {
+func (s *Supervisor) QueueMessage(ctx context.Context, id string, m *Message) (proto.SendResult, error) {
 	res, err := s.queueMessage(id, m)
 	if err != nil {
 		m.Discard()
@@ -83,7 +84,7 @@ func (s *Supervisor) checkQueueLocked(a *agent) error {
 // CancelQueue drops the message queued for agent id (SPEC §11); the
 // result has DroppedQueued set. Errors: "agent not found: <id>"; "agent
 // <id> has no queued message".
-func (s *Supervisor) CancelQueue(id string) (proto.StatusResult, error) {
+func (s *Supervisor) CancelQueue(ctx context.Context, id string) (proto.StatusResult, error) {
 	s.mu.Lock()
 	a, err := s.lookup(id)
 	if err != nil {

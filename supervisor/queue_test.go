@@ -13,7 +13,7 @@ import (
 func queuedAgent(t *testing.T, s *Supervisor, first string) string {
 	t.Helper()
 	id := spawn(t, s, first)
-	res, err := s.Queue(id, "quick next")
+	res, err := s.Queue(t.Context(), id, "quick next")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,17 +79,17 @@ func TestQueuedMessageStartsWhenTheSubmissionEnds(t *testing.T) {
 func TestInterruptCloseAndSendDropTheQueue(t *testing.T) {
 	s := newTestSupervisor(t, gated)
 	a := queuedAgent(t, s, "hold never")
-	res, err := s.Interrupt(a)
+	res, err := s.Interrupt(t.Context(), a)
 	if err != nil || !res.DroppedQueued {
 		t.Fatalf("interrupt: %+v %v", res, err)
 	}
 	b := queuedAgent(t, s, "hold never")
-	res, err = s.Close(b)
+	res, err = s.Close(t.Context(), b)
 	if err != nil || !res.DroppedQueued {
 		t.Fatalf("close: %+v %v", res, err)
 	}
 	c := queuedAgent(t, s, "hold never")
-	sres, err := s.Send(c, "quick replaced", true)
+	sres, err := s.Send(t.Context(), c, "quick replaced", true)
 	if err != nil || !sres.DroppedQueued {
 		t.Fatalf("send with interrupt: %+v %v", sres, err)
 	}
@@ -107,11 +107,11 @@ func TestInterruptCloseAndSendDropTheQueue(t *testing.T) {
 func TestCancelledQueueDoesNotRun(t *testing.T) {
 	s := newTestSupervisor(t, gated)
 	id := queuedAgent(t, s, "hold g1")
-	res, err := s.CancelQueue(id)
+	res, err := s.CancelQueue(t.Context(), id)
 	if err != nil || !res.DroppedQueued {
 		t.Fatalf("cancel: %+v %v", res, err)
 	}
-	if _, err := s.CancelQueue(id); proto.CodeOf(err) != proto.CodeNoQueue || !strings.Contains(err.Error(), "has no queued message") {
+	if _, err := s.CancelQueue(t.Context(), id); proto.CodeOf(err) != proto.CodeNoQueue || !strings.Contains(err.Error(), "has no queued message") {
 		t.Fatalf("second cancel: %v", err)
 	}
 	openGate(t, s, "g1")
@@ -126,24 +126,24 @@ func TestQueueArguments(t *testing.T) {
 	idle := spawn(t, s, "quick")
 	waitFinal(t, s, idle)
 	// Nothing runs: the message starts at once.
-	res, err := s.Queue(idle, "quick again")
+	res, err := s.Queue(t.Context(), idle, "quick again")
 	if err != nil || res.Queued || res.SubmissionID == "" {
 		t.Fatalf("queue on an idle agent: %+v %v", res, err)
 	}
 	busy := queuedAgent(t, s, "hold never")
-	if _, err := s.Queue(busy, "third"); proto.CodeOf(err) != proto.CodeBusy || !strings.Contains(err.Error(), "already has a queued message") {
+	if _, err := s.Queue(t.Context(), busy, "third"); proto.CodeOf(err) != proto.CodeBusy || !strings.Contains(err.Error(), "already has a queued message") {
 		t.Fatalf("second queue: %v", err)
 	}
-	if _, err := s.Queue(busy, "  "); proto.CodeOf(err) != proto.CodeInvalid {
+	if _, err := s.Queue(t.Context(), busy, "  "); proto.CodeOf(err) != proto.CodeInvalid {
 		t.Fatalf("empty: %v", err)
 	}
-	if _, err := s.Queue("nope-nope", "x"); proto.CodeOf(err) != proto.CodeNotFound {
+	if _, err := s.Queue(t.Context(), "nope-nope", "x"); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Fatalf("unknown: %v", err)
 	}
-	if _, err := s.Close(busy); err != nil {
+	if _, err := s.Close(t.Context(), busy); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Queue(busy, "x"); proto.CodeOf(err) != proto.CodeClosed {
+	if _, err := s.Queue(t.Context(), busy, "x"); proto.CodeOf(err) != proto.CodeClosed {
 		t.Fatalf("closed: %v", err)
 	}
 }

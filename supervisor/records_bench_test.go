@@ -34,8 +34,8 @@ func BenchmarkNewWithRecords(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if len(s.List()) != agents {
-					b.Fatalf("restored %d", len(s.List()))
+				if len(listOf(s)) != agents {
+					b.Fatalf("restored %d", len(listOf(s)))
 				}
 				b.StopTimer()
 				_ = s.Shutdown(context.Background())

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -117,7 +118,7 @@ func ParseDuration(v string) (time.Duration, error) {
 // its log and message files stay on disk. Errors: "agent not found: <id>";
 // a running agent is refused ("agent <id> is running; interrupt or close it
 // before forgetting it").
-func (s *Supervisor) Forget(id string) (proto.StatusResult, error) {
+func (s *Supervisor) Forget(ctx context.Context, id string) (proto.StatusResult, error) {
 	a, unlock, err := s.lockAgent(id)
 	if err != nil {
 		return proto.StatusResult{}, err
@@ -167,7 +168,7 @@ func (s *Supervisor) Forget(id string) (proto.StatusResult, error) {
 // copy the journal and the JSON results hold. It does file I/O; call it off
 // the UI goroutine. Errors: unknown agent or submission; a message file
 // that is gone when only the head of the message is known.
-func (s *Supervisor) Message(id string, seq int) (string, error) {
+func (s *Supervisor) Message(ctx context.Context, id string, seq int) (string, error) {
 	s.mu.Lock()
 	a, err := s.lookup(id)
 	if err != nil {
@@ -240,7 +241,7 @@ func checkCLI(a *agent, dir string, env []string) error {
 
 // restoredTranscript returns sub's transcript, and whether it is one of a
 // restored submission of a preset with structured output that was not
-// read back from its log file yet (LoadOutput does).
+// read back from its log file yet (loadOutput does).
 func (s *Supervisor) restoredTranscript(id string, sub *submission) (tr *transcriptState, unread bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

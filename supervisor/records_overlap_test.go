@@ -27,7 +27,7 @@ func TestCheckpointOfASecondHostLosesNothingOfTheFirst(t *testing.T) {
 		t.Fatalf("the second host restored the running agent as %s", got.Status)
 	}
 	shutdownNow(t, second)
-	if _, err := first.Interrupt(slept); err != nil {
+	if _, err := first.Interrupt(t.Context(), slept); err != nil {
 		t.Fatal(err)
 	}
 	later := spawn(t, first, "ok three")
@@ -40,7 +40,7 @@ func TestCheckpointOfASecondHostLosesNothingOfTheFirst(t *testing.T) {
 		status  proto.Status
 		lastErr string
 	}{{done, proto.StatusCompleted, ""}, {slept, proto.StatusErrored, "interrupted"}, {later, proto.StatusCompleted, ""}}
-	ls := third.List()
+	ls := listOf(third)
 	if len(ls) != len(want) {
 		t.Fatalf("restored %d agent(s) %+v; want %d", len(ls), ls, len(want))
 	}
@@ -85,7 +85,7 @@ func TestARunWrittenAfterTheCheckpointIsNotSuperseded(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := start()
-	if ls := s.List(); len(ls) != 1 || ls[0].AgentID != a || ls[0].Status != proto.StatusCompleted {
+	if ls := listOf(s); len(ls) != 1 || ls[0].AgentID != a || ls[0].Status != proto.StatusCompleted {
 		t.Fatalf("restored %+v", ls)
 	}
 	if _, err := os.Stat(runDir); err != nil {

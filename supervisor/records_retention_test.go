@@ -52,7 +52,7 @@ func TestLogRetention(t *testing.T) {
 	if !strings.Contains(note, "removed 1 run(s) older than 30 days (--log-retention) from "+runs+": 1.0 MB freed") {
 		t.Errorf("notes: %s", note)
 	}
-	st := s.Storage()
+	st, _ := s.Storage(t.Context())
 	if st.RunsDir != runs || st.Runs != 4 || st.Freed < 1<<20 || st.Removed != 1 || st.Bytes == 0 {
 		t.Errorf("storage: %+v", st)
 	}
@@ -123,7 +123,7 @@ func TestUnwritableStateDir(t *testing.T) {
 	if !strings.Contains(strings.Join(s.Config().Warnings, "\n"), "is not writable") {
 		t.Errorf("no warning about the state directory: %q", s.Config().Warnings)
 	}
-	if len(s.List()) != 1 {
+	if len(listOf(s)) != 1 {
 		t.Fatal("the record was not restored from a read-only state directory")
 	}
 	n := spawn(t, s, "ok new")

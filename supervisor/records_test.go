@@ -64,7 +64,7 @@ const script = `read m; case "$m" in ok*) echo "fine $m";; bad*) echo oops >&2; 
 
 func summaryOf(t *testing.T, s *Supervisor, id string) proto.Summary {
 	t.Helper()
-	for _, a := range s.List() {
+	for _, a := range listOf(s) {
 		if a.AgentID == id {
 			return a
 		}
@@ -88,7 +88,7 @@ func TestRestoreAfterTheHostEnded(t *testing.T) {
 	if got := s2.Restored(); got != 3 {
 		t.Fatalf("restored %d agents, want 3", got)
 	}
-	ls := s2.List()
+	ls := listOf(s2)
 	if len(ls) != 3 || ls[0].AgentID != done || ls[1].AgentID != failed || ls[2].AgentID != slept {
 		t.Fatalf("list after restart: %+v", ls)
 	}
@@ -124,18 +124,15 @@ func TestRestoreAfterTheHostEnded(t *testing.T) {
 		t.Errorf("logs of the errored agent: %q %v", out, err)
 	}
 	// Display lines are read back on demand only.
-	if w, err := s2.Window(done, 1, 0, 100); err != nil || !w.Evicted {
+	if w, evicted, err := s2.window(done, 1, 0, 100); err != nil || !evicted {
 		t.Fatalf("a restored submission holds display lines before it is viewed: %+v %v", w, err)
-	}
-	if err := s2.LoadOutput(done, 1); err != nil {
-		t.Fatal(err)
 	}
 	if got := lines(t, s2, done); len(got) != 1 || got[0] != "fine ok one" {
 		t.Errorf("lines read back: %q", got)
 	}
 
 	// send continues the agent with the command it was spawned with.
-	r, err := s2.Send(done, "ok again", false)
+	r, err := s2.Send(t.Context(), done, "ok again", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +163,7 @@ func TestRestoredCloseAndResume(t *testing.T) {
 	s1 := start()
 	id := spawn(t, s1, "bad one")
 	waitFinal(t, s1, id)
-	if _, err := s1.Close(id); err != nil {
+	if _, err := s1.Close(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	shutdownNow(t, s1)
@@ -174,10 +171,10 @@ func TestRestoredCloseAndResume(t *testing.T) {
 	if st := summaryOf(t, s2, id).Status; st != proto.StatusClosed {
 		t.Fatalf("restored as %s, want closed", st)
 	}
-	if _, err := s2.Send(id, "ok", false); proto.CodeOf(err) != proto.CodeClosed {
+	if _, err := s2.Send(t.Context(), id, "ok", false); proto.CodeOf(err) != proto.CodeClosed {
 		t.Fatalf("send to a restored closed agent: %v", err)
 	}
-	if r, err := s2.Resume(id); err != nil || r.Status != proto.StatusErrored {
+	if r, err := s2.Resume(t.Context(), id); err != nil || r.Status != proto.StatusErrored {
 		t.Fatalf("resume: %+v %v", r, err)
 	}
 }
@@ -190,12 +187,12 @@ func TestRestoreWindow(t *testing.T) {
 	finishedRun(t, start, "ok")
 
 	none := start(func(c *Config) { c.RestoreWindow = 0 })
-	if n := len(none.List()); n != 0 || none.Restored() != 0 {
+	if n := len(listOf(none)); n != 0 || none.Restored() != 0 {
 		t.Fatalf("--restore-window 0 restored %d agents", n)
 	}
 	shutdownNow(t, none)
 	again := start()
-	if len(again.List()) != 1 {
+	if len(listOf(again)) != 1 {
 		t.Fatal("a host with the default window after one with 0 lost the record")
 	}
 	// ended before the old journal is written: a host still running would
@@ -210,7 +207,7 @@ func TestRestoreWindow(t *testing.T) {
 		LastMessage: "an old task", Command: "true"}}, JournalEvent{Event: "records_restored"})
 	newest := old // started last (run_started's time), whatever its name
 	week := start()
-	if n := len(week.List()); n != 0 {
+	if n := len(listOf(week)); n != 0 {
 		t.Fatalf("a record 10 days old was restored with a 7-day window (%d agents)", n)
 	}
 	shutdownNow(t, week)
@@ -218,7 +215,7 @@ func TestRestoreWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	month := start(func(c *Config) { c.RestoreWindow = 30 * 24 * time.Hour })
-	ls := month.List()
+	ls := listOf(month)
 	if len(ls) != 1 || ls[0].LastMessage != "an old task" {
 		t.Fatalf("a 30-day window did not restore the 10-day-old record kept by the 7-day host: %+v", ls)
 	}
@@ -278,7 +275,7 @@ func TestRestoreCorruptJournal(t *testing.T) {
 		JournalEvent{Event: "spawned", AgentID: "dddddddd-0000-4000-8000-000000000004", Seq: 1, Message: "elsewhere"})
 
 	s := start()
-	ls := s.List()
+	ls := listOf(s)
 	if len(ls) != 2 || ls[0].AgentID != a || ls[1].AgentID != b {
 		t.Fatalf("restored %+v; want agents a and b only", ls)
 	}
@@ -295,9 +292,6 @@ func TestRestoreCorruptJournal(t *testing.T) {
 	if _, err := s.Logs(a, 1); err == nil || !strings.Contains(err.Error(), "is gone") {
 		t.Errorf("logs of a submission whose log file is gone: %v", err)
 	}
-	if err := s.LoadOutput(a, 1); err != nil {
-		t.Fatal(err)
-	}
 	if got := lines(t, s, a); len(got) != 1 || !strings.Contains(got[0], "the log file of this submission is gone") {
 		t.Errorf("pane of a submission whose log is gone: %q", got)
 	}
@@ -307,7 +301,7 @@ func TestRestoreCorruptJournal(t *testing.T) {
 		t.Fatalf("new agent: %s", d.Status)
 	}
 	shutdownNow(t, s)
-	if n := len(start().List()); n != 3 {
+	if n := len(listOf(start())); n != 3 {
 		t.Fatalf("next host restored %d agents, want 3", n)
 	}
 }
@@ -320,17 +314,17 @@ func TestForget(t *testing.T) {
 	done, busy := spawn(t, s1, "ok"), spawn(t, s1, "sleep")
 	waitFinal(t, s1, done)
 	logPath, _ := s1.LogPath(done, 1)
-	_, err := s1.Forget(busy)
+	_, err := s1.Forget(t.Context(), busy)
 	if proto.CodeOf(err) != proto.CodeBusy || !strings.Contains(err.Error(), "is running; interrupt or close it before forgetting it") {
 		t.Fatalf("forget of a running agent: %v", err)
 	}
-	if r, err := s1.Forget(done[:8]); err != nil || r.Status != proto.StatusForgotten || r.AgentID != done {
+	if r, err := s1.Forget(t.Context(), done[:8]); err != nil || r.Status != proto.StatusForgotten || r.AgentID != done {
 		t.Fatalf("forget: %+v %v", r, err)
 	}
 	if _, err := s1.Logs(done, 0); proto.CodeOf(err) != proto.CodeNotFound {
 		t.Errorf("logs of a forgotten agent: %v", err)
 	}
-	if len(s1.List()) != 1 {
+	if len(listOf(s1)) != 1 {
 		t.Fatal("the forgotten agent is still listed")
 	}
 	if _, err := os.Stat(logPath); err != nil {
@@ -338,7 +332,7 @@ func TestForget(t *testing.T) {
 	}
 	shutdownNow(t, s1)
 	s2 := start()
-	if ls := s2.List(); len(ls) != 1 || ls[0].AgentID != busy {
+	if ls := listOf(s2); len(ls) != 1 || ls[0].AgentID != busy {
 		t.Fatalf("after restart: %+v", ls)
 	}
 }
@@ -354,11 +348,11 @@ func TestWholeMessageKept(t *testing.T) {
 	if !proto.MessageCut(info.LastMessage) || len(info.LastMessage) > maxMessageHead+64 {
 		t.Errorf("the snapshot holds %d bytes of the message; want a marked head", len(info.LastMessage))
 	}
-	whole, err := s2.Message(id, 0)
+	whole, err := s2.Message(t.Context(), id, 0)
 	if err != nil || whole != msg {
 		t.Fatalf("whole message after restart: %d bytes, %v", len(whole), err)
 	}
-	if _, err := s2.Send(id, whole, false); err != nil {
+	if _, err := s2.Send(t.Context(), id, whole, false); err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s2, id); *d.LastOutput != "200001" {
@@ -380,7 +374,7 @@ func TestRestoredAgentKeepsItsCommand(t *testing.T) {
 	waitFinal(t, s1, id)
 	shutdownNow(t, s1)
 	s2 := start(func(c *Config) { c.Command = "echo from-the-second-host" })
-	if _, err := s2.Send(id, "y", false); err != nil {
+	if _, err := s2.Send(t.Context(), id, "y", false); err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s2, id); *d.LastOutput != "from-the-first-cli" {
@@ -391,7 +385,7 @@ func TestRestoredAgentKeepsItsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	s3 := start()
-	_, err := s3.Send(id, "z", false)
+	_, err := s3.Send(t.Context(), id, "z", false)
 	if err == nil || !strings.Contains(err.Error(), "is not found now") || !strings.Contains(err.Error(), cli) {
 		t.Fatalf("send with the agent's CLI gone: %v", err)
 	}
@@ -429,14 +423,11 @@ func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 			shutdownNow(t, s1)
 			s2 := start(func(cf *Config) { cf.Command, cf.Environ = "echo not-a-preset", env })
 			// the first submission's transcript is read back when viewed
-			if w, ok, err := s2.Transcript(id, 1, 0, 100); err != nil || !ok || !w.Evicted {
+			if w, ok, unread, err := s2.transcript(id, 1, 0, 100); err != nil || !ok || !unread {
 				t.Fatalf("transcript before it is viewed: %+v %v %v", w, ok, err)
 			}
-			if err := s2.LoadOutput(id, 1); err != nil {
-				t.Fatal(err)
-			}
-			w, ok, err := s2.Transcript(id, 1, 0, 100)
-			if err != nil || !ok || w.Evicted || len(w.Entries) == 0 {
+			w, ok, err := s2.Transcript(t.Context(), id, 1, 0, 100)
+			if err != nil || !ok || len(w.Entries) == 0 {
 				t.Fatalf("transcript read back: %+v %v %v", w, ok, err)
 			}
 			var said []string
@@ -446,7 +437,7 @@ func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 			if first := strings.Join(said, "\n"); !strings.Contains(first, "STUB-REPLY") {
 				t.Errorf("the transcript read back lacks the answer: %q", first)
 			}
-			if _, err := s2.Send(id, "and again", false); err != nil {
+			if _, err := s2.Send(t.Context(), id, "and again", false); err != nil {
 				t.Fatal(err)
 			}
 			d2 := waitFinal(t, s2, id)

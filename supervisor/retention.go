@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -34,12 +35,13 @@ type storageCache struct {
 
 // Storage measures where the logs are and how much space they take (at
 // most every 10 s; it walks the runs folder, so call it off the UI
-// goroutine). An unreadable folder counts as empty.
-func (s *Supervisor) Storage() proto.Storage {
+// goroutine). An unreadable folder counts as empty, so the error is
+// always nil (proto.Reader's Storage, whose client may fail).
+func (s *Supervisor) Storage(context.Context) (proto.Storage, error) {
 	s.storage.mu.Lock()
 	defer s.storage.mu.Unlock()
 	if !s.storage.at.IsZero() && time.Since(s.storage.at) < storageTTL {
-		return s.storage.last
+		return s.storage.last, nil
 	}
 	st := s.storage.last
 	st.RunsDir = filepath.Join(s.cfg.StateDir, "runs")
@@ -55,7 +57,7 @@ func (s *Supervisor) Storage() proto.Storage {
 		}
 	}
 	s.storage.at, s.storage.last = time.Now(), st
-	return st
+	return st, nil
 }
 
 // dirSize sums the sizes of the regular files under dir.

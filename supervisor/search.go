@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +19,7 @@ const searchChunk = 4096
 // when query has no upper-case letter, as in less; the log pane marks what
 // it matches with the same matcher). It scans what the scrollback holds, up
 // to its end. Errors: unknown agent or submission.
-func (s *Supervisor) Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
+func (s *Supervisor) Search(ctx context.Context, id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
 	m := termtext.NewMatcher(query)
 	match := func(text string) bool { return m.Match(termtext.Plain([]byte(text))) }
 	res := proto.SearchResult{To: from}
@@ -26,7 +27,7 @@ func (s *Supervisor) Search(id string, seq int, transcript bool, query string, f
 		var first, total int64
 		var texts []string
 		if transcript {
-			w, ok, err := s.Transcript(id, seq, res.To, searchChunk)
+			w, ok, err := s.Transcript(ctx, id, seq, res.To, searchChunk)
 			if err != nil || !ok {
 				return res, err
 			}
@@ -35,7 +36,7 @@ func (s *Supervisor) Search(id string, seq int, transcript bool, query string, f
 				texts = append(texts, e.Tool+" "+e.Summary+"\n"+e.Text)
 			}
 		} else {
-			w, err := s.Window(id, seq, res.To, searchChunk)
+			w, err := s.Window(ctx, id, seq, res.To, searchChunk)
 			if err != nil {
 				return res, err
 			}
@@ -61,7 +62,7 @@ func (s *Supervisor) Search(id string, seq int, transcript bool, query string, f
 // agent id to w, read from its log file (SPEC §5: SGR kept when keepSGR,
 // every other escape sequence removed): what the pager shows. Errors are
 // those of Logs, found before anything is written, or w's.
-func (s *Supervisor) WriteLines(w io.Writer, id string, seq int, keepSGR bool) error {
+func (s *Supervisor) WriteLines(_ context.Context, w io.Writer, id string, seq int, keepSGR bool) error {
 	sub, err := s.submission(id, seq)
 	if err != nil {
 		return err

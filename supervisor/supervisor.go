@@ -25,13 +25,20 @@ func init() { runner.Register(runner.Local, local.Factory) }
 
 // defaultResident is how many finished submissions keep their display
 // lines in memory, across all agents; the one that finished (or was read
-// back) longest ago is released first and read back from its log file on
-// demand (LoadOutput). Memory then stays bounded however many agents run
-// and however often (SPEC §5).
+// back) longest ago is released first, and Window and Transcript read it
+// back from its log file when asked. Memory then stays bounded however
+// many agents run and however often (SPEC §5).
 const defaultResident = 16
 
 // Supervisor runs agents and their submissions. All methods are safe for
 // concurrent use. Create it with New and end it with Shutdown.
+//
+// It implements the roles of package proto (Viewer, Reader, Operator,
+// Waiter, Lister) for the front-ends of its own process. ctx carries who
+// asks (proto.OriginOf) and bounds Wait; the other operations finish once
+// started, since a stop asked for is carried out whole (SPEC §4): they
+// return as soon as the supervisor is done, which for Interrupt and Close
+// is when the process group is gone.
 type Supervisor struct {
 	cfg     Config
 	runID   string
@@ -61,6 +68,16 @@ type Supervisor struct {
 	warnings []string
 	notifier *notifier // runs --notify-command; nil without one
 }
+
+// The roles of package proto the supervisor plays for the front-ends of
+// its process.
+var _ interface {
+	proto.Viewer
+	proto.Reader
+	proto.Operator
+	proto.Waiter
+	proto.Lister
+} = (*Supervisor)(nil)
 
 // agent is one supervised subagent (SPEC §1).
 type agent struct {
@@ -227,6 +244,20 @@ func (s *Supervisor) Config() Config {
 	c := s.cfg
 	c.Warnings = append(append([]string(nil), s.cfg.Warnings...), s.warnings...)
 	return c
+}
+
+// HostConfig returns what a dashboard shows of this host's settings
+// (proto.Viewer): the agent command as shown, the limit, the preset, the
+// warnings (with those found since it started) and notes, and the
+// features of this build.
+func (s *Supervisor) HostConfig() proto.HostConfig {
+	c := s.Config()
+	h := proto.HostConfig{Command: c.Shown(), MaxAgents: c.MaxAgents, Dir: c.Dir,
+		Warnings: c.Warnings, Notes: append([]string(nil), c.Notes...), Features: proto.HostFeatures()}
+	if p := c.Preset; p != nil {
+		h.PresetName, h.PresetArgs, h.PresetFormat, h.Approvals = p.Name, p.Args, p.Format, p.Approvals
+	}
+	return h
 }
 
 // RunDir returns the absolute folder of this run's logs and journal.

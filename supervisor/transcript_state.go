@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"strings"
 	"sync"
 
@@ -164,24 +165,41 @@ func (s *Supervisor) onSession(a *agent, sub *submission, id string) {
 
 // Transcript returns up to n transcript entries of submission seq (0 =
 // latest) of agent id starting at absolute entry from (from < 0: the last
-// n entries). ok is false when the
-// submission's output is not structured (no preset with a JSON format).
-func (s *Supervisor) Transcript(id string, seq int, from int64, n int) (w proto.TranscriptWindow, ok bool, err error) {
+// n entries). ok is false when the submission's output is not structured
+// (no preset with a JSON format). The transcript of a submission restored
+// from an earlier run is read back from its log file first (SPEC §10), as
+// Window reads lines back. Errors: unknown agent or submission, an
+// unreadable log file.
+func (s *Supervisor) Transcript(_ context.Context, id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
+	type got struct {
+		w  proto.TranscriptWindow
+		ok bool
+	}
+	g, err := readBack(s, id, seq, func() (got, bool, error) {
+		w, ok, unread, err := s.transcript(id, seq, from, n)
+		return got{w, ok}, unread, err
+	})
+	return g.w, g.ok, err
+}
+
+// transcript is Transcript from memory; unread says a restored
+// submission's transcript was not read back yet.
+func (s *Supervisor) transcript(id string, seq int, from int64, n int) (w proto.TranscriptWindow, ok, unread bool, err error) {
 	sub, err := s.submission(id, seq)
 	if err != nil {
-		return proto.TranscriptWindow{}, false, err
+		return proto.TranscriptWindow{}, false, false, err
 	}
 	tr, unread := s.restoredTranscript(id, sub)
 	if unread {
-		return proto.TranscriptWindow{Evicted: true}, true, nil
+		return proto.TranscriptWindow{}, true, true, nil
 	}
 	if tr == nil {
-		return proto.TranscriptWindow{}, false, nil
+		return proto.TranscriptWindow{}, false, false, nil
 	}
 	if from < 0 { // the last n entries
 		first, total, _, _ := tr.window(0, 0)
 		from = max(first, total-int64(n))
 	}
 	w.First, w.Total, w.Entries, w.Pending = tr.window(from, n)
-	return w, true, nil
+	return w, true, false, nil
 }

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -104,30 +105,59 @@ func (s *Supervisor) Counts(id string, seq int) (proto.OutputCounts, int, error)
 // the latest) of agent id, starting at absolute line from; from < 0 asks
 // for the last n lines (the bottom of the log, follow mode). It copies only
 // the n lines asked for, so its cost does not depend on the scrollback size.
-// Errors: unknown agent or submission.
-func (s *Supervisor) Window(id string, seq int, from int64, n int) (proto.Window, error) {
+// A submission whose lines were released from memory (a finished or
+// restored one, SPEC §5, §10) is read back from its log file first, which
+// is file I/O: call it off the UI goroutine. Errors: unknown agent or
+// submission, an unreadable log file.
+func (s *Supervisor) Window(_ context.Context, id string, seq int, from int64, n int) (proto.Window, error) {
+	return readBack(s, id, seq, func() (proto.Window, bool, error) { return s.window(id, seq, from, n) })
+}
+
+// window is Window from memory; evicted says the lines were released.
+func (s *Supervisor) window(id string, seq int, from int64, n int) (w proto.Window, evicted bool, err error) {
 	sub, err := s.submission(id, seq)
 	if err != nil {
-		return proto.Window{}, err
+		return proto.Window{}, false, err
 	}
 	if from < 0 {
 		first, total, _, _ := sub.out.Window(0, 0)
 		from = max(first, total-int64(n))
 	}
-	first, total, lines, evicted := sub.out.Window(from, n)
-	return proto.Window{First: first, Total: total, Lines: lines, Evicted: evicted}, nil
+	w.First, w.Total, w.Lines, evicted = sub.out.Window(from, n)
+	return w, evicted, nil
 }
 
-// LoadOutput reads the display lines of a submission whose scrollback was
-// released (Window reports Evicted) back from its log file, keeping the
-// newest Scrollback lines. It does file I/O; call it off the UI goroutine.
-// It counts as a use of the submission for the memory limit of finished
-// submissions (see defaultResident).
-func (s *Supervisor) LoadOutput(id string, seq int) error {
+// readBack calls get, and when what it got was released from memory,
+// reads submission seq of agent id back from its log file (loadOutput)
+// and calls get again. A read back counts as a use of the submission for
+// the memory limit of finished submissions, so the next get finds it; one
+// released again every time (a limit too small for one submission) is an
+// error after three tries, never a window without its lines.
+func readBack[T any](s *Supervisor, id string, seq int, get func() (T, bool, error)) (T, error) {
+	for try := 0; ; try++ {
+		v, evicted, err := get()
+		if err != nil || !evicted {
+			return v, err
+		}
+		if try == 3 {
+			return v, &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("the output of submission %d of agent %s was released from memory again each time it was read back; raise --line-memory", seq, id)}
+		}
+		if err := s.loadOutput(id, seq); err != nil {
+			return v, err
+		}
+	}
+}
+
+// loadOutput reads the display lines (and the transcript) of a submission
+// whose scrollback was released back from its log file, keeping the newest
+// Scrollback lines. It does file I/O. It counts as a use of the submission
+// for the memory limit of finished submissions (see defaultResident).
+func (s *Supervisor) loadOutput(id string, seq int) error {
 	sub, err := s.submission(id, seq)
 	if err != nil {
 		return err
 	}
+	_, _, _, evicted := sub.out.Window(0, 0)
 	if err := sub.out.Reload(sub.logPath, s.cfg.Scrollback); err != nil {
 		return &proto.Error{Code: proto.CodeInternal, Message: err.Error()}
 	}
@@ -136,7 +166,15 @@ func (s *Supervisor) LoadOutput(id string, seq int) error {
 	if !sub.endedAt.IsZero() {
 		s.lineMem.Keep(sub.out)
 	}
+	agentID := ""
+	if a, err := s.lookup(id); err == nil {
+		agentID = a.id
+	}
 	s.mu.Unlock()
+	if evicted && agentID != "" {
+		// the snapshot's counts are known again (OutputCounts.Evicted)
+		s.hub.Publish(proto.Change{AgentID: agentID, Agent: true})
+	}
 	return nil
 }
 
@@ -171,7 +209,7 @@ func (s *Supervisor) submission(id string, seq int) (*submission, error) {
 // which streams.
 func (s *Supervisor) Logs(id string, seq int) (string, error) {
 	var b strings.Builder
-	err := s.WriteLogs(&b, id, seq, false)
+	err := s.WriteLogs(context.Background(), &b, id, seq, false)
 	return b.String(), err
 }
 
@@ -179,7 +217,7 @@ func (s *Supervisor) Logs(id string, seq int) (string, error) {
 // w as it reads the log file: as plain text like Logs, or, with raw, the
 // file's bytes unchanged (escape sequences, NUL bytes and all). Errors are
 // those of Logs, found before anything is written, or w's.
-func (s *Supervisor) WriteLogs(w io.Writer, id string, seq int, raw bool) error {
+func (s *Supervisor) WriteLogs(_ context.Context, w io.Writer, id string, seq int, raw bool) error {
 	sub, err := s.submission(id, seq)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -42,7 +43,7 @@ func (m *Model) approvalKey(k tea.KeyMsg, a proto.AgentInfo) (tea.Cmd, bool) {
 	}
 	if len(a.PendingApprovals) == 0 {
 		why := "no tool permission request is pending"
-		if !m.cfg.Preset.Structured() || !m.cfg.Preset.Approvals {
+		if !m.cfg.Structured() || !m.cfg.Approvals {
 			why += " (approvals need --preset claude --approvals)"
 		}
 		m.setFlash(levelWarn, "agent "+termtext.ShortID(a.AgentID)+": "+why)
@@ -68,9 +69,9 @@ func (m Model) answerCmd(id, rid, decision, message string) tea.Cmd {
 		var res proto.ApprovalResult
 		var err error
 		if decision == proto.DecisionDeny {
-			res, err = sup.Deny(id, rid, message)
+			res, err = sup.Deny(context.Background(), id, rid, message)
 		} else {
-			res, err = sup.Approve(id, rid, decision == proto.DecisionAllowAlways)
+			res, err = sup.Approve(context.Background(), id, rid, decision == proto.DecisionAllowAlways)
 		}
 		return approvalDoneMsg{id: id, res: res, err: err}
 	}

@@ -1,15 +1,16 @@
 package ui
 
 import (
+	"context"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Approve answers a pending request of the fake (SPEC §12): like the
 // supervisor, a request that is no longer pending is an error.
-func (f *fakeSup) Approve(id, requestID string, always bool) (proto.ApprovalResult, error) {
+func (f *fakeSup) Approve(ctx context.Context, id, requestID string, always bool) (proto.ApprovalResult, error) {
+	f.noIO("Approve")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("approve %s %s always=%v", id[:8], requestID, always)
@@ -17,7 +18,8 @@ func (f *fakeSup) Approve(id, requestID string, always bool) (proto.ApprovalResu
 }
 
 // Deny refuses a pending request of the fake.
-func (f *fakeSup) Deny(id, requestID, message string) (proto.ApprovalResult, error) {
+func (f *fakeSup) Deny(ctx context.Context, id, requestID, message string) (proto.ApprovalResult, error) {
+	f.noIO("Deny")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("deny %s %s %q", id[:8], requestID, message)
@@ -46,7 +48,7 @@ func (f *fakeSup) ask(id, rid, tool, summary string) {
 
 func approvalsFake() *fakeSup {
 	f := threeAgents()
-	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude", Approvals: true}
+	f.cfg.PresetName, f.cfg.PresetFormat, f.cfg.Approvals = "claude", "claude", true
 	f.ask(idA, "req-1", "Bash", "touch FILE")
 	f.ask(idA, "req-2", "Write", "notes.md")
 	return f
@@ -108,7 +110,7 @@ func TestStaleAnswerIsAnError(t *testing.T) {
 	f := approvalsFake()
 	h := newHarness(t, f, 140, 30)
 	// Answered elsewhere (ctl, a viewer) after this screen last drew.
-	if _, err := f.Approve(idA, "req-1", false); err != nil {
+	if _, err := f.Approve(t.Context(), idA, "req-1", false); err != nil {
 		t.Fatal(err)
 	}
 	h.keys("y")

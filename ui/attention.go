@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -53,7 +54,10 @@ func (m *Model) seenCmd() tea.Cmd {
 	}
 	m.seenAsked[a.AgentID] = a.NeedsYou.Seq
 	sup, id := m.sup, a.AgentID
-	return func() tea.Msg { return seenMsg{id: id, err: sup.MarkSeen(id)} }
+	return func() tea.Msg {
+		_, err := sup.MarkSeen(context.Background(), id)
+		return seenMsg{id: id, err: err}
+	}
 }
 
 // jumpNeedsYou selects the agent that has needed you longest, other than

@@ -43,7 +43,8 @@ func newAttnHarness(t *testing.T, s Supervisor, f *fakeSup) (*harness, *termBuf)
 	t.Helper()
 	st := theme.Plain()
 	out := &termBuf{}
-	m := New(s, Options{Styles: &st, Now: func() time.Time { return t0 }, Terminal: out, Notify: Notify{Bell: true, OSC: 9}})
+	f.t = t
+	m := New(s, Options{Styles: &st, Now: func() time.Time { return t0 }, Terminal: out, Notify: Notify{Bell: true, OSC: 9}, Host: f})
 	m.tickFn = func() tea.Cmd { return nil }
 	h := &harness{t: t, m: m, f: f}
 	h.send(tea.WindowSizeMsg{Width: 109, Height: 30})
@@ -242,7 +243,7 @@ func TestQueueDialogAndCancelKeyWithTheFake(t *testing.T) {
 func realHarness(t *testing.T, s *supervisor.Supervisor) *harness {
 	t.Helper()
 	st := theme.Plain()
-	m := New(s, Options{Styles: &st, Terminal: &termBuf{}, Notify: Notify{Bell: true, OSC: 9}})
+	m := New(s, Options{Styles: &st, Terminal: &termBuf{}, Notify: Notify{Bell: true, OSC: 9}, Host: s})
 	m.tickFn = func() tea.Cmd { return nil }
 	h := &harness{t: t, m: m}
 	h.send(tea.WindowSizeMsg{Width: 109, Height: 30})
@@ -315,7 +316,7 @@ func TestQueuePathsWithARealSupervisor(t *testing.T) {
 			if c.name == "ends in error" {
 				first = "hold g1 fail"
 			}
-			res, err := s.Spawn(first)
+			res, err := s.Spawn(t.Context(), first)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -45,7 +45,7 @@ func TestBenchFloodShare(t *testing.T) {
 		nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
 		m = nm.(Model)
 		for i := 0; i < 4; i++ {
-			if _, err := s.Spawn("flood"); err != nil {
+			if _, err := s.Spawn(ctx, "flood"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -33,7 +33,7 @@ func benchModel(b *testing.B, lines int) (Model, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Shutdown(context.Background()) })
-	r, err := s.Spawn("print")
+	r, err := s.Spawn(b.Context(), "print")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func benchModel(b *testing.B, lines int) (Model, string) {
 	if _, err := s.Wait(context.Background(), []string{r.AgentID}, &ms); err != nil {
 		b.Fatal(err)
 	}
-	if w, _ := s.Window(r.AgentID, 0, 0, 0); w.Total != int64(lines) {
+	if w, _ := s.Window(b.Context(), r.AgentID, 0, 0, 0); w.Total != int64(lines) {
 		b.Fatalf("scrollback holds %d lines, want %d", w.Total, lines)
 	}
 	st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})

@@ -6,9 +6,10 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
@@ -19,10 +20,14 @@ import (
 var t0 = time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 
 // fakeSup is an in-memory supervisor with fixed ids and times: operations
-// act at once and are recorded in calls.
+// act at once and are recorded in calls. Every method fails the test when
+// it is called while the model's Update or View runs (the harness sets
+// inUpdate around them): all I/O belongs in commands.
 type fakeSup struct {
+	t        testing.TB
+	inUpdate atomic.Bool
 	mu       sync.Mutex
-	cfg      supervisor.Config
+	cfg      proto.HostConfig
 	agents   []*fakeAgent
 	calls    []string
 	fail     map[string]error // op name → error to return
@@ -42,9 +47,16 @@ type fakeAgent struct {
 
 func newFake() *fakeSup {
 	return &fakeSup{
-		cfg:     supervisor.Config{Command: "sh ./agent.sh", MaxAgents: 4},
+		cfg:     proto.HostConfig{Command: "sh ./agent.sh", MaxAgents: 4},
 		fail:    map[string]error{},
 		windows: map[string]int{},
+	}
+}
+
+// noIO fails the test when the model calls op while Update or View runs.
+func (f *fakeSup) noIO(op string) {
+	if f.inUpdate.Load() {
+		f.t.Errorf("%s called while Update or View runs: it belongs in a tea.Cmd", op)
 	}
 }
 
@@ -116,16 +128,20 @@ func (f *fakeSup) find(id string) *fakeAgent {
 	return nil
 }
 
-func (f *fakeSup) Config() supervisor.Config { return f.cfg }
+func (f *fakeSup) HostConfig() proto.HostConfig {
+	f.noIO("HostConfig")
+	return f.cfg
+}
 
 func (f *fakeSup) Agents() []proto.AgentInfo {
+	f.noIO("Agents")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]proto.AgentInfo, len(f.agents))
 	for i, a := range f.agents {
 		out[i] = a.info
 		out[i].Submissions = append([]proto.SubmissionInfo(nil), a.info.Submissions...)
-		out[i].Structured = out[i].Structured || f.cfg.Preset.Structured()
+		out[i].Structured = out[i].Structured || f.cfg.Structured()
 		for j := range out[i].Submissions {
 			seq := j + 1
 			c := &out[i].Submissions[j].Output
@@ -136,7 +152,8 @@ func (f *fakeSup) Agents() []proto.AgentInfo {
 	return out
 }
 
-func (f *fakeSup) Spawn(message string) (proto.SpawnResult, error) {
+func (f *fakeSup) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
+	f.noIO("Spawn")
 	f.mu.Lock()
 	f.record("spawn %q", message)
 	if err := f.fail["spawn"]; err != nil {
@@ -150,7 +167,8 @@ func (f *fakeSup) Spawn(message string) (proto.SpawnResult, error) {
 	return proto.SpawnResult{Summary: proto.Summary{AgentID: id, Status: proto.StatusRunning}}, nil
 }
 
-func (f *fakeSup) Send(id, message string, interrupt bool) (proto.SendResult, error) {
+func (f *fakeSup) Send(ctx context.Context, id, message string, interrupt bool) (proto.SendResult, error) {
+	f.noIO("Send")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("send %s %q interrupt=%v", id[:8], message, interrupt)
@@ -184,7 +202,8 @@ func (f *fakeSup) end(a *fakeAgent, reason string) {
 	}
 }
 
-func (f *fakeSup) Interrupt(id string) (proto.StatusResult, error) {
+func (f *fakeSup) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
+	f.noIO("Interrupt")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("interrupt %s", id[:8])
@@ -196,7 +215,8 @@ func (f *fakeSup) Interrupt(id string) (proto.StatusResult, error) {
 	return proto.StatusResult{AgentID: id, Status: a.info.Status}, nil
 }
 
-func (f *fakeSup) Close(id string) (proto.StatusResult, error) {
+func (f *fakeSup) Close(ctx context.Context, id string) (proto.StatusResult, error) {
+	f.noIO("Close")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("close %s", id[:8])
@@ -207,20 +227,22 @@ func (f *fakeSup) Close(id string) (proto.StatusResult, error) {
 }
 
 // MarkSeen clears the agent's needs-you mark.
-func (f *fakeSup) MarkSeen(id string) error {
+func (f *fakeSup) MarkSeen(ctx context.Context, id string) (proto.StatusResult, error) {
+	f.noIO("MarkSeen")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("seen %s", id[:8])
 	a := f.find(id)
 	if a == nil {
-		return proto.ErrNotFound(id)
+		return proto.StatusResult{}, proto.ErrNotFound(id)
 	}
 	a.info.NeedsYou = nil
-	return nil
+	return proto.StatusResult{AgentID: id, Status: a.info.Status}, nil
 }
 
 // Queue keeps message on a running agent, else sends it.
-func (f *fakeSup) Queue(id, message string) (proto.SendResult, error) {
+func (f *fakeSup) Queue(ctx context.Context, id, message string) (proto.SendResult, error) {
+	f.noIO("Queue")
 	f.mu.Lock()
 	a := f.find(id)
 	if a != nil && a.info.Running() {
@@ -230,11 +252,12 @@ func (f *fakeSup) Queue(id, message string) (proto.SendResult, error) {
 		return proto.SendResult{AgentID: id, Status: proto.StatusRunning, Queued: true}, nil
 	}
 	f.mu.Unlock()
-	return f.Send(id, message, false)
+	return f.Send(ctx, id, message, false)
 }
 
 // CancelQueue drops the queued message.
-func (f *fakeSup) CancelQueue(id string) (proto.StatusResult, error) {
+func (f *fakeSup) CancelQueue(ctx context.Context, id string) (proto.StatusResult, error) {
+	f.noIO("CancelQueue")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("cancel-queue %s", id[:8])
@@ -259,7 +282,8 @@ func (f *fakeSup) finish(id string, status proto.Status, n uint64) {
 		Text: "agent " + id[:8] + " " + string(status) + ": " + a.info.LastMessage}
 }
 
-func (f *fakeSup) Resume(id string) (proto.StatusResult, error) {
+func (f *fakeSup) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
+	f.noIO("Resume")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("resume %s", id[:8])
@@ -270,7 +294,8 @@ func (f *fakeSup) Resume(id string) (proto.StatusResult, error) {
 	return proto.StatusResult{AgentID: id, Status: a.info.Status}, nil
 }
 
-func (f *fakeSup) Forget(id string) (proto.StatusResult, error) {
+func (f *fakeSup) Forget(ctx context.Context, id string) (proto.StatusResult, error) {
+	f.noIO("Forget")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("forget %s", id[:8])
@@ -288,12 +313,14 @@ func (f *fakeSup) Forget(id string) (proto.StatusResult, error) {
 }
 
 // Storage returns fixed figures.
-func (f *fakeSup) Storage() proto.Storage {
-	return proto.Storage{RunsDir: "/state/runs", Bytes: 12_300_000, Runs: 3, Retention: 30 * 24 * time.Hour}
+func (f *fakeSup) Storage(ctx context.Context) (proto.Storage, error) {
+	f.noIO("Storage")
+	return proto.Storage{RunsDir: "/state/runs", Bytes: 12_300_000, Runs: 3, Retention: 30 * 24 * time.Hour}, nil
 }
 
 // Message returns the whole message set with setWhole, else the snapshot's.
-func (f *fakeSup) Message(id string, seq int) (string, error) {
+func (f *fakeSup) Message(ctx context.Context, id string, seq int) (string, error) {
+	f.noIO("Message")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("message %s", id[:8])
@@ -303,7 +330,8 @@ func (f *fakeSup) Message(id string, seq int) (string, error) {
 	return f.find(id).info.LastMessage, nil
 }
 
-func (f *fakeSup) Window(id string, seq int, from int64, n int) (proto.Window, error) {
+func (f *fakeSup) Window(ctx context.Context, id string, seq int, from int64, n int) (proto.Window, error) {
+	f.noIO("Window")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a := f.find(id)
@@ -312,7 +340,9 @@ func (f *fakeSup) Window(id string, seq int, from int64, n int) (proto.Window, e
 		seq = len(a.info.Submissions)
 	}
 	if a.evicted[seq] {
-		return proto.Window{Evicted: true}, nil
+		// read back from the log file first, as proto.Reader's Window does
+		f.record("load %s %d", id[:8], seq)
+		delete(a.evicted, seq)
 	}
 	lines, first := a.lines[seq], a.first[seq]
 	w := proto.Window{First: first, Total: first + int64(len(lines))}
@@ -327,7 +357,8 @@ func (f *fakeSup) Window(id string, seq int, from int64, n int) (proto.Window, e
 	return w, nil
 }
 
-func (f *fakeSup) Transcript(id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
+func (f *fakeSup) Transcript(ctx context.Context, id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
+	f.noIO("Transcript")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a := f.find(id)
@@ -350,30 +381,24 @@ func (f *fakeSup) Transcript(id string, seq int, from int64, n int) (proto.Trans
 	return w, true, nil
 }
 
-func (f *fakeSup) LoadOutput(id string, seq int) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.record("load %s %d", id[:8], seq)
-	delete(f.find(id).evicted, seq)
-	return nil
-}
-
 // WriteLines writes a line naming the submission, so that a test sees what
 // the pager was fed.
-func (f *fakeSup) WriteLines(w io.Writer, id string, seq int, keepSGR bool) error {
+func (f *fakeSup) WriteLines(ctx context.Context, w io.Writer, id string, seq int, keepSGR bool) error {
+	f.noIO("WriteLines")
 	_, err := fmt.Fprintf(w, "lines of %s #%d\n", id[:8], seq)
 	return err
 }
 
 // Search scans the fake's windows as the supervisor scans its scrollback.
-func (f *fakeSup) Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
+func (f *fakeSup) Search(ctx context.Context, id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
+	f.noIO("Search")
 	match := termtext.NewMatcher(query)
 	res := proto.SearchResult{To: from}
 	for {
 		var first, total int64
 		var texts []string
 		if transcript {
-			w, _, err := f.Transcript(id, seq, res.To, 4096)
+			w, _, err := f.Transcript(ctx, id, seq, res.To, 4096)
 			if err != nil {
 				return res, err
 			}
@@ -382,7 +407,7 @@ func (f *fakeSup) Search(id string, seq int, transcript bool, query string, from
 				texts = append(texts, RenderEntry(e, theme.Plain()))
 			}
 		} else {
-			w, err := f.Window(id, seq, res.To, 4096)
+			w, err := f.Window(ctx, id, seq, res.To, 4096)
 			if err != nil {
 				return res, err
 			}
@@ -405,12 +430,14 @@ func (f *fakeSup) Search(id string, seq int, transcript bool, query string, from
 }
 
 func (f *fakeSup) SkipGrace() {
+	f.noIO("SkipGrace")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("skip-grace")
 }
 
 func (f *fakeSup) Shutdown(context.Context) error {
+	f.noIO("Shutdown")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("shutdown")

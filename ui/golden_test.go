@@ -12,7 +12,6 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/mattn/go-runewidth"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
@@ -160,8 +159,8 @@ func TestGoldenTranscripts(t *testing.T) {
 			out := p.Outcome()
 
 			f := newFake()
-			f.cfg.Preset = &supervisor.Preset{Name: c.preset, Format: c.preset}
-			f.cfg.Command = f.cfg.Preset.Name + " (preset)"
+			f.cfg.PresetName, f.cfg.PresetFormat = c.preset, c.preset
+			f.cfg.Command = f.cfg.PresetName + " (preset)"
 			a := f.add(idA, "run uname with your shell tool, then say done", proto.StatusCompleted)
 			a.info.SessionID = p.SessionID()
 			a.info.Usage = proto.Usage{InputTokens: out.InputTokens, OutputTokens: out.OutputTokens, CostUSD: out.CostUSD}

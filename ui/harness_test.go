@@ -28,7 +28,8 @@ type harness struct {
 func newHarness(t *testing.T, f *fakeSup, w, h int) *harness {
 	t.Helper()
 	st := theme.Plain()
-	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }})
+	f.t = t
+	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Host: f})
 	m.tickFn = func() tea.Cmd { return nil }
 	hs := &harness{t: t, m: m, f: f}
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
@@ -63,7 +64,9 @@ func (h *harness) send(msg tea.Msg) {
 			h.execs++
 			continue
 		}
+		h.guard(true)
 		nm, cmd := h.m.Update(msg)
+		h.guard(false)
 		h.m = nm.(Model)
 		if cmd != nil {
 			queue = append(queue, cmd())
@@ -99,7 +102,19 @@ func (h *harness) sync(changed ...string) {
 	h.send(ChangesMsg{Changes: cs, Agents: h.f.Agents()})
 }
 
-func (h *harness) view() string { return h.m.View() }
+func (h *harness) view() string {
+	h.guard(true)
+	defer h.guard(false)
+	return h.m.View()
+}
+
+// guard tells the fake that Update or View runs (on), or no longer: a call
+// of it meanwhile fails the test (fakeSup.noIO).
+func (h *harness) guard(on bool) {
+	if h.f != nil {
+		h.f.inUpdate.Store(on)
+	}
+}
 
 // screen returns the view with trailing spaces trimmed per line.
 func (h *harness) screen() string {
@@ -165,7 +180,7 @@ func transcriptFixture() []transcript.Entry {
 // colourModel returns a copy of m drawn with colour (ANSI 256, dark).
 func colourModel(m Model, f *fakeSup) Model {
 	st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})
-	c := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }})
+	c := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Host: f})
 	c.tickFn = func() tea.Cmd { return nil }
 	return c
 }

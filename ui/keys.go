@@ -30,8 +30,7 @@ func (m Model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if key.Matches(k, m.keys.Quit) {
 			// A second quit does not wait: what is still alive after its
 			// SIGTERM is killed now, and the shutdown ends within moments.
-			m.sup.SkipGrace()
-			return m, tea.Quit
+			return m, tea.Sequence(m.skipGraceCmd(), tea.Quit)
 		}
 		return m, nil
 	}
@@ -125,7 +124,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 // readOnlyOp names the operation key k asks for when this is a read-only
 // viewer, in the host connection's words (control.Remote); "" otherwise.
 func (m *Model) readOnlyOp(k tea.KeyMsg) string {
-	if !m.opts.ReadOnly {
+	if !m.cfg.ReadOnly {
 		return ""
 	}
 	km := m.keys
@@ -248,7 +247,7 @@ func (m *Model) markStopping(id string) {
 // A viewer detaches at once: nothing stops (SPEC §9). The host's question
 // names the viewers it ends too (SPEC §7).
 func (m *Model) quit() tea.Cmd {
-	if m.opts.Viewer {
+	if m.opts.Host == nil { // a viewer
 		return tea.Quit
 	}
 	c := m.counts()

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -96,6 +97,11 @@ func (m *Model) fetchLog() tea.Cmd {
 	if !ok {
 		return nil
 	}
+	if m.evicted(m.shown) {
+		// The host reads the submission back from its log file to answer:
+		// the pane says so until the page comes.
+		m.loading[m.shown] = true
+	}
 	sup, key, styles := m.sup, m.shown, m.styles
 	return func() tea.Msg {
 		pg, err := fetchPage(sup, key, req, styles)
@@ -103,17 +109,22 @@ func (m *Model) fetchLog() tea.Cmd {
 	}
 }
 
-// onPage hands a fetched page to the log pane, reads an evicted submission
-// back, and scans what arrived for the search.
+// evicted reports whether the latest snapshot says that submission key's
+// lines are not in the host's memory (SPEC §5, §10): a window of them is
+// read back from the log file first.
+func (m Model) evicted(key logKey) bool {
+	a, ok := m.agent(key.agent)
+	return ok && key.seq >= 1 && key.seq <= len(a.Submissions) && a.Submissions[key.seq-1].Output.Evicted
+}
+
+// onPage hands a fetched page to the log pane and scans what arrived for
+// the search.
 func (m *Model) onPage(msg pageMsg) tea.Cmd {
+	delete(m.loading, msg.key)
 	if msg.key != m.shown {
 		return nil
 	}
 	m.log.SetPage(msg.req, msg.page, msg.err)
-	if m.log.Evicted() && !m.loading[msg.key] {
-		m.loading[msg.key] = true
-		return m.loadCmd(msg.key)
-	}
 	return m.scanMore()
 }
 
@@ -125,14 +136,6 @@ func (m *Model) saveView() {
 	v := m.views[m.shown.agent]
 	v.state, v.shownKey = m.log.State(), m.shown
 	m.views[m.shown.agent] = v
-}
-
-// loadCmd reads an evicted submission back from its log file.
-func (m Model) loadCmd(key logKey) tea.Cmd {
-	sup := m.sup
-	return func() tea.Msg {
-		return loadedMsg{key: key, err: sup.LoadOutput(key.agent, key.seq)}
-	}
 }
 
 // startSearch searches the shown log for query; "" ends the search.
@@ -158,7 +161,7 @@ func (m *Model) scanMore() tea.Cmd {
 	m.search.inFlight = true
 	sup, key, query, gen := m.sup, m.shown, m.search.query, m.search.gen
 	return func() tea.Msg {
-		r, err := sup.Search(key.agent, key.seq, key.transcript, query, from)
+		r, err := sup.Search(context.Background(), key.agent, key.seq, key.transcript, query, from)
 		return scanMsg{gen: gen, matches: r.Matches, to: r.To, err: err}
 	}
 }

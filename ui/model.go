@@ -8,7 +8,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/keymap"
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/agenttable"
@@ -106,7 +105,7 @@ type scan struct {
 type Model struct {
 	sup    Supervisor
 	opts   Options
-	cfg    supervisor.Config
+	cfg    proto.HostConfig
 	keys   keymap.KeyMap
 	styles theme.Styles
 	now    func() time.Time
@@ -132,7 +131,7 @@ type Model struct {
 	views     map[string]agentView
 	raw       bool            // show raw output even when a transcript exists
 	stopping  map[string]bool // stops requested here, shown before the supervisor confirms
-	loading   map[logKey]bool
+	loading   map[logKey]bool // submissions being read back from their log file, shown in the pane
 	search    scan
 	lastQuery string // the last non-empty search, for / then enter alone
 	flash     flash
@@ -170,7 +169,7 @@ func New(s Supervisor, o Options) Model {
 	m := Model{
 		sup:      s,
 		opts:     o,
-		cfg:      s.Config(),
+		cfg:      s.HostConfig(),
 		keys:     keymap.DefaultKeyMap(),
 		styles:   st,
 		now:      o.Now,
@@ -234,11 +233,6 @@ type (
 		req  logview.Request
 		page logview.Page
 		err  error
-	}
-	// loadedMsg reports that an evicted submission was read back.
-	loadedMsg struct {
-		key logKey
-		err error
 	}
 	// scanMsg reports search matches in [from, to).
 	scanMsg struct {
@@ -378,18 +372,13 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case messageMsg:
 		return m, m.onMessage(msg)
 	case storageMsg:
-		m.storage = proto.Storage(msg)
+		if msg.err != nil {
+			m.setFlash(levelError, "logs: "+msg.err.Error())
+		}
+		m.storage = msg.storage
 		return m, nil
 	case approvalDoneMsg:
 		return m, m.onApprovalDone(msg)
-	case loadedMsg:
-		delete(m.loading, msg.key)
-		if msg.err != nil {
-			m.setFlash(levelError, "cannot read the log back: "+msg.err.Error())
-		} else if msg.key == m.shown {
-			m.log.Invalidate()
-		}
-		return m, m.syncLog(false)
 	case pageMsg:
 		return m, m.onPage(msg)
 	case scanMsg:

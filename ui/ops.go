@@ -33,28 +33,28 @@ func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
 		done := opDoneMsg{op: o, id: id}
 		switch o {
 		case opSpawn:
-			r, err := sup.Spawn(message)
+			r, err := sup.Spawn(context.Background(), message)
 			done.id, done.status, done.err = r.AgentID, r.Status, err
 		case opSend:
-			r, err := sup.Send(id, message, interrupt)
+			r, err := sup.Send(context.Background(), id, message, interrupt)
 			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
 		case opInterrupt:
-			r, err := sup.Interrupt(id)
+			r, err := sup.Interrupt(context.Background(), id)
 			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
 		case opClose:
-			r, err := sup.Close(id)
+			r, err := sup.Close(context.Background(), id)
 			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
 		case opResume:
-			r, err := sup.Resume(id)
+			r, err := sup.Resume(context.Background(), id)
 			done.status, done.err = r.Status, err
 		case opQueue:
-			r, err := sup.Queue(id, message)
+			r, err := sup.Queue(context.Background(), id, message)
 			done.status, done.queued, done.err = r.Status, r.Queued, err
 		case opUnqueue:
-			r, err := sup.CancelQueue(id)
+			r, err := sup.CancelQueue(context.Background(), id)
 			done.status, done.err = r.Status, err
 		case opForget:
-			r, err := sup.Forget(id)
+			r, err := sup.Forget(context.Background(), id)
 			done.status, done.err = r.Status, err
 		}
 		return done
@@ -68,13 +68,29 @@ func (m Model) snapshotCmd() tea.Cmd {
 	return func() tea.Msg { return ChangesMsg{Agents: sup.Agents()} }
 }
 
-// shutdownCmd stops every running submission (SPEC §4) before quitting.
+// shutdownCmd stops every running submission of the host (SPEC §4)
+// before quitting; a viewer stops nothing.
 func (m Model) shutdownCmd() tea.Cmd {
-	sup, timeout := m.sup, m.opts.ShutdownTimeout
+	host, timeout := m.opts.Host, m.opts.ShutdownTimeout
 	return func() tea.Msg {
+		if host == nil {
+			return shutdownMsg{}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		return shutdownMsg{err: sup.Shutdown(ctx)}
+		return shutdownMsg{err: host.Shutdown(ctx)}
+	}
+}
+
+// skipGraceCmd makes the host's stops in progress kill at once (a second
+// quit while they stop): it writes the journal, so it is a command.
+func (m Model) skipGraceCmd() tea.Cmd {
+	host := m.opts.Host
+	return func() tea.Msg {
+		if host != nil {
+			host.SkipGrace()
+		}
+		return nil
 	}
 }
 

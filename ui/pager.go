@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -23,7 +24,7 @@ func (m *Model) openPager(a proto.AgentInfo) tea.Cmd {
 		seq = 0
 	}
 	sup, id, styles := m.sup, a.AgentID, m.styles
-	feed := func(w io.Writer) error { return sup.WriteLines(w, id, seq, !styles.NoColor) }
+	feed := func(w io.Writer) error { return sup.WriteLines(context.Background(), w, id, seq, !styles.NoColor) }
 	if a.Structured && !m.raw {
 		// The transcript view pages the transcript, not the CLI's JSON.
 		feed = func(w io.Writer) error { return writeTranscript(w, sup, id, seq, styles) }
@@ -38,7 +39,7 @@ func (m *Model) openPager(a proto.AgentInfo) tea.Cmd {
 func writeTranscript(w io.Writer, sup Supervisor, id string, seq int, st theme.Styles) error {
 	bw := bufio.NewWriter(w)
 	for from := int64(0); ; {
-		t, _, err := sup.Transcript(id, seq, from, transcriptPage)
+		t, _, err := sup.Transcript(context.Background(), id, seq, from, transcriptPage)
 		if err != nil {
 			return err
 		}

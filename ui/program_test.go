@@ -18,7 +18,7 @@ import (
 func TestProgramWithRealSupervisor(t *testing.T) {
 	s := realSupervisor(t, `read m; echo "got: $m"; sleep 30`)
 	st := theme.Plain()
-	m := New(s, Options{Styles: &st, Spawn: []string{"hello"}})
+	m := New(s, Options{Styles: &st, Spawn: []string{"hello"}, Host: s})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -24,7 +25,7 @@ type messageMsg struct {
 func (m Model) wholeMessageCmd(id string, edit bool) tea.Cmd {
 	sup := m.sup
 	return func() tea.Msg {
-		text, err := sup.Message(id, 0)
+		text, err := sup.Message(context.Background(), id, 0)
 		return messageMsg{id: id, edit: edit, text: text, err: err}
 	}
 }
@@ -58,12 +59,18 @@ func (m *Model) forget(a proto.AgentInfo) tea.Cmd {
 }
 
 // storageMsg carries where the logs are and how much space they take.
-type storageMsg proto.Storage
+type storageMsg struct {
+	storage proto.Storage
+	err     error
+}
 
 // storageCmd measures the logs for the help overlay, off the UI goroutine.
 func (m Model) storageCmd() tea.Cmd {
 	sup := m.sup
-	return func() tea.Msg { return storageMsg(sup.Storage()) }
+	return func() tea.Msg {
+		st, err := sup.Storage(context.Background())
+		return storageMsg{st, err}
+	}
 }
 
 // storageLine says where the logs are and how much space they take, "" until

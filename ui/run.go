@@ -19,63 +19,42 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
 
 // Supervisor is the one seam between the dashboard and a supervisor: the
 // in-process *supervisor.Supervisor (the host dashboard) and a viewer's
-// socket client (*control.Remote, SPEC §9) both satisfy it, so host and
-// viewer run the same ui code.
+// backend (*control.Remote, SPEC §9) both satisfy it, so host and viewer
+// run the same ui code. It is the roles of package proto the dashboard
+// uses:
 //
-// Config and Agents answer from memory (Config is read once, in New;
-// Agents in commands and the forwarding goroutine: ChangesMsg carries the
-// snapshots, with each submission's output counts, so Update never asks).
-// Every other method may block (process groups, files, the socket) and is
-// only called inside commands: the log pane's windows too (Window,
-// Transcript; from < 0 asks for the last n items), fetched one request at a
-// time for what the pane draws (logview.Request).
+//   - proto.Viewer answers from memory: HostConfig is read once, in New;
+//     Agents in commands and the forwarding goroutine (ChangesMsg carries
+//     the snapshots, with each submission's output counts, so Update never
+//     asks);
+//   - proto.Reader and proto.Operator may block (process groups, files,
+//     the socket) and are only called inside commands: the log pane's
+//     windows too (Window, Transcript; from < 0 asks for the last n
+//     items), fetched one request at a time for what the pane draws
+//     (logview.Request).
 //
-// Adding an operation is one method here, implemented by the supervisor,
-// plus one endpoint on the control socket (control.Server) that the
-// viewer's client (control.Remote) calls.
+// Stopping the agents when the dashboard quits is not part of it: only a
+// host has that (Options.Host). Adding an operation is one method on
+// proto.Operator, implemented by the supervisor, plus one endpoint on the
+// control socket (control.Server) that its client (control.Client) calls.
 type Supervisor interface {
-	Config() supervisor.Config
-	Agents() []proto.AgentInfo
-	Spawn(message string) (proto.SpawnResult, error)
-	Send(id, message string, interrupt bool) (proto.SendResult, error)
-	Interrupt(id string) (proto.StatusResult, error)
-	Close(id string) (proto.StatusResult, error)
-	Resume(id string) (proto.StatusResult, error)
-	// Approve and Deny answer the pending tool permission request
-	// requestID of agent id (SPEC §12); see supervisor.Supervisor.Approve.
-	Approve(id, requestID string, always bool) (proto.ApprovalResult, error)
-	Deny(id, requestID, message string) (proto.ApprovalResult, error)
-	Window(id string, seq int, from int64, n int) (proto.Window, error)
-	Transcript(id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error)
-	LoadOutput(id string, seq int) error
-	// WriteLines writes the display lines of submission seq (0 = the
-	// latest) to w (SGR kept when keepSGR): the pager's feed.
-	WriteLines(w io.Writer, id string, seq int, keepSGR bool) error
-	// Search finds the items (display lines, or transcript entries) of a
-	// submission from absolute item from on whose text contains query.
-	Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error)
-	// Forget removes a finished or closed agent for good (SPEC §10).
-	Forget(id string) (proto.StatusResult, error)
-	// Message returns the whole message of submission seq (0 = the
-	// latest): snapshots hold only its head (SPEC §10). It reads a file.
-	Message(id string, seq int) (string, error)
-	// Storage says where the logs are and how much space they take; it
-	// may walk the state directory.
-	Storage() proto.Storage
-	// MarkSeen says that a dashboard shows agent id: it no longer needs
-	// you (SPEC §11). Queue keeps a message to start after the running
-	// submission, or sends it at once when nothing runs; CancelQueue drops
-	// a queued message. See supervisor.Supervisor.
-	MarkSeen(id string) error
-	Queue(id, message string) (proto.SendResult, error)
-	CancelQueue(id string) (proto.StatusResult, error)
+	proto.Viewer
+	proto.Reader
+	proto.Operator
+}
+
+// Lifecycle stops the agents of a host when its dashboard quits (SPEC §4);
+// *supervisor.Supervisor implements it. Its calls do I/O (signals, the
+// journal): the dashboard makes them in commands.
+type Lifecycle interface {
+	// Shutdown terminates every running submission and waits until their
+	// process groups are gone or ctx ends.
 	Shutdown(ctx context.Context) error
 	// SkipGrace makes the stops in progress kill at once (SIGKILL) instead
 	// of after the grace period: quitting without waiting.
@@ -112,14 +91,12 @@ type Options struct {
 	// PagerCommand is the command line Pager runs (e.g. "less -R"), named
 	// in the message when the pager fails; "" leaves it out.
 	PagerCommand string
-	// Viewer says the dashboard is attached to a host (SPEC §9): quitting
-	// detaches at once, without asking, and stops nothing.
-	Viewer bool
-	// ReadOnly says the viewer was attached with --read-only (SPEC §9):
-	// the keys that would change an agent say at once that they are
-	// refused, instead of opening an input or a question first; the host
-	// connection refuses them anyway (control.Remote).
-	ReadOnly bool
+	// Host stops the agents when the dashboard quits: the host
+	// dashboard's supervisor. nil for a viewer (SPEC §9), attached to a
+	// host: quitting detaches at once, without asking, and stops nothing.
+	// (A viewer attached with --read-only says so in its HostConfig: the
+	// keys that would change an agent say at once that they are refused.)
+	Host Lifecycle
 	// Viewers returns how many viewers are attached to this host, named in
 	// the quit question; nil means none. It must answer from memory.
 	Viewers func() int

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -21,11 +22,11 @@ import (
 // viewer it is a call on the socket): the dashboard calls it in a command.
 func fetchPage(sup Supervisor, key logKey, req logview.Request, st theme.Styles) (logview.Page, error) {
 	if key.transcript {
-		w, ok, err := sup.Transcript(key.agent, key.seq, req.From, req.N)
+		w, ok, err := sup.Transcript(context.Background(), key.agent, key.seq, req.From, req.N)
 		if err != nil || !ok {
 			return logview.Page{}, err
 		}
-		pg := logview.Page{First: w.First, Total: w.Total, From: max(req.From, w.First), Evicted: w.Evicted}
+		pg := logview.Page{First: w.First, Total: w.Total, From: max(req.From, w.First)}
 		if req.From < 0 {
 			pg.From = w.Total - int64(len(w.Entries))
 		}
@@ -40,11 +41,11 @@ func fetchPage(sup Supervisor, key logKey, req logview.Request, st theme.Styles)
 		}
 		return pg, nil
 	}
-	w, err := sup.Window(key.agent, key.seq, req.From, req.N)
+	w, err := sup.Window(context.Background(), key.agent, key.seq, req.From, req.N)
 	if err != nil {
 		return logview.Page{}, err
 	}
-	pg := logview.Page{First: w.First, Total: w.Total, From: max(req.From, w.First), Evicted: w.Evicted}
+	pg := logview.Page{First: w.First, Total: w.Total, From: max(req.From, w.First)}
 	if req.From < 0 {
 		pg.From = w.Total - int64(len(w.Lines))
 	}

@@ -10,7 +10,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/muesli/termenv"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/theme"
@@ -189,8 +188,10 @@ func TestPager(t *testing.T) {
 	h.keys("o")
 	h.wantScreen("no pager configured")
 	var opened strings.Builder
-	h.m.opts.Pager = func(feed func(io.Writer) error) tea.ExecCommand { _ = feed(&opened); return nil }
+	var feed func(io.Writer) error
+	h.m.opts.Pager = func(f func(io.Writer) error) tea.ExecCommand { feed = f; return nil }
 	h.keys("o")
+	_ = feed(&opened) // as tea.Exec runs it: in the pager's goroutine, after Update
 	if opened.String() != "lines of 3fa2c1d0 #1\n" || h.execs != 1 {
 		t.Fatalf("pager opened %q (%d execs)", opened.String(), h.execs)
 	}
@@ -213,7 +214,7 @@ func TestPagerNotFoundInPlainWords(t *testing.T) {
 
 func TestTranscriptToggle(t *testing.T) {
 	f := newFake()
-	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
+	f.cfg.PresetName, f.cfg.PresetFormat = "claude", "claude"
 	a := f.add(idA, "explain", proto.StatusRunning)
 	a.info.SessionID = idA
 	a.info.Activity = "Bash: go test ./..."
@@ -255,7 +256,7 @@ func TestEvictedSubmissionIsReadBack(t *testing.T) {
 func TestTranscriptShowsStderr(t *testing.T) {
 	const line = "/bin/sh: 1: claude: not found"
 	f := newFake()
-	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
+	f.cfg.PresetName, f.cfg.PresetFormat = "claude", "claude"
 	a := f.add(idC, "explain", proto.StatusErrored)
 	a.lines[1] = []proto.Line{{Text: line, Width: len(line), Stderr: true}}
 	a.entries[1] = []transcript.Entry{{Kind: transcript.KindStderr, Text: line + "\x1b[K"}}
@@ -313,27 +314,30 @@ func TestSubmissionTitleSaysHowItWent(t *testing.T) {
 // raw view feeds the display lines.
 func TestPagerShowsTheTranscript(t *testing.T) {
 	f := newFake()
-	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
+	f.cfg.PresetName, f.cfg.PresetFormat = "claude", "claude"
 	a := f.add(idA, "explain", proto.StatusCompleted)
 	f.print(idA, 1, `{"type":"assistant"}`)
 	a.entries[1] = transcriptFixture()
 	h := newHarness(t, f, 180, 35)
-	var content string
-	h.m.opts.Pager = func(feed func(io.Writer) error) tea.ExecCommand {
+	var feed func(io.Writer) error
+	h.m.opts.Pager = func(f func(io.Writer) error) tea.ExecCommand { feed = f; return nil }
+	// paged runs the feed as tea.Exec does: after Update, in the pager's
+	// goroutine.
+	paged := func() string {
 		var b strings.Builder
 		if err := feed(&b); err != nil {
 			t.Errorf("feed: %v", err)
 		}
-		content = b.String()
-		return nil
+		return b.String()
 	}
 	h.keys("o")
+	content := paged()
 	if !strings.Contains(content, "⚙ Bash  go test ./...") || strings.Contains(content, `{"type"`) {
 		t.Fatalf("pager got %q", content)
 	}
 	h.send(pagerDoneMsg{})
 	h.keys("t", "o")
-	if content != "lines of 3fa2c1d0 #1\n" {
+	if content = paged(); content != "lines of 3fa2c1d0 #1\n" {
 		t.Fatalf("raw view paged %q", content)
 	}
 }
@@ -356,7 +360,7 @@ func TestLogTitleSaysWhereTheAgentRuns(t *testing.T) {
 // pager).
 func TestPagerFeedsTheWholeTranscript(t *testing.T) {
 	f := newFake()
-	f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
+	f.cfg.PresetName, f.cfg.PresetFormat = "claude", "claude"
 	a := f.add(idA, "explain", proto.StatusCompleted)
 	var es []transcript.Entry
 	for i := range 25000 {

@@ -7,7 +7,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
@@ -174,7 +173,7 @@ func TestEmojiKeepTheFrame(t *testing.T) {
 	for _, sz := range goldenSizes {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			f := newFake()
-			f.cfg.Preset = &supervisor.Preset{Name: "claude", Format: "claude"}
+			f.cfg.PresetName, f.cfg.PresetFormat = "claude", "claude"
 			a := f.add(idB, msg, proto.StatusCompleted)
 			a.entries[1] = []transcript.Entry{{Kind: transcript.KindText, Text: "fixed " + msg}, {Kind: transcript.KindStderr, Text: "👨‍👩‍👧 " + msg}}
 			h := newHarness(t, f, sz[0], sz[1])

@@ -201,6 +201,7 @@ func TestOperationErrorsInPlainWords(t *testing.T) {
 func TestStartupSpawns(t *testing.T) {
 	f := newFake()
 	st := Options{Spawn: []string{"first", "second"}}
+	f.t = t
 	m := New(f, st)
 	m.tickFn = func() tea.Cmd { return nil }
 	h := &harness{t: t, m: m, f: f}

@@ -301,7 +301,7 @@ func (m Model) statusLine() string {
 	if n := len(m.cfg.Warnings); n > 0 {
 		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))
 	}
-	line := strings.Join(parts, "  ") + st.Muted.Render("  │ cmd: "+termtext.OneLine(m.cfg.Shown(), 0))
+	line := strings.Join(parts, "  ") + st.Muted.Render("  │ cmd: "+termtext.OneLine(m.cfg.Command, 0))
 	return cells.Fit(line, m.width)
 }
 
@@ -326,11 +326,11 @@ func (m Model) shortHelpLine() string {
 		q.SetHelp("q", "kill them now and quit")
 		b = []key.Binding{q}
 	default:
-		if ab, ok := m.approvalHelp(); ok && !m.opts.ReadOnly {
+		if ab, ok := m.approvalHelp(); ok && !m.cfg.ReadOnly {
 			return cells.Fit(m.help.ShortHelpView(ab), m.width)
 		}
 		b = m.keys.ShortHelp()
-		if m.opts.ReadOnly {
+		if m.cfg.ReadOnly {
 			// a read-only viewer offers what it can do: look
 			b = []key.Binding{m.keys.Down, m.keys.Search, m.keys.Transcript, m.keys.Pager, m.keys.Help, m.keys.Quit}
 		}

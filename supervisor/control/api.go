@@ -1,39 +1,15 @@
 package control
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 )
-
-// Operations are the operations of SPEC §3 as a program calls them: on the
-// supervisor of this process (Local) or on the one behind a control socket
-// (*Client). Results and errors are the supervisor's own: every failure of
-// an operation is a *proto.Error carrying the spec's message, so every
-// caller prints the same text. ctx bounds the call; Wait stops waiting as
-// soon as ctx ends.
-type Operations interface {
-	Spawn(ctx context.Context, message string) (proto.SpawnResult, error)
-	Send(ctx context.Context, id, message string, interrupt bool) (proto.SendResult, error)
-	Interrupt(ctx context.Context, id string) (proto.StatusResult, error)
-	Close(ctx context.Context, id string) (proto.StatusResult, error)
-	Resume(ctx context.Context, id string) (proto.StatusResult, error)
-	Wait(ctx context.Context, ids []string, timeoutMS *int) (proto.WaitResult, error)
-	List(ctx context.Context) (proto.ListResult, error)
-	// Logs writes the output of submission seq (1-based; 0 = the latest)
-	// of agent id to w as it is read: plain text, or with raw the log
-	// file's bytes unchanged. An error found before anything was written
-	// is the operation's (unknown agent or submission).
-	Logs(ctx context.Context, id string, seq int, raw bool, w io.Writer) error
-}
 
 // OriginHeader names the kind of client in a request ("ctl", "mcp",
 // "viewer"); a spawned agent keeps it (proto.AgentInfo.Origin).
@@ -86,60 +62,6 @@ type warningEvent struct {
 // event stream, so that a client tells a quiet host from a stopped one
 // within CallTimeout.
 const HeartbeatInterval = 3 * time.Second
-
-// Local returns the Operations of s, a supervisor in this process.
-func Local(s *supervisor.Supervisor) Operations { return local{s: s} }
-
-// local is Operations on a supervisor of this process; only Wait uses ctx,
-// the other operations return as soon as the supervisor is done.
-type local struct {
-	s      *supervisor.Supervisor
-	origin string
-}
-
-// LocalAs is Local whose spawns name origin (supervisor.SpawnBy), for
-// `subdash mcp` hosting its own supervisor.
-func LocalAs(s *supervisor.Supervisor, origin string) Operations { return local{s, origin} }
-
-// Spawn calls Supervisor.SpawnBy with the origin of l.
-func (l local) Spawn(_ context.Context, message string) (proto.SpawnResult, error) {
-	return l.s.SpawnBy(l.origin, message)
-}
-
-// Send calls Supervisor.Send.
-func (l local) Send(_ context.Context, id, message string, interrupt bool) (proto.SendResult, error) {
-	return l.s.Send(id, message, interrupt)
-}
-
-// Interrupt calls Supervisor.Interrupt.
-func (l local) Interrupt(_ context.Context, id string) (proto.StatusResult, error) {
-	return l.s.Interrupt(id)
-}
-
-// Close calls Supervisor.Close.
-func (l local) Close(_ context.Context, id string) (proto.StatusResult, error) {
-	return l.s.Close(id)
-}
-
-// Resume calls Supervisor.Resume.
-func (l local) Resume(_ context.Context, id string) (proto.StatusResult, error) {
-	return l.s.Resume(id)
-}
-
-// Wait calls Supervisor.Wait, which stops when ctx ends.
-func (l local) Wait(ctx context.Context, ids []string, timeoutMS *int) (proto.WaitResult, error) {
-	return l.s.Wait(ctx, ids, timeoutMS)
-}
-
-// List calls Supervisor.List.
-func (l local) List(context.Context) (proto.ListResult, error) {
-	return proto.ListResult{Agents: l.s.List(), Failure: l.s.Failure()}, nil
-}
-
-// Logs calls Supervisor.WriteLogs.
-func (l local) Logs(_ context.Context, id string, seq int, raw bool, w io.Writer) error {
-	return l.s.WriteLogs(w, id, seq, raw)
-}
 
 // Request bodies of the control socket.
 type (

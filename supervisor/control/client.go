@@ -29,10 +29,11 @@ const CallTimeout = 10 * time.Second
 const WaitMargin = 5 * time.Second
 
 // Client calls the operations of a supervisor over its control socket. It
-// implements Operations; its errors are *proto.Error carrying the
-// server's message, *NotServingError when nothing listens, *NoAnswerError
-// when the host accepts but does not answer in time, or an error naming
-// the socket when the connection fails otherwise. Its methods are safe for
+// implements proto.Reader, proto.Operator, proto.Waiter and proto.Lister;
+// its errors are *proto.Error carrying the server's message,
+// *NotServingError when nothing listens, *NoAnswerError when the host
+// accepts but does not answer in time, or an error naming the socket when
+// the connection fails otherwise. Its methods are safe for
 // concurrent use. Each call is bounded by its own deadline (SPEC §6):
 // CallTimeout, wait's timeout plus WaitMargin, and for streams (logs,
 // events) CallTimeout without progress; ctx may end it sooner.

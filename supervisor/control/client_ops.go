@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
@@ -94,18 +92,6 @@ func (c *Client) Resume(ctx context.Context, id string) (proto.StatusResult, err
 func (c *Client) Forget(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
 	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "forget"), nil, &res)
-}
-
-// Message returns the whole message of submission seq (0 = the latest) of
-// agent id (SPEC §10), for resend and edit-and-resend in a viewer.
-func (c *Client) Message(ctx context.Context, id string, seq int) (string, error) {
-	var b strings.Builder
-	path := agentPath(id, "message")
-	if seq != 0 {
-		path += "?submission=" + strconv.Itoa(seq)
-	}
-	err := c.call(ctx, CallTimeout, http.MethodGet, path, nil, &b)
-	return b.String(), err
 }
 
 // Approve allows the pending tool permission request requestID ("" = the

@@ -17,10 +17,10 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// Logs calls logs (SPEC §3) on the supervisor behind the socket and copies
-// the output of submission seq (0 = the latest) of agent id to w as it
-// arrives: plain text, or with raw the log file's bytes.
-func (c *Client) Logs(ctx context.Context, id string, seq int, raw bool, w io.Writer) error {
+// WriteLogs calls logs (SPEC §3) on the supervisor behind the socket and
+// copies the output of submission seq (0 = the latest) of agent id to w as
+// it arrives: plain text, or with raw the log file's bytes.
+func (c *Client) WriteLogs(ctx context.Context, w io.Writer, id string, seq int, raw bool) error {
 	q := url.Values{}
 	if seq != 0 {
 		q.Set("submission", strconv.Itoa(seq))

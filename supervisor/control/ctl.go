@@ -322,7 +322,7 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		}
 		raw := flags["raw"] == "true"
 		return func(ctx context.Context, c *Client) (any, error) {
-			return streamed{}, c.Logs(ctx, pos[0], n, raw, stdout)
+			return streamed{}, c.WriteLogs(ctx, stdout, pos[0], n, raw)
 		}, err
 	}
 	return nil, fmt.Errorf("unknown operation %q", name)

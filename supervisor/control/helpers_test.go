@@ -119,3 +119,13 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// mustList returns s's list (SPEC §3).
+func mustList(t *testing.T, s *supervisor.Supervisor) proto.ListResult {
+	t.Helper()
+	res, err := s.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

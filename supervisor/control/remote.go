@@ -5,33 +5,30 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strconv"
 	"sync"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// Remote is a viewer's view of a host (SPEC §9): the dashboard's seam
+// Remote is a viewer's backend (SPEC §9): the dashboard's seam
 // (ui.Supervisor and ui.Backend) over the control socket. The host pushes
 // every change on its event stream; Remote keeps the agents' snapshots and
-// the windows of output the dashboard draws, and republishes the changes
-// to its subscribers, so the dashboard runs on it as on the in-process
-// supervisor.
+// republishes the changes to its subscribers, so the dashboard runs on it
+// as on the in-process supervisor.
 //
-// Config, Agents and Storage answer from memory, never from the socket;
-// Agents' snapshots carry the output counts the host pushes with every
-// output event, so the dashboard knows what changed without asking. Every
-// other method (Window and Transcript too: the dashboard fetches the window
-// it draws in a command) is a call on the socket bounded by the Client's
-// deadlines. With read-only, every operation is refused.
+// Agents and HostConfig (proto.Viewer) answer from memory, never from the
+// socket; the snapshots carry the output counts the host pushes with every
+// output event, so the dashboard knows what changed without asking. The
+// reads (proto.Reader) and operations (proto.Operator) are its Client's
+// calls on the socket; with read-only, every operation but MarkSeen is
+// refused (proto.ErrReadOnly). Lifecycle is not a viewer's: Detach ends
+// the event stream, and nothing on the host stops.
 type Remote struct {
 	c        *Client
 	info     proto.Info
-	cfg      supervisor.Config
+	settings Settings
+	preset   [3]string // the preset's name, args and format as /v1/config names them
 	readOnly bool
 	feed     proto.Feed
 
@@ -88,10 +85,8 @@ func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, er
 	if err := c.call(ctx, CallTimeout, http.MethodGet, "/v1/config", nil, &cr); err != nil {
 		return nil, err
 	}
-	r := &Remote{c: c, info: info, cfg: cr.Config, readOnly: readOnly, ended: make(chan struct{})}
-	if cr.PresetName != "" && r.cfg.Preset == nil {
-		r.cfg.Preset = &supervisor.Preset{Name: cr.PresetName, Args: cr.PresetArgs, Format: cr.PresetFormat}
-	}
+	r := &Remote{c: c, info: info, settings: cr.Config, preset: [3]string{cr.PresetName, cr.PresetArgs, cr.PresetFormat},
+		readOnly: readOnly, ended: make(chan struct{})}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	synced := make(chan struct{})
 	go r.follow(synced)
@@ -194,13 +189,30 @@ func (r *Remote) upsert(a proto.AgentInfo) {
 	}
 }
 
-// Config returns the host's configuration, with notes saying this is a
-// viewer (and read-only when it is).
-func (r *Remote) Config() supervisor.Config {
-	cfg := r.cfg
-	cfg.Notes = append([]string{r.attachedNote()}, cfg.Notes...)
-	return cfg
+// HostConfig returns what the dashboard shows of the host's settings
+// (proto.Viewer), from GET /v1/info and /v1/config as they answered when
+// the viewer attached: the notes start with one saying this is a viewer
+// (and read-only when it is), and Features are the host's own, so the
+// dashboard hides what an older host cannot do.
+func (r *Remote) HostConfig() proto.HostConfig {
+	st := r.settings
+	h := proto.HostConfig{Command: st.Shown(), MaxAgents: st.MaxAgents, Dir: st.Dir,
+		PresetName: r.preset[0], PresetArgs: r.preset[1], PresetFormat: r.preset[2],
+		Warnings: append([]string(nil), st.Warnings...), Notes: append([]string{r.attachedNote()}, st.Notes...),
+		Features: append([]string(nil), r.info.Features...), ReadOnly: r.readOnly}
+	if p := st.Preset; p != nil {
+		h.Approvals = p.Approvals
+		if h.PresetName == "" { // a host that named its preset only in config
+			h.PresetName, h.PresetArgs, h.PresetFormat = p.Name, p.Args, p.Format
+		}
+	}
+	return h
 }
+
+// Settings returns the host's settings as GET /v1/config answered when the
+// viewer attached, for comparing the host flags a viewer was given (SPEC
+// §9).
+func (r *Remote) Settings() Settings { return r.settings }
 
 // attachedNote is the line the dashboard shows about the attachment.
 func (r *Remote) attachedNote() string {
@@ -232,168 +244,19 @@ func (r *Remote) Agents() []proto.AgentInfo {
 // Subscribe returns a subscription to the changes the host pushes.
 func (r *Remote) Subscribe() *proto.Subscription { return r.feed.Subscribe() }
 
-// refuse is the error of an operation on a read-only viewer.
-func (r *Remote) refuse(op string) error {
-	if !r.readOnly {
-		return nil
+// applyCounts records the output counts an output event carried in the
+// snapshot of the agent, so that Agents answers with them. The snapshots
+// Agents returned share their Submissions with r's, so the slice is copied,
+// never written in place.
+func (r *Remote) applyCounts(o outputEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.agents {
+		a := &r.agents[i]
+		if a.AgentID == o.AgentID && o.Seq >= 1 && o.Seq <= len(a.Submissions) {
+			subs := append([]proto.SubmissionInfo(nil), a.Submissions...)
+			subs[o.Seq-1].Output = o.Output
+			a.Submissions = subs
+		}
 	}
-	return proto.ErrReadOnly(op)
-}
-
-// opCtx bounds an operation by the client's deadlines and the viewer's
-// life.
-func (r *Remote) opCtx() context.Context { return context.Background() }
-
-// Spawn calls spawn on the host.
-func (r *Remote) Spawn(message string) (proto.SpawnResult, error) {
-	if err := r.refuse("spawn"); err != nil {
-		return proto.SpawnResult{}, err
-	}
-	return r.c.Spawn(r.opCtx(), message)
-}
-
-// Send calls send on the host.
-func (r *Remote) Send(id, message string, interrupt bool) (proto.SendResult, error) {
-	if err := r.refuse("send"); err != nil {
-		return proto.SendResult{}, err
-	}
-	return r.c.Send(r.opCtx(), id, message, interrupt)
-}
-
-// Interrupt calls interrupt on the host.
-func (r *Remote) Interrupt(id string) (proto.StatusResult, error) {
-	if err := r.refuse("interrupt"); err != nil {
-		return proto.StatusResult{}, err
-	}
-	return r.c.Interrupt(r.opCtx(), id)
-}
-
-// Close calls close on the host.
-func (r *Remote) Close(id string) (proto.StatusResult, error) {
-	if err := r.refuse("close"); err != nil {
-		return proto.StatusResult{}, err
-	}
-	return r.c.Close(r.opCtx(), id)
-}
-
-// Resume calls resume on the host.
-func (r *Remote) Resume(id string) (proto.StatusResult, error) {
-	if err := r.refuse("resume"); err != nil {
-		return proto.StatusResult{}, err
-	}
-	return r.c.Resume(r.opCtx(), id)
-}
-
-// Forget calls forget on the host.
-func (r *Remote) Forget(id string) (proto.StatusResult, error) {
-	if err := r.refuse("forget"); err != nil {
-		return proto.StatusResult{}, err
-	}
-	return r.c.Forget(r.opCtx(), id)
-}
-
-// Approve answers a pending tool permission request on the host (SPEC
-// §12).
-func (r *Remote) Approve(id, requestID string, always bool) (proto.ApprovalResult, error) {
-	if err := r.refuse("approve"); err != nil {
-		return proto.ApprovalResult{}, err
-	}
-	return r.c.Approve(r.opCtx(), id, requestID, always)
-}
-
-// Deny refuses a pending tool permission request on the host (SPEC §12).
-func (r *Remote) Deny(id, requestID, message string) (proto.ApprovalResult, error) {
-	if err := r.refuse("deny"); err != nil {
-		return proto.ApprovalResult{}, err
-	}
-	return r.c.Deny(r.opCtx(), id, requestID, message)
-}
-
-// Queue queues a message on the host for a running agent (SPEC §11).
-func (r *Remote) Queue(id, message string) (proto.SendResult, error) {
-	if err := r.refuse("queue"); err != nil {
-		return proto.SendResult{}, err
-	}
-	return r.c.Queue(r.opCtx(), id, message)
-}
-
-// CancelQueue drops an agent's queued message on the host (SPEC §11).
-func (r *Remote) CancelQueue(id string) (proto.StatusResult, error) {
-	if err := r.refuse("cancel queue"); err != nil {
-		return proto.StatusResult{}, err
-	}
-	return r.c.CancelQueue(r.opCtx(), id)
-}
-
-// MarkSeen tells the host that this viewer looked at agent id (SPEC §11:
-// selected in any viewer). It changes no agent, so a read-only viewer does
-// it too.
-func (r *Remote) MarkSeen(id string) error {
-	_, err := r.c.MarkSeen(r.opCtx(), id)
-	return err
-}
-
-// Message returns a submission's whole message from the host.
-func (r *Remote) Message(id string, seq int) (string, error) {
-	return r.c.Message(r.opCtx(), id, seq)
-}
-
-// Storage returns where the host's logs were when the viewer attached.
-func (r *Remote) Storage() proto.Storage { return r.info.Logs }
-
-// LoadOutput does nothing: the host reads evicted output back itself when
-// a window of it is asked for.
-func (r *Remote) LoadOutput(string, int) error { return nil }
-
-// Shutdown detaches the viewer: nothing stops on the host (SPEC §9).
-func (r *Remote) Shutdown(context.Context) error {
-	r.cancel()
-	return nil
-}
-
-// SkipGrace does nothing: a viewer stops nothing.
-func (r *Remote) SkipGrace() {}
-
-// WriteLines streams a submission's display lines from the host (the
-// pager's feed).
-func (r *Remote) WriteLines(w io.Writer, id string, seq int, keepSGR bool) error {
-	q := url.Values{}
-	if seq != 0 {
-		q.Set("submission", strconv.Itoa(seq))
-	}
-	if keepSGR {
-		q.Set("sgr", "1")
-	}
-	return r.c.stream(r.opCtx(), agentPath(id, "lines")+"?"+q.Encode(), func(body io.Reader, progress func()) error {
-		_, err := io.Copy(w, progressReader{body, progress})
-		return err
-	})
-}
-
-// progressReader calls progress after every read that returned bytes.
-type progressReader struct {
-	r        io.Reader
-	progress func()
-}
-
-// Read reads from the wrapped reader and reports progress after each read.
-func (p progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	if n > 0 {
-		p.progress()
-	}
-	return n, err
-}
-
-// Search asks the host for the matches of query.
-func (r *Remote) Search(id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
-	q := url.Values{"q": {query}, "from": {strconv.FormatInt(from, 10)}}
-	if seq != 0 {
-		q.Set("submission", strconv.Itoa(seq))
-	}
-	if transcript {
-		q.Set("transcript", "1")
-	}
-	var res proto.SearchResult
-	return res, r.c.call(r.opCtx(), CallTimeout, http.MethodGet, agentPath(id, "search")+"?"+q.Encode(), nil, &res)
 }

@@ -64,7 +64,7 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 		a, ok := agentOf(r, sp.AgentID)
 		return ok && a.Status == proto.StatusCompleted && len(a.Submissions) == 1 && a.Submissions[0].Output.Lines == 1
 	})
-	w, err := r.Window(sp.AgentID, 0, -1, 10)
+	w, err := r.Window(ctx, sp.AgentID, 0, -1, 10)
 	if err != nil || w.Total != 1 || len(w.Lines) != 1 || w.Lines[0].Text != "got: hello" {
 		t.Fatalf("tail window = %+v, %v", w, err)
 	}
@@ -86,7 +86,7 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 	if r.Agents() == nil {
 		t.Fatal("an empty table came as nil, which the dashboard takes for no snapshot")
 	}
-	if _, err := r.Window(sp.AgentID, 0, 0, 10); err == nil || !strings.Contains(err.Error(), "agent not found") {
+	if _, err := r.Window(ctx, sp.AgentID, 0, 0, 10); err == nil || !strings.Contains(err.Error(), "agent not found") {
 		t.Fatalf("window of a forgotten agent: %v", err)
 	}
 }

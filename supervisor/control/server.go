@@ -36,7 +36,6 @@ var maxBody int64 = 6*proto.MaxMessageBytes + 1<<20
 // Socket.Server (or Listen), run it with Serve, end it with Close.
 type Server struct {
 	sup  *supervisor.Supervisor
-	ops  Operations
 	ln   *peerListener
 	http *http.Server
 
@@ -124,7 +123,7 @@ func Listen(s *supervisor.Supervisor) (*Server, error) {
 }
 
 func newServer(s *supervisor.Supervisor, ln *peerListener) *Server {
-	srv := &Server{sup: s, ops: Local(s), ln: ln}
+	srv := &Server{sup: s, ln: ln}
 	srv.ctx, srv.cancel = context.WithCancelCause(context.Background())
 	srv.streams, srv.endStreams = context.WithCancel(context.Background())
 	srv.http = &http.Server{
@@ -223,53 +222,53 @@ func (srv *Server) routes() http.Handler {
 func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 	cfg := srv.sup.Config()
 	kind, _ := srv.kind.Load().(string)
+	logs, err := srv.sup.Storage(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, proto.Info{
 		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Shown(),
-		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: srv.sup.Storage(), Restored: srv.sup.Restored(),
-		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(), Features: []string{proto.FeatureTextMessage},
+		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: logs, Restored: srv.sup.Restored(),
+		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(), Features: proto.HostFeatures(),
 		Failure: srv.sup.Failure(),
 	})
 }
 
 func (srv *Server) list(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.ops.List(r.Context())
+	res, err := srv.sup.List(r.Context())
 	reply(w, r, http.StatusOK, res, err)
 }
 
 // seen records that a dashboard shows agent id: it no longer needs you
 // (SPEC §11). It answers the agent's id and status.
 func (srv *Server) seen(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if err := srv.sup.MarkSeen(id); err != nil {
-		writeError(w, err)
-		return
-	}
-	info, _ := srv.sup.Agent(id)
-	writeJSON(w, http.StatusOK, proto.StatusResult{AgentID: info.AgentID, Status: info.Status})
+	res, err := srv.sup.MarkSeen(r.Context(), r.PathValue("id"))
+	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) cancelQueue(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.sup.CancelQueue(r.PathValue("id"))
+	res, err := srv.sup.CancelQueue(r.Context(), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) interrupt(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.ops.Interrupt(r.Context(), r.PathValue("id"))
+	res, err := srv.sup.Interrupt(r.Context(), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) closeAgent(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.ops.Close(r.Context(), r.PathValue("id"))
+	res, err := srv.sup.Close(r.Context(), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) resume(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.ops.Resume(r.Context(), r.PathValue("id"))
+	res, err := srv.sup.Resume(r.Context(), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) forget(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.sup.Forget(r.PathValue("id"))
+	res, err := srv.sup.Forget(r.Context(), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
@@ -279,7 +278,7 @@ func (srv *Server) message(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	text, err := srv.sup.Message(r.PathValue("id"), seq)
+	text, err := srv.sup.Message(r.Context(), r.PathValue("id"), seq)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -310,7 +309,7 @@ func (srv *Server) approve(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	res, err := srv.sup.Approve(r.PathValue("id"), req.RequestID, req.Always)
+	res, err := srv.sup.Approve(r.Context(), r.PathValue("id"), req.RequestID, req.Always)
 	reply(w, r, http.StatusOK, res, err)
 }
 
@@ -320,7 +319,7 @@ func (srv *Server) deny(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	res, err := srv.sup.Deny(r.PathValue("id"), req.RequestID, req.Message)
+	res, err := srv.sup.Deny(r.Context(), r.PathValue("id"), req.RequestID, req.Message)
 	reply(w, r, http.StatusOK, res, err)
 }
 
@@ -333,7 +332,7 @@ func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
 	defer srv.waiting.Add(-1)
 	// r.Context() ends when the client disconnects or the server closes,
 	// and Wait stops waiting at once.
-	res, err := srv.ops.Wait(r.Context(), req.IDs, (*int)(req.TimeoutMS))
+	res, err := srv.sup.Wait(r.Context(), req.IDs, (*int)(req.TimeoutMS))
 	reply(w, r, http.StatusOK, res, err)
 }
 
@@ -360,7 +359,7 @@ func (srv *Server) logs(w http.ResponseWriter, r *http.Request) {
 	} else {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	}
-	_ = srv.ops.Logs(r.Context(), id, seq, raw, w)
+	_ = srv.sup.WriteLogs(r.Context(), w, id, seq, raw)
 }
 
 // decode reads a JSON request body into v; on failure it answers 400 and

@@ -26,7 +26,7 @@ func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	if origin == "" {
 		origin = "a program"
 	}
-	res, err := srv.sup.SpawnMessage(origin, m)
+	res, err := srv.sup.SpawnMessage(proto.WithOrigin(r.Context(), origin), m)
 	reply(w, r, http.StatusCreated, res, err)
 }
 
@@ -53,9 +53,9 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 	}
 	var res proto.SendResult
 	if req.Queue {
-		res, err = srv.sup.QueueMessage(r.PathValue("id"), m)
+		res, err = srv.sup.QueueMessage(r.Context(), r.PathValue("id"), m)
 	} else {
-		res, err = srv.sup.SendMessage(r.PathValue("id"), m, req.Interrupt)
+		res, err = srv.sup.SendMessage(r.Context(), r.PathValue("id"), m, req.Interrupt)
 	}
 	reply(w, r, http.StatusOK, res, err)
 }

@@ -268,7 +268,7 @@ func TestBodyLimitLeavesRoomForEscaping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if whole, err := s.Message(sp.AgentID, 0); err != nil || whole != msg {
+	if whole, err := s.Message(t.Context(), sp.AgentID, 0); err != nil || whole != msg {
 		t.Fatalf("the supervisor did not get the whole message (%d bytes, %v)", len(whole), err)
 	}
 }
@@ -419,7 +419,7 @@ func TestWaitEndsWhenTheClientGoesAwayAfterTrailingBytes(t *testing.T) {
 // logsOf returns what Client.Logs writes.
 func logsOf(ctx context.Context, c *Client, id string, seq int, raw bool) (string, error) {
 	var b strings.Builder
-	err := c.Logs(ctx, id, seq, raw, &b)
+	err := c.WriteLogs(ctx, &b, id, seq, raw)
 	return b.String(), err
 }
 

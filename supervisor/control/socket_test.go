@@ -266,7 +266,7 @@ func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
 	if p := <-refused; p.PID != os.Getpid() {
 		t.Errorf("refused peer = %+v", p)
 	}
-	if n := len(s.List()); n != 0 {
+	if n := len(mustList(t, s).Agents); n != 0 {
 		t.Errorf("a refused connection spawned %d agents", n)
 	}
 }

@@ -74,13 +74,13 @@ func TestLongMessageIsStreamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if whole, err := s.Message(sp.AgentID, 0); err != nil || whole != strings.TrimSpace(msg) {
+	if whole, err := s.Message(t.Context(), sp.AgentID, 0); err != nil || whole != strings.TrimSpace(msg) {
 		t.Fatalf("the supervisor did not get the whole message (%d bytes, %v)", len(whole), err)
 	}
 	if _, err := c.Send(context.Background(), sp.AgentID, "  "+msg, true); err != nil {
 		t.Fatal(err)
 	}
-	if whole, err := s.Message(sp.AgentID, 2); err != nil || whole != strings.TrimSpace(msg) {
+	if whole, err := s.Message(t.Context(), sp.AgentID, 2); err != nil || whole != strings.TrimSpace(msg) {
 		t.Fatalf("send: the supervisor did not get the whole message (%d bytes, %v)", len(whole), err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
@@ -14,7 +13,7 @@ import (
 // draws, fetched a window at a time, so that its cost does not grow with a
 // submission's output.
 //
-//	GET /v1/config                                   the host's supervisor.Config (ConfigResult)
+//	GET /v1/config                                   the host's settings (ConfigResult)
 //	GET /v1/agents/{id}/window?submission=&from=&n=  display lines (WindowResult)
 //	GET /v1/agents/{id}/transcript?submission=&from=&n=
 //	                                                 transcript entries (TranscriptResult)
@@ -31,21 +30,14 @@ func (srv *Server) viewerRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/agents/{id}/lines", srv.lines)
 }
 
-// ConfigResult is the host's configuration as a viewer needs it: the
-// supervisor's Config without the submissions' environment and runner.
+// ConfigResult is the answer of GET /v1/config: the host's settings as a
+// viewer needs them.
 type ConfigResult struct {
-	Config supervisor.Config `json:"config"`
+	Config Settings `json:"config"`
 	// PresetName and PresetArgs name the preset, if any (SPEC §8).
 	PresetName   string `json:"preset_name,omitempty"`
 	PresetArgs   string `json:"preset_args,omitempty"`
 	PresetFormat string `json:"preset_format,omitempty"`
-}
-
-// Line is one display line on the wire (SPEC §5): printable text and SGR.
-type Line struct {
-	Text    string `json:"text"`
-	Stderr  bool   `json:"stderr,omitempty"`
-	Partial bool   `json:"partial,omitempty"`
 }
 
 // WindowResult is a range of a submission's display lines: First and Total
@@ -68,9 +60,7 @@ type TranscriptResult struct {
 
 func (srv *Server) config(w http.ResponseWriter, r *http.Request) {
 	cfg := srv.sup.Config()
-	cfg.Environ = nil
-	cfg.Runner = nil // a Go value of the host, not data; where agents run is in each agent's snapshot
-	res := ConfigResult{Config: cfg}
+	res := ConfigResult{Config: SettingsOf(cfg)}
 	if cfg.Preset != nil {
 		res.PresetName, res.PresetArgs, res.PresetFormat = cfg.Preset.Name, cfg.Preset.Args, cfg.Preset.Format
 	}
@@ -100,62 +90,33 @@ func rangeParams(w http.ResponseWriter, r *http.Request) (seq int, from int64, n
 	return seq, from, n, true
 }
 
+// window answers a range of display lines; the supervisor reads an
+// evicted submission back from its log file itself: a viewer never reads
+// files.
 func (srv *Server) window(w http.ResponseWriter, r *http.Request) {
 	seq, from, n, ok := rangeParams(w, r)
 	if !ok {
 		return
 	}
-	id := r.PathValue("id")
-	get := func() (proto.Window, error) {
-		if from < 0 {
-			b, err := srv.sup.Window(id, seq, 0, 0)
-			if err != nil {
-				return b, err
-			}
-			return srv.sup.Window(id, seq, max(b.First, b.Total-int64(n)), n)
-		}
-		return srv.sup.Window(id, seq, from, n)
-	}
-	win, err := get()
-	if err == nil && win.Evicted {
-		// Read back from the log file here: the viewer never reads files.
-		if err = srv.sup.LoadOutput(id, seq); err == nil {
-			win, err = get()
-		}
-	}
+	win, err := srv.sup.Window(r.Context(), r.PathValue("id"), seq, from, n)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	res := WindowResult{First: win.First, Total: win.Total, Lines: make([]proto.Line, len(win.Lines))}
-	for i, l := range win.Lines {
-		res.Lines[i] = proto.Line{Text: l.Text, Stderr: l.Stderr, Partial: l.Partial}
+	if win.Lines == nil {
+		win.Lines = []proto.Line{} // "lines": [], as /v1 has always answered
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, WindowResult{First: win.First, Total: win.Total, Lines: win.Lines})
 }
 
+// transcriptWindow answers a range of transcript entries, read back as
+// window's lines are.
 func (srv *Server) transcriptWindow(w http.ResponseWriter, r *http.Request) {
 	seq, from, n, ok := rangeParams(w, r)
 	if !ok {
 		return
 	}
-	id := r.PathValue("id")
-	get := func() (proto.TranscriptWindow, bool, error) {
-		if from < 0 {
-			b, ok, err := srv.sup.Transcript(id, seq, 0, 0)
-			if err != nil || !ok || b.Evicted {
-				return b, ok, err
-			}
-			return srv.sup.Transcript(id, seq, max(b.First, b.Total-int64(n)), n)
-		}
-		return srv.sup.Transcript(id, seq, from, n)
-	}
-	tw, structured, err := get()
-	if err == nil && tw.Evicted {
-		if err = srv.sup.LoadOutput(id, seq); err == nil {
-			tw, structured, err = get()
-		}
-	}
+	tw, structured, err := srv.sup.Transcript(r.Context(), r.PathValue("id"), seq, from, n)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -169,7 +130,7 @@ func (srv *Server) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	res, err := srv.sup.Search(r.PathValue("id"), seq, q.Get("transcript") == "1", q.Get("q"), max(from, 0))
+	res, err := srv.sup.Search(r.Context(), r.PathValue("id"), seq, q.Get("transcript") == "1", q.Get("q"), max(from, 0))
 	reply(w, r, http.StatusOK, res, err)
 }
 
@@ -184,5 +145,5 @@ func (srv *Server) lines(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_ = srv.sup.WriteLines(w, id, seq, r.URL.Query().Get("sgr") == "1")
+	_ = srv.sup.WriteLines(r.Context(), w, id, seq, r.URL.Query().Get("sgr") == "1")
 }

@@ -209,7 +209,7 @@ func TestForwardHandsWarningsAndNotes(t *testing.T) {
 func spawnToTheEnd(t *testing.T, h *Host, message string) string {
 	t.Helper()
 	s := h.Supervisor()
-	sp, err := s.Spawn(message)
+	sp, err := s.Spawn(t.Context(), message)
 	if err != nil {
 		t.Fatal(err)
 	}

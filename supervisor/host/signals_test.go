@@ -82,12 +82,12 @@ func TestASignalWhileStoppingSkipsTheGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := h.Supervisor()
-	sp, err := s.Spawn("hold on")
+	sp, err := s.Spawn(t.Context(), "hold on")
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the agent did not start", func() bool {
-		w, err := s.Window(sp.AgentID, 1, 0, 10)
+		w, err := s.Window(t.Context(), sp.AgentID, 1, 0, 10)
 		return err == nil && len(w.Lines) > 0
 	})
 	stopped := make(chan error, 1)

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,33 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// failover is the Operations of `subdash mcp`: it drives the subdash that
+// Backend is where the tools' operations go: a supervisor of this
+// process, or the client of the host serving the socket, which both
+// implement these roles of package proto.
+type Backend interface {
+	proto.Operator
+	proto.Waiter
+	proto.Lister
+}
+
+// Backends gives each tool call its backend.
+type Backends interface {
+	// Do runs op on the current backend and returns op's error. A
+	// failover runs op once more, on a new backend, when the current one
+	// could not be reached at all (*control.NotServingError), so no
+	// operation runs twice.
+	Do(op func(Backend) error) error
+}
+
+// One returns the Backends of b alone: every call goes to b.
+func One(b Backend) Backends { return one{b} }
+
+type one struct{ b Backend }
+
+// Do runs op on the one backend.
+func (o one) Do(op func(Backend) error) error { return op(o.b) }
+
+// failover is the Backends of `subdash mcp`: it drives the subdash that
 // serves the directory's control socket, or its own supervisor when none
 // does, and when the one it drives goes away (its dashboard quit) it
 // attaches again: to whoever serves the socket now, or to a supervisor of
@@ -30,19 +55,19 @@ func newFailover(b backend, attach func() (backend, error), stderr io.Writer) *f
 	return &failover{cur: b, attach: attach, stderr: stderr}
 }
 
-func (f *failover) current() control.Operations {
+func (f *failover) current() Backend {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.cur.ops
+	return f.cur.b
 }
 
 // takeOver replaces old, the backend that could not be reached, unless
 // another call already did, and returns the backend to use.
-func (f *failover) takeOver(old control.Operations) (control.Operations, error) {
+func (f *failover) takeOver(old Backend) (Backend, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.cur.ops != old {
-		return f.cur.ops, nil
+	if f.cur.b != old {
+		return f.cur.b, nil
 	}
 	fmt.Fprintln(f.stderr, "subdash mcp: the subdash this server drove stopped serving; attaching again")
 	b, err := f.attach()
@@ -51,7 +76,7 @@ func (f *failover) takeOver(old control.Operations) (control.Operations, error) 
 	}
 	f.cur.close()
 	f.cur = b
-	return b.ops, nil
+	return b.b, nil
 }
 
 // close lets go of the current backend.
@@ -61,59 +86,19 @@ func (f *failover) close() {
 	f.cur.close()
 }
 
-// viaFailover runs op on the current backend, and once more on a new one when the
-// current one could not be reached.
-func viaFailover[T any](f *failover, op func(control.Operations) (T, error)) (T, error) {
-	o := f.current()
-	v, err := op(o)
+// Do runs op on the current backend, and once more on a new one when the
+// current one could not be reached; the error is op's first one when no
+// new backend could be had.
+func (f *failover) Do(op func(Backend) error) error {
+	b := f.current()
+	err := op(b)
 	var notServing *control.NotServingError
 	if !errors.As(err, &notServing) {
-		return v, err
+		return err
 	}
-	o, aerr := f.takeOver(o)
+	b, aerr := f.takeOver(b)
 	if aerr != nil {
-		return v, err
+		return err
 	}
-	return op(o)
-}
-
-// Spawn calls Spawn on the current backend.
-func (f *failover) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
-	return viaFailover(f, func(o control.Operations) (proto.SpawnResult, error) { return o.Spawn(ctx, message) })
-}
-
-// Send calls Send on the current backend.
-func (f *failover) Send(ctx context.Context, id, message string, interrupt bool) (proto.SendResult, error) {
-	return viaFailover(f, func(o control.Operations) (proto.SendResult, error) { return o.Send(ctx, id, message, interrupt) })
-}
-
-// Interrupt calls Interrupt on the current backend.
-func (f *failover) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
-	return viaFailover(f, func(o control.Operations) (proto.StatusResult, error) { return o.Interrupt(ctx, id) })
-}
-
-// Close calls Close on the current backend.
-func (f *failover) Close(ctx context.Context, id string) (proto.StatusResult, error) {
-	return viaFailover(f, func(o control.Operations) (proto.StatusResult, error) { return o.Close(ctx, id) })
-}
-
-// Resume calls Resume on the current backend.
-func (f *failover) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
-	return viaFailover(f, func(o control.Operations) (proto.StatusResult, error) { return o.Resume(ctx, id) })
-}
-
-// Wait calls Wait on the current backend.
-func (f *failover) Wait(ctx context.Context, ids []string, timeoutMS *int) (proto.WaitResult, error) {
-	return viaFailover(f, func(o control.Operations) (proto.WaitResult, error) { return o.Wait(ctx, ids, timeoutMS) })
-}
-
-// List calls List on the current backend.
-func (f *failover) List(ctx context.Context) (proto.ListResult, error) {
-	return viaFailover(f, func(o control.Operations) (proto.ListResult, error) { return o.List(ctx) })
-}
-
-// Logs calls Logs on the current backend.
-func (f *failover) Logs(ctx context.Context, id string, seq int, raw bool, w io.Writer) error {
-	_, err := viaFailover(f, func(o control.Operations) (struct{}, error) { return struct{}{}, o.Logs(ctx, id, seq, raw, w) })
-	return err
+	return op(b)
 }

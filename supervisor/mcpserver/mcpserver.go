@@ -42,7 +42,7 @@ func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	var ops control.Operations
+	var bs Backends
 	if cfg.CollabTools {
 		again := func() (backend, error) { return attach(ctx, cfg, stderr, sig) }
 		b, err := again()
@@ -51,14 +51,14 @@ func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, std
 		}
 		f := newFailover(b, again, stderr)
 		defer f.close()
-		ops = f
+		bs = f
 	} else {
 		fmt.Fprintln(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools")
 	}
 	out := &lockedWriter{w: stdout}
 	in := newLineFilter(stdin, out, stderr)
 	out.cancelled = in.cancelled
-	server := NewServer(ops, version())
+	server := NewServer(bs, version())
 	server.AddReceivingMiddleware(endWith(ctx))
 	err = server.Run(ctx, lineTransport{newLineConn(in, out)})
 	if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) {
@@ -85,7 +85,7 @@ func endWith(end context.Context) mcp.Middleware {
 
 // backend is where the tools' operations go, and how to let go of it.
 type backend struct {
-	ops   control.Operations
+	b     Backend
 	close func()
 }
 
@@ -99,7 +99,7 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer, sig *h
 			fmt.Fprintf(stderr, ": its agent command (%s) and limit (%d running agents) apply, not this server's flags", info.Command, info.MaxAgents)
 		}
 		fmt.Fprintln(stderr)
-		return backend{ops: client, close: func() {}}
+		return backend{b: client, close: func() {}}
 	}
 	// The client bounds the probe (control.CallTimeout): a host that is
 	// stopped or hung gives an error naming its socket and pid instead of
@@ -133,7 +133,7 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer, sig *h
 			fmt.Fprintf(stderr, "subdash mcp: %v\n", err)
 		}
 	}()
-	return backend{ops: control.LocalAs(h.Supervisor(), "mcp"), close: func() {
+	return backend{b: h.Supervisor(), close: func() {
 		for _, err := range host.Each(h.Stop()) {
 			fmt.Fprintf(stderr, "subdash mcp: %v\n", err)
 		}

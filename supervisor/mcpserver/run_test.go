@@ -106,8 +106,8 @@ func TestRunDrivesTheSubdashServingTheDirectory(t *testing.T) {
 	cs, stop := startRun(t, o)
 	var sp proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "remote"}, &sp)
-	if agents := s.List(); len(agents) != 1 || agents[0].AgentID != sp.AgentID {
-		t.Fatalf("the serving supervisor has %+v, want the agent spawned through MCP", agents)
+	if ls, _ := s.List(t.Context()); len(ls.Agents) != 1 || ls.Agents[0].AgentID != sp.AgentID {
+		t.Fatalf("the serving supervisor has %+v, want the agent spawned through MCP", ls.Agents)
 	}
 	var w proto.WaitResult
 	callOK(t, cs, ToolWait, map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 300000}, &w)

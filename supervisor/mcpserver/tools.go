@@ -9,7 +9,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -64,34 +63,37 @@ const (
 	descList = "List every agent with its status, last message and submission, oldest first."
 )
 
-// NewServer returns an MCP server whose tools call ops. With nil ops it
-// has no tools (MEMO_ENABLE_COLLAB_TOOLS=0) but still answers tools/list,
+// NewServer returns an MCP server whose tools call the backends of bs.
+// With nil bs it has no tools (MEMO_ENABLE_COLLAB_TOOLS=0) but still
+// answers tools/list,
 // with an empty list. Every failure of an operation is a tool result with
 // isError set and the spec's message as its text; every success carries the
 // JSON result of SPEC §3 as text content and as structured content.
-func NewServer(ops control.Operations, version string) *mcp.Server {
+func NewServer(bs Backends, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "subdash", Title: "subdash subagents", Version: version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
-	if ops == nil {
+	if bs == nil {
 		return s
 	}
 	no := false
 	mcp.AddTool(s, &mcp.Tool{Name: ToolSpawn, InputSchema: inputSchema[spawnInput](), Description: descSpawn, OutputSchema: outputSchema[proto.SpawnResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Spawn subagent", DestructiveHint: &no, OpenWorldHint: &no}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in spawnInput) (*mcp.CallToolResult, proto.SpawnResult, error) {
-			res, err := ops.Spawn(ctx, in.Message)
+			// the agent keeps who spawned it (AgentInfo.Origin); a host's
+			// client names it in its requests too (WithOrigin)
+			res, err := via(bs, func(b Backend) (proto.SpawnResult, error) { return b.Spawn(proto.WithOrigin(ctx, "mcp"), in.Message) })
 			return textResult(res, err), res, err
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolSend, InputSchema: inputSchema[sendInput](), Description: descSend, OutputSchema: outputSchema[proto.SendResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Send input to subagent", OpenWorldHint: &no}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sendInput) (*mcp.CallToolResult, proto.SendResult, error) {
-			res, err := ops.Send(ctx, in.ID, in.Message, in.Interrupt)
+			res, err := via(bs, func(b Backend) (proto.SendResult, error) { return b.Send(ctx, in.ID, in.Message, in.Interrupt) })
 			return textResult(res, err), res, err
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolResume, InputSchema: inputSchema[idInput](), Description: descResume, OutputSchema: outputSchema[proto.StatusResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Resume subagent", DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in idInput) (*mcp.CallToolResult, proto.StatusResult, error) {
-			res, err := ops.Resume(ctx, in.ID)
+			res, err := via(bs, func(b Backend) (proto.StatusResult, error) { return b.Resume(ctx, in.ID) })
 			return textResult(res, err), res, err
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolWait, InputSchema: waitSchema(), Description: descWait, OutputSchema: outputSchema[proto.WaitResult](),
@@ -99,22 +101,32 @@ func NewServer(ops control.Operations, version string) *mcp.Server {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in waitInput) (*mcp.CallToolResult, proto.WaitResult, error) {
 			// ctx ends when the client cancels the call or the connection
 			// closes; Wait then stops at once.
-			res, err := ops.Wait(ctx, in.IDs, millis(in.TimeoutMS))
+			res, err := via(bs, func(b Backend) (proto.WaitResult, error) { return b.Wait(ctx, in.IDs, millis(in.TimeoutMS)) })
 			return textResult(res, err), res, err
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolClose, InputSchema: inputSchema[idInput](), Description: descClose, OutputSchema: outputSchema[proto.StatusResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Close subagent", IdempotentHint: true, OpenWorldHint: &no}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in idInput) (*mcp.CallToolResult, proto.StatusResult, error) {
-			res, err := ops.Close(ctx, in.ID)
+			res, err := via(bs, func(b Backend) (proto.StatusResult, error) { return b.Close(ctx, in.ID) })
 			return textResult(res, err), res, err
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolList, InputSchema: inputSchema[listInput](), Description: descList, OutputSchema: outputSchema[proto.ListResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "List subagents", ReadOnlyHint: true, OpenWorldHint: &no}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ listInput) (*mcp.CallToolResult, proto.ListResult, error) {
-			res, err := ops.List(ctx)
+			res, err := via(bs, func(b Backend) (proto.ListResult, error) { return b.List(ctx) })
 			return textResult(res, err), res, err
 		})
 	return s
+}
+
+// via runs op on a backend of bs and returns its result.
+func via[T any](bs Backends, op func(Backend) (T, error)) (T, error) {
+	var res T
+	err := bs.Do(func(b Backend) (err error) {
+		res, err = op(b)
+		return err
+	})
+	return res, err
 }
 
 // textResult returns the result of a successful call: its JSON, with the

@@ -16,7 +16,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -28,12 +27,12 @@ func TestMain(m *testing.M) {
 // "fail…", and otherwise answers "got: <message>".
 const testCommand = `read m; case "$m" in sleep*) exec sleep 30;; fail*) exit 3;; esac; echo "got: $m"`
 
-// connect returns a client session of a server built by NewServer(ops),
+// connect returns a client session of a server built by NewServer(bs),
 // connected in memory and closed when the test ends.
-func connect(t *testing.T, ops control.Operations) *mcp.ClientSession {
+func connect(t *testing.T, bs Backends) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := NewServer(ops, "test").Connect(context.Background(), st, nil)
+	ss, err := NewServer(bs, "test").Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +99,7 @@ func callOK(t *testing.T, cs *mcp.ClientSession, name string, args, out any) {
 }
 
 func TestToolsAndTheirSchemas(t *testing.T) {
-	cs := connect(t, control.Local(newLocal(t, 4)))
+	cs := connect(t, One(newLocal(t, 4)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -151,10 +150,10 @@ func TestNoToolsWithoutOperations(t *testing.T) {
 	}
 }
 
-// blockingOps is an Operations whose Wait blocks until its context ends
-// and reports that it did.
+// blockingOps is a Backend whose Wait blocks until its context ends and
+// reports that it did; it has no other operation.
 type blockingOps struct {
-	control.Operations
+	Backend
 	started, ended chan struct{}
 }
 
@@ -167,7 +166,7 @@ func (b blockingOps) Wait(ctx context.Context, _ []string, _ *int) (proto.WaitRe
 
 func TestWaitStopsWhenTheClientCancels(t *testing.T) {
 	ops := blockingOps{started: make(chan struct{}), ended: make(chan struct{})}
-	cs := connect(t, ops)
+	cs := connect(t, One(ops))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-ops.started
@@ -187,7 +186,7 @@ func TestWaitStopsWhenTheConnectionCloses(t *testing.T) {
 	ops := blockingOps{started: make(chan struct{}), ended: make(chan struct{})}
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
-	ss, err := NewServer(ops, "test").Connect(context.Background(), &mcp.IOTransport{Reader: toServer, Writer: fromServer}, nil)
+	ss, err := NewServer(One(ops), "test").Connect(context.Background(), &mcp.IOTransport{Reader: toServer, Writer: fromServer}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +218,7 @@ func TestWaitStopsWhenTheConnectionCloses(t *testing.T) {
 // or as a huge integral number (clamped, SPEC §3); a fraction is refused
 // by the schema, never with Go's type names.
 func TestWaitTimeoutForms(t *testing.T) {
-	cs := connect(t, control.Local(newLocal(t, 4)))
+	cs := connect(t, One(newLocal(t, 4)))
 	var sp proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "hello"}, &sp)
 	var first proto.WaitResult

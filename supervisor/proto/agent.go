@@ -72,7 +72,8 @@ type OutputCounts struct {
 	Lines     int64 `json:"lines"`
 	// Evicted is true when the display lines are not in memory (a finished
 	// or restored submission whose scrollback was released): the counts
-	// are then unknown until a window is read (Window, LoadOutput).
+	// are then unknown until a window is read (Reader.Window reads them
+	// back).
 	Evicted bool `json:"evicted,omitempty"`
 	// FirstEntry and Entries are the same for the transcript of a
 	// structured submission (SPEC §8), text still streaming counting as one

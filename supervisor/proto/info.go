@@ -37,10 +37,3 @@ type Info struct {
 	// (FeatureTextMessage); a client asks before it relies on one.
 	Features []string `json:"features,omitempty"`
 }
-
-// FeatureTextMessage says that spawn (POST /v1/agents) and send (POST
-// /v1/agents/{id}/send?interrupt=1|queue=1) take the message itself as a
-// text/plain body, which the host streams to the message's file, instead
-// of a JSON body: a long message then never sits whole in either side's
-// memory.
-const FeatureTextMessage = "text-message"

@@ -4,16 +4,18 @@ import "github.com/subdash/subdash/supervisor/transcript"
 
 // Line is one display line of a submission's output (SPEC §5). Text holds
 // printable text and SGR sequences only, and ends with a reset when it holds
-// any SGR. Width is its display width in terminal cells. The strings are
-// immutable and may be kept by the caller.
+// any SGR. Width is its display width in terminal cells, known where the
+// line was made (not on the wire: GET /v1/agents/{id}/window carries
+// {text, stderr, partial}). The strings are immutable and may be kept by
+// the caller.
 type Line struct {
-	Text    string
-	Width   int
-	Stderr  bool // the line came from stderr
-	Partial bool // the line has no line end yet and may still change
+	Text    string `json:"text"`
+	Width   int    `json:"-"`
+	Stderr  bool   `json:"stderr,omitempty"`  // the line came from stderr
+	Partial bool   `json:"partial,omitempty"` // the line has no line end yet and may still change
 }
 
-// Window is a range of a submission's display lines.
+// Window is a range of a submission's display lines (Reader.Window).
 type Window struct {
 	// First is the absolute number of the oldest line still held; lines
 	// before it were trimmed from memory and remain in the log file.
@@ -23,19 +25,14 @@ type Window struct {
 	// Lines are the requested lines that are held, starting at
 	// max(from, First). The caller owns the slice; the strings are immutable.
 	Lines []Line
-	// Evicted is true when the submission's lines were released from memory;
-	// call LoadOutput to read them back from the log file.
-	Evicted bool
 }
 
-// TranscriptWindow is a range of a structured submission's transcript.
+// TranscriptWindow is a range of a structured submission's transcript
+// (Reader.Transcript).
 type TranscriptWindow struct {
 	First, Total int64              // absolute numbers, as for Window
 	Entries      []transcript.Entry // caller-owned copies
 	Pending      string             // assistant text still streaming, not yet an entry
-	// Evicted is true for a submission restored from an earlier run whose
-	// transcript was not read back yet: call LoadOutput (SPEC §10).
-	Evicted bool
 }
 
 // SearchResult is what Search found: the absolute numbers of the matching

@@ -27,13 +27,6 @@ func (m *Model) Changed() {
 	m.blocked = false
 }
 
-// Invalidate drops what the pane holds of the log (read back after it was
-// evicted, say), so that the next Request asks for it anew.
-func (m *Model) Invalidate() {
-	m.held, m.fetched, m.evicted, m.blocked = Page{}, false, false, false
-	m.cache = map[int64]cached{}
-}
-
 // Request returns the items the pane needs to draw and does not hold, and
 // marks the request in flight: the pane asks for nothing more until its
 // answer arrives through SetPage. ok is false when nothing is needed, or a
@@ -113,12 +106,7 @@ func (m *Model) SetPage(req Request, pg Page, err error) {
 		m.Refresh()
 		return
 	}
-	m.err, m.fetched, m.evicted = nil, true, pg.Evicted
-	if pg.Evicted {
-		m.held = Page{}
-		m.Refresh()
-		return
-	}
+	m.err, m.fetched = nil, true
 	pg.From = max(pg.From, pg.First)
 	m.held, m.heldTail, m.heldAt = pg, req.From < 0, req.at
 	m.first, m.total = pg.First, pg.Total

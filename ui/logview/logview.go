@@ -40,11 +40,10 @@ type Item struct {
 
 // Page is a range of a log's items, fetched for a Request.
 type Page struct {
-	First   int64  // absolute number of the oldest item the log holds
-	Total   int64  // one past the absolute number of the newest item
-	From    int64  // absolute number of Items[0]: max(the request's From, First), or Total-len(Items) for the last items
-	Items   []Item // the items asked for that the log holds
-	Evicted bool   // the items are not in memory; the owner must reload them, then Invalidate
+	First int64  // absolute number of the oldest item the log holds
+	Total int64  // one past the absolute number of the newest item
+	From  int64  // absolute number of Items[0]: max(the request's From, First), or Total-len(Items) for the last items
+	Items []Item // the items asked for that the log holds
 }
 
 // Request is a range of items the pane needs and does not hold. The owner
@@ -127,7 +126,6 @@ type Model struct {
 	heldTail bool // held was asked for as the last items
 	heldAt   int  // changes when held was asked for
 	blocked  bool // the last request failed: ask again only after something changes
-	evicted  bool
 	err      error
 
 	search searchState
@@ -155,7 +153,7 @@ func (m *Model) SetLog(st State) {
 	m.changes, m.inFlight, m.fetched, m.blocked, m.move = 0, false, false, false, 0
 	m.held, m.heldTail, m.heldAt = Page{}, false, 0
 	m.first, m.total = 0, 0
-	m.evicted, m.err = false, nil
+	m.err = nil
 	m.search.matches, m.search.current = nil, -1
 	m.cache = map[int64]cached{}
 	m.Refresh()
@@ -213,10 +211,6 @@ func (m Model) Bounds() (first, total int64) { return m.first, m.total }
 
 // Top returns the position of the top row, as of the last render.
 func (m Model) Top() Pos { return m.st.Top }
-
-// Evicted reports whether the last page said the log's items are not in
-// memory: the owner reloads them, then calls Invalidate.
-func (m Model) Evicted() bool { return m.evicted }
 
 // Err returns the error of the last fetch, nil once a page arrived.
 func (m Model) Err() error { return m.err }

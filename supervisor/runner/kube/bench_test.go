@@ -173,7 +173,7 @@ func BenchmarkSpawnFirstLine(b *testing.B) {
 				}
 				b.StartTimer()
 				t0 := time.Now()
-				sp, err := s.Spawn("echo first-line; sleep 30")
+				sp, err := s.Spawn(b.Context(), "echo first-line; sleep 30")
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -188,7 +188,7 @@ func BenchmarkSpawnFirstLine(b *testing.B) {
 				}
 				got = append(got, float64(time.Since(t0).Microseconds())/1000)
 				b.StopTimer()
-				_, _ = s.Close(sp.AgentID)
+				_, _ = s.Close(b.Context(), sp.AgentID)
 				b.StartTimer()
 			}
 			b.ReportMetric(median(got), "ms-median")

@@ -155,7 +155,7 @@ func TestCasesOnKubernetes(t *testing.T) {
 	s := newHost(t, evalCommand, image, node, time.Second)
 
 	// H08: last line without newline; exit 3 → errored
-	sp, err := s.Spawn(`printf 'partial-line-no-newline'; sleep 3; printf ' ...finished'; exit 3`)
+	sp, err := s.Spawn(t.Context(), `printf 'partial-line-no-newline'; sleep 3; printf ' ...finished'; exit 3`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,15 +172,15 @@ func TestCasesOnKubernetes(t *testing.T) {
 
 	// H09: a child that ignores SIGTERM is SIGKILLed after the grace
 	// period; nothing of it is left; interrupted
-	if _, err := s.Send(id, `trap '' TERM INT; echo ignoring-term; sleep 60`, false); err != nil {
+	if _, err := s.Send(t.Context(), id, `trap '' TERM INT; echo ignoring-term; sleep 60`, false); err != nil {
 		t.Fatal(err)
 	}
 	waitLogs(t, s, id, "ignoring-term", 30*time.Second)
-	if _, err := s.Send(id, "echo too-soon", false); err == nil || !strings.Contains(err.Error(), "busy") {
+	if _, err := s.Send(t.Context(), id, "echo too-soon", false); err == nil || !strings.Contains(err.Error(), "busy") {
 		t.Fatalf("send without interrupt to a running agent: %v; want busy", err)
 	}
 	sub := latest(t, s, id)
-	if _, err := s.Interrupt(id); err != nil {
+	if _, err := s.Interrupt(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	if sub = latest(t, s, id); sub.Signal != "SIGKILL" || str(sub.LastError) != "interrupted" {
@@ -192,14 +192,14 @@ func TestCasesOnKubernetes(t *testing.T) {
 
 	// H10: the leader exits on TERM, a member ignores it: SIGKILL still
 	// reaches it, via send with interrupt
-	if _, err := s.Send(id, `trap 'echo leader-exiting; exit 0' TERM; sh -c 'trap "" TERM; exec sleep 300' & wait`, false); err != nil {
+	if _, err := s.Send(t.Context(), id, `trap 'echo leader-exiting; exit 0' TERM; sh -c 'trap "" TERM; exec sleep 300' & wait`, false); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(0) // the submission starts in the background
 	waitForRunningSub(t, s, id, 2)
 	h10 := latest(t, s, id)
 	waitForProcesses(t, s, id, h10.ID, 2)
-	if _, err := s.Send(id, `sleep 300 & sleep 301 & echo started; wait`, true); err != nil { // H11 next
+	if _, err := s.Send(t.Context(), id, `sleep 300 & sleep 301 & echo started; wait`, true); err != nil { // H11 next
 		t.Fatal(err)
 	}
 	if got, _ := s.Logs(id, 3); !strings.Contains(got, "leader-exiting") {
@@ -213,19 +213,19 @@ func TestCasesOnKubernetes(t *testing.T) {
 	// the agent takes new input after resume
 	waitLogs(t, s, id, "started", 30*time.Second)
 	h11 := latest(t, s, id)
-	if r, err := s.Close(id); err != nil || r.Status != proto.StatusClosed {
+	if r, err := s.Close(t.Context(), id); err != nil || r.Status != proto.StatusClosed {
 		t.Fatalf("close: %v %v", r, err)
 	}
 	if n := leftInPod(t, s, id, h11.ID); n != 0 {
 		t.Fatalf("H11: %d grandchild(ren) left after close", n)
 	}
-	if r, err := s.Resume(id); err != nil || r.Status != proto.StatusErrored {
+	if r, err := s.Resume(t.Context(), id); err != nil || r.Status != proto.StatusErrored {
 		t.Fatalf("resume: %v %v; want errored (interrupted)", r, err)
 	}
 
 	// H12: a grandchild holding the pipes after the shell exits: completed
 	// at once, not after the sleep; the sleep is terminated
-	if _, err := s.Send(id, `sleep 30 & echo started`, false); err != nil {
+	if _, err := s.Send(t.Context(), id, `sleep 30 & echo started`, false); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -237,7 +237,7 @@ func TestCasesOnKubernetes(t *testing.T) {
 	waitForProcesses(t, s, id, h12.ID, 0)
 
 	// H13: stdin is closed after the message
-	if _, err := s.Send(id, `cat > /dev/null; echo got-eof`, false); err != nil {
+	if _, err := s.Send(t.Context(), id, `cat > /dev/null; echo got-eof`, false); err != nil {
 		t.Fatal(err)
 	}
 	if d = waitFinal(t, s, id); d.Status != proto.StatusCompleted || str(d.LastOutput) != "got-eof" {
@@ -245,7 +245,7 @@ func TestCasesOnKubernetes(t *testing.T) {
 	}
 
 	// H15: a stderr flood is drained, every byte logged
-	if _, err := s.Send(id, `printf '%0200000d' 0 >&2; echo stdout-done`, false); err != nil {
+	if _, err := s.Send(t.Context(), id, `printf '%0200000d' 0 >&2; echo stdout-done`, false); err != nil {
 		t.Fatal(err)
 	}
 	if d = waitFinal(t, s, id); d.Status != proto.StatusCompleted || !strings.Contains(str(d.LastOutput), "stdout-done") {
@@ -294,14 +294,14 @@ func waitForProcesses(t *testing.T, s *supervisor.Supervisor, id, subID string, 
 func TestSessionStoreSurvivesBetweenSubmissions(t *testing.T) {
 	image, node := testCluster(t)
 	s := newHost(t, evalCommand, image, node, time.Second)
-	sp, err := s.Spawn(`mkdir -p "$HOME/.agent" && echo "session-$SUBDASH_AGENT_ID" > "$HOME/.agent/state" && echo saved`)
+	sp, err := s.Spawn(t.Context(), `mkdir -p "$HOME/.agent" && echo "session-$SUBDASH_AGENT_ID" > "$HOME/.agent/state" && echo saved`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := waitFinal(t, s, sp.AgentID); d.Status != proto.StatusCompleted {
 		t.Fatalf("first submission: %s %q %q", d.Status, str(d.LastOutput), str(d.LastError))
 	}
-	if _, err := s.Send(sp.AgentID, `cat "$HOME/.agent/state"; echo "seq $SUBDASH_SUBMISSION_SEQ"`, false); err != nil {
+	if _, err := s.Send(t.Context(), sp.AgentID, `cat "$HOME/.agent/state"; echo "seq $SUBDASH_SUBMISSION_SEQ"`, false); err != nil {
 		t.Fatal(err)
 	}
 	want := "session-" + sp.AgentID + "\nseq 2"
@@ -315,7 +315,7 @@ func TestSessionStoreSurvivesBetweenSubmissions(t *testing.T) {
 func TestMissingImageIsErroredWithTheReason(t *testing.T) {
 	_, node := testCluster(t)
 	s := newHost(t, "echo never", "localhost/subdash-no-such-image:v0", node, time.Second)
-	sp, err := s.Spawn("task")
+	sp, err := s.Spawn(t.Context(), "task")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func runChildHost() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	sp, err := s.Spawn("task")
+	sp, err := s.Spawn(context.Background(), "task")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -450,7 +450,7 @@ func runChildHost() {
 func TestCallersOfTheHostAreNotSubagents(t *testing.T) {
 	image, node := testCluster(t)
 	s := newHost(t, evalCommand, image, node, time.Second)
-	sp, err := s.Spawn("echo running; sleep 60")
+	sp, err := s.Spawn(t.Context(), "echo running; sleep 60")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +470,7 @@ func TestShutdownOutOfTimeStillDeletesThePods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := s.Spawn("trap '' TERM; echo ignoring; sleep 600")
+	sp, err := s.Spawn(t.Context(), "trap '' TERM; echo ignoring; sleep 600")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestWarmExecCarriesTheSubmission(t *testing.T) {
 	s := newHost(t, command, image, node, time.Second)
 	warm, we := readyWarmExec(t, s)
 	message := "first line\nsecond \\n line with a backslash"
-	sp, err := s.Spawn(message)
+	sp, err := s.Spawn(t.Context(), message)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestLostWarmExecFallsBack(t *testing.T) {
 	warm, we := readyWarmExec(t, s)
 	we.cancel()
 	<-we.done
-	sp, err := s.Spawn("echo own-exec")
+	sp, err := s.Spawn(t.Context(), "echo own-exec")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func BenchmarkFlood(b *testing.B) {
 		resetPeakRSS()
 		cpuStart := selfCPU()
 		start = time.Now()
-		res, err := s.Spawn("flood")
+		res, err := s.Spawn(b.Context(), "flood")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func BenchmarkExitToWait(b *testing.B) {
 	defer s.Shutdown(context.Background())
 	lat := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
-		res, err := s.Spawn("x")
+		res, err := s.Spawn(b.Context(), "x")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,0 +1,127 @@
+package control
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// The reads of proto.Reader over the socket (SPEC §9: a viewer fetches
+// only what it draws), each bounded by CallTimeout, the streams by
+// CallTimeout without progress.
+
+// Window asks the host for up to n display lines of submission seq (0 =
+// the latest) of agent id from absolute line from; from < 0 asks for the
+// last n. The host reads an evicted submission back itself.
+func (c *Client) Window(ctx context.Context, id string, seq int, from int64, n int) (proto.Window, error) {
+	var wr WindowResult
+	if err := c.do(ctx, http.MethodGet, agentPath(id, "window")+"?"+rangeQuery(seq, from, n), nil, &wr); err != nil {
+		return proto.Window{}, err
+	}
+	return proto.Window{First: wr.First, Total: wr.Total, Lines: wr.Lines}, nil
+}
+
+// Transcript asks the host for up to n transcript entries of submission
+// seq of agent id from absolute entry from (from < 0: the last n), as
+// Window does for display lines; ok is false when the submission has no
+// transcript.
+func (c *Client) Transcript(ctx context.Context, id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
+	var tr TranscriptResult
+	if err := c.do(ctx, http.MethodGet, agentPath(id, "transcript")+"?"+rangeQuery(seq, from, n), nil, &tr); err != nil {
+		return proto.TranscriptWindow{}, false, err
+	}
+	return proto.TranscriptWindow{First: tr.First, Total: tr.Total, Entries: tr.Entries, Pending: tr.Pending}, tr.Structured, nil
+}
+
+// rangeQuery is the query of a window or transcript request.
+func rangeQuery(seq int, from int64, n int) string {
+	q := url.Values{"from": {strconv.FormatInt(from, 10)}, "n": {strconv.Itoa(n)}}
+	if seq != 0 {
+		q.Set("submission", strconv.Itoa(seq))
+	}
+	return q.Encode()
+}
+
+// Search asks the host for the items of submission seq of agent id from
+// item from on that contain query.
+func (c *Client) Search(ctx context.Context, id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
+	q := url.Values{"q": {query}, "from": {strconv.FormatInt(from, 10)}}
+	if seq != 0 {
+		q.Set("submission", strconv.Itoa(seq))
+	}
+	if transcript {
+		q.Set("transcript", "1")
+	}
+	var res proto.SearchResult
+	return res, c.do(ctx, http.MethodGet, agentPath(id, "search")+"?"+q.Encode(), nil, &res)
+}
+
+// Message returns the whole message of submission seq (0 = the latest) of
+// agent id (SPEC §10), for resend and edit-and-resend in a viewer.
+func (c *Client) Message(ctx context.Context, id string, seq int) (string, error) {
+	var b strings.Builder
+	path := agentPath(id, "message")
+	if seq != 0 {
+		path += "?submission=" + strconv.Itoa(seq)
+	}
+	err := c.do(ctx, http.MethodGet, path, nil, &b)
+	return b.String(), err
+}
+
+// WriteLines streams the display lines of submission seq of agent id from
+// the host to w (the pager's feed), SGR kept when keepSGR.
+func (c *Client) WriteLines(ctx context.Context, w io.Writer, id string, seq int, keepSGR bool) error {
+	q := url.Values{}
+	if seq != 0 {
+		q.Set("submission", strconv.Itoa(seq))
+	}
+	if keepSGR {
+		q.Set("sgr", "1")
+	}
+	return c.stream(ctx, agentPath(id, "lines")+"?"+q.Encode(), func(body io.Reader, progress func()) error {
+		_, err := io.Copy(w, progressReader{body, progress})
+		return err
+	})
+}
+
+// progressReader calls progress after every read that returned bytes.
+type progressReader struct {
+	r        io.Reader
+	progress func()
+}
+
+// Read reads from the wrapped reader and reports progress after each read.
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.progress()
+	}
+	return n, err
+}
+
+// Storage says where the host's logs are and how much space they take, as
+// GET /v1/info measures them now.
+func (c *Client) Storage(ctx context.Context) (proto.Storage, error) {
+	info, err := c.Info(ctx)
+	return info.Logs, err
+}
+
+// The roles a Client and a viewer's Remote play (package proto).
+var (
+	_ interface {
+		proto.Reader
+		proto.Operator
+		proto.Waiter
+		proto.Lister
+	} = (*Client)(nil)
+	_ interface {
+		proto.Viewer
+		proto.Reader
+		proto.Operator
+	} = (*Remote)(nil)
+)

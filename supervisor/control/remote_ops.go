@@ -1,0 +1,149 @@
+package control
+
+import (
+	"context"
+	"io"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// refuse is the error of operation op on a read-only viewer, nil
+// otherwise.
+func (r *Remote) refuse(op string) error {
+	if !r.readOnly {
+		return nil
+	}
+	return proto.ErrReadOnly(op)
+}
+
+// Spawn calls spawn on the host.
+func (r *Remote) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
+	if err := r.refuse("spawn"); err != nil {
+		return proto.SpawnResult{}, err
+	}
+	return r.c.Spawn(ctx, message)
+}
+
+// Send calls send on the host.
+func (r *Remote) Send(ctx context.Context, id, message string, interrupt bool) (proto.SendResult, error) {
+	if err := r.refuse("send"); err != nil {
+		return proto.SendResult{}, err
+	}
+	return r.c.Send(ctx, id, message, interrupt)
+}
+
+// Interrupt calls interrupt on the host.
+func (r *Remote) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
+	if err := r.refuse("interrupt"); err != nil {
+		return proto.StatusResult{}, err
+	}
+	return r.c.Interrupt(ctx, id)
+}
+
+// Close calls close on the host.
+func (r *Remote) Close(ctx context.Context, id string) (proto.StatusResult, error) {
+	if err := r.refuse("close"); err != nil {
+		return proto.StatusResult{}, err
+	}
+	return r.c.Close(ctx, id)
+}
+
+// Resume calls resume on the host.
+func (r *Remote) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
+	if err := r.refuse("resume"); err != nil {
+		return proto.StatusResult{}, err
+	}
+	return r.c.Resume(ctx, id)
+}
+
+// Forget calls forget on the host.
+func (r *Remote) Forget(ctx context.Context, id string) (proto.StatusResult, error) {
+	if err := r.refuse("forget"); err != nil {
+		return proto.StatusResult{}, err
+	}
+	return r.c.Forget(ctx, id)
+}
+
+// Approve answers a pending tool permission request on the host (SPEC
+// §12).
+func (r *Remote) Approve(ctx context.Context, id, requestID string, always bool) (proto.ApprovalResult, error) {
+	if err := r.refuse("approve"); err != nil {
+		return proto.ApprovalResult{}, err
+	}
+	return r.c.Approve(ctx, id, requestID, always)
+}
+
+// Deny refuses a pending tool permission request on the host (SPEC §12).
+func (r *Remote) Deny(ctx context.Context, id, requestID, message string) (proto.ApprovalResult, error) {
+	if err := r.refuse("deny"); err != nil {
+		return proto.ApprovalResult{}, err
+	}
+	return r.c.Deny(ctx, id, requestID, message)
+}
+
+// Queue queues a message on the host for a running agent (SPEC §11).
+func (r *Remote) Queue(ctx context.Context, id, message string) (proto.SendResult, error) {
+	if err := r.refuse("queue"); err != nil {
+		return proto.SendResult{}, err
+	}
+	return r.c.Queue(ctx, id, message)
+}
+
+// CancelQueue drops an agent's queued message on the host (SPEC §11).
+func (r *Remote) CancelQueue(ctx context.Context, id string) (proto.StatusResult, error) {
+	if err := r.refuse("cancel queue"); err != nil {
+		return proto.StatusResult{}, err
+	}
+	return r.c.CancelQueue(ctx, id)
+}
+
+// MarkSeen tells the host that this viewer looked at agent id (SPEC §11:
+// selected in any viewer). It changes no agent, so a read-only viewer does
+// it too.
+func (r *Remote) MarkSeen(ctx context.Context, id string) (proto.StatusResult, error) {
+	return r.c.MarkSeen(ctx, id)
+}
+
+// Window asks the host for a window of display lines (Client.Window); the
+// call ends when the viewer detaches, too.
+func (r *Remote) Window(ctx context.Context, id string, seq int, from int64, n int) (proto.Window, error) {
+	ctx, stop := r.bound(ctx)
+	defer stop()
+	return r.c.Window(ctx, id, seq, from, n)
+}
+
+// Transcript asks the host for a window of transcript entries
+// (Client.Transcript); the call ends when the viewer detaches, too.
+func (r *Remote) Transcript(ctx context.Context, id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
+	ctx, stop := r.bound(ctx)
+	defer stop()
+	return r.c.Transcript(ctx, id, seq, from, n)
+}
+
+// bound returns ctx ended also when the viewer detaches, and the function
+// that lets go of it.
+func (r *Remote) bound(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(r.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// Search asks the host for the matches of query (Client.Search).
+func (r *Remote) Search(ctx context.Context, id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
+	return r.c.Search(ctx, id, seq, transcript, query, from)
+}
+
+// Message returns a submission's whole message from the host.
+func (r *Remote) Message(ctx context.Context, id string, seq int) (string, error) {
+	return r.c.Message(ctx, id, seq)
+}
+
+// WriteLines streams a submission's display lines from the host (the
+// pager's feed).
+func (r *Remote) WriteLines(ctx context.Context, w io.Writer, id string, seq int, keepSGR bool) error {
+	return r.c.WriteLines(ctx, w, id, seq, keepSGR)
+}
+
+// Storage asks the host where its logs are and how much space they take
+// now (GET /v1/info).
+func (r *Remote) Storage(ctx context.Context) (proto.Storage, error) { return r.c.Storage(ctx) }

@@ -1,0 +1,73 @@
+package proto
+
+import "slices"
+
+// HostConfig is what a dashboard shows of the host it works on (SPEC §2,
+// §9): the host dashboard gets it from its supervisor, a viewer from the
+// host's GET /v1/info and /v1/config. It holds copies; the caller owns its
+// slices.
+type HostConfig struct {
+	// Command is the agent command as screens show it: this binary by its
+	// name ("subdash agent"), a preset's command line, or --command.
+	Command string
+	// MaxAgents is the limit of running submissions (SPEC §2).
+	MaxAgents int
+	// Dir is the working directory of the host's agents.
+	Dir string
+	// PresetName, PresetArgs and PresetFormat name the host's preset
+	// (SPEC §8); all "" for an agent command. PresetFormat is the CLI's
+	// machine-readable output format, "" for plain text.
+	PresetName, PresetArgs, PresetFormat string
+	// Approvals says the host relays tool permission requests to a person
+	// (--approvals, SPEC §12).
+	Approvals bool
+	// Warnings are problems with the host's configuration that did not
+	// stop it (an invalid MEMO_SUBAGENT_MAX_AGENTS); Notes are facts worth
+	// showing (memo not found, the built-in agent is used; for a viewer,
+	// first, that it is attached). Shown in the status line and help.
+	Warnings, Notes []string
+	// Features are the words of what the host takes beyond the first /v1
+	// (Info.Features; the Feature constants); a front-end hides what its
+	// host cannot do (Has).
+	Features []string
+	// ReadOnly says the dashboard is a viewer attached with --read-only
+	// (SPEC §9): every operation is refused (ErrReadOnly).
+	ReadOnly bool
+}
+
+// Has reports whether the host takes feature, one of the Feature words: a
+// host of an older subdash lists fewer, or none.
+func (c HostConfig) Has(feature string) bool { return slices.Contains(c.Features, feature) }
+
+// Structured reports whether the host's preset writes structured output
+// that becomes transcripts (SPEC §8).
+func (c HostConfig) Structured() bool { return c.PresetFormat != "" }
+
+// The feature words of Info.Features and HostConfig.Features: each names a
+// capability that a host of this protocol version may lack (SPEC §9: the
+// /v1 wire grows additively, and a viewer of an older host hides what that
+// host cannot do). A capability added within /v1 adds its word here, to
+// HostFeatures once the host takes it, and a Has check where a front-end
+// offers it.
+const (
+	// FeatureTextMessage: spawn (POST /v1/agents) and send (POST
+	// /v1/agents/{id}/send?interrupt=1|queue=1) take the message itself
+	// as a text/plain body, which the host streams to the message's file,
+	// instead of a JSON body: a long message then never sits whole in
+	// either side's memory.
+	FeatureTextMessage = "text-message"
+	// FeatureTree, FeatureSteer, FeatureSearch, FeatureChanges and
+	// FeatureInnerAgents are the words of capabilities planned within /v1
+	// (the agent tree, steering a running agent, search across agents, the
+	// changes an agent made, agents of agents); no host of this build takes
+	// them yet, so HostFeatures does not list them.
+	FeatureTree        = "tree"
+	FeatureSteer       = "steer"
+	FeatureSearch      = "search"
+	FeatureChanges     = "changes"
+	FeatureInnerAgents = "inner-agents"
+)
+
+// HostFeatures returns the feature words a host of this build takes, as
+// GET /v1/info lists them; the caller owns the slice.
+func HostFeatures() []string { return []string{FeatureTextMessage} }

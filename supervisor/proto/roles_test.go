@@ -1,0 +1,40 @@
+package proto
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// The origin travels in the context: a spawn names who asked.
+func TestOriginTravelsInTheContext(t *testing.T) {
+	ctx := context.Background()
+	if o := OriginOf(ctx); o != "" {
+		t.Fatalf("a context without origin names %q", o)
+	}
+	if o := OriginOf(WithOrigin(ctx, "mcp")); o != "mcp" {
+		t.Fatalf("origin = %q, want mcp", o)
+	}
+}
+
+// A host of this build says what it takes; a front-end asks Has, and a
+// host of an older subdash (no features) has none of them.
+func TestHostConfigHas(t *testing.T) {
+	now := HostConfig{Features: HostFeatures()}
+	if !now.Has(FeatureTextMessage) {
+		t.Errorf("this build's host lacks %s: %v", FeatureTextMessage, now.Features)
+	}
+	for _, w := range []string{FeatureTree, FeatureSteer, FeatureSearch, FeatureChanges, FeatureInnerAgents} {
+		if now.Has(w) || slices.Contains(HostFeatures(), w) {
+			t.Errorf("this build's host says it takes %s, which no code here does", w)
+		}
+	}
+	if (HostConfig{}).Has(FeatureTextMessage) {
+		t.Error("a host that lists no features has text-message")
+	}
+	a := HostFeatures()
+	a[0] = "changed"
+	if HostFeatures()[0] != FeatureTextMessage {
+		t.Error("HostFeatures shares its slice with callers")
+	}
+}
