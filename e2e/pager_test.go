@@ -99,7 +99,7 @@ func TestDashboardPagerNotFound(t *testing.T) {
 	d := startDash(t, 120, 35, []string{"PAGER=nonexistentpager"}, "--command", `read m; echo "done $m"`, "--spawn", "x")
 	d.waitText("done x", "✓ completed")
 	d.keys("o")
-	s := d.waitText(`✗ pager "nonexistentpager" failed (exit status 127); set $PAGER to a pager such as less`)
+	s := d.waitText(`✗ pager "nonexistentpager" failed (exit status 127); set $PAGER to a pager such as less`, "q quit") // the frame drawn to its last line
 	d.checkFrame(s)
 	d.keys("q")
 	d.waitExit()
