@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -14,23 +16,20 @@ import (
 // requests and returns them.
 func pendingViaCtl(t *testing.T, w workspace, id string, n int) []proto.PendingApproval {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	return testkit.Poll(t, 90*time.Second, fmt.Sprintf("agent %s to have %d pending requests", id, n), func() ([]proto.PendingApproval, bool) {
 		var l proto.ListResult
 		ctlOK(t, w, &l, "list")
 		for _, a := range l.Agents {
-			if a.AgentID == id && len(a.PendingApprovals) == n {
-				return a.PendingApprovals
+			if a.AgentID != id {
+				continue
 			}
-			if a.AgentID == id && a.Status != proto.StatusRunning {
+			if len(a.PendingApprovals) != n && a.Status != proto.StatusRunning {
 				t.Fatalf("agent ended (%s) while waiting for %d pending requests", a.Status, n)
 			}
+			return a.PendingApprovals, len(a.PendingApprovals) == n
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent %s never had %d pending requests", id, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil, false
+	})
 }
 
 // TestApprovalsThroughCtl runs `subdash serve --preset claude --approvals`

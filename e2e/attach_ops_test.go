@@ -8,8 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -142,14 +142,13 @@ func TestAttachToAHostOfAnotherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = host.Process.Signal(syscall.SIGTERM); _ = host.Wait() })
-	deadline := time.Now().Add(dashWait)
-	for asNobody("ctl", "list", "--socket", socket).Run() != nil {
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(hostErr.Name())
-			t.Fatalf("the host of uid %d does not serve: %s", nobody, b)
+	testkit.Poll(t, dashWait, fmt.Sprintf("the host of uid %d to serve", nobody), func() (string, bool) {
+		if asNobody("ctl", "list", "--socket", socket).Run() == nil {
+			return "", true
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		b, _ := os.ReadFile(hostErr.Name())
+		return "its stderr: " + string(b), false
+	})
 	cmd := exec.Command(binPath, "attach", "--socket", socket)
 	cmd.Env = testEnv()
 	code, out = run(cmd)

@@ -16,6 +16,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -63,13 +64,10 @@ func TestViewerOfServe(t *testing.T) {
 	d.typeText("from the viewer")
 	d.keys("Enter")
 	d.waitText("spawned ")
-	deadline := time.Now().Add(dashWait)
-	for len(listAgents(t, w)) != 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the host has no third agent: %v", listAgents(t, w))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Poll(t, dashWait, "the host to have a third agent", func() (map[string]proto.Summary, bool) {
+		l := listAgents(t, w)
+		return l, len(l) == 3
+	})
 
 	d.keys("q") // detaches at once: no question
 	if code := d.waitExit(); code != 0 {

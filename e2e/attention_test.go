@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/subdash/subdash/internal/testkit"
 )
 
 // The end-to-end tests of SPEC §11 with the real binary in tmux: what the
@@ -73,21 +74,25 @@ func TestNotificationsEndToEnd(t *testing.T) {
 		t.Fatal("the selected agent is marked as needing you")
 	}
 
-	// The host ran the command once per transition: g2, g1, g3.
-	var lines []string
-	waitCount(t, "notify command runs", 3, func() int {
-		b, _ := os.ReadFile(notified)
-		lines = strings.Split(strings.TrimSpace(string(b)), "\n")
-		return len(lines)
-	})
-	time.Sleep(200 * time.Millisecond) // a duplicate run would show by now
-	b, _ := os.ReadFile(notified)
+	// The host ran the command once per transition: g2, g1, g3. Its runs
+	// are one at a time in the order of the transitions, so a fourth
+	// transition (ctl closes g3) runs after any duplicate of the first
+	// three: once its line is there, the file is complete.
+	if out, err := exec.Command(binPath, "ctl", "--socket", d.socket, "close", third).CombinedOutput(); err != nil {
+		t.Fatalf("ctl close: %v %s", err, out)
+	}
 	want := []string{
 		second + "|completed|agent " + second[:8] + " completed: hold g2",
 		first + "|completed|agent " + first[:8] + " completed: hold g1",
 		third + "|completed|agent " + third[:8] + " completed: hold g3",
+		third + "|closed|agent " + third[:8] + " closed: hold g3",
 	}
-	if got := strings.TrimSpace(string(b)); got != strings.Join(want, "\n") {
+	runs := func() string { b, _ := os.ReadFile(notified); return strings.TrimSpace(string(b)) }
+	testkit.Poll(t, dashWait, "the notify command's run for the close", func() (string, bool) {
+		got := runs()
+		return got, strings.Contains(got, want[3])
+	})
+	if got := runs(); got != strings.Join(want, "\n") {
 		t.Fatalf("notify command runs:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 	d.keys("q")

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/internal/testkit"
 )
 
 // The agent CLIs of the preset tests: the stand-ins of testdata/fakecli
@@ -58,15 +60,11 @@ func startStub(t *testing.T, dir, script string, args ...string) string {
 		t.Skipf("cannot start the fake model server: %v", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(portFile); err == nil && len(strings.TrimSpace(string(b))) > 0 {
-			return strings.TrimSpace(string(b))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s wrote no port", script)
-	return ""
+	return testkit.Poll(t, 10*time.Second, script+" to write its port", func() (string, bool) {
+		b, _ := os.ReadFile(portFile)
+		port := strings.TrimSpace(string(b))
+		return port, port != ""
+	})
 }
 
 // realCLIEnv returns the environment in which the real cli (claude or

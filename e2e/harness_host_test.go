@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -135,22 +136,18 @@ func startServeAt(t *testing.T, w workspace, socket string, env ...string) *proc
 // waitListening polls until something accepts connections on socket.
 func waitListening(t *testing.T, p *process, socket string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if c, err := net.Dial("unix", socket); err == nil {
-			c.Close()
-			return
-		}
+	testkit.Eventually(t, dashWait, "something to listen on "+socket, func() bool {
 		select {
 		case <-p.done:
 			t.Fatalf("%v exited: %s", p.cmd.Args, p.stderr)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s", socket)
+		c, err := net.Dial("unix", socket)
+		if err == nil {
+			c.Close()
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil
+	})
 }
 
 // ctlRun is one run of `subdash ctl`.
@@ -218,17 +215,10 @@ func listAgents(t *testing.T, w workspace) map[string]proto.Summary {
 // waitAgent polls ctl list until agent id satisfies cond.
 func waitAgent(t *testing.T, w workspace, id, what string, cond func(proto.Summary) bool) {
 	t.Helper()
-	deadline := time.Now().Add(dashWait)
-	for {
+	testkit.Poll(t, dashWait, "agent "+id[:8]+" to become "+what, func() (proto.Summary, bool) {
 		a, ok := listAgents(t, w)[id]
-		if ok && cond(a) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent %s never became %s: %+v", id[:8], what, a)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return a, ok && cond(a)
+	})
 }
 
 // waitDone waits (up to 5 minutes, wait's own bound) until agent id is
@@ -247,17 +237,11 @@ func waitDone(t *testing.T, w workspace, id string) proto.WaitResult {
 // group.
 func readPID(t *testing.T, w workspace, id string) int {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	return testkit.Poll(t, dashWait, "agent "+id+" to write its pid file", func() (int, bool) {
 		b, err := os.ReadFile(filepath.Join(w.dir, id+".pid"))
-		if pid, err2 := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && err2 == nil {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent %s wrote no pid file", id)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		pid, err2 := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid, err == nil && err2 == nil
+	})
 }
 
 // copyFile copies the file from to the file to (mode 0755).

@@ -2,47 +2,28 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os/exec"
 	"reflect"
-	"sync"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
-
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // startMCP starts `subdash mcp args…` with env and connects the go-sdk's
 // MCP client to it over stdio. Closing the session (at the end of the test
 // at the latest) closes its stdin, upon which it exits.
-func startMCP(t *testing.T, env []string, args ...string) (*mcpsdk.ClientSession, *exec.Cmd, *syncBuffer) {
+func startMCP(t *testing.T, env []string, args ...string) (*mcpsdk.ClientSession, *exec.Cmd, *testkit.SyncBuffer) {
 	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"mcp"}, args...)...)
 	cmd.Env = append(testEnv(), env...)
-	stderr := &syncBuffer{}
+	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
 	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "subdash-e2e"}, nil).Connect(context.Background(),
 		&mcpsdk.CommandTransport{Command: cmd}, nil)
@@ -183,13 +164,13 @@ func spawnedAgent(t *testing.T, a rpcAnswer) proto.SpawnResult {
 
 // startMCPPipe starts `subdash mcp args…` with pipes for stdin and stdout
 // and its stderr kept; it is killed at the end of the test if still running.
-func startMCPPipe(t *testing.T, args []string) (*exec.Cmd, io.WriteCloser, io.Reader, *syncBuffer) {
+func startMCPPipe(t *testing.T, args []string) (*exec.Cmd, io.WriteCloser, io.Reader, *testkit.SyncBuffer) {
 	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"mcp"}, args...)...)
 	cmd.Env = testEnv()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	stderr := &syncBuffer{}
+	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/internal/testkit"
 )
 
 // dashPID returns the dashboard process: the child of the pane's shell.
@@ -60,17 +62,14 @@ func (d *dash) journal() []map[string]any {
 // agentID waits for the agent spawned with message and returns its id.
 func (d *dash) agentID(message string) string {
 	d.t.Helper()
-	deadline := time.Now().Add(dashWait)
-	for time.Now().Before(deadline) {
+	return testkit.Poll(d.t, dashWait, fmt.Sprintf("an agent spawned with %q", message), func() (string, bool) {
 		for _, ev := range d.journal() {
 			if ev["event"] == "spawned" && ev["message"] == message {
-				return ev["agent_id"].(string)
+				return ev["agent_id"].(string), true
 			}
 		}
-		time.Sleep(15 * time.Millisecond)
-	}
-	d.t.Fatalf("no agent spawned with %q", message)
-	return ""
+		return "", false
+	})
 }
 
 // agentIDs returns every agent id and process group of the run.
@@ -164,13 +163,7 @@ func stopProcess(t *testing.T, pid int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
-	deadline := time.Now().Add(20 * time.Second)
-	for !allStopped(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d: not every thread stopped after SIGSTOP", pid)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, dashWait, fmt.Sprintf("every thread of pid %d to stop after SIGSTOP", pid), func() bool { return allStopped(pid) })
 }
 
 // allStopped reports whether every thread of pid is in state T (stopped),
@@ -193,8 +186,7 @@ func allStopped(pid int) bool {
 // /proc/net/unix lists that inode in state 03 (connected).
 func waitForConnection(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 10*time.Second, fmt.Sprintf("process %d to connect to a Unix socket", pid), func() bool {
 		inodes := map[string]bool{}
 		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
 		for _, fd := range fds {
@@ -208,14 +200,11 @@ func waitForConnection(t *testing.T, pid int) {
 		}
 		for _, line := range strings.Split(string(b), "\n") {
 			if f := strings.Fields(line); len(f) >= 7 && f[5] == "03" && inodes[f[6]] {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d connected to no Unix socket", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // rssKiB returns the resident memory (VmRSS) of process pid in KiB, or 0
@@ -260,11 +249,8 @@ func logBytes(dir string) int64 {
 // as later events arrive in the caller).
 func waitCount(t *testing.T, what string, n int, f func() int) {
 	t.Helper()
-	deadline := time.Now().Add(dashWait)
-	for f() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d, want %d", what, f(), n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Poll(t, dashWait, fmt.Sprintf("%s to reach %d", what, n), func() (int, bool) {
+		got := f()
+		return got, got >= n
+	})
 }

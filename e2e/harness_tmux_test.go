@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/internal/testkit"
 )
 
 // The tmux harness of the dashboard's end-to-end tests: a dashboard in a
@@ -151,20 +153,16 @@ func (d *dash) styledScreen() string {
 // test with the last screen after dashWait.
 func (d *dash) waitFor(what string, cond func(screen string) bool) string {
 	d.t.Helper()
-	deadline := time.Now().Add(dashWait)
-	for {
+	return testkit.Poll(d.t, dashWait, what+" on screen", func() (string, bool) {
 		s := d.screen()
 		if cond(s) {
-			return s
+			return s, true
 		}
 		if strings.Contains(s, "SUBDASH-EXITED") && !strings.Contains(what, "exit") {
 			d.t.Fatalf("the dashboard exited while waiting for %s:\n%s", what, s)
 		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
-		}
-		time.Sleep(15 * time.Millisecond)
-	}
+		return s, false
+	})
 }
 
 // waitText waits until the screen shows every text.
@@ -229,13 +227,7 @@ func (d *dash) pipePane() func() string {
 func (d *dash) capture() func() string {
 	d.t.Helper()
 	read := d.pipePane()
-	deadline := time.Now().Add(dashWait)
-	for len(read()) == 0 {
-		if time.Now().After(deadline) {
-			d.t.Fatal("pipe-pane captured nothing")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(d.t, dashWait, "pipe-pane to capture what the dashboard writes", func() bool { return len(read()) > 0 })
 	return read
 }
 
@@ -278,13 +270,12 @@ func (d *dash) checkTerminalBack() {
 // ctl list`: it hosts its folder (SPEC §6).
 func (d *dash) waitServing() {
 	d.t.Helper()
-	deadline := time.Now().Add(dashWait)
-	for exec.Command(binPath, "ctl", "list", "--socket", d.socket).Run() != nil {
-		if time.Now().After(deadline) {
-			d.t.Fatalf("the dashboard does not serve %s; screen:\n%s", d.socket, d.screen())
+	testkit.Poll(d.t, dashWait, "the dashboard to serve "+d.socket, func() (string, bool) {
+		if exec.Command(binPath, "ctl", "list", "--socket", d.socket).Run() == nil {
+			return "", true
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return d.screen(), false
+	})
 }
 
 // shellQuote quotes s for the pane's sh.

@@ -16,6 +16,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -265,7 +266,7 @@ func TestClientsOfAStoppedHostEndWithAnError(t *testing.T) {
 	check("MCP initialize", func() string {
 		cmd := exec.Command(binPath, append([]string{"mcp"}, w.flags()...)...)
 		cmd.Env = testEnv()
-		stderr := &syncBuffer{}
+		stderr := &testkit.SyncBuffer{}
 		cmd.Stderr = stderr
 		cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "subdash-e2e"}, nil).Connect(context.Background(),
 			&mcpsdk.CommandTransport{Command: cmd}, nil)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -61,13 +62,7 @@ func TestServeKilledAndRestartedRestoresItsAgents(t *testing.T) {
 			t.Errorf("agent %d: last_error %v, want %q", i, d.LastError, want[i].lastErr)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !groupGone(pgid) {
-		if time.Now().After(deadline) {
-			t.Fatal("the sleep left by the killed host is still alive")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, "the sleep left by the killed host to be gone", func() bool { return groupGone(pgid) })
 	if out := ctlOK(t, w, nil, "logs", done); out != "got: hello\n" {
 		t.Errorf("logs of the completed agent: %q", out)
 	}
