@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -99,11 +98,11 @@ func writeRecords(b *testing.B, state, dir string, agents, subs int) {
 	defer f.Close()
 	enc := json.NewEncoder(f)
 	now := time.Now().Add(-time.Hour)
-	_ = enc.Encode(supervisor.JournalEvent{Time: proto.Time{Time: now}, Event: "run_started", Dir: dir, PID: 1 << 22})
+	_ = enc.Encode(journalLine{Time: proto.Time{Time: now}, Event: "run_started", Dir: dir, PID: 1 << 22})
 	out := "a typical answer of an agent, a few lines\nwith a result at the end"
 	for i := 0; i < agents; i++ {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i, i)
-		r := &supervisor.AgentRecord{AgentID: id, Dir: dir, Status: proto.StatusCompleted,
+		r := &recordLine{AgentID: id, Dir: dir, Status: proto.StatusCompleted,
 			CreatedAt: proto.Time{Time: now}, UpdatedAt: proto.Time{Time: now}, LastOutput: &out,
 			Command: "cat", Runner: "local"}
 		for s := 1; s <= subs; s++ {
@@ -120,14 +119,55 @@ func writeRecords(b *testing.B, state, dir string, agents, subs int) {
 				b.Fatal(err)
 			}
 			code := 0
-			r.Submissions = append(r.Submissions, supervisor.SubmissionRecord{ID: sid, Seq: s, Message: msg,
+			r.Submissions = append(r.Submissions, submissionLine{ID: sid, Seq: s, Message: msg,
 				MessageBytes: len(msg), MessageFile: strings.TrimSuffix(log, ".log") + ".msg", Command: "cat", Log: log,
 				StartedAt: proto.Time{Time: now}, EndedAt: proto.Time{Time: now}, Status: proto.StatusCompleted, ExitCode: &code})
 			r.LastMessage = msg
 		}
-		_ = enc.Encode(supervisor.JournalEvent{Time: proto.Time{Time: now}, Event: "record", AgentID: id, Record: r})
+		_ = enc.Encode(journalLine{Time: proto.Time{Time: now}, Event: "record", AgentID: id, Record: r})
 	}
-	_ = enc.Encode(supervisor.JournalEvent{Time: proto.Time{Time: now}, Event: "records_restored"})
+	_ = enc.Encode(journalLine{Time: proto.Time{Time: now}, Event: "records_restored"})
+}
+
+// journalLine, recordLine and submissionLine are a journal's lines as a
+// host writes them (SPEC §10), with the fields a completed agent's
+// checkpoint has, in the same order: the types are the engine's own
+// (supervisor/internal/journal), which tests of the binary do not import.
+type journalLine struct {
+	Time    proto.Time  `json:"time"`
+	Event   string      `json:"event"`
+	AgentID string      `json:"agent_id,omitempty"`
+	PID     int         `json:"pid,omitempty"`
+	Dir     string      `json:"dir,omitempty"`
+	Record  *recordLine `json:"record,omitempty"`
+}
+
+type recordLine struct {
+	AgentID     string           `json:"agent_id"`
+	Dir         string           `json:"dir"`
+	Status      proto.Status     `json:"status"`
+	CreatedAt   proto.Time       `json:"created_at"`
+	UpdatedAt   proto.Time       `json:"updated_at"`
+	LastMessage string           `json:"last_message"`
+	LastOutput  *string          `json:"last_output,omitempty"`
+	Command     string           `json:"command,omitempty"`
+	Runner      string           `json:"runner,omitempty"`
+	Usage       proto.Usage      `json:"usage"`
+	Submissions []submissionLine `json:"submissions"`
+}
+
+type submissionLine struct {
+	ID           string       `json:"id"`
+	Seq          int          `json:"seq"`
+	Message      string       `json:"message"`
+	MessageBytes int          `json:"message_bytes"`
+	MessageFile  string       `json:"message_file,omitempty"`
+	Command      string       `json:"command,omitempty"`
+	Log          string       `json:"log,omitempty"`
+	StartedAt    proto.Time   `json:"started_at"`
+	EndedAt      proto.Time   `json:"ended_at"`
+	Status       proto.Status `json:"status"`
+	ExitCode     *int         `json:"exit_code,omitempty"`
 }
 
 // median returns the middle of v (the upper one of an even count).

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
@@ -93,7 +94,7 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 		}
 		s.mu.Unlock()
 		if r != nil {
-			s.journal.write(JournalEvent{Event: "approval_withdrawn", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+			s.journal.Write(journal.Event{Event: "approval_withdrawn", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 				RequestID: c.RequestID, Tool: r.req.Tool})
 			s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
 		}
@@ -119,7 +120,7 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 		}
 	}
 	s.mu.Unlock()
-	s.journal.write(JournalEvent{Event: "approval_requested", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+	s.journal.Write(journal.Event{Event: "approval_requested", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		RequestID: c.RequestID, Tool: c.Tool, Note: c.Summary})
 	switch {
 	case stopping != "":
@@ -242,7 +243,7 @@ func (s *Supervisor) answer(a *agent, sub *submission, r *approvalRequest, decis
 	}
 	sub.tr.add(transcript.Entry{Kind: transcript.KindApprovalAnswer, Tool: r.req.Tool, ID: r.req.RequestID,
 		Summary: r.req.Summary, Text: text, IsError: decision == proto.DecisionDeny})
-	s.journal.write(JournalEvent{Event: "approval_answered", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+	s.journal.Write(journal.Event{Event: "approval_answered", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		RequestID: r.req.RequestID, Tool: r.req.Tool, Decision: decision, Note: message})
 	s.mu.Lock()
 	if at := a.needsYou; at != nil && at.Reason == proto.ReasonApproval && len(sub.appr.pending) == 0 {
@@ -286,7 +287,7 @@ func (s *Supervisor) expirePending(a *agent, sub *submission) {
 	}
 	s.mu.Unlock()
 	for _, r := range pending {
-		s.journal.write(JournalEvent{Event: "approval_expired", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+		s.journal.Write(journal.Event{Event: "approval_expired", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 			RequestID: r.req.RequestID, Tool: r.req.Tool, Note: "the submission ended before an answer"})
 	}
 	sub.appr.stdin.close()

@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner/local"
@@ -145,4 +147,33 @@ func statFile(p string) (os.FileInfo, error) { return os.Stat(p) }
 func listOf(s *Supervisor) []proto.Summary {
 	res, _ := s.List(context.Background())
 	return res.Agents
+}
+
+// breakJournal makes every later write to the journal at path fail with
+// EBADF, as a disk that went away would: the writer's descriptor is
+// replaced (dup2) by one open for reading only.
+func breakJournal(t *testing.T, path string) {
+	t.Helper()
+	ro, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	for _, e := range fds {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd == int(ro.Fd()) {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == path {
+			if err := unix.Dup2(int(ro.Fd()), fd); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no descriptor of this process writes %s", path)
 }

@@ -2,12 +2,13 @@ package supervisor
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/internal/journal"
 )
 
 // TestJournalFailureIsAWarning: the journal's first write failure reaches
@@ -19,18 +20,10 @@ func TestJournalFailureIsAWarning(t *testing.T) {
 	sub := s.Subscribe()
 	defer sub.Close()
 	path := filepath.Join(s.RunDir(), "journal.jsonl")
-	ro, err := os.Open(path) // writes to it fail (EBADF)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.journal.mu.Lock()
-	rw := s.journal.f
-	s.journal.f = ro
-	s.journal.mu.Unlock()
-	defer rw.Close()
+	breakJournal(t, path)
 
-	s.journal.write(JournalEvent{Event: "test"})
-	s.journal.write(JournalEvent{Event: "test again"})
+	s.journal.Write(journal.Event{Event: "test"})
+	s.journal.Write(journal.Event{Event: "test again"})
 	want := "journal could not be written (bad file descriptor): " + path + "; this run's records may not be restored"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

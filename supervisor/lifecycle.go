@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
@@ -48,7 +49,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	if sub.newSession {
 		msg := "subdash: the previous submission ended before " + s.cfg.Preset.Name + " created a session; this submission starts a new session"
 		sub.out.Note(msg)
-		s.journal.write(JournalEvent{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: msg})
+		s.journal.Write(journal.Event{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: msg})
 	}
 	s.mu.Lock()
 	m := sub.pending
@@ -89,7 +90,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	s.mu.Lock()
 	sub.proc = p
 	s.mu.Unlock()
-	s.journal.write(JournalEvent{Event: "submission_started", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+	s.journal.Write(journal.Event{Event: "submission_started", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		Command: sub.command, PID: p.pgid, Log: sub.logPath})
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	go s.run(a, sub, p)
@@ -136,7 +137,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		if err := sub.out.Finish(); err != nil {
 			note += "; log file: " + err.Error()
 		}
-		s.journal.write(JournalEvent{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, PID: p.pgid, Note: note})
+		s.journal.Write(journal.Event{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, PID: p.pgid, Note: note})
 		sub.out.Release()
 		return
 	}
@@ -165,7 +166,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 	s.endSubmission(a, sub, p, strings.Join(notes, "; "), "")
 	if n := p.TerminateEscapees(s.cfg.Grace, s.cut); n > 0 {
 		// left the group and the pipes before the main process exited
-		s.journal.write(JournalEvent{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+		s.journal.Write(journal.Event{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 			Note: fmt.Sprintf("terminated %d process(es) that had left the submission's process group", n)})
 	}
 	sub.out.Release()
@@ -199,7 +200,7 @@ func (s *Supervisor) closeRunner() error {
 	defer cancel()
 	err := s.cfg.Runner.Close(ctx)
 	if err != nil {
-		s.journal.write(JournalEvent{Event: "runner_closed", Note: err.Error()})
+		s.journal.Write(journal.Event{Event: "runner_closed", Note: err.Error()})
 		err = fmt.Errorf("closing the %s runner: %w", s.cfg.RunnerName, err)
 	}
 	return err
@@ -317,7 +318,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 			at = s.needYouLocked(a, string(sub.status))
 		}
 	}
-	ev := JournalEvent{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+	ev := journal.Event{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note,
 		LastOutput: copyStr(&lastOutput)}
 	if used != (proto.Usage{}) {
@@ -329,9 +330,9 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	a.ending = true
 	s.mu.Unlock()
 
-	s.journal.write(ev)
+	s.journal.Write(ev)
 	if dropped != "" {
-		s.journal.write(JournalEvent{Event: "queue_dropped", AgentID: a.id, Note: dropped})
+		s.journal.Write(journal.Event{Event: "queue_dropped", AgentID: a.id, Note: dropped})
 	}
 	s.mu.Lock()
 	a.ending = false
@@ -340,7 +341,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
 	s.announce(a.id, at)
 	if next != nil {
-		s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: next.id, Seq: next.seq, Message: next.message, MessageBytes: next.msgLen,
+		s.journal.Write(journal.Event{Event: "sent", AgentID: a.id, SubmissionID: next.id, Seq: next.seq, Message: next.message, MessageBytes: next.msgLen,
 			Note: "queued message, started as the previous submission ended"})
 		_ = s.launch(a, next) // a start failure ends it as errored, as for send
 	}

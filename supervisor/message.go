@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -37,7 +38,7 @@ func NewMessage(message string) (*Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Message{text: msg, head: messageHead(msg), size: len(msg)}, nil
+	return &Message{text: msg, head: journal.MessageHead(msg), size: len(msg)}, nil
 }
 
 // Head returns the message's first 4 KiB (whole characters) with a marker
@@ -128,7 +129,7 @@ func (s *Supervisor) ReadMessage(r io.Reader) (*Message, error) {
 		return nil, err
 	}
 	m.size = int(t.end)
-	m.head = headOf(string(t.prefix[:min(len(t.prefix), m.size)]), m.size)
+	m.head = journal.HeadOf(string(t.prefix[:min(len(t.prefix), m.size)]), m.size)
 	return m, nil
 }
 
@@ -143,7 +144,7 @@ type trimmedFile struct {
 	f      *os.File
 	size   int64  // bytes written
 	end    int64  // offset just after the last character that is not white space
-	prefix []byte // the first maxMessageHead+1 bytes, for the head
+	prefix []byte // the first journal.MaxMessageHead+1 bytes, for the head
 	valid  []byte // scratch of validUTF8
 }
 
@@ -193,7 +194,7 @@ func (t *trimmedFile) write(p []byte) error {
 	if t.size+int64(len(p)) > proto.MaxMessageBytes+trailingRoom {
 		return proto.ErrMessageTooLong(proto.MaxMessageBytes, false)
 	}
-	if room := maxMessageHead + 1 - len(t.prefix); room > 0 {
+	if room := journal.MaxMessageHead + 1 - len(t.prefix); room > 0 {
 		t.prefix = append(t.prefix, p[:min(room, len(p))]...)
 	}
 	if _, err := t.f.Write(p); err != nil {

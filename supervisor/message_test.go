@@ -12,6 +12,7 @@ import (
 	"testing/iotest"
 	"unicode/utf8"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -65,8 +66,8 @@ func TestReadMessageIsTheJSONMessage(t *testing.T) {
 			if err != nil || string(got) != want {
 				t.Errorf("%s, %s: file holds %q (%v), want %q", name, how, cut(string(got)), err, cut(want))
 			}
-			if m.Len() != len(want) || m.Head() != messageHead(want) {
-				t.Errorf("%s, %s: len %d head %q, want %d %q", name, how, m.Len(), cut(m.Head()), len(want), cut(messageHead(want)))
+			if m.Len() != len(want) || m.Head() != journal.MessageHead(want) {
+				t.Errorf("%s, %s: len %d head %q, want %d %q", name, how, m.Len(), cut(m.Head()), len(want), cut(journal.MessageHead(want)))
 			}
 			m.Discard()
 		}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
@@ -73,7 +74,7 @@ func (n *notifier) notify(id string, at *proto.Attention) {
 	default:
 		if !n.dropped {
 			n.dropped = true
-			n.s.journal.write(JournalEvent{Event: "notify_dropped", AgentID: id,
+			n.s.journal.Write(journal.Event{Event: "notify_dropped", AgentID: id,
 				Note: fmt.Sprintf("more than %d notifications waiting for --notify-command; dropping the newest", notifyBacklog)})
 		}
 	}
@@ -115,7 +116,7 @@ func (n *notifier) run(job notifyJob) {
 	cmd.Stdout, cmd.Stderr = out, out
 	// A background process that keeps the pipes open must not hold us.
 	cmd.WaitDelay = time.Second
-	ev := JournalEvent{Event: "notify_command", AgentID: job.agentID, Status: proto.Status(job.at.Reason), Command: cfg.NotifyCommand}
+	ev := journal.Event{Event: "notify_command", AgentID: job.agentID, Status: proto.Status(job.at.Reason), Command: cfg.NotifyCommand}
 	var err error
 	if err = cmd.Start(); err == nil {
 		ev.PID = cmd.Process.Pid
@@ -146,7 +147,7 @@ func (n *notifier) run(job notifyJob) {
 		}
 		ev.LastError = err.Error()
 	}
-	n.s.journal.write(ev)
+	n.s.journal.Write(ev)
 	if err != nil && n.ctx.Err() == nil {
 		n.reportOnce(err, out.String())
 	}

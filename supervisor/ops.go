@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -55,7 +56,7 @@ func (s *Supervisor) spawnMessage(origin string, m *Message) (proto.SpawnResult,
 	sum := s.summaryLocked(a)
 	s.mu.Unlock()
 
-	s.journal.write(JournalEvent{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size,
+	s.journal.Write(journal.Event{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size,
 		Command: a.command, Builtin: a.builtin, Preset: presetRecord(a.preset), Runner: a.runner})
 	if err := s.launch(a, sub); err != nil {
 		s.mu.Lock()
@@ -115,7 +116,7 @@ func (s *Supervisor) sendMessage(id string, m *Message, interrupt bool) (proto.S
 		if dropped {
 			s.journalDropped(a.id, "send with interrupt")
 		}
-		s.journal.write(JournalEvent{Event: "interrupted", AgentID: a.id, SubmissionID: old.id, Seq: old.seq, Note: "send with interrupt"})
+		s.journal.Write(journal.Event{Event: "interrupted", AgentID: a.id, SubmissionID: old.id, Seq: old.seq, Note: "send with interrupt"})
 		s.requestStop(a, old, "interrupted")
 		<-old.done
 		s.mu.Lock()
@@ -133,7 +134,7 @@ func (s *Supervisor) sendMessage(id string, m *Message, interrupt bool) (proto.S
 	sub := s.newSubmissionLocked(a, m)
 	s.mu.Unlock()
 
-	s.journal.write(JournalEvent{Event: "sent", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size})
+	s.journal.Write(journal.Event{Event: "sent", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size})
 	status := proto.StatusRunning
 	if err := s.launch(a, sub); err != nil {
 		status = proto.StatusErrored
@@ -185,7 +186,7 @@ func (s *Supervisor) Interrupt(ctx context.Context, id string) (proto.StatusResu
 	if dropped {
 		s.journalDropped(a.id, "interrupt")
 	}
-	s.journal.write(JournalEvent{Event: "interrupted", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq})
+	s.journal.Write(journal.Event{Event: "interrupted", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq})
 	s.requestStop(a, sub, "interrupted")
 	<-sub.done
 	res := s.statusResult(a)
@@ -220,7 +221,7 @@ func (s *Supervisor) Close(ctx context.Context, id string) (proto.StatusResult, 
 	if dropped {
 		s.journalDropped(a.id, "close")
 	}
-	s.journal.write(JournalEvent{Event: "closed", AgentID: a.id})
+	s.journal.Write(journal.Event{Event: "closed", AgentID: a.id})
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	s.announce(a.id, at)
 	if sub != nil {
@@ -250,7 +251,7 @@ func (s *Supervisor) Resume(ctx context.Context, id string) (proto.StatusResult,
 	res := proto.StatusResult{AgentID: a.id, Status: a.status}
 	s.mu.Unlock()
 	if resumed {
-		s.journal.write(JournalEvent{Event: "resumed", AgentID: a.id, Status: res.Status})
+		s.journal.Write(journal.Event{Event: "resumed", AgentID: a.id, Status: res.Status})
 		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	}
 	return res, nil
@@ -395,7 +396,7 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	if !already {
-		s.journal.write(JournalEvent{Event: "shutdown", Note: "terminating running submissions"})
+		s.journal.Write(journal.Event{Event: "shutdown", Note: "terminating running submissions"})
 	}
 	for _, st := range stops {
 		s.requestStop(st.a, st.sub, "interrupted")
@@ -420,11 +421,11 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	cerr := s.closeRunner()
 	s.stopOnce.Do(func() {
 		// every submission ended: later hosts skip this run in their
-		// orphan sweep (endedCleanly)
-		s.journal.write(JournalEvent{Event: "run_ended"})
+		// orphan sweep (journal.EndedCleanly)
+		s.journal.Write(journal.Event{Event: "run_ended"})
 		close(s.stopped)
 	})
-	if err := s.journal.close(); err != nil {
+	if err := s.journal.Close(); err != nil {
 		return err
 	}
 	return cerr
@@ -437,7 +438,7 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 // Shutdown returns within moments. It is safe to call more than once.
 func (s *Supervisor) SkipGrace() {
 	s.cutOnce.Do(func() {
-		s.journal.write(JournalEvent{Event: "grace_skipped", Note: "processes still alive after SIGTERM are killed at once"})
+		s.journal.Write(journal.Event{Event: "grace_skipped", Note: "processes still alive after SIGTERM are killed at once"})
 		close(s.cut)
 	})
 }

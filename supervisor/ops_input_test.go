@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -46,8 +47,8 @@ func TestJSONResultsCutAHugeMessage(t *testing.T) {
 	if whole, err := s.Message(t.Context(), res.AgentID, 1); err != nil || whole != msg {
 		t.Errorf("Message gave %d bytes, %v; want the whole %d", len(whole), err, len(msg))
 	}
-	if info, _ := s.Agent(res.AgentID); len(info.LastMessage) > maxMessageHead+100 || !strings.HasPrefix(msg, strings.Split(info.LastMessage, "...[truncated")[0]) {
-		t.Errorf("the snapshot holds %d bytes of the message; want a head of at most %d", len(info.LastMessage), maxMessageHead)
+	if info, _ := s.Agent(res.AgentID); len(info.LastMessage) > journal.MaxMessageHead+100 || !strings.HasPrefix(msg, strings.Split(info.LastMessage, "...[truncated")[0]) {
+		t.Errorf("the snapshot holds %d bytes of the message; want a head of at most %d", len(info.LastMessage), journal.MaxMessageHead)
 	}
 }
 
@@ -138,7 +139,7 @@ func TestJournalCutsAHugeMessage(t *testing.T) {
 		t.Fatalf("the child got %q bytes, want the whole message and its newline", *d.LastOutput)
 	}
 	for _, line := range strings.Split(readJournal(t, s), "\n") {
-		if len(line) > 2*maxJournalMessage {
+		if len(line) > 2*(64<<10) { // twice the journal's cut of a message
 			t.Fatalf("journal line of %d bytes", len(line))
 		}
 		if strings.Contains(line, `"event":"spawned"`) && !strings.Contains(line, "...[truncated: 1048576 bytes in all]") {

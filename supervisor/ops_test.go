@@ -3,7 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
-	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -476,15 +476,8 @@ func TestJournalFailureIsInEverySummary(t *testing.T) {
 	if f := listOf(s)[0].Failure; f != "" {
 		t.Fatalf("failure %q before anything failed", f)
 	}
-	path := s.journal.f.Name()
-	ro, err := os.Open(path) // the journal's next write fails
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.journal.mu.Lock()
-	_ = s.journal.f.Close()
-	s.journal.f = ro
-	s.journal.mu.Unlock()
+	path := filepath.Join(s.RunDir(), "journal.jsonl")
+	breakJournal(t, path) // the journal's next write fails
 	if _, err := s.Send(t.Context(), id, "true", false); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/internal/journal"
 )
 
 // An earlier run that died without cleaning up (SIGKILL) left a submission
@@ -43,7 +45,7 @@ func TestLeftoverSubmissionOfADeadRunIsTerminated(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	for _, ev := range []JournalEvent{
+	for _, ev := range []journal.Event{
 		{Event: "run_started", PID: dead.Process.Pid},
 		{Event: "submission_started", AgentID: "a-1", SubmissionID: "sub-1", PID: leftover.Process.Pid},
 		{Event: "submission_started", AgentID: "a-2", SubmissionID: "sub-2", PID: stranger.Process.Pid},

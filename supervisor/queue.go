@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -61,7 +62,7 @@ func (s *Supervisor) queueMessage(id string, m *Message) (proto.SendResult, erro
 		a.queued = m
 		a.updatedAt = time.Now()
 		s.mu.Unlock()
-		s.journal.write(JournalEvent{Event: "queued", AgentID: a.id, Message: m.head, MessageBytes: m.size})
+		s.journal.Write(journal.Event{Event: "queued", AgentID: a.id, Message: m.head, MessageBytes: m.size})
 		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 		return proto.SendResult{AgentID: a.id, Status: proto.StatusRunning, Queued: true}, nil
 	}
@@ -99,7 +100,7 @@ func (s *Supervisor) CancelQueue(ctx context.Context, id string) (proto.StatusRe
 	a.updatedAt = time.Now()
 	res := proto.StatusResult{AgentID: a.id, Status: a.status, DroppedQueued: true}
 	s.mu.Unlock()
-	s.journal.write(JournalEvent{Event: "queue_dropped", AgentID: a.id, Note: "cancelled"})
+	s.journal.Write(journal.Event{Event: "queue_dropped", AgentID: a.id, Note: "cancelled"})
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	return res, nil
 }
@@ -117,5 +118,5 @@ func dropQueueLocked(a *agent) bool {
 
 // journalDropped records that op dropped agent id's queued message.
 func (s *Supervisor) journalDropped(id, op string) {
-	s.journal.write(JournalEvent{Event: "queue_dropped", AgentID: id, Note: op + " dropped the queued message"})
+	s.journal.Write(journal.Event{Event: "queue_dropped", AgentID: id, Note: op + " dropped the queued message"})
 }

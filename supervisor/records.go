@@ -1,33 +1,19 @@
 package supervisor
 
 import (
-	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 )
 
-// Records and restore (SPEC §10).
-//
-// The journal is the source of the records; there is no snapshot file. The
-// journal is already written at every lifecycle event, append-only, one
-// write per event, so a host killed with SIGKILL loses at most a torn last
-// line, while a snapshot would have to be rewritten whole at every event
-// (or lose the newest ones). To keep start-up flat in the number of runs, a
-// host begins its own journal with a checkpoint: one "record" line per
-// record it carries on (restored or kept outside the restore window), then
-// a "records_restored" line. The next host then replays only the newest
-// run of its directory that holds a complete checkpoint, plus any later
-// runs (one that was killed before its checkpoint was complete) and any
-// earlier run written after that checkpoint began (its host still ran),
-// their events in the order they happened. Records of other working
-// directories are never read into this one: each run's journal names its
-// directory in its first line. A host writes its run only once it holds
-// the control socket (control.Take), so a start that is refused writes no
-// checkpoint at all.
+// Records and restore (SPEC §10): the journal (internal/journal) keeps
+// every agent's record; at start a host restores the records of its
+// directory from the journals of earlier runs (journal.Load, in restore),
+// carries them on in its own journal's checkpoint, and turns those inside
+// --restore-window into agents (agentOf); recordLocked is an agent's
+// record for the next checkpoint.
 
 // Defaults of SPEC §10.
 const (
@@ -38,106 +24,22 @@ const (
 	// removed at start (--log-retention), unless it holds a record inside
 	// the restore window.
 	DefaultLogRetention = 30 * 24 * time.Hour
-	// interruptedByHostEnd is last_error of a submission that was running
-	// when its host ended (SPEC §10).
-	interruptedByHostEnd = "interrupted (host ended)"
-	// maxMessageHead is how much of a message is kept in memory and in the
-	// records, in bytes; the whole message is in its .msg file.
-	maxMessageHead = 4 << 10
 )
 
-// PresetRecord is the preset an agent was spawned with, as the journal
-// keeps it (SPEC §8, §10).
-type PresetRecord struct {
-	Name       string `json:"name"`
-	Args       string `json:"args,omitempty"`
-	Executable string `json:"executable,omitempty"` // this binary, for the builtin preset
-	Approvals  bool   `json:"approvals,omitempty"`  // --approvals (SPEC §12)
-}
-
-// AgentRecord is an agent's record as the journal keeps it (SPEC §10): what
-// a later host needs to show the agent and continue it. Messages are heads
-// of at most 4 KiB; the whole message of each submission is in its
-// MessageFile.
-type AgentRecord struct {
-	AgentID     string        `json:"agent_id"`
-	Dir         string        `json:"dir"`
-	Status      proto.Status  `json:"status"`
-	BeforeClose proto.Status  `json:"before_close,omitempty"`
-	CreatedAt   proto.Time    `json:"created_at"`
-	UpdatedAt   proto.Time    `json:"updated_at"`
-	LastMessage string        `json:"last_message"`
-	LastOutput  *string       `json:"last_output,omitempty"`
-	LastError   *string       `json:"last_error,omitempty"`
-	SessionID   string        `json:"session_id,omitempty"`
-	Command     string        `json:"command,omitempty"`
-	Preset      *PresetRecord `json:"preset,omitempty"`
-	Runner      string        `json:"runner,omitempty"`
-	// Builtin: Command is the built-in agent of the binary that spawned
-	// it; a restoring host runs its own binary's (as for the builtin
-	// preset), since the path of the one that wrote the record may be gone.
-	Builtin     bool               `json:"builtin,omitempty"`
-	Usage       proto.Usage        `json:"usage"`
-	Submissions []SubmissionRecord `json:"submissions"`
-}
-
-// SubmissionRecord is one submission of an AgentRecord.
-type SubmissionRecord struct {
-	ID           string       `json:"id"`
-	Seq          int          `json:"seq"`
-	Message      string       `json:"message"`
-	MessageBytes int          `json:"message_bytes"`
-	MessageFile  string       `json:"message_file,omitempty"`
-	Command      string       `json:"command,omitempty"`
-	Log          string       `json:"log,omitempty"`
-	StartedAt    proto.Time   `json:"started_at"`
-	EndedAt      proto.Time   `json:"ended_at"`
-	Status       proto.Status `json:"status"`
-	ExitCode     *int         `json:"exit_code,omitempty"`
-	Signal       string       `json:"signal,omitempty"`
-	LastError    *string      `json:"last_error,omitempty"`
-}
-
-// messageHead returns the head of msg kept in memory: msg itself up to
-// maxMessageHead bytes, else its first bytes (whole characters) and a
-// marker giving the whole length.
-func messageHead(msg string) string {
-	return headOf(msg[:min(len(msg), maxMessageHead+1)], len(msg))
-}
-
-// headOf returns the head of a message of size bytes that starts with
-// prefix (at least maxMessageHead+1 bytes of it, or all of it), as
-// messageHead does.
-func headOf(prefix string, size int) string {
-	if size <= maxMessageHead {
-		return prefix[:size]
-	}
-	cut := maxMessageHead
-	for cut > 0 && !utf8.RuneStart(prefix[cut]) {
-		cut--
-	}
-	return prefix[:cut] + fmt.Sprintf("...[truncated: %d bytes in all]", size)
-}
-
-// msgPathOf returns the message file beside a submission's log file.
-func msgPathOf(logPath string) string {
-	return strings.TrimSuffix(logPath, ".log") + ".msg"
-}
-
 // recordLocked returns a's record. Call with s.mu held.
-func (s *Supervisor) recordLocked(a *agent) *AgentRecord {
-	r := &AgentRecord{
+func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
+	r := &journal.AgentRecord{
 		AgentID: a.id, Dir: s.cfg.Dir, Status: a.status, BeforeClose: a.beforeClose,
 		CreatedAt: proto.Time{Time: a.createdAt}, UpdatedAt: proto.Time{Time: a.updatedAt}, LastMessage: a.lastMessage,
 		LastOutput: copyStr(a.lastOutput), LastError: copyStr(a.lastError), SessionID: a.sessionID,
 		Command: a.command, Builtin: a.builtin, Runner: a.runner, Usage: a.usage,
-		Submissions: make([]SubmissionRecord, len(a.subs)),
+		Submissions: make([]journal.SubmissionRecord, len(a.subs)),
 	}
 	if p := a.preset; p != nil {
 		r.Preset = presetRecord(p)
 	}
 	for i, sub := range a.subs {
-		r.Submissions[i] = SubmissionRecord{
+		r.Submissions[i] = journal.SubmissionRecord{
 			ID: sub.id, Seq: sub.seq, Message: sub.message, MessageBytes: sub.msgLen, MessageFile: sub.msgPath,
 			Command: sub.command, Log: sub.logPath, StartedAt: proto.Time{Time: sub.startedAt}, EndedAt: proto.Time{Time: sub.endedAt},
 			Status: sub.status, ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
@@ -148,7 +50,7 @@ func (s *Supervisor) recordLocked(a *agent) *AgentRecord {
 
 // agentOf turns a restored record into an agent. Its submissions hold no
 // display lines: they are read back from the log file when viewed.
-func agentOf(r *AgentRecord, fallback Config) *agent {
+func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 	a := &agent{
 		id: r.AgentID, createdAt: r.CreatedAt.Time, status: r.Status, beforeClose: r.BeforeClose,
 		updatedAt: r.UpdatedAt.Time, lastMessage: r.LastMessage, lastOutput: r.LastOutput, lastError: r.LastError,
@@ -196,9 +98,9 @@ func (s *Supervisor) spawnedWith(a *agent) {
 }
 
 // presetRecord returns p as the journal keeps it, nil for none.
-func presetRecord(p *Preset) *PresetRecord {
+func presetRecord(p *Preset) *journal.PresetRecord {
 	if p == nil {
 		return nil
 	}
-	return &PresetRecord{Name: p.Name, Args: p.Args, Executable: p.executable, Approvals: p.Approvals}
+	return &journal.PresetRecord{Name: p.Name, Args: p.Args, Executable: p.executable, Approvals: p.Approvals}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 )
@@ -61,23 +62,23 @@ func benchRecords(b testing.TB, state, dir string, agents, subs int) {
 	defer f.Close()
 	enc := json.NewEncoder(f)
 	now := time.Now().Add(-time.Hour)
-	_ = enc.Encode(JournalEvent{Time: proto.Time{Time: now}, Event: "run_started", Dir: dir, PID: 1 << 22})
+	_ = enc.Encode(journal.Event{Time: proto.Time{Time: now}, Event: "run_started", Dir: dir, PID: 1 << 22})
 	out := "a typical answer of an agent, a few lines\nwith a result at the end"
 	for i := 0; i < agents; i++ {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i, i)
-		r := &AgentRecord{AgentID: id, Dir: dir, Status: proto.StatusCompleted, CreatedAt: proto.Time{Time: now}, UpdatedAt: proto.Time{Time: now},
+		r := &journal.AgentRecord{AgentID: id, Dir: dir, Status: proto.StatusCompleted, CreatedAt: proto.Time{Time: now}, UpdatedAt: proto.Time{Time: now},
 			LastOutput: &out, Command: "cat", Runner: runner.Local}
 		for s := 1; s <= subs; s++ {
 			sid := fmt.Sprintf("%08x-1111-4000-8000-%012d", i, s)
 			log := filepath.Join(run, id, strconv.Itoa(s)+"-"+sid+".log")
 			msg := fmt.Sprintf("task %d of agent %d: look at the parser and fix what the tests say", s, i)
 			code := 0
-			r.Submissions = append(r.Submissions, SubmissionRecord{ID: sid, Seq: s, Message: msg, MessageBytes: len(msg),
+			r.Submissions = append(r.Submissions, journal.SubmissionRecord{ID: sid, Seq: s, Message: msg, MessageBytes: len(msg),
 				MessageFile: strings.TrimSuffix(log, ".log") + ".msg", Command: "cat", Log: log,
 				StartedAt: proto.Time{Time: now}, EndedAt: proto.Time{Time: now}, Status: proto.StatusCompleted, ExitCode: &code})
 			r.LastMessage = msg
 		}
-		_ = enc.Encode(JournalEvent{Time: proto.Time{Time: now}, Event: "record", AgentID: id, Record: r})
+		_ = enc.Encode(journal.Event{Time: proto.Time{Time: now}, Event: "record", AgentID: id, Record: r})
 	}
-	_ = enc.Encode(JournalEvent{Time: proto.Time{Time: now}, Event: "records_restored"})
+	_ = enc.Encode(journal.Event{Time: proto.Time{Time: now}, Event: "records_restored"})
 }

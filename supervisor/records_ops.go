@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 )
@@ -24,7 +25,7 @@ import (
 // instead, with a warning saying so: the records of earlier runs are still
 // restored from the state directory, and nothing of this run is lost while
 // it runs (SPEC §10). It fails only when neither can be written.
-func openRun(cfg *Config, runID string) (string, *journal, error) {
+func openRun(cfg *Config, runID string) (string, *journal.Writer, error) {
 	runDir := filepath.Join(cfg.StateDir, "runs", runID)
 	j, err := createRun(runDir)
 	if err == nil {
@@ -41,53 +42,51 @@ func openRun(cfg *Config, runID string) (string, *journal, error) {
 	return fallback, j, nil
 }
 
-func createRun(runDir string) (*journal, error) {
+func createRun(runDir string) (*journal.Writer, error) {
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return nil, err
 	}
-	return openJournal(filepath.Join(runDir, "journal.jsonl"))
+	return journal.Create(filepath.Join(runDir, "journal.jsonl"))
 }
 
-// restore restores the records of this directory from earlier runs (SPEC
-// §10): those updated within RestoreWindow become agents; the others, up
-// to LogRetention old, are only carried on in this run's checkpoint, so a
-// later host with a wider window still finds them. Restored agents hold no
-// display lines until viewed. What could not be restored is added to the
-// configuration's warnings. It returns when it began reading the earlier
-// runs: the checkpoint's records bear that time, as they hold every event
-// written before it (and perhaps some after, which a later replay applies
-// again; see replayRuns).
-func (s *Supervisor) restore() time.Time {
-	now := time.Now()
-	ld := loadRecords(s.cfg.StateDir, s.cfg.Dir, s.runDir)
-	s.cfg.Warnings = append(s.cfg.Warnings, ld.warnings...)
-	s.cfg.Notes = append(s.cfg.Notes, ld.notes...)
+// restore restores the records of this directory from runs, the earlier
+// runs (SPEC §10): those updated within RestoreWindow become agents; the
+// others, up to LogRetention old, are only carried on in this run's
+// checkpoint, so a later host with a wider window still finds them.
+// Restored agents hold no display lines until viewed. What could not be
+// restored is added to the configuration's warnings. now is when it began
+// reading the earlier runs: the checkpoint's records bear that time, as
+// they hold every event written before it (and perhaps some after, which a
+// later replay applies again; see journal.Load).
+func (s *Supervisor) restore(runs journal.Runs, now time.Time) {
+	ld := journal.Load(runs, s.cfg.Dir)
+	s.cfg.Warnings = append(s.cfg.Warnings, ld.Warnings...)
+	s.cfg.Notes = append(s.cfg.Notes, ld.Notes...)
 	kept, dropped := 0, 0
-	checkpoint := make([]JournalEvent, 0, len(ld.records)+1)
-	for _, r := range ld.records {
+	checkpoint := make([]journal.Event, 0, len(ld.Records)+1)
+	for _, r := range ld.Records {
 		age := now.Sub(r.UpdatedAt.Time)
 		switch {
 		case s.cfg.RestoreWindow > 0 && age <= s.cfg.RestoreWindow:
 			a := agentOf(r, s.cfg)
 			s.agents[a.id] = a
 			s.order = append(s.order, a)
-			checkpoint = append(checkpoint, JournalEvent{Time: proto.Time{Time: now}, Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
+			checkpoint = append(checkpoint, journal.Event{Time: proto.Time{Time: now}, Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
 		case s.cfg.LogRetention <= 0 || age <= s.cfg.LogRetention:
 			kept++
-			checkpoint = append(checkpoint, JournalEvent{Time: proto.Time{Time: now}, Event: "record", AgentID: r.AgentID, Record: r})
+			checkpoint = append(checkpoint, journal.Event{Time: proto.Time{Time: now}, Event: "record", AgentID: r.AgentID, Record: r})
 		default:
 			dropped++
 		}
 	}
 	s.restored = len(s.order)
-	s.journal.writeAll(append(checkpoint, JournalEvent{Event: "records_restored", Note: fmt.Sprintf(
+	s.journal.WriteAll(append(checkpoint, journal.Event{Event: "records_restored", Note: fmt.Sprintf(
 		"restored %d agent(s); kept %d record(s) outside the restore window of %s; dropped %d older than the log retention of %s",
 		s.restored, kept, proto.FormatDuration(s.cfg.RestoreWindow), dropped, proto.FormatDuration(s.cfg.LogRetention))}))
 	if s.restored > 0 {
 		s.cfg.Notes = append(s.cfg.Notes, fmt.Sprintf("restored %d agent(s) of this directory from earlier runs (updated within %s)",
 			s.restored, proto.FormatDuration(s.cfg.RestoreWindow)))
 	}
-	return now
 }
 
 // Restored returns how many agents were restored from earlier runs at
@@ -157,7 +156,7 @@ func (s *Supervisor) Forget(ctx context.Context, id string) (proto.StatusResult,
 		s.lineMem.Forget(sub.out)
 	}
 	s.mu.Unlock()
-	s.journal.write(JournalEvent{Event: "forgotten", AgentID: a.id, Note: "its logs stay on disk"})
+	s.journal.Write(journal.Event{Event: "forgotten", AgentID: a.id, Note: "its logs stay on disk"})
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Forgotten: true})
 	return proto.StatusResult{AgentID: a.id, Status: proto.StatusForgotten}, nil
 }
@@ -200,10 +199,10 @@ func (s *Supervisor) Message(ctx context.Context, id string, seq int) (string, e
 		if !strings.Contains(head, "...[truncated: ") {
 			return head, nil
 		}
-		return "", &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read the whole message of submission %d of agent %s from %s: %v; only its first %d bytes are known", seq, a.id, path, err, maxMessageHead)}
+		return "", &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read the whole message of submission %d of agent %s from %s: %v; only its first %d bytes are known", seq, a.id, path, err, journal.MaxMessageHead)}
 	}
 	if strings.Contains(head, "...[truncated: ") {
-		return "", &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("the whole message of submission %d of agent %s was not kept on disk; only its first %d bytes are known", seq, a.id, maxMessageHead)}
+		return "", &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("the whole message of submission %d of agent %s was not kept on disk; only its first %d bytes are known", seq, a.id, journal.MaxMessageHead)}
 	}
 	return head, nil
 }

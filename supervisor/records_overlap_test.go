@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -76,10 +77,10 @@ func TestARunWrittenAfterTheCheckpointIsNotSuperseded(t *testing.T) {
 	runDir := filepath.Join(dir, ".state", "runs", "20261130T100000Z-000001")
 	at := proto.Time{Time: time.Now().Add(-time.Minute)}
 	journal := writeJournal(t, runDir, dir,
-		JournalEvent{Time: at, Event: "record", AgentID: a, Record: &AgentRecord{AgentID: a, Dir: dir, Status: proto.StatusCompleted,
+		journal.Event{Time: at, Event: "record", AgentID: a, Record: &journal.AgentRecord{AgentID: a, Dir: dir, Status: proto.StatusCompleted,
 			CreatedAt: at, UpdatedAt: at, LastMessage: "kept", Command: "echo a"}},
-		JournalEvent{Time: at, Event: "records_restored"},
-		JournalEvent{Event: "run_ended"})
+		journal.Event{Time: at, Event: "records_restored"},
+		journal.Event{Event: "run_ended"})
 	future := time.Now().Add(time.Hour)
 	if err := os.Chtimes(journal, future, future); err != nil {
 		t.Fatal(err)

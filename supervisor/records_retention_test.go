@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -36,11 +37,11 @@ func TestLogRetention(t *testing.T) {
 	// an old run holding the log of an agent updated yesterday
 	held := filepath.Join(runs, "20261001T000000Z-000003")
 	age(writeJournal(t, held, dir))
-	writeJournal(t, filepath.Join(runs, "20261130T000000Z-000004"), dir, JournalEvent{Event: "record", Record: &AgentRecord{
+	writeJournal(t, filepath.Join(runs, "20261130T000000Z-000004"), dir, journal.Event{Event: "record", Record: &journal.AgentRecord{
 		AgentID: "eeeeeeee-0000-4000-8000-000000000005", Dir: dir, Status: proto.StatusCompleted,
 		CreatedAt: proto.Time{Time: old}, UpdatedAt: proto.Time{Time: time.Now().Add(-24 * time.Hour)}, LastMessage: "long-lived", Command: "true",
-		Submissions: []SubmissionRecord{{ID: "s1", Seq: 1, Log: filepath.Join(held, "eeeeeeee-0000-4000-8000-000000000005", "1-s1.log"), Status: proto.StatusCompleted}},
-	}}, JournalEvent{Event: "records_restored"})
+		Submissions: []journal.SubmissionRecord{{ID: "s1", Seq: 1, Log: filepath.Join(held, "eeeeeeee-0000-4000-8000-000000000005", "1-s1.log"), Status: proto.StatusCompleted}},
+	}}, journal.Event{Event: "records_restored"})
 
 	s := start()
 	for path, want := range map[string]bool{gone: false, other: true, held: true} {
@@ -68,9 +69,9 @@ func TestQueuedMessageIsNotRunAfterTheHostEnded(t *testing.T) {
 	start, dir := hostOf(t, "echo fresh")
 	a := "aaaaaaaa-0000-4000-8000-000000000001"
 	writeJournal(t, filepath.Join(dir, ".state", "runs", "20261130T100000Z-000001"), dir,
-		JournalEvent{Event: "spawned", AgentID: a, SubmissionID: "a1", Seq: 1, Message: "first", Command: "echo a"},
-		JournalEvent{Event: "submission_started", AgentID: a, SubmissionID: "a1", Seq: 1},
-		JournalEvent{Event: "queued", AgentID: a, Message: "the queued one\nsecond line"})
+		journal.Event{Event: "spawned", AgentID: a, SubmissionID: "a1", Seq: 1, Message: "first", Command: "echo a"},
+		journal.Event{Event: "submission_started", AgentID: a, SubmissionID: "a1", Seq: 1},
+		journal.Event{Event: "queued", AgentID: a, Message: "the queued one\nsecond line"})
 	s := start()
 	info, ok := s.Agent(a)
 	if !ok || len(info.Submissions) != 1 || info.Status != proto.StatusErrored {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -201,10 +202,10 @@ func TestRestoreWindow(t *testing.T) {
 
 	// A record last updated ten days ago, in a journal of its own.
 	old := filepath.Join(dir, ".state", "runs", "20200101T000000Z-aaaaaa")
-	writeJournal(t, old, dir, JournalEvent{Event: "record", Record: &AgentRecord{
+	writeJournal(t, old, dir, journal.Event{Event: "record", Record: &journal.AgentRecord{
 		AgentID: "0ld0ld00-0000-4000-8000-000000000000", Dir: dir, Status: proto.StatusCompleted,
 		CreatedAt: proto.Time{Time: time.Now().Add(-11 * 24 * time.Hour)}, UpdatedAt: proto.Time{Time: time.Now().Add(-10 * 24 * time.Hour)},
-		LastMessage: "an old task", Command: "true"}}, JournalEvent{Event: "records_restored"})
+		LastMessage: "an old task", Command: "true"}}, journal.Event{Event: "records_restored"})
 	newest := old // started last (run_started's time), whatever its name
 	week := start()
 	if n := len(listOf(week)); n != 0 {
@@ -222,13 +223,13 @@ func TestRestoreWindow(t *testing.T) {
 }
 
 // writeJournal writes a run's journal: run_started for dir, then evs.
-func writeJournal(t *testing.T, runDir, dir string, evs ...JournalEvent) string {
+func writeJournal(t *testing.T, runDir, dir string, evs ...journal.Event) string {
 	t.Helper()
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, ev := range append([]JournalEvent{{Event: "run_started", Dir: dir, PID: 1 << 22}}, evs...) {
+	for _, ev := range append([]journal.Event{{Event: "run_started", Dir: dir, PID: 1 << 22}}, evs...) {
 		if ev.Time.IsZero() {
 			ev.Time = proto.Time{Time: time.Now()}
 		}
@@ -255,11 +256,11 @@ func TestRestoreCorruptJournal(t *testing.T) {
 	runs := filepath.Join(dir, ".state", "runs")
 	a, b := "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002"
 	path := writeJournal(t, filepath.Join(runs, "20261130T100000Z-000001"), dir,
-		JournalEvent{Event: "spawned", AgentID: a, SubmissionID: "a1", Seq: 1, Message: "task a", Command: "echo a"},
-		JournalEvent{Event: "submission_started", AgentID: a, SubmissionID: "a1", Seq: 1, Log: "/nonexistent/1-a1.log"},
-		JournalEvent{Event: "submission_ended", AgentID: a, SubmissionID: "a1", Seq: 1, Status: proto.StatusCompleted},
-		JournalEvent{Event: "spawned", AgentID: b, SubmissionID: "b1", Seq: 1, Message: "task b", Command: "echo b"},
-		JournalEvent{Event: "record", Record: &AgentRecord{AgentID: "cccccccc-0000-4000-8000-000000000003", Dir: "/another/dir", Status: proto.StatusCompleted, UpdatedAt: proto.Time{Time: time.Now()}}},
+		journal.Event{Event: "spawned", AgentID: a, SubmissionID: "a1", Seq: 1, Message: "task a", Command: "echo a"},
+		journal.Event{Event: "submission_started", AgentID: a, SubmissionID: "a1", Seq: 1, Log: "/nonexistent/1-a1.log"},
+		journal.Event{Event: "submission_ended", AgentID: a, SubmissionID: "a1", Seq: 1, Status: proto.StatusCompleted},
+		journal.Event{Event: "spawned", AgentID: b, SubmissionID: "b1", Seq: 1, Message: "task b", Command: "echo b"},
+		journal.Event{Event: "record", Record: &journal.AgentRecord{AgentID: "cccccccc-0000-4000-8000-000000000003", Dir: "/another/dir", Status: proto.StatusCompleted, UpdatedAt: proto.Time{Time: time.Now()}}},
 	)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -267,12 +268,12 @@ func TestRestoreCorruptJournal(t *testing.T) {
 	}
 	// a corrupt line, then an event of b, then a line torn by a kill
 	fmt.Fprintf(f, "{not json at all\n")
-	line, _ := json.Marshal(JournalEvent{Time: proto.Time{Time: time.Now()}, Event: "submission_started", AgentID: b, SubmissionID: "b1", Seq: 1, Command: "echo b"})
+	line, _ := json.Marshal(journal.Event{Time: proto.Time{Time: time.Now()}, Event: "submission_started", AgentID: b, SubmissionID: "b1", Seq: 1, Command: "echo b"})
 	fmt.Fprintf(f, "%s\n{\"time\":\"2026-11-30T10:00:05.000Z\",\"event\":\"submission_en", line)
 	f.Close()
 	// a journal of another directory
 	writeJournal(t, filepath.Join(runs, "20261130T110000Z-000002"), "/some/other/dir",
-		JournalEvent{Event: "spawned", AgentID: "dddddddd-0000-4000-8000-000000000004", Seq: 1, Message: "elsewhere"})
+		journal.Event{Event: "spawned", AgentID: "dddddddd-0000-4000-8000-000000000004", Seq: 1, Message: "elsewhere"})
 
 	s := start()
 	ls := listOf(s)
@@ -345,7 +346,7 @@ func TestWholeMessageKept(t *testing.T) {
 	_, id := finishedRun(t, start, msg)
 	s2 := start()
 	info, _ := s2.Agent(id)
-	if !proto.MessageCut(info.LastMessage) || len(info.LastMessage) > maxMessageHead+64 {
+	if !proto.MessageCut(info.LastMessage) || len(info.LastMessage) > journal.MaxMessageHead+64 {
 		t.Errorf("the snapshot holds %d bytes of the message; want a marked head", len(info.LastMessage))
 	}
 	whole, err := s2.Message(t.Context(), id, 0)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner/local"
 )
@@ -75,26 +76,15 @@ func dirSize(dir string) int64 {
 }
 
 // removeOldRuns applies --log-retention at start (see the top of this
-// file) and adds a note saying how much was freed, or a warning naming
-// what could not be removed. asOf is when restore began reading the
-// earlier runs: this run's checkpoint holds what they held then.
-func (s *Supervisor) removeOldRuns(asOf time.Time) {
+// file) to runs, the earlier runs as New listed them, and adds a note
+// saying how much was freed, or a warning naming what could not be
+// removed. asOf is when restore began reading the earlier runs: this run's
+// checkpoint holds what they held then.
+func (s *Supervisor) removeOldRuns(runs journal.Runs, asOf time.Time) {
 	if s.cfg.LogRetention <= 0 {
 		return
 	}
-	runsDir := filepath.Join(s.cfg.StateDir, "runs")
-	entries, err := os.ReadDir(runsDir)
-	if err != nil {
-		return
-	}
-	keep := map[string]bool{s.runDir: true}
-	for _, a := range s.order {
-		for _, sub := range a.subs {
-			if sub.logPath != "" {
-				keep[filepath.Dir(filepath.Dir(sub.logPath))] = true
-			}
-		}
-	}
+	keep := s.runsOfRecords()
 	cutoff := time.Now().Add(-s.cfg.LogRetention)
 	// This run's checkpoint carries every record forward, so an earlier
 	// run of this directory that holds nothing else (no agent's logs: it
@@ -103,80 +93,61 @@ func (s *Supervisor) removeOldRuns(asOf time.Time) {
 	// add a copy of all the records. A run written since (a live host, or
 	// one that started after this one) holds events this checkpoint does
 	// not, and stays.
-	carried := filepath.Dir(s.runDir) == runsDir && s.journal.ok()
+	carried := filepath.Dir(s.runDir) == runs.Folder && s.journal.OK()
 	superseded := 0
 	var failed []string
-	for _, e := range entries {
-		runDir := filepath.Join(runsDir, e.Name())
-		if !e.IsDir() || keep[runDir] {
-			continue
-		}
-		journal := filepath.Join(runDir, "journal.jsonl")
-		fi, err := os.Stat(journal)
-		if err != nil {
-			continue
-		}
-		if dir, _, ok := journalDir(journal); !ok || dir != s.cfg.Dir {
-			continue
-		}
-		if carried && fi.ModTime().Before(asOf) && journalOnly(runDir) && endedCleanly(journal) {
-			if os.RemoveAll(runDir) == nil {
+	for _, r := range runs.All {
+		folder, written := r.Folder(), r.Written()
+		switch {
+		case r.WorkDir != s.cfg.Dir || keep[folder] || written.IsZero():
+		case carried && written.Before(asOf) && journalOnly(folder) && journal.EndedCleanly(r.Journal):
+			if os.RemoveAll(folder) == nil {
 				superseded++
 			}
-			continue
+		case written.After(cutoff) || r.PID > 0 && local.ProcessAlive(r.PID):
+		default:
+			size := dirSize(folder)
+			if err := os.RemoveAll(folder); err != nil {
+				failed = append(failed, fmt.Sprintf("%s (%v)", folder, err))
+				continue
+			}
+			s.storage.last.Freed += size
+			s.storage.last.Removed++
 		}
-		if fi.ModTime().After(cutoff) {
-			continue
-		}
-		if pid := runPID(journal); pid > 0 && local.ProcessAlive(pid) {
-			continue
-		}
-		size := dirSize(runDir)
-		if err := os.RemoveAll(runDir); err != nil {
-			failed = append(failed, fmt.Sprintf("%s (%v)", runDir, err))
-			continue
-		}
-		s.storage.last.Freed += size
-		s.storage.last.Removed++
 	}
+	s.removedRuns(runs.Folder, superseded, failed)
+}
+
+// runsOfRecords returns the run folders that hold a log of an agent this
+// host restored: the retention keeps them.
+func (s *Supervisor) runsOfRecords() map[string]bool {
+	keep := map[string]bool{}
+	for _, a := range s.order {
+		for _, sub := range a.subs {
+			if sub.logPath != "" {
+				keep[filepath.Dir(filepath.Dir(sub.logPath))] = true
+			}
+		}
+	}
+	return keep
+}
+
+// removedRuns says what removeOldRuns did: a note and a journal entry for
+// the runs removed, one for the runs superseded, a warning for those that
+// could not be removed.
+func (s *Supervisor) removedRuns(runsDir string, superseded int, failed []string) {
 	if n := s.storage.last.Removed; n > 0 {
 		note := fmt.Sprintf("removed %d run(s) older than %s (--log-retention) from %s: %s freed",
 			n, proto.FormatDuration(s.cfg.LogRetention), runsDir, proto.FormatBytes(s.storage.last.Freed))
 		s.cfg.Notes = append(s.cfg.Notes, note)
-		s.journal.write(JournalEvent{Event: "logs_removed", Note: note})
+		s.journal.Write(journal.Event{Event: "logs_removed", Note: note})
 	}
 	if superseded > 0 {
-		s.journal.write(JournalEvent{Event: "runs_superseded", Note: fmt.Sprintf("removed %d earlier run(s) that held only records, all carried by this run's checkpoint", superseded)})
+		s.journal.Write(journal.Event{Event: "runs_superseded", Note: fmt.Sprintf("removed %d earlier run(s) that held only records, all carried by this run's checkpoint", superseded)})
 	}
 	if len(failed) > 0 {
 		s.cfg.Warnings = append(s.cfg.Warnings, "--log-retention could not remove "+strings.Join(failed, ", "))
 	}
-}
-
-// runPID returns the host pid of a run's journal (run_started), 0 when
-// unknown.
-func runPID(journal string) int {
-	f, err := os.Open(journal)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	var b [512]byte
-	n, _ := f.Read(b[:])
-	line, _, _ := strings.Cut(string(b[:n]), "\n")
-	const key = `"pid":`
-	i := strings.Index(line, key)
-	if i < 0 {
-		return 0
-	}
-	pid := 0
-	for _, c := range line[i+len(key):] {
-		if c < '0' || c > '9' {
-			break
-		}
-		pid = pid*10 + int(c-'0')
-	}
-	return pid
 }
 
 // journalOnly reports whether a run's folder holds its journal and nothing

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
@@ -43,7 +44,7 @@ type Supervisor struct {
 	cfg     Config
 	runID   string
 	runDir  string
-	journal *journal
+	journal *journal.Writer
 	hub     proto.Feed
 	runs    sync.WaitGroup // one per running submission
 	budget  *output.Budget // bounds the CPU spent processing output
@@ -205,12 +206,18 @@ func New(cfg Config) (*Supervisor, error) {
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
 		budget: output.NewBudget(), lineMem: output.NewMemory(cfg.LineMemory, defaultResident),
 		stopped: make(chan struct{}), cut: make(chan struct{})}
-	j.write(JournalEvent{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
-	s.removeOldRuns(s.restore())
+	j.Write(journal.Event{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
+	// The earlier runs, read once for the restore, the retention and the
+	// orphan sweep. Restore begins now: its checkpoint holds every event
+	// written before.
+	asOf := time.Now()
+	runs := journal.ListRuns(cfg.StateDir, runDir)
+	s.restore(runs, asOf)
+	s.removeOldRuns(runs, asOf)
 	if strings.TrimSpace(cfg.NotifyCommand) != "" {
 		s.notifier = newNotifier(s)
 	}
-	if note := s.reapOrphans(); note != "" {
+	if note := s.reapOrphans(runs); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)
 	}
 	if note := cfg.Runner.Sweep(runDir); note != "" {
@@ -218,7 +225,7 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	// A journal that cannot be written is said on every screen and to
 	// programs (SPEC §5), also before any agent exists to show it.
-	if f := j.watch(s.warn); f != "" {
+	if f := j.Watch(s.warn); f != "" {
 		s.warnings = append(s.warnings, f)
 	}
 	return s, nil
@@ -227,7 +234,7 @@ func New(cfg Config) (*Supervisor, error) {
 // Failure says in words, with the path, what this host failed to do that
 // belongs to no one agent: its journal could not be written (SPEC §5); ""
 // when nothing failed. Every agent's Summary.Failure says it too.
-func (s *Supervisor) Failure() string { return s.journal.failure() }
+func (s *Supervisor) Failure() string { return s.journal.Failure() }
 
 func newRunID() string {
 	var b [3]byte
@@ -357,7 +364,7 @@ func (s *Supervisor) failureLocked(a *agent) string {
 			parts = append(parts, f)
 		}
 	}
-	if f := s.journal.failure(); f != "" {
+	if f := s.journal.Failure(); f != "" {
 		parts = append(parts, f)
 	}
 	return strings.Join(parts, "; ")
@@ -384,7 +391,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 		status:    proto.StatusRunning,
 	}
 	sub.logPath = filepath.Join(s.runDir, a.id, strconv.Itoa(sub.seq)+"-"+sub.id+".log")
-	sub.msgPath = msgPathOf(sub.logPath)
+	sub.msgPath = journal.MessagePath(sub.logPath)
 	sub.command = a.command
 	if p := a.preset; p != nil {
 		sub.command, _ = p.CommandFor(a.id, a.sessionID)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -158,7 +159,7 @@ func (s *Supervisor) onSession(a *agent, sub *submission, id string) {
 	a.sessionID = id
 	s.mu.Unlock()
 	if changed {
-		s.journal.write(JournalEvent{Event: "session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, SessionID: id})
+		s.journal.Write(journal.Event{Event: "session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, SessionID: id})
 		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	}
 }

@@ -1,0 +1,96 @@
+package journal
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// MaxMessageHead is how much of a message is kept in memory and in the
+// records, in bytes; the whole message is in its .msg file (SPEC §10).
+const MaxMessageHead = 4 << 10
+
+// PresetRecord is the preset an agent was spawned with, as the journal
+// keeps it (SPEC §8, §10).
+type PresetRecord struct {
+	Name       string `json:"name"`
+	Args       string `json:"args,omitempty"`
+	Executable string `json:"executable,omitempty"` // this binary, for the builtin preset
+	Approvals  bool   `json:"approvals,omitempty"`  // --approvals (SPEC §12)
+}
+
+// AgentRecord is an agent's record as the journal keeps it (SPEC §10): what
+// a later host needs to show the agent and continue it. Messages are heads
+// of at most MaxMessageHead bytes; the whole message of each submission is
+// in its MessageFile.
+type AgentRecord struct {
+	AgentID     string        `json:"agent_id"`
+	Dir         string        `json:"dir"`
+	Status      proto.Status  `json:"status"`
+	BeforeClose proto.Status  `json:"before_close,omitempty"`
+	CreatedAt   proto.Time    `json:"created_at"`
+	UpdatedAt   proto.Time    `json:"updated_at"`
+	LastMessage string        `json:"last_message"`
+	LastOutput  *string       `json:"last_output,omitempty"`
+	LastError   *string       `json:"last_error,omitempty"`
+	SessionID   string        `json:"session_id,omitempty"`
+	Command     string        `json:"command,omitempty"`
+	Preset      *PresetRecord `json:"preset,omitempty"`
+	// Runner names the runner the agent was spawned on (runner.Local for
+	// an agent whose spawned line was lost); "" in the records of an older
+	// subdash, which a host takes as its local runner.
+	Runner string `json:"runner,omitempty"`
+	// Builtin: Command is the built-in agent of the binary that spawned
+	// it; a restoring host runs its own binary's (as for the builtin
+	// preset), since the path of the one that wrote the record may be gone.
+	Builtin     bool               `json:"builtin,omitempty"`
+	Usage       proto.Usage        `json:"usage"`
+	Submissions []SubmissionRecord `json:"submissions"`
+}
+
+// SubmissionRecord is one submission of an AgentRecord.
+type SubmissionRecord struct {
+	ID           string       `json:"id"`
+	Seq          int          `json:"seq"`
+	Message      string       `json:"message"`
+	MessageBytes int          `json:"message_bytes"`
+	MessageFile  string       `json:"message_file,omitempty"`
+	Command      string       `json:"command,omitempty"`
+	Log          string       `json:"log,omitempty"`
+	StartedAt    proto.Time   `json:"started_at"`
+	EndedAt      proto.Time   `json:"ended_at"`
+	Status       proto.Status `json:"status"`
+	ExitCode     *int         `json:"exit_code,omitempty"`
+	Signal       string       `json:"signal,omitempty"`
+	LastError    *string      `json:"last_error,omitempty"`
+}
+
+// MessageHead returns the head of msg that memory and the records keep:
+// msg itself up to MaxMessageHead bytes, else its first bytes (whole
+// characters) and a marker giving the whole length.
+func MessageHead(msg string) string {
+	return HeadOf(msg[:min(len(msg), MaxMessageHead+1)], len(msg))
+}
+
+// HeadOf returns the head of a message of size bytes that starts with
+// prefix (at least MaxMessageHead+1 bytes of it, or all of it), as
+// MessageHead does: for a message read from a stream, whose rest is not
+// in memory.
+func HeadOf(prefix string, size int) string {
+	if size <= MaxMessageHead {
+		return prefix[:size]
+	}
+	cut := MaxMessageHead
+	for cut > 0 && !utf8.RuneStart(prefix[cut]) {
+		cut--
+	}
+	return prefix[:cut] + fmt.Sprintf("...[truncated: %d bytes in all]", size)
+}
+
+// MessagePath returns the message file beside a submission's log file:
+// <seq>-<id>.msg for <seq>-<id>.log.
+func MessagePath(logPath string) string {
+	return strings.TrimSuffix(logPath, ".log") + ".msg"
+}

@@ -1,0 +1,245 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Run is an earlier run of a host, as the first line of its journal
+// (run_started) tells it.
+type Run struct {
+	// Journal is the journal's path: <state-dir>/runs/<run-id>/journal.jsonl.
+	Journal string
+	// WorkDir is the working directory of its host: records belong to
+	// one (SPEC §10). "" when the journal does not say (the orphan sweep
+	// still looks at the run; no directory's records are in it).
+	WorkDir string
+	// Started is when its host started.
+	Started time.Time
+	// PID is its host's process id; 0 in the journal of an older subdash
+	// that did not write it.
+	PID int
+}
+
+// Folder returns the run's folder, which holds its journal and its
+// agents' logs.
+func (r Run) Folder() string { return filepath.Dir(r.Journal) }
+
+// Written returns when r's journal was last written (its modification
+// time), read now: a host still running writes it later. The zero time
+// when it cannot be read (removed).
+func (r Run) Written() time.Time {
+	fi, err := os.Stat(r.Journal)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
+
+// Runs are the earlier runs of a state directory, as ListRuns finds them.
+type Runs struct {
+	// Folder is <state-dir>/runs.
+	Folder string
+	// All are the runs whose journal begins with run_started, newest
+	// start first.
+	All []Run
+	// Unreadable counts the runs whose journal's first line could not be
+	// read (missing, damaged, cut): their working directory is unknown.
+	Unreadable int
+	// Err is why Folder could not be read (os.ReadDir's error); nil also
+	// when it does not exist yet.
+	Err error
+}
+
+// maxHead bounds a journal's first line, in bytes: run_started holds the
+// agent command, which may be long.
+const maxHead = 64 << 10
+
+// ListRuns reads the first line of the journal of every run under
+// <stateDir>/runs but the one in the folder except (this host's own run),
+// newest start first (run ids have whole seconds only). A state directory
+// without runs has none.
+func ListRuns(stateDir, except string) Runs {
+	rs := Runs{Folder: filepath.Join(stateDir, "runs")}
+	entries, err := os.ReadDir(rs.Folder)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			rs.Err = err
+		}
+		return rs
+	}
+	for _, e := range entries {
+		folder := filepath.Join(rs.Folder, e.Name())
+		if !e.IsDir() || folder == except {
+			continue
+		}
+		r, ok := readHead(filepath.Join(folder, "journal.jsonl"))
+		if !ok {
+			rs.Unreadable++
+			continue
+		}
+		rs.All = append(rs.All, r)
+	}
+	sort.SliceStable(rs.All, func(i, j int) bool { return rs.All[i].Started.After(rs.All[j].Started) })
+	return rs
+}
+
+// readHead reads the run_started line that begins a journal.
+func readHead(path string) (Run, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Run{}, false
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(io.LimitReader(f, maxHead), 4096).ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return Run{}, false
+	}
+	var ev Event
+	if json.Unmarshal(line, &ev) != nil || ev.Event != "run_started" {
+		return Run{}, false
+	}
+	r := Run{Journal: path, WorkDir: ev.Dir, Started: ev.Time.Time, PID: ev.PID}
+	if r.WorkDir == "" {
+		r.WorkDir, _ = strings.CutPrefix(ev.Note, "dir ") // journals of an older subdash
+	}
+	return r, true
+}
+
+// Read reads the journal at path and hands fn each of its events, in line
+// order. A line that cannot be read (damaged, or cut by a host killed
+// mid-write) is skipped, and its number, counted from 1, is in damaged.
+// The lines of events named in skip are passed over without being
+// decoded (a checkpoint's "record" lines are large). The error is
+// os.Open's (nothing read), or the read error that ended the reading at
+// the line it names in damaged.
+func Read(path string, fn func(Event), skip ...string) (damaged []int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return append(damaged, n), err
+		}
+		if len(line) == 0 {
+			return damaged, nil
+		}
+		if skipped(line, skip) {
+			continue
+		}
+		var ev Event
+		if json.Unmarshal(line, &ev) != nil || ev.Event == "" {
+			damaged = append(damaged, n)
+			continue
+		}
+		if !contains(skip, ev.Event) {
+			fn(ev)
+		}
+	}
+}
+
+// skipped reports whether a journal line is of an event named in skip,
+// without decoding it: Writer encodes "time", then "event" first.
+func skipped(line []byte, skip []string) bool {
+	if len(skip) == 0 {
+		return false
+	}
+	const key = `"event":"`
+	head := line[:min(len(line), 80)]
+	i := bytes.Index(head, []byte(key))
+	if i < 0 {
+		return false
+	}
+	name := head[i+len(key):]
+	j := bytes.IndexByte(name, '"')
+	if j < 0 {
+		return false
+	}
+	for _, s := range skip {
+		if string(name[:j]) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// EndedCleanly reports whether the journal at path ends with run_ended:
+// its host shut down after every submission ended, so nothing of it can
+// be left running. Only the file's last 512 bytes are read: journals that
+// carry many records are large.
+func EndedCleanly(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	const tail = 512
+	off := max(fi.Size()-tail, 0)
+	b := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return false
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	return bytes.Contains(lines[len(lines)-1], []byte(`"event":"run_ended"`))
+}
+
+// Submission is a submission of an earlier run that started and never
+// ended, as Unended finds it.
+type Submission struct {
+	AgentID, SubmissionID string
+	// PGID is its process group, the pid of its first process.
+	PGID int
+}
+
+// Unended returns the submissions in r's journal that started and never
+// ended (no submission_ended, no orphan_terminated): when r's host is gone
+// without a clean end, their process groups are what the orphan sweep
+// looks for (SPEC §4). Record lines are not decoded. A journal that
+// cannot be read has none.
+func Unended(r Run) []Submission {
+	started := map[string]Event{}
+	var order []string
+	_, _ = Read(r.Journal, func(ev Event) {
+		switch ev.Event {
+		case "submission_started":
+			if _, ok := started[ev.SubmissionID]; !ok {
+				order = append(order, ev.SubmissionID)
+			}
+			started[ev.SubmissionID] = ev
+		case "submission_ended", "orphan_terminated":
+			delete(started, ev.SubmissionID)
+		}
+	}, "record")
+	var out []Submission
+	for _, id := range order {
+		if ev, ok := started[id]; ok {
+			out = append(out, Submission{AgentID: ev.AgentID, SubmissionID: id, PGID: ev.PID})
+		}
+	}
+	return out
+}
