@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -54,19 +55,6 @@ func start(t *testing.T, cfg supervisor.Config, o Options) *Host {
 		}
 	})
 	return h
-}
-
-// eventually polls cond every 10 ms until it holds, failing the test with
-// what after the deadline.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // runs returns the run folders under cfg's state directory.
@@ -143,7 +131,7 @@ func TestStopAnswersAWaitInFlight(t *testing.T) {
 		res, err := c.Wait(ctx, []string{sp.AgentID}, &ms)
 		got <- waited{res, err}
 	}()
-	eventually(t, 10*time.Second, "the wait did not reach the host", func() bool { return h.srv.Waiting() == 1 })
+	testkit.Eventually(t, 10*time.Second, "the wait did not reach the host", func() bool { return h.srv.Waiting() == 1 })
 	if err := h.Stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
@@ -189,7 +177,7 @@ func TestForwardHandsWarningsAndNotes(t *testing.T) {
 	}
 	mu.Unlock()
 	spawnToTheEnd(t, h, "ok two")
-	eventually(t, 10*time.Second, "no warning of the failing --notify-command", func() bool {
+	testkit.Eventually(t, 10*time.Second, "no warning of the failing --notify-command", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(warnings) > 0

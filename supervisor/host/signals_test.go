@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 )
 
@@ -35,7 +36,7 @@ func TestTheFirstSignalEndsTheHost(t *testing.T) {
 	})
 	defer g.Release()
 	sendSelf(t, syscall.SIGINT)
-	eventually(t, 5*time.Second, "SIGINT was not taken", func() bool {
+	testkit.Eventually(t, 5*time.Second, "SIGINT was not taken", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(asked) == 1
@@ -56,7 +57,7 @@ func TestTheFirstSignalEndsTheHost(t *testing.T) {
 		t.Errorf("status %d; want %d", got, 128+int(syscall.SIGHUP))
 	}
 	sendSelf(t, syscall.SIGTERM)
-	eventually(t, 5*time.Second, "SIGTERM was not taken", func() bool {
+	testkit.Eventually(t, 5*time.Second, "SIGTERM was not taken", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(asked) == 3
@@ -86,14 +87,14 @@ func TestASignalWhileStoppingSkipsTheGrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the agent did not start", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the agent did not start", func() bool {
 		w, err := s.Window(t.Context(), sp.AgentID, 1, 0, 10)
 		return err == nil && len(w.Lines) > 0
 	})
 	stopped := make(chan error, 1)
 	began := time.Now()
 	go func() { stopped <- h.Stop() }()
-	eventually(t, 5*time.Second, "Stop did not begin", func() bool {
+	testkit.Eventually(t, 5*time.Second, "Stop did not begin", func() bool {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		return g.cut != nil
