@@ -75,18 +75,7 @@ func (rp *replay) sub(r *AgentRecord, seq int, id string, at proto.Time) *Submis
 // apply applies one journal event.
 func (rp *replay) apply(ev Event) {
 	if ev.Event == "record" {
-		r := ev.Record
-		if r == nil || r.AgentID == "" {
-			return
-		}
-		if r.Dir != "" && r.Dir != rp.dir {
-			rp.otherDir++
-			return
-		}
-		if _, ok := rp.byID[r.AgentID]; !ok {
-			rp.order = append(rp.order, r.AgentID)
-		}
-		rp.byID[r.AgentID] = r
+		rp.record(ev.Record)
 		return
 	}
 	if ev.AgentID == "" || rp.forgotten[ev.AgentID] {
@@ -108,20 +97,7 @@ func (rp *replay) apply(ev Event) {
 	r.UpdatedAt = ev.Time
 	switch ev.Event {
 	case "spawned", "sent":
-		if ev.Event == "spawned" {
-			r.CreatedAt = ev.Time
-			r.Command, r.Preset, r.Builtin = ev.Command, ev.Preset, ev.Builtin
-			if ev.Runner != "" {
-				r.Runner = ev.Runner
-			}
-		}
-		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
-		s.Message, s.MessageBytes = MessageHead(ev.Message), len(ev.Message)
-		if ev.MessageBytes > 0 { // a head of the whole message
-			s.Message, s.MessageBytes = ev.Message, ev.MessageBytes
-		}
-		r.LastMessage = s.Message
-		r.Status = proto.StatusRunning
+		rp.sent(r, ev)
 	case "submission_started":
 		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
 		s.Command, s.Log = ev.Command, ev.Log
@@ -129,28 +105,7 @@ func (rp *replay) apply(ev Event) {
 			s.MessageFile = MessagePath(ev.Log)
 		}
 	case "submission_ended":
-		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
-		// The same end applied again (a run replayed after a checkpoint
-		// that holds part of it) counts its usage once.
-		again := s.EndedAt.Equal(ev.Time.Time) && s.Status == ev.Status
-		s.EndedAt, s.Status, s.ExitCode, s.Signal = ev.Time, ev.Status, ev.ExitCode, ev.Signal
-		s.LastError = nil
-		if ev.LastError != "" {
-			le := ev.LastError
-			s.LastError = &le
-		}
-		r.LastError, r.LastOutput = s.LastError, ev.LastOutput
-		if ev.SessionID != "" {
-			r.SessionID = ev.SessionID
-		}
-		if ev.Usage != nil && !again {
-			r.Usage.Add(*ev.Usage)
-		}
-		if r.Status == proto.StatusClosed {
-			r.BeforeClose = s.Status
-		} else if s.Seq == len(r.Submissions) {
-			r.Status = s.Status
-		}
+		rp.ended(r, ev)
 	case "closed":
 		if r.Status != proto.StatusClosed {
 			if n := len(r.Submissions); n == 0 || !r.Submissions[n-1].EndedAt.IsZero() {
@@ -164,6 +119,69 @@ func (rp *replay) apply(ev Event) {
 		}
 	case "session":
 		r.SessionID = ev.SessionID
+	}
+}
+
+// record applies a checkpoint's record: it replaces what the events
+// before it said of its agent. A record of another directory is counted,
+// not applied.
+func (rp *replay) record(r *AgentRecord) {
+	if r == nil || r.AgentID == "" {
+		return
+	}
+	if r.Dir != "" && r.Dir != rp.dir {
+		rp.otherDir++
+		return
+	}
+	if _, ok := rp.byID[r.AgentID]; !ok {
+		rp.order = append(rp.order, r.AgentID)
+	}
+	rp.byID[r.AgentID] = r
+}
+
+// sent applies a spawned or sent event to r: a submission with its
+// message, running.
+func (rp *replay) sent(r *AgentRecord, ev Event) {
+	if ev.Event == "spawned" {
+		r.CreatedAt = ev.Time
+		r.Command, r.Preset, r.Builtin = ev.Command, ev.Preset, ev.Builtin
+		if ev.Runner != "" {
+			r.Runner = ev.Runner
+		}
+	}
+	s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
+	s.Message, s.MessageBytes = MessageHead(ev.Message), len(ev.Message)
+	if ev.MessageBytes > 0 { // a head of the whole message
+		s.Message, s.MessageBytes = ev.Message, ev.MessageBytes
+	}
+	r.LastMessage = s.Message
+	r.Status = proto.StatusRunning
+}
+
+// ended applies a submission_ended event to r: the submission's outcome,
+// and the agent's when it is its latest submission.
+func (rp *replay) ended(r *AgentRecord, ev Event) {
+	s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
+	// The same end applied again (a run replayed after a checkpoint that
+	// holds part of it) counts its usage once.
+	again := s.EndedAt.Equal(ev.Time.Time) && s.Status == ev.Status
+	s.EndedAt, s.Status, s.ExitCode, s.Signal = ev.Time, ev.Status, ev.ExitCode, ev.Signal
+	s.LastError = nil
+	if ev.LastError != "" {
+		le := ev.LastError
+		s.LastError = &le
+	}
+	r.LastError, r.LastOutput = s.LastError, ev.LastOutput
+	if ev.SessionID != "" {
+		r.SessionID = ev.SessionID
+	}
+	if ev.Usage != nil && !again {
+		r.Usage.Add(*ev.Usage)
+	}
+	if r.Status == proto.StatusClosed {
+		r.BeforeClose = s.Status
+	} else if s.Seq == len(r.Submissions) {
+		r.Status = s.Status
 	}
 }
 
