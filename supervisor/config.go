@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/memohome"
 	"github.com/subdash/subdash/supervisor/runner"
 )
 
@@ -245,6 +246,11 @@ func Resolve(o Options, env Environment) (Config, error) {
 	}
 	if err := resolveRunner(&c, o); err != nil {
 		return c, err
+	}
+	if c.Preset.isMemo() && c.RunnerName == runner.Local {
+		if err := memohome.CheckConfig(memohome.UserHome(env.Getenv)); err != nil {
+			c.Warnings = append(c.Warnings, "--preset memo: "+err.Error()+"; until then every agent fails to start")
+		}
 	}
 	return c, nil
 }

@@ -174,10 +174,53 @@ func TestPresetCLINotInstalled(t *testing.T) {
 	if want := "--preset claude: claude is not on PATH, so every agent will fail (exit 127); install it, or pick another --preset or --command"; !slices.Contains(cfg.Warnings, want) {
 		t.Errorf("warnings %q, want %q", cfg.Warnings, want)
 	}
+	writeMemoConfig(t, filepath.Join(home, ".memo"))
 	for _, p := range []string{"memo", "builtin"} {
 		if cfg, err := Resolve(Options{Dir: home, Preset: p}, env); err != nil || len(cfg.Warnings) != 0 {
 			t.Errorf("--preset %s: %v %q", p, err, cfg.Warnings)
 		}
+	}
+}
+
+// writeMemoConfig writes a Memo config.toml with one provider into the
+// Memo home dir.
+func writeMemoConfig(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "current_provider = \"stub\"\n[[providers.stub]]\nname = \"stub\"\nenv_api_key = \"STUB_API_KEY\"\nmodel = \"memo-stub\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMemoConfigWarning: --preset memo without a Memo config that names a
+// provider (in $MEMO_HOME, else ~/.memo) warns at start, saying where it
+// looked and what to do, since every agent would be refused (SPEC §8).
+func TestMemoConfigWarning(t *testing.T) {
+	home := t.TempDir()
+	env := fakeEnv(map[string]string{"HOME": home}, true)
+	cfg, err := Resolve(Options{Dir: home, Preset: "memo"}, env)
+	want := "--preset memo: memo has no provider config (" + filepath.Join(home, ".memo", "config.toml") + ": no such file or directory); run memo once in a terminal"
+	if err != nil || len(cfg.Warnings) != 1 || !strings.HasPrefix(cfg.Warnings[0], want) {
+		t.Errorf("no config: %v %q, want a warning starting %q", err, cfg.Warnings, want)
+	}
+	other := filepath.Join(home, "elsewhere")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "config.toml"), []byte("current_provider = \"x\"\n# [[providers.x]]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env = fakeEnv(map[string]string{"HOME": home, "MEMO_HOME": other}, true)
+	cfg, _ = Resolve(Options{Dir: home, Preset: "memo"}, env)
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "declares no provider") {
+		t.Errorf("config without a provider: warnings %q", cfg.Warnings)
+	}
+	writeMemoConfig(t, other)
+	if cfg, _ = Resolve(Options{Dir: home, Preset: "memo"}, env); len(cfg.Warnings) != 0 {
+		t.Errorf("MEMO_HOME with a config: warnings %q", cfg.Warnings)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // quietAfterExit is how long output must pause, after a main process exited
@@ -47,9 +48,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 		sub.out.SetLog(logFile)
 	}
 	if sub.newSession {
-		msg := "subdash: the previous submission ended before " + s.cfg.Preset.Name + " created a session; this submission starts a new session"
-		sub.out.Note(msg)
-		s.journal.Write(journal.Event{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: msg})
+		s.newSessionNote(a, sub)
 	}
 	s.mu.Lock()
 	m := sub.pending
@@ -63,6 +62,9 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	s.mu.Lock()
 	sub.pending = nil // from now on only the message file keeps it
 	s.mu.Unlock()
+	if err == nil && a.preset.isMemo() {
+		err = s.prepareMemo(a, sub)
+	}
 	var feed func(io.WriteCloser)
 	if err == nil {
 		feed, err = s.stdinFeed(a, sub)
@@ -80,6 +82,8 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 		})
 	}
 	if err != nil {
+		// the log pane says why (the dashboard points there)
+		sub.note("the submission could not start: "+err.Error(), transcript.KindError)
 		_ = sub.out.Finish()
 		s.endSubmission(a, sub, nil, "", err.Error())
 		sub.out.Release()
@@ -95,6 +99,25 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	go s.run(a, sub, p)
 	return nil
+}
+
+// newSessionNote says in sub's log pane and the journal that the previous
+// submission ended before the agent CLI created a session, so sub starts a
+// new one (SPEC §8).
+func (s *Supervisor) newSessionNote(a *agent, sub *submission) {
+	msg := "the previous submission ended before " + a.preset.Name + " created a session; this submission starts a new session"
+	sub.note(msg, transcript.KindInit)
+	s.journal.Write(journal.Event{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: "subdash: " + msg})
+}
+
+// note adds a line subdash itself writes to sub's log pane ("subdash: "
+// and text): a display line of the raw view and, for a preset with a
+// transcript, an entry of kind k there, so either view says it.
+func (sub *submission) note(text string, k transcript.Kind) {
+	sub.out.Note("subdash: " + text)
+	if sub.tr != nil {
+		sub.tr.add(transcript.Entry{Kind: k, Text: text})
+	}
 }
 
 // run waits for a submission's main process to exit, or for a stop request
@@ -265,8 +288,9 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	var used proto.Usage
 	if sub.tr != nil {
 		oc = sub.tr.outcome()
-		lastOutput = structuredLastOutput(oc, sub.out)
 		_, used = sub.tr.activity()
+		sub.memo.decide(oc, &used) // Memo's session file decides (SPEC §8)
+		lastOutput = structuredLastOutput(oc, sub.out)
 	} else {
 		lastOutput = sub.out.LastOutput()
 	}

@@ -57,7 +57,7 @@ func (s *Supervisor) spawnMessage(origin string, m *Message) (proto.SpawnResult,
 	s.mu.Unlock()
 
 	s.journal.Write(journal.Event{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size,
-		Command: a.command, Builtin: a.builtin, Preset: presetRecord(a.preset), Runner: a.runner})
+		Command: a.command, Builtin: a.builtin, Preset: presetRecord(a.preset, a.home), Runner: a.runner})
 	if err := s.launch(a, sub); err != nil {
 		s.mu.Lock()
 		sum = s.summaryLocked(a)

@@ -2,8 +2,14 @@ package supervisor
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/subdash/subdash/supervisor/internal/memohome"
+	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // Preset runs a known agent CLI as the agent command, continuing the same
@@ -32,9 +38,9 @@ var Presets = []string{"claude", "codex", "gemini", "memo", "builtin"}
 func LookupPreset(name, args, executable string) (*Preset, error) {
 	p := &Preset{Name: strings.ToLower(strings.TrimSpace(name)), Args: strings.TrimSpace(args), executable: executable}
 	switch p.Name {
-	case "claude", "codex", "gemini":
+	case "claude", "codex", "gemini", "memo":
 		p.Format = p.Name
-	case "memo", "builtin":
+	case "builtin":
 	default:
 		known := append([]string(nil), Presets...)
 		sort.Strings(known)
@@ -62,8 +68,10 @@ func (p *Preset) Describe() string {
 // CommandFor returns the shell command line for a submission of the agent
 // agentID. session is the agent's established session (claude/gemini: the
 // agent id once a run has started it; codex: the thread id read from
-// thread.started); "" starts a new session. It also returns the session id
-// the command will establish ("" when unknown until the CLI says so).
+// thread.started; memo: the id of the session its latest run wrote in the
+// agent's own MEMO_HOME, which --prev continues); "" starts a new session.
+// It also returns the session id the command will establish ("" when
+// unknown until the CLI says so).
 func (p *Preset) CommandFor(agentID, session string) (cmd, sessionID string) {
 	extra := ""
 	if p.Args != "" {
@@ -89,8 +97,115 @@ func (p *Preset) CommandFor(agentID, session string) (cmd, sessionID string) {
 		}
 		return "codex exec --json --skip-git-repo-check" + extra + " -", ""
 	case "memo":
+		if session != "" {
+			return "memo --dangerous --prev" + extra, ""
+		}
 		return "memo --dangerous" + extra, ""
 	default: // builtin
 		return BuiltinCommand(p.executable) + extra, ""
+	}
+}
+
+// isMemo reports whether p is the memo preset.
+func (p *Preset) isMemo() bool { return p != nil && p.Name == "memo" }
+
+// memoHomeName is the folder of a memo agent's own MEMO_HOME, beside the
+// logs of its first submission: <run dir>/<agent id>/memo-home (SPEC §8).
+const memoHomeName = "memo-home"
+
+// memoRun is what a memo submission on the local runner knows of its
+// agent's Memo home (SPEC §8): the home, and the session files it held
+// when the submission started, so that the one the run writes is found.
+type memoRun struct {
+	home   string
+	before memohome.Snapshot
+}
+
+// prepareMemo readies a memo submission before it starts (launch calls it
+// without s.mu). On the local runner: the user's Memo config must declare
+// a provider (memohome.CheckConfig), the agent's own Memo home is made or
+// refreshed (memohome.Prepare), its session files are noted, and the
+// command continues with --prev exactly when that home holds a session of
+// the working directory. On another runner Memo's session files stay where
+// the submission runs: every submission starts a new conversation, and a
+// later one says so. The error stops the submission from starting.
+func (s *Supervisor) prepareMemo(a *agent, sub *submission) error {
+	if a.home == "" { // not the local runner
+		if sub.seq > 1 {
+			sub.note("memo on --runner "+a.runner+" starts a new conversation for every submission: its session files stay where it runs, out of the host's reach", transcript.KindInit)
+		}
+		return nil
+	}
+	user := memohome.UserHome(environGetter(s.cfg.Environ))
+	if err := memohome.CheckConfig(user); err != nil {
+		return err
+	}
+	if err := memohome.Prepare(a.home, user); err != nil {
+		return err
+	}
+	prev := memohome.HasSession(a.home, s.cfg.Dir)
+	session := ""
+	if prev {
+		session = "prev"
+	}
+	cmd, _ := a.preset.CommandFor(a.id, session)
+	s.mu.Lock()
+	sub.memo = &memoRun{home: a.home, before: memohome.Sessions(a.home)}
+	gone := !prev && a.sessionID != ""
+	sub.command = cmd
+	s.mu.Unlock()
+	switch {
+	case gone:
+		sub.note("memo's sessions of this agent are gone from "+filepath.Join(a.home, "sessions")+"; this submission starts a new conversation", transcript.KindInit)
+	case !prev && sub.seq > 1:
+		s.newSessionNote(a, sub)
+	}
+	return nil
+}
+
+// decide applies the session file the run wrote to oc and used: where it
+// holds a turn's end, it decides the outcome, the answer and the tokens
+// (SPEC §8), over what stdout said; its id is the agent's session from now
+// on, which the next submission continues. Without one (the run ended
+// before its session began) stdout's outcome stands. m may be nil.
+func (m *memoRun) decide(oc *outcome, used *proto.Usage) {
+	if m == nil {
+		return
+	}
+	path := memohome.NewSession(m.home, m.before)
+	if path == "" {
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	sess, err := transcript.ReadMemoSession(f)
+	f.Close()
+	if err != nil {
+		return
+	}
+	if sess.ID != "" {
+		oc.sessionID = sess.ID
+	}
+	if o := sess.Outcome; o.Final {
+		oc.final, oc.success, oc.err, oc.events = true, o.Success, o.Error, true
+		if o.Answer != "" {
+			oc.answer = o.Answer
+		}
+		*used = proto.Usage{InputTokens: o.InputTokens, OutputTokens: o.OutputTokens}
+	}
+}
+
+// environGetter returns a getenv over env ("KEY=value" entries, the last
+// one of a key winning, as for a process started with env).
+func environGetter(env []string) func(string) string {
+	return func(key string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
 	}
 }

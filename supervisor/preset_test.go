@@ -36,16 +36,22 @@ func presetSupervisor(t *testing.T, name string) (*Supervisor, string) {
 // calls returns the argument lists the fake CLIs were run with, one per run.
 func calls(t *testing.T, log string) []string {
 	t.Helper()
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for _, line := range logLines(t, log) {
 		f := strings.SplitN(line, "\t", 3)
 		out = append(out, f[0]+" "+f[1])
 	}
 	return out
+}
+
+// logLines returns the lines of the fake CLIs' log, one per run.
+func logLines(t *testing.T, log string) []string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
 
 func TestPresetSessionContinuity(t *testing.T) {

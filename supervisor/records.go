@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
@@ -36,7 +37,7 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 		Submissions: make([]journal.SubmissionRecord, len(a.subs)),
 	}
 	if p := a.preset; p != nil {
-		r.Preset = presetRecord(p)
+		r.Preset = presetRecord(p, a.home)
 	}
 	for i, sub := range a.subs {
 		r.Submissions[i] = journal.SubmissionRecord{
@@ -72,6 +73,13 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 		if lp, err := LookupPreset(p.Name, p.Args, exe); err == nil {
 			lp.Approvals = p.Approvals && lp.Name == "claude"
 			a.preset = lp
+			if lp.isMemo() && a.runner == runner.Local {
+				a.home = p.Home
+				if a.home == "" && len(r.Submissions) > 0 && r.Submissions[0].Log != "" {
+					// spawned by a subdash that gave it none
+					a.home = filepath.Join(filepath.Dir(r.Submissions[0].Log), memoHomeName)
+				}
+			}
 		}
 	}
 	if a.preset == nil && a.command == "" {
@@ -95,12 +103,16 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 func (s *Supervisor) spawnedWith(a *agent) {
 	a.command, a.preset, a.runner = s.cfg.Command, s.cfg.Preset, s.cfg.RunnerName
 	a.builtin = s.cfg.CommandSource == SourceBuiltin && a.preset == nil
+	if a.preset.isMemo() && a.runner == runner.Local {
+		a.home = filepath.Join(s.runDir, a.id, memoHomeName)
+	}
 }
 
-// presetRecord returns p as the journal keeps it, nil for none.
-func presetRecord(p *Preset) *journal.PresetRecord {
+// presetRecord returns p as the journal keeps it, with the agent's home,
+// nil for none.
+func presetRecord(p *Preset, home string) *journal.PresetRecord {
 	if p == nil {
 		return nil
 	}
-	return &journal.PresetRecord{Name: p.Name, Args: p.Args, Executable: p.executable, Approvals: p.Approvals}
+	return &journal.PresetRecord{Name: p.Name, Args: p.Args, Executable: p.executable, Approvals: p.Approvals, Home: home}
 }

@@ -101,12 +101,15 @@ type agent struct {
 
 	// Set at spawn (or restore) and never changed: how every submission of
 	// this agent runs, whatever the flags of a later host (SPEC §10).
-	command  string  // the agent command, when preset is nil
-	builtin  bool    // command is the built-in agent of the host binary (SourceBuiltin)
-	preset   *Preset // the preset, or nil
-	runner   string  // where submissions run: "local"
-	restored bool    // the record comes from an earlier run (SPEC §10)
-	origin   string  // who spawned it: "mcp", "ctl", "viewer", "" (this process's dashboard)
+	command string  // the agent command, when preset is nil
+	builtin bool    // command is the built-in agent of the host binary (SourceBuiltin)
+	preset  *Preset // the preset, or nil
+	runner  string  // where submissions run: "local"
+	// home is the agent's own Memo home (MEMO_HOME) for the memo preset on
+	// the local runner, "" otherwise (SPEC §8).
+	home     string
+	restored bool   // the record comes from an earlier run (SPEC §10)
+	origin   string // who spawned it: "mcp", "ctl", "viewer", "" (this process's dashboard)
 	// alwaysAllowed are the tools allowed for the rest of the agent's
 	// session by an "allow always" answer (SPEC §12).
 	alwaysAllowed map[string]bool
@@ -143,6 +146,9 @@ type submission struct {
 	// appr relays tool permission requests (--approvals, SPEC §12); nil
 	// otherwise.
 	appr *approvals
+	// memo is the run's Memo home and the session files it held at start
+	// (memo preset, local runner; set by launch); nil otherwise.
+	memo *memoRun
 
 	// Guarded by Supervisor.mu.
 	proc      *proc  // set by launch once the process started
@@ -395,7 +401,8 @@ func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 	sub.command = a.command
 	if p := a.preset; p != nil {
 		sub.command, _ = p.CommandFor(a.id, a.sessionID)
-		sub.newSession = p.Structured() && a.sessionID == "" && len(a.subs) > 0
+		// memo: launch decides, seeing the agent's Memo home (prepareMemo)
+		sub.newSession = p.Structured() && !p.isMemo() && a.sessionID == "" && len(a.subs) > 0
 	}
 	opt := output.Options{MaxLines: s.cfg.Scrollback, Memory: s.lineMem, Budget: s.budget,
 		Notify: func() { s.hub.Publish(proto.Change{AgentID: a.id, Output: true}) },
@@ -433,6 +440,9 @@ func (s *Supervisor) submissionVars(a *agent, sub *submission) []string {
 	}
 	if !s.cfg.AllowNested {
 		vars = append(vars, "MEMO_ENABLE_COLLAB_TOOLS=0")
+	}
+	if sub.memo != nil {
+		vars = append(vars, "MEMO_HOME="+sub.memo.home)
 	}
 	return vars
 }

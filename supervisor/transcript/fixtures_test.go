@@ -179,21 +179,28 @@ func TestFixturesGolden(t *testing.T) {
 				}
 			}
 
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got := b.String(); got != string(want) {
-				t.Errorf("transcript differs from %s (go test -update rewrites it):\n%s", golden, lineDiff(string(want), got))
-			}
+			checkGolden(t, name, b.String())
 		})
+	}
+}
+
+// checkGolden compares got with testdata/<name>.golden, or writes it there
+// with -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("transcript differs from %s (go test -update rewrites it):\n%s", golden, lineDiff(string(want), got))
 	}
 }
 

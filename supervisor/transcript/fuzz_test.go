@@ -28,6 +28,14 @@ func FuzzLine(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	memo, _ := filepath.Glob(filepath.Join(memoFixtures, "memo-*.out"))
+	for _, path := range memo {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	for _, s := range []string{
 		`{"type":"assistant","message":{"content":"plain"}}`,
 		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"a","name":"Bash","input":{"command":["sh","-c","ls"]}}]}}`,
@@ -42,7 +50,7 @@ func FuzzLine(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, format := range []Format{FormatClaude, FormatCodex, FormatGemini} {
+		for _, format := range []Format{FormatClaude, FormatCodex, FormatGemini, FormatMemo} {
 			p := NewParser(format)
 			var entries []Entry
 			for _, l := range bytes.Split(data, []byte("\n")) {

@@ -342,13 +342,13 @@ func TestHeadLines(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
-	for _, s := range []string{"claude", " Codex ", "GEMINI"} {
+	for _, s := range []string{"claude", " Codex ", "GEMINI", "memo"} {
 		if _, err := ParseFormat(s); err != nil {
 			t.Errorf("ParseFormat(%q): %v", s, err)
 		}
 	}
-	if _, err := ParseFormat("memo"); err == nil || !strings.Contains(err.Error(), "claude, codex or gemini") {
-		t.Errorf("ParseFormat(memo) error = %v", err)
+	if _, err := ParseFormat("builtin"); err == nil || !strings.Contains(err.Error(), "claude, codex, gemini or memo") {
+		t.Errorf("ParseFormat(builtin) error = %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package transcript turns the machine-readable output of agent CLIs (claude
-// stream-json, codex exec --json, gemini stream-json) into transcript entries
-// and an outcome, one output line at a time.
+// stream-json, codex exec --json, gemini stream-json, Memo's plain mode)
+// into transcript entries and an outcome, one output line at a time, and
+// reads Memo's session files (ReadMemoSession).
 //
 // It knows nothing of processes or screens: the supervisor feeds it the lines
 // of a submission's stdout, shows the entries, and decides the agent's status
@@ -31,16 +32,19 @@ const (
 	FormatCodex Format = "codex"
 	// FormatGemini is `gemini -p "" --output-format stream-json`.
 	FormatGemini Format = "gemini"
+	// FormatMemo is Memo's plain mode, `memo --dangerous` with stdin not a
+	// terminal: text lines with Ink's cursor codes (memo.go).
+	FormatMemo Format = "memo"
 )
 
 // ParseFormat returns the Format named s, or an error naming the formats it
 // knows.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
-	case FormatClaude, FormatCodex, FormatGemini:
+	case FormatClaude, FormatCodex, FormatGemini, FormatMemo:
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown transcript format %q; use claude, codex or gemini", s)
+	return "", fmt.Errorf("unknown transcript format %q; use claude, codex, gemini or memo", s)
 }
 
 // Kind says what an Entry is.
@@ -192,6 +196,8 @@ type Parser struct {
 	running []string
 	// retries counts retry events since the last other event.
 	retries int
+	// memo is the state of FormatMemo's text parse.
+	memo memoState
 }
 
 type toolCall struct {
@@ -210,6 +216,9 @@ func NewParser(f Format) *Parser {
 // progress (see Pending). The returned slice is the caller's.
 // line is not retained.
 func (p *Parser) Line(line []byte) []Entry {
+	if p.format == FormatMemo {
+		return p.memoLine(line)
+	}
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
@@ -235,7 +244,11 @@ func (p *Parser) Line(line []byte) []Entry {
 // End tells the parser the output ended. It returns the assistant text still
 // in progress, if any, as a text entry, and clears the activity.
 func (p *Parser) End() []Entry {
-	out := p.flush(nil)
+	var out []Entry
+	if p.format == FormatMemo {
+		out = p.memoEnd(out)
+	}
+	out = p.flush(out)
 	p.activity = ""
 	p.running = nil
 	return out

@@ -19,6 +19,9 @@ type PresetRecord struct {
 	Args       string `json:"args,omitempty"`
 	Executable string `json:"executable,omitempty"` // this binary, for the builtin preset
 	Approvals  bool   `json:"approvals,omitempty"`  // --approvals (SPEC §12)
+	// Home is the agent's own home of the CLI: memo's MEMO_HOME on the
+	// local runner (SPEC §8), kept so a restored agent continues there.
+	Home string `json:"home,omitempty"`
 }
 
 // AgentRecord is an agent's record as the journal keeps it (SPEC §10): what
