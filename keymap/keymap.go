@@ -1,14 +1,34 @@
 // Package keymap declares every key binding of the dashboard once, with its
 // help text. The ui matches keys with key.Matches against these bindings and
 // generates both the short help line and the full help overlay from them, so
-// a binding, its effect and its documentation cannot drift apart.
+// a binding, its effect and its documentation cannot drift apart. The
+// widgets (ui/agenttable, ui/logview, ui/lineinput) build their KeyMaps
+// from these bindings and implement help.KeyMap; the dashboard forwards a
+// key to the widget whose KeyMap Matches it.
 //
 // The keys SPEC §7 fixes are spawn n, send s, interrupt i, close c, resume r,
 // j/k and the arrows between agents, / search, ? help, q and ctrl+c quit.
 // Because n spawns, search results move with ctrl+n/ctrl+p.
 package keymap
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// Matches reports whether k matches a binding of km (any of its
+// FullHelp): how the dashboard gives a key to the widget that owns it
+// (the agents table, the log pane) without listing that widget's keys a
+// second time.
+func Matches(k tea.KeyMsg, km help.KeyMap) bool {
+	for _, col := range km.FullHelp() {
+		if key.Matches(k, col...) {
+			return true
+		}
+	}
+	return false
+}
 
 // KeyMap holds the bindings of the dashboard's normal mode: nothing has
 // focus but the dashboard itself. It implements help.KeyMap.

@@ -84,7 +84,8 @@ func (m *Model) jumpNeedsYou() tea.Cmd {
 		m.table.Select(id)
 		m.setFlash(levelInfo, "filter cleared to show "+termtext.ShortID(id))
 	}
-	return m.syncLog(false)
+	m.syncLog(false)
+	return nil
 }
 
 // filter selects the table's rows (SPEC §11): status words (running,
@@ -191,7 +192,8 @@ func (m *Model) applyFilter(text string) tea.Cmd {
 	default:
 		m.setFlash(levelInfo, fmt.Sprintf("%d of %d agents match; F changes the filter", n, len(m.agents)))
 	}
-	return m.syncLog(false)
+	m.syncLog(false)
+	return nil
 }
 
 // tableTitle is the table's title: the number of agents, and the filter

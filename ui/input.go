@@ -24,8 +24,8 @@ func (m *Model) openInput(kind inputKind, target, value string) {
 		inputDeny:   "reason the agent reads (optional); enter denies",
 		inputFilter: "status (running completed errored closed needs queued) and/or text; empty shows all",
 	}[kind]
-	if kind == inputSearch && m.lastQuery != "" {
-		m.input.Placeholder = "enter: “" + m.lastQuery + "” again"
+	if last := m.log.LastQuery(); kind == inputSearch && last != "" {
+		m.input.Placeholder = "enter: “" + last + "” again"
 	}
 	m.input.Focus()
 }
@@ -83,15 +83,11 @@ func (m *Model) submit() tea.Cmd {
 	m.closeInput()
 	switch m.inputKind {
 	case inputSearch:
-		if text == "" && m.lastQuery != "" {
-			// Enter alone repeats the last search, as in less and vi:
-			// the next match while it is active, else from the view.
-			if m.search.query == m.lastQuery {
-				return m.moveMatch(true)
-			}
-			return m.startSearch(m.lastQuery)
+		if text == "" {
+			return m.log.SearchAgain() // enter alone, as in less and vi
 		}
-		return m.startSearch(text)
+		m.log.Search(text)
+		return nil
 	case inputSpawn:
 		return m.opCmd(opSpawn, "", text, false)
 	case inputDeny:

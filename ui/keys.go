@@ -70,21 +70,13 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, km.Help):
 		m.mode, m.helpTop = modeHelp, 0
 		return m.storageCmd()
-	case key.Matches(k, km.Up, km.Down):
+	case keymap.Matches(k, m.table.KeyMap):
 		m.table, _ = m.table.Update(k)
-		return m.syncLog(false)
-	case key.Matches(k, km.FirstAgent, km.LastAgent, km.AgentsPageUp, km.AgentsPageDown):
-		switch {
-		case key.Matches(k, km.FirstAgent):
-			m.table.MoveTop()
-		case key.Matches(k, km.LastAgent):
-			m.table.MoveBottom()
-		case key.Matches(k, km.AgentsPageUp):
-			m.table.PageUp()
-		default:
-			m.table.PageDown()
-		}
-		return m.syncLog(false)
+		m.syncLog(false)
+	case keymap.Matches(k, m.log.KeyMap):
+		var cmd tea.Cmd
+		m.log, cmd = m.log.Update(k)
+		return cmd
 	case key.Matches(k, km.NextNeedsYou):
 		return m.jumpNeedsYou()
 	case key.Matches(k, km.Filter):
@@ -93,23 +85,13 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		m.openInput(inputSpawn, "", "")
 	case key.Matches(k, km.Search):
 		m.openInput(inputSearch, "", "") // as in less: empty, enter alone repeats the last search
-	case key.Matches(k, km.ClearMatch):
-		m.flash = flash{}
-		if m.search.query != "" {
-			return m.startSearch("")
-		}
-	case key.Matches(k, km.NextMatch, km.PrevMatch):
-		return m.moveMatch(key.Matches(k, km.NextMatch))
 	case key.Matches(k, km.Transcript):
 		if !m.structured() {
 			m.setFlash(levelWarn, "raw output only: transcripts come with --preset claude, codex or gemini")
 			return nil
 		}
 		m.raw = !m.raw
-		return m.syncLog(false)
-	case key.Matches(k, km.LineUp, km.LineDown, km.HalfUp, km.HalfDown, km.PageUp, km.PageDown,
-		km.Top, km.Bottom, km.Follow, km.Wrap):
-		m.log, _ = m.log.Update(k)
+		m.syncLog(false)
 	case !ok:
 		if key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume, km.CancelQueue,
 			km.PrevSubmission, km.NextSubmission, km.Pager) {
@@ -405,23 +387,6 @@ func (m *Model) moveSubmission(a proto.AgentInfo, later bool) tea.Cmd {
 	v = m.views[a.AgentID]
 	v.seq = cur
 	m.views[a.AgentID] = v
-	return m.syncLog(false)
-}
-
-// moveMatch shows the next or previous search match.
-func (m *Model) moveMatch(next bool) tea.Cmd {
-	if m.search.query == "" {
-		m.setFlash(levelInfo, "no search: press / to search the log")
-		return nil
-	}
-	var moved bool
-	if next {
-		moved = m.log.NextMatch()
-	} else {
-		moved = m.log.PrevMatch()
-	}
-	if !moved {
-		m.setFlash(levelWarn, noMatchPrefix+m.search.query+"”")
-	}
+	m.syncLog(false)
 	return nil
 }

@@ -2,7 +2,7 @@ package ui
 
 import (
 	"context"
-	"strings"
+	"errors"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -32,11 +32,11 @@ func (m Model) shownKey() (logKey, bool) {
 }
 
 // syncLog points the log pane at the selected agent's chosen submission,
-// keeping the position it had there, or, when it is already shown, tells
-// the pane the bounds the snapshot carries (and, when output arrived, that
-// its end changed). It returns the command scanning new output for the
-// search; the pane's fetches are made once per Update (fetchLog).
-func (m *Model) syncLog(output bool) tea.Cmd {
+// keeping the position it had there (the pane's search goes on there), or,
+// when it is already shown, tells the pane the bounds the snapshot carries
+// (and, when output arrived, that its end changed). The pane's fetches and
+// the scans of its search are made once per Update (fetchLog, scanLog).
+func (m *Model) syncLog(output bool) {
 	key, ok := m.shownKey()
 	if key != m.shown {
 		m.saveView()
@@ -50,19 +50,12 @@ func (m *Model) syncLog(output bool) tea.Cmd {
 			}
 			m.log.SetLog(st)
 		}
-		m.search.gen++
-		m.search.inFlight, m.search.to, m.search.jump = false, 0, false
-		if m.search.query != "" {
-			m.log.SetQuery(m.search.query)
-		}
 	} else if output {
 		m.log.Changed()
 	}
-	if !ok {
-		return nil
+	if ok {
+		m.setLogBounds()
 	}
-	m.setLogBounds()
-	return m.scanMore()
 }
 
 // setLogBounds tells the log pane the shown submission's bounds as the
@@ -117,15 +110,12 @@ func (m Model) evicted(key logKey) bool {
 	return ok && key.seq >= 1 && key.seq <= len(a.Submissions) && a.Submissions[key.seq-1].Output.Evicted
 }
 
-// onPage hands a fetched page to the log pane and scans what arrived for
-// the search.
-func (m *Model) onPage(msg pageMsg) tea.Cmd {
+// onPage hands a fetched page to the log pane.
+func (m *Model) onPage(msg pageMsg) {
 	delete(m.loading, msg.key)
-	if msg.key != m.shown {
-		return nil
+	if msg.key == m.shown {
+		m.log.SetPage(msg.req, msg.page, msg.err)
 	}
-	m.log.SetPage(msg.req, msg.page, msg.err)
-	return m.scanMore()
 }
 
 // saveView remembers where the log pane is for the shown agent.
@@ -138,57 +128,54 @@ func (m *Model) saveView() {
 	m.views[m.shown.agent] = v
 }
 
-// startSearch searches the shown log for query; "" ends the search.
-func (m *Model) startSearch(query string) tea.Cmd {
-	m.search = scan{gen: m.search.gen + 1, query: query, jump: query != ""}
-	if query != "" {
-		m.lastQuery = query
-	}
-	m.log.SetQuery(query)
-	return m.scanMore()
-}
-
-// scanMore scans the items of the shown log not scanned yet, in a command.
-func (m *Model) scanMore() tea.Cmd {
-	if m.search.query == "" || m.search.inFlight || m.shown.agent == "" {
+// scanLog returns the command asking the host for the matches of the log
+// pane's search in what it has not scanned yet, if anything: one scan in
+// flight at most, off the Update goroutine (SPEC §9).
+func (m *Model) scanLog() tea.Cmd {
+	if m.shown.agent == "" {
 		return nil
 	}
-	first, total := m.log.Bounds()
-	from := max(m.search.to, first)
-	if from >= total && !m.search.jump {
+	sc, ok := m.log.NextScan()
+	if !ok {
 		return nil
 	}
-	m.search.inFlight = true
-	sup, key, query, gen := m.sup, m.shown, m.search.query, m.search.gen
+	sup, key := m.sup, m.shown
 	return func() tea.Msg {
-		r, err := sup.Search(context.Background(), key.agent, key.seq, key.transcript, query, from)
-		return scanMsg{gen: gen, matches: r.Matches, to: r.To, err: err}
+		r, err := sup.Search(context.Background(), key.agent, key.seq, key.transcript, sc.Query, sc.From)
+		return scanMsg{key: key, scan: sc, matches: r.Matches, to: r.To, err: err}
 	}
 }
 
-// noMatchPrefix starts the warning of a search without a match.
-const noMatchPrefix = "no match for “"
+// onScan hands the host's matches to the log pane, which shows the nearest
+// one after a new query; what it says goes on the message line.
+func (m *Model) onScan(msg scanMsg) {
+	if msg.key != m.shown {
+		return
+	}
+	found, err := m.log.SetScan(msg.scan, msg.matches, msg.to, msg.err)
+	var none *logview.NoMatchError
+	switch {
+	case errors.As(err, &none):
+		m.onSearchSaid(err)
+	case err != nil:
+		m.setFlash(levelError, "search: "+err.Error())
+	case found && m.flash.search:
+		m.flash = flash{} // an earlier search's warning is stale now
+	}
+}
 
-// onScan records search matches and shows the nearest one after a new
-// query.
-func (m *Model) onScan(msg scanMsg) tea.Cmd {
-	if msg.gen != m.search.gen {
-		return nil
+// onSearchSaid shows what the log pane's search keys or a scan said: that
+// there is no search or no match, or nothing (the search was cleared, and
+// so is what an earlier search said).
+func (m *Model) onSearchSaid(err error) {
+	var none *logview.NoMatchError
+	switch {
+	case err == nil:
+		m.flash = flash{}
+	case errors.Is(err, logview.ErrNoSearch):
+		m.setFlash(levelInfo, "no search: press "+m.keys.Search.Help().Key+" to search the log")
+	case errors.As(err, &none):
+		m.setFlash(levelWarn, err.Error())
+		m.flash.search = true
 	}
-	m.search.inFlight = false
-	if msg.err != nil {
-		m.setFlash(levelError, "search: "+msg.err.Error())
-		return nil
-	}
-	m.log.AddMatches(msg.matches)
-	m.search.to = msg.to
-	if m.search.jump {
-		m.search.jump = false
-		if !m.log.NearestMatch() {
-			m.setFlash(levelWarn, noMatchPrefix+m.search.query+"”")
-		} else if strings.HasPrefix(m.flash.text, noMatchPrefix) {
-			m.flash = flash{} // an earlier search's warning is stale now
-		}
-	}
-	return m.scanMore()
 }

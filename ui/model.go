@@ -53,6 +53,9 @@ type flash struct {
 	level level
 	text  string
 	at    time.Time
+	// search is set on what the log pane's search said (no match): a
+	// later search that finds makes it stale.
+	search bool
 }
 
 // flashTTL is how long an info message stays.
@@ -92,15 +95,6 @@ type agentView struct {
 	shownKey logKey // what state is a position in
 }
 
-// scan is the state of the search over the shown log.
-type scan struct {
-	gen      int   // increases with every new query or log
-	inFlight bool  // a scan command runs
-	to       int64 // items before it were scanned
-	query    string
-	jump     bool // show the nearest match when the first results come
-}
-
 // Model is the dashboard. Create it with New; Run runs it.
 type Model struct {
 	sup    Supervisor
@@ -127,21 +121,19 @@ type Model struct {
 	denyRequest proto.PendingApproval // the request inputDeny answers
 	confirm     confirmation
 
-	shown     logKey
-	views     map[string]agentView
-	raw       bool            // show raw output even when a transcript exists
-	stopping  map[string]bool // stops requested here, shown before the supervisor confirms
-	loading   map[logKey]bool // submissions being read back from their log file, shown in the pane
-	search    scan
-	lastQuery string // the last non-empty search, for / then enter alone
-	flash     flash
-	frame     int
-	ticking   bool
-	pending   string // agent to select once it appears
-	stopN     int    // running submissions being stopped on quit
-	tickFn    func() tea.Cmd
-	storage   proto.Storage // where the logs are, for the help overlay
-	hostErrs  []string      // errors of the host's other parts (Options.HostErrors)
+	shown    logKey
+	views    map[string]agentView
+	raw      bool            // show raw output even when a transcript exists
+	stopping map[string]bool // stops requested here, shown before the supervisor confirms
+	loading  map[logKey]bool // submissions being read back from their log file, shown in the pane
+	flash    flash
+	frame    int
+	ticking  bool
+	pending  string // agent to select once it appears
+	stopN    int    // running submissions being stopped on quit
+	tickFn   func() tea.Cmd
+	storage  proto.Storage // where the logs are, for the help overlay
+	hostErrs []string      // errors of the host's other parts (Options.HostErrors)
 	// shutdownErr is the error of stopping the agents on quit; Run
 	// returns it.
 	shutdownErr error
@@ -234,9 +226,11 @@ type (
 		page logview.Page
 		err  error
 	}
-	// scanMsg reports search matches in [from, to).
+	// scanMsg carries the host's answer to the log pane's Scan: the
+	// matching items in [scan.From, to).
 	scanMsg struct {
-		gen     int
+		key     logKey
+		scan    logview.Scan
 		matches []int64
 		to      int64
 		err     error
@@ -325,15 +319,16 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	next, cmd := m.update(msg)
 	nm := next.(Model)
 	// Whatever moved the log pane or changed what it shows: fetch what it
-	// needs to draw, in a command.
-	fetch := nm.fetchLog()
+	// needs to draw, and scan what its search has not looked at, in
+	// commands.
+	fetch, scan := nm.fetchLog(), nm.scanLog()
 	// Whatever changed the selection, the focus or the agents: the agent
 	// on screen no longer needs you (SPEC §11).
 	seen := nm.seenCmd()
-	if fetch == nil && seen == nil {
+	if fetch == nil && scan == nil && seen == nil {
 		return nm, cmd
 	}
-	return nm, tea.Batch(cmd, fetch, seen)
+	return nm, tea.Batch(cmd, fetch, scan, seen)
 }
 
 func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -359,7 +354,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.lay.tooSmall {
 			return m, nil
 		}
-		return m, m.syncLog(false)
+		m.syncLog(false)
+		return m, nil
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 			return m.splitKeys(msg)
@@ -380,16 +376,22 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case approvalDoneMsg:
 		return m, m.onApprovalDone(msg)
 	case pageMsg:
-		return m, m.onPage(msg)
+		m.onPage(msg)
+		return m, nil
 	case scanMsg:
-		return m, m.onScan(msg)
+		m.onScan(msg)
+		return m, nil
+	case logview.SearchMsg:
+		m.onSearchSaid(msg.Err)
+		return m, nil
 	case tickMsg:
 		return m, m.onTick()
 	case pagerDoneMsg:
 		if msg.err != nil {
 			m.setFlash(levelError, m.pagerFailed(msg.err))
 		}
-		return m, m.syncLog(false)
+		m.syncLog(false)
+		return m, nil
 	case shutdownMsg:
 		m.shutdownErr = msg.err
 		return m, tea.Quit
@@ -453,7 +455,7 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 		}
 	}
 	if touched || m.shown.agent != sel {
-		cmds = append(cmds, m.syncLog(output))
+		m.syncLog(output)
 	}
 	cmds = append(cmds, m.startTick())
 	return tea.Batch(cmds...)

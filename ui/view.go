@@ -191,7 +191,7 @@ func (m Model) logTitles() (string, string) {
 	if m.loading[m.shown] {
 		foot = append(foot, "reading the log file…")
 	}
-	if q := m.search.query; q != "" {
+	if q := m.log.Query(); q != "" {
 		cur, n := m.log.Matches()
 		foot = append(foot, fmt.Sprintf("/%s %d/%d", termtext.OneLine(q, 0), cur, n))
 		if m.log.CurrentMatchCut() {

@@ -23,15 +23,26 @@ import (
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
-// KeyMap is the table's bindings.
+// KeyMap is the table's bindings: moving the selection. It implements
+// help.KeyMap; the dashboard gives the table every key that matches one of
+// them (keymap.Matches).
 type KeyMap struct {
-	Up, Down key.Binding
+	Up, Down, First, Last, PageUp, PageDown key.Binding
 }
 
-// DefaultKeyMap returns the table's bindings from keymap.DefaultKeyMap.
+// DefaultKeyMap returns the table's bindings from keymap.DefaultKeyMap,
+// where every key of the dashboard is declared.
 func DefaultKeyMap() KeyMap {
 	k := keymap.DefaultKeyMap()
-	return KeyMap{Up: k.Up, Down: k.Down}
+	return KeyMap{Up: k.Up, Down: k.Down, First: k.FirstAgent, Last: k.LastAgent, PageUp: k.AgentsPageUp, PageDown: k.AgentsPageDown}
+}
+
+// ShortHelp returns the bindings the table's one-line help would show.
+func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Up, k.Down} }
+
+// FullHelp returns every binding of the table.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.First, k.Last, k.PageUp, k.PageDown}}
 }
 
 // Styles are the table's styles.
@@ -371,17 +382,26 @@ func (m *Model) clampOffset() {
 	m.offset = max(min(m.offset, len(m.rows)-visible), 0)
 }
 
-// Update moves the selection for the table's keys.
+// Update moves the selection for the table's keys: a row up or down, to
+// the first or last row, a page up or down.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || !m.focused {
 		return m, nil
 	}
-	switch {
-	case key.Matches(k, m.KeyMap.Up):
+	switch km := m.KeyMap; {
+	case key.Matches(k, km.Up):
 		m.MoveUp()
-	case key.Matches(k, m.KeyMap.Down):
+	case key.Matches(k, km.Down):
 		m.MoveDown()
+	case key.Matches(k, km.First):
+		m.MoveTop()
+	case key.Matches(k, km.Last):
+		m.MoveBottom()
+	case key.Matches(k, km.PageUp):
+		m.PageUp()
+	case key.Matches(k, km.PageDown):
+		m.PageDown()
 	}
 	return m, nil
 }

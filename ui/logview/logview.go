@@ -56,17 +56,37 @@ type Request struct {
 	at   int   // the number of Changed calls when it was made
 }
 
-// KeyMap is the pane's scrolling bindings.
+// KeyMap is the pane's bindings: scrolling, follow and wrap, and moving
+// between the search's matches. It implements help.KeyMap; the dashboard
+// gives the pane every key that matches one of them (keymap.Matches).
 type KeyMap struct {
 	LineUp, LineDown, HalfUp, HalfDown key.Binding
 	PageUp, PageDown, Top, Bottom      key.Binding
 	Follow, Wrap                       key.Binding
+	NextMatch, PrevMatch, ClearMatch   key.Binding
 }
 
-// DefaultKeyMap returns the pane's bindings from keymap.DefaultKeyMap.
+// DefaultKeyMap returns the pane's bindings from keymap.DefaultKeyMap,
+// where every key of the dashboard is declared.
 func DefaultKeyMap() KeyMap {
 	k := keymap.DefaultKeyMap()
-	return KeyMap{k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Follow, k.Wrap}
+	return KeyMap{k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Follow, k.Wrap,
+		k.NextMatch, k.PrevMatch, k.ClearMatch}
+}
+
+// ShortHelp returns the bindings the pane's one-line help would show.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.LineUp, k.LineDown, k.Top, k.Bottom, k.NextMatch, k.PrevMatch}
+}
+
+// FullHelp returns every binding of the pane: scrolling, then the view,
+// then the search.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Follow, k.Wrap},
+		{k.NextMatch, k.PrevMatch, k.ClearMatch},
+	}
 }
 
 // Styles are the pane's styles.
@@ -154,7 +174,7 @@ func (m *Model) SetLog(st State) {
 	m.held, m.heldTail, m.heldAt = Page{}, false, 0
 	m.first, m.total = 0, 0
 	m.err = nil
-	m.search.matches, m.search.current = nil, -1
+	m.search.resetScan()
 	m.cache = map[int64]cached{}
 	m.Refresh()
 }
@@ -215,7 +235,10 @@ func (m Model) Top() Pos { return m.st.Top }
 // Err returns the error of the last fetch, nil once a page arrived.
 func (m Model) Err() error { return m.err }
 
-// Update scrolls for the pane's keys.
+// Update acts on the pane's keys: it scrolls, toggles follow mode and
+// wrap, and moves between the search's matches or clears the search; a
+// match key with nothing to show returns a command whose SearchMsg says
+// why, and clearing returns one with no error.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || !m.focused {
@@ -244,6 +267,13 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.ToggleFollow()
 	case key.Matches(k, km.Wrap):
 		m.SetWrap(!m.wrap)
+	case key.Matches(k, km.NextMatch, km.PrevMatch):
+		return m, m.moveMatch(key.Matches(k, km.NextMatch))
+	case key.Matches(k, km.ClearMatch):
+		if m.Query() != "" {
+			m.Search("")
+		}
+		return m, searchSays(nil)
 	}
 	return m, nil
 }

@@ -237,23 +237,50 @@ func TestStyledLinesEndResetAndStayInside(t *testing.T) {
 	}
 }
 
+// search starts a search for query and answers the pane's scans from src
+// as the host would (the supervisor's Search with the same matcher).
+func search(t *testing.T, m *Model, src *memSource, query string) {
+	t.Helper()
+	m.Search(query)
+	if err := answerScans(t, m, src); err != nil {
+		t.Fatalf("search %q: %v", query, err)
+	}
+}
+
+// answerScans answers every Scan the pane asks for from src and returns
+// what the first answer said.
+func answerScans(t *testing.T, m *Model, src *memSource) error {
+	t.Helper()
+	var said error
+	for i := 0; ; i++ {
+		sc, ok := m.NextScan()
+		if !ok {
+			return said
+		}
+		if i > 20 {
+			t.Fatalf("the pane keeps scanning: %+v", sc)
+		}
+		match := termtext.NewMatcher(sc.Query)
+		var ms []int64
+		for j := max(sc.From-src.first, 0); j < int64(len(src.items)); j++ {
+			if match.Match(cells.Strip(src.items[j].Text)) {
+				ms = append(ms, src.first+j)
+			}
+		}
+		if _, err := m.SetScan(sc, ms, src.first+int64(len(src.items)), nil); err != nil && said == nil {
+			said = err
+		}
+	}
+}
+
 func TestSearchHighlightsAndMoves(t *testing.T) {
 	src := &memSource{}
 	src.add("line %d", 0, 100)
 	m := newPane(t, src, 20, 5)
-	m.SetQuery("line 4")
-	var ms []int64
-	match := termtext.NewMatcher("line 4")
-	for i, it := range src.items {
-		if match.Match(cells.Strip(it.Text)) {
-			ms = append(ms, int64(i))
-		}
-	}
-	m.AddMatches(ms)
+	search(t, &m, src, "line 4")
 	if _, n := m.Matches(); n != 11 {
 		t.Fatalf("matches = %d, want 11", n)
 	}
-	m.NearestMatch()
 	serve(t, &m, src)
 	if cur, _ := m.CurrentMatch(); cur != 49 {
 		t.Fatalf("nearest match %d, want 49", cur)
@@ -282,9 +309,7 @@ func TestSearchMarksWhatTheHostCounts(t *testing.T) {
 	src := &memSource{}
 	src.items = []Item{{Text: "CAFÉ au lait"}, {Text: "café noir"}}
 	m := newPane(t, src, 30, 10)
-	m.SetQuery("fé")
-	m.AddMatches([]int64{0, 1})
-	m.NextMatch()
+	search(t, &m, src, "fé")
 	serve(t, &m, src)
 	r := rows(m)
 	if want := "CA\x1b[1;4;7mFÉ\x1b[m au lait"; !strings.HasPrefix(r[0], want) {
@@ -302,9 +327,7 @@ func TestSearchMarksMatchesWithoutColour(t *testing.T) {
 	src := &memSource{}
 	src.add("item %d of the log", 0, 10)
 	m := newPane(t, src, 30, 10)
-	m.SetQuery("of")
-	m.AddMatches([]int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
-	m.NextMatch()
+	search(t, &m, src, "of")
 	serve(t, &m, src)
 	if cur, _ := m.CurrentMatch(); cur != 0 {
 		t.Fatalf("current match %d, want 0", cur)

@@ -1,43 +1,173 @@
 package logview
 
 import (
+	"errors"
 	"sort"
 	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
-// searchState is the current search: the query's matcher, the absolute
-// numbers of the items that match (ascending), and which of them is
-// current.
+// searchState is the search over the shown log: the query's matcher, the
+// absolute numbers of the items that match (ascending), which of them is
+// current, and how far the host has scanned. The query outlives SetLog: a
+// search goes on in the next log shown.
 type searchState struct {
-	match   termtext.Matcher
-	matches []int64
-	current int // index into matches, -1 when none is current
+	match    termtext.Matcher
+	last     string // the last non-empty query: / then enter alone searches it again
+	matches  []int64
+	current  int   // index into matches, -1 when none is current
+	gen      int   // increases with every query and every log: the answer to an older Scan is dropped
+	inFlight bool  // a Scan is out
+	to       int64 // the items before it were scanned
+	jump     bool  // show the nearest match when the first answer comes
 }
 
-// SetQuery starts a new search for query ("" ends the search); matches come
-// later through AddMatches. Matching items are highlighted at once, with
-// the matcher the host counts them with (termtext.Matcher: smart case).
-func (m *Model) SetQuery(query string) {
-	m.search = searchState{match: termtext.NewMatcher(query), current: -1}
+// Scan is the part of the shown log the search has not looked at yet: the
+// owner asks the host for the items from From on that match Query (the
+// supervisor's Search, GET /v1/agents/{id}/search) in a command, off the
+// Update goroutine, and hands the answer to SetScan. One Scan is out at a
+// time.
+type Scan struct {
+	Query string
+	From  int64 // absolute number of the first item to look at
+	gen   int
+}
+
+// ErrNoSearch is what a match key says when there is no search.
+var ErrNoSearch = errors.New("no search")
+
+// NoMatchError is what a search says when the log holds no match of its
+// query.
+type NoMatchError struct{ Query string }
+
+func (e *NoMatchError) Error() string { return "no match for “" + e.Query + "”" }
+
+// SearchMsg is what the pane's search keys have to say on the owner's
+// message line: Err is ErrNoSearch or a *NoMatchError when a match key
+// found nothing to show, nil when the search was cleared (what an earlier
+// search said is stale then).
+type SearchMsg struct{ Err error }
+
+// Search starts a new search of the shown log for query ("" ends the
+// search): matching items are highlighted at once with the matcher the
+// host counts them with (termtext.Matcher: smart case), the matches come
+// from the Scans the owner runs, and the first answer shows the nearest
+// match (NearestMatch) or says there is none (SetScan).
+func (m *Model) Search(query string) {
+	last := m.search.last
+	if query != "" {
+		last = query
+	}
+	m.search = searchState{match: termtext.NewMatcher(query), last: last, current: -1, gen: m.search.gen + 1, jump: query != ""}
 	m.cache = map[int64]cached{}
 	m.Refresh()
 }
 
-// Query returns the current search query.
+// SearchAgain is "enter alone" at the search prompt, as in less and vi:
+// the next match while the last search is the current one, else the last
+// search again from the view. It returns the command that says there is
+// nothing to show, if so.
+func (m *Model) SearchAgain() tea.Cmd {
+	switch {
+	case m.search.last == "":
+		return nil
+	case m.Query() == m.search.last:
+		return m.moveMatch(true)
+	}
+	m.Search(m.search.last)
+	return nil
+}
+
+// LastQuery returns the last non-empty query, which SearchAgain searches.
+func (m Model) LastQuery() string { return m.search.last }
+
+// Query returns the current search query, "" when there is none.
 func (m Model) Query() string { return m.search.match.Query() }
 
-// AddMatches records the absolute numbers of matching items, ascending;
+// NextScan returns the part of the log to scan next, if any: from where
+// the last answer ended (or the oldest item held) to the newest, once
+// items arrived since, or at once after a new query. It counts the Scan as
+// out until SetScan gets its answer or the query or log changes.
+func (m *Model) NextScan() (Scan, bool) {
+	s := &m.search
+	if !m.open || s.match.Query() == "" || s.inFlight {
+		return Scan{}, false
+	}
+	from := max(s.to, m.first)
+	if from >= m.total && !s.jump {
+		return Scan{}, false
+	}
+	s.inFlight = true
+	return Scan{Query: s.match.Query(), From: from, gen: s.gen}, true
+}
+
+// SetScan records the answer to Scan sc: the absolute numbers of the
+// matching items (ascending) and where the scan ended. The answer to a
+// Scan of an earlier query or log is dropped. After a new query it shows
+// the nearest match and reports found, or returns a *NoMatchError; a
+// failed scan returns its error (and is asked again once items arrive).
+func (m *Model) SetScan(sc Scan, matches []int64, to int64, err error) (found bool, _ error) {
+	s := &m.search
+	if sc.gen != s.gen {
+		return false, nil
+	}
+	s.inFlight = false
+	if err != nil {
+		return false, err
+	}
+	m.addMatches(matches)
+	s.to = to
+	if !s.jump {
+		return false, nil
+	}
+	s.jump = false
+	if !m.NearestMatch() {
+		return false, &NoMatchError{Query: s.match.Query()}
+	}
+	return true, nil
+}
+
+// addMatches records the absolute numbers of matching items, ascending;
 // numbers not after the last known match are ignored.
-func (m *Model) AddMatches(abs []int64) {
+func (m *Model) addMatches(abs []int64) {
 	for _, a := range abs {
 		if n := len(m.search.matches); n == 0 || a > m.search.matches[n-1] {
 			m.search.matches = append(m.search.matches, a)
 		}
 	}
 }
+
+// resetScan forgets what the search found in the log shown so far, for
+// another log: the query stays, the next Scan starts from its oldest item.
+func (s *searchState) resetScan() {
+	s.matches, s.current = nil, -1
+	s.gen++
+	s.inFlight, s.to, s.jump = false, 0, false
+}
+
+// moveMatch shows the next or previous match; when there is none to show
+// it returns the command saying why.
+func (m *Model) moveMatch(next bool) tea.Cmd {
+	if m.Query() == "" {
+		return searchSays(ErrNoSearch)
+	}
+	var moved bool
+	if next {
+		moved = m.NextMatch()
+	} else {
+		moved = m.PrevMatch()
+	}
+	if !moved {
+		return searchSays(&NoMatchError{Query: m.Query()})
+	}
+	return nil
+}
+
+func searchSays(err error) tea.Cmd { return func() tea.Msg { return SearchMsg{Err: err} } }
 
 // Matches returns the 1-based number of the current match (0 when none is
 // current) and the number of matches.
