@@ -212,6 +212,14 @@ func New(cfg Config) (*Supervisor, error) {
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
 		budget: output.NewBudget(), lineMem: output.NewMemory(cfg.LineMemory, defaultResident),
 		stopped: make(chan struct{}), cut: make(chan struct{})}
+	// Changes carry the agent's snapshot, taken when a subscriber drains
+	// them (proto.Change.Info): the dashboard and the event stream need
+	// not ask for every agent's.
+	s.hub.Payload = func(c *proto.Change) {
+		if info, ok := s.Agent(c.AgentID); ok {
+			c.Info = &info
+		}
+	}
 	j.Write(journal.Event{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
 	// The earlier runs, read once for the restore, the retention and the
 	// orphan sweep. Restore begins now: its checkpoint holds every event

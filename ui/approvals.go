@@ -82,7 +82,7 @@ func (m *Model) onApprovalDone(msg approvalDoneMsg) tea.Cmd {
 	short := termtext.ShortID(msg.id)
 	if msg.err != nil {
 		m.setFlash(levelError, describe("answer", msg.id, msg.err))
-		return m.snapshotCmd()
+		return nil
 	}
 	r := msg.res
 	what := termtext.OneLine(r.Tool+" "+r.Summary, 0)
@@ -94,7 +94,7 @@ func (m *Model) onApprovalDone(msg approvalDoneMsg) tea.Cmd {
 	default:
 		m.setFlash(levelInfo, fmt.Sprintf("%s: allowed %s", short, what))
 	}
-	return m.snapshotCmd()
+	return nil
 }
 
 // submitDeny sends the denial typed in the input line.

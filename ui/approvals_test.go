@@ -31,6 +31,7 @@ func (f *fakeSup) answer(id, rid, decision, message string) (proto.ApprovalResul
 	for i, p := range a.info.PendingApprovals {
 		if p.RequestID == rid {
 			a.info.PendingApprovals = append(a.info.PendingApprovals[:i:i], a.info.PendingApprovals[i+1:]...)
+			f.changed(id)
 			return proto.ApprovalResult{AgentID: id, RequestID: rid, Tool: p.Tool, Summary: p.Summary, Decision: decision, Message: message}, nil
 		}
 	}

@@ -47,6 +47,7 @@ func newAttnHarness(t *testing.T, s Supervisor, f *fakeSup) (*harness, *termBuf)
 	m := New(s, Options{Styles: &st, Now: func() time.Time { return t0 }, Terminal: out, Notify: Notify{Bell: true, OSC: 9}, Host: f})
 	m.tickFn = func() tea.Cmd { return nil }
 	h := &harness{t: t, m: m, f: f}
+	h.follow(&f.feed)
 	h.send(tea.WindowSizeMsg{Width: 109, Height: 30})
 	return h, out
 }
@@ -117,9 +118,11 @@ func TestNotifyOffAndAgentsThatNeededYouBeforeStart(t *testing.T) {
 	f.finish(idDocs, proto.StatusCompleted, 1) // before the dashboard started
 	st := theme.Plain()
 	out := &termBuf{}
+	f.t = t
 	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Terminal: out}) // Notify zero: off
 	m.tickFn = func() tea.Cmd { return nil }
 	h := &harness{t: t, m: m, f: f}
+	h.follow(&f.feed)
 	h.send(tea.WindowSizeMsg{Width: 109, Height: 30})
 	h.wantScreen("◆ 1 needs you (a)") // marked, not rung
 	f.add("e0000000-5555-4555-8555-555555555555", "later", proto.StatusRunning)
@@ -246,6 +249,7 @@ func realHarness(t *testing.T, s *supervisor.Supervisor) *harness {
 	m := New(s, Options{Styles: &st, Terminal: &termBuf{}, Notify: Notify{Bell: true, OSC: 9}, Host: s})
 	m.tickFn = func() tea.Cmd { return nil }
 	h := &harness{t: t, m: m}
+	h.follow(s)
 	h.send(tea.WindowSizeMsg{Width: 109, Height: 30})
 	return h
 }
@@ -262,7 +266,7 @@ func until(t *testing.T, h *harness, s *supervisor.Supervisor, what string, cond
 	deadline := time.After(20 * time.Second)
 	for {
 		ok := cond()
-		h.send(ChangesMsg{Agents: s.Agents()}) // at least as new as what cond saw
+		h.send(ChangesMsg{Changes: changesOf(h.m.agents, s.Agents())}) // at least as new as what cond saw
 		if ok && cond() {
 			return
 		}

@@ -41,7 +41,7 @@ func BenchmarkManyAgents(b *testing.B) {
 		agents := f.Agents()
 		b.Run(fmt.Sprintf("snapshot+view/%d", n), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				nm, _ := m.Update(ChangesMsg{Changes: []proto.Change{{AgentID: agents[0].AgentID, Agent: true}}, Agents: agents})
+				nm, _ := m.Update(ChangesMsg{Changes: []proto.Change{{AgentID: agents[0].AgentID, Agent: true, Info: &agents[0]}}})
 				_ = nm.(Model).View()
 			}
 		})

@@ -39,7 +39,7 @@ func TestBenchFloodShare(t *testing.T) {
 		sub := s.Subscribe()
 		ctx, cancel := context.WithCancel(context.Background())
 		msgs := make(chan tea.Msg, 1)
-		go Forward(ctx, sub, s, func(msg tea.Msg) { msgs <- msg }, 0)
+		go Forward(ctx, sub, func(msg tea.Msg) { msgs <- msg }, 0)
 		m := New(s, Options{})
 		m.tickFn = func() tea.Cmd { return nil }
 		nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})

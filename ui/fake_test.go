@@ -20,21 +20,26 @@ import (
 var t0 = time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 
 // fakeSup is an in-memory supervisor with fixed ids and times: operations
-// act at once and are recorded in calls. Every method fails the test when
-// it is called while the model's Update or View runs (the harness sets
-// inUpdate around them): all I/O belongs in commands.
+// act at once, are recorded in calls, and publish what they changed on
+// feed, whose changes carry the agent's snapshot, as a supervisor's do (the
+// harness delivers them as the forwarder would). Every method fails the
+// test when it is called while the model's Update or View runs (the
+// harness sets inUpdate around them): all I/O belongs in commands.
 type fakeSup struct {
 	t        testing.TB
 	inUpdate atomic.Bool
-	mu       sync.Mutex
-	cfg      proto.HostConfig
-	agents   []*fakeAgent
-	calls    []string
-	fail     map[string]error // op name → error to return
-	ids      int
-	shutdown bool
-	windows  map[string]int    // Window calls per agent
-	whole    map[string]string // agent → its whole latest message, when the snapshot holds a head
+	feed     proto.Feed
+	// agentsCalls counts the snapshots of every agent (Agents) taken.
+	agentsCalls atomic.Int64
+	mu          sync.Mutex
+	cfg         proto.HostConfig
+	agents      []*fakeAgent
+	calls       []string
+	fail        map[string]error // op name → error to return
+	ids         int
+	shutdown    bool
+	windows     map[string]int    // Window calls per agent
+	whole       map[string]string // agent → its whole latest message, when the snapshot holds a head
 }
 
 type fakeAgent struct {
@@ -46,12 +51,25 @@ type fakeAgent struct {
 }
 
 func newFake() *fakeSup {
-	return &fakeSup{
+	f := &fakeSup{
 		cfg:     proto.HostConfig{Command: "sh ./agent.sh", MaxAgents: 4},
 		fail:    map[string]error{},
 		windows: map[string]int{},
 	}
+	f.feed.Payload = func(c *proto.Change) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if a := f.find(c.AgentID); a != nil {
+			info := f.snapshot(a)
+			c.Info = &info
+		}
+	}
+	return f
 }
+
+// changed publishes a change of agent id, as the supervisor does after an
+// operation.
+func (f *fakeSup) changed(id string) { f.feed.Publish(proto.Change{AgentID: id, Agent: true}) }
 
 // noIO fails the test when the model calls op while Update or View runs.
 func (f *fakeSup) noIO(op string) {
@@ -135,21 +153,29 @@ func (f *fakeSup) HostConfig() proto.HostConfig {
 
 func (f *fakeSup) Agents() []proto.AgentInfo {
 	f.noIO("Agents")
+	f.agentsCalls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]proto.AgentInfo, len(f.agents))
 	for i, a := range f.agents {
-		out[i] = a.info
-		out[i].Submissions = append([]proto.SubmissionInfo(nil), a.info.Submissions...)
-		out[i].Structured = out[i].Structured || f.cfg.Structured()
-		for j := range out[i].Submissions {
-			seq := j + 1
-			c := &out[i].Submissions[j].Output
-			c.FirstLine, c.Lines, c.Evicted = a.first[seq], a.first[seq]+int64(len(a.lines[seq])), a.evicted[seq]
-			c.Entries = int64(len(a.entries[seq]))
-		}
+		out[i] = f.snapshot(a)
 	}
 	return out
+}
+
+// snapshot returns a's snapshot with its output counts. Call with f.mu
+// held.
+func (f *fakeSup) snapshot(a *fakeAgent) proto.AgentInfo {
+	info := a.info
+	info.Submissions = append([]proto.SubmissionInfo(nil), a.info.Submissions...)
+	info.Structured = info.Structured || f.cfg.Structured()
+	for j := range info.Submissions {
+		seq := j + 1
+		c := &info.Submissions[j].Output
+		c.FirstLine, c.Lines, c.Evicted = a.first[seq], a.first[seq]+int64(len(a.lines[seq])), a.evicted[seq]
+		c.Entries = int64(len(a.entries[seq]))
+	}
+	return info
 }
 
 func (f *fakeSup) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
@@ -164,6 +190,7 @@ func (f *fakeSup) Spawn(ctx context.Context, message string) (proto.SpawnResult,
 	id := fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xa0000000+f.ids, f.ids)
 	f.mu.Unlock()
 	f.add(id, message, proto.StatusRunning)
+	f.changed(id)
 	return proto.SpawnResult{Summary: proto.Summary{AgentID: id, Status: proto.StatusRunning}}, nil
 }
 
@@ -186,6 +213,7 @@ func (f *fakeSup) Send(ctx context.Context, id, message string, interrupt bool) 
 	seq := len(a.info.Submissions) + 1
 	a.info.Submissions = append(a.info.Submissions, proto.SubmissionInfo{ID: fmt.Sprintf("sub%d", seq), Seq: seq, Message: message, StartedAt: t0, Status: proto.StatusRunning})
 	a.info.Status, a.info.LastMessage = proto.StatusRunning, message
+	f.changed(a.info.AgentID)
 	return proto.SendResult{AgentID: id, Status: proto.StatusRunning}, nil
 }
 
@@ -212,6 +240,7 @@ func (f *fakeSup) Interrupt(ctx context.Context, id string) (proto.StatusResult,
 		return proto.StatusResult{}, proto.ErrNotRunning(id)
 	}
 	f.end(a, "interrupted")
+	f.changed(a.info.AgentID)
 	return proto.StatusResult{AgentID: id, Status: a.info.Status}, nil
 }
 
@@ -223,6 +252,7 @@ func (f *fakeSup) Close(ctx context.Context, id string) (proto.StatusResult, err
 	a := f.find(id)
 	a.info.Status = proto.StatusClosed
 	f.end(a, "interrupted")
+	f.changed(a.info.AgentID)
 	return proto.StatusResult{AgentID: id, Status: proto.StatusClosed}, nil
 }
 
@@ -237,6 +267,7 @@ func (f *fakeSup) MarkSeen(ctx context.Context, id string) (proto.StatusResult, 
 		return proto.StatusResult{}, proto.ErrNotFound(id)
 	}
 	a.info.NeedsYou = nil
+	f.changed(a.info.AgentID)
 	return proto.StatusResult{AgentID: id, Status: a.info.Status}, nil
 }
 
@@ -249,6 +280,7 @@ func (f *fakeSup) Queue(ctx context.Context, id, message string) (proto.SendResu
 		defer f.mu.Unlock()
 		f.record("queue %s %q", id[:8], message)
 		a.info.QueuedMessage = message
+		f.changed(a.info.AgentID)
 		return proto.SendResult{AgentID: id, Status: proto.StatusRunning, Queued: true}, nil
 	}
 	f.mu.Unlock()
@@ -266,6 +298,7 @@ func (f *fakeSup) CancelQueue(ctx context.Context, id string) (proto.StatusResul
 		return proto.StatusResult{}, proto.ErrNoQueue(id)
 	}
 	a.info.QueuedMessage = ""
+	f.changed(a.info.AgentID)
 	return proto.StatusResult{AgentID: id, Status: a.info.Status, DroppedQueued: true}, nil
 }
 
@@ -291,6 +324,7 @@ func (f *fakeSup) Resume(ctx context.Context, id string) (proto.StatusResult, er
 	if a.info.Status == proto.StatusClosed {
 		a.info.Status = a.info.Submissions[len(a.info.Submissions)-1].Status
 	}
+	f.changed(a.info.AgentID)
 	return proto.StatusResult{AgentID: id, Status: a.info.Status}, nil
 }
 
@@ -307,6 +341,7 @@ func (f *fakeSup) Forget(ctx context.Context, id string) (proto.StatusResult, er
 			return proto.StatusResult{}, proto.ErrForgetRunning(id)
 		}
 		f.agents = append(f.agents[:i], f.agents[i+1:]...)
+		f.feed.Publish(proto.Change{AgentID: id, Agent: true, Forgotten: true})
 		return proto.StatusResult{AgentID: id, Status: proto.StatusForgotten}, nil
 	}
 	return proto.StatusResult{}, proto.ErrNotFound(id)
@@ -343,6 +378,7 @@ func (f *fakeSup) Window(ctx context.Context, id string, seq int, from int64, n 
 		// read back from the log file first, as proto.Reader's Window does
 		f.record("load %s %d", id[:8], seq)
 		delete(a.evicted, seq)
+		f.changed(a.info.AgentID) // the counts are known again
 	}
 	lines, first := a.lines[seq], a.first[seq]
 	w := proto.Window{First: first, Total: first + int64(len(lines))}
@@ -444,6 +480,7 @@ func (f *fakeSup) Shutdown(context.Context) error {
 	f.shutdown = true
 	for _, a := range f.agents {
 		f.end(a, "interrupted")
+		f.changed(a.info.AgentID)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,11 +19,14 @@ import (
 // harness drives a Model as Bubble Tea would, running commands at once
 // (the clock's tick excepted) and feeding their messages back.
 type harness struct {
-	t     *testing.T
-	m     Model
-	f     *fakeSup
-	quit  bool
-	execs int // tea.Exec requests (the pager)
+	t  *testing.T
+	m  Model
+	f  *fakeSup
+	ev *proto.Subscription // the changes the forwarder would deliver
+	// onChanges, when set, sees every ChangesMsg before the model does.
+	onChanges func(ChangesMsg)
+	quit      bool
+	execs     int // tea.Exec requests (the pager)
 }
 
 func newHarness(t *testing.T, f *fakeSup, w, h int) *harness {
@@ -32,17 +36,33 @@ func newHarness(t *testing.T, f *fakeSup, w, h int) *harness {
 	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Host: f})
 	m.tickFn = func() tea.Cmd { return nil }
 	hs := &harness{t: t, m: m, f: f}
+	hs.follow(&f.feed)
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	return hs
+}
+
+// follow subscribes h to feed: send delivers its changes as the
+// forwarder would, once the commands of a message settled.
+func (h *harness) follow(feed interface{ Subscribe() *proto.Subscription }) {
+	h.ev = feed.Subscribe()
+	h.t.Cleanup(h.ev.Close)
 }
 
 // send gives msg to the model and runs the commands that follow.
 func (h *harness) send(msg tea.Msg) {
 	h.t.Helper()
 	queue := []tea.Msg{msg}
-	for steps := 0; len(queue) > 0; steps++ {
+	for steps := 0; ; steps++ {
 		if steps > 1000 {
 			h.t.Fatal("commands do not settle")
+		}
+		if len(queue) == 0 && h.ev != nil {
+			if cs := h.ev.Drain(); len(cs) > 0 {
+				queue = append(queue, ChangesMsg{Changes: cs})
+			}
+		}
+		if len(queue) == 0 {
+			return
 		}
 		msg, queue = queue[0], queue[1:]
 		if msg == nil {
@@ -63,6 +83,9 @@ func (h *harness) send(msg tea.Msg) {
 		case "tea.execMsg":
 			h.execs++
 			continue
+		}
+		if c, ok := msg.(ChangesMsg); ok && h.onChanges != nil {
+			h.onChanges(c)
 		}
 		h.guard(true)
 		nm, cmd := h.m.Update(msg)
@@ -89,17 +112,30 @@ func (h *harness) typeText(s string) {
 	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)})
 }
 
-// sync delivers the fake's current agents as the forwarder would.
+// sync delivers the fake's current agents, as changes of every agent
+// (those named with new output too) and of every agent gone from it.
 func (h *harness) sync(changed ...string) {
 	h.t.Helper()
-	var cs []proto.Change
-	for _, id := range changed {
-		cs = append(cs, proto.Change{AgentID: id, Agent: true, Output: true})
+	h.send(ChangesMsg{Changes: changesOf(h.m.agents, h.f.Agents(), changed...)})
+}
+
+// changesOf returns the changes that take a table showing was to now: a
+// change with its snapshot for every agent of now (with output for those
+// named), forgotten for every agent of was not in now.
+func changesOf(was, now []proto.AgentInfo, output ...string) []proto.Change {
+	cs := []proto.Change{}
+	here := map[string]bool{}
+	for i := range now {
+		id := now[i].AgentID
+		here[id] = true
+		cs = append(cs, proto.Change{AgentID: id, Agent: true, Output: slices.Contains(output, id), Info: &now[i]})
 	}
-	if cs == nil {
-		cs = []proto.Change{}
+	for _, a := range was {
+		if !here[a.AgentID] {
+			cs = append(cs, proto.Change{AgentID: a.AgentID, Agent: true, Forgotten: true})
+		}
 	}
-	h.send(ChangesMsg{Changes: cs, Agents: h.f.Agents()})
+	return cs
 }
 
 func (h *harness) view() string {

@@ -431,36 +431,6 @@ func (m *Model) onTick() tea.Cmd {
 	return m.tickFn()
 }
 
-// onChanges applies supervisor changes: the table always, the log pane only
-// when the selected agent changed.
-func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
-	var cmds []tea.Cmd
-	if msg.Agents != nil {
-		m.setAgents(msg.Agents)
-		cmds = append(cmds, m.notifyTransitions()...)
-	}
-	for _, c := range msg.Changes {
-		for _, w := range c.Warnings {
-			m.cfg.Warnings = append(m.cfg.Warnings, w)
-			m.setFlash(levelError, w)
-		}
-	}
-	sel := m.table.SelectedID()
-	touched := msg.Changes == nil // a plain snapshot: refresh
-	output := false
-	for _, c := range msg.Changes {
-		if c.AgentID == sel {
-			touched = true
-			output = output || c.Output
-		}
-	}
-	if touched || m.shown.agent != sel {
-		m.syncLog(output)
-	}
-	cmds = append(cmds, m.startTick())
-	return tea.Batch(cmds...)
-}
-
 // setFlash shows a message on the message line.
 func (m *Model) setFlash(l level, text string) {
 	m.flash = flash{level: l, text: text, at: m.now()}

@@ -61,13 +61,6 @@ func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
 	}
 }
 
-// snapshotCmd takes a fresh snapshot of the agents, so the table shows an
-// operation's outcome even before the forwarded event arrives.
-func (m Model) snapshotCmd() tea.Cmd {
-	sup := m.sup
-	return func() tea.Msg { return ChangesMsg{Agents: sup.Agents()} }
-}
-
 // shutdownCmd stops every running submission of the host (SPEC §4)
 // before quitting; a viewer stops nothing.
 func (m Model) shutdownCmd() tea.Cmd {
@@ -94,7 +87,9 @@ func (m Model) skipGraceCmd() tea.Cmd {
 	}
 }
 
-// onOpDone reports how an operation went on the message line.
+// onOpDone reports how an operation went on the message line. What the
+// operation changed reaches the table once, on the event path (ChangesMsg
+// carries the agent's snapshot), not by a snapshot of every agent here.
 func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	short := termtext.ShortID(msg.id)
 	// The stop this dashboard asked for (interrupt, close, or the
@@ -107,7 +102,7 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		m.setFlash(levelError, describe(msg.op, msg.id, msg.err))
-		return m.snapshotCmd()
+		return nil
 	}
 	switch msg.op {
 	case opSpawn:
@@ -146,7 +141,7 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	case opForget:
 		m.setFlash(levelInfo, "forgot "+short+": gone from the table and list, also after a restart; its logs stay on disk")
 	}
-	return m.snapshotCmd()
+	return nil
 }
 
 // dropped says that an operation dropped the agent's queued message.

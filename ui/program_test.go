@@ -24,7 +24,7 @@ func TestProgramWithRealSupervisor(t *testing.T) {
 	defer cancel()
 	sub := s.Subscribe()
 	defer sub.Close()
-	go Forward(ctx, sub, s, tm.Send, 0)
+	go Forward(ctx, sub, tm.Send, 0)
 
 	waitOut := func(what string) {
 		t.Helper()

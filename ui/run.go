@@ -103,7 +103,7 @@ type Options struct {
 	// Now is the clock for elapsed times; nil means time.Now.
 	Now func() time.Time
 	// FrameInterval is the shortest time between two supervisor event
-	// messages; 0 means DefaultFrameInterval.
+	// messages; 0 means proto.FrameInterval.
 	FrameInterval time.Duration
 	// ShutdownTimeout bounds how long quitting waits for running
 	// submissions to end; 0 means 30s.
@@ -119,11 +119,9 @@ type Options struct {
 	ProgramOptions []tea.ProgramOption
 }
 
-// DefaultFrameInterval is the batching interval of supervisor events: at
-// most about 60 redraws a second come from agent output.
-const DefaultFrameInterval = time.Second / 60
-
-// ViewerFrameInterval is a viewer's batching interval (SPEC §9): each batch
+// ViewerFrameInterval is a viewer's batching interval (SPEC §9), in place of
+// proto.FrameInterval (60 Hz), which the host dashboard and the host's
+// event stream share: each batch
 // that changes the followed log costs the host a window request over the
 // socket, so a viewer batches at 30 Hz. Keys are answered at once, as on
 // the host. Measured in BENCHMARKS.md ("What a viewer costs"): with three
@@ -166,7 +164,7 @@ func Run(ctx context.Context, s Backend, o Options) error {
 				p.Kill()
 			}
 		}()
-		Forward(fctx, sub, s, p.Send, o.FrameInterval)
+		Forward(fctx, sub, p.Send, o.FrameInterval)
 	}()
 	final, err := p.Run()
 	if r, ok := crashed.Load().(string); ok {
@@ -190,13 +188,14 @@ type Events interface {
 
 // Forward is the one goroutine that carries supervisor changes to the
 // program: it waits for changes, lets more gather until at least interval
-// has passed since the last message, then sends one message holding the
-// changes and a fresh snapshot of the agents. A flood of output therefore
-// costs at most one message (one redraw) per interval. It returns when ctx
-// ends.
-func Forward(ctx context.Context, ev Events, s Supervisor, send func(tea.Msg), interval time.Duration) {
+// (0: proto.FrameInterval) has passed since the last message, then sends
+// one message holding the changes, each with the snapshot of the agent
+// that changed (proto.Change.Info). A flood of output therefore costs at
+// most one message (one redraw) per interval, and a snapshot of the agents
+// that changed, not of every agent. It returns when ctx ends.
+func Forward(ctx context.Context, ev Events, send func(tea.Msg), interval time.Duration) {
 	if interval <= 0 {
-		interval = DefaultFrameInterval
+		interval = proto.FrameInterval
 	}
 	var last time.Time
 	for {
@@ -219,13 +218,13 @@ func Forward(ctx context.Context, ev Events, s Supervisor, send func(tea.Msg), i
 			continue
 		}
 		last = time.Now()
-		send(ChangesMsg{Changes: changes, Agents: s.Agents()})
+		send(ChangesMsg{Changes: changes})
 	}
 }
 
-// ChangesMsg carries supervisor changes and a snapshot of every agent taken
-// after them. The model owns the slices.
+// ChangesMsg carries supervisor changes, each with the snapshot of the
+// agent that changed (Info; nil for one forgotten). The model owns the
+// slice.
 type ChangesMsg struct {
 	Changes []proto.Change
-	Agents  []proto.AgentInfo
 }

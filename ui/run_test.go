@@ -101,22 +101,18 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	}
 }
 
-// panicky is a supervisor whose snapshot panics once the dashboard runs.
+// panicky is a supervisor whose changes panic when the forwarder drains
+// them (their snapshot is taken then, proto.Feed.Payload).
 type panicky struct {
 	*supervisor.Supervisor
-	mu    sync.Mutex
-	calls int
+	feed proto.Feed
 }
 
-func (p *panicky) Agents() []proto.AgentInfo {
-	p.mu.Lock()
-	p.calls++
-	n := p.calls
-	p.mu.Unlock()
-	if n > 1 {
-		panic("boom in a snapshot")
-	}
-	return p.Supervisor.Agents()
+func (p *panicky) Subscribe() *proto.Subscription {
+	p.feed.Payload = func(*proto.Change) { panic("boom in a snapshot") }
+	sub := p.feed.Subscribe()
+	p.feed.Publish(proto.Change{AgentID: "a", Agent: true})
+	return sub
 }
 
 func TestRunRestoresTheTerminalAfterAPanicOutsideTheLoop(t *testing.T) {
@@ -167,16 +163,14 @@ func (f *fakeEvents) add(id string) {
 }
 
 // TestForwardCoalesces: while the program is busy with one message (send
-// has not returned), any number of changes become one next message, with
-// a fresh snapshot.
+// has not returned), any number of changes become one next message.
 func TestForwardCoalesces(t *testing.T) {
 	ev := &fakeEvents{ready: make(chan struct{}, 1)}
-	f := threeAgents()
 	got := make(chan ChangesMsg)
 	busy := make(chan struct{}) // the program works on a message until a receive here
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go Forward(ctx, ev, f, func(m tea.Msg) {
+	go Forward(ctx, ev, func(m tea.Msg) {
 		got <- m.(ChangesMsg)
 		select {
 		case <-busy:
@@ -185,7 +179,7 @@ func TestForwardCoalesces(t *testing.T) {
 	}, time.Millisecond)
 	ev.add(idA)
 	first := <-got
-	if len(first.Changes) != 1 || len(first.Agents) != 3 {
+	if len(first.Changes) != 1 || first.Changes[0].AgentID != idA {
 		t.Fatalf("first message: %+v", first)
 	}
 	for i := 0; i < 1000; i++ {

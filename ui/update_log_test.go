@@ -160,7 +160,7 @@ func TestUpdateReadsNoWindowItself(t *testing.T) {
 		return cmd
 	}
 	f.print(idA, 1, "line 200")
-	cmd := update(ChangesMsg{Changes: []proto.Change{{AgentID: idA, Output: true}}, Agents: f.Agents()})
+	cmd := update(ChangesMsg{Changes: changesOf(h.m.agents, f.Agents(), idA)})
 	h.noScreen("line 200")
 	before := f.windowCalls(idA)
 	h.send(cmd()) // the command fetches; its answer draws

@@ -205,6 +205,7 @@ func TestStartupSpawns(t *testing.T) {
 	m := New(f, st)
 	m.tickFn = func() tea.Cmd { return nil }
 	h := &harness{t: t, m: m, f: f}
+	h.follow(&f.feed)
 	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
 	h.send(h.m.Init()())
 	h.wantCalls(`spawn "first"`, `spawn "second"`)

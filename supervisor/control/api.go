@@ -34,17 +34,13 @@ const (
 	// new output (display lines or transcript entries): the submission and
 	// its proto.OutputCounts, so a viewer knows without asking whether
 	// the window it shows changed, and fetches it again only then. At most
-	// one per agent per EventFrame.
+	// one per agent per proto.FrameInterval.
 	EventOutput = "output"
 	// EventWarning carries {"text"}: a problem the host found while running
 	// (a failing --notify-command, a journal it cannot write), each sent
 	// once, to be shown as a note.
 	EventWarning = "warning"
 )
-
-// EventFrame is the shortest time between two batches of events on one
-// stream: a flood of output costs a viewer at most one redraw a frame.
-const EventFrame = time.Second / 60
 
 // outputEvent is the data of EventOutput.
 type outputEvent struct {

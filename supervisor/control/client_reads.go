@@ -84,24 +84,8 @@ func (c *Client) WriteLines(ctx context.Context, w io.Writer, id string, seq int
 		q.Set("sgr", "1")
 	}
 	return c.stream(ctx, agentPath(id, "lines")+"?"+q.Encode(), func(body io.Reader, progress func()) error {
-		_, err := io.Copy(w, progressReader{body, progress})
-		return err
+		return c.copyBody(w, body, progress)
 	})
-}
-
-// progressReader calls progress after every read that returned bytes.
-type progressReader struct {
-	r        io.Reader
-	progress func()
-}
-
-// Read reads from the wrapped reader and reports progress after each read.
-func (p progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	if n > 0 {
-		p.progress()
-	}
-	return n, err
 }
 
 // Storage says where the host's logs are and how much space they take, as

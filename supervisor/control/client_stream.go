@@ -32,25 +32,41 @@ func (c *Client) WriteLogs(ctx context.Context, w io.Writer, id string, seq int,
 	if len(q) > 0 {
 		p += "?" + q.Encode()
 	}
-	return c.stream(ctx, p, func(body io.Reader, progress func()) error {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := body.Read(buf)
-			if n > 0 {
-				progress()
-				if _, werr := w.Write(buf[:n]); werr != nil {
-					return werr
-				}
-				progress() // a slow writer is not a silent host
+	return c.stream(ctx, p, func(body io.Reader, progress func()) error { return c.copyBody(w, body, progress) })
+}
+
+// copyBody copies a streamed answer to w as it arrives, calling progress
+// after each read and each write (a slow writer is not a silent host). A
+// read that fails is the host's (brokenOff); a write that fails is w's,
+// returned as it is.
+func (c *Client) copyBody(w io.Writer, body io.Reader, progress func()) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			progress()
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
 			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("bad answer from subdash at %s: %v", c.socket, err)
-			}
+			progress()
 		}
-	})
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return c.brokenOff(err)
+		}
+	}
+}
+
+// brokenOff is the error of a streamed answer that ended before its end:
+// the host aborts one that failed part way (Server's stream), or died.
+// What was written is incomplete, and the error says so.
+func (c *Client) brokenOff(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return fmt.Errorf("subdash at %s broke the answer off part way (it failed while sending it, or stopped): what was written is incomplete", c.socket)
+	}
+	return fmt.Errorf("bad answer from subdash at %s: %v", c.socket, err)
 }
 
 // stream GETs path and hands the body to read, bounded by a watchdog: the

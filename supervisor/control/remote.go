@@ -87,6 +87,14 @@ func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, er
 	}
 	r := &Remote{c: c, info: info, settings: cr.Config, preset: [3]string{cr.PresetName, cr.PresetArgs, cr.PresetFormat},
 		readOnly: readOnly, ended: make(chan struct{})}
+	// The changes republished carry the snapshot the host pushed, with the
+	// counts of its output events (proto.Change.Info), as a supervisor's
+	// carry its own.
+	r.feed.Payload = func(c *proto.Change) {
+		if a, ok := r.agent(c.AgentID); ok {
+			c.Info = &a
+		}
+	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	synced := make(chan struct{})
 	go r.follow(synced)
@@ -146,7 +154,7 @@ func (r *Remote) follow(synced chan struct{}) {
 				return fmt.Errorf("bad agent event from %s: %v", r.c.socket, err)
 			}
 			r.upsert(a)
-			r.feed.Publish(proto.Change{AgentID: a.AgentID, Agent: true})
+			r.feed.Publish(proto.Change{AgentID: a.AgentID, Agent: true, Forgotten: a.Status == proto.StatusForgotten})
 		case EventOutput:
 			var o outputEvent
 			if err := json.Unmarshal(ev.Data, &o); err != nil {
@@ -229,6 +237,18 @@ func (r *Remote) attachedNote() string {
 		note = fmt.Sprintf("read-only: attached to %s, pid %d; operations are refused", name, r.info.PID)
 	}
 	return note
+}
+
+// agent returns the snapshot of agent id the host pushed last.
+func (r *Remote) agent(id string) (proto.AgentInfo, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.agents {
+		if a.AgentID == id {
+			return a, true
+		}
+	}
+	return proto.AgentInfo{}, false
 }
 
 // Agents returns the snapshots the host pushed, oldest first: never nil,

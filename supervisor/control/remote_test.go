@@ -76,6 +76,8 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 		a, ok := agentOf(r, sp.AgentID)
 		return ok && a.Status == proto.StatusClosed
 	})
+	changes := r.Subscribe()
+	defer changes.Close()
 	if _, err := c.Forget(ctx, sp.AgentID); err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +85,14 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 		_, ok := agentOf(r, sp.AgentID)
 		return !ok
 	})
+	// the dashboard learns it from the change: forgotten, no snapshot
+	forgotten := false
+	for _, ch := range changes.Drain() {
+		forgotten = forgotten || ch.AgentID == sp.AgentID && ch.Forgotten && ch.Info == nil
+	}
+	if !forgotten {
+		t.Fatal("the viewer's changes do not say the agent was forgotten")
+	}
 	if r.Agents() == nil {
 		t.Fatal("an empty table came as nil, which the dashboard takes for no snapshot")
 	}

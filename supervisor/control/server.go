@@ -336,32 +336,6 @@ func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
 	reply(w, r, http.StatusOK, res, err)
 }
 
-func (srv *Server) logs(w http.ResponseWriter, r *http.Request) {
-	seq := 0
-	if v := r.URL.Query().Get("submission"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, &proto.Error{Code: proto.CodeInvalid,
-				Message: fmt.Sprintf("submission must be a sequence number (1, 2, …), not %q", v)})
-			return
-		}
-		seq = n
-	}
-	id, raw := r.PathValue("id"), r.URL.Query().Get("raw") == "1"
-	// Errors (an unknown agent or submission) are found before the first
-	// write, and answered as errors; then the log streams.
-	if _, err := srv.sup.LogPath(id, seq); err != nil {
-		writeError(w, err)
-		return
-	}
-	if raw {
-		w.Header().Set("Content-Type", "application/octet-stream")
-	} else {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	}
-	_ = srv.sup.WriteLogs(r.Context(), w, id, seq, raw)
-}
-
 // decode reads a JSON request body into v; on failure it answers 400 and
 // returns false. An empty body decodes as {}.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {

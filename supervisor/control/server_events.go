@@ -13,7 +13,8 @@ import (
 
 // events streams server-sent events: first one "agent" event per existing
 // agent, oldest first, then one per agent whose summary changed, each
-// carrying the agent's summary as JSON. Changes are coalesced per agent
+// carrying the agent's snapshot as JSON, and one "output" event per agent
+// whose output grew, with its counts. Changes are coalesced per agent
 // while the client is slow (proto.Subscription), so a slow client
 // never holds up the supervisor.
 func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -51,32 +52,31 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			continue
 		case <-sub.Ready():
 		}
-		// Let a frame's changes gather: one batch per EventFrame.
+		// Let a frame's changes gather: one batch per proto.FrameInterval.
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(EventFrame):
+		case <-time.After(proto.FrameInterval):
 		}
 		sent := false
 		for _, c := range sub.Drain() {
-			if c.Agent {
-				if info, ok := srv.sup.Agent(c.AgentID); ok {
-					writeEvent(w, EventAgent, info)
-					sent = true
-				} else if c.Forgotten {
-					// gone for good (SPEC §10): the status says so
-					writeEvent(w, EventAgent, proto.Summary{AgentID: c.AgentID, Status: proto.StatusForgotten})
-					sent = true
-				}
+			// each change carries the agent's snapshot (proto.Change.Info):
+			// only the agents that changed are sent
+			switch {
+			case c.Agent && c.Info != nil:
+				writeEvent(w, EventAgent, *c.Info)
+				sent = true
+			case c.Agent && c.Forgotten:
+				// gone for good (SPEC §10): the status says so
+				writeEvent(w, EventAgent, proto.Summary{AgentID: c.AgentID, Status: proto.StatusForgotten})
+				sent = true
 			}
 			for _, text := range c.Warnings {
 				writeEvent(w, EventWarning, warningEvent{Text: text})
 				sent = true
 			}
-			if c.Output {
-				ev := outputEvent{AgentID: c.AgentID}
-				ev.Output, ev.Seq, _ = srv.sup.Counts(c.AgentID, 0)
-				writeEvent(w, EventOutput, ev)
+			if seq, counts, ok := c.LatestOutput(); c.Output && ok {
+				writeEvent(w, EventOutput, outputEvent{AgentID: c.AgentID, Seq: seq, Output: counts})
 				sent = true
 			}
 		}

@@ -133,17 +133,3 @@ func (srv *Server) search(w http.ResponseWriter, r *http.Request) {
 	res, err := srv.sup.Search(r.Context(), r.PathValue("id"), seq, q.Get("transcript") == "1", q.Get("q"), max(from, 0))
 	reply(w, r, http.StatusOK, res, err)
 }
-
-func (srv *Server) lines(w http.ResponseWriter, r *http.Request) {
-	seq, ok := submissionParam(w, r)
-	if !ok {
-		return
-	}
-	id := r.PathValue("id")
-	if _, err := srv.sup.LogPath(id, seq); err != nil {
-		writeError(w, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_ = srv.sup.WriteLines(r.Context(), w, id, seq, r.URL.Query().Get("sgr") == "1")
-}

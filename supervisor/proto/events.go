@@ -3,10 +3,21 @@ package proto
 import (
 	"context"
 	"sync"
+	"time"
 )
 
+// FrameInterval is the shortest time between two batches of changes that
+// a front-end acts on: the host dashboard redraws at most once a frame
+// (ui.Forward), and the control socket's event stream sends at most one
+// batch a frame (GET /v1/events), so a flood of output costs each at most
+// 60 redraws or batches a second. A viewer batches at its own, slower
+// interval (ui.ViewerFrameInterval: each batch may cost its host a window
+// request).
+const FrameInterval = time.Second / 60
+
 // Change says what changed about one agent since a subscriber last drained
-// its changes.
+// its changes, and carries what it changed to (Info), so that a subscriber
+// need not ask the supervisor again.
 type Change struct {
 	AgentID string
 	// Agent is true when the agent was created or its summary, status or
@@ -20,6 +31,23 @@ type Change struct {
 	// Warnings are problems the host found while running (a failing
 	// --notify-command), each delivered once; AgentID is "" for them.
 	Warnings []string
+	// Info is the agent's snapshot, taken when the change was drained
+	// (so the latest of the coalesced changes), with each submission's
+	// output counts: set for a change of the agent or of its output when
+	// the Feed has a Payload and the agent still exists; nil for a
+	// forgotten agent, a warning, and on a summaries subscription. The
+	// subscriber owns it.
+	Info *AgentInfo
+}
+
+// LatestOutput returns the number of Info's latest submission and its
+// output counts; ok is false without Info or a submission.
+func (c Change) LatestOutput() (seq int, counts OutputCounts, ok bool) {
+	if c.Info == nil || len(c.Info.Submissions) == 0 {
+		return 0, OutputCounts{}, false
+	}
+	last := c.Info.Submissions[len(c.Info.Submissions)-1]
+	return last.Seq, last.Output, true
 }
 
 // Subscription receives changes of agents. Changes are coalesced per agent
@@ -43,11 +71,13 @@ type Subscription struct {
 func (sub *Subscription) Ready() <-chan struct{} { return sub.ready }
 
 // Drain returns the pending changes, one per agent in the order the agents
-// first changed, and clears them. The caller owns the slice.
+// first changed, and clears them; each change of an agent carries its
+// snapshot taken now (Change.Info, from the Feed's Payload, called outside
+// every lock). The caller owns the slice.
 func (sub *Subscription) Drain() []Change {
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
 	if len(sub.order) == 0 {
+		sub.mu.Unlock()
 		return nil
 	}
 	out := make([]Change, 0, len(sub.order))
@@ -56,6 +86,14 @@ func (sub *Subscription) Drain() []Change {
 		delete(sub.pending, id)
 	}
 	sub.order = sub.order[:0]
+	sub.mu.Unlock()
+	if fill := sub.feed.Payload; fill != nil && !sub.summaries {
+		for i := range out {
+			if c := &out[i]; c.AgentID != "" && !c.Forgotten && (c.Agent || c.Output) {
+				fill(c)
+			}
+		}
+	}
 	return out
 }
 
@@ -105,6 +143,13 @@ func (sub *Subscription) add(c Change) {
 // viewer as to a host. The zero Feed is ready to use; its methods are safe
 // for concurrent use.
 type Feed struct {
+	// Payload, when set before the first Subscribe, fills in c.Info for
+	// each change of an agent a subscriber drains: the supervisor's takes
+	// the agent's snapshot, a viewer's client copies the one its host
+	// pushed. It is called in the subscriber's goroutine, outside the
+	// feed's locks, and leaves Info nil for an agent that is gone.
+	Payload func(c *Change)
+
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 }
@@ -114,7 +159,9 @@ func (f *Feed) Subscribe() *Subscription { return f.subscribe(false) }
 
 // SubscribeSummaries returns a subscription that takes only changes of
 // summaries, forgets and warnings: a change of output alone (every read of
-// a flood) neither wakes nor waits in it. Wait uses one.
+// a flood) neither wakes nor waits in it. Its changes carry no Info (no
+// snapshot is taken for it): Wait uses one, and reads what it needs
+// itself.
 func (f *Feed) SubscribeSummaries() *Subscription { return f.subscribe(true) }
 
 // Subscribers returns how many subscriptions are open.

@@ -1,0 +1,82 @@
+package ui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// onChanges applies supervisor changes: the table always, the log pane only
+// when the selected agent changed.
+func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
+	var cmds []tea.Cmd
+	if m.applyChanges(msg.Changes) {
+		cmds = append(cmds, m.notifyTransitions()...)
+	}
+	for _, c := range msg.Changes {
+		for _, w := range c.Warnings {
+			m.cfg.Warnings = append(m.cfg.Warnings, w)
+			m.setFlash(levelError, w)
+		}
+	}
+	sel := m.table.SelectedID()
+	touched, output := false, false
+	for _, c := range msg.Changes {
+		if c.AgentID == sel && (c.Agent || c.Output || c.Forgotten) {
+			touched = true
+			output = output || c.Output
+		}
+	}
+	if touched || m.shown.agent != sel {
+		m.syncLog(output)
+	}
+	cmds = append(cmds, m.startTick())
+	return tea.Batch(cmds...)
+}
+
+// applyChanges puts the snapshots the changes carry (proto.Change.Info)
+// in the table: a changed agent's replaces its own, a new agent comes
+// last (the table is oldest first), a forgotten one leaves. Only the
+// agents that changed are copied; the slice the model held before is not
+// written (earlier messages may share it). It reports whether any agent
+// changed.
+func (m *Model) applyChanges(cs []proto.Change) bool {
+	agents, copied, changed := m.agents, false, false
+	own := func() {
+		if !copied {
+			agents, copied = append([]proto.AgentInfo(nil), agents...), true
+		}
+	}
+	for _, c := range cs {
+		if c.AgentID == "" || c.Info == nil && !c.Forgotten {
+			continue
+		}
+		i := -1
+		for j := range agents {
+			if agents[j].AgentID == c.AgentID {
+				i = j
+				break
+			}
+		}
+		switch {
+		case c.Info == nil: // forgotten
+			if i >= 0 {
+				own()
+				agents = append(agents[:i], agents[i+1:]...)
+				changed = true
+			}
+		case i >= 0:
+			own()
+			agents[i] = *c.Info
+			changed = true
+		default:
+			own()
+			agents = append(agents, *c.Info)
+			changed = true
+		}
+	}
+	if changed {
+		m.setAgents(agents)
+	}
+	return changed
+}
