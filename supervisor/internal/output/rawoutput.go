@@ -65,8 +65,8 @@ func (o *Output) splitRaw(s runner.Stream, p []byte) {
 
 // LastOutput builds last_output (SPEC §4): the tail of stdout and, after a
 // blank line and "stderr:", the tail of stderr, escape sequences removed, at
-// most 2000 characters (maxLastOutput), starting with "...[truncated]" when
-// cut. Call it before Release.
+// most 2000 characters (maxLastOutput), "...[truncated]" opening each part
+// that was cut. Call it before Release.
 func (o *Output) LastOutput() string { return o.tails(true) }
 
 // StderrOutput is last_output made of the stderr tail alone (SPEC §8: where
@@ -76,48 +76,74 @@ func (o *Output) StderrOutput() string { return o.tails(false) }
 
 // LastOutputOf is last_output made of text alone (SPEC §8: a structured
 // submission's final answer), cut as LastOutput cuts.
-func LastOutputOf(text string) string { return composeLastOutput(text, "", false) }
+func LastOutputOf(text string) string { return composeLastOutput(text, "", false, false) }
 
 func (o *Output) tails(withStdout bool) string {
 	o.feedMu.Lock()
 	var out string
-	cut := len(o.tail[runner.Stderr]) >= tailKeep
+	outCut, errCut := false, len(o.tail[runner.Stderr]) >= tailKeep
 	if withStdout {
 		out = strings.TrimRight(termtext.Plain(o.tail[runner.Stdout]), " \t\r\n")
-		cut = cut || len(o.tail[runner.Stdout]) >= tailKeep
+		outCut = len(o.tail[runner.Stdout]) >= tailKeep
 	}
 	errText := strings.TrimRight(termtext.Plain(o.tail[runner.Stderr]), " \t\r\n")
 	o.feedMu.Unlock()
-	return composeLastOutput(out, errText, cut)
+	return composeLastOutput(out, errText, outCut, errCut)
 }
 
-func composeLastOutput(out, errText string, cut bool) string {
-	const sep = "\n\nstderr:\n"
+// composeLastOutput joins the stdout part out and the stderr part errText
+// of last_output within maxLastOutput characters, each part keeping its
+// tail. A part is cut when its raw tail already was (outCut, errCut) or
+// when it does not fit; a cut part starts with truncatedMarker, so the
+// marker stands where the cut is: before the stdout part, or after
+// "stderr:" (SPEC §4). Stdout gets at least half the room when it needs
+// it, stderr what is left.
+func composeLastOutput(out, errText string, outCut, errCut bool) string {
 	outN, errN := utf8.RuneCountInString(out), utf8.RuneCountInString(errText)
-	total := outN
-	if errN > 0 {
-		total += errN + len(sep)
-	}
 	if outN == 0 && errN == 0 {
 		return ""
 	}
-	if total <= maxLastOutput && !cut {
-		if errN == 0 {
-			return out
-		}
-		if outN == 0 {
-			return "stderr:\n" + errText
-		}
-		return out + sep + errText
+	sep := ""
+	switch {
+	case errN > 0 && outN > 0:
+		sep = "\n\nstderr:\n"
+	case errN > 0:
+		sep = "stderr:\n"
 	}
-	budget := maxLastOutput - utf8.RuneCountInString(truncatedMarker)
-	if errN == 0 {
-		return truncatedMarker + tailRunes(out, budget)
+	avail := maxLastOutput - len(sep)
+	marker := utf8.RuneCountInString(truncatedMarker)
+	split := func(room int) (int, int) {
+		qo := min(outN, max(room/2, room-errN))
+		return qo, min(errN, room-qo)
 	}
-	budget -= len(sep)
-	outQuota := min(outN, max(budget/2, budget-errN))
-	errQuota := budget - outQuota
-	return truncatedMarker + tailRunes(out, outQuota) + sep + tailRunes(errText, errQuota)
+	qo, qe := split(avail)
+	// A marker takes room, which may cut the other part too: settle.
+	for i := 0; i < 3; i++ {
+		outCut, errCut = outCut || qo < outN, errCut || qe < errN
+		room := avail
+		if outCut {
+			room -= marker
+		}
+		if errCut {
+			room -= marker
+		}
+		qo, qe = split(room)
+	}
+	var b strings.Builder
+	if outN > 0 {
+		if outCut {
+			b.WriteString(truncatedMarker)
+		}
+		b.WriteString(tailRunes(out, qo))
+	}
+	b.WriteString(sep)
+	if errN > 0 {
+		if errCut {
+			b.WriteString(truncatedMarker)
+		}
+		b.WriteString(tailRunes(errText, qe))
+	}
+	return b.String()
 }
 
 // tailRunes returns the last n characters of s.
