@@ -202,10 +202,14 @@ func TestRestoreWindow(t *testing.T) {
 
 	// A record last updated ten days ago, in a journal of its own.
 	old := filepath.Join(dir, ".state", "runs", "20200101T000000Z-aaaaaa")
-	writeJournal(t, old, dir, journal.Event{Event: "record", Record: &journal.AgentRecord{
+	// Its checkpoint begins after the last write of the host above: journal
+	// times are in milliseconds, and a run written within the checkpoint's
+	// millisecond is replayed too (it may have run on).
+	later := proto.Time{Time: time.Now().Add(2 * time.Millisecond)}
+	writeJournal(t, old, dir, journal.Event{Time: later, Event: "record", Record: &journal.AgentRecord{
 		AgentID: "0ld0ld00-0000-4000-8000-000000000000", Dir: dir, Status: proto.StatusCompleted,
 		CreatedAt: proto.Time{Time: time.Now().Add(-11 * 24 * time.Hour)}, UpdatedAt: proto.Time{Time: time.Now().Add(-10 * 24 * time.Hour)},
-		LastMessage: "an old task", Command: "true"}}, journal.Event{Event: "records_restored"})
+		LastMessage: "an old task", Command: "true"}}, journal.Event{Time: later, Event: "records_restored"})
 	newest := old // started last (run_started's time), whatever its name
 	week := start()
 	if n := len(listOf(week)); n != 0 {
