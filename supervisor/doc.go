@@ -13,12 +13,14 @@
 // submissions that never ended and hands them to the local runner's orphan
 // sweep (local.Orphans).
 //
-// The operations (Spawn, Send, Interrupt, Close, Resume, Wait, List, Logs)
+// The operations (Spawn, Send, Interrupt, Close, Resume, Wait, List, …)
 // follow SPEC.md §3 (at the repository's top level) with its exact error
-// messages; the dashboard, the control socket, `subdash ctl` and the MCP
-// server are thin callers of them. Callers learn about changes through Subscribe, which coalesces events
-// for a slow subscriber and never blocks the goroutines reading a child's
-// pipes.
+// messages (proto's Err… constructors); the Supervisor implements the role
+// interfaces of package proto, through which the dashboard, the control
+// socket, `subdash ctl` and the MCP server call it. Callers learn about
+// changes through Subscribe, which coalesces events for a slow subscriber,
+// never blocks the goroutines reading a child's pipes, and hands each
+// change over with its agent's snapshot (proto.Change.Info).
 //
 // This package never imports a UI library.
 package supervisor

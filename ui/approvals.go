@@ -46,7 +46,7 @@ func (m *Model) approvalKey(k tea.KeyMsg, a proto.AgentInfo) (tea.Cmd, bool) {
 		if !m.cfg.Structured() || !m.cfg.Approvals {
 			why += " (approvals need --preset claude --approvals)"
 		}
-		m.setFlash(levelWarn, "agent "+termtext.ShortID(a.AgentID)+": "+why)
+		m.say(levelWarn, "agent "+termtext.ShortID(a.AgentID)+": "+why)
 		return nil, true
 	}
 	p := a.PendingApprovals[0]
@@ -81,18 +81,18 @@ func (m Model) answerCmd(id, rid, decision, message string) tea.Cmd {
 func (m *Model) onApprovalDone(msg approvalDoneMsg) tea.Cmd {
 	short := termtext.ShortID(msg.id)
 	if msg.err != nil {
-		m.setFlash(levelError, describe("answer", msg.id, msg.err))
+		m.say(levelError, describe("answer", msg.id, msg.err))
 		return nil
 	}
 	r := msg.res
 	what := termtext.OneLine(r.Tool+" "+r.Summary, 0)
 	switch r.Decision {
 	case proto.DecisionAllowAlways:
-		m.setFlash(levelInfo, fmt.Sprintf("%s: allowed %s, and %s for the rest of its session", short, what, termtext.OneLine(r.Tool, 0)))
+		m.say(levelInfo, fmt.Sprintf("%s: allowed %s, and %s for the rest of its session", short, what, termtext.OneLine(r.Tool, 0)))
 	case proto.DecisionDeny:
-		m.setFlash(levelInfo, fmt.Sprintf("%s: denied %s", short, what))
+		m.say(levelInfo, fmt.Sprintf("%s: denied %s", short, what))
 	default:
-		m.setFlash(levelInfo, fmt.Sprintf("%s: allowed %s", short, what))
+		m.say(levelInfo, fmt.Sprintf("%s: allowed %s", short, what))
 	}
 	return nil
 }

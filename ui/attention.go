@@ -10,6 +10,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/ui/internal/cells"
 )
 
 // seenMsg reports the end of a MarkSeen call.
@@ -71,7 +72,7 @@ func (m *Model) jumpNeedsYou() tea.Cmd {
 		}
 	}
 	if len(waiting) == 0 {
-		m.setFlash(levelInfo, "no other agent needs you")
+		m.say(levelInfo, "no other agent needs you")
 		return nil
 	}
 	sort.SliceStable(waiting, func(i, j int) bool {
@@ -82,7 +83,7 @@ func (m *Model) jumpNeedsYou() tea.Cmd {
 		m.filter = filter{}
 		m.refreshRows()
 		m.table.Select(id)
-		m.setFlash(levelInfo, "filter cleared to show "+termtext.ShortID(id))
+		m.say(levelInfo, "filter cleared to show "+termtext.ShortID(id))
 	}
 	m.syncLog(false)
 	return nil
@@ -157,9 +158,9 @@ func (f filter) match(a proto.AgentInfo) bool {
 	if len(f.words) == 0 {
 		return true
 	}
-	hay := strings.ToLower(a.AgentID + " " + headOf(a.LastMessage) + " " + headOf(a.Activity) + " " + headOf(a.QueuedMessage))
+	hay := strings.ToLower(a.AgentID + " " + cells.Head(a.LastMessage, filterHead) + " " + cells.Head(a.Activity, filterHead) + " " + cells.Head(a.QueuedMessage, filterHead))
 	if a.LastError != nil {
-		hay += " " + strings.ToLower(headOf(*a.LastError))
+		hay += " " + strings.ToLower(cells.Head(*a.LastError, filterHead))
 	}
 	for _, w := range f.words {
 		if !strings.Contains(hay, w) {
@@ -169,15 +170,9 @@ func (f filter) match(a proto.AgentInfo) bool {
 	return true
 }
 
-// headOf bounds what a filter searches of one field, so that a message of
-// megabytes costs no more than a short one.
-func headOf(s string) string {
-	const max = 4096
-	if len(s) > max {
-		return s[:max]
-	}
-	return s
-}
+// filterHead bounds what a filter searches of one field, in bytes, so
+// that a message of megabytes costs no more than a short one.
+const filterHead = 4096
 
 // applyFilter sets the table's filter; the selection stays on its agent
 // when that agent still shows.
@@ -186,11 +181,11 @@ func (m *Model) applyFilter(text string) tea.Cmd {
 	m.refreshRows()
 	switch n := len(m.table.Rows()); {
 	case !m.filter.active():
-		m.setFlash(levelInfo, "filter cleared: every agent shows")
+		m.say(levelInfo, "filter cleared: every agent shows")
 	case n == 0:
-		m.setFlash(levelWarn, "no agent matches “"+m.filter.text+"”; F then enter alone shows all")
+		m.say(levelWarn, "no agent matches “"+m.filter.text+"”; F then enter alone shows all")
 	default:
-		m.setFlash(levelInfo, fmt.Sprintf("%d of %d agents match; F changes the filter", n, len(m.agents)))
+		m.say(levelInfo, fmt.Sprintf("%d of %d agents match; F changes the filter", n, len(m.agents)))
 	}
 	m.syncLog(false)
 	return nil

@@ -16,7 +16,7 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 	for _, c := range msg.Changes {
 		for _, w := range c.Warnings {
 			m.cfg.Warnings = append(m.cfg.Warnings, w)
-			m.setFlash(levelError, w)
+			m.say(levelError, w)
 		}
 	}
 	sel := m.table.SelectedID()

@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
@@ -38,7 +39,7 @@ func (m Model) inputPrompt() string {
 	if a, ok := m.agent(m.inputTarget); ok && m.inputTarget != "" {
 		if a.Running() {
 			suffix = " (running)"
-		} else if a.Status == "closed" {
+		} else if a.Status == proto.StatusClosed {
 			suffix = " (closed)"
 		}
 	}
@@ -96,12 +97,12 @@ func (m *Model) submit() tea.Cmd {
 		return m.applyFilter(text)
 	}
 	if strings.TrimSpace(text) == "" {
-		m.setFlash(levelError, "send: message must not be empty")
+		m.say(levelError, "send: message must not be empty")
 		return nil
 	}
 	id, kind := m.inputTarget, m.inputKind
 	if _, ok := m.agent(id); !ok {
-		m.setFlash(levelError, "send: agent "+termtext.ShortID(id)+" is gone")
+		m.say(levelError, "send: agent "+termtext.ShortID(id)+" is gone")
 		return nil
 	}
 	cmd := m.send(id, text, "send")

@@ -61,7 +61,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 	km := m.keys
 	a, ok := m.selected()
 	if op := m.readOnlyOp(k); op != "" {
-		m.setFlash(levelWarn, "read-only viewer: "+op+" refused; attach without --read-only to change anything")
+		m.say(levelWarn, "read-only viewer: "+op+" refused; attach without --read-only to change anything")
 		return nil
 	}
 	switch {
@@ -87,7 +87,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		m.openInput(inputSearch, "", "") // as in less: empty, enter alone repeats the last search
 	case key.Matches(k, km.Transcript):
 		if !m.structured() {
-			m.setFlash(levelWarn, "raw output only: transcripts come with --preset claude, codex or gemini")
+			m.say(levelWarn, "raw output only: transcripts come with --preset claude, codex or gemini")
 			return nil
 		}
 		m.raw = !m.raw
@@ -95,7 +95,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 	case !ok:
 		if key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume, km.CancelQueue,
 			km.PrevSubmission, km.NextSubmission, km.Pager) {
-			m.setFlash(levelWarn, "no agent selected: press n to spawn one")
+			m.say(levelWarn, "no agent selected: press n to spawn one")
 		}
 	default:
 		return m.agentKey(k, a)
@@ -139,7 +139,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 	}
 	if a.Status == proto.StatusClosed && key.Matches(k, km.Send, km.Resend, km.EditResend) {
 		// Refuse before the input opens: typed text would be lost.
-		m.setFlash(levelWarn, "agent "+short+" is closed; press r to resume it first")
+		m.say(levelWarn, "agent "+short+" is closed; press r to resume it first")
 		return nil
 	}
 	switch {
@@ -152,7 +152,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 		m.openInput(inputEdit, id, a.LastMessage)
 	case key.Matches(k, km.Resend):
 		if a.LastMessage == "" {
-			m.setFlash(levelWarn, "agent "+short+" has no message to resend")
+			m.say(levelWarn, "agent "+short+" has no message to resend")
 			return nil
 		}
 		if proto.MessageCut(a.LastMessage) {
@@ -163,14 +163,14 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 		return m.forget(a)
 	case key.Matches(k, km.Interrupt):
 		if !a.Running() {
-			m.setFlash(levelWarn, "agent "+short+" is not running")
+			m.say(levelWarn, "agent "+short+" is not running")
 			return nil
 		}
 		m.markStopping(id)
 		return m.opCmd(opInterrupt, id, "", false)
 	case key.Matches(k, km.Close):
 		if a.Status == proto.StatusClosed && !a.Running() {
-			m.setFlash(levelInfo, "agent "+short+" is already closed; r resumes it")
+			m.say(levelInfo, "agent "+short+" is already closed; r resumes it")
 			return nil
 		}
 		if !a.Running() {
@@ -183,7 +183,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 			}, nil)
 	case key.Matches(k, km.Resume):
 		if a.Status != proto.StatusClosed {
-			m.setFlash(levelInfo, fmt.Sprintf("agent %s is open (%s); nothing to resume", short, a.Status))
+			m.say(levelInfo, fmt.Sprintf("agent %s is open (%s); nothing to resume", short, a.Status))
 			return nil
 		}
 		return m.opCmd(opResume, id, "", false)
@@ -191,7 +191,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 		return m.moveSubmission(a, key.Matches(k, km.NextSubmission))
 	case key.Matches(k, km.CancelQueue):
 		if a.QueuedMessage == "" {
-			m.setFlash(levelInfo, "agent "+short+" has no queued message")
+			m.say(levelInfo, "agent "+short+" has no queued message")
 			return nil
 		}
 		return m.opCmd(opUnqueue, id, "", false)
@@ -377,7 +377,7 @@ func (m *Model) moveSubmission(a proto.AgentInfo, later bool) tea.Cmd {
 		if !later {
 			edge = "first"
 		}
-		m.setFlash(levelInfo, fmt.Sprintf("already at the %s submission (#%d of %d)", edge, cur, n))
+		m.say(levelInfo, fmt.Sprintf("already at the %s submission (#%d of %d)", edge, cur, n))
 		return nil
 	}
 	if cur == n {

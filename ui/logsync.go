@@ -158,9 +158,9 @@ func (m *Model) onScan(msg scanMsg) {
 	case errors.As(err, &none):
 		m.onSearchSaid(err)
 	case err != nil:
-		m.setFlash(levelError, "search: "+err.Error())
-	case found && m.flash.search:
-		m.flash = flash{} // an earlier search's warning is stale now
+		m.say(levelError, "search: "+err.Error())
+	case found && m.reply.search:
+		m.reply = reply{} // an earlier search's warning is stale now
 	}
 }
 
@@ -171,11 +171,11 @@ func (m *Model) onSearchSaid(err error) {
 	var none *logview.NoMatchError
 	switch {
 	case err == nil:
-		m.flash = flash{}
+		m.reply = reply{}
 	case errors.Is(err, logview.ErrNoSearch):
-		m.setFlash(levelInfo, "no search: press "+m.keys.Search.Help().Key+" to search the log")
+		m.say(levelInfo, "no search: press "+m.keys.Search.Help().Key+" to search the log")
 	case errors.As(err, &none):
-		m.setFlash(levelWarn, err.Error())
-		m.flash.search = true
+		m.say(levelWarn, err.Error())
+		m.reply.search = true
 	}
 }

@@ -48,8 +48,12 @@ const (
 	levelError
 )
 
-// flash is a message about the last operation.
-type flash struct {
+// reply is what the message line says about what was just asked of the
+// dashboard: an operation's outcome or error, a search that found
+// nothing, a key that does nothing here. It stays until the next one;
+// levelInfo ones go after replyTTL. (Notes, notes.go, are the standing
+// facts the line shows when there is no reply.)
+type reply struct {
 	level level
 	text  string
 	at    time.Time
@@ -58,8 +62,8 @@ type flash struct {
 	search bool
 }
 
-// flashTTL is how long an info message stays.
-const flashTTL = 6 * time.Second
+// replyTTL is how long an info reply stays.
+const replyTTL = 6 * time.Second
 
 // confirmation is a pending yes/no question.
 type confirmation struct {
@@ -126,7 +130,7 @@ type Model struct {
 	raw      bool            // show raw output even when a transcript exists
 	stopping map[string]bool // stops requested here, shown before the supervisor confirms
 	loading  map[logKey]bool // submissions being read back from their log file, shown in the pane
-	flash    flash
+	reply    reply
 	frame    int
 	ticking  bool
 	pending  string // agent to select once it appears
@@ -341,12 +345,12 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case notifyMsg:
 		if msg.err != nil {
-			m.setFlash(levelWarn, "cannot write the notification to the terminal: "+msg.err.Error())
+			m.say(levelWarn, "cannot write the notification to the terminal: "+msg.err.Error())
 		}
 		return m, nil
 	case seenMsg:
 		if msg.err != nil && proto.CodeOf(msg.err) != proto.CodeNotFound {
-			m.setFlash(levelWarn, describe("mark seen", msg.id, msg.err))
+			m.say(levelWarn, describe("mark seen", msg.id, msg.err))
 		}
 		return m, nil
 	case tea.WindowSizeMsg:
@@ -369,7 +373,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onMessage(msg)
 	case storageMsg:
 		if msg.err != nil {
-			m.setFlash(levelError, "logs: "+msg.err.Error())
+			m.say(levelError, "logs: "+msg.err.Error())
 		}
 		m.storage = msg.storage
 		return m, nil
@@ -388,7 +392,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onTick()
 	case pagerDoneMsg:
 		if msg.err != nil {
-			m.setFlash(levelError, m.pagerFailed(msg.err))
+			m.say(levelError, m.pagerFailed(msg.err))
 		}
 		m.syncLog(false)
 		return m, nil
@@ -421,8 +425,8 @@ func (m *Model) onTick() tea.Cmd {
 	m.frame++
 	m.table.SetFrame(m.frame)
 	m.refreshRows()
-	if m.flash.level == levelInfo && m.flash.text != "" && m.now().Sub(m.flash.at) > flashTTL {
-		m.flash = flash{}
+	if m.reply.level == levelInfo && m.reply.text != "" && m.now().Sub(m.reply.at) > replyTTL {
+		m.reply = reply{}
 	}
 	if !m.anyRunning() && m.mode != modeStopping {
 		m.ticking = false
@@ -431,7 +435,7 @@ func (m *Model) onTick() tea.Cmd {
 	return m.tickFn()
 }
 
-// setFlash shows a message on the message line.
-func (m *Model) setFlash(l level, text string) {
-	m.flash = flash{level: l, text: text, at: m.now()}
+// say shows a reply on the message line.
+func (m *Model) say(l level, text string) {
+	m.reply = reply{level: l, text: text, at: m.now()}
 }

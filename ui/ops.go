@@ -101,16 +101,16 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 		m.refreshRows()
 	}
 	if msg.err != nil {
-		m.setFlash(levelError, describe(msg.op, msg.id, msg.err))
+		m.say(levelError, describe(msg.op, msg.id, msg.err))
 		return nil
 	}
 	switch msg.op {
 	case opSpawn:
 		switch {
 		case msg.status == proto.StatusErrored:
-			m.setFlash(levelError, "spawned "+short+" but its command could not start; see its log")
+			m.say(levelError, "spawned "+short+" but its command could not start; see its log")
 		case !msg.startup:
-			m.setFlash(levelInfo, "spawned "+short)
+			m.say(levelInfo, "spawned "+short)
 		}
 		if !msg.startup {
 			m.pending = msg.id
@@ -119,27 +119,27 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 			}
 		}
 	case opSend:
-		m.setFlash(levelInfo, "sent to "+short+dropped(msg))
+		m.say(levelInfo, "sent to "+short+dropped(msg))
 	case opQueue:
 		if msg.queued {
-			m.setFlash(levelInfo, "queued for "+short+": it starts when the running submission ends (u cancels it)")
+			m.say(levelInfo, "queued for "+short+": it starts when the running submission ends (u cancels it)")
 		} else {
-			m.setFlash(levelInfo, "sent to "+short+": it had ended, so the message started at once")
+			m.say(levelInfo, "sent to "+short+": it had ended, so the message started at once")
 		}
 	case opUnqueue:
-		m.setFlash(levelInfo, "cancelled the message queued for "+short)
+		m.say(levelInfo, "cancelled the message queued for "+short)
 	case opInterrupt:
 		gone := "process group gone"
 		if a, ok := m.agent(msg.id); ok && a.Pod != "" {
 			gone = "its processes in pod " + termtext.OneLine(a.Pod, 0) + " are gone" // SPEC §13
 		}
-		m.setFlash(levelInfo, "interrupted "+short+": "+gone+dropped(msg))
+		m.say(levelInfo, "interrupted "+short+": "+gone+dropped(msg))
 	case opClose:
-		m.setFlash(levelInfo, "closed "+short+dropped(msg))
+		m.say(levelInfo, "closed "+short+dropped(msg))
 	case opResume:
-		m.setFlash(levelInfo, fmt.Sprintf("resumed %s: %s", short, msg.status))
+		m.say(levelInfo, fmt.Sprintf("resumed %s: %s", short, msg.status))
 	case opForget:
-		m.setFlash(levelInfo, "forgot "+short+": gone from the table and list, also after a restart; its logs stay on disk")
+		m.say(levelInfo, "forgot "+short+": gone from the table and list, also after a restart; its logs stay on disk")
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 // openPager shows the shown submission's log file in the pager.
 func (m *Model) openPager(a proto.AgentInfo) tea.Cmd {
 	if m.opts.Pager == nil {
-		m.setFlash(levelWarn, "no pager configured")
+		m.say(levelWarn, "no pager configured")
 		return nil
 	}
 	seq := m.shown.seq

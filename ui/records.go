@@ -34,7 +34,7 @@ func (m Model) wholeMessageCmd(id string, edit bool) tea.Cmd {
 func (m *Model) onMessage(msg messageMsg) tea.Cmd {
 	verb := "resend"
 	if msg.err != nil {
-		m.setFlash(levelError, describe(op(verb), msg.id, msg.err))
+		m.say(levelError, describe(op(verb), msg.id, msg.err))
 		return nil
 	}
 	if msg.edit {
@@ -49,7 +49,7 @@ func (m *Model) onMessage(msg messageMsg) tea.Cmd {
 func (m *Model) forget(a proto.AgentInfo) tea.Cmd {
 	short := termtext.ShortID(a.AgentID)
 	if a.Running() {
-		m.setFlash(levelWarn, "agent "+short+" is running; interrupt (i) or close (c) it before forgetting it")
+		m.say(levelWarn, "agent "+short+" is running; interrupt (i) or close (c) it before forgetting it")
 		return nil
 	}
 	id := a.AgentID

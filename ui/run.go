@@ -1,11 +1,14 @@
 // Package ui is the dashboard: the Bubble Tea model that shows the agents of
 // a supervisor, their live output and the operations on them (SPEC §7).
 //
-// The ui never touches processes or files: every operation is a method call
-// on the supervisor made inside a tea.Cmd, and supervisor events reach the
-// program through one forwarding goroutine that coalesces them to at most
-// one message a frame (see Run). Widgets live in sub-packages shaped like
-// the bubbles ones: agenttable, logview and lineinput.
+// The ui never touches processes or files, and imports the contract
+// (supervisor/proto), never the engine: the host dashboard and a viewer
+// run the same code over proto's roles (Supervisor). Every call that may
+// block is made inside a tea.Cmd, none in Update or View, and supervisor
+// changes reach the program through one forwarding goroutine that
+// coalesces them to at most one message a frame, each change carrying the
+// snapshot of its agent (see Run, Forward). Widgets live in sub-packages
+// shaped like the bubbles ones: agenttable, logview and lineinput.
 package ui
 
 import (

@@ -262,7 +262,7 @@ func (m Model) messageLine() string {
 		left := m.counts().Running
 		return cells.Fit(m.styles.Stopping.Render(fmt.Sprintf("%s stopping %d of %d agents…", agenttable.SymStopping, left, m.stopN)), w)
 	}
-	if f := m.flash; f.text != "" {
+	if f := m.reply; f.text != "" {
 		text := termtext.OneLine(f.text, 0) // it may quote a message, a query or an error
 		switch f.level {
 		case levelError:

@@ -20,7 +20,7 @@ import (
 // last n. The host reads an evicted submission back itself.
 func (c *Client) Window(ctx context.Context, id string, seq int, from int64, n int) (proto.Window, error) {
 	var wr WindowResult
-	if err := c.do(ctx, http.MethodGet, agentPath(id, "window")+"?"+rangeQuery(seq, from, n), nil, &wr); err != nil {
+	if err := c.do(ctx, http.MethodGet, submissionPath(id, "window", seq, rangeQuery(from, n)), nil, &wr); err != nil {
 		return proto.Window{}, err
 	}
 	return proto.Window{First: wr.First, Total: wr.Total, Lines: wr.Lines}, nil
@@ -32,44 +32,48 @@ func (c *Client) Window(ctx context.Context, id string, seq int, from int64, n i
 // transcript.
 func (c *Client) Transcript(ctx context.Context, id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
 	var tr TranscriptResult
-	if err := c.do(ctx, http.MethodGet, agentPath(id, "transcript")+"?"+rangeQuery(seq, from, n), nil, &tr); err != nil {
+	if err := c.do(ctx, http.MethodGet, submissionPath(id, "transcript", seq, rangeQuery(from, n)), nil, &tr); err != nil {
 		return proto.TranscriptWindow{}, false, err
 	}
 	return proto.TranscriptWindow{First: tr.First, Total: tr.Total, Entries: tr.Entries, Pending: tr.Pending}, tr.Structured, nil
 }
 
 // rangeQuery is the query of a window or transcript request.
-func rangeQuery(seq int, from int64, n int) string {
-	q := url.Values{"from": {strconv.FormatInt(from, 10)}, "n": {strconv.Itoa(n)}}
+func rangeQuery(from int64, n int) url.Values {
+	return url.Values{"from": {strconv.FormatInt(from, 10)}, "n": {strconv.Itoa(n)}}
+}
+
+// submissionPath returns the path of read op of submission seq (0: the
+// latest, left out) of agent id, with the query q (nil: none).
+func submissionPath(id, op string, seq int, q url.Values) string {
 	if seq != 0 {
+		if q == nil {
+			q = url.Values{}
+		}
 		q.Set("submission", strconv.Itoa(seq))
 	}
-	return q.Encode()
+	if len(q) == 0 {
+		return agentPath(id, op)
+	}
+	return agentPath(id, op) + "?" + q.Encode()
 }
 
 // Search asks the host for the items of submission seq of agent id from
 // item from on that contain query.
 func (c *Client) Search(ctx context.Context, id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
 	q := url.Values{"q": {query}, "from": {strconv.FormatInt(from, 10)}}
-	if seq != 0 {
-		q.Set("submission", strconv.Itoa(seq))
-	}
 	if transcript {
 		q.Set("transcript", "1")
 	}
 	var res proto.SearchResult
-	return res, c.do(ctx, http.MethodGet, agentPath(id, "search")+"?"+q.Encode(), nil, &res)
+	return res, c.do(ctx, http.MethodGet, submissionPath(id, "search", seq, q), nil, &res)
 }
 
 // Message returns the whole message of submission seq (0 = the latest) of
 // agent id (SPEC §10), for resend and edit-and-resend in a viewer.
 func (c *Client) Message(ctx context.Context, id string, seq int) (string, error) {
 	var b strings.Builder
-	path := agentPath(id, "message")
-	if seq != 0 {
-		path += "?submission=" + strconv.Itoa(seq)
-	}
-	err := c.do(ctx, http.MethodGet, path, nil, &b)
+	err := c.do(ctx, http.MethodGet, submissionPath(id, "message", seq, nil), nil, &b)
 	return b.String(), err
 }
 
@@ -77,13 +81,10 @@ func (c *Client) Message(ctx context.Context, id string, seq int) (string, error
 // the host to w (the pager's feed), SGR kept when keepSGR.
 func (c *Client) WriteLines(ctx context.Context, w io.Writer, id string, seq int, keepSGR bool) error {
 	q := url.Values{}
-	if seq != 0 {
-		q.Set("submission", strconv.Itoa(seq))
-	}
 	if keepSGR {
 		q.Set("sgr", "1")
 	}
-	return c.stream(ctx, agentPath(id, "lines")+"?"+q.Encode(), func(body io.Reader, progress func()) error {
+	return c.stream(ctx, submissionPath(id, "lines", seq, q), func(body io.Reader, progress func()) error {
 		return c.copyBody(w, body, progress)
 	})
 }

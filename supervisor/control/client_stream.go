@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,17 +21,10 @@ import (
 // it arrives: plain text, or with raw the log file's bytes.
 func (c *Client) WriteLogs(ctx context.Context, w io.Writer, id string, seq int, raw bool) error {
 	q := url.Values{}
-	if seq != 0 {
-		q.Set("submission", strconv.Itoa(seq))
-	}
 	if raw {
 		q.Set("raw", "1")
 	}
-	p := agentPath(id, "logs")
-	if len(q) > 0 {
-		p += "?" + q.Encode()
-	}
-	return c.stream(ctx, p, func(body io.Reader, progress func()) error { return c.copyBody(w, body, progress) })
+	return c.stream(ctx, submissionPath(id, "logs", seq, q), func(body io.Reader, progress func()) error { return c.copyBody(w, body, progress) })
 }
 
 // copyBody copies a streamed answer to w as it arrives, calling progress

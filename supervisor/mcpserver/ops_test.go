@@ -7,8 +7,8 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-func TestEveryToolOnALocalSupervisor(t *testing.T) {
-	cs := connect(t, One(newLocal(t, 3)))
+func TestEveryToolOnASupervisorOfThisProcess(t *testing.T) {
+	cs := connect(t, One(newSupervisor(t, 3)))
 	long := proto.MaxWaitTimeoutMS
 
 	var a, b proto.SpawnResult
@@ -62,7 +62,7 @@ func TestEveryToolOnALocalSupervisor(t *testing.T) {
 }
 
 func TestToolErrorsCarryTheSpecMessage(t *testing.T) {
-	cs := connect(t, One(newLocal(t, 1)))
+	cs := connect(t, One(newSupervisor(t, 1)))
 	var running proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "sleep"}, &running)
 	for _, tc := range []struct {

@@ -47,7 +47,10 @@ func connect(t *testing.T, bs Backends) *mcp.ClientSession {
 	return cs
 }
 
-func newLocal(t *testing.T, maxAgents int) *supervisor.Supervisor {
+// newSupervisor returns a supervisor of this process (the MCP server's
+// own host, as when none serves the directory) running testCommand, shut
+// down when the test ends.
+func newSupervisor(t *testing.T, maxAgents int) *supervisor.Supervisor {
 	t.Helper()
 	dir := t.TempDir()
 	s, err := supervisor.New(supervisor.Config{
@@ -99,7 +102,7 @@ func callOK(t *testing.T, cs *mcp.ClientSession, name string, args, out any) {
 }
 
 func TestToolsAndTheirSchemas(t *testing.T) {
-	cs := connect(t, One(newLocal(t, 4)))
+	cs := connect(t, One(newSupervisor(t, 4)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +221,7 @@ func TestWaitStopsWhenTheConnectionCloses(t *testing.T) {
 // or as a huge integral number (clamped, SPEC §3); a fraction is refused
 // by the schema, never with Go's type names.
 func TestWaitTimeoutForms(t *testing.T) {
-	cs := connect(t, One(newLocal(t, 4)))
+	cs := connect(t, One(newSupervisor(t, 4)))
 	var sp proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "hello"}, &sp)
 	var first proto.WaitResult

@@ -2,7 +2,6 @@ package proto
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -52,10 +51,4 @@ func FormatDuration(d time.Duration) string {
 		return fmt.Sprintf("%d days", d/day)
 	}
 	return d.String()
-}
-
-// MessageCut reports whether head, a message as snapshots and records hold
-// it, is only the head of a longer message: Message then gives the whole.
-func MessageCut(head string) bool {
-	return strings.HasSuffix(head, " bytes in all]") && strings.Contains(head, "...[truncated: ")
 }

@@ -184,17 +184,9 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 		r.NeedsYou = a.NeedsYou.Reason
 	}
 	if a.QueuedMessage != "" {
-		r.Queued, _ = cells.Cut(termtext.OneLine(headOf(a.QueuedMessage), 0), 200)
+		r.Queued, _ = cells.Cut(termtext.OneLine(cells.Head(a.QueuedMessage, 1024), 0), 200)
 	}
 	return r
-}
-
-// headOf bounds the text cleaned for a cell.
-func headOf(s string) string {
-	if len(s) > 1024 {
-		return s[:1024]
-	}
-	return s
 }
 
 // Marks of SPEC §11 in the message column, a symbol and words so that

@@ -1,9 +1,7 @@
 package journal
 
 import (
-	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -82,14 +80,7 @@ func MessageHead(msg string) string {
 // MessageHead does: for a message read from a stream, whose rest is not
 // in memory.
 func HeadOf(prefix string, size int) string {
-	if size <= MaxMessageHead {
-		return prefix[:size]
-	}
-	cut := MaxMessageHead
-	for cut > 0 && !utf8.RuneStart(prefix[cut]) {
-		cut--
-	}
-	return prefix[:cut] + fmt.Sprintf("...[truncated: %d bytes in all]", size)
+	return proto.MessageHead(prefix, size, MaxMessageHead)
 }
 
 // MessagePath returns the message file beside a submission's log file:

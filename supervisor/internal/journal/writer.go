@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -87,13 +86,7 @@ func encode(ev Event) []byte {
 	if ev.Time.IsZero() {
 		ev.Time = proto.Time{Time: time.Now()}
 	}
-	if len(ev.Message) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(ev.Message[cut]) {
-			cut--
-		}
-		ev.Message = ev.Message[:cut] + fmt.Sprintf("...[truncated: %d bytes in all]", len(ev.Message))
-	}
+	ev.Message = proto.MessageHead(ev.Message, len(ev.Message), maxMessage)
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return nil

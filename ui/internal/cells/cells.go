@@ -9,6 +9,7 @@ package cells
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -214,4 +215,18 @@ func Center(s string, w int) string {
 	}
 	left := (w - sw) / 2
 	return strings.Repeat(" ", left) + s + strings.Repeat(" ", w-sw-left)
+}
+
+// Head returns s cut to at most n bytes at a character boundary: a bound
+// on what is cleaned, measured or searched of a text that may be
+// megabytes (a message, an activity), so that its cost does not grow with
+// the text. Shorter text comes back whole.
+func Head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -97,3 +97,16 @@ func TestFitAndCenter(t *testing.T) {
 		t.Fatal("Fit to nothing")
 	}
 }
+
+// Head cuts at a character boundary, never inside a character.
+func TestHead(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"short", 10, "short"}, {"abcdef", 3, "abc"}, {"aé", 2, "a"}, {"aé", 3, "aé"}, {"", 0, ""}} {
+		if got := Head(c.in, c.n); got != c.want {
+			t.Errorf("Head(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
