@@ -34,7 +34,7 @@ func TestBenchFlood(t *testing.T) {
 		next := ids[(i+1)%len(ids)]
 		key := "j"
 		if (i+1)%len(ids) == 0 {
-			key = "g" // harmless here; go back to the first agent with k×3
+			// back to the first agent with k×3
 			d.keys("k", "k")
 			key = "k"
 		}

@@ -13,7 +13,7 @@ import (
 // unlocking, publish a Change for a and call s.announce with the result.
 //
 // This is the hook for approvals (SPEC §12): a pending approval request
-// marks its agent with reason "approval" through needYou, and the
+// marks its agent with reason "approval" through it, and the
 // dashboards, the status line, the jump key, notifications and
 // --notify-command all follow. A host that is shutting down marks nothing.
 func (s *Supervisor) needYouLocked(a *agent, reason string) *proto.Attention {
@@ -24,17 +24,6 @@ func (s *Supervisor) needYouLocked(a *agent, reason string) *proto.Attention {
 	at := &proto.Attention{Reason: reason, Since: proto.Time{Time: time.Now()}, Seq: s.attentionSeq, Text: attentionText(a, reason)}
 	a.needsYou = at
 	return at
-}
-
-// needYou marks agent a as needing the user for reason, publishes the
-// change and runs --notify-command for it (SPEC §11). It takes s.mu; the
-// supervisor-internal hook for events such as an approval request.
-func (s *Supervisor) needYou(a *agent, reason string) {
-	s.mu.Lock()
-	at := s.needYouLocked(a, reason)
-	s.mu.Unlock()
-	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
-	s.announce(a.id, at)
 }
 
 // announce runs the notify command for a transition (nil: none).

@@ -281,8 +281,8 @@ func resolveDir(d string) (string, error) {
 	}
 	// The real path, so that a folder reached through a symbolic link gets
 	// the same control socket, and a second dashboard for it is refused.
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = resolved
 	}
 	return abs, nil
 }

@@ -148,13 +148,13 @@ func TestResolveErrorsAndDefaults(t *testing.T) {
 }
 
 func TestDirThroughASymlinkIsTheSameDir(t *testing.T) {
-	real := t.TempDir()
+	target := t.TempDir()
 	link := filepath.Join(t.TempDir(), "link")
-	if err := os.Symlink(real, link); err != nil {
+	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	env := fakeEnv(map[string]string{"HOME": real}, false)
-	a, err1 := Resolve(Options{Dir: real, Command: "x"}, env)
+	env := fakeEnv(map[string]string{"HOME": target}, false)
+	a, err1 := Resolve(Options{Dir: target, Command: "x"}, env)
 	b, err2 := Resolve(Options{Dir: link, Command: "x"}, env)
 	if err1 != nil || err2 != nil || a.Dir != b.Dir || a.Socket != b.Socket {
 		t.Fatalf("%s (%s) vs %s (%s): %v %v", a.Dir, a.Socket, b.Dir, b.Socket, err1, err2)

@@ -31,8 +31,8 @@ func (b blockingFS) Open(name string) (fs.File, error) {
 	return b.FS.Open(name)
 }
 
-// sigterm is the cause `subdash agent` gives its context on SIGTERM.
-var sigterm = errors.New("SIGTERM received")
+// errSigterm is the cause `subdash agent` gives its context on SIGTERM.
+var errSigterm = errors.New("SIGTERM received")
 
 func TestStopWhileAReadBlocks(t *testing.T) {
 	for _, message := range []string{"find TODO in .", "summarize ."} {
@@ -59,7 +59,7 @@ func TestStopWhileAReadBlocks(t *testing.T) {
 			case <-time.After(hangGuard):
 				t.Fatal("the task never opened a.txt")
 			}
-			cancel(sigterm)
+			cancel(errSigterm)
 			select {
 			case status := <-done:
 				if status != StatusError || stdout.String() != "" || stderr.String() != "stopped: SIGTERM received\n" {
@@ -77,7 +77,7 @@ func TestStopWhileReadingTheTask(t *testing.T) {
 	t.Cleanup(func() { writer.Close() })
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	cancel(sigterm)
+	cancel(errSigterm)
 	var stdout, stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, stdin, &stdout, &stderr, t.TempDir(), nil) }()

@@ -339,7 +339,7 @@ func TestWireRoutesAnswerTheirTypes(t *testing.T) {
 	h.call("POST", "/v1/agents/"+id+"/forget", "POST /v1/agents/{id}/forget", nil)
 	seen := map[string]bool{}
 	deadline := time.After(20 * time.Second)
-	for !(seen["agent"] && seen["synced"] && seen["output"] && seen["warning"]) {
+	for !seen["agent"] || !seen["synced"] || !seen["output"] || !seen["warning"] {
 		select {
 		case ev := <-events:
 			seen[ev.Name] = true

@@ -245,12 +245,12 @@ func (c *Converter) cutCells() {
 		dropped += int64(cl.n)
 	}
 	c.cells = c.cells[:keep]
-	var any bool
+	var anySGR bool
 	var last style
-	c.buf, any, last = c.renderCells(c.buf[:0])
+	c.buf, anySGR, last = c.renderCells(c.buf[:0])
 	w := ansi.StringWidth(bytesToString(c.buf))
 	c.resetCells()
-	c.setCut(len(c.buf), w, last, any, dropped)
+	c.setCut(len(c.buf), w, last, anySGR, dropped)
 }
 
 // renderCells appends the cells, without erased cells at the end, to dst,
@@ -262,14 +262,14 @@ func (c *Converter) renderCells(dst []byte) ([]byte, bool, style) {
 		end--
 	}
 	var em style
-	any := false
+	anySGR := false
 	for _, cl := range c.cells[:end] {
 		if cl.w == 0 {
 			continue
 		}
 		if !c.plain && cl.st != em {
 			dst = appendSGR(dst, em, cl.st)
-			em, any = cl.st, true
+			em, anySGR = cl.st, true
 		}
 		if cl.n == 0 {
 			dst = append(dst, ' ')
@@ -277,15 +277,15 @@ func (c *Converter) renderCells(dst []byte) ([]byte, bool, style) {
 			dst = append(dst, c.arena[cl.off:cl.off+uint32(cl.n)]...)
 		}
 	}
-	return dst, any, em
+	return dst, anySGR, em
 }
 
 // renderCellLine renders a cell-mode line. Its width is measured on the
 // result, because clusters of neighbouring cells can join once they are
 // side by side.
 func (c *Converter) renderCellLine() ([]byte, int) {
-	out, any, _ := c.renderCells(c.out[:0])
-	if any {
+	out, anySGR, _ := c.renderCells(c.out[:0])
+	if anySGR {
 		out = append(out, "\x1b[m"...)
 	}
 	c.out = out

@@ -225,11 +225,11 @@ func (c *Converter) cutLine() {
 }
 
 // setCut truncates buf to the kept part and switches to cut mode.
-func (c *Converter) setCut(keep, w int, st style, any bool, dropped int64) {
+func (c *Converter) setCut(keep, w int, st style, anySGR bool, dropped int64) {
 	c.buf = c.buf[:keep]
 	c.cut = true
 	c.cutW = w
-	c.cutAny = any
+	c.cutAny = anySGR
 	c.cutStyled = !c.plain && !st.isDefault()
 	c.cutSafe = c.cutStyled || keep == 0 || c.buf[keep-1] < 0x80
 	c.dropped = dropped

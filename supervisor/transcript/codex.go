@@ -85,8 +85,8 @@ func (p *Parser) codexLine(line []byte) []Entry {
 	case "error":
 		if m := codexReconnect.FindStringSubmatch(ev.Message); m != nil {
 			attempt, _ := strconv.Atoi(m[1])
-			max, _ := strconv.Atoi(m[2])
-			return []Entry{p.retry(ev.Message, attempt, max)}
+			most, _ := strconv.Atoi(m[2])
+			return []Entry{p.retry(ev.Message, attempt, most)}
 		}
 		return []Entry{p.errorEntry(ev.Message)}
 	case "item.started", "item.updated", "item.completed":

@@ -79,18 +79,18 @@ func headLines(s string) (string, int) {
 	return strings.Join(lines, "\n"), more
 }
 
-// cutRunes cuts s to max runes, ending a cut with "…"; more says s is
+// cutRunes cuts s to limit runes, ending a cut with "…"; more says s is
 // itself the start of a longer text, which ends it with "…" too.
-func cutRunes(s string, max int, more bool) string {
-	if !more && len(s) <= max {
+func cutRunes(s string, limit int, more bool) string {
+	if !more && len(s) <= limit {
 		return s
 	}
-	n, last := 0, -1 // last: where rune max-1 starts, the place of a "…"
+	n, last := 0, -1 // last: where rune limit-1 starts, the place of a "…"
 	for i := range s {
-		if n == max-1 {
+		if n == limit-1 {
 			last = i
 		}
-		if n == max {
+		if n == limit {
 			return s[:last] + "…"
 		}
 		n++

@@ -362,16 +362,16 @@ func (p *Parser) errorEntry(msg string) Entry {
 	return Entry{Kind: KindError, Text: msg}
 }
 
-// retry records a retry of the model and returns its entry. attempt and max
+// retry records a retry of the model and returns its entry. attempt and most
 // are 0 when not reported; attempts are then counted here.
-func (p *Parser) retry(msg string, attempt, max int) Entry {
+func (p *Parser) retry(msg string, attempt, most int) Entry {
 	msg = plain(msg)
 	p.retries++
 	if attempt <= 0 {
 		attempt = p.retries
 	}
-	if max > 0 {
-		p.activity = fmt.Sprintf("retrying model (attempt %d/%d)", attempt, max)
+	if most > 0 {
+		p.activity = fmt.Sprintf("retrying model (attempt %d/%d)", attempt, most)
 	} else {
 		p.activity = fmt.Sprintf("retrying model (attempt %d)", attempt)
 	}

@@ -107,11 +107,11 @@ type Row struct {
 	Width int
 }
 
-// Wrap breaks s into rows of at most w cells, at most max rows (max ≤ 0:
+// Wrap breaks s into rows of at most w cells, at most maxRows rows (maxRows ≤ 0:
 // no limit), and reports whether rows were left out. Each row ends with
 // Reset when styled; a row continuing a styled span starts with the SGR
 // sequences still active, so colours carry over the break.
-func Wrap(s string, w, max int) (rows []Row, more bool) {
+func Wrap(s string, w, maxRows int) (rows []Row, more bool) {
 	if w <= 0 {
 		return nil, s != ""
 	}
@@ -147,7 +147,7 @@ func Wrap(s string, w, max int) (rows []Row, more bool) {
 		}
 		i += len(item)
 		if used+cw > w {
-			if max > 0 && len(rows)+1 >= max {
+			if maxRows > 0 && len(rows)+1 >= maxRows {
 				flush()
 				return rows, true
 			}
