@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"slices"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor/proto"
@@ -36,47 +38,33 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 
 // applyChanges puts the snapshots the changes carry (proto.Change.Info)
 // in the table: a changed agent's replaces its own, a new agent comes
-// last (the table is oldest first), a forgotten one leaves. Only the
-// agents that changed are copied; the slice the model held before is not
-// written (earlier messages may share it). It reports whether any agent
-// changed.
+// last (the table is oldest first), a forgotten one leaves. The model owns
+// m.agents (no command holds it), so it is changed in place: a change
+// costs its agent, not a copy of every agent. It reports whether any
+// agent changed.
 func (m *Model) applyChanges(cs []proto.Change) bool {
-	agents, copied, changed := m.agents, false, false
-	own := func() {
-		if !copied {
-			agents, copied = append([]proto.AgentInfo(nil), agents...), true
-		}
-	}
+	changed := false
 	for _, c := range cs {
 		if c.AgentID == "" || c.Info == nil && !c.Forgotten {
 			continue
 		}
-		i := -1
-		for j := range agents {
-			if agents[j].AgentID == c.AgentID {
-				i = j
-				break
-			}
-		}
+		i := slices.IndexFunc(m.agents, func(a proto.AgentInfo) bool { return a.AgentID == c.AgentID })
 		switch {
 		case c.Info == nil: // forgotten
 			if i >= 0 {
-				own()
-				agents = append(agents[:i], agents[i+1:]...)
+				m.agents = slices.Delete(m.agents, i, i+1)
 				changed = true
 			}
 		case i >= 0:
-			own()
-			agents[i] = *c.Info
+			m.agents[i] = *c.Info
 			changed = true
 		default:
-			own()
-			agents = append(agents, *c.Info)
+			m.agents = append(m.agents, *c.Info)
 			changed = true
 		}
 	}
 	if changed {
-		m.setAgents(agents)
+		m.setAgents(m.agents)
 	}
 	return changed
 }

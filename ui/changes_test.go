@@ -9,12 +9,11 @@ import (
 
 // TestChangesCarryTheirAgents: a change puts the snapshot it carries in
 // the table (the agent's row alone), a new agent comes last, a forgotten
-// one leaves, and the table the model held before is not written.
+// one leaves.
 func TestChangesCarryTheirAgents(t *testing.T) {
 	f := threeAgents()
 	h := newHarness(t, f, 100, 30)
-	before := h.m.agents
-	b := before[1]
+	b := h.m.agents[1]
 	b.Status, b.LastMessage = proto.StatusClosed, "closed by another client"
 	n := proto.AgentInfo{Summary: proto.Summary{AgentID: "d0000000-4444-4444-8444-444444444444", Status: proto.StatusRunning, LastMessage: "a new one"}}
 	h.send(ChangesMsg{Changes: []proto.Change{
@@ -31,9 +30,6 @@ func TestChangesCarryTheirAgents(t *testing.T) {
 	}
 	if h.m.agents[1].Status != proto.StatusClosed {
 		t.Fatalf("B is %s, want its new snapshot's closed", h.m.agents[1].Status)
-	}
-	if before[1].Status != proto.StatusCompleted || len(before) != 3 || before[2].AgentID != idC {
-		t.Fatal("the table held before the change was written")
 	}
 	h.wantScreen("closed by another client")
 	h.wantScreen("a new one")
