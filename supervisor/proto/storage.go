@@ -1,7 +1,9 @@
 package proto
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -15,13 +17,27 @@ type Storage struct {
 	// Runs is the number of runs under RunsDir.
 	Runs int `json:"runs"`
 	// Retention is --log-retention; 0 keeps every run. RetentionDays is
-	// the same in days, for JSON.
+	// the same in days, for JSON; decoding sets Retention from it.
 	Retention     time.Duration `json:"-"`
 	RetentionDays float64       `json:"retention_days"`
 	// Freed is what the retention removed at start, in bytes, in Removed
 	// runs.
 	Freed   int64 `json:"freed_bytes"`
 	Removed int   `json:"removed_runs"`
+}
+
+// storageFields is Storage without its methods, for decoding.
+type storageFields Storage
+
+// UnmarshalJSON decodes a Storage and sets Retention from retention_days:
+// a viewer learns its host's --log-retention from /v1/info (it showed
+// "kept until removed by hand" for every host).
+func (s *Storage) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*storageFields)(s)); err != nil {
+		return err
+	}
+	s.Retention = time.Duration(math.Round(s.RetentionDays * float64(24*time.Hour)))
+	return nil
 }
 
 // FormatBytes writes n bytes for people: "512 B", "3.4 kB", "12.3 MB",
