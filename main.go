@@ -109,6 +109,7 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 	fs.IntVar(&o.Scrollback, "scrollback", supervisor.DefaultScrollback, "display lines kept in memory per submission")
 	fs.IntVar(&o.LineMemory, "line-memory", supervisor.DefaultLineMemory>>20, "MiB of display lines kept in memory by all submissions together; finished ones give theirs back first (-1: no limit)")
 	fs.BoolVar(&o.AllowNested, "allow-nested", false, "let subagents spawn subagents (keep MEMO_ENABLE_COLLAB_TOOLS)")
+	fs.IntVar(&o.MaxDepth, "max-depth", 0, "with --allow-nested, how deep agent paths may go below /root (env MEMO_SUBAGENT_MAX_DEPTH; default 3)")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "end a submission that runs longer than this (0: no limit)")
 	fs.StringVar(&o.Runner, "runner", runner.Local, "where submissions run: local or kubernetes (SPEC §13; kubernetes needs a binary built with -tags kube)")
 	fs.StringVar(&o.Kube.Namespace, "kube-namespace", "", "Kubernetes namespace of the agents' pods (default: the kubeconfig's)")
@@ -177,6 +178,8 @@ func parseArgs(fs *flag.FlagSet, args []string, o *supervisor.Options) error {
 	switch {
 	case set["max-agents"] && o.MaxAgents < 1:
 		return fmt.Errorf("invalid --max-agents %d: must be a positive number", o.MaxAgents)
+	case set["max-depth"] && o.MaxDepth < 1:
+		return fmt.Errorf("invalid --max-depth %d: must be a positive number", o.MaxDepth)
 	case set["scrollback"] && o.Scrollback < 1:
 		return fmt.Errorf("invalid --scrollback %d: must be a positive number of lines", o.Scrollback)
 	case set["command"] && strings.TrimSpace(o.Command) == "":

@@ -48,6 +48,7 @@ var hostSettings = map[string]func(c control.Settings) any{
 	"grace":          func(c control.Settings) any { return c.Grace },
 	"scrollback":     func(c control.Settings) any { return c.Scrollback },
 	"allow-nested":   func(c control.Settings) any { return c.AllowNested },
+	"max-depth":      func(c control.Settings) any { return c.MaxDepth },
 	"timeout":        func(c control.Settings) any { return c.Timeout },
 	"restore-window": func(c control.Settings) any { return c.RestoreWindow },
 	"log-retention":  func(c control.Settings) any { return c.LogRetention },

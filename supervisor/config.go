@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/memohome"
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 )
 
@@ -55,6 +56,7 @@ type Options struct {
 	Scrollback  int                // --scrollback, display lines per submission; 0 = DefaultScrollback
 	LineMemory  int                // --line-memory, MiB of display lines of all submissions; 0 = DefaultLineMemory, < 0 = no limit
 	AllowNested bool               // --allow-nested
+	MaxDepth    int                // --max-depth (SPEC §14); 0 = not given; negative is an error
 	Timeout     time.Duration      // --timeout per submission; 0 = none
 	Approvals   bool               // --approvals: relay claude's tool permission requests (SPEC §12)
 	Runner      string             // --runner (SPEC §13): "" or runner.Local, runner.Kubernetes
@@ -118,6 +120,7 @@ type Config struct {
 	Scrollback  int           // display lines kept in memory per submission
 	LineMemory  int64         // bytes of display lines held by all submissions together (SPEC §5); 0 = no limit
 	AllowNested bool          // keep MEMO_ENABLE_COLLAB_TOOLS for children
+	MaxDepth    int           // deepest agent path below the root (SPEC §14), ≥ 1
 	Timeout     time.Duration // per-submission time limit; 0 = none
 	// NotifyCommand is run with /bin/sh -c once per transition to needing
 	// you, with SUBDASH_AGENT_ID, SUBDASH_STATUS and SUBDASH_MESSAGE in its
@@ -219,6 +222,10 @@ func Resolve(o Options, env Environment) (Config, error) {
 		}
 	}
 
+	if err := resolveDepth(&c, o, env); err != nil {
+		return c, err
+	}
+
 	dir, err := resolveDir(o.Dir)
 	if err != nil {
 		return c, err
@@ -253,6 +260,30 @@ func Resolve(o Options, env Environment) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// resolveDepth sets c.MaxDepth (SPEC §14): --max-depth, else
+// MEMO_SUBAGENT_MAX_DEPTH, else proto.DefaultMaxDepth; an invalid
+// variable means the default, as in Memo, with a warning.
+func resolveDepth(c *Config, o Options, env Environment) error {
+	switch {
+	case o.MaxDepth < 0:
+		return fmt.Errorf("invalid --max-depth %d: must be a positive number", o.MaxDepth)
+	case o.MaxDepth > 0:
+		c.MaxDepth = o.MaxDepth
+		return nil
+	}
+	c.MaxDepth = proto.DefaultMaxDepth
+	if v := strings.TrimSpace(env.Getenv("MEMO_SUBAGENT_MAX_DEPTH")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			c.Warnings = append(c.Warnings, fmt.Sprintf(
+				"MEMO_SUBAGENT_MAX_DEPTH=%q is not a positive number; using %d", v, proto.DefaultMaxDepth))
+		} else {
+			c.MaxDepth = n
+		}
+	}
+	return nil
 }
 
 // Shown returns the agent command as screens and messages show it (SPEC
@@ -411,6 +442,11 @@ func resolveRunner(c *Config, o Options) error {
 		}
 		return nil
 	case runner.Kubernetes:
+		if o.AllowNested {
+			// SPEC §14: a nested spawn reaches the host through its control
+			// socket, a Unix socket on the host's machine.
+			return fmt.Errorf("--allow-nested does not work with --runner %s: a submission in a pod cannot reach this host's control socket (a Unix socket on this machine), so its agent could not spawn or instruct agents; leave --allow-nested out", runner.Kubernetes)
+		}
 		if strings.TrimSpace(o.Kube.Image) == "" {
 			return fmt.Errorf("--runner %s needs --kube-image IMAGE: the container image that holds the agent command and /bin/sh", runner.Kubernetes)
 		}

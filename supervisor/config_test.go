@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // fakeEnv returns an Environment with the given variables and, when memo is
@@ -112,6 +114,44 @@ func TestMaxAgentsFromFlagAndEnvironment(t *testing.T) {
 	}
 	if _, err := Resolve(Options{MaxAgents: -1, Dir: dir}, fakeEnv(map[string]string{"HOME": home}, false)); err == nil {
 		t.Error("negative --max-agents accepted")
+	}
+}
+
+// TestMaxDepthFromFlagAndEnvironment: --max-depth, else
+// MEMO_SUBAGENT_MAX_DEPTH, else Memo's 3; an invalid variable means 3
+// with a warning naming it (SPEC §14).
+func TestMaxDepthFromFlagAndEnvironment(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	for _, c := range []struct {
+		flag    int
+		env     string
+		want    int
+		warning bool
+	}{{0, "", 3, false}, {0, "5", 5, false}, {2, "5", 2, false}, {0, "deep", 3, true}, {0, "0", 3, true}} {
+		cfg, err := Resolve(Options{MaxDepth: c.flag, Dir: dir, Command: "x"},
+			fakeEnv(map[string]string{"HOME": home, "MEMO_SUBAGENT_MAX_DEPTH": c.env}, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.MaxDepth != c.want || (len(cfg.Warnings) > 0) != c.warning ||
+			c.warning && !strings.Contains(cfg.Warnings[0], `MEMO_SUBAGENT_MAX_DEPTH="`+c.env+`" is not a positive number; using 3`) {
+			t.Errorf("flag %d env %q: depth %d warnings %q", c.flag, c.env, cfg.MaxDepth, cfg.Warnings)
+		}
+	}
+	if _, err := Resolve(Options{MaxDepth: -1, Dir: dir, Command: "x"}, fakeEnv(map[string]string{"HOME": home}, false)); err == nil {
+		t.Error("negative --max-depth accepted")
+	}
+}
+
+// TestNestedRefusedWithKubernetes: a submission in a pod cannot reach the
+// host's control socket, so --allow-nested with the Kubernetes runner is
+// refused at start, saying why (SPEC §14).
+func TestNestedRefusedWithKubernetes(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	_, err := Resolve(Options{Dir: dir, Command: "x", AllowNested: true, Runner: "kubernetes", Kube: runner.KubeOptions{Image: "img"}},
+		fakeEnv(map[string]string{"HOME": home}, false))
+	if err == nil || !strings.Contains(err.Error(), "--allow-nested does not work with --runner kubernetes: a submission in a pod cannot reach this host's control socket") {
+		t.Fatalf("--allow-nested with kubernetes: %v", err)
 	}
 }
 

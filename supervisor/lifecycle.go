@@ -317,28 +317,27 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	a.usage.Add(used) // with a.running cleared: counted once, here from now on
 	s.lineMem.Keep(sub.out)
 	var at *proto.Attention
-	var next *submission // the queued message's submission, started below
-	dropped := ""
+	var next *submission // the queued messages' submission, started below
+	nextErr := ""
+	ended := false // the end is an item of the parent's mailbox (SPEC §14)
 	switch {
 	case a.status == proto.StatusClosed:
 		a.beforeClose = sub.status
+		ended = !sub.byParent
 	case !a.replacing:
 		a.status = sub.status
 		s.tookFinalLocked(a)
-		// A queued message starts now (SPEC §11), unless the host is
-		// ending; interrupt and close dropped it before they stopped sub.
-		switch {
-		case a.queued != nil && !s.shutdown && sub.reason != "interrupted":
-			next = s.newSubmissionLocked(a, a.queued)
-			a.queued = nil
-		case a.queued != nil && !s.shutdown:
-			dropQueueLocked(a)
-			dropped = "the submission was interrupted; the queued message was not run"
-			at = s.needYouLocked(a, string(sub.status))
-		case a.queued != nil:
-			// The host is ending: the message stays queued in the
-			// journal, and the next host says it was not run (SPEC §10).
-		default:
+		ended = !sub.byParent || sub.reason != "interrupted"
+		// Queued messages start now (SPEC §11), unless the host is ending
+		// (they stay in the journal for the next host's agent) or the
+		// submission was interrupted (they wait for the next one).
+		if hasTriggerLocked(a) && !s.shutdown && sub.reason != "interrupted" {
+			var err error
+			if next, err = s.newSubmissionLocked(a, nil); err != nil {
+				nextErr = err.Error()
+			}
+		}
+		if next == nil {
 			at = s.needYouLocked(a, string(sub.status))
 		}
 	}
@@ -355,8 +354,9 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	s.mu.Unlock()
 
 	s.journal.Write(ev)
-	if dropped != "" {
-		s.journal.Write(journal.Event{Event: "queue_dropped", AgentID: a.id, Note: dropped})
+	if nextErr != "" {
+		s.journal.Write(journal.Event{Event: "mail_kept", AgentID: a.id, Note: "the queued messages were not started: " + nextErr})
+		s.warn(fmt.Sprintf("agent %s: the queued messages were not started: %s", a.id, nextErr))
 	}
 	s.mu.Lock()
 	a.ending = false
@@ -364,10 +364,14 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	close(sub.done)
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
 	s.announce(a.id, at)
+	if ended {
+		s.postEnd(a)
+	}
 	if next != nil {
-		s.journal.Write(journal.Event{Event: "sent", AgentID: a.id, SubmissionID: next.id, Seq: next.seq, Message: next.message, MessageBytes: next.msgLen,
-			Note: "queued message, started as the previous submission ended"})
+		s.journalSent(a, next, "queued messages, started as the previous submission ended")
 		_ = s.launch(a, next) // a start failure ends it as errored, as for send
+	} else {
+		s.startPending() // its slot is free
 	}
 }
 

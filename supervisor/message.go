@@ -2,12 +2,14 @@ package supervisor
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"unicode"
 	"unicode/utf8"
@@ -29,6 +31,54 @@ type Message struct {
 	path string // the file of a message read from a stream; "" otherwise
 	head string // messageHead: what memory, records and results keep
 	size int    // the whole message's length in bytes
+	// parts are the messages a joined message is made of (joinMessages),
+	// text and path then unused.
+	parts []*Message
+}
+
+// partSeparator is what joins the parts of a submission's message: the
+// messages held for an agent and its own (SPEC §14), one blank line apart.
+const partSeparator = "\n\n"
+
+// joinMessages returns one message made of parts, in order, a blank line
+// between two, for a submission that takes the messages held for its
+// agent before its own (SPEC §14). It owns the parts from then on (Discard
+// discards them); one part is returned as it is. Errors: the joined
+// message is longer than MaxMessageBytes (the parts are left to the
+// caller then).
+func joinMessages(parts []*Message) (*Message, error) {
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	size := joinedSize(parts)
+	if size > proto.MaxMessageBytes {
+		return nil, errJoinTooLong(size)
+	}
+	var known strings.Builder // the text the parts' heads hold, up to the head's limit
+	whole := true
+	for i, p := range parts {
+		if i > 0 && known.Len() <= journal.MaxMessageHead {
+			known.WriteString(partSeparator)
+		}
+		h := p.head
+		if proto.MessageCut(h) {
+			h = h[:strings.LastIndex(h, "...[truncated: ")]
+			whole = false
+		}
+		if known.Len() <= journal.MaxMessageHead {
+			known.WriteString(h)
+		}
+	}
+	prefix := known.String()
+	head := prefix
+	switch {
+	case whole && size <= journal.MaxMessageHead:
+	case len(prefix) > journal.MaxMessageHead:
+		head = journal.HeadOf(prefix, size)
+	default: // a cut part's head was all that is known: cut there (at a character: the "x")
+		head = proto.MessageHead(prefix+"x", size, len(prefix))
+	}
+	return &Message{parts: parts, head: head, size: size}, nil
 }
 
 // NewMessage checks message (SPEC §3: trimmed; "message must not be empty";
@@ -41,24 +91,41 @@ func NewMessage(message string) (*Message, error) {
 	return &Message{text: msg, head: journal.MessageHead(msg), size: len(msg)}, nil
 }
 
+// joinedSize is the length in bytes of parts joined (joinMessages).
+func joinedSize(parts []*Message) int {
+	size := len(partSeparator) * max(len(parts)-1, 0)
+	for _, p := range parts {
+		size += p.size
+	}
+	return size
+}
+
+// errJoinTooLong is the error of a submission whose message, the messages
+// held for its agent and its own joined, would be size bytes, over
+// MaxMessageBytes.
+func errJoinTooLong(size int) error {
+	return &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf(
+		"the messages held for this agent and this one are %d bytes together, longer than the limit of %d (64 MiB); cancel held messages (u, subdash ctl cancel-queue) or put the task in a file and send its path",
+		size, proto.MaxMessageBytes)}
+}
+
 // Head returns the message's first 4 KiB (whole characters) with a marker
 // of its whole length when it is longer: what results and records show.
 func (m *Message) Head() string { return m.head }
 
-// headOrEmpty is Head, "" for no message.
-func (m *Message) headOrEmpty() string {
-	if m == nil {
-		return ""
-	}
-	return m.head
-}
-
 // Len returns the whole message's length in bytes.
 func (m *Message) Len() int { return m.size }
 
-// Discard removes the file of a message that no submission took.
+// Discard removes the file of a message that no submission took (the
+// files of a joined message's parts).
 func (m *Message) Discard() {
-	if m != nil && m.path != "" {
+	if m == nil {
+		return
+	}
+	for _, p := range m.parts {
+		p.Discard()
+	}
+	if m.path != "" {
 		_ = os.Remove(m.path)
 	}
 }
@@ -66,10 +133,44 @@ func (m *Message) Discard() {
 // read returns the whole message. A message in memory is copied; that of
 // a file is read from it (fs.ErrNotExist once keep moved it away).
 func (m *Message) read() ([]byte, error) {
+	if len(m.parts) > 0 {
+		var b bytes.Buffer
+		err := m.writeTo(&b)
+		return b.Bytes(), err
+	}
 	if m.path == "" {
 		return []byte(m.text), nil
 	}
 	return os.ReadFile(m.path)
+}
+
+// writeTo writes the whole message to w, a file's in chunks (never whole
+// in memory), a joined message's parts with their separators.
+func (m *Message) writeTo(w io.Writer) error {
+	if len(m.parts) > 0 {
+		for i, p := range m.parts {
+			if i > 0 {
+				if _, err := io.WriteString(w, partSeparator); err != nil {
+					return err
+				}
+			}
+			if err := p.writeTo(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if m.path == "" {
+		_, err := io.WriteString(w, m.text)
+		return err
+	}
+	f, err := os.Open(m.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
 }
 
 // keep puts the whole message into the file path (a submission's message
@@ -80,16 +181,21 @@ func (m *Message) keep(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	if m.path != "" {
+	if m.path != "" && len(m.parts) == 0 {
 		return os.Rename(m.path, path)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(f, m.text)
+	err = m.writeTo(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		for _, p := range m.parts {
+			p.Discard() // copied: their files go
+		}
 	}
 	return err
 }

@@ -125,7 +125,7 @@ func TestStreamedMessageReachesTheChildWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.SpawnMessage(t.Context(), m)
+	res, err := s.SpawnMessage(t.Context(), m, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,26 @@ func (s *Supervisor) CheckNesting(pid int) error {
 	if s.cfg.AllowNested || pid <= 0 {
 		return nil
 	}
+	if a := s.agentOfProcess(pid); a != "" {
+		return errNested(a)
+	}
+	return nil
+}
+
+// CallerAgent returns the id of the agent whose running submission holds
+// process pid (as CheckNesting finds it), "" when none does: the parent
+// of what pid spawns and the start of its relative targets (SPEC §14).
+func (s *Supervisor) CallerAgent(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	return s.agentOfProcess(pid)
+}
+
+// agentOfProcess returns the agent whose running submission's session or
+// process group holds pid or one of its ancestors, or whose
+// SUBDASH_SUBMISSION_ID pid inherited; "" for none.
+func (s *Supervisor) agentOfProcess(pid int) string {
 	chain := local.Ancestry(pid, 64)
 	inherited := local.SubmissionOf(pid)
 	s.mu.Lock()
@@ -35,18 +55,18 @@ func (s *Supervisor) CheckNesting(pid int) error {
 			continue
 		}
 		if inherited == r.id {
-			return errNested(a.id)
+			return a.id
 		}
 		// pgid 0: it runs elsewhere (a pod); 0 is also the session of
 		// processes started from outside any session here, which would
 		// otherwise all look like its subagents
 		for _, pi := range chain {
 			if r.proc.pgid > 0 && (r.proc.pgid == pi.Session || r.proc.pgid == pi.PGID) {
-				return errNested(a.id)
+				return a.id
 			}
 		}
 	}
-	return nil
+	return ""
 }
 
 func errNested(agentID string) error {

@@ -11,53 +11,73 @@ import (
 )
 
 // Spawn creates an agent and starts its first submission with message
-// (SPEC §3 spawn). The agent keeps proto.OriginOf(ctx) as who asked
-// ("mcp", "ctl", "viewer"; "" for this process's own dashboard) in its
-// snapshot (AgentInfo.Origin), so the host's quit question can say whose
-// agents it ends (SPEC §7). Errors: "message must not be empty"; a message
-// longer than MaxMessageBytes; "subagent concurrency limit reached
-// (<max>)", leaving no agent behind. A submission that cannot start
-// (working directory gone) still creates the agent, with status errored
-// and the reason as last_error.
+// (SPEC §3 spawn); it is SpawnAgent without a task name.
 func (s *Supervisor) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
-	m, err := NewMessage(message)
+	return s.SpawnAgent(ctx, proto.SpawnRequest{Message: message})
+}
+
+// SpawnAgent creates an agent and starts its first submission with
+// req.Message (SPEC §3 spawn). Its place in the tree (SPEC §14) is under
+// the agent whose submission made the call (proto.CallerOf(ctx)), or the
+// root, named req.TaskName or its short id. The agent keeps
+// proto.OriginOf(ctx) as who asked ("mcp", "ctl", "viewer"; "" for this
+// process's own dashboard) in its snapshot (AgentInfo.Origin), so the
+// host's quit question can say whose agents it ends (SPEC §7). Errors:
+// "message must not be empty"; a message longer than MaxMessageBytes; a
+// bad task name, the depth limit or a path held by another agent (SPEC
+// §14); "subagent concurrency limit reached (<max>)"; each leaves no agent
+// behind. A submission that cannot start (working directory gone) still
+// creates the agent, with status errored and the reason as last_error.
+func (s *Supervisor) SpawnAgent(ctx context.Context, req proto.SpawnRequest) (proto.SpawnResult, error) {
+	m, err := NewMessage(req.Message)
 	if err != nil {
 		return proto.SpawnResult{}, err
 	}
-	return s.SpawnMessage(ctx, m)
+	return s.SpawnMessage(ctx, m, req.TaskName)
 }
 
-// SpawnMessage is Spawn with a Message (NewMessage, ReadMessage), which
-// it takes: on an error the message is discarded.
-func (s *Supervisor) SpawnMessage(ctx context.Context, m *Message) (proto.SpawnResult, error) {
-	res, err := s.spawnMessage(proto.OriginOf(ctx), m)
+// SpawnMessage is SpawnAgent with a Message (NewMessage, ReadMessage),
+// which it takes: on an error the message is discarded.
+func (s *Supervisor) SpawnMessage(ctx context.Context, m *Message, taskName string) (proto.SpawnResult, error) {
+	res, err := s.spawnMessage(ctx, m, taskName)
 	if err != nil {
 		m.Discard()
 	}
 	return res, err
 }
 
-func (s *Supervisor) spawnMessage(origin string, m *Message) (proto.SpawnResult, error) {
+func (s *Supervisor) spawnMessage(ctx context.Context, m *Message, taskName string) (proto.SpawnResult, error) {
+	c := proto.CallerOf(ctx)
 	s.mu.Lock()
 	if s.shutdown {
 		s.mu.Unlock()
 		return proto.SpawnResult{}, proto.ErrShutdown()
 	}
+	now := time.Now()
+	a := &agent{id: uuid.NewString(), createdAt: now, updatedAt: now, origin: proto.OriginOf(ctx)}
+	var err error
+	if a.path, a.taskName, a.parentID, err = s.placeLocked(a.id, c, taskName); err != nil {
+		s.mu.Unlock()
+		return proto.SpawnResult{}, err
+	}
 	if s.runningCount() >= s.cfg.MaxAgents {
 		s.mu.Unlock()
 		return proto.SpawnResult{}, proto.ErrLimit(s.cfg.MaxAgents)
 	}
-	now := time.Now()
-	a := &agent{id: uuid.NewString(), createdAt: now, updatedAt: now, origin: origin}
+	if a.parentID == "" {
+		a.session = c.Session
+	}
 	s.spawnedWith(a)
 	s.agents[a.id] = a
 	s.order = append(s.order, a)
-	sub := s.newSubmissionLocked(a, m)
+	s.paths[a.path] = a
+	sub, _ := s.newSubmissionLocked(a, m) // a new agent's mailbox is empty
 	sum := s.summaryLocked(a)
 	s.mu.Unlock()
 
 	s.journal.Write(journal.Event{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size,
-		Command: a.command, Builtin: a.builtin, Preset: presetRecord(a.preset, a.home), Runner: a.runner})
+		Command: a.command, Builtin: a.builtin, Preset: presetRecord(a.preset, a.home), Runner: a.runner,
+		TaskName: a.taskName, AgentPath: a.path, ParentID: a.parentID, Session: a.session})
 	if err := s.launch(a, sub); err != nil {
 		s.mu.Lock()
 		sum = s.summaryLocked(a)
@@ -84,15 +104,15 @@ func (s *Supervisor) Send(ctx context.Context, id, message string, interrupt boo
 // SendMessage is Send with a Message (NewMessage, ReadMessage), which it
 // takes: on an error the message is discarded.
 func (s *Supervisor) SendMessage(ctx context.Context, id string, m *Message, interrupt bool) (proto.SendResult, error) {
-	res, err := s.sendMessage(id, m, interrupt)
+	res, err := s.sendMessage(ctx, id, m, interrupt)
 	if err != nil {
 		m.Discard()
 	}
 	return res, err
 }
 
-func (s *Supervisor) sendMessage(id string, m *Message, interrupt bool) (proto.SendResult, error) {
-	a, unlock, err := s.lockAgent(id)
+func (s *Supervisor) sendMessage(ctx context.Context, id string, m *Message, interrupt bool) (proto.SendResult, error) {
+	a, unlock, err := s.lockAgent(ctx, id)
 	if err != nil {
 		return proto.SendResult{}, err
 	}
@@ -104,18 +124,18 @@ func (s *Supervisor) sendMessage(id string, m *Message, interrupt bool) (proto.S
 		}
 	}
 	s.mu.Lock()
-	if err := s.checkSendLocked(a, interrupt); err != nil {
+	err = s.checkSendLocked(a, interrupt)
+	if err == nil {
+		err = checkJoinLocked(a, m)
+	}
+	if err != nil {
 		s.mu.Unlock()
 		return proto.SendResult{}, err
 	}
-	dropped := false
 	if old := a.running; old != nil {
 		a.replacing = true
-		dropped = dropQueueLocked(a)
+		s.stoppedByLocked(a, old, proto.CallerOf(ctx))
 		s.mu.Unlock()
-		if dropped {
-			s.journalDropped(a.id, "send with interrupt")
-		}
 		s.journal.Write(journal.Event{Event: "interrupted", AgentID: a.id, SubmissionID: old.id, Seq: old.seq, Note: "send with interrupt"})
 		s.requestStop(a, old, "interrupted")
 		<-old.done
@@ -131,22 +151,33 @@ func (s *Supervisor) sendMessage(id string, m *Message, interrupt bool) (proto.S
 		s.mu.Unlock()
 		return proto.SendResult{}, proto.ErrLimit(s.cfg.MaxAgents)
 	}
-	sub := s.newSubmissionLocked(a, m)
+	sub, err := s.newSubmissionLocked(a, m)
 	s.mu.Unlock()
-
-	s.journal.Write(journal.Event{Event: "sent", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size})
+	if err != nil {
+		return proto.SendResult{}, err
+	}
+	s.journalSent(a, sub, "")
 	status := proto.StatusRunning
 	if err := s.launch(a, sub); err != nil {
 		status = proto.StatusErrored
 	}
-	return proto.SendResult{AgentID: a.id, Status: status, SubmissionID: sub.id, DroppedQueued: dropped}, nil
+	return proto.SendResult{AgentID: a.id, Status: status, SubmissionID: sub.id}, nil
 }
 
-// lockAgent finds agent id and takes its operation lock, which serializes
-// the operations that wait on its processes; call the returned function to
-// release it.
-func (s *Supervisor) lockAgent(id string) (*agent, func(), error) {
-	a, err := s.find(id)
+// journalSent journals that sub started as agent a's next submission
+// (event sent), with the mailbox items it took.
+func (s *Supervisor) journalSent(a *agent, sub *submission, note string) {
+	s.journal.Write(journal.Event{Event: "sent", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: sub.message,
+		MessageBytes: sub.msgLen, Seqs: sub.took, Note: note})
+}
+
+// lockAgent finds the agent target names for the caller of ctx (SPEC §14)
+// and takes its operation lock, which serializes the operations that wait
+// on its processes; call the returned function to release it.
+func (s *Supervisor) lockAgent(ctx context.Context, target string) (*agent, func(), error) {
+	s.mu.Lock()
+	a, err := s.resolveLocked(proto.CallerOf(ctx), target)
+	s.mu.Unlock()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,90 +200,137 @@ func (s *Supervisor) checkSendLocked(a *agent, interrupt bool) error {
 // Interrupt terminates the running submission of agent id (SPEC §3
 // interrupt, §4) and returns once its process group is gone; the agent
 // becomes errored with last_error "interrupted" and stays open for input.
-// Errors: "agent not found: <id>"; "agent <id> is not running".
+// It touches only that agent (not its children), and keeps the messages
+// held for it: they wait for its next submission (SPEC §14, as Memo keeps
+// its mailbox). Errors: "agent not found: <id>"; "agent <id> is not
+// running".
 func (s *Supervisor) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
-	a, unlock, err := s.lockAgent(id)
+	a, unlock, err := s.lockAgent(ctx, id)
 	if err != nil {
 		return proto.StatusResult{}, err
 	}
 	defer unlock()
 	s.mu.Lock()
 	sub := a.running
-	dropped := sub != nil && dropQueueLocked(a)
+	if sub != nil {
+		s.stoppedByLocked(a, sub, proto.CallerOf(ctx))
+	}
 	s.mu.Unlock()
 	if sub == nil {
 		return proto.StatusResult{}, proto.ErrNotRunning(a.id)
 	}
-	if dropped {
-		s.journalDropped(a.id, "interrupt")
-	}
 	s.journal.Write(journal.Event{Event: "interrupted", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq})
 	s.requestStop(a, sub, "interrupted")
 	<-sub.done
-	res := s.statusResult(a)
-	res.DroppedQueued = dropped
+	return s.statusResult(a), nil
+}
+
+// Close marks agent id and its descendants closed (SPEC §3 close, §14),
+// journaled deepest first as Memo shuts its tree down, and terminates
+// every running submission among them at once (one grace period for all,
+// not one per level) before returning. Each closed agent's mailbox is
+// dropped, which the result says (DroppedQueued). Closing a closed agent
+// is not an error; a closed descendant stays closed by its own close.
+// Descendants lists the ids of the others it closed. Errors: "agent not
+// found: <id>".
+func (s *Supervisor) Close(ctx context.Context, id string) (proto.StatusResult, error) {
+	c := proto.CallerOf(ctx)
+	tree, unlock, err := s.lockTree(c, id)
+	if err != nil {
+		return proto.StatusResult{}, err
+	}
+	defer unlock()
+	a := tree[len(tree)-1] // the shallowest: the target
+	type closing struct {
+		a       *agent
+		sub     *submission
+		dropped []uint64
+		at      *proto.Attention
+	}
+	var closed []closing
+	res := proto.StatusResult{AgentID: a.id, Status: proto.StatusClosed}
+	s.mu.Lock()
+	now := time.Now()
+	for _, d := range tree {
+		if d.status == proto.StatusClosed {
+			continue
+		}
+		cl := closing{a: d, sub: d.running}
+		if cl.sub == nil {
+			d.beforeClose = d.status
+		} else {
+			s.stoppedByLocked(d, cl.sub, c)
+		}
+		d.status = proto.StatusClosed
+		d.updatedAt = now
+		if d != a {
+			d.closedBy = a.id
+			res.Descendants = append(res.Descendants, d.id)
+		}
+		var msgs bool
+		cl.dropped, msgs = dropInboxLocked(d)
+		res.DroppedQueued = res.DroppedQueued || msgs
+		s.tookFinalLocked(d)
+		cl.at = s.needYouLocked(d, string(proto.StatusClosed))
+		closed = append(closed, cl)
+	}
+	s.mu.Unlock()
+	for _, cl := range closed {
+		s.journalDropped(cl.a.id, "close", cl.dropped)
+		s.journal.Write(journal.Event{Event: "closed", AgentID: cl.a.id, ClosedBy: cl.a.closedBy})
+		s.hub.Publish(proto.Change{AgentID: cl.a.id, Agent: true})
+		s.announce(cl.a.id, cl.at)
+	}
+	for _, cl := range closed {
+		if cl.sub != nil {
+			s.requestStop(cl.a, cl.sub, "interrupted")
+		}
+	}
+	for _, cl := range closed {
+		if cl.sub != nil {
+			<-cl.sub.done
+		} else if cl.a == a {
+			s.postEnd(a) // a running one's end says it (endSubmission)
+		}
+	}
 	return res, nil
 }
 
-// Close marks agent id closed and terminates its running submission, if any,
-// before returning (SPEC §3 close). Closing a closed agent is not an error.
-// Errors: "agent not found: <id>".
-func (s *Supervisor) Close(ctx context.Context, id string) (proto.StatusResult, error) {
-	a, unlock, err := s.lockAgent(id)
-	if err != nil {
-		return proto.StatusResult{}, err
-	}
-	defer unlock()
-	s.mu.Lock()
-	if a.status == proto.StatusClosed {
-		s.mu.Unlock()
-		return proto.StatusResult{AgentID: a.id, Status: proto.StatusClosed}, nil
-	}
-	sub := a.running
-	if sub == nil {
-		a.beforeClose = a.status
-	}
-	a.status = proto.StatusClosed
-	a.updatedAt = time.Now()
-	dropped := dropQueueLocked(a)
-	s.tookFinalLocked(a)
-	at := s.needYouLocked(a, string(proto.StatusClosed))
-	s.mu.Unlock()
-	if dropped {
-		s.journalDropped(a.id, "close")
-	}
-	s.journal.Write(journal.Event{Event: "closed", AgentID: a.id})
-	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
-	s.announce(a.id, at)
-	if sub != nil {
-		s.requestStop(a, sub, "interrupted")
-		<-sub.done
-	}
-	return proto.StatusResult{AgentID: a.id, Status: proto.StatusClosed, DroppedQueued: dropped}, nil
-}
-
 // Resume reopens a closed agent, restoring the status it had when it was
-// closed; an agent whose submission was killed by the close comes back
-// errored with last_error "interrupted" (SPEC §3 resume, a deliberate
-// difference from Memo). It starts no submission; an open agent is left as
-// it is. Errors: "agent not found: <id>".
+// closed, and the descendants that its close closed (SPEC §14); an agent
+// whose submission was killed by the close comes back errored with
+// last_error "interrupted" (SPEC §3 resume, a deliberate difference from
+// Memo). It starts no submission; an open agent is left as it is.
+// Descendants lists the ids of the others it reopened. Errors: "agent not
+// found: <id>".
 func (s *Supervisor) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
-	a, unlock, err := s.lockAgent(id)
+	tree, unlock, err := s.lockTree(proto.CallerOf(ctx), id)
 	if err != nil {
 		return proto.StatusResult{}, err
 	}
 	defer unlock()
+	a := tree[len(tree)-1]
+	var reopened []*agent
 	s.mu.Lock()
-	resumed := a.status == proto.StatusClosed
-	if resumed {
-		a.status = a.beforeClose
-		a.updatedAt = time.Now()
+	now := time.Now()
+	for i := len(tree) - 1; i >= 0; i-- { // the target first, then down the tree
+		d := tree[i]
+		if d.status != proto.StatusClosed || d != a && d.closedBy != a.id {
+			continue
+		}
+		d.status, d.closedBy, d.updatedAt = d.beforeClose, "", now
+		reopened = append(reopened, d)
 	}
 	res := proto.StatusResult{AgentID: a.id, Status: a.status}
+	for _, d := range reopened {
+		if d != a {
+			res.Descendants = append(res.Descendants, d.id)
+		}
+	}
 	s.mu.Unlock()
-	if resumed {
-		s.journal.Write(journal.Event{Event: "resumed", AgentID: a.id, Status: res.Status})
-		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
+	for _, d := range reopened {
+		s.journal.Write(journal.Event{Event: "resumed", AgentID: d.id, Status: d.beforeClose})
+		s.hub.Publish(proto.Change{AgentID: d.id, Agent: true})
 	}
 	return res, nil
 }
@@ -261,107 +339,6 @@ func (s *Supervisor) statusResult(a *agent) proto.StatusResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return proto.StatusResult{AgentID: a.id, Status: a.status}
-}
-
-// Wait waits until any of ids is final (SPEC §3 wait). timeoutMS nil means
-// DefaultWaitTimeoutMS; other values are clamped to [MinWaitTimeoutMS,
-// MaxWaitTimeoutMS]. It returns at once when an id is already final, as soon
-// as one becomes final (driven by events, not a polling tick), or at the
-// timeout with empty maps and TimedOut set. An unknown id is final as
-// not_found. Errors: "ids must not be empty"; "timeout_ms must be greater
-// than zero"; ctx's error when ctx ends first (a cancelled client).
-func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (proto.WaitResult, error) {
-	if len(ids) == 0 {
-		return proto.WaitResult{}, proto.ErrEmptyIDs()
-	}
-	ms := proto.DefaultWaitTimeoutMS
-	if timeoutMS != nil {
-		if *timeoutMS <= 0 {
-			return proto.WaitResult{}, proto.ErrTimeoutNotPositive()
-		}
-		ms = min(max(*timeoutMS, proto.MinWaitTimeoutMS), proto.MaxWaitTimeoutMS)
-	}
-	// An ambiguous id prefix is an error, as in the other operations, not
-	// an unknown id: the caller would take not_found for an answer.
-	s.mu.Lock()
-	for _, id := range ids {
-		if _, err := s.lookup(id); proto.CodeOf(err) == proto.CodeInvalid {
-			s.mu.Unlock()
-			return proto.WaitResult{}, err
-		}
-	}
-	// A final status an agent takes from now on is returned even when a
-	// queued message starts its next submission before we look (SPEC §11).
-	base := make(map[*agent]int, len(ids))
-	for _, id := range ids {
-		if a, err := s.lookup(id); err == nil {
-			base[a] = a.finals
-		}
-	}
-	s.mu.Unlock()
-	// A final status is a change of the agent's summary: output alone
-	// (every read while an agent floods) does not wake the wait.
-	sub := s.hub.SubscribeSummaries()
-	defer sub.Close()
-	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
-	defer timer.Stop()
-	for {
-		if res, ok := s.finalOf(ids, base); ok {
-			return res, nil
-		}
-		select {
-		case <-sub.Ready():
-			sub.Drain()
-		case <-timer.C:
-			return proto.WaitResult{Status: map[string]proto.Status{}, Details: map[string]proto.WaitDetail{}, TimedOut: true}, nil
-		case <-ctx.Done():
-			return proto.WaitResult{}, ctx.Err()
-		}
-	}
-}
-
-// finalOf reports the final ids among ids, keyed as given: those final
-// now, and those that took a final status since base counted their finals.
-func (s *Supervisor) finalOf(ids []string, base map[*agent]int) (proto.WaitResult, bool) {
-	res := proto.WaitResult{Status: map[string]proto.Status{}, Details: map[string]proto.WaitDetail{}}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, id := range ids {
-		a, err := s.lookup(id)
-		if err != nil {
-			res.Status[id] = proto.StatusNotFound
-			res.Details[id] = proto.WaitDetail{Status: proto.StatusNotFound}
-			continue
-		}
-		if a.ending {
-			continue // final once its end is journaled; the change that follows wakes the wait
-		}
-		if !a.status.Final() || a.running != nil {
-			if n, ok := base[a]; ok && a.finals > n {
-				res.Status[id] = a.lastFinal.Status
-				res.Details[id] = a.lastFinal
-			}
-			continue
-		}
-		res.Status[id] = a.status
-		res.Details[id] = s.detailLocked(a)
-	}
-	return res, len(res.Status) > 0
-}
-
-func (s *Supervisor) detailLocked(a *agent) proto.WaitDetail {
-	sum := s.summaryLocked(a)
-	d := proto.WaitDetail{
-		Status:           a.status,
-		LastMessage:      &sum.LastMessage,
-		LastOutput:       copyStr(a.lastOutput),
-		LastError:        copyStr(a.lastError),
-		LastSubmissionID: &sum.LastSubmissionID,
-		UpdatedAt:        &sum.UpdatedAt,
-		SessionID:        a.sessionID,
-		Failure:          sum.Failure,
-	}
-	return d
 }
 
 // List returns every agent's summary, oldest first (SPEC §3 list), and

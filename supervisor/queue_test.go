@@ -76,13 +76,24 @@ func TestQueuedMessageStartsWhenTheSubmissionEnds(t *testing.T) {
 	}
 }
 
-func TestInterruptCloseAndSendDropTheQueue(t *testing.T) {
+// TestInterruptKeepsTheQueueCloseDropsIt: an interrupt keeps the queued
+// messages for the agent's next submission (SPEC §14, as Memo keeps its
+// mailbox), which takes them before its own; a send with interrupt is
+// such a next submission; close drops them and says so.
+func TestInterruptKeepsTheQueueCloseDropsIt(t *testing.T) {
 	s := newTestSupervisor(t, gated)
 	a := queuedAgent(t, s, "hold never")
 	res, err := s.Interrupt(t.Context(), a)
-	if err != nil || !res.DroppedQueued {
+	if err != nil || res.DroppedQueued {
 		t.Fatalf("interrupt: %+v %v", res, err)
 	}
+	if q := attnSummary(t, s, a).QueuedMessages; len(q) != 1 || q[0] != "quick next" || len(submissionsOf(t, s, a)) != 1 {
+		t.Fatalf("after the interrupt: queued %q, %d submissions", q, len(submissionsOf(t, s, a)))
+	}
+	if _, err := s.Send(t.Context(), a, "quick more", false); err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, s, a)
 	b := queuedAgent(t, s, "hold never")
 	res, err = s.Close(t.Context(), b)
 	if err != nil || !res.DroppedQueued {
@@ -90,17 +101,22 @@ func TestInterruptCloseAndSendDropTheQueue(t *testing.T) {
 	}
 	c := queuedAgent(t, s, "hold never")
 	sres, err := s.Send(t.Context(), c, "quick replaced", true)
-	if err != nil || !sres.DroppedQueued {
+	if err != nil || sres.DroppedQueued {
 		t.Fatalf("send with interrupt: %+v %v", sres, err)
 	}
 	waitFinal(t, s, c)
-	for id, want := range map[string]int{a: 1, b: 1, c: 2} {
+	for id, want := range map[string]int{a: 2, b: 1, c: 2} {
 		if n := len(submissionsOf(t, s, id)); n != want || attnSummary(t, s, id).QueuedMessage != "" {
 			t.Errorf("agent %s: %d submissions (want %d), queued %q", id[:8], n, want, attnSummary(t, s, id).QueuedMessage)
 		}
 	}
-	if m := submissionsOf(t, s, c)[1].Message; m != "quick replaced" {
-		t.Errorf("the send's message was replaced by %q", m)
+	for id, want := range map[string]string{a: "quick next\n\nquick more", c: "quick next\n\nquick replaced"} {
+		if m := submissionsOf(t, s, id)[1].Message; m != want {
+			t.Errorf("agent %s: the next submission's message is %q, want %q", id[:8], m, want)
+		}
+		if m, err := s.Message(t.Context(), id, 2); err != nil || m != want {
+			t.Errorf("agent %s: the whole message is %q (%v)", id[:8], m, err)
+		}
 	}
 }
 
@@ -131,8 +147,18 @@ func TestQueueArguments(t *testing.T) {
 		t.Fatalf("queue on an idle agent: %+v %v", res, err)
 	}
 	busy := queuedAgent(t, s, "hold never")
-	if _, err := s.Queue(t.Context(), busy, "third"); proto.CodeOf(err) != proto.CodeBusy || !strings.Contains(err.Error(), "already has a queued message") {
+	// Several wait in order; a cancel takes the last.
+	if _, err := s.Queue(t.Context(), busy, "third"); err != nil {
 		t.Fatalf("second queue: %v", err)
+	}
+	if q := attnSummary(t, s, busy).QueuedMessages; len(q) != 2 || q[0] != "quick next" || q[1] != "third" {
+		t.Fatalf("queued %q", q)
+	}
+	if _, err := s.CancelQueue(t.Context(), busy); err != nil {
+		t.Fatal(err)
+	}
+	if sum := attnSummary(t, s, busy); len(sum.QueuedMessages) != 1 || sum.QueuedMessage != "quick next" {
+		t.Fatalf("after the cancel: %q", sum.QueuedMessages)
 	}
 	if _, err := s.Queue(t.Context(), busy, "  "); proto.CodeOf(err) != proto.CodeInvalid {
 		t.Fatalf("empty: %v", err)

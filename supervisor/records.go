@@ -1,12 +1,15 @@
 package supervisor
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // Records and restore (SPEC §10): the journal (internal/journal) keeps
@@ -35,6 +38,10 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 		LastOutput: copyStr(a.lastOutput), LastError: copyStr(a.lastError), SessionID: a.sessionID,
 		Command: a.command, Builtin: a.builtin, Runner: a.runner, Usage: a.usage,
 		Submissions: make([]journal.SubmissionRecord, len(a.subs)),
+		TaskName:    a.taskName, AgentPath: a.path, ParentID: a.parentID, Session: a.session, ClosedBy: a.closedBy,
+	}
+	for _, it := range append(slices.Clone(a.handed), a.inbox...) {
+		r.Mailbox = append(r.Mailbox, *mailRecord(it))
 	}
 	if p := a.preset; p != nil {
 		r.Preset = presetRecord(p, a.home)
@@ -56,6 +63,10 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 		id: r.AgentID, createdAt: r.CreatedAt.Time, status: r.Status, beforeClose: r.BeforeClose,
 		updatedAt: r.UpdatedAt.Time, lastMessage: r.LastMessage, lastOutput: r.LastOutput, lastError: r.LastError,
 		sessionID: r.SessionID, usage: r.Usage, command: r.Command, runner: r.Runner, restored: true,
+		taskName: r.TaskName, path: r.AgentPath, parentID: r.ParentID, session: r.Session, closedBy: r.ClosedBy,
+	}
+	for _, mr := range r.Mailbox {
+		a.inbox = append(a.inbox, mailItemOf(mr))
 	}
 	if a.runner == "" {
 		a.runner = runner.Local
@@ -115,4 +126,70 @@ func presetRecord(p *Preset, home string) *journal.PresetRecord {
 		return nil
 	}
 	return &journal.PresetRecord{Name: p.Name, Args: p.Args, Executable: p.executable, Approvals: p.Approvals, Home: home}
+}
+
+// restoreSet returns the ids of the records to restore (SPEC §10, §14):
+// those updated within window, and their ancestors, so that a restored
+// agent's parent is in the table and its path is what it was.
+func restoreSet(records []*journal.AgentRecord, now time.Time, window time.Duration) map[string]bool {
+	set := map[string]bool{}
+	if window <= 0 {
+		return set
+	}
+	byID := make(map[string]*journal.AgentRecord, len(records))
+	for _, r := range records {
+		byID[r.AgentID] = r
+	}
+	for _, r := range records {
+		if now.Sub(r.UpdatedAt.Time) > window {
+			continue
+		}
+		for p := r; p != nil && !set[p.AgentID]; p = byID[p.ParentID] {
+			set[p.AgentID] = true
+		}
+	}
+	return set
+}
+
+// adopt adds restored agent a to the supervisor: its path (that of a
+// record before the tree, or one another restored agent took, becomes
+// /root/<short id>) and its mailbox, whose message files move into this
+// run (the run that wrote them may be removed by --log-retention). Call
+// with s.mu held, at start.
+func (s *Supervisor) adopt(a *agent) {
+	if a.path == "" || s.paths[a.path] != nil {
+		a.path, a.parentID = proto.JoinPath(proto.RootPath, termtext.ShortID(a.id)), ""
+	}
+	s.agents[a.id] = a
+	s.order = append(s.order, a)
+	s.paths[a.path] = a
+	for i, it := range a.inbox {
+		a.inbox[i] = s.adoptMail(it, filepath.Join(s.runDir, a.id))
+	}
+}
+
+// adoptMail moves the message file of a restored mailbox item into dir, a
+// folder of this run, and numbers the host's next items after it. A file
+// that is gone leaves the head, which is the whole message when it was
+// not cut.
+func (s *Supervisor) adoptMail(it *mailItem, dir string) *mailItem {
+	if it.seq > s.mailSeq.Load() {
+		s.mailSeq.Store(it.seq)
+	}
+	m := it.msg
+	if m.path == "" || filepath.Dir(m.path) == dir {
+		return it
+	}
+	to := filepath.Join(dir, filepath.Base(m.path))
+	if err := os.MkdirAll(dir, 0o700); err == nil {
+		err = os.Rename(m.path, to)
+		if err == nil {
+			m.path = to
+			return it
+		}
+	}
+	if _, err := os.Stat(m.path); err != nil {
+		it.msg = &Message{text: m.head, head: m.head, size: len(m.head)}
+	}
+	return it
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,13 +65,13 @@ func (s *Supervisor) restore(runs journal.Runs, now time.Time) {
 	s.cfg.Notes = append(s.cfg.Notes, ld.Notes...)
 	kept, dropped := 0, 0
 	checkpoint := make([]journal.Event, 0, len(ld.Records)+1)
+	restoring := restoreSet(ld.Records, now, s.cfg.RestoreWindow)
 	for _, r := range ld.Records {
 		age := now.Sub(r.UpdatedAt.Time)
 		switch {
-		case s.cfg.RestoreWindow > 0 && age <= s.cfg.RestoreWindow:
+		case restoring[r.AgentID]:
 			a := agentOf(r, s.cfg)
-			s.agents[a.id] = a
-			s.order = append(s.order, a)
+			s.adopt(a)
 			checkpoint = append(checkpoint, journal.Event{Time: proto.Time{Time: now}, Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
 		case s.cfg.LogRetention <= 0 || age <= s.cfg.LogRetention:
 			kept++
@@ -80,6 +81,15 @@ func (s *Supervisor) restore(runs journal.Runs, now time.Time) {
 		}
 	}
 	s.restored = len(s.order)
+	for _, mb := range ld.Mailboxes {
+		b := s.sessionLocked(mb.Session)
+		for _, mr := range mb.Items {
+			b.items = append(b.items, s.adoptMail(mailItemOf(mr), s.sessionDir(mb.Session)))
+		}
+	}
+	for _, r := range s.sessionRecordsLocked() {
+		checkpoint = append(checkpoint, journal.Event{Time: proto.Time{Time: now}, Event: "mailbox", Session: r.Session, Mailbox: r})
+	}
 	s.journal.WriteAll(append(checkpoint, journal.Event{Event: "records_restored", Note: fmt.Sprintf(
 		"restored %d agent(s); kept %d record(s) outside the restore window of %s; dropped %d older than the log retention of %s",
 		s.restored, kept, proto.FormatDuration(s.cfg.RestoreWindow), dropped, proto.FormatDuration(s.cfg.LogRetention))}))
@@ -112,53 +122,81 @@ func ParseDuration(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// Forget removes agent id from the table and list for good (SPEC §10
-// forget): the journal records it, so a later host does not restore it;
-// its log and message files stay on disk. Errors: "agent not found: <id>";
-// a running agent is refused ("agent <id> is running; interrupt or close it
-// before forgetting it").
+// Forget removes agent id, with its descendants, from the table and list
+// for good (SPEC §10 forget, §14: a finished subtree), deepest first: the
+// journal records it, so a later host does not restore them, and their
+// paths are free again; their log and message files stay on disk.
+// Descendants lists the others it forgot. Errors: "agent not found:
+// <id>"; an agent of the subtree that runs is refused ("agent <id> is
+// running; interrupt or close it before forgetting it").
 func (s *Supervisor) Forget(ctx context.Context, id string) (proto.StatusResult, error) {
-	a, unlock, err := s.lockAgent(id)
+	tree, unlock, err := s.lockTree(proto.CallerOf(ctx), id)
 	if err != nil {
 		return proto.StatusResult{}, err
 	}
 	defer unlock()
+	a := tree[len(tree)-1]
 	s.mu.Lock()
-	if a.running != nil || a.replacing {
-		s.mu.Unlock()
-		return proto.StatusResult{}, proto.ErrForgetRunning(a.id)
-	}
-	if n := len(a.subs); n > 0 && a.subs[n-1].done != nil {
-		// The agent took its final status, and its submission's end is
-		// being journaled: "forgotten" must come after it, or a later
-		// host replaying the journal would bring the agent back. The
-		// operation lock keeps a new submission from starting meanwhile.
-		done := a.subs[n-1].done
-		s.mu.Unlock()
-		<-done
-		s.mu.Lock()
-	}
-	if _, ok := s.agents[a.id]; !ok {
-		s.mu.Unlock()
-		return proto.StatusResult{}, proto.ErrNotFound(id)
-	}
-	delete(s.agents, a.id)
-	for i, o := range s.order {
-		if o == a {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
+	for _, d := range tree {
+		if d.running != nil || d.replacing {
+			s.mu.Unlock()
+			return proto.StatusResult{}, proto.ErrForgetRunning(d.id)
 		}
 	}
-	for _, sub := range a.subs {
-		if sub.out == nil {
-			continue
+	var dones []chan struct{}
+	for _, d := range tree {
+		if n := len(d.subs); n > 0 && d.subs[n-1].done != nil {
+			dones = append(dones, d.subs[n-1].done)
 		}
-		s.lineMem.Forget(sub.out)
 	}
 	s.mu.Unlock()
-	s.journal.Write(journal.Event{Event: "forgotten", AgentID: a.id, Note: "its logs stay on disk"})
-	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Forgotten: true})
-	return proto.StatusResult{AgentID: a.id, Status: proto.StatusForgotten}, nil
+	// Each agent took its final status, and its submission's end may be
+	// being journaled: "forgotten" must come after it, or a later host
+	// replaying the journal would bring the agent back. The operation
+	// locks keep new submissions from starting meanwhile.
+	for _, done := range dones {
+		<-done
+	}
+	res := proto.StatusResult{AgentID: a.id, Status: proto.StatusForgotten}
+	for _, d := range tree {
+		s.mu.Lock()
+		if _, ok := s.agents[d.id]; !ok {
+			s.mu.Unlock()
+			if d == a {
+				return proto.StatusResult{}, proto.ErrNotFound(id)
+			}
+			continue
+		}
+		s.removeLocked(d)
+		s.mu.Unlock()
+		s.journal.Write(journal.Event{Event: "forgotten", AgentID: d.id, Note: "its logs stay on disk"})
+		s.hub.Publish(proto.Change{AgentID: d.id, Agent: true, Forgotten: true})
+		if d != a {
+			res.Descendants = append(res.Descendants, d.id)
+		}
+	}
+	return res, nil
+}
+
+// removeLocked takes agent a out of the supervisor: its id, path, display
+// lines and mailbox. Call with s.mu held.
+func (s *Supervisor) removeLocked(a *agent) {
+	delete(s.agents, a.id)
+	if s.paths[a.path] == a {
+		delete(s.paths, a.path)
+	}
+	if i := slices.Index(s.order, a); i >= 0 {
+		s.order = slices.Delete(s.order, i, i+1)
+	}
+	for _, sub := range a.subs {
+		if sub.out != nil {
+			s.lineMem.Forget(sub.out)
+		}
+	}
+	for _, it := range append(a.inbox, a.handed...) {
+		it.msg.Discard()
+	}
+	a.inbox, a.handed = nil, nil
 }
 
 // Message returns the whole message of submission seq (1-based; 0 = the

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,7 +52,15 @@ type Supervisor struct {
 
 	mu     sync.Mutex // guards the fields below and every agent's and submission's mutable state
 	agents map[string]*agent
-	order  []*agent // oldest first
+	order  []*agent          // oldest first
+	paths  map[string]*agent // every agent by its path (SPEC §14)
+	// mailSeq numbers the items of every mailbox (mailItem.seq), on
+	// from the highest a restored record holds.
+	mailSeq atomic.Uint64
+	// sessions are the root mailboxes of the multi-agent MCP sessions;
+	// mailWake is closed (and replaced) when any mailbox changes.
+	sessions map[string]*sessionBox
+	mailWake chan struct{}
 	// lineMem is the display-line memory budget of every scrollback
 	// (SPEC §5), with the finished submissions' outputs that hold lines.
 	lineMem  *output.Memory
@@ -114,7 +123,22 @@ type agent struct {
 	// session by an "allow always" answer (SPEC §12).
 	alwaysAllowed map[string]bool
 	needsYou      *proto.Attention // why it needs the user, nil when it does not (SPEC §11)
-	queued        *Message         // the message queued to start when the running submission ends (SPEC §11); nil for none
+	// inbox is its mailbox: messages held or queued for its next
+	// submission, and ends of its children (SPEC §11, §14; queue.go).
+	inbox []*mailItem
+	// handed are the items a wait of its own submission handed over and
+	// no wait acknowledged yet (mailbox.go).
+	handed []*mailItem
+	// pending: a follow-up waits for a slot of the concurrency limit to
+	// start its next submission (pending_init, SPEC §14).
+	pending bool
+	// Its place in the tree (SPEC §14), set at spawn: task name ("" when
+	// none was given), path, the parent's id ("" under the root), and the
+	// MCP session whose root mailbox gets the ends of a child of the root.
+	taskName, path, parentID, session string
+	// closedBy is the agent whose close closed this one too (a close
+	// cascades to the descendants); resume of that agent reopens it.
+	closedBy string
 	// finals counts the final statuses the agent took; lastFinal is what
 	// Wait reports for the latest one, so that a wait in flight returns it
 	// even when a queued message started the next submission at once.
@@ -168,6 +192,12 @@ type submission struct {
 	// pending is the whole message until launch keeps it in msgPath;
 	// then only the file keeps it.
 	pending *Message
+	// took are the mailbox items its message took (SPEC §14), journaled
+	// with the event that starts it.
+	took []uint64
+	// byParent: the stop of this submission was asked by its agent's
+	// parent, whose mailbox therefore gets no item of it (SPEC §14).
+	byParent bool
 }
 
 // New creates a supervisor for cfg (see Resolve): it creates the run's
@@ -176,6 +206,9 @@ type submission struct {
 func New(cfg Config) (*Supervisor, error) {
 	if cfg.MaxAgents < 1 {
 		cfg.MaxAgents = DefaultMaxAgents
+	}
+	if cfg.MaxDepth < 1 {
+		cfg.MaxDepth = proto.DefaultMaxDepth
 	}
 	if cfg.Scrollback < 1 {
 		cfg.Scrollback = DefaultScrollback
@@ -209,7 +242,8 @@ func New(cfg Config) (*Supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{},
+	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{}, paths: map[string]*agent{},
+		sessions: map[string]*sessionBox{}, mailWake: make(chan struct{}),
 		budget: output.NewBudget(), lineMem: output.NewMemory(cfg.LineMemory, defaultResident),
 		stopped: make(chan struct{}), cut: make(chan struct{})}
 	// Changes carry the agent's snapshot, taken when a subscriber drains
@@ -287,42 +321,6 @@ func (s *Supervisor) RunDir() string { return s.runDir }
 // Subscribe returns a subscription to changes of every agent.
 func (s *Supervisor) Subscribe() *proto.Subscription { return s.hub.Subscribe() }
 
-// lookup finds an agent by its full id or, for convenience of people typing
-// short ids, by a unique prefix of at least 4 characters. Call with s.mu held.
-func (s *Supervisor) lookup(id string) (*agent, error) {
-	id = strings.TrimSpace(id)
-	// Ids are lowercase UUIDs, which RFC 9562 compares case-insensitively.
-	key := strings.ToLower(id)
-	if a, ok := s.agents[key]; ok {
-		return a, nil
-	}
-	if len(key) >= 4 {
-		var found *agent
-		for _, a := range s.order {
-			if strings.HasPrefix(a.id, key) {
-				if found != nil {
-					return nil, &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("agent id prefix %s matches more than one agent; give more characters", id)}
-				}
-				found = a
-			}
-		}
-		if found != nil {
-			return found, nil
-		}
-	}
-	if key != "" && len(key) < 4 && strings.Trim(key, "0123456789abcdef-") == "" {
-		// SPEC §3's text stays first: programs match on it.
-		return nil, &proto.Error{Code: proto.CodeNotFound, Message: "agent not found: " + id + "; an id prefix needs at least 4 characters"}
-	}
-	return nil, proto.ErrNotFound(id)
-}
-
-func (s *Supervisor) find(id string) (*agent, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lookup(id)
-}
-
 // runningCount counts agents that hold a slot of the concurrency limit.
 // Call with s.mu held.
 func (s *Supervisor) runningCount() int {
@@ -340,7 +338,7 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 	if n := len(a.subs); n > 0 {
 		last = a.subs[n-1].id
 	}
-	return proto.Summary{
+	sum := proto.Summary{
 		AgentID:          a.id,
 		Status:           a.status,
 		CreatedAt:        proto.Time{Time: a.createdAt},
@@ -353,11 +351,19 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		Restored:         a.restored,
 		PendingApprovals: pendingLocked(a),
 		NeedsYou:         copyAttention(a.needsYou),
-		QueuedMessage:    a.queued.headOrEmpty(),
+		AgentPath:        a.path,
+		TaskName:         a.taskName,
+		ParentID:         a.parentID,
+		QueuedMessages:   queuedLocked(a),
+		PendingStart:     a.pending,
 		Pod:              a.place.Pod,
 		Node:             a.place.Node,
 		Failure:          s.failureLocked(a),
 	}
+	if len(sum.QueuedMessages) > 0 {
+		sum.QueuedMessage = sum.QueuedMessages[0]
+	}
+	return sum
 }
 
 func copyAttention(at *proto.Attention) *proto.Attention {
@@ -384,9 +390,15 @@ func (s *Supervisor) failureLocked(a *agent) string {
 	return strings.Join(parts, "; ")
 }
 
-// newSubmissionLocked records a new running submission of a. Call with s.mu
-// held; then call launch without it.
-func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
+// newSubmissionLocked records a new running submission of a, whose message
+// is the items of a's mailbox, then own (nil for none; SPEC §14). Errors:
+// the joined message is too long (nothing changed). Call with s.mu held;
+// then call launch without it.
+func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, error) {
+	m, took, err := takeInboxLocked(a, own)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	seq := 1
 	if n := len(a.subs); n > 0 {
@@ -403,6 +415,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 		stopCh:    make(chan struct{}),
 		done:      make(chan struct{}),
 		status:    proto.StatusRunning,
+		took:      took,
 	}
 	sub.logPath = filepath.Join(s.runDir, a.id, strconv.Itoa(sub.seq)+"-"+sub.id+".log")
 	sub.msgPath = journal.MessagePath(sub.logPath)
@@ -433,7 +446,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, m *Message) *submission {
 	a.status = proto.StatusRunning
 	a.lastMessage = head
 	a.updatedAt = now
-	return sub
+	return sub, nil
 }
 
 // submissionVars returns the submission's own variables (SPEC §2):

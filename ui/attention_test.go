@@ -306,11 +306,13 @@ func TestQueuePathsWithARealSupervisor(t *testing.T) {
 			assertSubmissions(t, s, id, 1)
 		}},
 		{"interrupted while queued", func(t *testing.T, h *harness, s *supervisor.Supervisor, id string) {
+			// The interrupt keeps the queued message for the next
+			// submission (SPEC §14, as Memo keeps its mailbox).
 			h.keys("i")
-			until(t, h, s, "interrupted, queue dropped", func() bool {
-				return strings.Contains(h.view(), "interrupted "+id[:8]+": process group gone; its queued message was dropped")
+			until(t, h, s, "interrupted, queue kept", func() bool {
+				return strings.Contains(h.view(), "interrupted "+id[:8]+": process group gone")
 			})
-			h.noScreen("▸ queued")
+			h.wantScreen("▸ queued: “quick next”")
 			assertSubmissions(t, s, id, 1)
 		}},
 	} {

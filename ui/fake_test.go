@@ -178,6 +178,11 @@ func (f *fakeSup) snapshot(a *fakeAgent) proto.AgentInfo {
 	return info
 }
 
+// SpawnAgent is Spawn; the fake keeps no task names.
+func (f *fakeSup) SpawnAgent(ctx context.Context, req proto.SpawnRequest) (proto.SpawnResult, error) {
+	return f.Spawn(ctx, req.Message)
+}
+
 func (f *fakeSup) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
 	f.noIO("Spawn")
 	f.mu.Lock()

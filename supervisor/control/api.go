@@ -15,6 +15,11 @@ import (
 // "viewer"); a spawned agent keeps it (proto.AgentInfo.Origin).
 const OriginHeader = "X-Subdash-Client"
 
+// SessionHeader names the `subdash mcp --tools multi-agent` session that
+// makes a request (proto.Caller.Session): the host keeps a root mailbox per
+// session (SPEC §14).
+const SessionHeader = "X-Subdash-Session"
+
 // Protocol is the version of the control socket protocol this build
 // speaks: its routes are under /v1. Changes within a version are additive
 // (new fields, routes and events; a reader ignores what it does not know).
@@ -63,6 +68,9 @@ const HeartbeatInterval = 3 * time.Second
 type (
 	spawnRequest struct {
 		Message string `json:"message"`
+		// TaskName names the agent in the tree (SPEC §14); a text/plain
+		// spawn gives it as the query's task_name.
+		TaskName string `json:"task_name,omitempty"`
 	}
 	sendRequest struct {
 		Message   string `json:"message"`
@@ -118,7 +126,7 @@ func httpStatus(code proto.ErrorCode) int {
 		return http.StatusNotFound
 	case proto.CodeLimit:
 		return http.StatusTooManyRequests
-	case proto.CodeBusy, proto.CodeClosed, proto.CodeNotRunning, proto.CodeNotPending, proto.CodeNoQueue:
+	case proto.CodeBusy, proto.CodeClosed, proto.CodeNotRunning, proto.CodeNotPending, proto.CodeNoQueue, proto.CodeExists:
 		return http.StatusConflict
 	case proto.CodeShutdown:
 		return http.StatusServiceUnavailable

@@ -38,19 +38,28 @@ const WaitMargin = 5 * time.Second
 // CallTimeout, wait's timeout plus WaitMargin, and for streams (logs,
 // events) CallTimeout without progress; ctx may end it sooner.
 type Client struct {
-	socket string
-	dir    string
-	http   *http.Client
-	pid    atomic.Int64 // the host's pid, from the last connection made
-	origin string       // OriginHeader of its requests
-	// textMessage caches whether the host takes FeatureTextMessage.
-	textMessage atomic.Pointer[bool]
+	socket  string
+	dir     string
+	http    *http.Client
+	pid     atomic.Int64 // the host's pid, from the last connection made
+	origin  string       // OriginHeader of its requests
+	session string       // SessionHeader of its requests
+	// features caches the host's feature words (Info.Features).
+	features atomic.Pointer[[]string]
 }
 
 // WithOrigin returns c naming its kind of client ("ctl", "mcp", "viewer")
 // in every request, as the agents it spawns keep it. Call it before use.
 func (c *Client) WithOrigin(origin string) *Client {
 	c.origin = origin
+	return c
+}
+
+// WithSession returns c naming the multi-agent MCP session it serves in
+// every request (SessionHeader): the host keeps that session's root
+// mailbox (SPEC §14). Call it before use.
+func (c *Client) WithSession(session string) *Client {
+	c.session = session
 	return c
 }
 
@@ -183,10 +192,14 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any) 
 	return req, nil
 }
 
-// setOrigin names the client's kind in req (OriginHeader).
+// setOrigin names the client's kind in req (OriginHeader) and its
+// session (SessionHeader).
 func (c *Client) setOrigin(req *http.Request) {
 	if c.origin != "" {
 		req.Header.Set(OriginHeader, c.origin)
+	}
+	if c.session != "" {
+		req.Header.Set(SessionHeader, c.session)
 	}
 }
 

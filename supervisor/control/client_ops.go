@@ -28,8 +28,21 @@ func (c *Client) Info(ctx context.Context) (proto.Info, error) {
 // Spawn calls spawn (SPEC §3) on the supervisor behind the socket.
 // A message longer than 64 KiB goes as SpawnFrom sends it.
 func (c *Client) Spawn(ctx context.Context, message string) (proto.SpawnResult, error) {
+	return c.SpawnAgent(ctx, proto.SpawnRequest{Message: message})
+}
+
+// SpawnAgent calls spawn with a task name (SPEC §3, §14) on the supervisor
+// behind the socket, which must take task names (FeatureTree) when one is
+// given. A message longer than 64 KiB goes as SpawnFrom sends it.
+func (c *Client) SpawnAgent(ctx context.Context, req proto.SpawnRequest) (proto.SpawnResult, error) {
 	var res proto.SpawnResult
-	return res, c.sendMessage(ctx, "/v1/agents", nil, message, func(msg string) any { return spawnRequest{Message: msg} }, &res)
+	q, err := c.spawnQuery(ctx, req.TaskName)
+	if err != nil {
+		return res, err
+	}
+	return res, c.sendMessage(ctx, "/v1/agents", q, req.Message, func(msg string) any {
+		return spawnRequest{Message: msg, TaskName: req.TaskName}
+	}, &res)
 }
 
 // Send calls send (SPEC §3) on the supervisor behind the socket.

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // Exit statuses of Ctl.
@@ -30,7 +31,8 @@ Drives the subdash (dashboard or subdash serve) that serves a directory.
 Prints the JSON result of the operation on stdout; logs prints plain text.
 
 ops:
-  spawn MSG                    start a new agent working on MSG         (spawn_agent)
+  spawn MSG [--task-name NAME] start a new agent working on MSG, named NAME in
+                               the tree (letters, digits, _ and -)      (spawn_agent)
   send ID MSG [--interrupt | --queue]
                                start a new submission of agent ID; with
                                --interrupt a running one is cancelled first (send_input);
@@ -38,13 +40,17 @@ ops:
   cancel-queue ID              drop the message queued for agent ID
   seen ID                      mark agent ID as looked at: it no longer needs you
   interrupt ID                 terminate the running submission of agent ID
-  close ID                     close agent ID, terminating its submission (close_agent)
-  resume ID                    reopen closed agent ID                    (resume_agent)
-  forget ID                    remove finished or closed agent ID for good, also
-                               after a restart; its logs stay on disk
+  close ID                     close agent ID and its descendants, terminating
+                               their submissions                         (close_agent)
+  resume ID                    reopen closed agent ID, and the descendants its
+                               close closed                              (resume_agent)
+  forget ID                    remove finished or closed agent ID and its
+                               descendants for good, also after a restart; their
+                               logs stay on disk
   wait ID... [--timeout-ms N]  wait until one of the agents is final; N defaults
                                to 30000 and is clamped to 10000..300000  (wait)
-  list                         every agent's summary, oldest first      (list_agents)
+  list [--tree]                every agent's summary, oldest first      (list_agents);
+                               --tree: the agent tree as indented text, for people
   info                         the host: pid, directory, agent command, where the
                                logs are and how much space they take
   approve ID [--request RID] [--always]
@@ -58,8 +64,9 @@ ops:
                                plain text, or with --raw the log file's bytes
 
 A MSG of - is read from stdin (streamed to the host as it is read). A message is UTF-8 text (invalid bytes become
-U+FFFD) of at most 64 MiB (put a longer task in a file). ID may be a unique prefix of at least 4
-characters. Flags may come before or after the arguments; -- ends them (use
+U+FFFD) of at most 64 MiB (put a longer task in a file). ID is an agent id, an
+agent path (/root/review/tests), a path relative to the calling agent's or to
+/root (review/tests), or a unique id prefix of at least 4 characters. Flags may come before or after the arguments; -- ends them (use
 it before a message that starts with -).
 
   --dir DIR       use the socket of working directory DIR (default: current directory)
@@ -80,7 +87,7 @@ type ctlOp struct {
 }
 
 var ctlOps = map[string]ctlOp{
-	"spawn":        {tool: "spawn_agent", args: "MSG", check: exactly(1)},
+	"spawn":        {tool: "spawn_agent", args: "MSG [--task-name NAME]", flags: []string{"task-name"}, check: exactly(1)},
 	"send":         {tool: "send_input", args: "ID MSG [--interrupt | --queue]", flags: []string{"interrupt", "queue"}, check: exactly(2)},
 	"cancel-queue": {tool: "cancel-queue", args: "ID", check: exactly(1)},
 	"seen":         {tool: "seen", args: "ID", check: exactly(1)},
@@ -89,7 +96,7 @@ var ctlOps = map[string]ctlOp{
 	"resume":       {tool: "resume_agent", args: "ID", check: exactly(1)},
 	"forget":       {tool: "forget", args: "ID", check: exactly(1)},
 	"wait":         {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: atLeast(1)},
-	"list":         {tool: "list_agents", args: "", check: exactly(0)},
+	"list":         {tool: "list_agents", args: "[--tree]", flags: []string{"tree"}, check: exactly(0)},
 	"info":         {tool: "info", args: "", check: exactly(0)},
 	"logs":         {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
 	"approve":      {tool: "approve", args: "ID [--request RID] [--always]", flags: []string{"request", "always"}, check: exactly(1)},
@@ -127,8 +134,8 @@ type ctlLine struct {
 
 // valueFlags take a value; boolFlags do not.
 var (
-	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true, "request": true, "message": true}
-	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true}
+	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true, "request": true, "message": true, "task-name": true}
+	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true, "tree": true}
 )
 
 // parseCtl parses args, accepting flags before, between and after the
@@ -273,7 +280,13 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 	switch name {
 	case "spawn":
 		msg, err := message(0)
-		return func(ctx context.Context, c *Client) (any, error) { return c.SpawnFrom(ctx, msg) }, err
+		name, named := flags["task-name"]
+		if named && err == nil {
+			_, err = proto.CheckTaskName(name)
+		}
+		return func(ctx context.Context, c *Client) (any, error) {
+			return c.SpawnFrom(ctx, msg, strings.TrimSpace(name))
+		}, err
 	case "send":
 		msg, err := message(1)
 		interrupt, queue := flags["interrupt"] == "true", flags["queue"] == "true"
@@ -302,6 +315,15 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		}
 		return func(ctx context.Context, c *Client) (any, error) { return c.Wait(ctx, pos, ms) }, err
 	case "list":
+		if flags["tree"] == "true" {
+			return func(ctx context.Context, c *Client) (any, error) {
+				res, err := c.List(ctx)
+				if err == nil {
+					err = writeTree(stdout, res)
+				}
+				return streamed{}, err
+			}, nil
+		}
 		return func(ctx context.Context, c *Client) (any, error) { return c.List(ctx) }, nil
 	case "info":
 		return func(ctx context.Context, c *Client) (any, error) { return c.Info(ctx) }, nil

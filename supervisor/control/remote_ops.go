@@ -24,6 +24,14 @@ func (r *Remote) Spawn(ctx context.Context, message string) (proto.SpawnResult, 
 	return r.c.Spawn(ctx, message)
 }
 
+// SpawnAgent calls spawn with a task name on the host.
+func (r *Remote) SpawnAgent(ctx context.Context, req proto.SpawnRequest) (proto.SpawnResult, error) {
+	if err := r.refuse("spawn"); err != nil {
+		return proto.SpawnResult{}, err
+	}
+	return r.c.SpawnAgent(ctx, req)
+}
+
 // Send calls send on the host.
 func (r *Remote) Send(ctx context.Context, id, message string, interrupt bool) (proto.SendResult, error) {
 	if err := r.refuse("send"); err != nil {

@@ -243,32 +243,32 @@ func (srv *Server) list(w http.ResponseWriter, r *http.Request) {
 // seen records that a dashboard shows agent id: it no longer needs you
 // (SPEC §11). It answers the agent's id and status.
 func (srv *Server) seen(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.sup.MarkSeen(r.Context(), r.PathValue("id"))
+	res, err := srv.sup.MarkSeen(srv.caller(r), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) cancelQueue(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.sup.CancelQueue(r.Context(), r.PathValue("id"))
+	res, err := srv.sup.CancelQueue(srv.caller(r), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) interrupt(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.sup.Interrupt(r.Context(), r.PathValue("id"))
+	res, err := srv.sup.Interrupt(srv.caller(r), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) closeAgent(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.sup.Close(r.Context(), r.PathValue("id"))
+	res, err := srv.sup.Close(srv.caller(r), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) resume(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.sup.Resume(r.Context(), r.PathValue("id"))
+	res, err := srv.sup.Resume(srv.caller(r), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
 func (srv *Server) forget(w http.ResponseWriter, r *http.Request) {
-	res, err := srv.sup.Forget(r.Context(), r.PathValue("id"))
+	res, err := srv.sup.Forget(srv.caller(r), r.PathValue("id"))
 	reply(w, r, http.StatusOK, res, err)
 }
 
@@ -332,7 +332,7 @@ func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
 	defer srv.waiting.Add(-1)
 	// r.Context() ends when the client disconnects or the server closes,
 	// and Wait stops waiting at once.
-	res, err := srv.sup.Wait(r.Context(), req.IDs, (*int)(req.TimeoutMS))
+	res, err := srv.sup.Wait(srv.caller(r), req.IDs, (*int)(req.TimeoutMS))
 	reply(w, r, http.StatusOK, res, err)
 }
 

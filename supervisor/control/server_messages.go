@@ -1,6 +1,7 @@
 package control
 
 import (
+	"context"
 	"mime"
 	"net/http"
 
@@ -10,7 +11,9 @@ import (
 
 func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	var req spawnRequest
-	if !isText(r) && !decode(w, r, &req) {
+	if isText(r) {
+		req.TaskName = r.URL.Query().Get("task_name")
+	} else if !decode(w, r, &req) {
 		return
 	}
 	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
@@ -26,7 +29,7 @@ func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 	if origin == "" {
 		origin = "a program"
 	}
-	res, err := srv.sup.SpawnMessage(proto.WithOrigin(r.Context(), origin), m)
+	res, err := srv.sup.SpawnMessage(proto.WithOrigin(srv.caller(r), origin), m, req.TaskName)
 	reply(w, r, http.StatusCreated, res, err)
 }
 
@@ -53,9 +56,9 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 	}
 	var res proto.SendResult
 	if req.Queue {
-		res, err = srv.sup.QueueMessage(r.Context(), r.PathValue("id"), m)
+		res, err = srv.sup.QueueMessage(srv.caller(r), r.PathValue("id"), m)
 	} else {
-		res, err = srv.sup.SendMessage(r.Context(), r.PathValue("id"), m, req.Interrupt)
+		res, err = srv.sup.SendMessage(srv.caller(r), r.PathValue("id"), m, req.Interrupt)
 	}
 	reply(w, r, http.StatusOK, res, err)
 }
@@ -78,4 +81,15 @@ func (srv *Server) messageOf(r *http.Request, jsonMessage string) (*supervisor.M
 		return srv.sup.ReadMessage(r.Body)
 	}
 	return supervisor.NewMessage(jsonMessage)
+}
+
+// caller returns r's context naming who makes the request (SPEC §14): the
+// agent whose running submission holds the calling process, found from
+// the connection's peer credentials as SPEC §6 nesting finds it, and the
+// multi-agent session the request names (SessionHeader).
+func (srv *Server) caller(r *http.Request) context.Context {
+	return proto.WithCaller(r.Context(), proto.Caller{
+		AgentID: srv.sup.CallerAgent(peerPID(r.Context())),
+		Session: r.Header.Get(SessionHeader),
+	})
 }

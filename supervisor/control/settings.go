@@ -29,6 +29,7 @@ type Settings struct {
 	Scrollback    int
 	LineMemory    int64
 	AllowNested   bool
+	MaxDepth      int
 	Timeout       time.Duration
 	NotifyCommand string
 	CollabTools   bool
@@ -47,7 +48,7 @@ func SettingsOf(c supervisor.Config) Settings {
 	return Settings{
 		Command: c.Command, CommandSource: c.CommandSource, CommandShown: c.CommandShown, Executable: c.Executable,
 		Preset: c.Preset, MaxAgents: c.MaxAgents, Dir: c.Dir, StateDir: c.StateDir, Socket: c.Socket,
-		Grace: c.Grace, Scrollback: c.Scrollback, LineMemory: c.LineMemory, AllowNested: c.AllowNested,
+		Grace: c.Grace, Scrollback: c.Scrollback, LineMemory: c.LineMemory, AllowNested: c.AllowNested, MaxDepth: c.MaxDepth,
 		Timeout: c.Timeout, NotifyCommand: c.NotifyCommand, CollabTools: c.CollabTools,
 		RunnerName: c.RunnerName, Kube: c.Kube, Warnings: c.Warnings, Notes: c.Notes,
 		RestoreWindow: c.RestoreWindow, LogRetention: c.LogRetention,

@@ -26,9 +26,32 @@ const textAbove = 64 << 10
 // (FeatureTextMessage), so neither side holds it whole; an older host gets
 // it in a JSON body. Reading r does not count against the call's deadline:
 // a slow r is not a silent host.
-func (c *Client) SpawnFrom(ctx context.Context, r io.Reader) (proto.SpawnResult, error) {
+// taskName names the agent in the tree (SPEC §14; "" for its short id).
+func (c *Client) SpawnFrom(ctx context.Context, r io.Reader, taskName string) (proto.SpawnResult, error) {
 	var res proto.SpawnResult
-	return res, c.message(ctx, "/v1/agents", nil, r, func(msg string) any { return spawnRequest{Message: msg} }, &res)
+	q, err := c.spawnQuery(ctx, taskName)
+	if err != nil {
+		return res, err
+	}
+	return res, c.message(ctx, "/v1/agents", q, r, func(msg string) any { return spawnRequest{Message: msg, TaskName: taskName} }, &res)
+}
+
+// spawnQuery is the query of a spawn with taskName, checking first that
+// the host takes task names (FeatureTree): an older host would spawn the
+// agent without one.
+func (c *Client) spawnQuery(ctx context.Context, taskName string) (url.Values, error) {
+	if taskName == "" {
+		return nil, nil
+	}
+	tree, err := c.Has(ctx, proto.FeatureTree)
+	if err != nil {
+		return nil, err
+	}
+	if !tree {
+		return nil, &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf(
+			"the subdash serving %s takes no task names (it is older than the agent tree); spawn without --task-name, or restart it with this subdash", c.socket)}
+	}
+	return url.Values{"task_name": {taskName}}, nil
 }
 
 // SendFrom calls send (SPEC §3), or with queue send with queue (SPEC §11,
@@ -55,7 +78,7 @@ func (c *Client) message(ctx context.Context, path string, q url.Values, r io.Re
 		return fmt.Errorf("reading the message: %v", err)
 	}
 	if head.Len() > textAbove {
-		text, err := c.takesText(ctx)
+		text, err := c.Has(ctx, proto.FeatureTextMessage)
 		if err != nil {
 			return err
 		}
@@ -73,19 +96,19 @@ func (c *Client) message(ctx context.Context, path string, q url.Values, r io.Re
 	return c.do(ctx, http.MethodPost, path, asJSON(head.String()), out)
 }
 
-// takesText asks the host, once per Client, whether it takes a message as
-// a text/plain body (Info.Features).
-func (c *Client) takesText(ctx context.Context) (bool, error) {
-	if v := c.textMessage.Load(); v != nil {
-		return *v, nil
+// Has asks the host, once per Client, for its feature words
+// (Info.Features) and reports whether feature is one of them.
+func (c *Client) Has(ctx context.Context, feature string) (bool, error) {
+	if v := c.features.Load(); v != nil {
+		return slices.Contains(*v, feature), nil
 	}
 	info, err := c.Info(ctx)
 	if err != nil {
 		return false, err
 	}
-	text := slices.Contains(info.Features, proto.FeatureTextMessage)
-	c.textMessage.Store(&text)
-	return text, nil
+	f := slices.Clone(info.Features)
+	c.features.Store(&f)
+	return slices.Contains(f, feature), nil
 }
 
 // upload POSTs body as text/plain to path and decodes the answer into out.

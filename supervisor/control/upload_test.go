@@ -50,11 +50,14 @@ func TestTextMessageBody(t *testing.T) {
 	if code := post(agentPath(sp.AgentID, "send")+"?queue=1", "next one", &sr); code != http.StatusOK || !sr.Queued {
 		t.Errorf("send with queue: %d %+v", code, sr)
 	}
-	if code := post(agentPath(sp.AgentID, "send")+"?interrupt=1", "hello", &sr); code != http.StatusOK || sr.Status != proto.StatusRunning || !sr.DroppedQueued {
+	// The interrupt keeps the queued message: the next submission takes
+	// it before its own (SPEC §14); the agent reads the first line.
+	sr = proto.SendResult{}
+	if code := post(agentPath(sp.AgentID, "send")+"?interrupt=1", "hello", &sr); code != http.StatusOK || sr.Status != proto.StatusRunning || sr.DroppedQueued {
 		t.Errorf("send with interrupt: %d %+v", code, sr)
 	}
-	if d := waitFinal(t, c, sp.AgentID); d.LastOutput == nil || *d.LastOutput != "got: hello" {
-		t.Errorf("the agent answered %+v, want got: hello", d)
+	if d := waitFinal(t, c, sp.AgentID); d.LastOutput == nil || *d.LastOutput != "got: next one" || *d.LastMessage != "next one\n\nhello" {
+		t.Errorf("the agent answered %+v, want got: next one", d)
 	}
 	if code := post("/v1/agents", " \t\n", &eb); code != http.StatusBadRequest || eb.Error != "message must not be empty" {
 		t.Errorf("spawn with a blank text body: %d %+v", code, eb)
@@ -70,7 +73,7 @@ func TestLongMessageIsStreamed(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)
 	msg := strings.Repeat("sleep ", 1<<18) // 1.5 MiB
-	sp, err := c.SpawnFrom(context.Background(), io.MultiReader(strings.NewReader("  "), strings.NewReader(msg)))
+	sp, err := c.SpawnFrom(context.Background(), io.MultiReader(strings.NewReader("  "), strings.NewReader(msg)), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +121,7 @@ func TestLongMessageToAnOlderHost(t *testing.T) {
 	c := NewClient(path, "")
 	defer c.http.CloseIdleConnections()
 	msg := strings.Repeat("x", textAbove+1) // just long enough for a text body
-	if _, err := c.SpawnFrom(context.Background(), strings.NewReader(msg)); err != nil {
+	if _, err := c.SpawnFrom(context.Background(), strings.NewReader(msg), ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Spawn(context.Background(), msg); err != nil {

@@ -22,6 +22,7 @@ const (
 	CodeInternal   ErrorCode = "internal"    // I/O failure of ours (state directory, log file)
 	CodeNotPending ErrorCode = "not_pending" // an approval answer for no pending request (SPEC §12)
 	CodeNoQueue    ErrorCode = "no_queue"    // cancel of a queued message where none is queued
+	CodeExists     ErrorCode = "exists"      // a spawn's agent path is held by another agent (SPEC §14)
 )
 
 // Error is the error type of every operation. Its message is exactly the

@@ -56,12 +56,16 @@ const (
 	// instead of a JSON body: a long message then never sits whole in
 	// either side's memory.
 	FeatureTextMessage = "text-message"
-	// FeatureTree, FeatureSteer, FeatureSearch, FeatureChanges and
-	// FeatureInnerAgents are the words of capabilities planned within /v1
-	// (the agent tree, steering a running agent, search across agents, the
-	// changes an agent made, agents of agents); no host of this build takes
-	// them yet, so HostFeatures does not list them.
-	FeatureTree        = "tree"
+	// FeatureTree: agents have task names, paths and parents (Summary's
+	// task_name, agent_path, parent_id), spawn takes a task_name, close,
+	// resume and forget take the subtree, targets may be paths, and
+	// several messages may be queued (queued_messages) (SPEC §14).
+	FeatureTree = "tree"
+	// FeatureSteer, FeatureSearch, FeatureChanges and FeatureInnerAgents
+	// are the words of capabilities planned within /v1 (steering a
+	// running agent, search across agents, the changes an agent made,
+	// agents of agents); no host of this build takes them yet, so
+	// HostFeatures does not list them.
 	FeatureSteer       = "steer"
 	FeatureSearch      = "search"
 	FeatureChanges     = "changes"
@@ -70,4 +74,4 @@ const (
 
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
-func HostFeatures() []string { return []string{FeatureTextMessage} }
+func HostFeatures() []string { return []string{FeatureTextMessage, FeatureTree} }

@@ -10,7 +10,15 @@ import (
 // result's fields without submission_id. SessionID is the agent CLI's session
 // or thread id for presets (SPEC §8), omitted when there is none.
 type Summary struct {
-	AgentID          string `json:"agent_id"`
+	AgentID string `json:"agent_id"`
+	// AgentPath is the agent's place in the tree (SPEC §14): its parent's
+	// path (RootPath for an agent spawned from outside every submission),
+	// a slash, and its TaskName or, without one, its short id; always
+	// present. ParentID is the id of the agent whose submission spawned
+	// it, omitted for a child of the root.
+	AgentPath        string `json:"agent_path"`
+	TaskName         string `json:"task_name,omitempty"`
+	ParentID         string `json:"parent_id,omitempty"`
 	Status           Status `json:"status"`
 	CreatedAt        Time   `json:"created_at"`
 	UpdatedAt        Time   `json:"updated_at"`
@@ -32,6 +40,14 @@ type Summary struct {
 	// submission ends (SPEC §11), cut as LastMessage in JSON; omitted when
 	// none is queued.
 	QueuedMessage string `json:"queued_message,omitempty"`
+	// QueuedMessages are all the messages held for the agent's next
+	// submission, oldest first (SPEC §11, §14), each cut as LastMessage
+	// in JSON; QueuedMessage is the first. Omitted when none.
+	QueuedMessages []string `json:"queued_messages,omitempty"`
+	// PendingStart is true while a follow-up of the multi-agent family
+	// waits for a slot of the concurrency limit to start the agent's next
+	// submission (pending_init, SPEC §14); a mark, not a status.
+	PendingStart bool `json:"pending_start,omitempty"`
 	// Pod and Node say where the agent's latest submission runs with the
 	// Kubernetes runner (SPEC §13); omitted for the local runner.
 	Pod  string `json:"pod,omitempty"`
@@ -62,8 +78,7 @@ type summaryFields Summary
 // MarshalJSON encodes the summary with last_message cut at MaxJSONMessage.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	f := summaryFields(s)
-	f.LastMessage = capMessage(f.LastMessage)
-	f.QueuedMessage = capMessage(f.QueuedMessage)
+	f.capMessages()
 	return json.Marshal(f)
 }
 
@@ -74,9 +89,22 @@ func (r SpawnResult) MarshalJSON() ([]byte, error) {
 		summaryFields
 		SubmissionID string `json:"submission_id"`
 	}{summaryFields(r.Summary), r.SubmissionID}
+	f.capMessages()
+	return json.Marshal(f)
+}
+
+// capMessages cuts the messages of f at MaxJSONMessage, in a copy of
+// QueuedMessages (the caller's summary keeps its own).
+func (f *summaryFields) capMessages() {
 	f.LastMessage = capMessage(f.LastMessage)
 	f.QueuedMessage = capMessage(f.QueuedMessage)
-	return json.Marshal(f)
+	if len(f.QueuedMessages) > 0 {
+		q := make([]string, len(f.QueuedMessages))
+		for i, m := range f.QueuedMessages {
+			q[i] = capMessage(m)
+		}
+		f.QueuedMessages = q
+	}
 }
 
 // capMessage cuts s to MaxJSONMessage characters, marking the cut.
@@ -115,6 +143,10 @@ type StatusResult struct {
 	AgentID       string `json:"agent_id"`
 	Status        Status `json:"status"`
 	DroppedQueued bool   `json:"dropped_queued_message,omitempty"`
+	// Descendants are the ids of the agent's descendants that the
+	// operation closed, reopened or forgot with it (SPEC §14), deepest
+	// first; omitted when none.
+	Descendants []string `json:"descendants,omitempty"`
 }
 
 // WaitDetail is what Wait reports for one final id (SPEC §3 wait). For an

@@ -69,6 +69,10 @@ type Operator interface {
 	// Spawn creates an agent and starts its first submission with
 	// message; the agent keeps OriginOf(ctx) as who spawned it.
 	Spawn(ctx context.Context, message string) (SpawnResult, error)
+	// SpawnAgent is Spawn with a task name that names the agent in the
+	// tree (SPEC §14); the agent's parent is the agent whose submission
+	// made the call (CallerOf(ctx)), else the root.
+	SpawnAgent(ctx context.Context, req SpawnRequest) (SpawnResult, error)
 	// Send starts the next submission of agent id; a running agent is
 	// refused (ErrBusy) unless interrupt is set.
 	Send(ctx context.Context, id, message string, interrupt bool) (SendResult, error)

@@ -71,4 +71,24 @@ type Event struct {
 	// Record is an agent's whole record (event "record"), written at the
 	// start of a run for every record it carries on (see Load).
 	Record *AgentRecord `json:"record,omitempty"`
+
+	// The agent tree (SPEC §14), in spawned: the task name, the path and
+	// the parent's id; Session, in spawned and in the mailbox events, is
+	// the MCP session whose root mailbox the agent's ends go to (or, with
+	// no AgentID, whose mailbox the event is about).
+	TaskName  string `json:"task_name,omitempty"`
+	AgentPath string `json:"agent_path,omitempty"`
+	ParentID  string `json:"parent_id,omitempty"`
+	Session   string `json:"session,omitempty"`
+	// ClosedBy, in closed, is the agent whose close closed this one too
+	// (a close cascades to the descendants; resume of it reopens them).
+	ClosedBy string `json:"closed_by,omitempty"`
+	// Mail is the item put into a mailbox (event "mail"); Seqs are the
+	// items taken out of one: by a submission (spawned, sent), by a
+	// cancel or a close (mail_removed), by a wait (mail_taken).
+	Mail *MailRecord `json:"mail,omitempty"`
+	Seqs []uint64    `json:"seqs,omitempty"`
+	// Mailbox is a session's root mailbox (event "mailbox"), written in the
+	// checkpoint as records are.
+	Mailbox *MailboxRecord `json:"mailbox,omitempty"`
 }

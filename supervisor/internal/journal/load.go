@@ -41,6 +41,9 @@ type Loaded struct {
 	// Notes say what restoring did not do, in words (queued messages not
 	// run).
 	Notes []string
+	// Mailboxes are the root mailboxes of MCP sessions that hold items not
+	// taken yet (SPEC §14).
+	Mailboxes []*MailboxRecord
 }
 
 // runJournal is one earlier run's journal, read.
@@ -110,6 +113,7 @@ func Load(runs Runs, dir string) Loaded {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d record(s) of another working directory were found in this directory's journals and not restored here", rp.otherDir))
 	}
 	out.Records = rp.records()
+	out.Mailboxes = rp.mailboxes()
 	return out
 }
 
@@ -121,14 +125,14 @@ func readRun(r Run) *runJournal {
 		if ev.Time.After(rj.last) {
 			rj.last = ev.Time.Time
 		}
-		if (ev.Event == "record" || ev.Event == "records_restored") && rj.asOf.IsZero() {
+		if (ev.Event == "record" || ev.Event == "mailbox" || ev.Event == "records_restored") && rj.asOf.IsZero() {
 			rj.asOf = ev.Time.Time
 		}
 		switch ev.Event {
 		case "records_restored":
 			rj.complete = true
 		case "spawned", "sent", "submission_started", "submission_ended", "closed", "resumed", "session", "forgotten", "record",
-			"queued", "queue_dropped":
+			"queued", "queue_dropped", "mail", "mail_removed", "mail_taken", "mailbox":
 			rj.events = append(rj.events, ev)
 		}
 	})

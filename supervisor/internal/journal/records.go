@@ -49,6 +49,43 @@ type AgentRecord struct {
 	Builtin     bool               `json:"builtin,omitempty"`
 	Usage       proto.Usage        `json:"usage"`
 	Submissions []SubmissionRecord `json:"submissions"`
+	// The agent tree (SPEC §14): task name, path, parent, the MCP session
+	// of its root mailbox, and the agent whose close closed it too.
+	TaskName  string `json:"task_name,omitempty"`
+	AgentPath string `json:"agent_path,omitempty"`
+	ParentID  string `json:"parent_id,omitempty"`
+	Session   string `json:"session,omitempty"`
+	ClosedBy  string `json:"closed_by,omitempty"`
+	// Mailbox holds the items of its mailbox not taken yet, oldest first
+	// (SPEC §11, §14).
+	Mailbox []MailRecord `json:"mailbox,omitempty"`
+}
+
+// MailRecord is one item of a mailbox as the journal keeps it (SPEC §11,
+// §14): a message held or queued for an agent's next submission, whose
+// whole text is in MessageFile, or the end of a child (EndOf set), whose
+// text Message holds.
+type MailRecord struct {
+	Seq          uint64     `json:"seq"`
+	Trigger      bool       `json:"trigger,omitempty"` // queued: starts the next submission
+	From         string     `json:"from,omitempty"`    // the sender's agent path
+	At           proto.Time `json:"at"`
+	Message      string     `json:"message"` // the head (MessageHead)
+	MessageBytes int        `json:"message_bytes"`
+	MessageFile  string     `json:"message_file,omitempty"`
+	EndOf        string     `json:"end_of,omitempty"` // the child's id
+	EndPath      string     `json:"end_path,omitempty"`
+	EndStatus    string     `json:"end_status,omitempty"` // the multi-agent family's status word
+	Detail       string     `json:"detail,omitempty"`     // its last answer or error
+}
+
+// MailboxRecord is the root mailbox of one MCP session (SPEC §14): the
+// ends of the agents it spawned and the messages they sent to /root, not
+// taken by a wait yet.
+type MailboxRecord struct {
+	Session string       `json:"session"`
+	Dir     string       `json:"dir"`
+	Items   []MailRecord `json:"items"`
 }
 
 // SubmissionRecord is one submission of an AgentRecord.

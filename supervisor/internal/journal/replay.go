@@ -30,11 +30,16 @@ type replay struct {
 	// owner is, per agent, the run (its index in replayRuns) whose event
 	// was applied to it last: the host whose end ends its submission.
 	owner map[string]int
+	// sessions are the root mailboxes of MCP sessions (SPEC §14); maxSeq
+	// is the highest mailbox item number seen, for the items hostEnded
+	// adds.
+	sessions map[string]*MailboxRecord
+	maxSeq   uint64
 }
 
 func newReplay(dir string) *replay {
 	return &replay{dir: dir, byID: map[string]*AgentRecord{}, queued: map[string]string{}, forgotten: map[string]bool{},
-		owner: map[string]int{}}
+		owner: map[string]int{}, sessions: map[string]*MailboxRecord{}}
 }
 
 // agent returns the record of id, creating it when an event names an agent
@@ -78,6 +83,9 @@ func (rp *replay) apply(ev Event) {
 		rp.record(ev.Record)
 		return
 	}
+	if rp.sessionEvent(ev) {
+		return
+	}
 	if ev.AgentID == "" || rp.forgotten[ev.AgentID] {
 		return
 	}
@@ -112,11 +120,15 @@ func (rp *replay) apply(ev Event) {
 				r.BeforeClose = r.Status
 			}
 			r.Status = proto.StatusClosed
+			r.ClosedBy = ev.ClosedBy
 		}
 	case "resumed":
 		if ev.Status != "" {
 			r.Status = ev.Status
 		}
+		r.ClosedBy = ""
+	case "mail", "mail_removed":
+		rp.mail(r, ev)
 	case "session":
 		r.SessionID = ev.SessionID
 	}
@@ -148,7 +160,9 @@ func (rp *replay) sent(r *AgentRecord, ev Event) {
 		if ev.Runner != "" {
 			r.Runner = ev.Runner
 		}
+		r.TaskName, r.AgentPath, r.ParentID, r.Session = ev.TaskName, ev.AgentPath, ev.ParentID, ev.Session
 	}
+	r.Mailbox = removeSeqs(r.Mailbox, ev.Seqs)
 	s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
 	s.Message, s.MessageBytes = MessageHead(ev.Message), len(ev.Message)
 	if ev.MessageBytes > 0 { // a head of the whole message
@@ -222,6 +236,9 @@ func (rp *replay) hostEnded(run int, at time.Time) []string {
 		le := interruptedByHostEnd
 		s.EndedAt, s.Status, s.LastError = proto.Time{Time: at}, proto.StatusErrored, &le
 		r.LastError = s.LastError
+		if n := rp.endedByHost(r, at); n != "" {
+			notes = append(notes, n)
+		}
 		if r.UpdatedAt.Before(at) {
 			r.UpdatedAt = proto.Time{Time: at}
 		}
@@ -231,6 +248,7 @@ func (rp *replay) hostEnded(run int, at time.Time) []string {
 			r.Status = proto.StatusErrored
 		}
 	}
+	sort.Strings(notes)
 	return notes
 }
 
@@ -256,7 +274,7 @@ func (rp *replay) replayRuns(runs []*runJournal) []string {
 			case next[i] < len(rj.events):
 				ev := rj.events[next[i]]
 				at, kind = ev.Time.Time, 1
-				if ev.Event == "record" {
+				if ev.Event == "record" || ev.Event == "mailbox" {
 					kind = 0
 				}
 			}
