@@ -146,8 +146,16 @@ func mcp(args []string) int {
 	fs.SetOutput(os.Stderr) // stdout carries protocol messages only
 	var o supervisor.Options
 	commonFlags(fs, &o)
+	tools := fs.String("tools", "", "the tool family: seed (spawn_agent, send_input, resume_agent, wait, close_agent, list_agents) or multi-agent (Memo 0.9's spawn_agent, send_message, followup_task, wait_agent, interrupt_agent, list_agents) (env SUBDASH_MCP_TOOLS; default seed)")
 	if err := parse(fs, args, &o); err != nil {
 		return failed(err)
+	}
+	if *tools == "" {
+		*tools = os.Getenv("SUBDASH_MCP_TOOLS")
+	}
+	family, err := mcpserver.ParseFamily(*tools)
+	if err != nil {
+		return failed(usageError{err})
 	}
 	if _, err := supervisor.Resolve(o, supervisor.SystemEnvironment()); err != nil {
 		return failed(usageError{err})
@@ -155,7 +163,7 @@ func mcp(args []string) int {
 	sig := host.TakeSignals(nil)
 	defer sig.Release()
 	code := 0
-	if err := mcpserver.Run(sig.Context(), o, os.Stdin, os.Stdout, os.Stderr, sig); err != nil && !errors.Is(err, context.Canceled) {
+	if err := mcpserver.Run(sig.Context(), o, family, os.Stdin, os.Stdout, os.Stderr, sig); err != nil && !errors.Is(err, context.Canceled) {
 		code = failed(err)
 	}
 	return sig.Status(code)

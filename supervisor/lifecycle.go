@@ -358,15 +358,17 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		s.journal.Write(journal.Event{Event: "mail_kept", AgentID: a.id, Note: "the queued messages were not started: " + nextErr})
 		s.warn(fmt.Sprintf("agent %s: the queued messages were not started: %s", a.id, nextErr))
 	}
+	if ended {
+		// before done: the operation that stopped it returns with the
+		// item in its parent's mailbox
+		s.postEnd(a)
+	}
 	s.mu.Lock()
 	a.ending = false
 	s.mu.Unlock()
 	close(sub.done)
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
 	s.announce(a.id, at)
-	if ended {
-		s.postEnd(a)
-	}
 	if next != nil {
 		s.journalSent(a, next, "queued messages, started as the previous submission ended")
 		_ = s.launch(a, next) // a start failure ends it as errored, as for send

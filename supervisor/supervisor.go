@@ -87,6 +87,7 @@ var _ interface {
 	proto.Operator
 	proto.Waiter
 	proto.Lister
+	proto.MultiAgent
 } = (*Supervisor)(nil)
 
 // agent is one supervised subagent (SPEC §1).

@@ -110,7 +110,7 @@ func agentPath(id, op string) string {
 func (c *Client) call(ctx context.Context, limit time.Duration, method, path string, body, out any) error {
 	cctx, cancel := context.WithTimeoutCause(ctx, limit, errNoAnswer)
 	defer cancel()
-	sent := method == http.MethodPost && path != "/v1/wait" // wait changes nothing
+	sent := method == http.MethodPost && path != "/v1/wait" && path != "/v1/multi-agent/wait" // a wait changes nothing that matters
 	return c.noAnswer(ctx, cctx, limit, sent, c.roundTrip(cctx, method, path, body, out))
 }
 

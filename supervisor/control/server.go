@@ -216,6 +216,7 @@ func (srv *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/wait", srv.wait)
 	mux.HandleFunc("GET /v1/events", srv.events)
 	srv.viewerRoutes(mux)
+	srv.treeRoutes(mux)
 	return mux
 }
 

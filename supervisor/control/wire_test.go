@@ -55,6 +55,11 @@ var wireTypes = []struct {
 	{"GET /v1/agents/{id}/window", WindowResult{}},
 	{"GET /v1/agents/{id}/transcript", TranscriptResult{}},
 	{"GET /v1/agents/{id}/search", proto.SearchResult{}},
+	{"POST /v1/multi-agent/spawn", proto.TreeAgent{}},
+	{"POST /v1/multi-agent/message", proto.TreeAgent{}},
+	{"POST /v1/multi-agent/interrupt", proto.TreeAgent{}},
+	{"POST /v1/multi-agent/wait", proto.MailboxResult{}},
+	{"GET /v1/multi-agent/agents", proto.TreeList{}},
 	{"error", errorBody{}},
 	{"event: agent", proto.AgentInfo{}},
 	{"event: synced", struct{}{}},
@@ -277,6 +282,7 @@ func (h *wireHost) call(method, path, route string, body any) map[string]any {
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, "http://subdash"+path, rd)
+	req.Header.Set(SessionHeader, "wire") // the multi-agent routes' root mailbox
 	resp, err := h.http.Do(req)
 	if err != nil {
 		h.t.Fatal(err)
@@ -337,6 +343,11 @@ func TestWireRoutesAnswerTheirTypes(t *testing.T) {
 	h.call("POST", "/v1/agents/"+id+"/close", "POST /v1/agents/{id}/close", nil)
 	h.call("POST", "/v1/agents/"+id+"/resume", "POST /v1/agents/{id}/resume", nil)
 	h.call("POST", "/v1/agents/"+id+"/forget", "POST /v1/agents/{id}/forget", nil)
+	h.call("POST", "/v1/multi-agent/spawn", "POST /v1/multi-agent/spawn", map[string]any{"message": "hi", "task_name": "wire"})
+	h.call("POST", "/v1/multi-agent/wait", "POST /v1/multi-agent/wait", map[string]any{"timeout_ms": 30000})
+	h.call("POST", "/v1/multi-agent/message", "POST /v1/multi-agent/message", map[string]any{"target": "wire", "message": "note"})
+	h.call("POST", "/v1/multi-agent/interrupt", "POST /v1/multi-agent/interrupt", map[string]any{"target": "wire"})
+	h.call("GET", "/v1/multi-agent/agents?path_prefix=wire", "GET /v1/multi-agent/agents", nil)
 	seen := map[string]bool{}
 	deadline := time.After(20 * time.Second)
 	for !seen["agent"] || !seen["synced"] || !seen["output"] || !seen["warning"] {

@@ -17,6 +17,7 @@ type Backend interface {
 	proto.Operator
 	proto.Waiter
 	proto.Lister
+	proto.MultiAgent
 }
 
 // Backends gives each tool call its backend.

@@ -13,7 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,6 +24,7 @@ import (
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
 // Run serves MCP on stdin and stdout until ctx ends, or stdin closes and
@@ -37,14 +41,22 @@ import (
 // writes nothing but protocol messages to stdout; what it does is said on
 // stderr. Errors: the configuration's, the control socket's (e.g. a folder
 // of another user), and the transport's.
-func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, stderr io.Writer, sig *host.Signals) error {
+//
+// family chooses the tools (FamilySeed, FamilyMultiAgent). The
+// multi-agent family acts for one session, whose root mailbox the host
+// keeps (SPEC §14): SessionID's.
+func Run(ctx context.Context, o supervisor.Options, family Family, stdin io.Reader, stdout, stderr io.Writer, sig *host.Signals) error {
 	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
 	if err != nil {
 		return err
 	}
+	session := ""
+	if family == FamilyMultiAgent {
+		session = SessionID(os.Getenv)
+	}
 	var bs Backends
 	if cfg.CollabTools {
-		again := func() (backend, error) { return attach(ctx, cfg, stderr, sig) }
+		again := func() (backend, error) { return attach(ctx, cfg, family, session, stderr, sig) }
 		b, err := again()
 		if err != nil {
 			return err
@@ -58,7 +70,7 @@ func Run(ctx context.Context, o supervisor.Options, stdin io.Reader, stdout, std
 	out := &lockedWriter{w: stdout}
 	in := newLineFilter(stdin, out, stderr)
 	out.cancelled = in.cancelled
-	server := NewServer(bs, version())
+	server := NewFamilyServer(family, bs, version(), session)
 	server.AddReceivingMiddleware(endWith(ctx))
 	err = server.Run(ctx, lineTransport{newLineConn(in, out)})
 	if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) {
@@ -91,8 +103,8 @@ type backend struct {
 
 // attach connects to the subdash serving cfg.Socket, or supervises agents
 // in this process and serves the socket when nobody does.
-func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer, sig *host.Signals) (backend, error) {
-	client := control.NewClient(cfg.Socket, cfg.Dir).WithOrigin("mcp")
+func attach(ctx context.Context, cfg supervisor.Config, family Family, session string, stderr io.Writer, sig *host.Signals) (backend, error) {
+	client := control.NewClient(cfg.Socket, cfg.Dir).WithOrigin("mcp").WithSession(session)
 	remote := func(info proto.Info) backend {
 		fmt.Fprintf(stderr, "subdash mcp: driving the subdash (pid %d) that serves %s on %s", info.PID, info.Dir, cfg.Socket)
 		if info.Command != "" {
@@ -105,6 +117,9 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer, sig *h
 	// stopped or hung gives an error naming its socket and pid instead of
 	// an initialize that never answers.
 	info, err := client.Info(ctx)
+	if err == nil && family == FamilyMultiAgent && !slices.Contains(info.Features, proto.FeatureMultiAgent) {
+		return backend{}, fmt.Errorf("the subdash (pid %d) serving %s on %s is older than the multi-agent tools; quit it and start it again with this subdash, or use --tools seed", info.PID, info.Dir, cfg.Socket)
+	}
 	if err == nil {
 		return remote(info), nil
 	}
@@ -138,6 +153,20 @@ func attach(ctx context.Context, cfg supervisor.Config, stderr io.Writer, sig *h
 			fmt.Fprintf(stderr, "subdash mcp: %v\n", err)
 		}
 	}}, nil
+}
+
+// SessionID names the multi-agent session of this `subdash mcp` (SPEC
+// §14): SUBDASH_MCP_SESSION when set, else the MCP client that started
+// it, by its pid and start time, so that a server the same client starts
+// again (after a crash, or after its host ended) gets its root mailbox
+// back, and two clients on one host never share one.
+func SessionID(getenv func(string) string) string {
+	if s := strings.TrimSpace(getenv("SUBDASH_MCP_SESSION")); s != "" {
+		return s
+	}
+	ppid := os.Getppid()
+	t, _ := local.StartTime(ppid)
+	return fmt.Sprintf("mcp-client-%d-%d", ppid, t)
 }
 
 // version is the module version of this binary, "(devel)" for a local build.

@@ -28,11 +28,17 @@ import (
 // Run wrote on stderr and its error.
 func startRun(t *testing.T, o supervisor.Options) (*mcp.ClientSession, func() (string, error)) {
 	t.Helper()
+	return startFamily(t, o, FamilySeed)
+}
+
+// startFamily is startRun offering family's tools.
+func startFamily(t *testing.T, o supervisor.Options, family Family) (*mcp.ClientSession, func() (string, error)) {
+	t.Helper()
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- Run(context.Background(), o, toServer, fromServer, &stderr, nil) }()
+	go func() { done <- Run(context.Background(), o, family, toServer, fromServer, &stderr, nil) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
 		&mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
 	if err != nil {
@@ -229,7 +235,7 @@ func TestRunSendsNoAnswerToACancelledCall(t *testing.T) {
 	toClient, fromServer := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), options(t, "exec sleep 30"), toServer, fromServer, io.Discard, nil)
+		done <- Run(context.Background(), options(t, "exec sleep 30"), FamilySeed, toServer, fromServer, io.Discard, nil)
 		fromServer.Close()
 	}()
 	lines := bufio.NewScanner(toClient)
@@ -298,7 +304,7 @@ func TestRunAnswersEveryRequestBeforeTheEndOfStdin(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
 	}, "\n") + "\n")
 	var stdout bytes.Buffer
-	if err := Run(context.Background(), options(t, "cat"), stdin, &stdout, io.Discard, nil); err != nil {
+	if err := Run(context.Background(), options(t, "cat"), FamilySeed, stdin, &stdout, io.Discard, nil); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string

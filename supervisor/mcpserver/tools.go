@@ -70,9 +70,20 @@ const (
 // isError set and the spec's message as its text; every success carries the
 // JSON result of SPEC §3 as text content and as structured content.
 func NewServer(bs Backends, version string) *mcp.Server {
+	return NewFamilyServer(FamilySeed, bs, version, "")
+}
+
+// NewFamilyServer is NewServer offering the tools of family f: with
+// FamilyMultiAgent Memo 0.9.1's six (SPEC §14), acting for session, whose
+// root mailbox the host keeps.
+func NewFamilyServer(f Family, bs Backends, version, session string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "subdash", Title: "subdash subagents", Version: version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	if bs == nil {
+		return s
+	}
+	if f == FamilyMultiAgent {
+		addMultiAgent(s, bs, session)
 		return s
 	}
 	no := false

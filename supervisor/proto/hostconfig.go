@@ -61,6 +61,9 @@ const (
 	// resume and forget take the subtree, targets may be paths, and
 	// several messages may be queued (queued_messages) (SPEC §14).
 	FeatureTree = "tree"
+	// FeatureMultiAgent: the routes of the multi-agent MCP family
+	// (/v1/multi-agent/…, SPEC §14) with a root mailbox per session.
+	FeatureMultiAgent = "multi-agent"
 	// FeatureSteer, FeatureSearch, FeatureChanges and FeatureInnerAgents
 	// are the words of capabilities planned within /v1 (steering a
 	// running agent, search across agents, the changes an agent made,
@@ -74,4 +77,4 @@ const (
 
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
-func HostFeatures() []string { return []string{FeatureTextMessage, FeatureTree} }
+func HostFeatures() []string { return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent} }

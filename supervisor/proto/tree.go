@@ -235,9 +235,9 @@ type MultiAgent interface {
 	// answers the agent with its status before.
 	InterruptAgent(ctx context.Context, target string) (TreeAgent, error)
 	// WaitMailbox waits until the caller's mailbox holds an item, or
-	// timeoutMS, and answers its items; those numbered up to ack were
-	// handed over before and are taken out first.
-	WaitMailbox(ctx context.Context, timeoutMS int, ack uint64) (MailboxResult, error)
+	// timeoutMS (nil: DefaultWaitTimeoutMS), and answers its items; those
+	// numbered up to ack were handed over before and are taken out first.
+	WaitMailbox(ctx context.Context, timeoutMS *int, ack uint64) (MailboxResult, error)
 	// ListTree answers the agents at or below pathPrefix (absolute, or
 	// relative to the caller's path; "" for the caller's), by path.
 	ListTree(ctx context.Context, pathPrefix string) (TreeList, error)

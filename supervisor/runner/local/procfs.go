@@ -162,3 +162,24 @@ func ofSubmission(pid int, id string) bool {
 	v, ok := envValue(pid, submissionEnv)
 	return ok && v == id && ProcessAlive(pid)
 }
+
+// StartTime returns when process pid started, in clock ticks after boot
+// (proc(5) stat field 22): with the pid, it names one process for as long
+// as the machine runs, whatever pid reuse does. ok is false when pid is
+// gone or /proc cannot be read.
+func StartTime(pid int) (ticks uint64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 {
+		return 0, false
+	}
+	t, err := strconv.ParseUint(string(f[19]), 10, 64)
+	return t, err == nil
+}
