@@ -49,6 +49,10 @@ type KeyMap struct {
 	// Attention and many agents (SPEC §11).
 	NextNeedsYou, CancelQueue, Filter                   key.Binding
 	FirstAgent, LastAgent, AgentsPageUp, AgentsPageDown key.Binding
+	// The agent tree (SPEC §14): fold the selected subtree, fold or
+	// unfold all, and the file-tree arrows (fold or go to the parent,
+	// unfold or go to the first child).
+	Fold, FoldAll, FoldOrParent, UnfoldOrChild key.Binding
 }
 
 // Group is a titled set of bindings, one section of the full help.
@@ -100,7 +104,11 @@ func DefaultKeyMap() KeyMap {
 		AgentsPageUp:   bind([]string{"{"}, "{", "agents page up"),
 		AgentsPageDown: bind([]string{"}"}, "}", "agents page down"),
 		Filter:         bind([]string{"F"}, "F", "filter agents (status, text)"),
-		CancelQueue:    bind([]string{"u"}, "u", "cancel the queued message"),
+		CancelQueue:    bind([]string{"u"}, "u", "cancel the (last) queued message"),
+		Fold:           bind([]string{"z"}, "z", "fold/unfold the agent's subtree"),
+		FoldAll:        bind([]string{"Z"}, "Z", "fold all/unfold all"),
+		FoldOrParent:   bind([]string{"left"}, "←", "fold, else go to the parent"),
+		UnfoldOrChild:  bind([]string{"right"}, "→", "unfold, else go to the first child"),
 		Approve:        bind([]string{"y"}, "y", "allow the tool request"),
 		ApproveAlways:  bind([]string{"Y"}, "Y", "allow the tool for the session"),
 		Deny:           bind([]string{"d"}, "d", "deny the tool request (reason optional)"),
@@ -127,6 +135,7 @@ func (k KeyMap) Groups() []Group {
 	return []Group{
 		{"Agents", []key.Binding{k.Up, k.Down, k.Spawn, k.Send, k.Resend, k.EditResend, k.Interrupt, k.Close, k.Resume, k.Forget, k.CancelQueue}},
 		{"Many agents", []key.Binding{k.NextNeedsYou, k.FirstAgent, k.LastAgent, k.AgentsPageUp, k.AgentsPageDown, k.Filter}},
+		{"Agent tree", []key.Binding{k.Fold, k.FoldAll, k.FoldOrParent, k.UnfoldOrChild}},
 		{"Log", []key.Binding{k.PrevSubmission, k.NextSubmission, k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch}},
 		{"General", []key.Binding{k.Help, k.Quit}},

@@ -46,7 +46,7 @@ func (m *Model) approvalKey(k tea.KeyMsg, a proto.AgentInfo) (tea.Cmd, bool) {
 		if !m.cfg.Structured() || !m.cfg.Approvals {
 			why += " (approvals need --preset claude --approvals)"
 		}
-		m.say(levelWarn, "agent "+termtext.ShortID(a.AgentID)+": "+why)
+		m.say(levelWarn, "agent "+m.label(a.AgentID)+": "+why)
 		return nil, true
 	}
 	p := a.PendingApprovals[0]
@@ -79,9 +79,9 @@ func (m Model) answerCmd(id, rid, decision, message string) tea.Cmd {
 
 // onApprovalDone reports how an answer went on the message line.
 func (m *Model) onApprovalDone(msg approvalDoneMsg) tea.Cmd {
-	short := termtext.ShortID(msg.id)
+	short := m.label(msg.id)
 	if msg.err != nil {
-		m.say(levelError, describe("answer", msg.id, msg.err))
+		m.say(levelError, m.describe("answer", msg.id, msg.err))
 		return nil
 	}
 	r := msg.res

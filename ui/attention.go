@@ -62,7 +62,8 @@ func (m *Model) seenCmd() tea.Cmd {
 }
 
 // jumpNeedsYou selects the agent that has needed you longest, other than
-// the selected one; a filter that hides it is cleared.
+// the selected one, unfolding the subtrees it is in (SPEC §14); a filter
+// that hides it is cleared.
 func (m *Model) jumpNeedsYou() tea.Cmd {
 	sel := m.table.SelectedID()
 	var waiting []proto.AgentInfo
@@ -79,11 +80,11 @@ func (m *Model) jumpNeedsYou() tea.Cmd {
 		return waiting[i].NeedsYou.Since.Before(waiting[j].NeedsYou.Since.Time)
 	})
 	id := waiting[0].AgentID
-	if !m.table.Select(id) {
+	if !m.table.Reveal(id) {
 		m.filter = filter{}
 		m.refreshRows()
-		m.table.Select(id)
-		m.say(levelInfo, "filter cleared to show "+termtext.ShortID(id))
+		m.table.Reveal(id)
+		m.say(levelInfo, "filter cleared to show "+m.label(id))
 	}
 	m.syncLog(false)
 	return nil
@@ -91,8 +92,9 @@ func (m *Model) jumpNeedsYou() tea.Cmd {
 
 // filter selects the table's rows (SPEC §11): status words (running,
 // completed, errored, closed, stopping, needs, queued) match any of them;
-// every other word must appear in the agent's id, message, activity or
-// error reason, case-insensitively.
+// every other word must appear in the agent's id, task name, agent path,
+// message, activity, queued messages or error reason, case-insensitively.
+// With the tree, the table shows each match's ancestors too, muted.
 type filter struct {
 	text     string   // as typed, for the title
 	statuses []string // status words
@@ -142,7 +144,7 @@ func (f filter) match(a proto.AgentInfo) bool {
 			case "needs":
 				ok = ok || a.NeedsYou != nil
 			case "queued":
-				ok = ok || a.QueuedMessage != ""
+				ok = ok || a.QueuedMessage != "" || len(a.QueuedMessages) > 0
 			case "stopping":
 				ok = ok || a.Stopping
 			case "running":
@@ -158,7 +160,11 @@ func (f filter) match(a proto.AgentInfo) bool {
 	if len(f.words) == 0 {
 		return true
 	}
-	hay := strings.ToLower(a.AgentID + " " + cells.Head(a.LastMessage, filterHead) + " " + cells.Head(a.Activity, filterHead) + " " + cells.Head(a.QueuedMessage, filterHead))
+	hay := strings.ToLower(a.AgentID + " " + cells.Head(a.TaskName, filterHead) + " " + cells.Head(a.AgentPath, filterHead) + " " +
+		cells.Head(a.LastMessage, filterHead) + " " + cells.Head(a.Activity, filterHead) + " " + cells.Head(a.QueuedMessage, filterHead))
+	for _, q := range a.QueuedMessages[min(1, len(a.QueuedMessages)):] { // the first is QueuedMessage
+		hay += " " + strings.ToLower(cells.Head(q, filterHead))
+	}
 	if a.LastError != nil {
 		hay += " " + strings.ToLower(cells.Head(*a.LastError, filterHead))
 	}
@@ -179,7 +185,7 @@ const filterHead = 4096
 func (m *Model) applyFilter(text string) tea.Cmd {
 	m.filter = parseFilter(text)
 	m.refreshRows()
-	switch n := len(m.table.Rows()); {
+	switch n := m.matchN; {
 	case !m.filter.active():
 		m.say(levelInfo, "filter cleared: every agent shows")
 	case n == 0:
@@ -197,5 +203,5 @@ func (m Model) tableTitle() string {
 	if !m.filter.active() {
 		return fmt.Sprintf("agents %d", len(m.agents))
 	}
-	return fmt.Sprintf("agents %d/%d · filter: %s", len(m.table.Rows()), len(m.agents), m.filter.text)
+	return fmt.Sprintf("agents %d/%d · filter: %s", m.matchN, len(m.agents), m.filter.text)
 }

@@ -40,31 +40,38 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 // in the table: a changed agent's replaces its own, a new agent comes
 // last (the table is oldest first), a forgotten one leaves. The model owns
 // m.agents (no command holds it), so it is changed in place: a change
-// costs its agent, not a copy of every agent. It reports whether any
-// agent changed.
+// costs its agent, not a copy of every agent, and the table's rows are
+// laid out again only when agents came or went (or a change touches
+// them, agentsChanged). It reports whether any agent changed.
 func (m *Model) applyChanges(cs []proto.Change) bool {
-	changed := false
+	var inPlace []int
+	structural := false
 	for _, c := range cs {
 		if c.AgentID == "" || c.Info == nil && !c.Forgotten {
 			continue
 		}
-		i := slices.IndexFunc(m.agents, func(a proto.AgentInfo) bool { return a.AgentID == c.AgentID })
+		i, ok := m.at[c.AgentID]
 		switch {
 		case c.Info == nil: // forgotten
-			if i >= 0 {
+			if ok {
 				m.agents = slices.Delete(m.agents, i, i+1)
-				changed = true
+				m.setAgents(m.agents) // the indices after it moved
+				inPlace, structural = inPlace[:0], true
 			}
-		case i >= 0:
+		case ok:
 			m.agents[i] = *c.Info
-			changed = true
+			inPlace = append(inPlace, i)
 		default:
 			m.agents = append(m.agents, *c.Info)
-			changed = true
+			m.at[c.AgentID] = len(m.agents) - 1
+			structural = true
 		}
 	}
-	if changed {
+	switch {
+	case structural:
 		m.setAgents(m.agents)
+	case len(inPlace) > 0:
+		m.agentsChanged(inPlace)
 	}
-	return changed
+	return structural || len(inPlace) > 0
 }

@@ -34,7 +34,7 @@ func (m *Model) openInput(kind inputKind, target, value string) {
 // inputPrompt names the input's target and mode, e.g. "send 3fa2c1d0
 // (running) › ".
 func (m Model) inputPrompt() string {
-	short := termtext.ShortID(m.inputTarget)
+	short := m.label(m.inputTarget)
 	suffix := ""
 	if a, ok := m.agent(m.inputTarget); ok && m.inputTarget != "" {
 		if a.Running() {
@@ -102,7 +102,7 @@ func (m *Model) submit() tea.Cmd {
 	}
 	id, kind := m.inputTarget, m.inputKind
 	if _, ok := m.agent(id); !ok {
-		m.say(levelError, "send: agent "+termtext.ShortID(id)+" is gone")
+		m.say(levelError, "send: agent "+m.label(id)+" is gone")
 		return nil
 	}
 	cmd := m.send(id, text, "send")

@@ -9,7 +9,6 @@ import (
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // handleKey gives the key to what has focus: the input, a confirmation,
@@ -71,8 +70,10 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		m.mode, m.helpTop = modeHelp, 0
 		return m.storageCmd()
 	case keymap.Matches(k, m.table.KeyMap):
-		m.table, _ = m.table.Update(k)
+		var cmd tea.Cmd
+		m.table, cmd = m.table.Update(k)
 		m.syncLog(false)
+		return cmd
 	case keymap.Matches(k, m.log.KeyMap):
 		var cmd tea.Cmd
 		m.log, cmd = m.log.Update(k)
@@ -133,7 +134,7 @@ func (m *Model) readOnlyOp(k tea.KeyMsg) string {
 
 // agentKey handles the keys that act on the selected agent a.
 func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
-	km, id, short := m.keys, a.AgentID, termtext.ShortID(a.AgentID)
+	km, id, short := m.keys, a.AgentID, m.label(a.AgentID)
 	if cmd, ok := m.approvalKey(k, a); ok {
 		return cmd
 	}
@@ -169,18 +170,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 		m.markStopping(id)
 		return m.opCmd(opInterrupt, id, "", false)
 	case key.Matches(k, km.Close):
-		if a.Status == proto.StatusClosed && !a.Running() {
-			m.say(levelInfo, "agent "+short+" is already closed; r resumes it")
-			return nil
-		}
-		if !a.Running() {
-			return m.opCmd(opClose, id, "", false)
-		}
-		m.ask(fmt.Sprintf("Close %s? It is running and will be stopped.", short),
-			"close", "keep it", func(m *Model) tea.Cmd {
-				m.markStopping(id)
-				return m.opCmd(opClose, id, "", false)
-			}, nil)
+		return m.closeAgent(a)
 	case key.Matches(k, km.Resume):
 		if a.Status != proto.StatusClosed {
 			m.say(levelInfo, fmt.Sprintf("agent %s is open (%s); nothing to resume", short, a.Status))
@@ -208,7 +198,7 @@ func (m *Model) send(id, message, verb string) tea.Cmd {
 	if !a.Running() {
 		return m.opCmd(opSend, id, message, false)
 	}
-	m.ask(fmt.Sprintf("%s is running: interrupt it and %s now, queue the message for when it ends, or cancel?", termtext.ShortID(id), verb),
+	m.ask(fmt.Sprintf("%s is running: interrupt it and %s now, queue the message for when it ends, or cancel?", m.label(id), verb),
 		"interrupt and "+verb, "cancel", func(m *Model) tea.Cmd {
 			m.markStopping(id)
 			return m.opCmd(opSend, id, message, true)
@@ -220,8 +210,7 @@ func (m *Model) send(id, message, verb string) tea.Cmd {
 
 // markStopping shows "stopping" for agent id at once.
 func (m *Model) markStopping(id string) {
-	m.stopping[id] = true
-	m.refreshRows()
+	m.stopping[id] = true // the table reads it
 }
 
 // quit quits at once when nothing runs, else asks first; confirmed, it
@@ -299,10 +288,9 @@ func (m *Model) stopAll() tea.Cmd {
 	m.stopN = m.counts().Running
 	for _, a := range m.agents {
 		if a.Running() {
-			m.stopping[a.AgentID] = true
+			m.stopping[a.AgentID] = true // the table reads it
 		}
 	}
-	m.refreshRows()
 	return tea.Batch(m.shutdownCmd(), m.startTick())
 }
 

@@ -147,6 +147,9 @@ type Model struct {
 	notified  map[string]uint64 // per agent, the Attention.Seq already accounted for
 	seenAsked map[string]uint64 // per agent, the Attention.Seq a MarkSeen was sent for
 	filter    filter            // which agents the table shows
+	match     []bool            // the filter's verdict per agent (m.agents[i]); nil without a filter
+	matchN    int               // how many agents the filter matches (all without one)
+	at        map[string]int    // agent id → index in agents
 }
 
 // New returns the dashboard for s, with the agents s has now.
@@ -183,6 +186,7 @@ func New(s Supervisor, o Options) Model {
 		notified:  map[string]uint64{},
 		seenAsked: map[string]uint64{},
 	}
+	m.table.SetStopping(m.stopping)
 	m.setAgents(s.Agents())
 	// What needed you before this dashboard started is marked, not rung.
 	for _, a := range m.agents {
@@ -222,6 +226,9 @@ type (
 		// queued: queue kept the message; dropped: the operation dropped
 		// a queued message (SPEC §11).
 		queued, dropped bool
+		// below is how many descendants a close, resume or forget took
+		// with the agent (SPEC §14).
+		below int
 	}
 	// pageMsg carries the items the log pane asked for (fetchLog).
 	pageMsg struct {
@@ -276,38 +283,72 @@ func (m Model) anyRunning() bool {
 // you, restored, failing, queued, approvals).
 func (m Model) counts() proto.Counts { return proto.CountAgents(m.agents) }
 
-// setAgents takes a new snapshot of the agents.
+// setAgents takes a new snapshot of the agents (the model owns the
+// slice; the table reads it): the index, the filter's verdicts and the
+// table's rows are made again. Cost: O(agents); a change of agents in
+// place goes through agentsChanged.
 func (m *Model) setAgents(agents []proto.AgentInfo) {
 	m.agents = agents
+	m.at = make(map[string]int, len(agents))
+	for i := range agents {
+		m.at[agents[i].AgentID] = i
+	}
+	m.refreshRows()
+	m.settled()
+}
+
+// agentsChanged takes the changes of m.agents[i] for each i in changed,
+// made in place (same agents, same order): only their filter verdicts
+// are made again, and the table's rows only when a change touches them
+// (agenttable.Model.Changed). Cost: O(changes).
+func (m *Model) agentsChanged(changed []int) {
+	if m.match != nil {
+		for _, i := range changed {
+			if was, now := m.match[i], m.filter.match(m.agents[i]); was != now {
+				m.match[i] = now
+				m.matchN += map[bool]int{true: 1, false: -1}[now]
+			}
+		}
+	}
+	m.table.SetClock(m.now(), m.frame)
+	m.table.Changed(changed)
+	m.settled()
+}
+
+// settled forgets the stops the snapshot no longer needs shown and
+// selects the agent this dashboard spawned once it is there.
+func (m *Model) settled() {
 	for id := range m.stopping {
 		if a, ok := m.agent(id); !ok || !a.Running() {
 			delete(m.stopping, id)
 		}
 	}
-	m.refreshRows()
 	if m.pending != "" && m.table.Select(m.pending) {
 		m.pending = ""
 	}
 }
 
-// refreshRows rebuilds the table rows (elapsed times move with the clock).
+// refreshRows gives the table the agents again with the filter's
+// verdicts (the filter or the agents changed), and the host's tree.
 func (m *Model) refreshRows() {
-	now := m.now()
-	rows := make([]agenttable.Row, 0, len(m.agents))
-	for _, a := range m.agents {
-		if m.filter.match(a) {
-			rows = append(rows, agenttable.RowOf(a, now, m.stopping[a.AgentID]))
+	m.match, m.matchN = nil, len(m.agents)
+	if m.filter.active() {
+		m.match, m.matchN = make([]bool, len(m.agents)), 0
+		for i := range m.agents {
+			if m.match[i] = m.filter.match(m.agents[i]); m.match[i] {
+				m.matchN++
+			}
 		}
 	}
-	m.table.SetRows(rows)
+	m.table.SetClock(m.now(), m.frame)
+	m.table.SetTree(m.cfg.Has(proto.FeatureTree))
+	m.table.SetAgents(m.agents, m.match)
 }
 
 // agent returns the snapshot of agent id.
 func (m Model) agent(id string) (proto.AgentInfo, bool) {
-	for _, a := range m.agents {
-		if a.AgentID == id {
-			return a, true
-		}
+	if i, ok := m.at[id]; ok && i < len(m.agents) && m.agents[i].AgentID == id {
+		return m.agents[i], true
 	}
 	return proto.AgentInfo{}, false
 }
@@ -350,7 +391,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case seenMsg:
 		if msg.err != nil && proto.CodeOf(msg.err) != proto.CodeNotFound {
-			m.say(levelWarn, describe("mark seen", msg.id, msg.err))
+			m.say(levelWarn, m.describe("mark seen", msg.id, msg.err))
 		}
 		return m, nil
 	case tea.WindowSizeMsg:
@@ -384,6 +425,9 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case scanMsg:
 		m.onScan(msg)
+		return m, nil
+	case agenttable.FoldMsg:
+		m.say(levelInfo, msg.Text)
 		return m, nil
 	case logview.SearchMsg:
 		m.onSearchSaid(msg.Err)
@@ -423,8 +467,7 @@ func (m Model) splitKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 
 func (m *Model) onTick() tea.Cmd {
 	m.frame++
-	m.table.SetFrame(m.frame)
-	m.refreshRows()
+	m.table.SetClock(m.now(), m.frame)
 	if m.reply.level == levelInfo && m.reply.text != "" && m.now().Sub(m.reply.at) > replyTTL {
 		m.reply = reply{}
 	}

@@ -60,7 +60,7 @@ func (m Model) notes() []note {
 	}
 	for _, a := range m.agents {
 		if a.Failure != "" {
-			add(levelError, termtext.ShortID(a.AgentID)+": "+a.Failure)
+			add(levelError, m.label(a.AgentID)+": "+a.Failure)
 		}
 	}
 	for _, e := range m.hostErrs {

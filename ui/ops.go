@@ -43,10 +43,10 @@ func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
 			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
 		case opClose:
 			r, err := sup.Close(context.Background(), id)
-			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
+			done.status, done.dropped, done.below, done.err = r.Status, r.DroppedQueued, len(r.Descendants), err
 		case opResume:
 			r, err := sup.Resume(context.Background(), id)
-			done.status, done.err = r.Status, err
+			done.status, done.below, done.err = r.Status, len(r.Descendants), err
 		case opQueue:
 			r, err := sup.Queue(context.Background(), id, message)
 			done.status, done.queued, done.err = r.Status, r.Queued, err
@@ -55,7 +55,7 @@ func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
 			done.status, done.err = r.Status, err
 		case opForget:
 			r, err := sup.Forget(context.Background(), id)
-			done.status, done.err = r.Status, err
+			done.status, done.below, done.err = r.Status, len(r.Descendants), err
 		}
 		return done
 	}
@@ -91,17 +91,16 @@ func (m Model) skipGraceCmd() tea.Cmd {
 // operation changed reaches the table once, on the event path (ChangesMsg
 // carries the agent's snapshot), not by a snapshot of every agent here.
 func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
-	short := termtext.ShortID(msg.id)
+	short := m.label(msg.id)
 	// The stop this dashboard asked for (interrupt, close, or the
 	// interrupt of an interrupt-and-send) is over once the operation
 	// returns; from now on the supervisor's AgentInfo.Stopping says whether
 	// an old process group is still being terminated.
 	if m.stopping[msg.id] {
-		delete(m.stopping, msg.id)
-		m.refreshRows()
+		delete(m.stopping, msg.id) // the table reads it
 	}
 	if msg.err != nil {
-		m.say(levelError, describe(msg.op, msg.id, msg.err))
+		m.say(levelError, m.describe(msg.op, msg.id, msg.err))
 		return nil
 	}
 	switch msg.op {
@@ -135,11 +134,11 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 		}
 		m.say(levelInfo, "interrupted "+short+": "+gone+dropped(msg))
 	case opClose:
-		m.say(levelInfo, "closed "+short+dropped(msg))
+		m.say(levelInfo, "closed "+short+withDescendants(msg.below, "")+dropped(msg))
 	case opResume:
-		m.say(levelInfo, fmt.Sprintf("resumed %s: %s", short, msg.status))
+		m.say(levelInfo, fmt.Sprintf("resumed %s: %s%s", short, msg.status, withDescendants(msg.below, "reopened")))
 	case opForget:
-		m.say(levelInfo, "forgot "+short+": gone from the table and list, also after a restart; its logs stay on disk")
+		m.say(levelInfo, "forgot "+short+withDescendants(msg.below, "")+": gone from the table and list, also after a restart; its logs stay on disk")
 	}
 	return nil
 }
@@ -153,8 +152,8 @@ func dropped(msg opDoneMsg) string {
 }
 
 // describe turns an operation error into plain words for the message line.
-func describe(o op, id string, err error) string {
-	short := termtext.ShortID(id)
+func (m Model) describe(o op, id string, err error) string {
+	short := m.label(id)
 	switch code := proto.CodeOf(err); {
 	case o == opForget && code == proto.CodeBusy:
 		return fmt.Sprintf("forget: agent %s is running; interrupt (i) or close (c) it first", short)

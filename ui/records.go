@@ -34,7 +34,7 @@ func (m Model) wholeMessageCmd(id string, edit bool) tea.Cmd {
 func (m *Model) onMessage(msg messageMsg) tea.Cmd {
 	verb := "resend"
 	if msg.err != nil {
-		m.say(levelError, describe(op(verb), msg.id, msg.err))
+		m.say(levelError, m.describe(op(verb), msg.id, msg.err))
 		return nil
 	}
 	if msg.edit {
@@ -44,16 +44,28 @@ func (m *Model) onMessage(msg messageMsg) tea.Cmd {
 	return m.send(msg.id, msg.text, verb)
 }
 
-// forget asks, then forgets agent a for good (SPEC §10); a running agent
-// is refused before asking.
+// forget asks, then forgets agent a for good (SPEC §10), with its
+// descendants on a host of the tree (SPEC §14: a finished subtree); a
+// running agent, or one with a running descendant, is refused before
+// asking.
 func (m *Model) forget(a proto.AgentInfo) tea.Cmd {
-	short := termtext.ShortID(a.AgentID)
+	short := m.label(a.AgentID)
 	if a.Running() {
 		m.say(levelWarn, "agent "+short+" is running; interrupt (i) or close (c) it before forgetting it")
 		return nil
 	}
-	id := a.AgentID
-	m.ask(fmt.Sprintf("Forget %s for good? It leaves the table and list, also after a restart; its logs stay on disk.", short),
+	below := m.descendants(a.AgentID)
+	for _, d := range below {
+		if d.Running() {
+			m.say(levelWarn, fmt.Sprintf("%s runs below %s; interrupt (i) or close (c) it before forgetting %s", m.label(d.AgentID), short, short))
+			return nil
+		}
+	}
+	id, what := a.AgentID, short
+	if len(below) > 0 {
+		what = fmt.Sprintf("%s and %s below it", short, agentsN(len(below)))
+	}
+	m.ask(fmt.Sprintf("Forget %s for good? It leaves the table and list, also after a restart; its logs stay on disk.", what),
 		"forget", "keep", func(m *Model) tea.Cmd { return m.opCmd(opForget, id, "", false) }, nil)
 	return nil
 }

@@ -99,8 +99,8 @@ func (m Model) panes() []string {
 	l := m.lay
 	// When not every agent fits, the footer says which rows are drawn.
 	tableFooter := ""
-	if first, end := m.table.Shown(); first > 0 || end < len(m.table.Rows()) {
-		tableFooter = fmt.Sprintf("%d–%d of %d · j/k", first+1, end, len(m.table.Rows()))
+	if first, end := m.table.Shown(); first > 0 || end < m.table.Len() {
+		tableFooter = fmt.Sprintf("%d–%d of %d · j/k", first+1, end, m.table.Len())
 	}
 	table := m.box(m.tableTitle(), tableFooter, m.table.View(), l.tableW, l.tableH)
 	logTitle, logFooter := m.logTitles()
@@ -144,7 +144,7 @@ func (m Model) logTitles() (string, string) {
 		return "log", ""
 	}
 	a, _ := m.agent(m.shown.agent)
-	head := fmt.Sprintf("%s · #%d/%d", termtext.ShortID(a.AgentID), m.shown.seq, len(a.Submissions))
+	head := fmt.Sprintf("%s · #%d/%d", m.labelWithID(a.AgentID), m.shown.seq, len(a.Submissions))
 	var sub proto.SubmissionInfo
 	if i := m.shown.seq - 1; i >= 0 && i < len(a.Submissions) {
 		sub = a.Submissions[i]

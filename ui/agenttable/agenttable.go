@@ -1,40 +1,54 @@
 // Package agenttable is the table of agents, shaped like bubbles' table: a
 // Model with a KeyMap, Styles, SetSize, Update and View. Each row shows an
-// agent's short id, its status as a symbol and a word (with the reason when
-// errored), its number of submissions, the elapsed time of its latest
-// submission and its last message (or, for agent CLI presets, what it is
-// doing now). Only the rows that fit are rendered.
+// agent (its task name, else its short id), its status as a symbol and a
+// word (with the reason when errored), its number of submissions, the
+// elapsed time of its latest submission and its last message (or, for
+// agent CLI presets, what it is doing now).
+//
+// With a host of the tree (SPEC §14) the agents are drawn as a tree:
+// children under their parent with tree glyphs, a subtree folds into its
+// parent's row, which then counts what it hides; a filter shows each
+// match with its ancestors, muted. Which columns a narrow table drops
+// first is one table, columns.go.
+//
+// Cost: a frame is proportional to the rows on screen, not to the agents.
+// The order of the rows (tree.go) is rebuilt when agents come or go, a
+// fold or the filter changes, or a change touches what a row of the
+// order shows (a folded subtree's counts, a filter's match); the rows'
+// text (RowOf) and the column widths are made in View for the rows it
+// draws.
 package agenttable
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
-	"github.com/subdash/subdash/ui/internal/cells"
 )
 
-// KeyMap is the table's bindings: moving the selection. It implements
-// help.KeyMap; the dashboard gives the table every key that matches one of
-// them (keymap.Matches).
+// KeyMap is the table's bindings: moving the selection, folding the
+// tree. It implements help.KeyMap; the dashboard gives the table every key
+// that matches one of them (keymap.Matches).
 type KeyMap struct {
 	Up, Down, First, Last, PageUp, PageDown key.Binding
+	// Fold folds or unfolds the selected agent's subtree; FoldAll folds
+	// every subtree, or unfolds them all when any is folded;
+	// FoldOrParent folds the selected subtree, or selects the parent;
+	// UnfoldOrChild unfolds it, or selects its first child.
+	Fold, FoldAll, FoldOrParent, UnfoldOrChild key.Binding
 }
 
 // DefaultKeyMap returns the table's bindings from keymap.DefaultKeyMap,
 // where every key of the dashboard is declared.
 func DefaultKeyMap() KeyMap {
 	k := keymap.DefaultKeyMap()
-	return KeyMap{Up: k.Up, Down: k.Down, First: k.FirstAgent, Last: k.LastAgent, PageUp: k.AgentsPageUp, PageDown: k.AgentsPageDown}
+	return KeyMap{Up: k.Up, Down: k.Down, First: k.FirstAgent, Last: k.LastAgent, PageUp: k.AgentsPageUp, PageDown: k.AgentsPageDown,
+		Fold: k.Fold, FoldAll: k.FoldAll, FoldOrParent: k.FoldOrParent, UnfoldOrChild: k.UnfoldOrChild}
 }
 
 // ShortHelp returns the bindings the table's one-line help would show.
@@ -42,7 +56,8 @@ func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Up, k.Down} }
 
 // FullHelp returns every binding of the table.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.First, k.Last, k.PageUp, k.PageDown}}
+	return [][]key.Binding{{k.Up, k.Down, k.First, k.Last, k.PageUp, k.PageDown},
+		{k.Fold, k.FoldAll, k.FoldOrParent, k.UnfoldOrChild}}
 }
 
 // Styles are the table's styles.
@@ -50,6 +65,7 @@ type Styles struct {
 	Header, Cell, Muted, Selected                 lipgloss.Style
 	Running, Completed, Errored, Closed, Stopping lipgloss.Style
 	NeedsYou                                      lipgloss.Style // the "◆ needs you" mark
+	Tree                                          lipgloss.Style // the tree's glyphs
 }
 
 // DefaultStyles returns the table's styles taken from t.
@@ -57,214 +73,8 @@ func DefaultStyles(t theme.Styles) Styles {
 	return Styles{
 		Header: t.Header, Cell: t.Text, Muted: t.Muted, Selected: t.Selected,
 		Running: t.Running, Completed: t.Completed, Errored: t.Errored, Closed: t.Closed, Stopping: t.Stopping,
-		NeedsYou: t.Warning.Bold(true),
+		NeedsYou: t.Warning.Bold(true), Tree: t.Muted,
 	}
-}
-
-// Frames are the spinner frames of a running agent.
-var Frames = spinner.MiniDot.Frames
-
-// Status symbols; running uses a spinner frame in the table.
-const (
-	SymRunning   = "●"
-	SymCompleted = "✓"
-	SymErrored   = "✗"
-	SymClosed    = "■"
-	SymStopping  = "◌"
-)
-
-// Symbol returns the symbol of a status.
-func Symbol(s proto.Status) string {
-	switch s {
-	case proto.StatusRunning:
-		return SymRunning
-	case proto.StatusCompleted:
-		return SymCompleted
-	case proto.StatusErrored:
-		return SymErrored
-	case proto.StatusClosed:
-		return SymClosed
-	}
-	return "?"
-}
-
-// Reason returns the short reason an errored submission ended: "exit 2",
-// "interrupted", "SIGKILL", "timed out", "no result", or its error text.
-func Reason(sub proto.SubmissionInfo) string {
-	le := ""
-	if sub.LastError != nil {
-		le = *sub.LastError
-	}
-	switch {
-	case le == "interrupted":
-		return le
-	case strings.HasPrefix(le, "timed out"):
-		return "timed out"
-	case sub.Signal != "":
-		return sub.Signal
-	case sub.ExitCode != nil && *sub.ExitCode != 0:
-		return fmt.Sprintf("exit %d", *sub.ExitCode)
-	case le == "ended without a result":
-		return "no result"
-	}
-	return termtext.OneLine(le, 0)
-}
-
-// SubmissionText returns how submission sub went, as a symbol and a word:
-// "● running", "◌ stopping", "✓ completed", "✗ interrupted" or "✗ errored
-// (exit 2)". stopping says the dashboard asked for a stop that the snapshot
-// may not show yet.
-func SubmissionText(sub proto.SubmissionInfo, stopping bool) string {
-	running := sub.EndedAt.IsZero()
-	switch {
-	case running && (sub.Stopping || stopping):
-		return SymStopping + " stopping"
-	case running:
-		return SymRunning + " running"
-	case sub.Status == proto.StatusErrored:
-		switch r := Reason(sub); r {
-		case "interrupted":
-			return SymErrored + " interrupted"
-		case "":
-			return SymErrored + " errored"
-		default:
-			return SymErrored + " errored (" + r + ")"
-		}
-	}
-	return Symbol(sub.Status) + " " + string(sub.Status)
-}
-
-// Row is what the table shows of one agent.
-type Row struct {
-	ID          string
-	Status      proto.Status
-	Stopping    bool   // a stop was requested and the process group is not gone yet
-	Reason      string // why the latest submission errored
-	Submissions int
-	Elapsed     time.Duration
-	Usage       string // tokens and cost of all its submissions (presets), "" when none reported
-	Message     string // activity or last message, one clean line
-	// Restored is set for an agent restored from an earlier run (SPEC
-	// §10) that has run nothing since: the time column shows its Age
-	// (since it was last updated) and the row is muted.
-	Restored bool
-	Age      time.Duration
-	// Failing is set when subdash failed to write the agent's log file or
-	// the journal (Summary.Failure, SPEC §5): the status cell says so.
-	Failing  bool
-	NeedsYou string // why the agent needs you (SPEC §11), "" when it does not
-	Queued   string // the message queued after its submission, one clean line; "" for none
-}
-
-// RowOf builds the row of agent a at time now; stopping says the dashboard
-// asked for a stop that the snapshot may not show yet.
-func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
-	r := Row{ID: a.AgentID, Status: a.Status, Stopping: a.Stopping || stopping && a.Running(), Submissions: len(a.Submissions)}
-	if n := len(a.Submissions); n > 0 {
-		last := a.Submissions[n-1]
-		end := last.EndedAt
-		if end.IsZero() {
-			end = now
-		}
-		r.Elapsed = max(end.Sub(last.StartedAt), 0)
-		if a.Status == proto.StatusErrored {
-			r.Reason = Reason(last)
-		}
-	}
-	r.Message = termtext.OneLine(a.LastMessage, 0)
-	if a.Activity != "" && a.Running() {
-		r.Message = "→ " + termtext.OneLine(a.Activity, 0)
-	}
-	r.Usage = Usage(a.Usage)
-	r.Failing = strings.HasPrefix(a.Failure, "log file ") // the journal's failure is every agent's, said once below the table
-	if a.Restored {
-		r.Restored, r.Age = true, max(now.Sub(a.UpdatedAt.Time), 0)
-	}
-	if a.NeedsYou != nil {
-		r.NeedsYou = a.NeedsYou.Reason
-	}
-	if a.QueuedMessage != "" {
-		r.Queued, _ = cells.Cut(termtext.OneLine(cells.Head(a.QueuedMessage, 1024), 0), 200)
-	}
-	return r
-}
-
-// Marks of SPEC §11 in the message column, a symbol and words so that
-// NO_COLOR loses nothing. SymQueued is U+25B8, one column in every width
-// table and present in the common monospace fonts (U+23F5, used before,
-// is missing from the font VHS renders with).
-const (
-	SymNeedsYou = "◆"
-	SymQueued   = "▸"
-)
-
-// MessageText is the message cell of r: "◆ needs you · " when the agent
-// needs you, "▸ queued: “…” · " when a message waits, then the activity
-// or last message.
-func MessageText(r Row) string {
-	msg := r.Message
-	if r.Queued != "" {
-		msg = SymQueued + " queued: “" + r.Queued + "” · " + msg
-	}
-	if r.NeedsYou != "" {
-		msg = SymNeedsYou + " needs you · " + msg
-	}
-	return msg
-}
-
-// SymRestored marks the age of an agent restored from an earlier run.
-const SymRestored = "↺"
-
-// Age formats how long ago an agent restored from an earlier run was last
-// updated, in at most six cells: "↺ 42s", "↺ 3m", "↺ 5h", "↺ 12d".
-func Age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%s %ds", SymRestored, int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%s %dm", SymRestored, int(d/time.Minute))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%s %dh", SymRestored, int(d/time.Hour))
-	}
-	return fmt.Sprintf("%s %dd", SymRestored, int(d/(24*time.Hour)))
-}
-
-// Usage formats the tokens and cost an agent CLI reported, e.g.
-// "12.3k tok $0.0123"; "" when it reported none.
-func Usage(u proto.Usage) string {
-	var parts []string
-	if n := u.InputTokens + u.OutputTokens; n > 0 {
-		parts = append(parts, Tokens(n)+" tok")
-	}
-	if u.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
-	}
-	return strings.Join(parts, " ")
-}
-
-// Tokens formats a token count: 950, 12.3k, 1.2M.
-func Tokens(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
-}
-
-// Elapsed formats a duration in at most six cells: 9s, 3m04s, 1h02m.
-func Elapsed(d time.Duration) string {
-	s := int(d / time.Second)
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", s/60, s%60)
-	case s < 100*3600:
-		return fmt.Sprintf("%dh%02dm", s/3600, s/60%60)
-	}
-	return fmt.Sprintf("%dh", s/3600)
 }
 
 // Model is the table of agents.
@@ -272,9 +82,17 @@ type Model struct {
 	KeyMap KeyMap
 	Styles Styles
 
-	rows          []Row
-	cursor        int
-	offset        int // first row drawn
+	agents   []proto.AgentInfo // oldest first; the caller's, never written here
+	match    []bool            // the filter's verdict per agent; nil: no filter
+	stopping map[string]bool   // stops the dashboard asked for (RowOf)
+	tree     bool              // draw the tree (the host has it)
+	folded   map[string]bool   // agents whose subtree is folded; copied before a change
+	now      time.Time
+
+	order  order // the rows, built by rebuild
+	cursor int   // selected row
+	offset int   // first row drawn
+
 	width, height int // height counts the header
 	frame         int
 	focused       bool
@@ -283,28 +101,59 @@ type Model struct {
 // New returns an empty, focused table.
 func New(s Styles) Model { return Model{KeyMap: DefaultKeyMap(), Styles: s, focused: true} }
 
-// SetRows replaces the rows, keeping the selected agent selected when it is
-// still there.
-func (m *Model) SetRows(rows []Row) {
+// SetAgents replaces the agents, oldest first, and the filter's verdict
+// on each (match[i] for agents[i]; nil shows every agent). The table keeps
+// both slices and reads them until the next SetAgents or Changed: the
+// caller must not change them in between but through Changed. The selected
+// agent stays selected when it still shows (else its nearest shown
+// ancestor, else the row at its place). Cost: O(agents).
+func (m *Model) SetAgents(agents []proto.AgentInfo, match []bool) {
 	id := m.SelectedID()
-	m.rows = rows
-	if !m.Select(id) {
-		m.cursor = min(m.cursor, max(len(rows)-1, 0))
-		m.clampOffset()
+	m.agents, m.match = agents, match
+	m.rebuild(id)
+}
+
+// Changed says that agents[i] changed in place for each i in changed (same
+// agents, same order as the last SetAgents, match updated by the caller):
+// the order is rebuilt only when a change touches it (a filter's verdict,
+// a folded subtree's counts, a parent), so a change of an agent whose row
+// is only drawn costs nothing here.
+func (m *Model) Changed(changed []int) {
+	for _, i := range changed {
+		if m.order.touches(i, m.agents, m.match) {
+			m.rebuild(m.SelectedID())
+			return
+		}
 	}
 }
 
-// Rows returns the rows; the caller must not change them.
-func (m Model) Rows() []Row { return m.rows }
+// SetTree says whether to draw the tree (SPEC §14: the host has the
+// `tree` feature); without it every agent is a row of a flat table, as
+// before the tree.
+func (m *Model) SetTree(on bool) {
+	if m.tree != on {
+		m.tree = on
+		m.rebuild(m.SelectedID())
+	}
+}
+
+// SetStopping gives the table the stops the dashboard asked for, by agent
+// id, shown before the snapshot says so; the table reads the map in View.
+func (m *Model) SetStopping(s map[string]bool) { m.stopping = s }
+
+// SetClock sets the time the elapsed times are measured to and the
+// spinner frame drawn for running agents. Cost: O(1).
+func (m *Model) SetClock(now time.Time, frame int) { m.now, m.frame = now, frame }
+
+// Len returns the number of rows: the agents shown (matches and their
+// ancestors under a filter, minus what folds hide).
+func (m Model) Len() int { return len(m.order.rows) }
 
 // SetSize sets the table's size in cells; height includes the header row.
 func (m *Model) SetSize(w, h int) {
 	m.width, m.height = max(w, 0), max(h, 0)
 	m.clampOffset()
 }
-
-// SetFrame sets the spinner frame drawn for running agents.
-func (m *Model) SetFrame(f int) { m.frame = f }
 
 // Focus lets Update act on keys.
 func (m *Model) Focus() { m.focused = true }
@@ -317,49 +166,68 @@ func (m Model) Cursor() int { return m.cursor }
 
 // SelectedID returns the id of the selected agent, "" when there is none.
 func (m Model) SelectedID() string {
-	if m.cursor < len(m.rows) {
-		return m.rows[m.cursor].ID
+	if m.cursor < len(m.order.rows) {
+		return m.agents[m.order.rows[m.cursor].agent].AgentID
 	}
 	return ""
 }
 
-// Select selects agent id and reports whether it is in the table.
+// Select selects agent id and reports whether it has a row (a fold or the
+// filter may hide it; see Reveal).
 func (m *Model) Select(id string) bool {
-	for i, r := range m.rows {
-		if r.ID == id && id != "" {
-			m.cursor = i
-			m.clampOffset()
-			return true
-		}
+	if i, ok := m.order.pos(id); ok && id != "" {
+		m.cursor = i
+		m.clampOffset()
+		return true
 	}
 	return false
 }
 
+// Reveal unfolds every folded ancestor of agent id, then selects it; it
+// reports whether the agent has a row then (the filter may still hide
+// it).
+func (m *Model) Reveal(id string) bool {
+	if m.Select(id) {
+		return true
+	}
+	unfolded := false
+	for _, anc := range m.order.ancestors(id, m.agents) {
+		if m.folded[anc] {
+			m.setFold(anc, false)
+			unfolded = true
+		}
+	}
+	if unfolded {
+		m.rebuild(m.SelectedID())
+	}
+	return m.Select(id)
+}
+
 // Shown returns the rows drawn, as the half-open range [first, end) of
-// Rows; all rows are drawn when first is 0 and end is len(Rows()).
+// the Len rows.
 func (m Model) Shown() (first, end int) {
 	visible := max(m.height-1, 0) // the header takes a line
-	return m.offset, min(m.offset+visible, len(m.rows))
+	return m.offset, min(m.offset+visible, len(m.order.rows))
 }
 
 // MoveUp selects the previous agent.
 func (m *Model) MoveUp() { m.cursor = max(m.cursor-1, 0); m.clampOffset() }
 
 // MoveDown selects the next agent.
-func (m *Model) MoveDown() { m.cursor = max(min(m.cursor+1, len(m.rows)-1), 0); m.clampOffset() }
+func (m *Model) MoveDown() { m.cursor = max(min(m.cursor+1, m.Len()-1), 0); m.clampOffset() }
 
 // MoveTop selects the first agent.
 func (m *Model) MoveTop() { m.cursor = 0; m.clampOffset() }
 
 // MoveBottom selects the last agent.
-func (m *Model) MoveBottom() { m.cursor = max(len(m.rows)-1, 0); m.clampOffset() }
+func (m *Model) MoveBottom() { m.cursor = max(m.Len()-1, 0); m.clampOffset() }
 
 // PageUp moves the selection up by the rows that fit.
 func (m *Model) PageUp() { m.cursor = max(m.cursor-max(m.height-1, 1), 0); m.clampOffset() }
 
 // PageDown moves the selection down by the rows that fit.
 func (m *Model) PageDown() {
-	m.cursor = max(min(m.cursor+max(m.height-1, 1), len(m.rows)-1), 0)
+	m.cursor = max(min(m.cursor+max(m.height-1, 1), m.Len()-1), 0)
 	m.clampOffset()
 }
 
@@ -371,11 +239,18 @@ func (m *Model) clampOffset() {
 	if m.cursor >= m.offset+visible {
 		m.offset = m.cursor - visible + 1
 	}
-	m.offset = max(min(m.offset, len(m.rows)-visible), 0)
+	m.offset = max(min(m.offset, m.Len()-visible), 0)
 }
 
-// Update moves the selection for the table's keys: a row up or down, to
-// the first or last row, a page up or down.
+// FoldMsg is what a fold key has to say on the dashboard's message line:
+// what it folded or unfolded, or why it did nothing.
+type FoldMsg struct{ Text string }
+
+func says(text string) tea.Cmd { return func() tea.Msg { return FoldMsg{Text: text} } }
+
+// Update moves the selection for the table's keys (a row up or down, to
+// the first or last row, a page up or down) and folds the tree; a fold
+// key answers with a FoldMsg.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || !m.focused {
@@ -394,6 +269,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.PageUp()
 	case key.Matches(k, km.PageDown):
 		m.PageDown()
+	case key.Matches(k, km.Fold, km.FoldAll, km.FoldOrParent, km.UnfoldOrChild):
+		return m, m.foldKey(k)
 	}
 	return m, nil
 }

@@ -69,13 +69,22 @@ func TestElapsed(t *testing.T) {
 	}
 }
 
+// agents returns n completed agents, each with i+1 submissions.
+func agents(n int) []proto.AgentInfo {
+	as := make([]proto.AgentInfo, n)
+	for i := range as {
+		as[i].AgentID = string(rune('a'+i)) + "0000000-id"
+		as[i].Status, as[i].LastMessage = proto.StatusCompleted, "message"
+		for j := 0; j <= i; j++ {
+			as[i].Submissions = append(as[i].Submissions, proto.SubmissionInfo{Seq: j + 1, Status: proto.StatusCompleted, StartedAt: now, EndedAt: now})
+		}
+	}
+	return as
+}
+
 func table(n, w, h int) Model {
 	m := New(DefaultStyles(theme.Plain()))
-	rows := make([]Row, n)
-	for i := range rows {
-		rows[i] = Row{ID: string(rune('a'+i)) + "0000000-id", Status: proto.StatusCompleted, Submissions: i + 1, Message: "message"}
-	}
-	m.SetRows(rows)
+	m.SetAgents(agents(n), nil)
 	m.SetSize(w, h)
 	return m
 }
@@ -105,16 +114,16 @@ func TestSelectionFollowsTheAgent(t *testing.T) {
 	m := table(3, 60, 6)
 	m.MoveDown()
 	id := m.SelectedID()
-	rows := append([]Row{{ID: "new00000-id"}}, m.Rows()...)
-	m.SetRows(rows)
+	as := append([]proto.AgentInfo{{Summary: proto.Summary{AgentID: "new00000-id"}}}, agents(3)...)
+	m.SetAgents(as, nil)
 	if m.SelectedID() != id {
 		t.Fatalf("selection moved to %s", m.SelectedID())
 	}
-	m.SetRows(rows[:1])
+	m.SetAgents(as[:1], nil)
 	if m.SelectedID() != "new00000-id" {
 		t.Fatalf("selection lost: %q", m.SelectedID())
 	}
-	m.SetRows(nil)
+	m.SetAgents(nil, nil)
 	if m.SelectedID() != "" || !strings.Contains(m.View(), "no agents yet") {
 		t.Fatalf("empty table:\n%s", m.View())
 	}
@@ -139,10 +148,10 @@ func TestUsageColumn(t *testing.T) {
 	if strings.Contains(m.View(), "USAGE") {
 		t.Fatalf("USAGE column without usage:\n%s", m.View())
 	}
-	rows := m.Rows()
-	rows[0].Usage = "38.4k tok $0.1937"
-	rows[0].Message = strings.Repeat("a long message ", 10)
-	m.SetRows(rows)
+	as := agents(2)
+	as[0].Usage = proto.Usage{InputTokens: 38000, OutputTokens: 400, CostUSD: 0.1937}
+	as[0].LastMessage = strings.Repeat("a long message ", 10)
+	m.SetAgents(as, nil)
 	v := m.View()
 	if !strings.Contains(v, "USAGE") || !strings.Contains(v, "38.4k tok $0.1937 a long message") {
 		t.Fatalf("usage at 70 cells:\n%s", v)

@@ -11,16 +11,6 @@ import (
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
-// Column widths, in cells.
-const (
-	markW   = 2 // "› "
-	subsW   = 2
-	timeW   = 6
-	minMsgW = 6
-	minStW  = 11 // "✓ completed"
-	maxStW  = 24
-)
-
 // StatusText returns the status cell of r: a symbol and a word, with the
 // reason for errored; frame picks the spinner frame of a running agent.
 // A row whose log file or journal could not be written ends with
@@ -57,42 +47,65 @@ func (m Model) statusStyle(r Row) lipgloss.Style {
 	return m.Styles.Closed
 }
 
-// layout are the column widths for the current rows and width; 0 drops a
-// column.
-type layout struct{ status, subs, time, usage, msg int }
+// drawn is one row as a frame draws it.
+type drawn struct {
+	Row
+	glyphs  string // the tree's: "│  ├─ "
+	name    string // glyphs, the task name or short id, "+3" when folded
+	status  string
+	msg     string
+	context bool // an ancestor shown for a filter's match: muted
+	cursor  bool
+}
 
-func (m Model) layout() layout {
-	st := minStW
-	for _, r := range m.rows {
-		st = max(st, cells.Width(StatusText(r, 0)))
+// glyphs returns the tree's glyphs before an agent at depth d whose
+// ancestors' "last sibling" bits are last.
+func glyphs(d int32, last uint64) string {
+	if d == 0 {
+		return ""
 	}
-	l := layout{status: min(st, maxStW), subs: subsW, time: timeW}
-	for _, r := range m.rows {
-		l.usage = max(l.usage, cells.Width(r.Usage))
-	}
-	if l.usage > 0 {
-		l.usage = max(l.usage, len("USAGE"))
-	}
-	fixed := func() int {
-		n := markW + termtext.ShortIDLen + 1 + l.status + 1
-		for _, w := range []int{l.subs, l.time, l.usage} {
-			if w > 0 {
-				n += w + 1
-			}
-		}
-		return n
-	}
-	// When the message gets too narrow, columns go in this order.
-	for _, w := range []*int{&l.time, &l.usage, &l.subs} {
-		if m.width-fixed() < minMsgW {
-			*w = 0
+	var b strings.Builder
+	b.Grow(int(d) * 7)
+	for k := int32(1); k < d; k++ {
+		if k < 64 && last&(1<<k) != 0 {
+			b.WriteString("   ")
+		} else {
+			b.WriteString("│  ")
 		}
 	}
-	if rest := m.width - fixed(); rest < 0 {
-		l.status = max(l.status+rest, 0)
+	if d < 64 && last&(1<<d) != 0 {
+		b.WriteString("└─ ")
+	} else {
+		b.WriteString("├─ ")
 	}
-	l.msg = max(m.width-fixed(), 0)
-	return l
+	return b.String()
+}
+
+// drawRow makes what row i shows: its agent's Row (RowOf, built here for
+// the rows on screen only) and the tree's cells.
+func (m Model) drawRow(i int) drawn {
+	r := m.order.rows[i]
+	a := &m.agents[r.agent]
+	d := drawn{Row: RowOf(*a, m.now, m.stopping[a.AgentID]), context: r.context, cursor: i == m.cursor}
+	d.glyphs = glyphs(r.depth, r.last)
+	if !m.tree {
+		d.Name = "" // a host without the tree names no agent: today's table
+	}
+	d.name = d.glyphs + name(d.Name, a.AgentID)
+	if r.hidden > 0 {
+		d.name += " +" + strconv.Itoa(int(r.hidden))
+	}
+	d.status = StatusText(d.Row, m.frame)
+	d.msg = MessageText(d.Row)
+	switch {
+	case r.hidden > 0:
+		d.msg = MessageText(Row{NeedsYou: d.NeedsYou, Queued: d.Queued, QueuedN: d.QueuedN, Message: r.below.String() + " · " + d.Message})
+	case r.context && r.matches == 1:
+		d.msg = "1 match below"
+	case r.context:
+		d.msg = strconv.Itoa(int(r.matches)) + " matches below"
+	}
+	return d
 }
 
 // View returns exactly the table's height in rows of exactly its width: a
@@ -101,14 +114,24 @@ func (m Model) View() string {
 	if m.height <= 0 || m.width <= 0 {
 		return ""
 	}
-	l := m.layout()
-	lines := make([]string, 0, m.height)
-	lines = append(lines, m.Styles.Header.Render(cells.Fit(m.join(l, "", "ID", "STATUS", "#", "TIME", "USAGE", "LAST MESSAGE"), m.width)))
-	if len(m.rows) == 0 && m.height > 1 {
-		lines = append(lines, m.Styles.Muted.Render(cells.Fit("  no agents yet: press n to spawn one", m.width)))
+	first, end := m.Shown()
+	rs := make([]drawn, 0, end-first)
+	for i := first; i < end; i++ {
+		rs = append(rs, m.drawRow(i))
 	}
-	for i := m.offset; i < len(m.rows) && len(lines) < m.height; i++ {
-		lines = append(lines, m.row(l, i))
+	l := m.layout(rs)
+	lines := make([]string, 0, m.height)
+	head := drawn{Row: Row{Usage: "USAGE"}, name: l.title, status: "STATUS", msg: "LAST MESSAGE"}
+	lines = append(lines, m.Styles.Header.Render(cells.Fit(m.join(l, head, "ID", "#", "TIME"), m.width)))
+	if len(m.order.rows) == 0 && m.height > 1 {
+		text := "  no agents yet: press n to spawn one"
+		if len(m.agents) > 0 {
+			text = "  no agent matches the filter"
+		}
+		lines = append(lines, m.Styles.Muted.Render(cells.Fit(text, m.width)))
+	}
+	for _, d := range rs {
+		lines = append(lines, m.row(l, d))
 	}
 	blank := strings.Repeat(" ", m.width)
 	for len(lines) < m.height {
@@ -117,57 +140,107 @@ func (m Model) View() string {
 	return strings.Join(lines, "\n")
 }
 
-// join lays out one row's cells as plain text.
-func (m Model) join(l layout, mark, id, status, subs, elapsed, usage, msg string) string {
+// join lays out one row's cells as plain text; id, subs and elapsed are
+// the ID, # and TIME cells.
+func (m Model) join(l layout, d drawn, id, subs, elapsed string) string {
 	var b strings.Builder
+	b.Grow(m.width + 16)
+	mark := ""
+	if d.cursor {
+		mark = "›"
+	}
 	b.WriteString(cells.Fit(mark, markW))
-	b.WriteString(cells.Fit(id, termtext.ShortIDLen))
+	b.WriteString(cells.Fit(d.name, l.name))
 	b.WriteByte(' ')
-	b.WriteString(cells.Fit(status, l.status))
-	b.WriteByte(' ')
-	if l.subs > 0 {
-		b.WriteString(strings.Repeat(" ", max(l.subs-cells.Width(subs), 0)) + cells.Fit(subs, min(cells.Width(subs), l.subs)))
-		b.WriteByte(' ')
-	}
-	if l.time > 0 {
-		b.WriteString(cells.Fit(elapsed, l.time))
-		b.WriteByte(' ')
-	}
-	if l.usage > 0 {
-		b.WriteString(strings.Repeat(" ", max(l.usage-cells.Width(usage), 0)) + cells.Fit(usage, min(cells.Width(usage), l.usage)))
-		b.WriteByte(' ')
-	}
-	b.WriteString(cells.Fit(msg, l.msg))
+	m.middle(&b, l, d, id, subs, elapsed, true)
+	b.WriteString(cells.Fit(d.msg, l.msg))
 	return b.String()
 }
 
-func (m Model) row(l layout, i int) string {
-	r := m.rows[i]
-	st := StatusText(r, m.frame)
-	subs := strconv.Itoa(r.Submissions)
-	el := Elapsed(r.Elapsed)
-	cell := m.Styles.Cell
-	if r.Restored {
-		el, cell = Age(r.Age), m.Styles.Muted
+// middle writes the cells between the name and the message: ID, STATUS
+// (with status), #, TIME and USAGE, each followed by a space; without
+// status the STATUS cell is left out.
+func (m Model) middle(b *strings.Builder, l layout, d drawn, id, subs, elapsed string, status bool) {
+	cell := func(c column, s string) {
+		w := l.width[c.key]
+		if w == 0 {
+			return
+		}
+		if c.right {
+			b.WriteString(strings.Repeat(" ", max(w-cells.Width(s), 0)) + cells.Fit(s, min(cells.Width(s), w)))
+		} else {
+			b.WriteString(cells.Fit(s, w))
+		}
+		b.WriteByte(' ')
 	}
-	if i == m.cursor {
-		return m.Styles.Selected.Render(cells.Fit(m.join(l, "›", termtext.ShortID(r.ID), st, subs, el, r.Usage, MessageText(r)), m.width))
+	cell(columns[0], id)
+	if status {
+		b.WriteString(cells.Fit(d.status, l.status))
+		b.WriteByte(' ')
 	}
-	// Style the status cell alone; the rest is plain text.
-	var b strings.Builder
-	b.WriteString(cells.Fit("", markW))
-	b.WriteString(cell.Render(cells.Fit(termtext.ShortID(r.ID), termtext.ShortIDLen)))
-	b.WriteByte(' ')
-	b.WriteString(m.statusStyle(r).Render(cells.Fit(st, l.status)))
-	rest := strings.TrimPrefix(m.join(l, "", "", "", subs, el, r.Usage, MessageText(r)), strings.Repeat(" ", markW+termtext.ShortIDLen+1+l.status))
-	if r.NeedsYou != "" {
-		// The mark stands out; the rest of the row is plain text.
-		mark := SymNeedsYou + " needs you"
-		if i := strings.Index(rest, mark); i >= 0 {
-			b.WriteString(m.Styles.Cell.Render(rest[:i]) + m.Styles.NeedsYou.Render(mark))
-			rest = rest[i+len(mark):]
+	for _, c := range columns[1:] {
+		switch c.key {
+		case colSubs:
+			cell(c, subs)
+		case colTime:
+			cell(c, elapsed)
+		case colUsage:
+			cell(c, d.Usage)
 		}
 	}
-	b.WriteString(cell.Render(rest))
+}
+
+func (m Model) row(l layout, d drawn) string {
+	subs := strconv.Itoa(d.Submissions)
+	el := Elapsed(d.Elapsed)
+	cell := m.Styles.Cell
+	if d.Restored || d.context {
+		cell = m.Styles.Muted
+	}
+	if d.Restored {
+		el = Age(d.Age)
+	}
+	id := termtext.ShortID(d.ID)
+	if d.Name == "" {
+		id = "" // the AGENT column shows it
+	}
+	if d.cursor {
+		return m.Styles.Selected.Render(cells.Fit(m.join(l, d, id, subs, el), m.width))
+	}
+	// Style the glyphs, the name and the status cell; the rest is plain
+	// text.
+	var b strings.Builder
+	b.WriteString(cells.Fit("", markW))
+	name := cells.Fit(d.name, l.name)
+	if g := len(d.glyphs); g > 0 && strings.HasPrefix(name, d.glyphs) {
+		b.WriteString(m.Styles.Tree.Render(d.glyphs))
+		name = name[g:]
+	}
+	b.WriteString(cell.Render(name))
+	b.WriteByte(' ')
+	if l.width[colID] > 0 {
+		b.WriteString(m.Styles.Muted.Render(cells.Fit(id, l.width[colID])))
+		b.WriteByte(' ')
+	}
+	st := m.statusStyle(d.Row)
+	if d.context {
+		st = m.Styles.Muted
+	}
+	b.WriteString(st.Render(cells.Fit(d.status, l.status)))
+	b.WriteByte(' ')
+	var rest strings.Builder
+	l.width[colID] = 0
+	m.middle(&rest, l, d, "", subs, el, false)
+	rest.WriteString(cells.Fit(d.msg, l.msg))
+	tail := rest.String()
+	if d.NeedsYou != "" {
+		// The mark stands out; the rest of the row is plain text.
+		mark := SymNeedsYou + " needs you"
+		if i := strings.Index(tail, mark); i >= 0 {
+			b.WriteString(cell.Render(tail[:i]) + m.Styles.NeedsYou.Render(mark))
+			tail = tail[i+len(mark):]
+		}
+	}
+	b.WriteString(cell.Render(tail))
 	return cells.Fit(b.String(), m.width)
 }

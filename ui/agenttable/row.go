@@ -1,0 +1,229 @@
+package agenttable
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/spinner"
+
+	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/ui/internal/cells"
+)
+
+// Frames are the spinner frames of a running agent.
+var Frames = spinner.MiniDot.Frames
+
+// Status symbols; running uses a spinner frame in the table.
+const (
+	SymRunning   = "●"
+	SymCompleted = "✓"
+	SymErrored   = "✗"
+	SymClosed    = "■"
+	SymStopping  = "◌"
+)
+
+// Symbol returns the symbol of a status.
+func Symbol(s proto.Status) string {
+	switch s {
+	case proto.StatusRunning:
+		return SymRunning
+	case proto.StatusCompleted:
+		return SymCompleted
+	case proto.StatusErrored:
+		return SymErrored
+	case proto.StatusClosed:
+		return SymClosed
+	}
+	return "?"
+}
+
+// Reason returns the short reason an errored submission ended: "exit 2",
+// "interrupted", "SIGKILL", "timed out", "no result", or its error text.
+func Reason(sub proto.SubmissionInfo) string {
+	le := ""
+	if sub.LastError != nil {
+		le = *sub.LastError
+	}
+	switch {
+	case le == "interrupted":
+		return le
+	case strings.HasPrefix(le, "timed out"):
+		return "timed out"
+	case sub.Signal != "":
+		return sub.Signal
+	case sub.ExitCode != nil && *sub.ExitCode != 0:
+		return fmt.Sprintf("exit %d", *sub.ExitCode)
+	case le == "ended without a result":
+		return "no result"
+	}
+	return termtext.OneLine(le, 0)
+}
+
+// SubmissionText returns how submission sub went, as a symbol and a word:
+// "● running", "◌ stopping", "✓ completed", "✗ interrupted" or "✗ errored
+// (exit 2)". stopping says the dashboard asked for a stop that the snapshot
+// may not show yet.
+func SubmissionText(sub proto.SubmissionInfo, stopping bool) string {
+	running := sub.EndedAt.IsZero()
+	switch {
+	case running && (sub.Stopping || stopping):
+		return SymStopping + " stopping"
+	case running:
+		return SymRunning + " running"
+	case sub.Status == proto.StatusErrored:
+		switch r := Reason(sub); r {
+		case "interrupted":
+			return SymErrored + " interrupted"
+		case "":
+			return SymErrored + " errored"
+		default:
+			return SymErrored + " errored (" + r + ")"
+		}
+	}
+	return Symbol(sub.Status) + " " + string(sub.Status)
+}
+
+// Row is what the table shows of one agent; the table builds it (RowOf)
+// only for the rows on screen.
+type Row struct {
+	ID          string
+	Name        string // task name (SPEC §14), one clean line; "" when none
+	Status      proto.Status
+	Stopping    bool   // a stop was requested and the process group is not gone yet
+	Reason      string // why the latest submission errored
+	Submissions int
+	Elapsed     time.Duration
+	Usage       string // tokens and cost of all its submissions (presets), "" when none reported
+	Message     string // activity or last message, one clean line
+	// Restored is set for an agent restored from an earlier run (SPEC
+	// §10) that has run nothing since: the time column shows its Age
+	// (since it was last updated) and the row is muted.
+	Restored bool
+	Age      time.Duration
+	// Failing is set when subdash failed to write the agent's log file or
+	// the journal (Summary.Failure, SPEC §5): the status cell says so.
+	Failing  bool
+	NeedsYou string // why the agent needs you (SPEC §11), "" when it does not
+	Queued   string // the first message queued after its submission, one clean line; "" for none
+	QueuedN  int    // how many messages are queued (SPEC §11, §14)
+}
+
+// RowOf builds the row of agent a at time now; stopping says the dashboard
+// asked for a stop that the snapshot may not show yet.
+func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
+	r := Row{ID: a.AgentID, Status: a.Status, Stopping: a.Stopping || stopping && a.Running(), Submissions: len(a.Submissions)}
+	if n := len(a.Submissions); n > 0 {
+		last := a.Submissions[n-1]
+		end := last.EndedAt
+		if end.IsZero() {
+			end = now
+		}
+		r.Elapsed = max(end.Sub(last.StartedAt), 0)
+		if a.Status == proto.StatusErrored {
+			r.Reason = Reason(last)
+		}
+	}
+	r.Name = termtext.OneLine(cells.Head(a.TaskName, 256), 0)
+	r.Message = termtext.OneLine(a.LastMessage, 0)
+	if a.Activity != "" && a.Running() {
+		r.Message = "→ " + termtext.OneLine(a.Activity, 0)
+	}
+	r.Usage = Usage(a.Usage)
+	r.Failing = strings.HasPrefix(a.Failure, "log file ") // the journal's failure is every agent's, said once below the table
+	if a.Restored {
+		r.Restored, r.Age = true, max(now.Sub(a.UpdatedAt.Time), 0)
+	}
+	if a.NeedsYou != nil {
+		r.NeedsYou = a.NeedsYou.Reason
+	}
+	r.QueuedN = max(len(a.QueuedMessages), min(len(a.QueuedMessage), 1))
+	if a.QueuedMessage != "" {
+		r.Queued, _ = cells.Cut(termtext.OneLine(cells.Head(a.QueuedMessage, 1024), 0), 200)
+	}
+	return r
+}
+
+// Marks of SPEC §11 in the message column, a symbol and words so that
+// NO_COLOR loses nothing. SymQueued is U+25B8, one column in every width
+// table and present in the common monospace fonts (U+23F5, used before,
+// is missing from the font VHS renders with).
+const (
+	SymNeedsYou = "◆"
+	SymQueued   = "▸"
+)
+
+// MessageText is the message cell of r: "◆ needs you · " when the agent
+// needs you, "▸ queued: “…” · " when a message waits ("▸ 3 queued: “…”
+// · " when several do, the first shown), then the activity or last
+// message.
+func MessageText(r Row) string {
+	msg := r.Message
+	switch {
+	case r.Queued != "" && r.QueuedN > 1:
+		msg = fmt.Sprintf("%s %d queued: “%s” · %s", SymQueued, r.QueuedN, r.Queued, msg)
+	case r.Queued != "":
+		msg = SymQueued + " queued: “" + r.Queued + "” · " + msg
+	}
+	if r.NeedsYou != "" {
+		msg = SymNeedsYou + " needs you · " + msg
+	}
+	return msg
+}
+
+// SymRestored marks the age of an agent restored from an earlier run.
+const SymRestored = "↺"
+
+// Age formats how long ago an agent restored from an earlier run was last
+// updated, in at most six cells: "↺ 42s", "↺ 3m", "↺ 5h", "↺ 12d".
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%s %ds", SymRestored, int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%s %dm", SymRestored, int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%s %dh", SymRestored, int(d/time.Hour))
+	}
+	return fmt.Sprintf("%s %dd", SymRestored, int(d/(24*time.Hour)))
+}
+
+// Usage formats the tokens and cost an agent CLI reported, e.g.
+// "12.3k tok $0.0123"; "" when it reported none.
+func Usage(u proto.Usage) string {
+	var parts []string
+	if n := u.InputTokens + u.OutputTokens; n > 0 {
+		parts = append(parts, Tokens(n)+" tok")
+	}
+	if u.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Tokens formats a token count: 950, 12.3k, 1.2M.
+func Tokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// Elapsed formats a duration in at most six cells: 9s, 3m04s, 1h02m.
+func Elapsed(d time.Duration) string {
+	s := int(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 100*3600:
+		return fmt.Sprintf("%dh%02dm", s/3600, s/60%60)
+	}
+	return fmt.Sprintf("%dh", s/3600)
+}
+

@@ -1,0 +1,413 @@
+package agenttable
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
+)
+
+// order is the table's rows: which agent each row shows and how the tree
+// draws it, where each agent's row is, and what the rows were built from
+// (to tell whether a change touches them).
+type order struct {
+	rows  []row
+	index map[string]int32 // agent id → index in agents
+	rowOf []int32          // per agent: its row, -1 when it has none
+	// parent is per agent the index of its parent, -1 for a child of the
+	// root (or of an agent not in the snapshot); kids counts its children.
+	// Both nil without the tree.
+	parent, kids []int32
+	parentID     []string // per agent: the ParentID the rows were built with
+	matched      []bool   // per agent: the filter's verdict the rows were built with; nil without a filter
+	// cat is per agent the category a folded row counts it in (catRunning,
+	// …), 0 for an agent no fold hides; nil when nothing is folded.
+	cat    []uint8
+	named  bool // an agent has a task name: the ID column joins the names
+	nested bool // an agent has a parent in the table
+}
+
+// row is one row of the table.
+type row struct {
+	agent int32
+	depth int32  // 0 for a child of the root
+	last  uint64 // bit d: the agent's ancestor at depth d (the agent at its own) is the last sibling shown
+	// hidden is how many descendants a fold hides (0: not folded), below
+	// what they are.
+	hidden int32
+	below  Below
+	// context marks an ancestor shown only because a filter matched
+	// below it; matches counts the matches below it.
+	context bool
+	matches int32
+}
+
+// Below counts the agents of a folded subtree (its root excluded) by what
+// they are, each once: running (stopping too), needing you, then by final
+// status.
+type Below struct {
+	Agents, Running, NeedsYou, Errored, Completed, Closed int
+}
+
+// Categories of Below, as kept in order.cat (0: not counted).
+const (
+	catRunning uint8 = iota + 1
+	catNeedsYou
+	catErrored
+	catCompleted
+	catClosed
+)
+
+func category(a *proto.AgentInfo) uint8 {
+	switch {
+	case a.Running():
+		return catRunning
+	case a.NeedsYou != nil:
+		return catNeedsYou
+	case a.Status == proto.StatusErrored:
+		return catErrored
+	case a.Status == proto.StatusClosed:
+		return catClosed
+	}
+	return catCompleted
+}
+
+func (b *Below) add(c uint8) {
+	b.Agents++
+	switch c {
+	case catRunning:
+		b.Running++
+	case catNeedsYou:
+		b.NeedsYou++
+	case catErrored:
+		b.Errored++
+	case catClosed:
+		b.Closed++
+	default:
+		b.Completed++
+	}
+}
+
+// String says what a folded subtree holds, e.g. "3 agents: 2 running, 1
+// needs you" (SPEC §14).
+func (b Below) String() string {
+	parts := make([]string, 0, 5)
+	for _, p := range []struct {
+		n    int
+		word string
+	}{{b.Running, "running"}, {b.NeedsYou, "needs you"}, {b.Errored, "errored"}, {b.Completed, "completed"}, {b.Closed, "closed"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.word))
+		}
+	}
+	noun := "agents"
+	if b.Agents == 1 {
+		noun = "agent"
+	}
+	return fmt.Sprintf("%d %s: %s", b.Agents, noun, strings.Join(parts, ", "))
+}
+
+// build lays the agents out: with tree, each agent under its parent in
+// the order the agents came (oldest first), a folded agent's descendants
+// counted in its row; with match, only the matches and their ancestors
+// (folds do not apply then: every match shows). Cost: O(agents).
+func build(agents []proto.AgentInfo, match []bool, tree bool, folded map[string]bool) order {
+	n := len(agents)
+	o := order{index: make(map[string]int32, n), rowOf: make([]int32, n), rows: make([]row, 0, n)}
+	for i := range agents {
+		o.index[agents[i].AgentID] = int32(i)
+		o.rowOf[i] = -1
+		o.named = o.named || tree && agents[i].TaskName != ""
+	}
+	if match != nil {
+		o.matched = append([]bool(nil), match...)
+	}
+	shows := func(i int32) bool { return match == nil || match[i] }
+	if !tree {
+		for i := range agents {
+			if shows(int32(i)) {
+				o.add(row{agent: int32(i)})
+			}
+		}
+		return o
+	}
+	o.link(agents)
+	// first[p] and next[i] list each agent's children in the agents'
+	// order; p == n is the root.
+	first, next, tail := make([]int32, n+1), make([]int32, n), make([]int32, n+1)
+	for i := range first {
+		first[i], tail[i] = -1, -1
+	}
+	for i := range agents {
+		p := o.parent[i]
+		if p < 0 {
+			p = int32(n)
+		} else {
+			o.kids[p]++
+			o.nested = true
+		}
+		next[i] = -1
+		if tail[p] < 0 {
+			first[p] = int32(i)
+		} else {
+			next[tail[p]] = int32(i)
+		}
+		tail[p] = int32(i)
+	}
+	// Under a filter, sub[i] is the matches in i's subtree, itself included.
+	var sub []int32
+	if match != nil {
+		sub = make([]int32, n)
+		var count func(i int32) int32
+		count = func(i int32) int32 {
+			c := int32(0)
+			if match[i] {
+				c = 1
+			}
+			for k := first[i]; k >= 0; k = next[k] {
+				c += count(k)
+			}
+			sub[i] = c
+			return c
+		}
+		for r := first[n]; r >= 0; r = next[r] {
+			count(r)
+		}
+	}
+	shown := func(k int32) int32 { // k or its first later sibling that shows
+		for ; k >= 0 && sub != nil && sub[k] == 0; k = next[k] {
+		}
+		return k
+	}
+	var hide func(i int32, r *row)
+	hide = func(i int32, r *row) {
+		for k := first[i]; k >= 0; k = next[k] {
+			r.hidden++
+			o.cat[k] = category(&agents[k])
+			r.below.add(o.cat[k])
+			hide(k, r)
+		}
+	}
+	var walk func(i, depth int32, last uint64)
+	walk = func(i, depth int32, last uint64) {
+		r := row{agent: i, depth: depth, last: last}
+		if match != nil {
+			r.context = !match[i]
+			r.matches = sub[i]
+			if match[i] {
+				r.matches--
+			}
+		}
+		if match == nil && first[i] >= 0 && folded[agents[i].AgentID] {
+			if o.cat == nil {
+				o.cat = make([]uint8, n)
+			}
+			hide(i, &r)
+			o.add(r)
+			return
+		}
+		o.add(r)
+		for k := shown(first[i]); k >= 0; {
+			after := shown(next[k])
+			bits := last
+			if after < 0 && depth+1 < 64 {
+				bits |= 1 << (depth + 1)
+			}
+			walk(k, depth+1, bits)
+			k = after
+		}
+	}
+	for r := shown(first[n]); r >= 0; r = shown(next[r]) {
+		walk(r, 0, 0)
+	}
+	return o
+}
+
+// link finds each agent's parent (o.parent, o.parentID, o.kids sized): the
+// agent its ParentID names when that agent is in the snapshot, else the
+// root. A cycle of parents (which no host makes) is cut where it is
+// found, so every agent has a row.
+func (o *order) link(agents []proto.AgentInfo) {
+	n := len(agents)
+	o.parent, o.kids, o.parentID = make([]int32, n), make([]int32, n), make([]string, n)
+	for i := range agents {
+		o.parentID[i] = agents[i].ParentID
+		o.parent[i] = -1
+		if j, ok := o.index[agents[i].ParentID]; ok && agents[i].ParentID != "" && int(j) != i {
+			o.parent[i] = j
+		}
+	}
+	const (
+		unknown = iota
+		onPath
+		done
+	)
+	state := make([]uint8, n)
+	path := make([]int32, 0, 8)
+	for i := range agents {
+		path = path[:0]
+		for k := int32(i); k >= 0 && state[k] != done; k = o.parent[k] {
+			if state[k] == onPath { // k's parents lead back to k
+				o.parent[k] = -1
+				break
+			}
+			state[k] = onPath
+			path = append(path, k)
+		}
+		for _, k := range path {
+			state[k] = done
+		}
+	}
+}
+
+func (o *order) add(r row) {
+	o.rowOf[r.agent] = int32(len(o.rows))
+	o.rows = append(o.rows, r)
+}
+
+// pos returns the row of agent id.
+func (o order) pos(id string) (int, bool) {
+	if i, ok := o.index[id]; ok && o.rowOf[i] >= 0 {
+		return int(o.rowOf[i]), true
+	}
+	return 0, false
+}
+
+// ancestors returns the ids of agent id's ancestors, nearest first.
+func (o order) ancestors(id string, agents []proto.AgentInfo) []string {
+	i, ok := o.index[id]
+	if !ok || o.parent == nil {
+		return nil
+	}
+	var out []string
+	for p := o.parent[i]; p >= 0; p = o.parent[p] {
+		out = append(out, agents[p].AgentID)
+	}
+	return out
+}
+
+// touches reports whether agents[i], changed in place, changes the rows
+// themselves: its filter verdict, its parent, a first task name, or what
+// a folded row counts it as.
+func (o order) touches(i int, agents []proto.AgentInfo, match []bool) bool {
+	if i < 0 || i >= len(o.rowOf) || (match == nil) != (o.matched == nil) {
+		return true
+	}
+	a := &agents[i]
+	switch {
+	case o.matched != nil && match[i] != o.matched[i]:
+		return true
+	case o.parentID != nil && a.ParentID != o.parentID[i]:
+		return true
+	case o.parentID != nil && !o.named && a.TaskName != "":
+		return true
+	}
+	return o.cat != nil && o.cat[i] != 0 && o.cat[i] != category(a)
+}
+
+// rebuild lays the rows out again, keeping agent sel selected: its row,
+// else (a fold hides it) its nearest shown ancestor's, else the row at its
+// place.
+func (m *Model) rebuild(sel string) {
+	m.order = build(m.agents, m.match, m.tree, m.folded)
+	if sel != "" && m.Select(sel) {
+		return
+	}
+	for _, anc := range m.order.ancestors(sel, m.agents) {
+		if m.Select(anc) {
+			return
+		}
+	}
+	m.cursor = min(m.cursor, max(m.Len()-1, 0))
+	m.clampOffset()
+}
+
+// setFold folds or unfolds agent id's subtree, in a map of the model's
+// own (an earlier copy of the model keeps its folds).
+func (m *Model) setFold(id string, fold bool) {
+	m.folded = maps.Clone(m.folded)
+	if m.folded == nil {
+		m.folded = map[string]bool{}
+	}
+	if fold {
+		m.folded[id] = true
+	} else {
+		delete(m.folded, id)
+	}
+}
+
+// name is how the table names an agent: its task name (cleaned), else
+// its short id.
+func name(task, id string) string {
+	if task != "" {
+		return task
+	}
+	return termtext.ShortID(id)
+}
+
+// foldKey folds or unfolds for a fold key k, or moves to a parent or a
+// child (FoldOrParent, UnfoldOrChild), and says what it did where that is
+// not on screen.
+func (m *Model) foldKey(k tea.KeyMsg) tea.Cmd {
+	km := m.KeyMap
+	switch {
+	case !m.tree:
+		return says("no tree to fold: this host keeps no parents (an older subdash)")
+	case m.match != nil:
+		return says("the filter shows every match and its ancestors: clear it (F, then enter alone) to fold")
+	case !m.order.nested:
+		return says("nothing to fold: no agent has children")
+	case key.Matches(k, km.FoldAll):
+		if len(m.folded) > 0 {
+			m.folded = nil
+			m.rebuild(m.SelectedID())
+			return says("unfolded every subtree")
+		}
+		all := map[string]bool{}
+		for i, n := range m.order.kids {
+			if n > 0 {
+				all[m.agents[i].AgentID] = true
+			}
+		}
+		m.folded = all
+		m.rebuild(m.SelectedID())
+		return says(fmt.Sprintf("folded %d subtrees; %s unfolds them all", len(all), km.FoldAll.Help().Key))
+	}
+	if m.cursor >= m.Len() {
+		return nil
+	}
+	r := m.order.rows[m.cursor]
+	i := r.agent
+	id, kids, parent := m.agents[i].AgentID, m.order.kids[i], m.order.parent[i]
+	switch {
+	case key.Matches(k, km.Fold):
+		if kids == 0 { // as vim's za inside a fold: the enclosing one
+			if parent < 0 {
+				return says(name(termtext.OneLine(m.agents[i].TaskName, 64), id) + " has no children to fold")
+			}
+			id = m.agents[parent].AgentID
+		}
+		m.setFold(id, !m.folded[id])
+		m.rebuild(m.SelectedID())
+	case key.Matches(k, km.FoldOrParent):
+		if kids > 0 && !m.folded[id] {
+			m.setFold(id, true)
+			m.rebuild(id)
+		} else if parent >= 0 {
+			m.Select(m.agents[parent].AgentID)
+		}
+	case key.Matches(k, km.UnfoldOrChild):
+		if m.folded[id] {
+			m.setFold(id, false)
+			m.rebuild(id)
+		} else if kids > 0 {
+			m.MoveDown() // a child's row follows its parent's
+		}
+	}
+	return nil
+}

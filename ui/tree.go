@@ -1,0 +1,143 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/ui/internal/cells"
+)
+
+// The dashboard's side of the agent tree (SPEC §14): how it names agents,
+// and what a close, resume or forget of an agent with descendants asks and
+// says. The table draws the tree (ui/agenttable).
+
+// tree reports whether the host keeps the tree (the `tree` feature): an
+// older host's agents have no names, parents or cascades.
+func (m Model) tree() bool { return m.cfg.Has(proto.FeatureTree) }
+
+// label names agent id in the dashboard's words: its path below the root
+// ("review/tests", a target as its id is) when it has a task name on a
+// host of the tree, else its short id.
+func (m Model) label(id string) string {
+	if a, ok := m.agent(id); ok && m.tree() && a.TaskName != "" && strings.HasPrefix(a.AgentPath, proto.RootPath+"/") {
+		return termtext.OneLine(cells.Head(strings.TrimPrefix(a.AgentPath, proto.RootPath+"/"), 512), 0)
+	}
+	return termtext.ShortID(id)
+}
+
+// labelWithID is label with the short id after a name: "review/tests
+// 2e0e0e02", for the log pane's title, where the id column may be out of
+// sight.
+func (m Model) labelWithID(id string) string {
+	l, short := m.label(id), termtext.ShortID(id)
+	if l == short {
+		return l
+	}
+	return l + " " + short
+}
+
+// descendants returns agent id's descendants in the snapshot, each once,
+// nearest first: what a close closes with it, a resume reopens and a
+// forget takes (SPEC §14). Cost: O(agents), on a key.
+func (m Model) descendants(id string) []proto.AgentInfo {
+	if !m.tree() {
+		return nil
+	}
+	kids := map[string][]int{}
+	for i := range m.agents {
+		if p := m.agents[i].ParentID; p != "" {
+			kids[p] = append(kids[p], i)
+		}
+	}
+	var out []proto.AgentInfo
+	seen := map[string]bool{id: true}
+	for queue := []string{id}; len(queue) > 0; queue = queue[1:] {
+		for _, i := range kids[queue[0]] {
+			if a := m.agents[i]; !seen[a.AgentID] {
+				seen[a.AgentID] = true
+				out = append(out, a)
+				queue = append(queue, a.AgentID)
+			}
+		}
+	}
+	return out
+}
+
+// closeAgent closes agent a with its descendants (SPEC §14), asking first
+// when any of them runs; the question says how many go with it.
+func (m *Model) closeAgent(a proto.AgentInfo) tea.Cmd {
+	id, name := a.AgentID, m.label(a.AgentID)
+	below := m.descendants(id)
+	open, running := 0, 0
+	for _, d := range below {
+		if d.Status != proto.StatusClosed || d.Running() {
+			open++
+		}
+		if d.Running() {
+			running++
+		}
+	}
+	if a.Status == proto.StatusClosed && !a.Running() && open == 0 {
+		m.say(levelInfo, "agent "+name+" is already closed; r resumes it")
+		return nil
+	}
+	if !a.Running() && running == 0 {
+		return m.opCmd(opClose, id, "", false)
+	}
+	var q string
+	switch {
+	case len(below) == 0:
+		q = fmt.Sprintf("Close %s? It is running and will be stopped.", name)
+	default:
+		q = fmt.Sprintf("Close %s and %s below it? %s running and will be stopped.", name, agentsN(len(below)), runningN(running, a.Running()))
+	}
+	m.ask(q, "close", "keep it", func(m *Model) tea.Cmd {
+		m.markStopping(id)
+		for _, d := range below {
+			if d.Running() {
+				m.markStopping(d.AgentID)
+			}
+		}
+		return m.opCmd(opClose, id, "", false)
+	}, nil)
+	return nil
+}
+
+// agentsN says "1 agent" or "4 agents".
+func agentsN(n int) string {
+	if n == 1 {
+		return "1 agent"
+	}
+	return fmt.Sprintf("%d agents", n)
+}
+
+// runningN says which of a closing subtree run: "It is", "It and 2 of
+// them are", "2 of them are".
+func runningN(below int, self bool) string {
+	switch {
+	case self && below == 0:
+		return "It is"
+	case self:
+		return fmt.Sprintf("It and %d below it are", below)
+	case below == 1:
+		return "1 of them is"
+	}
+	return fmt.Sprintf("%d of them are", below)
+}
+
+// withDescendants says what an operation did to the agents below (the
+// ids StatusResult.Descendants names): " and 4 agents below it", or with
+// a verb "; reopened 4 agents below it".
+func withDescendants(n int, verb string) string {
+	switch {
+	case n == 0:
+		return ""
+	case verb == "":
+		return fmt.Sprintf(" and %s below it", agentsN(n))
+	}
+	return fmt.Sprintf("; %s %s below it", verb, agentsN(n))
+}
