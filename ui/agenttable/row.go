@@ -226,4 +226,3 @@ func Elapsed(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dh", s/3600)
 }
-
