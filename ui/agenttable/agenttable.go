@@ -80,7 +80,9 @@ func DefaultStyles(t theme.Styles) Styles {
 // Model is the table of agents.
 type Model struct {
 	KeyMap KeyMap
+	// Styles are the table's styles; change them with SetStyles.
 	Styles Styles
+	inks   inks
 
 	agents   []proto.AgentInfo // oldest first; the caller's, never written here
 	match    []bool            // the filter's verdict per agent; nil: no filter
@@ -99,7 +101,10 @@ type Model struct {
 }
 
 // New returns an empty, focused table.
-func New(s Styles) Model { return Model{KeyMap: DefaultKeyMap(), Styles: s, focused: true} }
+func New(s Styles) Model { return Model{KeyMap: DefaultKeyMap(), Styles: s, inks: inksOf(s), focused: true} }
+
+// SetStyles replaces the table's styles.
+func (m *Model) SetStyles(s Styles) { m.Styles, m.inks = s, inksOf(s) }
 
 // SetAgents replaces the agents, oldest first, and the filter's verdict
 // on each (match[i] for agents[i]; nil shows every agent). The table keeps

@@ -60,6 +60,9 @@ type layout struct {
 	name, status, msg int
 	width             [colUsage + 1]int // per colKey
 	title             string            // of the AGENT column: "ID" for a flat table without names
+	// exact is set when the cells take exactly the table's width: a row
+	// need not be measured again.
+	exact bool
 }
 
 // layout fits the columns of the rows drawn (rs, with their name cells)
@@ -112,5 +115,6 @@ func (m Model) layout(rs []drawn) layout {
 		l.status = max(l.status+rest, 0)
 	}
 	l.msg = max(m.width-fixed(), 0)
+	l.exact = m.width-fixed() >= 0
 	return l
 }

@@ -33,18 +33,57 @@ func StatusText(r Row, frame int) string {
 	return s
 }
 
-func (m Model) statusStyle(r Row) lipgloss.Style {
+func (m Model) statusInk(r Row) ink {
 	switch {
 	case r.Stopping:
-		return m.Styles.Stopping
+		return m.inks.Stopping
 	case r.Status == proto.StatusRunning:
-		return m.Styles.Running
+		return m.inks.Running
 	case r.Status == proto.StatusCompleted:
-		return m.Styles.Completed
+		return m.inks.Completed
 	case r.Status == proto.StatusErrored:
-		return m.Styles.Errored
+		return m.inks.Errored
 	}
-	return m.Styles.Closed
+	return m.inks.Closed
+}
+
+// ink is a style as the SGR before and after the text it styles: a row
+// is drawn in a few strings joined, not a lipgloss Render per cell (each
+// resolves its adaptive colours again; 70% of a frame with colour on).
+// The table's styles are colours and attributes only, which this keeps.
+type ink struct{ pre, post string }
+
+func inkOf(st lipgloss.Style) ink {
+	const marker = "\x00"
+	s := st.Render(marker)
+	i := strings.Index(s, marker)
+	if i < 0 {
+		return ink{}
+	}
+	return ink{s[:i], s[i+len(marker):]}
+}
+
+// on returns s styled.
+func (k ink) on(s string) string {
+	if k.pre == "" || s == "" {
+		return s
+	}
+	return k.pre + s + k.post
+}
+
+// inks are the table's Styles as inks, made by New and SetStyles.
+type inks struct {
+	Header, Cell, Muted, Selected, Tree           ink
+	Running, Completed, Errored, Closed, Stopping ink
+	NeedsYou                                      ink
+}
+
+func inksOf(s Styles) inks {
+	return inks{
+		Header: inkOf(s.Header), Cell: inkOf(s.Cell), Muted: inkOf(s.Muted), Selected: inkOf(s.Selected), Tree: inkOf(s.Tree),
+		Running: inkOf(s.Running), Completed: inkOf(s.Completed), Errored: inkOf(s.Errored), Closed: inkOf(s.Closed),
+		Stopping: inkOf(s.Stopping), NeedsYou: inkOf(s.NeedsYou),
+	}
 }
 
 // drawn is one row as a frame draws it.
@@ -122,13 +161,13 @@ func (m Model) View() string {
 	l := m.layout(rs)
 	lines := make([]string, 0, m.height)
 	head := drawn{Row: Row{Usage: "USAGE"}, name: l.title, status: "STATUS", msg: "LAST MESSAGE"}
-	lines = append(lines, m.Styles.Header.Render(cells.Fit(m.join(l, head, "ID", "#", "TIME"), m.width)))
+	lines = append(lines, m.inks.Header.on(cells.Fit(m.join(l, head, "ID", "#", "TIME"), m.width)))
 	if len(m.order.rows) == 0 && m.height > 1 {
 		text := "  no agents yet: press n to spawn one"
 		if len(m.agents) > 0 {
 			text = "  no agent matches the filter"
 		}
-		lines = append(lines, m.Styles.Muted.Render(cells.Fit(text, m.width)))
+		lines = append(lines, m.inks.Muted.on(cells.Fit(text, m.width)))
 	}
 	for _, d := range rs {
 		lines = append(lines, m.row(l, d))
@@ -193,9 +232,9 @@ func (m Model) middle(b *strings.Builder, l layout, d drawn, id, subs, elapsed s
 func (m Model) row(l layout, d drawn) string {
 	subs := strconv.Itoa(d.Submissions)
 	el := Elapsed(d.Elapsed)
-	cell := m.Styles.Cell
+	cell := m.inks.Cell
 	if d.Restored || d.context {
-		cell = m.Styles.Muted
+		cell = m.inks.Muted
 	}
 	if d.Restored {
 		el = Age(d.Age)
@@ -205,7 +244,7 @@ func (m Model) row(l layout, d drawn) string {
 		id = "" // the AGENT column shows it
 	}
 	if d.cursor {
-		return m.Styles.Selected.Render(cells.Fit(m.join(l, d, id, subs, el), m.width))
+		return m.inks.Selected.on(m.fit(l, m.join(l, d, id, subs, el)))
 	}
 	// Style the glyphs, the name and the status cell; the rest is plain
 	// text.
@@ -213,20 +252,20 @@ func (m Model) row(l layout, d drawn) string {
 	b.WriteString(cells.Fit("", markW))
 	name := cells.Fit(d.name, l.name)
 	if g := len(d.glyphs); g > 0 && strings.HasPrefix(name, d.glyphs) {
-		b.WriteString(m.Styles.Tree.Render(d.glyphs))
+		b.WriteString(m.inks.Tree.on(d.glyphs))
 		name = name[g:]
 	}
-	b.WriteString(cell.Render(name))
+	b.WriteString(cell.on(name))
 	b.WriteByte(' ')
 	if l.width[colID] > 0 {
-		b.WriteString(m.Styles.Muted.Render(cells.Fit(id, l.width[colID])))
+		b.WriteString(m.inks.Muted.on(cells.Fit(id, l.width[colID])))
 		b.WriteByte(' ')
 	}
-	st := m.statusStyle(d.Row)
+	st := m.statusInk(d.Row)
 	if d.context {
-		st = m.Styles.Muted
+		st = m.inks.Muted
 	}
-	b.WriteString(st.Render(cells.Fit(d.status, l.status)))
+	b.WriteString(st.on(cells.Fit(d.status, l.status)))
 	b.WriteByte(' ')
 	var rest strings.Builder
 	l.width[colID] = 0
@@ -237,10 +276,19 @@ func (m Model) row(l layout, d drawn) string {
 		// The mark stands out; the rest of the row is plain text.
 		mark := SymNeedsYou + " needs you"
 		if i := strings.Index(tail, mark); i >= 0 {
-			b.WriteString(cell.Render(tail[:i]) + m.Styles.NeedsYou.Render(mark))
+			b.WriteString(cell.on(tail[:i]) + m.inks.NeedsYou.on(mark))
 			tail = tail[i+len(mark):]
 		}
 	}
-	b.WriteString(cell.Render(tail))
-	return cells.Fit(b.String(), m.width)
+	b.WriteString(cell.on(tail))
+	return m.fit(l, b.String())
+}
+
+// fit returns row, whose cells were each fitted to l, at the table's
+// width: as it is when l's cells take that width exactly.
+func (m Model) fit(l layout, row string) string {
+	if l.exact {
+		return row
+	}
+	return cells.Fit(row, m.width)
 }

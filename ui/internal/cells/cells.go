@@ -189,7 +189,24 @@ func needsClean(s string) bool {
 }
 
 // Width returns the display width of s, escape sequences excluded.
-func Width(s string) int { return ansi.StringWidth(s) }
+// Printable ASCII is counted by its length (most cells of a table are).
+func Width(s string) int {
+	if printableASCII(s) {
+		return len(s)
+	}
+	return ansi.StringWidth(s)
+}
+
+// printableASCII reports whether s is printable ASCII only: one cell per
+// byte.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
 
 // Fit returns s cut (with Ellipsis) or padded with spaces to exactly w
 // cells. s may hold SGR from lipgloss.
@@ -197,7 +214,7 @@ func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	sw := ansi.StringWidth(s)
+	sw := Width(s)
 	if sw > w {
 		s, sw = Cut(s, w)
 	}
@@ -209,7 +226,7 @@ func Fit(s string, w int) string {
 
 // Center returns s padded on both sides to w cells (cut when wider).
 func Center(s string, w int) string {
-	sw := ansi.StringWidth(s)
+	sw := Width(s)
 	if sw >= w {
 		return Fit(s, w)
 	}
