@@ -151,6 +151,10 @@ type Input struct {
 	Home, End                                  key.Binding
 	DeleteBack, DeleteForward                  key.Binding
 	DeleteWordBack, DeleteToStart, DeleteToEnd key.Binding
+	// NextField switches the spawn input between the message and the
+	// task name (on a host of the tree, SPEC §14); elsewhere tab types a
+	// tab.
+	NextField key.Binding
 }
 
 // DefaultInput returns the input's bindings, readline-like.
@@ -169,6 +173,7 @@ func DefaultInput() Input {
 		DeleteWordBack: bind([]string{"ctrl+w", "alt+backspace"}, "ctrl+w", "delete word"),
 		DeleteToStart:  bind([]string{"ctrl+u"}, "ctrl+u", "delete to start"),
 		DeleteToEnd:    bind([]string{"ctrl+k"}, "ctrl+k", "delete to end"),
+		NextField:      bind([]string{"tab"}, "tab", "spawn: task name ⇄ message"),
 	}
 }
 
@@ -183,6 +188,7 @@ func (k Input) FullHelp() [][]key.Binding {
 		{k.Submit, k.Cancel},
 		{k.Left, k.Right, k.WordLeft, k.WordRight, k.Home, k.End},
 		{k.DeleteBack, k.DeleteForward, k.DeleteWordBack, k.DeleteToStart, k.DeleteToEnd},
+		{k.NextField},
 	}
 }
 

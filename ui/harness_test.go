@@ -190,7 +190,7 @@ func keyMsg(k string) tea.KeyMsg {
 		"ctrl+u": tea.KeyCtrlU, "ctrl+d": tea.KeyCtrlD, "ctrl+y": tea.KeyCtrlY, "ctrl+e": tea.KeyCtrlE,
 		"ctrl+n": tea.KeyCtrlN, "ctrl+p": tea.KeyCtrlP, "backspace": tea.KeyBackspace, "space": tea.KeySpace,
 		"ctrl+w": tea.KeyCtrlW, "left": tea.KeyLeft, "right": tea.KeyRight, "ctrl+a": tea.KeyCtrlA,
-		"ctrl+k": tea.KeyCtrlK, "delete": tea.KeyDelete,
+		"ctrl+k": tea.KeyCtrlK, "delete": tea.KeyDelete, "tab": tea.KeyTab,
 	}
 	if t, ok := named[k]; ok {
 		if t == tea.KeySpace {

@@ -16,6 +16,7 @@ func (m *Model) openInput(kind inputKind, target, value string) {
 	m.mode, m.inputKind, m.inputTarget = modeInput, kind, target
 	m.input.Reset()
 	m.input.SetValue(value)
+	m.spawn = spawnForm{}
 	m.input.Prompt = m.inputPrompt()
 	m.input.Placeholder = map[inputKind]string{
 		inputSpawn:  "task for a new agent",
@@ -27,6 +28,9 @@ func (m *Model) openInput(kind inputKind, target, value string) {
 	}[kind]
 	if last := m.log.LastQuery(); kind == inputSearch && last != "" {
 		m.input.Placeholder = "enter: “" + last + "” again"
+	}
+	if kind == inputSpawn {
+		m.input.Placeholder = m.spawnPlaceholder()
 	}
 	m.input.Focus()
 }
@@ -45,7 +49,7 @@ func (m Model) inputPrompt() string {
 	}
 	switch m.inputKind {
 	case inputSpawn:
-		return "spawn › "
+		return m.spawnPrompt()
 	case inputSend:
 		return "send " + short + suffix + " › "
 	case inputEdit:
@@ -73,6 +77,9 @@ func (m *Model) inputKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(k, km.Submit):
 		return m.submit()
+	case m.spawnFieldKey(k):
+		m.switchSpawnField()
+		return nil
 	}
 	m.input, _ = m.input.Update(k)
 	return nil
@@ -90,7 +97,7 @@ func (m *Model) submit() tea.Cmd {
 		m.log.Search(text)
 		return nil
 	case inputSpawn:
-		return m.opCmd(opSpawn, "", text, false)
+		return m.submitSpawn(text)
 	case inputDeny:
 		return m.submitDeny(text)
 	case inputFilter:

@@ -180,11 +180,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 	case key.Matches(k, km.PrevSubmission, km.NextSubmission):
 		return m.moveSubmission(a, key.Matches(k, km.NextSubmission))
 	case key.Matches(k, km.CancelQueue):
-		if a.QueuedMessage == "" {
-			m.say(levelInfo, "agent "+short+" has no queued message")
-			return nil
-		}
-		return m.opCmd(opUnqueue, id, "", false)
+		return m.cancelQueued(a)
 	case key.Matches(k, km.Pager):
 		return m.openPager(a)
 	}

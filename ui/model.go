@@ -123,6 +123,7 @@ type Model struct {
 	inputKind   inputKind
 	inputTarget string
 	denyRequest proto.PendingApproval // the request inputDeny answers
+	spawn       spawnForm             // the spawn input's other field
 	confirm     confirmation
 
 	shown    logKey
@@ -229,6 +230,13 @@ type (
 		// below is how many descendants a close, resume or forget took
 		// with the agent (SPEC §14).
 		below int
+		// cancelled is the head of the queued message a cancel dropped
+		// (the last), left how many stay queued.
+		cancelled string
+		left      int
+		// named is the task name a spawn gave (the snapshot may come
+		// after the reply).
+		named string
 	}
 	// pageMsg carries the items the log pane asked for (fetchLog).
 	pageMsg struct {

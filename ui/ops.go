@@ -92,6 +92,9 @@ func (m Model) skipGraceCmd() tea.Cmd {
 // carries the agent's snapshot), not by a snapshot of every agent here.
 func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	short := m.label(msg.id)
+	if msg.named != "" && m.tree() {
+		short = msg.named
+	}
 	// The stop this dashboard asked for (interrupt, close, or the
 	// interrupt of an interrupt-and-send) is over once the operation
 	// returns; from now on the supervisor's AgentInfo.Stopping says whether
@@ -126,7 +129,7 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 			m.say(levelInfo, "sent to "+short+": it had ended, so the message started at once")
 		}
 	case opUnqueue:
-		m.say(levelInfo, "cancelled the message queued for "+short)
+		m.say(levelInfo, cancelledText(short, msg))
 	case opInterrupt:
 		gone := "process group gone"
 		if a, ok := m.agent(msg.id); ok && a.Pod != "" {

@@ -57,7 +57,7 @@ func (m *Model) forget(a proto.AgentInfo) tea.Cmd {
 	below := m.descendants(a.AgentID)
 	for _, d := range below {
 		if d.Running() {
-			m.say(levelWarn, fmt.Sprintf("%s runs below %s; interrupt (i) or close (c) it before forgetting %s", m.label(d.AgentID), short, short))
+			m.say(levelWarn, fmt.Sprintf("forget %s: %s is running below it; interrupt (i) or close (c) it first", short, m.label(d.AgentID)))
 			return nil
 		}
 	}

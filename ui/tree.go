@@ -141,3 +141,36 @@ func withDescendants(n int, verb string) string {
 	}
 	return fmt.Sprintf("; %s %s below it", verb, agentsN(n))
 }
+
+// cancelQueued cancels the last message queued for agent a (SPEC §11,
+// §14: u, as the host's cancel-queue drops the last); the reply names it
+// and how many remain.
+func (m *Model) cancelQueued(a proto.AgentInfo) tea.Cmd {
+	queued := a.QueuedMessages
+	if len(queued) == 0 && a.QueuedMessage != "" {
+		queued = []string{a.QueuedMessage} // a host before the tree keeps one
+	}
+	if len(queued) == 0 {
+		m.say(levelInfo, "agent "+m.label(a.AgentID)+" has no queued message")
+		return nil
+	}
+	cmd := m.opCmd(opUnqueue, a.AgentID, "", false)
+	last, left := queued[len(queued)-1], len(queued)-1
+	return func() tea.Msg {
+		done := cmd().(opDoneMsg)
+		done.cancelled, done.left = termtext.OneLine(cells.Head(last, 1024), 60), left
+		return done
+	}
+}
+
+// cancelledText is the reply to a cancelled queued message: "cancelled
+// the message queued for lint", or with others left "cancelled the last
+// of 3 messages queued for lint (“then report”); 2 remain, u cancels the
+// next".
+func cancelledText(label string, msg opDoneMsg) string {
+	if msg.left == 0 {
+		return "cancelled the message queued for " + label
+	}
+	return fmt.Sprintf("cancelled the last of %d messages queued for %s (“%s”); %d remain%s, u cancels the next",
+		msg.left+1, label, msg.cancelled, msg.left, map[bool]string{true: "s", false: ""}[msg.left == 1])
+}

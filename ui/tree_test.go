@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/theme"
 )
 
 // Ids of the tree scene.
@@ -220,4 +224,119 @@ func TestOlderHostGetsTheFlatTable(t *testing.T) {
 	}
 	h.keys("z")
 	h.wantScreen("no tree to fold")
+}
+
+// TestSpawnWithATaskName: tab in the spawn input edits the task name, tab
+// again the message; enter spawns the agent with both, under the root.
+func TestSpawnWithATaskName(t *testing.T) {
+	h := newHarness(t, treeAgents(), 100, 40)
+	h.keys("n")
+	h.wantScreen("tab: give it a task name")
+	h.typeText("check the links")
+	h.keys("tab")
+	h.wantScreen("spawn · task name › ")
+	h.typeText("links")
+	h.keys("tab")
+	h.wantScreen("spawn links › check the links")
+	h.keys("enter")
+	h.wantCalls(`spawn "check the links" as "links"`)
+	h.wantScreen("› links ")
+	h.wantScreen("spawned links")
+}
+
+// TestSpawnRefusesABadNameKeepingTheText: a name against Memo's rule, or
+// one an agent under the root holds, keeps the input open on the name
+// with the message kept, and spawns nothing.
+func TestSpawnRefusesABadNameKeepingTheText(t *testing.T) {
+	h := newHarness(t, treeAgents(), 100, 40)
+	h.keys("n")
+	h.typeText("check the links")
+	h.keys("tab")
+	h.typeText("bad name!")
+	h.keys("enter")
+	h.wantScreen("spawn · task name (must match [A-Za-z0-9][A-Za-z0-9_-]*) › bad name!")
+	for range "bad name!" {
+		h.keys("backspace")
+	}
+	h.typeText("review")
+	h.keys("enter")
+	h.wantScreen("spawn · task name (/root/review exists: 1e0e0e01, running) › review")
+	h.keys("tab")
+	h.wantScreen("spawn review › check the links")
+	if calls := h.f.Calls(); len(calls) != 0 {
+		t.Fatalf("spawned with a bad name: %v", calls)
+	}
+	h.keys("tab", "ctrl+u")
+	h.typeText("links")
+	h.keys("enter")
+	h.wantCalls(`spawn "check the links" as "links"`)
+}
+
+// TestCancelTheLastOfSeveralQueued: u cancels the last queued message and
+// says what it was and how many remain; the row's count follows.
+func TestCancelTheLastOfSeveralQueued(t *testing.T) {
+	h := newHarness(t, treeAgents(), 100, 40)
+	for h.m.table.SelectedID() != idLint {
+		h.keys("j")
+	}
+	h.keys("u")
+	h.wantCalls("seen "+idTests[:8], "cancel-queue "+idLint[:8]) // passing tests saw it
+	h.wantScreen("cancelled the last of 3 messages queued for lint (“then report”); 2 remain, u cancels the next")
+	h.wantScreen("▸ 2 queued: “fix what it found”")
+	h.keys("u")
+	h.wantScreen("1 remains")
+	h.wantScreen("▸ queued: “fix what it found”")
+	h.keys("u")
+	h.wantScreen("cancelled the message queued for lint")
+	h.noScreen("queued:")
+	h.keys("u")
+	h.wantScreen("agent lint has no queued message")
+}
+
+// TestCloseTakesTheSubtree: closing an agent with descendants asks when
+// any of them runs and says how many go; the reply counts them.
+func TestCloseTakesTheSubtree(t *testing.T) {
+	h := newHarness(t, treeAgents(), 100, 40)
+	h.keys("c")
+	h.wantScreen("Close review and 4 agents below it? It and 1 below it are running and will be stopped.")
+	h.keys("y")
+	h.wantCalls("close " + idReview[:8])
+	h.wantScreen("closed review and 4 agents below it")
+	h.wantScreen("│  ├─ unit 3e0e0e03 ■ closed")
+}
+
+// TestForgetTakesAFinishedSubtree: forget asks for the agent and what is
+// below it, and refuses while anything below runs.
+func TestForgetTakesAFinishedSubtree(t *testing.T) {
+	h := newHarness(t, treeAgents(), 100, 40)
+	h.keys("j") // tests, finished, with unit running below it
+	h.keys("x")
+	h.wantScreen("forget review/tests: review/tests/unit is running below it; interrupt (i) or close (c) it first")
+	h.keys(">", "k") // lint is running; fmt below it is closed
+	h.keys("j")      // fmt
+	h.keys("x")
+	h.wantScreen("Forget lint/fmt for good?")
+}
+
+// TestGoldenTreeColour snapshots the tree with colour (ANSI 256) on a
+// dark and a light background at 120x35, under a filter: the glyphs and
+// the ancestors shown for a match muted, the statuses in their colours.
+func TestGoldenTreeColour(t *testing.T) {
+	for _, dark := range []bool{true, false} {
+		t.Run(map[bool]string{true: "dark", false: "light"}[dark], func(t *testing.T) {
+			f := treeAgents()
+			st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: dark})
+			m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Host: f})
+			m.tickFn = func() tea.Cmd { return nil }
+			f.t = t
+			h := &harness{t: t, m: m, f: f}
+			h.follow(&f.feed)
+			h.send(tea.WindowSizeMsg{Width: 120, Height: 35})
+			h.keys("F")
+			h.typeText("running")
+			h.keys("enter")
+			checkFrame(t, h.view(), 120, 35)
+			golden.RequireEqual(t, []byte(h.view()))
+		})
+	}
 }

@@ -317,6 +317,11 @@ func (m Model) shortHelpLine() string {
 		}
 		k.Submit.SetHelp("enter", verb)
 		b = k.ShortHelp()
+		if m.inputKind == inputSpawn && m.tree() {
+			next := k.NextField
+			next.SetHelp("tab", map[bool]string{true: "message", false: "task name"}[m.spawn.naming])
+			b = append(b[:1:1], append([]key.Binding{next}, b[1:]...)...)
+		}
 	case modeConfirm:
 		b = m.confirm.helpKeys()
 	case modeHelp:
