@@ -101,7 +101,9 @@ type Model struct {
 }
 
 // New returns an empty, focused table.
-func New(s Styles) Model { return Model{KeyMap: DefaultKeyMap(), Styles: s, inks: inksOf(s), focused: true} }
+func New(s Styles) Model {
+	return Model{KeyMap: DefaultKeyMap(), Styles: s, inks: inksOf(s), focused: true}
+}
 
 // SetStyles replaces the table's styles.
 func (m *Model) SetStyles(s Styles) { m.Styles, m.inks = s, inksOf(s) }
