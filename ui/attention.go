@@ -189,7 +189,7 @@ func (m *Model) applyFilter(text string) tea.Cmd {
 	case !m.filter.active():
 		m.say(levelInfo, "filter cleared: every agent shows")
 	case n == 0:
-		m.say(levelWarn, "no agent matches “"+m.filter.text+"”; F then enter alone shows all")
+		m.say(levelWarn, "no agent matches “"+m.filter.text+"”; F, ctrl+u, enter shows all")
 	default:
 		m.say(levelInfo, fmt.Sprintf("%d of %d agents match; F changes the filter", n, len(m.agents)))
 	}

@@ -93,7 +93,10 @@ func (m *Model) closeAgent(a proto.AgentInfo) tea.Cmd {
 	case len(below) == 0:
 		q = fmt.Sprintf("Close %s? It is running and will be stopped.", name)
 	default:
-		q = fmt.Sprintf("Close %s and %s below it? %s running and will be stopped.", name, agentsN(len(below)), runningN(running, a.Running()))
+		if a.Running() {
+			running++
+		}
+		q = fmt.Sprintf("Close %s and %s below it? %d running will be stopped.", name, agentsN(len(below)), running)
 	}
 	m.ask(q, "close", "keep it", func(m *Model) tea.Cmd {
 		m.markStopping(id)
@@ -113,20 +116,6 @@ func agentsN(n int) string {
 		return "1 agent"
 	}
 	return fmt.Sprintf("%d agents", n)
-}
-
-// runningN says which of a closing subtree run: "It is", "It and 2 of
-// them are", "2 of them are".
-func runningN(below int, self bool) string {
-	switch {
-	case self && below == 0:
-		return "It is"
-	case self:
-		return fmt.Sprintf("It and %d below it are", below)
-	case below == 1:
-		return "1 of them is"
-	}
-	return fmt.Sprintf("%d of them are", below)
 }
 
 // withDescendants says what an operation did to the agents below (the

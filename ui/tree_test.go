@@ -197,7 +197,7 @@ func TestFilterShowsAncestorsMuted(t *testing.T) {
 		t.Fatalf("agents that neither match nor lead to a match are drawn:\n%s", v)
 	}
 	h.keys("z")
-	h.wantScreen("clear it (F, then enter alone) to fold")
+	h.wantScreen("clear it (F, ctrl+u, enter) to fold")
 }
 
 // TestJumpUnfoldsWhatItJumpsInto: a (next agent that needs you) selects
@@ -298,7 +298,7 @@ func TestCancelTheLastOfSeveralQueued(t *testing.T) {
 func TestCloseTakesTheSubtree(t *testing.T) {
 	h := newHarness(t, treeAgents(), 100, 40)
 	h.keys("c")
-	h.wantScreen("Close review and 4 agents below it? It and 1 below it are running and will be stopped.")
+	h.wantScreen("Close review and 4 agents below it? 2 running will be stopped.")
 	h.keys("y")
 	h.wantCalls("close " + idReview[:8])
 	h.wantScreen("closed review and 4 agents below it")

@@ -359,7 +359,7 @@ func (m *Model) foldKey(k tea.KeyMsg) tea.Cmd {
 	case !m.tree:
 		return says("no tree to fold: this host keeps no parents (an older subdash)")
 	case m.match != nil:
-		return says("the filter shows every match and its ancestors: clear it (F, then enter alone) to fold")
+		return says("the filter shows every match and its ancestors: clear it (F, ctrl+u, enter) to fold")
 	case !m.order.nested:
 		return says("nothing to fold: no agent has children")
 	case key.Matches(k, km.FoldAll):
