@@ -11,7 +11,6 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
 )
 
@@ -26,24 +25,6 @@ const (
 	idLint   = "7e0e0e07-0000-4000-8000-000000000007"
 	idFmt    = "8e0e0e08-0000-4000-8000-000000000008"
 )
-
-// child adds agent id named name under parent ("" for the root), as a
-// host of the tree reports it (SPEC §14).
-func (f *fakeSup) child(parent, id, name, message string, statuses ...proto.Status) *fakeAgent {
-	a := f.add(id, message, statuses...)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	path := proto.RootPath
-	if p := f.find(parent); parent != "" && p != nil {
-		path = p.info.AgentPath
-	}
-	last := name
-	if last == "" {
-		last = termtext.ShortID(id)
-	}
-	a.info.TaskName, a.info.ParentID, a.info.AgentPath = name, parent, path+"/"+last
-	return a
-}
 
 // treeAgents is an orchestration three levels deep on a host of the
 // tree: review runs tests (which ran unit and e2e) and docs; an agent
