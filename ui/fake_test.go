@@ -186,8 +186,7 @@ func (f *fakeSup) Spawn(ctx context.Context, message string) (proto.SpawnResult,
 		f.mu.Unlock()
 		return proto.SpawnResult{}, err
 	}
-	f.ids++
-	id := fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xa0000000+f.ids, f.ids)
+	id := f.newID()
 	f.mu.Unlock()
 	f.add(id, message, proto.StatusRunning)
 	f.changed(id)

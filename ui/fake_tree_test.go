@@ -21,12 +21,21 @@ func (f *fakeSup) SpawnAgent(ctx context.Context, req proto.SpawnRequest) (proto
 	f.noIO("SpawnAgent")
 	f.mu.Lock()
 	f.record("spawn %q as %q", req.Message, req.TaskName)
-	f.ids++
-	id := fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xa0000000+f.ids, f.ids)
+	if err := f.fail["spawn"]; err != nil {
+		f.mu.Unlock()
+		return proto.SpawnResult{}, err
+	}
+	id := f.newID()
 	f.mu.Unlock()
 	f.child("", id, req.TaskName, req.Message, proto.StatusRunning)
 	f.changed(id)
 	return proto.SpawnResult{Summary: proto.Summary{AgentID: id, Status: proto.StatusRunning}}, nil
+}
+
+// newID returns the id of the next agent spawned. Call with f.mu held.
+func (f *fakeSup) newID() string {
+	f.ids++
+	return fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xa0000000+f.ids, f.ids)
 }
 
 func (f *fakeSup) Close(ctx context.Context, id string) (proto.StatusResult, error) {

@@ -237,6 +237,9 @@ type (
 		// named is the task name a spawn gave (the snapshot may come
 		// after the reply).
 		named string
+		// message is a named spawn's message, kept for the input a
+		// refused name reopens.
+		message string
 	}
 	// pageMsg carries the items the log pane asked for (fetchLog).
 	pageMsg struct {

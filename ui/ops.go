@@ -104,6 +104,11 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		m.say(levelError, m.describe(msg.op, msg.id, msg.err))
+		if msg.op == opSpawn && msg.named != "" && proto.CodeOf(msg.err) == proto.CodeExists && m.mode == modeNormal {
+			// Another agent took the path since the input checked it: the
+			// input comes back on the name, nothing typed lost (SPEC §14).
+			m.reopenSpawn(msg.named, msg.message, termtext.OneLine(msg.err.Error(), 72))
+		}
 		return nil
 	}
 	switch msg.op {

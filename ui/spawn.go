@@ -81,16 +81,22 @@ func (m *Model) submitSpawn(line string) tea.Cmd {
 			bad = taken
 		}
 		if bad != "" {
-			m.openInput(inputSpawn, "", form.message)
-			m.spawn.name = form.name
-			m.switchSpawnField() // to the name, the message kept
-			m.spawn.bad = bad
-			m.input.Prompt = m.spawnPrompt()
+			m.reopenSpawn(form.name, form.message, bad)
 			return nil
 		}
 		form.name = name
 	}
 	return m.spawnCmd(form.message, form.name)
+}
+
+// reopenSpawn opens the spawn input on the task name with why it was
+// refused in the prompt, the message kept.
+func (m *Model) reopenSpawn(name, message, bad string) {
+	m.openInput(inputSpawn, "", message)
+	m.spawn.name = name
+	m.switchSpawnField() // to the name, the message kept
+	m.spawn.bad = bad
+	m.input.Prompt = m.spawnPrompt()
 }
 
 // pathHolder says who holds path in the snapshot ("/root/review exists:
@@ -110,7 +116,7 @@ func (m Model) spawnCmd(message, taskName string) tea.Cmd {
 	sup := m.sup
 	return func() tea.Msg {
 		r, err := sup.SpawnAgent(context.Background(), proto.SpawnRequest{Message: message, TaskName: taskName})
-		return opDoneMsg{op: opSpawn, id: r.AgentID, status: r.Status, err: err, named: taskName}
+		return opDoneMsg{op: opSpawn, id: r.AgentID, status: r.Status, err: err, named: taskName, message: message}
 	}
 }
 

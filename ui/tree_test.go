@@ -321,3 +321,27 @@ func TestGoldenTreeColour(t *testing.T) {
 		})
 	}
 }
+
+// TestSpawnTheHostRefusesReopensTheInput: a name another agent took after
+// the input checked it is refused by the host; the input comes back on
+// the name with the message kept and the host's reason in its prompt.
+func TestSpawnTheHostRefusesReopensTheInput(t *testing.T) {
+	f := treeAgents()
+	f.fail["spawn"] = proto.ErrPathExists("/root/links", "a0000009, running, 2s old", false)
+	h := newHarness(t, f, 120, 40)
+	h.keys("n")
+	h.typeText("check the links")
+	h.keys("tab")
+	h.typeText("links")
+	h.keys("enter")
+	h.wantCalls(`spawn "check the links" as "links"`)
+	h.wantScreen("spawn · task name (agent path already exists: /root/links (a0000009, running, 2s old)) › links")
+	h.keys("tab")
+	h.wantScreen("spawn links › check the links")
+	delete(f.fail, "spawn")
+	h.keys("tab", "ctrl+u")
+	h.typeText("links2")
+	h.keys("enter")
+	h.wantCalls(`spawn "check the links" as "links"`, `spawn "check the links" as "links2"`)
+	h.wantScreen("spawned links2")
+}
