@@ -152,33 +152,10 @@ func groupGone(pgid int) bool {
 	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }
 
-// stopProcess sends SIGSTOP to pid and returns once every thread of it is
-// stopped, and sends SIGCONT at the end of the test. kill(2) returns before
-// the stop is done: one thread takes the signal and then stops the others,
-// and under load the rest of a Go process can run (and answer a request on
-// its socket) for tens of milliseconds meanwhile.
+// stopProcess is testkit.StopProcess within dashWait.
 func stopProcess(t *testing.T, pid int) {
 	t.Helper()
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
-	testkit.Eventually(t, dashWait, fmt.Sprintf("every thread of pid %d to stop after SIGSTOP", pid), func() bool { return allStopped(pid) })
-}
-
-// allStopped reports whether every thread of pid is in state T (stopped),
-// as /proc/<pid>/task/<tid>/stat says.
-func allStopped(pid int) bool {
-	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		// The state follows the command name, which is in parentheses.
-		i := strings.LastIndexByte(string(b), ')')
-		if err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
-			return false
-		}
-	}
-	return len(stats) > 0
+	testkit.StopProcess(t, pid, dashWait)
 }
 
 // waitForConnection waits until process pid (a client of one Unix socket)

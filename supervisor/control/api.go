@@ -45,6 +45,11 @@ const (
 	// (a failing --notify-command, a journal it cannot write), each sent
 	// once, to be shown as a note.
 	EventWarning = "warning"
+	// EventReconnected is never sent by a host: Client.SSE gives it to
+	// its caller before the events of a stream it opened again (data:
+	// Reconnected), which start with every agent's snapshot and
+	// EventSynced, so the caller replaces what it holds.
+	EventReconnected = "reconnected"
 )
 
 // outputEvent is the data of EventOutput.

@@ -41,11 +41,24 @@ type Client struct {
 	socket  string
 	dir     string
 	http    *http.Client
+	fresh   *http.Client // a connection per request: the probe's
 	pid     atomic.Int64 // the host's pid, from the last connection made
 	origin  string       // OriginHeader of its requests
 	session string       // SessionHeader of its requests
+	// host is what the host said of itself last (Info), nil before.
+	host atomic.Pointer[proto.Info]
 	// features caches the host's feature words (Info.Features).
 	features atomic.Pointer[[]string]
+	// limit replaces CallTimeout and ProbeTimeout when not 0 (tests).
+	limit time.Duration
+}
+
+// callTimeout is CallTimeout, or the limit a test set.
+func (c *Client) callTimeout() time.Duration {
+	if c.limit > 0 {
+		return c.limit
+	}
+	return CallTimeout
 }
 
 // WithOrigin returns c naming its kind of client ("ctl", "mcp", "viewer")
@@ -69,21 +82,20 @@ func (c *Client) WithSession(session string) *Client {
 func NewClient(socket, dir string) *Client {
 	c := &Client{socket: socket, dir: dir}
 	var d net.Dialer
-	c.http = &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			conn, err := d.DialContext(ctx, "unix", socket)
-			if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)) {
-				return nil, &NotServingError{Dir: dir, Socket: socket}
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, "unix", socket)
+		if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)) {
+			return nil, &NotServingError{Dir: dir, Socket: socket}
+		}
+		if uc, ok := conn.(*net.UnixConn); ok {
+			if p, err := peerOf(uc); err == nil {
+				c.pid.Store(int64(p.PID))
 			}
-			if uc, ok := conn.(*net.UnixConn); ok {
-				if p, err := peerOf(uc); err == nil {
-					c.pid.Store(int64(p.PID))
-				}
-			}
-			return conn, err
-		},
-		DisableCompression: true,
-	}}
+		}
+		return conn, err
+	}
+	c.http = &http.Client{Transport: &http.Transport{DialContext: dial, DisableCompression: true}}
+	c.fresh = &http.Client{Transport: &http.Transport{DialContext: dial, DisableCompression: true, DisableKeepAlives: true}}
 	return c
 }
 
@@ -105,32 +117,40 @@ func agentPath(id, op string) string {
 	return "/v1/agents/" + strings.ReplaceAll(url.PathEscape(id), ".", "%2E") + "/" + op
 }
 
-// call is do bounded by limit: when limit passes first, the error is
-// *NoAnswerError naming the socket and the host's pid.
+// call is do bounded by limit of this process's running time (deadline):
+// when limit passes first and a fresh request (probe) finds the host, the
+// error is *NoAnswerError naming the socket, the host's pid and what the
+// probe found.
 func (c *Client) call(ctx context.Context, limit time.Duration, method, path string, body, out any) error {
-	cctx, cancel := context.WithTimeoutCause(ctx, limit, errNoAnswer)
-	defer cancel()
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	d := c.deadline(cctx, cancel, limit)
+	defer d.Stop()
 	sent := method == http.MethodPost && path != "/v1/wait" && path != "/v1/multi-agent/wait" // a wait changes nothing that matters
-	return c.noAnswer(ctx, cctx, limit, sent, c.roundTrip(cctx, method, path, body, out))
+	return c.noAnswer(ctx, cctx, sent, c.roundTrip(cctx, method, path, body, out))
 }
 
 // do is call bounded by CallTimeout: every operation but wait and the
 // streams (SPEC §6). A new operation of the client calls do and is bounded
 // without further thought.
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	return c.call(ctx, CallTimeout, method, path, body, out)
+	return c.call(ctx, c.callTimeout(), method, path, body, out)
 }
 
 // noAnswer turns err into *NoAnswerError when the call's context cctx
-// ended by its own deadline while ctx, the caller's, is still live; sent
-// says the call asked for a change (NoAnswerError.Sent).
-func (c *Client) noAnswer(ctx, cctx context.Context, limit time.Duration, sent bool, err error) error {
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errNoAnswer) {
-		na := newNoAnswer(c.socket, c.PID(), limit)
-		na.Sent = sent
-		return na
+// ended by its own deadline (a *silence) while ctx, the caller's, is still
+// live; sent says the call asked for a change (NoAnswerError.Sent).
+func (c *Client) noAnswer(ctx, cctx context.Context, sent bool, err error) error {
+	var s *silence
+	if err == nil || ctx.Err() != nil || !errors.As(context.Cause(cctx), &s) {
+		return err
 	}
-	return err
+	na := newNoAnswer(c.socket, c.PID(), s.limit)
+	na.Sent = sent
+	if s.err == nil {
+		na.Answers, na.ProbeTook = true, s.took
+	}
+	return na
 }
 
 // roundTrip sends a request with body (JSON, or none when nil) and decodes a 2xx
@@ -146,7 +166,12 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body, out a
 
 // exchange sends req and decodes its answer as roundTrip does.
 func (c *Client) exchange(ctx context.Context, req *http.Request, out any) error {
-	resp, err := c.response(ctx, req)
+	return c.exchangeOn(ctx, c.http, req, out)
+}
+
+// exchangeOn is exchange on hc's connections.
+func (c *Client) exchangeOn(ctx context.Context, hc *http.Client, req *http.Request, out any) error {
+	resp, err := c.responseOn(ctx, hc, req)
 	if err != nil {
 		return err
 	}
@@ -206,7 +231,12 @@ func (c *Client) setOrigin(req *http.Request) {
 // response sends req and returns a 2xx response, or the error the response
 // or the connection carried.
 func (c *Client) response(ctx context.Context, req *http.Request) (*http.Response, error) {
-	resp, err := c.http.Do(req)
+	return c.responseOn(ctx, c.http, req)
+}
+
+// responseOn is response on hc's connections.
+func (c *Client) responseOn(ctx context.Context, hc *http.Client, req *http.Request) (*http.Response, error) {
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, c.connError(ctx, err)
 	}

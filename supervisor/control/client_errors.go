@@ -39,6 +39,11 @@ type NoAnswerError struct {
 	// Sent: the call asked for a change (an operation, not a read), which
 	// the host may still carry out once it answers again.
 	Sent bool
+	// Answers: a fresh request made when the deadline passed (GET
+	// /v1/info, bounded by ProbeTimeout) was answered, in ProbeTook: the
+	// host is not hung, it left this one call without an answer.
+	Answers   bool
+	ProbeTook time.Duration
 }
 
 // newNoAnswer returns the NoAnswerError of the listener pid on socket, with
@@ -70,6 +75,10 @@ func (e *NoAnswerError) Error() string {
 }
 
 func (e *NoAnswerError) text() string {
+	if e.Answers {
+		return fmt.Sprintf("subdash serving %s did not answer this request within %s, though it answers others (a fresh request took %s); it may be overloaded: try again, and report it if it lasts",
+			e.Socket, e.After, e.ProbeTook.Round(time.Millisecond))
+	}
 	if e.PID <= 0 {
 		return fmt.Sprintf("the process serving %s accepted the connection but did not answer within %s; it is stopped, hung, or not a subdash",
 			e.Socket, e.After)
@@ -96,17 +105,25 @@ var errNoAnswer = errors.New("no answer within the deadline")
 // errStreamEnded is returned inside SSE when the host closed the stream.
 var errStreamEnded = errors.New("stream ended")
 
-// StoppedError is returned by SSE when the host closed the event stream:
-// it stopped serving (quit, SIGTERM) or died.
+// StoppedError is returned by SSE when the host closed the event stream
+// and does not answer a fresh request: it stopped serving (quit, SIGTERM)
+// or died; or when another host answers on the socket now (Successor).
 type StoppedError struct {
 	Socket string
 	PID    int
+	// Successor is the pid of the host that serves the socket now, 0 when
+	// none does: a viewer of the old one attaches again to follow it.
+	Successor int
 }
 
-// Error says the host stopped serving.
+// Error says the host stopped serving, and who serves the socket now.
 func (e *StoppedError) Error() string {
+	text := fmt.Sprintf("the subdash host stopped serving %s", e.Socket)
 	if e.PID > 0 {
-		return fmt.Sprintf("the subdash host (pid %d) stopped serving %s", e.PID, e.Socket)
+		text = fmt.Sprintf("the subdash host (pid %d) stopped serving %s", e.PID, e.Socket)
 	}
-	return fmt.Sprintf("the subdash host stopped serving %s", e.Socket)
+	if e.Successor > 0 {
+		text += fmt.Sprintf("; another subdash (pid %d) serves it now: attach again to follow that one", e.Successor)
+	}
+	return text
 }

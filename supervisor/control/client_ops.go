@@ -22,7 +22,11 @@ func waitLimit(ms *int) time.Duration {
 // Info describes the supervisor behind the socket.
 func (c *Client) Info(ctx context.Context) (proto.Info, error) {
 	var res proto.Info
-	return res, c.call(ctx, CallTimeout, http.MethodGet, "/v1/info", nil, &res)
+	if err := c.do(ctx, http.MethodGet, "/v1/info", nil, &res); err != nil {
+		return res, err
+	}
+	c.host.Store(&res)
+	return res, nil
 }
 
 // Spawn calls spawn (SPEC §3) on the supervisor behind the socket.
@@ -84,27 +88,27 @@ func (c *Client) MarkSeen(ctx context.Context, id string) (proto.StatusResult, e
 // Interrupt calls interrupt (SPEC §3) on the supervisor behind the socket.
 func (c *Client) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "interrupt"), nil, &res)
+	return res, c.do(ctx, http.MethodPost, agentPath(id, "interrupt"), nil, &res)
 }
 
 // Close calls close (SPEC §3) on the supervisor behind the socket: it
 // closes the agent id, not the client, which holds nothing to release.
 func (c *Client) Close(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "close"), nil, &res)
+	return res, c.do(ctx, http.MethodPost, agentPath(id, "close"), nil, &res)
 }
 
 // Resume calls resume (SPEC §3) on the supervisor behind the socket.
 func (c *Client) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "resume"), nil, &res)
+	return res, c.do(ctx, http.MethodPost, agentPath(id, "resume"), nil, &res)
 }
 
 // Forget calls forget (SPEC §10) on the supervisor behind the socket: agent
 // id leaves the table and list for good; a running agent is refused.
 func (c *Client) Forget(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.call(ctx, CallTimeout, http.MethodPost, agentPath(id, "forget"), nil, &res)
+	return res, c.do(ctx, http.MethodPost, agentPath(id, "forget"), nil, &res)
 }
 
 // Approve allows the pending tool permission request requestID ("" = the
@@ -137,5 +141,5 @@ func (c *Client) Wait(ctx context.Context, ids []string, ms *int) (proto.WaitRes
 // List calls list (SPEC §3) on the supervisor behind the socket.
 func (c *Client) List(ctx context.Context) (proto.ListResult, error) {
 	var res proto.ListResult
-	return res, c.call(ctx, CallTimeout, http.MethodGet, "/v1/agents", nil, &res)
+	return res, c.do(ctx, http.MethodGet, "/v1/agents", nil, &res)
 }

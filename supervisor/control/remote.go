@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -39,6 +40,9 @@ type Remote struct {
 
 	mu     sync.Mutex
 	agents []proto.AgentInfo
+	// resync holds the agents a reopened stream named so far, until its
+	// EventSynced; nil when not resyncing.
+	resync map[string]bool
 }
 
 // IncompatibleError is returned by Attach when the host speaks another
@@ -63,7 +67,12 @@ func (e *IncompatibleError) Error() string {
 // snapshot of every agent. Errors: *NotServingError, *NoAnswerError,
 // *IncompatibleError, or one naming the socket.
 func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, error) {
-	c := NewClient(socket, dir).WithOrigin("viewer")
+	return attachWith(ctx, NewClient(socket, dir).WithOrigin("viewer"), readOnly)
+}
+
+// attachWith is Attach over the client c.
+func attachWith(ctx context.Context, c *Client, readOnly bool) (*Remote, error) {
+	socket := c.socket
 	info, err := c.Info(ctx)
 	if err != nil {
 		var se *proto.Error
@@ -82,7 +91,7 @@ func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, er
 		return nil, &IncompatibleError{Socket: socket, PID: info.PID, HostProto: host, OwnProto: fmt.Sprintf("v%d", Protocol), HostDetail: detail}
 	}
 	var cr ConfigResult
-	if err := c.call(ctx, CallTimeout, http.MethodGet, "/v1/config", nil, &cr); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/v1/config", nil, &cr); err != nil {
 		return nil, err
 	}
 	r := &Remote{c: c, info: info, settings: cr.Config, preset: [3]string{cr.PresetName, cr.PresetArgs, cr.PresetFormat},
@@ -141,13 +150,21 @@ func (r *Remote) Err() error {
 // Detach ends the event stream; the host and its agents go on.
 func (r *Remote) Detach() { r.cancel() }
 
-// follow applies the host's events until the stream ends.
+// follow applies the host's events until the stream ends. After a
+// reconnection (EventReconnected) the host's snapshots replace the table
+// at EventSynced: an agent forgotten meanwhile leaves it, and the
+// dashboard is told so and why.
 func (r *Remote) follow(synced chan struct{}) {
 	once := sync.Once{}
 	err := r.c.SSE(r.ctx, func(ev Event) error {
 		switch ev.Name {
 		case EventSynced:
 			once.Do(func() { close(synced) })
+			r.endResync()
+		case EventReconnected:
+			var rc Reconnected
+			_ = json.Unmarshal(ev.Data, &rc)
+			r.startResync(rc)
 		case EventAgent:
 			var a proto.AgentInfo
 			if err := json.Unmarshal(ev.Data, &a); err != nil {
@@ -178,10 +195,47 @@ func (r *Remote) follow(synced chan struct{}) {
 	close(r.ended)
 }
 
+// startResync begins taking a reopened stream's snapshots, and says on
+// the dashboard that the viewer reconnected and why.
+func (r *Remote) startResync(rc Reconnected) {
+	r.mu.Lock()
+	r.resync = map[string]bool{}
+	r.mu.Unlock()
+	r.feed.Publish(proto.Change{Warnings: []string{fmt.Sprintf("reconnected to the host at %s (%s); the table is the host's again",
+		time.Now().Format("15:04:05"), rc.Reason)}})
+}
+
+// endResync drops, at a reopened stream's EventSynced, the agents it did
+// not name (forgotten while the viewer was away), and tells the dashboard
+// that every agent and its output may have changed.
+func (r *Remote) endResync() {
+	r.mu.Lock()
+	if r.resync == nil {
+		r.mu.Unlock()
+		return
+	}
+	kept := r.agents[:0:0]
+	var changes []proto.Change
+	for _, a := range r.agents {
+		if r.resync[a.AgentID] {
+			kept = append(kept, a)
+		}
+		changes = append(changes, proto.Change{AgentID: a.AgentID, Agent: true, Output: true, Forgotten: !r.resync[a.AgentID]})
+	}
+	r.agents, r.resync = kept, nil
+	r.mu.Unlock()
+	for _, c := range changes {
+		r.feed.Publish(c)
+	}
+}
+
 // upsert stores an agent's snapshot; status forgotten removes it.
 func (r *Remote) upsert(a proto.AgentInfo) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.resync != nil {
+		r.resync[a.AgentID] = true
+	}
 	for i := range r.agents {
 		if r.agents[i].AgentID == a.AgentID {
 			if a.Status == proto.StatusForgotten {

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // maxSocketPath is the longest path a Unix socket may have on Linux
@@ -178,8 +176,7 @@ func clearStale(path, dir string) error {
 		// Name the folder the other subdash serves, which is not
 		// necessarily ours when --socket was given.
 		in := &InUseError{Socket: path, Dir: dir, PID: pid}
-		var res proto.Info
-		err := NewClient(path, dir).call(context.Background(), probeTimeout, http.MethodGet, "/v1/info", nil, &res)
+		res, err := NewClient(path, dir).ask(context.Background(), probeTimeout)
 		if err == nil && res.Dir != "" {
 			in.Dir = res.Dir
 		}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -112,15 +111,16 @@ func (c *Client) Has(ctx context.Context, feature string) (bool, error) {
 }
 
 // upload POSTs body as text/plain to path and decodes the answer into out.
-// The call is bounded as every call is (SPEC §6), by CallTimeout, except
-// that the time spent reading body's source does not count: the clock
-// runs while the host takes what was read, and until it answers.
+// The call is bounded as every call is (SPEC §6), by CallTimeout of this
+// process's running time, except that the time spent reading body's source
+// does not count: the clock runs while the host takes what was read, and
+// until it answers.
 func (c *Client) upload(ctx context.Context, path string, body io.Reader, out any) error {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	clock := time.AfterFunc(CallTimeout, func() { cancel(errNoAnswer) })
-	defer clock.Stop()
-	src := &unclockedReader{r: body, clock: clock}
+	d := c.deadline(cctx, cancel, c.callTimeout())
+	defer d.Stop()
+	src := &unclockedReader{r: body, clock: d}
 	req, err := http.NewRequestWithContext(cctx, http.MethodPost, "http://subdash"+path, src)
 	if err != nil {
 		return err
@@ -131,24 +131,24 @@ func (c *Client) upload(ctx context.Context, path string, body io.Reader, out an
 	if rerr := src.readErr(); err != nil && rerr != nil {
 		return fmt.Errorf("reading the message: %v", rerr)
 	}
-	return c.noAnswer(ctx, cctx, CallTimeout, true, err)
+	return c.noAnswer(ctx, cctx, true, err)
 }
 
-// unclockedReader stops clock while it reads from r, and starts it again
-// for CallTimeout after each read; err keeps r's error other than EOF.
+// unclockedReader holds clock while it reads from r; err keeps r's error
+// other than EOF.
 type unclockedReader struct {
 	r     io.Reader
-	clock *time.Timer
+	clock *deadline
 	mu    sync.Mutex // the transport reads in a goroutine of its own
 	err   error
 }
 
-// Read is io.Reader's; the deadline is stopped while r reads and restarted
-// for CallTimeout after.
+// Read is io.Reader's; the deadline is held while r reads and counts
+// again from zero after.
 func (u *unclockedReader) Read(p []byte) (int, error) {
-	u.clock.Stop()
+	u.clock.Hold()
 	n, err := u.r.Read(p)
-	u.clock.Reset(CallTimeout)
+	u.clock.Release()
 	if err != nil && !errors.Is(err, io.EOF) {
 		u.mu.Lock()
 		u.err = err

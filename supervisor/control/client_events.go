@@ -1,0 +1,183 @@
+package control
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// Events calls fn with the summary of every agent, then with an agent's
+// summary each time it changes (GET /v1/events), until ctx ends, fn returns
+// an error, or the host is gone. It returns ctx's error, fn's error, or
+// SSE's. After a reconnection fn gets every agent's summary again.
+func (c *Client) Events(ctx context.Context, fn func(proto.Summary) error) error {
+	return c.SSE(ctx, func(ev Event) error {
+		if ev.Name != EventAgent {
+			return nil
+		}
+		var s proto.Summary
+		if err := json.Unmarshal(ev.Data, &s); err != nil {
+			return fmt.Errorf("bad event from %s: %v", c.socket, err)
+		}
+		return fn(s)
+	})
+}
+
+// Event is one server-sent event of GET /v1/events: its name (EventAgent,
+// EventSynced, …; unknown names are to be ignored) and its JSON data; or
+// EventReconnected, which SSE itself gives.
+type Event struct {
+	Name string
+	Data []byte
+}
+
+// Reconnected is the data of EventReconnected: why the stream was opened
+// again, in words.
+type Reconnected struct {
+	Reason string `json:"reason"`
+}
+
+// maxReconnects is how many times in a row SSE opens the stream again
+// while no stream lives past its snapshot: a host that answers
+// GET /v1/info and keeps ending (or starving) its streams is reported,
+// not followed forever.
+const maxReconnects = 3
+
+// SSE calls fn with every event of GET /v1/events until ctx ends, fn
+// returns an error, or the host is gone or does not answer. Heartbeats
+// (comments the host sends every HeartbeatInterval) count as the host's
+// voice. The stream's deadline is CallTimeout of this process's running
+// time (a pause of the process does not count, see deadline): what waits
+// in the socket is read before the host is judged.
+//
+// A stream that ends, or is silent for that long, is judged by a fresh
+// request (Client.ask): when the same host answers (its pid and run), SSE
+// opens the stream again, calls fn with an EventReconnected event saying
+// why, then with the host's events from the start (every agent, then
+// EventSynced), so the caller replaces its state at EventSynced. It gives
+// up after maxReconnects tries in a row. It returns ctx's error, fn's
+// error, *StoppedError when the host closed the stream and does not answer
+// (it quit or died) or another host answers now, *NoAnswerError when it
+// does not answer the fresh request either, or the error that broke the
+// stream. This is the one place a client follows a host (Remote, and
+// through it the dashboard of a viewer, whatever carries its socket).
+func (c *Client) SSE(ctx context.Context, fn func(Event) error) error {
+	path := "/v1/events"
+	if c.origin == "viewer" {
+		path += "?viewer=1" // counted as an attached viewer (Info.Viewers)
+	}
+	first := c.host.Load() // the host followed: nil when never asked
+	followed := false      // a stream reached its EventSynced
+	for fails := 1; ; fails++ {
+		st, err := c.sseOnce(ctx, path, fn)
+		var fe fnError
+		switch {
+		case errors.As(err, &fe):
+			return fe.err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !followed && !st.synced:
+			if errors.Is(err, errStreamEnded) {
+				return &StoppedError{Socket: c.socket, PID: c.PID()}
+			}
+			return err // never followed: nothing to resume
+		}
+		followed = true
+		if st.live {
+			fails = 1
+		}
+		reason, err := c.judgeStream(ctx, err)
+		if err != nil {
+			return err
+		}
+		if now := c.host.Load(); first != nil && now != nil && (now.PID != first.PID || now.RunDir != first.RunDir) {
+			return &StoppedError{Socket: c.socket, PID: first.PID, Successor: now.PID}
+		}
+		if fails > maxReconnects {
+			return fmt.Errorf("the subdash host serving %s answers, but its event stream broke %d times in a row (%s); attach again, and report it if it lasts",
+				c.socket, fails, reason)
+		}
+		if err := fn(Event{Name: EventReconnected, Data: mustJSON(Reconnected{Reason: reason})}); err != nil {
+			return err
+		}
+	}
+}
+
+// judgeStream says why the event stream that ended with err is to be
+// opened again (the host answers a fresh request), or returns the error
+// the caller gets.
+func (c *Client) judgeStream(ctx context.Context, err error) (string, error) {
+	var na *NoAnswerError
+	var ns *NotServingError
+	switch {
+	case errors.As(err, &na):
+		if !na.Answers {
+			return "", na
+		}
+		return fmt.Sprintf("the event stream was silent for %s while the host answered", na.After), nil
+	case errors.Is(err, errStreamEnded), errors.As(err, &ns):
+		if _, perr := c.ask(ctx, c.probeTimeout()); perr != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", &StoppedError{Socket: c.socket, PID: c.PID()}
+		}
+		return "the host ended the event stream and answered a new request", nil
+	}
+	return "", err
+}
+
+// fnError carries the error of SSE's fn out of the stream.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+
+// streamState is what one event stream got to: its EventSynced (synced),
+// and something after it (live: it lived past its snapshot).
+type streamState struct{ synced, live bool }
+
+// sseOnce reads one event stream, calling fn with each event, until it
+// ends. fn's error comes back as fnError; a stream the host closed as
+// errStreamEnded.
+func (c *Client) sseOnce(ctx context.Context, path string, fn func(Event) error) (st streamState, err error) {
+	err = c.stream(ctx, path, func(body io.Reader, progress func()) error {
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		var ev Event
+		for sc.Scan() {
+			progress()
+			st.live = st.live || st.synced
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev.Name != "" || ev.Data != nil {
+					if ev.Name == "" {
+						ev.Name = "message"
+					}
+					st.synced = st.synced || ev.Name == EventSynced
+					if err := fn(ev); err != nil {
+						return fnError{err}
+					}
+				}
+				ev = Event{}
+			case strings.HasPrefix(line, "event: "):
+				ev.Name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.Data = append(ev.Data, strings.TrimPrefix(line, "data: ")...)
+			}
+		}
+		err := sc.Err()
+		if err == nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+			return errStreamEnded // the host closed the stream, or died
+		}
+		return fmt.Errorf("event stream from %s: %v", c.socket, err)
+	})
+	return st, err
+}

@@ -1,0 +1,196 @@
+package control
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// The tests of this file pause a client for real: they run it in a child
+// process (this test binary, TestPausedClientHelper) and stop that with
+// SIGSTOP, as ctrl+z, a debugger, a frozen ssh session or a suspended
+// laptop do, while a host of this process keeps writing. Every goroutine of
+// the child stops, its clocks do not: the host's writes wait in the
+// socket. The child's deadline is pauseLimit, not CallTimeout, and it is
+// paused for several of those.
+const (
+	pauseLimit = 400 * time.Millisecond
+	pauseFor   = 4 * pauseLimit
+)
+
+// pauseHost is a host of this process for a paused child: GET /v1/info,
+// GET /v1/events (synced at once, then a heartbeat every 20 ms, and an
+// agent event for each name sent on agents) and POST /v1/wait (answered
+// when answer is closed).
+type pauseHost struct {
+	socket  string
+	agents  chan string
+	waiting chan struct{} // closed when a wait request arrived
+	answer  chan struct{} // closed to answer it
+}
+
+func startPauseHost(t *testing.T) *pauseHost {
+	t.Helper()
+	h := &pauseHost{socket: filepath.Join(t.TempDir(), "h.sock"), agents: make(chan string, 4),
+		waiting: make(chan struct{}), answer: make(chan struct{})}
+	ln, err := net.Listen("unix", h.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(proto.Info{PID: os.Getpid(), RunDir: "run-1", Socket: h.socket, Protocol: Protocol})
+	})
+	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		writeEvent(w, EventSynced, struct{}{})
+		w.(http.Flusher).Flush()
+		beat := time.NewTicker(20 * time.Millisecond)
+		defer beat.Stop()
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case id := <-h.agents:
+				writeEvent(w, EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning})
+			case <-beat.C:
+				fmt.Fprint(w, ": heartbeat\n\n")
+			}
+			w.(http.Flusher).Flush()
+		}
+	})
+	mux.HandleFunc("POST /v1/wait", func(w http.ResponseWriter, r *http.Request) {
+		close(h.waiting)
+		select {
+		case <-h.answer:
+		case <-r.Context().Done():
+			return
+		}
+		// An answer longer than the socket holds (a wait of many ids), so
+		// that the paused child reads it over many reads after it resumes.
+		st := map[string]proto.Status{"a1": proto.StatusCompleted}
+		for i := range 40000 {
+			st[fmt.Sprintf("not-an-agent-%05d", i)] = proto.StatusNotFound
+		}
+		_ = json.NewEncoder(w).Encode(proto.WaitResult{Status: st})
+	})
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return h
+}
+
+// pausedChild runs TestPausedClientHelper with scenario against h; its
+// stdout lines are in the returned buffer.
+func pausedChild(t *testing.T, h *pauseHost, scenario string) (*exec.Cmd, *testkit.SyncBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPausedClientHelper$")
+	cmd.Env = append(os.Environ(), "SUBDASH_PAUSE_SCENARIO="+scenario, "SUBDASH_PAUSE_SOCKET="+h.socket)
+	out := &testkit.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd, out
+}
+
+// pause stops pid for pauseFor and continues it.
+func pause(t *testing.T, pid int) {
+	t.Helper()
+	testkit.StopProcess(t, pid, 10*time.Second)
+	time.Sleep(pauseFor) // the pause itself: what the test is about, not a wait for a result
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPausedStreamCatchesUp: a client of the event stream is stopped for
+// four times its deadline while the host's heartbeats queue in the socket.
+// Continued, it reads them and carries on: the next event reaches it and
+// the stream does not end (it used to end at once with "did not answer
+// within", blaming a host that wrote all along).
+func TestPausedStreamCatchesUp(t *testing.T) {
+	h := startPauseHost(t)
+	cmd, out := pausedChild(t, h, "events")
+	testkit.Eventually(t, 10*time.Second, "the child's stream to sync", func() bool { return strings.Contains(out.String(), "event synced") })
+	pause(t, cmd.Process.Pid)
+	h.agents <- "after-the-pause"
+	testkit.Eventually(t, 5*time.Second, "the event sent after the pause", func() bool {
+		return strings.Contains(out.String(), "event agent after-the-pause") || strings.Contains(out.String(), "end:")
+	})
+	if s := out.String(); strings.Contains(s, "end:") || !strings.Contains(s, "event agent after-the-pause") {
+		t.Fatalf("the paused stream, continued:\n%s", s)
+	}
+}
+
+// TestPausedCallTakesItsAnswer: a call (wait, as ctl wait and the MCP
+// server make it) is stopped while the host answers it, for four times its
+// deadline. Continued, it returns the host's answer, not "did not answer".
+func TestPausedCallTakesItsAnswer(t *testing.T) {
+	h := startPauseHost(t)
+	cmd, out := pausedChild(t, h, "wait")
+	<-h.waiting
+	testkit.StopProcess(t, cmd.Process.Pid, 10*time.Second)
+	close(h.answer)
+	time.Sleep(pauseFor) // the pause itself
+	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 5*time.Second, "the wait to return", func() bool { return strings.Contains(out.String(), "end:") })
+	if s := out.String(); !strings.Contains(s, "end: <nil> completed 40001") {
+		t.Fatalf("the paused wait, continued:\n%s", s)
+	}
+}
+
+// TestPausedClientHelper is the paused child of the tests above; it runs
+// only when they start it.
+func TestPausedClientHelper(t *testing.T) {
+	scenario := os.Getenv("SUBDASH_PAUSE_SCENARIO")
+	if scenario == "" {
+		t.Skip("the child of TestPausedStreamCatchesUp and TestPausedCallTakesItsAnswer")
+	}
+	c := NewClient(os.Getenv("SUBDASH_PAUSE_SOCKET"), "")
+	c.limit = pauseLimit
+	w := bufio.NewWriter(os.Stdout)
+	say := func(format string, args ...any) {
+		fmt.Fprintf(w, format+"\n", args...)
+		w.Flush()
+	}
+	ctx := context.Background()
+	if _, err := c.Info(ctx); err != nil {
+		say("end: info: %v", err)
+		os.Exit(0)
+	}
+	switch scenario {
+	case "events":
+		err := c.SSE(ctx, func(ev Event) error {
+			var s proto.Summary
+			_ = json.Unmarshal(ev.Data, &s)
+			say("event %s %s", ev.Name, s.AgentID)
+			return nil
+		})
+		say("end: %v", err)
+	case "wait":
+		var res proto.WaitResult
+		err := c.call(ctx, pauseLimit, http.MethodPost, "/v1/wait", waitRequest{IDs: []string{"a1"}}, &res)
+		say("end: %v %s %d", err, res.Status["a1"], len(res.Status))
+	}
+	os.Exit(0) // before goleak looks at the transport's goroutines
+}
