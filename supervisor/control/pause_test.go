@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,71 +29,9 @@ const (
 	pauseFor   = 4 * pauseLimit
 )
 
-// pauseHost is a host of this process for a paused child: GET /v1/info,
-// GET /v1/events (synced at once, then a heartbeat every 20 ms, and an
-// agent event for each name sent on agents) and POST /v1/wait (answered
-// when answer is closed).
-type pauseHost struct {
-	socket  string
-	agents  chan string
-	waiting chan struct{} // closed when a wait request arrived
-	answer  chan struct{} // closed to answer it
-}
-
-func startPauseHost(t *testing.T) *pauseHost {
-	t.Helper()
-	h := &pauseHost{socket: filepath.Join(t.TempDir(), "h.sock"), agents: make(chan string, 4),
-		waiting: make(chan struct{}), answer: make(chan struct{})}
-	ln, err := net.Listen("unix", h.socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(proto.Info{PID: os.Getpid(), RunDir: "run-1", Socket: h.socket, Protocol: Protocol})
-	})
-	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		writeEvent(w, EventSynced, struct{}{})
-		w.(http.Flusher).Flush()
-		beat := time.NewTicker(20 * time.Millisecond)
-		defer beat.Stop()
-		for {
-			select {
-			case <-r.Context().Done():
-				return
-			case id := <-h.agents:
-				writeEvent(w, EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning})
-			case <-beat.C:
-				fmt.Fprint(w, ": heartbeat\n\n")
-			}
-			w.(http.Flusher).Flush()
-		}
-	})
-	mux.HandleFunc("POST /v1/wait", func(w http.ResponseWriter, r *http.Request) {
-		close(h.waiting)
-		select {
-		case <-h.answer:
-		case <-r.Context().Done():
-			return
-		}
-		// An answer longer than the socket holds (a wait of many ids), so
-		// that the paused child reads it over many reads after it resumes.
-		st := map[string]proto.Status{"a1": proto.StatusCompleted}
-		for i := range 40000 {
-			st[fmt.Sprintf("not-an-agent-%05d", i)] = proto.StatusNotFound
-		}
-		_ = json.NewEncoder(w).Encode(proto.WaitResult{Status: st})
-	})
-	srv := &http.Server{Handler: mux}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return h
-}
-
 // pausedChild runs TestPausedClientHelper with scenario against h; its
 // stdout lines are in the returned buffer.
-func pausedChild(t *testing.T, h *pauseHost, scenario string) (*exec.Cmd, *testkit.SyncBuffer) {
+func pausedChild(t *testing.T, h *scriptHost, scenario string) (*exec.Cmd, *testkit.SyncBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPausedClientHelper$")
 	cmd.Env = append(os.Environ(), "SUBDASH_PAUSE_SCENARIO="+scenario, "SUBDASH_PAUSE_SOCKET="+h.socket)
@@ -127,7 +63,7 @@ func pause(t *testing.T, pid int) {
 // the stream does not end (it used to end at once with "did not answer
 // within", blaming a host that wrote all along).
 func TestPausedStreamCatchesUp(t *testing.T) {
-	h := startPauseHost(t)
+	h := startScriptHost(t, scriptStream{nil, "beat"})
 	cmd, out := pausedChild(t, h, "events")
 	testkit.Eventually(t, 10*time.Second, "the child's stream to sync", func() bool { return strings.Contains(out.String(), "event synced") })
 	pause(t, cmd.Process.Pid)
@@ -144,7 +80,7 @@ func TestPausedStreamCatchesUp(t *testing.T) {
 // server make it) is stopped while the host answers it, for four times its
 // deadline. Continued, it returns the host's answer, not "did not answer".
 func TestPausedCallTakesItsAnswer(t *testing.T) {
-	h := startPauseHost(t)
+	h := startScriptHost(t, scriptStream{nil, "beat"})
 	cmd, out := pausedChild(t, h, "wait")
 	<-h.waiting
 	testkit.StopProcess(t, cmd.Process.Pid, 10*time.Second)

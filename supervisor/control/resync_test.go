@@ -19,16 +19,22 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// scriptHost is a host whose event streams follow a script: the n-th
-// GET /v1/events sends the snapshots of streams[n].agents and EventSynced,
-// then heartbeats every 20 ms ("beat"), nothing ("silent"), or ends
-// ("end") once end is closed. GET /v1/info answers with info (run "run-1"
-// unless changed), or never once infoSilent is set; POST
-// /v1/agents/{id}/close never answers.
+// scriptHost is a host of this process whose event streams follow a
+// script: the n-th GET /v1/events (the last script for later ones) sends
+// the snapshots of streams[n].agents and EventSynced, then an agent event
+// for each id sent on agents, and heartbeats every 20 ms ("beat"), nothing
+// else ("silent"), or ends ("end") once end is closed. GET /v1/info
+// answers (run "run-1" unless changed), or never once infoSilent is set;
+// POST /v1/agents/{id}/close never answers; POST /v1/wait closes waiting
+// and answers once answer is closed, with more ids than the socket holds
+// (a wait of many ids), so a paused client reads it over many reads.
 type scriptHost struct {
 	socket  string
 	streams []scriptStream
 	end     chan struct{}
+	agents  chan string
+	waiting chan struct{}
+	answer  chan struct{}
 
 	mu         sync.Mutex
 	opened     int
@@ -43,7 +49,8 @@ type scriptStream struct {
 
 func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 	t.Helper()
-	h := &scriptHost{socket: filepath.Join(t.TempDir(), "h.sock"), streams: streams, end: make(chan struct{}), runDir: "run-1"}
+	h := &scriptHost{socket: filepath.Join(t.TempDir(), "h.sock"), streams: streams, end: make(chan struct{}), runDir: "run-1",
+		agents: make(chan string, 4), waiting: make(chan struct{}), answer: make(chan struct{})}
 	ln, err := net.Listen("unix", h.socket)
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +70,19 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 		_ = json.NewEncoder(w).Encode(ConfigResult{})
 	})
 	mux.HandleFunc("POST /v1/agents/{id}/close", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	mux.HandleFunc("POST /v1/wait", func(w http.ResponseWriter, r *http.Request) {
+		close(h.waiting)
+		select {
+		case <-h.answer:
+		case <-r.Context().Done():
+			return
+		}
+		st := map[string]proto.Status{"a1": proto.StatusCompleted}
+		for i := range 40000 {
+			st[fmt.Sprintf("not-an-agent-%05d", i)] = proto.StatusNotFound
+		}
+		_ = json.NewEncoder(w).Encode(proto.WaitResult{Status: st})
+	})
 	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		st := h.streams[min(h.opened, len(h.streams)-1)]
@@ -80,6 +100,9 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 			select {
 			case <-r.Context().Done():
 				return
+			case id := <-h.agents:
+				writeEvent(w, EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning})
+				w.(http.Flusher).Flush()
 			case <-h.end:
 				if st.then == "end" {
 					return
