@@ -127,7 +127,7 @@ func (c *Client) call(ctx context.Context, limit time.Duration, method, path str
 	d := c.deadline(cctx, cancel, limit)
 	defer d.Stop()
 	sent := method == http.MethodPost && path != "/v1/wait" && path != "/v1/multi-agent/wait" // a wait changes nothing that matters
-	return c.noAnswer(ctx, cctx, sent, c.roundTrip(cctx, method, path, body, out))
+	return c.noAnswer(ctx, cctx, sent, c.roundTrip(cctx, method, path, body, out, d.Progress))
 }
 
 // do is call bounded by CallTimeout: every operation but wait and the
@@ -155,31 +155,38 @@ func (c *Client) noAnswer(ctx, cctx context.Context, sent bool, err error) error
 
 // roundTrip sends a request with body (JSON, or none when nil) and decodes a 2xx
 // answer into out (*strings.Builder receives text) or turns an error answer
-// back into *proto.Error.
-func (c *Client) roundTrip(ctx context.Context, method, path string, body, out any) error {
+// back into *proto.Error. progress (nil: none) is called when the headers
+// come and after each read of the answer that returned bytes: a long answer
+// that flows is not a silent host.
+func (c *Client) roundTrip(ctx context.Context, method, path string, body, out any, progress func()) error {
 	req, err := c.newRequest(ctx, method, path, body)
 	if err != nil {
 		return err
 	}
-	return c.exchange(ctx, req, out)
+	return c.exchange(ctx, req, out, progress)
 }
 
 // exchange sends req and decodes its answer as roundTrip does.
-func (c *Client) exchange(ctx context.Context, req *http.Request, out any) error {
-	return c.exchangeOn(ctx, c.http, req, out)
+func (c *Client) exchange(ctx context.Context, req *http.Request, out any, progress func()) error {
+	return c.exchangeOn(ctx, c.http, req, out, progress)
 }
 
 // exchangeOn is exchange on hc's connections.
-func (c *Client) exchangeOn(ctx context.Context, hc *http.Client, req *http.Request, out any) error {
+func (c *Client) exchangeOn(ctx context.Context, hc *http.Client, req *http.Request, out any, progress func()) error {
 	resp, err := c.responseOn(ctx, hc, req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	var rd io.Reader = resp.Body
+	if progress != nil {
+		progress()
+		rd = &progressReader{r: resp.Body, progress: progress}
+	}
 	if b, ok := out.(*strings.Builder); ok {
-		_, err = io.Copy(b, resp.Body)
+		_, err = io.Copy(b, rd)
 	} else {
-		err = json.NewDecoder(resp.Body).Decode(out)
+		err = json.NewDecoder(rd).Decode(out)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -188,6 +195,20 @@ func (c *Client) exchangeOn(ctx context.Context, hc *http.Client, req *http.Requ
 		return fmt.Errorf("bad answer from subdash at %s: %v", c.socket, err)
 	}
 	return nil
+}
+
+// progressReader calls progress after each read of r that returned bytes.
+type progressReader struct {
+	r        io.Reader
+	progress func()
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.progress()
+	}
+	return n, err
 }
 
 // request sends a request and returns a 2xx response, or the error the

@@ -63,7 +63,7 @@ func (c *Client) ask(ctx context.Context, limit time.Duration) (proto.Info, erro
 	var info proto.Info
 	req, err := c.newRequest(actx, http.MethodGet, "/v1/info", nil)
 	if err == nil {
-		err = c.exchangeOn(actx, c.fresh, req, &info)
+		err = c.exchangeOn(actx, c.fresh, req, &info, nil)
 	}
 	var s *silence
 	if err != nil && ctx.Err() == nil && errors.As(context.Cause(actx), &s) {

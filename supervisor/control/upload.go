@@ -127,7 +127,7 @@ func (c *Client) upload(ctx context.Context, path string, body io.Reader, out an
 	}
 	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
 	c.setOrigin(req)
-	err = c.exchange(cctx, req, out)
+	err = c.exchange(cctx, req, out, d.Progress)
 	if rerr := src.readErr(); err != nil && rerr != nil {
 		return fmt.Errorf("reading the message: %v", rerr)
 	}
