@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -35,6 +36,8 @@ type lineConn struct {
 	lines  chan lineOrErr
 	closed chan struct{}
 	once   sync.Once
+	ids    *idMap
+	queued []jsonrpc.Message // messages Read returns before the next line (Read is not called concurrently)
 
 	mu          sync.Mutex
 	large       map[any]bool  // ids (jsonrpc.ID.Raw) of large requests not answered yet
@@ -45,6 +48,7 @@ type lineConn struct {
 
 type lineOrErr struct {
 	line []byte
+	msg  message // what the filter read of line
 	err  error
 }
 
@@ -52,12 +56,12 @@ type lineOrErr struct {
 // unblocks a Read (mcp.Connection); like the SDK's own transport it leaks
 // that goroutine when the reader never returns after Close.
 func newLineConn(in *lineFilter, out *lockedWriter) *lineConn {
-	c := &lineConn{in: in, out: out, lines: make(chan lineOrErr), closed: make(chan struct{}), large: map[any]bool{}}
+	c := &lineConn{in: in, out: out, lines: make(chan lineOrErr), closed: make(chan struct{}), large: map[any]bool{}, ids: newIDMap()}
 	go func() {
 		for {
-			line, err := in.next()
+			line, msg, err := in.nextMessage()
 			select {
-			case c.lines <- lineOrErr{line, err}:
+			case c.lines <- lineOrErr{line, msg, err}:
 			case <-c.closed:
 				return
 			}
@@ -70,27 +74,49 @@ func newLineConn(in *lineFilter, out *lockedWriter) *lineConn {
 }
 
 // Read returns the next message; io.EOF once the client closed stdin and
-// every request read before has been answered (see drain).
+// every request read before has been answered (see drain). A request's id
+// is replaced by one of its own (idMap) and a notifications/cancelled
+// names the requests in flight with the id it names, one notification
+// each; one that names none is dropped (its requests were answered).
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.closed:
-		return nil, io.EOF
-	case v := <-c.lines:
+	for {
+		if len(c.queued) > 0 {
+			msg := c.queued[0]
+			c.queued = c.queued[1:]
+			return msg, nil
+		}
+		var v lineOrErr
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		case v = <-c.lines:
+		}
 		if v.err != nil {
 			return nil, c.drain(ctx, v.err)
 		}
 		msg, err := jsonrpc.DecodeMessage(v.line)
-		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+		req, ok := msg.(*jsonrpc.Request)
+		switch {
+		case err != nil || !ok:
+			return msg, err
+		case req.ID.IsValid():
+			req.ID = c.ids.in(v.msg.ID)
 			c.mu.Lock()
 			c.unanswered++
 			if len(v.line) >= largeLine {
 				c.large[req.ID.Raw()] = true
 			}
 			c.mu.Unlock()
+			return req, nil
+		case req.Method == "notifications/cancelled" && len(v.msg.Params.RequestID) > 0:
+			for _, id := range c.ids.cancel(v.msg.Params.RequestID) {
+				c.queued = append(c.queued, &jsonrpc.Request{Method: req.Method, Params: cancelledParams(id)})
+			}
+		default:
+			return req, nil
 		}
-		return msg, err
 	}
 }
 
@@ -134,18 +160,37 @@ func (c *lineConn) drain(ctx context.Context, end error) error {
 	}
 }
 
-// Write writes msg as one line. After the answer to a large request it
-// releases the memory the request took.
+// Write writes msg as one line; an answer goes out with the client's id as
+// it was written, and not at all when the client cancelled its request
+// (the MCP specification, basic/utilities/cancellation: the receiver
+// should not respond; the SDK answers "context canceled"). After the answer
+// to a large request it releases the memory the request took.
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	resp, isResp := msg.(*jsonrpc.Response)
+	var raw json.RawMessage
+	if isResp {
+		var cancelled, mapped bool
+		raw, cancelled, mapped = c.ids.out(resp.ID)
+		if cancelled {
+			c.answered(resp)
+			return nil
+		}
+		if !mapped {
+			raw = nil
+		}
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encoding an MCP message: %v", err)
 	}
+	if raw != nil {
+		data = withID(data, resp.ID.Raw().(int64), raw)
+	}
 	_, err = c.out.Write(append(data, '\n'))
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if isResp {
 		c.answered(resp)
 	}
 	return err

@@ -27,23 +27,18 @@ const maxLine = mcp.DefaultMaxLineLength
 // JSON-RPC 2.0 object on unchanged, skips blank lines, and answers any other
 // line with an error on out, so one bad line costs the client one error
 // instead of the session (and the agents a self-supervising server runs).
-//
-// It also notes the client's notifications/cancelled, so that the writer
-// (see lockedWriter) drops the answer to a cancelled request: the MCP
-// specification (basic/utilities/cancellation) says the receiver of a
-// cancellation should not respond to the request, and the SDK answers it
-// with a "context canceled" error.
+// An id it passes is a string or an integer (MCP), which lineConn maps to
+// an id of the request's own (idMap).
 type lineFilter struct {
-	src       *bufio.Reader
-	closer    io.Closer
-	out       io.Writer
-	log       io.Writer
-	cancelled *cancelledSet
-	pending   []byte
+	src     *bufio.Reader
+	closer  io.Closer
+	out     io.Writer
+	log     io.Writer
+	pending []byte
 }
 
 func newLineFilter(r io.Reader, out, log io.Writer) *lineFilter {
-	f := &lineFilter{src: bufio.NewReaderSize(r, 64<<10), out: out, log: log, cancelled: newCancelledSet()}
+	f := &lineFilter{src: bufio.NewReaderSize(r, 64<<10), out: out, log: log}
 	if c, ok := r.(io.Closer); ok {
 		f.closer = c
 	}
@@ -74,6 +69,12 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 // next returns the next line that passed the filter, without its newline,
 // or the stream's error (io.EOF at its end).
 func (f *lineFilter) next() ([]byte, error) {
+	line, _, err := f.nextMessage()
+	return line, err
+}
+
+// nextMessage is next, with what the filter read of the line.
+func (f *lineFilter) nextMessage() ([]byte, message, error) {
 	for {
 		line, tooLong, err := f.readLine()
 		switch trimmed := bytes.TrimSpace(line); {
@@ -90,12 +91,11 @@ func (f *lineFilter) next() ([]byte, error) {
 				// parse: it answers nothing this server asked.
 				fmt.Fprintf(f.log, "subdash mcp: the client reported an error: %.200s\n", trimmed)
 			default:
-				f.note(m)
-				return trimmed, nil
+				return trimmed, m, nil
 			}
 		}
 		if err != nil {
-			return nil, err
+			return nil, message{}, err
 		}
 	}
 }
@@ -130,6 +130,8 @@ type message struct {
 	Params  struct {
 		RequestID json.RawMessage `json:"requestId"`
 	} `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 }
 
 // check says whether line, which is not blank, is a JSON-RPC 2.0 object
@@ -150,21 +152,45 @@ func check(line []byte) (m message, code int, why string) {
 	if m.JSONRPC != "2.0" {
 		return m, -32600, `not a JSON-RPC 2.0 message ("jsonrpc" must be "2.0")`
 	}
-	if id := bytes.TrimSpace(m.ID); len(id) > 0 && !validID(id) {
-		if m.Method == "" && isNull(id) {
-			return m, 0, "" // an error answer without an id: Read logs it
-		}
-		m.ID = nil
+	id := bytes.TrimSpace(m.ID)
+	switch {
+	case len(id) > 0 && isNull(id) && m.Method == "":
+		return m, 0, "" // an error answer without an id: next logs it
+	case len(id) > 0 && isNull(id):
 		// MCP (basic, "Requests"): the id must be a string or an
 		// integer, and unlike JSON-RPC not null.
-		return m, -32600, "the id must be a string or a number (MCP does not allow null)"
+		return m, -32600, "the id must be a string or an integer (MCP does not allow null)"
+	case len(id) > 0 && !validID(id):
+		// Answered with the id as it came (JSON-RPC 2.0 §5: the same
+		// value), so the client can tell which request it was.
+		return m, -32600, "the id must be a string or an integer (MCP, basic/Requests: no fraction, no exponent, not null)"
+	case m.Method == "" && len(m.Result) == 0 && len(m.Error) == 0 && len(id) > 0:
+		return m, -32600, `invalid request: a message with an id needs a "method" (a request) or a "result" or "error" (an answer to the server's request)`
+	case m.Method == "" && len(m.Result) == 0 && len(m.Error) == 0:
+		return m, -32600, `invalid request: neither "method", "result" nor "error"`
 	}
 	return m, 0, ""
 }
 
-// validID reports whether id is a JSON string or number.
+// validID reports whether id is a JSON string or an integer (digits after
+// an optional minus: MCP allows no other number), of any size.
 func validID(id []byte) bool {
-	return id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9'
+	if id[0] == '"' {
+		return true
+	}
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 {
+		return false
+	}
+	for _, b := range digits {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func isNull(id []byte) bool { return string(bytes.TrimSpace(id)) == "null" }
@@ -198,17 +224,6 @@ func headID(head []byte) json.RawMessage {
 	return nil
 }
 
-// note records a cancellation, and forgets one when a new request reuses
-// its id.
-func (f *lineFilter) note(m message) {
-	switch {
-	case m.Method == "notifications/cancelled" && len(m.ID) == 0 && len(m.Params.RequestID) > 0:
-		f.cancelled.add(m.Params.RequestID)
-	case m.Method != "" && len(m.ID) > 0:
-		f.cancelled.remove(m.ID)
-	}
-}
-
 func (f *lineFilter) reject(id json.RawMessage, code int, why string, line []byte) {
 	shown := line
 	if len(shown) > 80 {
@@ -231,87 +246,17 @@ func (f *lineFilter) Close() error {
 }
 
 // lockedWriter makes each Write whole: the SDK writes one message per call,
-// and so does lineFilter, from another goroutine. With cancelled set, it
-// drops the answer to a request the client cancelled.
+// and so does lineFilter, from another goroutine.
 type lockedWriter struct {
-	mu        sync.Mutex
-	w         io.Writer
-	cancelled *cancelledSet
+	mu sync.Mutex
+	w  io.Writer
 }
 
-// Write writes p, one message, under the lock; an answer to a cancelled
-// request is dropped (and reported written).
+// Write writes p, one message, under the lock.
 func (l *lockedWriter) Write(p []byte) (int, error) {
-	if l.cancelled != nil && l.cancelled.answers(p) {
-		return len(p), nil
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// cancelledSet holds the ids of requests the client cancelled and has not
-// had an answer to. It is bounded: a cancellation that arrives after its
-// answer was sent would otherwise stay forever.
-type cancelledSet struct {
-	mu  sync.Mutex
-	ids []string // compact JSON of each id, oldest first
-}
-
-// maxCancelled bounds cancelledSet; a client has far fewer requests in
-// flight.
-const maxCancelled = 256
-
-func newCancelledSet() *cancelledSet { return &cancelledSet{} }
-
-func idKey(id json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, id) != nil {
-		return string(id)
-	}
-	return b.String()
-}
-
-func (c *cancelledSet) add(id json.RawMessage) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.ids = append(c.ids, idKey(id))
-	if len(c.ids) > maxCancelled {
-		c.ids = c.ids[len(c.ids)-maxCancelled:]
-	}
-}
-
-// remove forgets id; it reports whether id was there.
-func (c *cancelledSet) remove(id json.RawMessage) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := idKey(id)
-	for i, v := range c.ids {
-		if v == k {
-			c.ids = append(c.ids[:i], c.ids[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-// answers reports whether msg is the answer (a result or an error) to a
-// cancelled request, and forgets that request if so.
-func (c *cancelledSet) answers(msg []byte) bool {
-	c.mu.Lock()
-	empty := len(c.ids) == 0
-	c.mu.Unlock()
-	if empty {
-		return false
-	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.ID) == 0 {
-		return false
-	}
-	return c.remove(m.ID)
 }
 
 // Close closes the underlying writer when it can be closed.

@@ -93,38 +93,3 @@ func TestLineFilterNullAndLongIDs(t *testing.T) {
 		t.Errorf("client error answer: passed %q, answered %q, logged %q", passed, answered, logged)
 	}
 }
-
-// TestCancelledRequestGetsNoAnswer: after notifications/cancelled for a
-// request, the writer drops the server's answer to it (MCP cancellation:
-// the receiver should not respond), and only to it.
-func TestCancelledRequestGetsNoAnswer(t *testing.T) {
-	var stdout bytes.Buffer
-	out := &lockedWriter{w: &stdout}
-	in := newLineFilter(strings.NewReader(strings.Join([]string{
-		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait"}}`,
-		`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"wait"}}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user"}}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}`,
-	}, "\n")+"\n"), out, io.Discard)
-	out.cancelled = in.cancelled
-	if _, err := io.ReadAll(in); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []string{
-		`{"jsonrpc":"2.0","id":5,"result":{"isError":true}}`,   // cancelled: dropped
-		`{"jsonrpc":"2.0","id":6,"result":{}}`,                 // another request: written
-		`{"jsonrpc":"2.0","id": "s" ,"error":{"code":-32603}}`, // cancelled, spaced id: dropped
-		`{"jsonrpc":"2.0","id":5,"result":{"again":true}}`,     // answered already: written
-		`{"jsonrpc":"2.0","method":"notifications/progress"}`,  // a notification: written
-	} {
-		if n, err := out.Write([]byte(m + "\n")); err != nil || n != len(m)+1 {
-			t.Fatalf("Write(%s) = %d, %v", m, n, err)
-		}
-	}
-	want := `{"jsonrpc":"2.0","id":6,"result":{}}` + "\n" +
-		`{"jsonrpc":"2.0","id":5,"result":{"again":true}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/progress"}` + "\n"
-	if stdout.String() != want {
-		t.Fatalf("written:\n%s\nwant:\n%s", stdout.String(), want)
-	}
-}

@@ -69,7 +69,6 @@ func Run(ctx context.Context, o supervisor.Options, family Family, stdin io.Read
 	}
 	out := &lockedWriter{w: stdout}
 	in := newLineFilter(stdin, out, stderr)
-	out.cancelled = in.cancelled
 	server := NewFamilyServer(family, bs, version(), session)
 	server.AddReceivingMiddleware(endWith(ctx))
 	err = server.Run(ctx, lineTransport{newLineConn(in, out)})
