@@ -119,6 +119,7 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 	fs.Var((*stringList)(&o.Kube.Secrets), "kube-secret", "mount this Secret's keys as environment variables of the pods (repeatable)")
 	fs.DurationVar(&o.Kube.StartTimeout, "kube-start-timeout", runner.DefaultKubeStartTimeout, "an agent's pod that does not run within this makes its submission errored with the cluster's reason")
 	fs.Var(durationFlag{&o.RestoreWindow, supervisor.DefaultRestoreWindow}, "restore-window", "restore the agents of earlier runs updated within this (7d, 36h; 0: none)")
+	fs.Var(sizeFlag{&o.MaxLogSize, supervisor.DefaultMaxLogSize}, "max-log-size", "the bytes each submission's log files may hold: the first and the last half are kept, a marker says what was dropped (10MiB, 10M, 1GiB; 0: no cap)")
 	fs.Var(durationFlag{&o.LogRetention, supervisor.DefaultLogRetention}, "log-retention", "at start, remove this directory's runs (logs, journal) older than this, never those of restored agents (30d; 0: keep all)")
 	fs.BoolVar(&o.Approvals, "approvals", false, "relay the claude preset's tool permission requests to you (answer with y/Y/d or subdash ctl approve/deny)")
 	fs.StringVar(&o.NotifyCommand, "notify-command", "", "shell command the host runs once each time an agent needs you, with SUBDASH_AGENT_ID, SUBDASH_STATUS and SUBDASH_MESSAGE in its environment")
@@ -146,6 +147,31 @@ func (f durationFlag) Set(v string) error {
 		return err
 	}
 	*f.p = &d
+	return nil
+}
+
+// sizeFlag is a size flag in binary units (proto.ParseSize) that
+// leaves its option nil (the default) when not given.
+type sizeFlag struct {
+	p   **int64
+	def int64
+}
+
+// String shows the value, or the default, as the flag takes it.
+func (f sizeFlag) String() string {
+	if f.p == nil || *f.p == nil {
+		return proto.FormatSize(f.def)
+	}
+	return proto.FormatSize(**f.p)
+}
+
+// Set parses a size ("10MiB", "1G", "0").
+func (f sizeFlag) Set(v string) error {
+	n, err := proto.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*f.p = &n
 	return nil
 }
 

@@ -54,6 +54,7 @@ var hostSettings = map[string]func(c control.Settings) any{
 	"log-retention":  func(c control.Settings) any { return c.LogRetention },
 	"approvals":      func(c control.Settings) any { return c.Preset != nil && c.Preset.Approvals },
 	"line-memory":    func(c control.Settings) any { return c.LineMemory },
+	"max-log-size":   func(c control.Settings) any { return c.MaxLogSize },
 	"notify-command": func(c control.Settings) any { return c.NotifyCommand },
 	"runner": func(c control.Settings) any {
 		if c.RunnerName == "" {

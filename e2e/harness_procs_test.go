@@ -212,7 +212,8 @@ func cpuTicks(pid int) int {
 func logBytes(dir string) int64 {
 	var n int64
 	_ = filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && strings.HasSuffix(path, ".log") {
+		// the head (.log) and the parts a cap or the floor made (.log.t…, .log.h…)
+		if err == nil && !e.IsDir() && (strings.HasSuffix(path, ".log") || strings.Contains(filepath.Base(path), ".log.")) {
 			if fi, err := e.Info(); err == nil {
 				n += fi.Size()
 			}

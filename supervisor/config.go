@@ -26,6 +26,11 @@ const (
 	// default --scrollback it lets 8 agents keep every line of their
 	// current submission while finished ones give theirs back.
 	DefaultLineMemory = 24 << 20
+	// DefaultMaxLogSize is the default of --max-log-size: the bytes a
+	// submission's log files may hold, head and tail (SPEC §5).
+	DefaultMaxLogSize = 1 << 30
+	// minMaxLogSize is the smallest cap --max-log-size takes but 0.
+	minMaxLogSize = 64 << 10
 )
 
 // CommandSource says which step of SPEC §2's agent command resolution chose
@@ -69,6 +74,9 @@ type Options struct {
 	// start unless they hold a record inside the restore window; nil =
 	// DefaultLogRetention, 0 = keep every run.
 	LogRetention *time.Duration
+	// MaxLogSize is --max-log-size in bytes (ParseSize): nil =
+	// DefaultMaxLogSize, 0 = no cap, else at least 64 KiB.
+	MaxLogSize *int64
 	// NotifyCommand is --notify-command: a shell command the host runs once
 	// per transition to needing you (SPEC §11); "" for none.
 	NotifyCommand string
@@ -149,6 +157,13 @@ type Config struct {
 	// LogRetention: runs older than it are removed at start, except those
 	// holding a record inside RestoreWindow; 0 keeps every run.
 	LogRetention time.Duration
+	// MaxLogSize caps each submission's log files, in bytes: the first
+	// and the last half are kept (SPEC §5); 0: no cap.
+	MaxLogSize int64
+	// Statfs reports the free bytes and the size of the filesystem of
+	// StateDir, for the free-space floor of the log files (SPEC §5); nil
+	// means statfs(2).
+	Statfs func(dir string) (free, total uint64, err error)
 }
 
 // Resolve turns options and the environment into a Config following SPEC §2:
@@ -190,6 +205,13 @@ func Resolve(o Options, env Environment) (Config, error) {
 	}
 	if c.Scrollback == 0 {
 		c.Scrollback = DefaultScrollback
+	}
+	c.MaxLogSize = DefaultMaxLogSize
+	if o.MaxLogSize != nil {
+		c.MaxLogSize = *o.MaxLogSize
+	}
+	if c.MaxLogSize != 0 && c.MaxLogSize < minMaxLogSize {
+		return c, fmt.Errorf("invalid --max-log-size %s: give 0 (no cap) or at least 64KiB", proto.FormatSize(c.MaxLogSize))
 	}
 	switch {
 	case o.LineMemory == 0:

@@ -143,6 +143,28 @@ func TestMaxDepthFromFlagAndEnvironment(t *testing.T) {
 	}
 }
 
+// TestMaxLogSizeDefaultsToOneGiB: --max-log-size unset is 1 GiB, 0 is no
+// cap, and a cap too small to hold a head and four tail parts is refused
+// saying what to give (SPEC §5).
+func TestMaxLogSizeDefaultsToOneGiB(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	env := fakeEnv(map[string]string{"HOME": home}, false)
+	size := func(n int64) *int64 { return &n }
+	for _, c := range []struct {
+		flag *int64
+		want int64
+	}{{nil, 1 << 30}, {size(0), 0}, {size(10 << 20), 10 << 20}, {size(64 << 10), 64 << 10}} {
+		cfg, err := Resolve(Options{Dir: dir, Command: "x", MaxLogSize: c.flag}, env)
+		if err != nil || cfg.MaxLogSize != c.want {
+			t.Errorf("--max-log-size %v: %d, %v; want %d", c.flag, cfg.MaxLogSize, err, c.want)
+		}
+	}
+	_, err := Resolve(Options{Dir: dir, Command: "x", MaxLogSize: size(1000)}, env)
+	if err == nil || err.Error() != "invalid --max-log-size 1000: give 0 (no cap) or at least 64KiB" {
+		t.Errorf("--max-log-size 1000: %v", err)
+	}
+}
+
 // TestNestedRefusedWithKubernetes: a submission in a pod cannot reach the
 // host's control socket, so --allow-nested with the Kubernetes runner is
 // refused at start, saying why (SPEC §14).

@@ -106,7 +106,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 // new one (SPEC §8).
 func (s *Supervisor) newSessionNote(a *agent, sub *submission) {
 	msg := "the previous submission ended before " + a.preset.Name + " created a session; this submission starts a new session"
-	sub.note(msg, transcript.KindInit)
+	sub.note(msg, transcript.KindNote)
 	s.journal.Write(journal.Event{Event: "new_session", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Note: "subdash: " + msg})
 }
 
@@ -343,7 +343,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	}
 	ev := journal.Event{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note,
-		LastOutput: copyStr(&lastOutput)}
+		LastOutput: copyStr(&lastOutput), LogDropped: sub.out.LogDropped()}
 	if used != (proto.Usage{}) {
 		ev.Usage = &used
 	}

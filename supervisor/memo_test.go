@@ -192,7 +192,7 @@ func TestMemoPresetFailures(t *testing.T) {
 	if got := strings.Join(lines(t, s, id), "\n"); !strings.Contains(got, "the previous submission ended before memo created a session") {
 		t.Errorf("log pane does not say a new session starts:\n%s", got)
 	}
-	if w, ok, err := s.Transcript(t.Context(), id, 2, 0, 10); err != nil || !ok || len(w.Entries) == 0 || w.Entries[0].Kind != transcript.KindInit ||
+	if w, ok, err := s.Transcript(t.Context(), id, 2, 0, 10); err != nil || !ok || len(w.Entries) == 0 || w.Entries[0].Kind != transcript.KindNote ||
 		!strings.Contains(w.Entries[0].Text, "ended before memo created a session") {
 		t.Errorf("the transcript does not say a new session starts: %+v %v %v", w.Entries, ok, err)
 	}

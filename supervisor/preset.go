@@ -132,7 +132,7 @@ type memoRun struct {
 func (s *Supervisor) prepareMemo(a *agent, sub *submission) error {
 	if a.home == "" { // not the local runner
 		if sub.seq > 1 {
-			sub.note("memo on --runner "+a.runner+" starts a new conversation for every submission: its session files stay where it runs, out of the host's reach", transcript.KindInit)
+			sub.note("memo on --runner "+a.runner+" starts a new conversation for every submission: its session files stay where it runs, out of the host's reach", transcript.KindNote)
 		}
 		return nil
 	}
@@ -156,7 +156,7 @@ func (s *Supervisor) prepareMemo(a *agent, sub *submission) error {
 	s.mu.Unlock()
 	switch {
 	case gone:
-		sub.note("memo's sessions of this agent are gone from "+filepath.Join(a.home, "sessions")+"; this submission starts a new conversation", transcript.KindInit)
+		sub.note("memo's sessions of this agent are gone from "+filepath.Join(a.home, "sessions")+"; this submission starts a new conversation", transcript.KindNote)
 	case !prev && sub.seq > 1:
 		s.newSessionNote(a, sub)
 	}

@@ -51,6 +51,7 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 			ID: sub.id, Seq: sub.seq, Message: sub.message, MessageBytes: sub.msgLen, MessageFile: sub.msgPath,
 			Command: sub.command, Log: sub.logPath, StartedAt: proto.Time{Time: sub.startedAt}, EndedAt: proto.Time{Time: sub.endedAt},
 			Status: sub.status, ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
+			LogDropped: max(sub.out.LogDropped(), sub.logDropped),
 		}
 	}
 	return r
@@ -103,7 +104,7 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 		a.subs[i] = &submission{
 			id: sr.ID, seq: sr.Seq, message: sr.Message, msgLen: sr.MessageBytes, msgPath: sr.MessageFile,
 			command: sr.Command, logPath: sr.Log, startedAt: sr.StartedAt.Time, endedAt: sr.EndedAt.Time,
-			status: sr.Status, exitCode: sr.ExitCode, signal: sr.Signal, lastError: sr.LastError, restored: true,
+			status: sr.Status, exitCode: sr.ExitCode, signal: sr.Signal, lastError: sr.LastError, restored: true, logDropped: sr.LogDropped,
 		}
 	}
 	return a

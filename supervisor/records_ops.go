@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -16,8 +17,10 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
+	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // openRun creates the run's folder <StateDir>/runs/<run-id>/ (mode 0700)
@@ -292,7 +295,9 @@ func (s *Supervisor) restoredTranscript(id string, sub *submission) (tr *transcr
 // loadTranscript rebuilds the transcript of a restored submission of a
 // structured preset from its log file (SPEC §10: restored records hold
 // nothing until viewed). The log holds stdout and stderr in one file, so
-// a line of stderr that is not JSON shows as an unparsed line.
+// a line of stderr that is not JSON shows as an unparsed line; where the
+// log misses output (SPEC §5) a note says how much, and the parse goes on
+// after it.
 func (s *Supervisor) loadTranscript(id string, sub *submission) {
 	s.mu.Lock()
 	a, err := s.lookup(id)
@@ -303,18 +308,23 @@ func (s *Supervisor) loadTranscript(id string, sub *submission) {
 	preset := a.preset
 	s.mu.Unlock()
 	tr := newTranscriptState(preset, nil)
-	if f, err := os.Open(sub.logPath); err == nil {
-		r := bufio.NewReaderSize(f, 256<<10)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				tr.line(runner.Stdout, bytes.TrimRight(line, "\r\n"))
+	if lg, err := output.OpenLog(sub.logPath); err == nil {
+		_ = lg.Walk(func(part io.Reader) error {
+			r := bufio.NewReaderSize(part, 256<<10)
+			for {
+				line, err := r.ReadBytes('\n')
+				if len(line) > 0 {
+					tr.line(runner.Stdout, bytes.TrimRight(line, "\r\n"))
+				}
+				if err != nil {
+					return nil
+				}
 			}
-			if err != nil {
-				break
-			}
-		}
-		f.Close()
+		}, func(g output.Gap) error {
+			tr.add(transcript.Entry{Kind: transcript.KindNote, Text: strings.TrimPrefix(g.Marker(), "subdash: ")})
+			return nil
+		})
+		lg.Close()
 	} else {
 		tr.line(runner.Stderr, []byte("subdash: the log file of this submission is gone ("+sub.logPath+"); its transcript cannot be shown"))
 	}

@@ -2,9 +2,7 @@ package supervisor
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -59,18 +57,15 @@ func (s *Supervisor) Search(ctx context.Context, id string, seq int, transcript 
 }
 
 // WriteLines writes the display lines of submission seq (0 = latest) of
-// agent id to w, read from its log file (SPEC §5: SGR kept when keepSGR,
-// every other escape sequence removed): what the pager shows. Errors are
-// those of Logs, found before anything is written, or w's.
+// agent id to w, read from its log (SPEC §5: SGR kept when keepSGR, every
+// other escape sequence removed, each run of output the log misses as its
+// marker line): what the pager shows. Errors are those of Logs, found
+// before anything is written, or w's.
 func (s *Supervisor) WriteLines(_ context.Context, w io.Writer, id string, seq int, keepSGR bool) error {
-	sub, err := s.submission(id, seq)
+	lg, _, err := s.openLog(id, seq)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(sub.logPath)
-	if err != nil {
-		return &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
-	}
-	defer f.Close()
-	return termtext.WriteLines(w, f, keepSGR)
+	defer lg.Close()
+	return lg.WriteLines(w, keepSGR)
 }

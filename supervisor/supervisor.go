@@ -19,6 +19,7 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/runner/local"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // The local runner is always there (SPEC §4); the Kubernetes runner
@@ -49,6 +50,7 @@ type Supervisor struct {
 	hub     proto.Feed
 	runs    sync.WaitGroup // one per running submission
 	budget  *output.Budget // bounds the CPU spent processing output
+	space   *output.Space  // the free-space floor of the log files (SPEC §5)
 
 	mu     sync.Mutex // guards the fields below and every agent's and submission's mutable state
 	agents map[string]*agent
@@ -190,6 +192,9 @@ type submission struct {
 	msgPath  string // beside the log file: <seq>-<id>.msg
 	msgLen   int    // the whole message's length in bytes
 	restored bool   // from an earlier run: out is made on demand, evicted
+	// logDropped is the bytes its log files miss, as its record says
+	// (restored; a live one's output counts them, LogDropped).
+	logDropped int64
 	// pending is the whole message until launch keeps it in msgPath;
 	// then only the file keeps it.
 	pending *Message
@@ -255,6 +260,7 @@ func New(cfg Config) (*Supervisor, error) {
 			c.Info = &info
 		}
 	}
+	s.space = output.NewSpace(cfg.StateDir, cfg.Statfs, s.spaceChanged)
 	j.Write(journal.Event{Event: "run_started", Command: cfg.Command, PID: os.Getpid(), Note: "dir " + cfg.Dir, Dir: cfg.Dir})
 	// The earlier runs, read once for the restore, the retention and the
 	// orphan sweep. Restore begins now: its checkpoint holds every event
@@ -360,11 +366,24 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		Pod:              a.place.Pod,
 		Node:             a.place.Node,
 		Failure:          s.failureLocked(a),
+		LogDropped:       logDroppedLocked(a),
 	}
 	if len(sum.QueuedMessages) > 0 {
 		sum.QueuedMessage = sum.QueuedMessages[0]
 	}
 	return sum
+}
+
+// logDroppedLocked returns the bytes of a's latest submission's output
+// its log files do not hold (SPEC §5): the output's count, or the
+// record's for a restored submission.
+func logDroppedLocked(a *agent) int64 {
+	n := len(a.subs)
+	if n == 0 {
+		return 0
+	}
+	sub := a.subs[n-1]
+	return max(sub.out.LogDropped(), sub.logDropped)
 }
 
 func copyAttention(at *proto.Attention) *proto.Attention {
@@ -430,7 +449,16 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 		Notify: func() { s.hub.Publish(proto.Change{AgentID: a.id, Output: true}) },
 		// the failure is in the agent's summary (failure): every viewer
 		// and client learns of it at once, not when the submission ends
-		LogFailed: func() { s.hub.Publish(proto.Change{AgentID: a.id, Agent: true}) }}
+		LogFailed: func() { s.hub.Publish(proto.Change{AgentID: a.id, Agent: true}) },
+		// the cap began dropping, logging paused or resumed: log_dropped
+		LogChanged: func() { s.hub.Publish(proto.Change{AgentID: a.id, Agent: true}) },
+		MaxLogSize: s.cfg.MaxLogSize, Space: s.space,
+		// what the output says in the raw view, the transcript says too
+		Noted: func(text string) {
+			if sub.tr != nil {
+				sub.tr.add(transcript.Entry{Kind: transcript.KindNote, Text: text})
+			}
+		}}
 	if a.preset.Structured() {
 		sub.tr = newTranscriptState(a.preset, func(id string) { s.onSession(a, sub, id) })
 		opt.RawLine = sub.tr.line

@@ -2,14 +2,14 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"strings"
 
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // Agents returns a snapshot of every agent, oldest first.
@@ -214,31 +214,61 @@ func (s *Supervisor) Logs(id string, seq int) (string, error) {
 }
 
 // WriteLogs writes the output of submission seq (0 = latest) of agent id to
-// w as it reads the log file: as plain text like Logs, or, with raw, the
-// file's bytes unchanged (escape sequences, NUL bytes and all). Errors are
-// those of Logs, found before anything is written, or w's.
-func (s *Supervisor) WriteLogs(_ context.Context, w io.Writer, id string, seq int, raw bool) error {
-	sub, err := s.submission(id, seq)
+// w as it reads the log: as plain text like Logs, each run of output the
+// log misses as its marker line (SPEC §5), or, with raw, the bytes the log
+// holds, the child's own (escape sequences, NUL bytes and all; where bytes
+// are missing, WriteRawLog says). Errors are those of Logs, found before
+// anything is written, or w's.
+func (s *Supervisor) WriteLogs(ctx context.Context, w io.Writer, id string, seq int, raw bool) error {
+	if raw {
+		return s.WriteRawLog(ctx, w, id, seq, nil)
+	}
+	lg, path, err := s.openLog(id, seq)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(sub.logPath)
-	if os.IsNotExist(err) {
-		return &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("the log file %s of submission %d of agent %s is gone (removed by --log-retention or by hand); its output cannot be shown", sub.logPath, sub.seq, id)}
-	}
-	if err != nil {
-		return &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
-	}
-	defer f.Close()
-	if raw {
-		_, err = io.Copy(w, f)
-	} else {
-		err = termtext.WritePlain(w, f)
-	}
-	if err != nil {
-		return &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
+	defer lg.Close()
+	if err := lg.WriteLines(w, false); err != nil {
+		return &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", path, err)}
 	}
 	return nil
+}
+
+// WriteRawLog writes the bytes the log of submission seq (0 = latest) of
+// agent id holds to w, unchanged, and first hands gaps (when not nil)
+// where output is missing in them (none: it holds every byte), so a
+// caller says it beside the bytes (SPEC §5: the raw log's
+// proto.LogGapsHeader). Errors are those of WriteLogs.
+func (s *Supervisor) WriteRawLog(_ context.Context, w io.Writer, id string, seq int, gaps func([]proto.LogGap)) error {
+	lg, path, err := s.openLog(id, seq)
+	if err != nil {
+		return err
+	}
+	defer lg.Close()
+	if gaps != nil {
+		gaps(lg.Gaps())
+	}
+	if _, err := io.Copy(w, lg); err != nil {
+		return &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", path, err)}
+	}
+	return nil
+}
+
+// openLog opens the log of submission seq (0 = latest) of agent id, with
+// the errors of Logs.
+func (s *Supervisor) openLog(id string, seq int) (*output.Log, string, error) {
+	sub, err := s.submission(id, seq)
+	if err != nil {
+		return nil, "", err
+	}
+	lg, err := output.OpenLog(sub.logPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, sub.logPath, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("the log file %s of submission %d of agent %s is gone (removed by --log-retention or by hand); its output cannot be shown", sub.logPath, sub.seq, id)}
+	}
+	if err != nil {
+		return nil, sub.logPath, &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
+	}
+	return lg, sub.logPath, nil
 }
 
 // LogPath returns the log file of submission seq (0 = latest) of agent id.

@@ -146,6 +146,8 @@ func RenderEntry(e transcript.Entry, st theme.Styles) string {
 		return styleLines(style, "  ", head)
 	case transcript.KindStderr:
 		return styleLines(st.Stderr, "stderr ", text)
+	case transcript.KindNote:
+		return styleLines(st.Muted, "subdash: ", text)
 	case transcript.KindResult:
 		style, head := st.Result, "✓ result"
 		if e.IsError {

@@ -376,3 +376,19 @@ func TestPagerFeedsTheWholeTranscript(t *testing.T) {
 		t.Fatalf("the pager got %d lines, from %q to %q", n, out[:min(len(out), 40)], out[max(0, len(out)-40):])
 	}
 }
+
+// TestLogPaneSaysWhatTheLogFileMisses: an agent whose latest submission's
+// log lost bytes to the cap (Summary.LogDropped, SPEC §5) has the count
+// below its log pane; an earlier submission, whose log holds every byte,
+// does not.
+func TestLogPaneSaysWhatTheLogFileMisses(t *testing.T) {
+	f := newFake()
+	a := f.add(idA, "flood", proto.StatusCompleted, proto.StatusRunning)
+	a.info.LogDropped = 3 << 30
+	f.print(idA, 2, "y")
+	h := newHarness(t, f, 120, 30)
+	h.wantScreen("3.2 GB of this output not in its log file (o marks where)")
+	h.keys("[")
+	h.wantScreen("#1/2")
+	h.noScreen("not in its log file")
+}

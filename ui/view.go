@@ -188,6 +188,11 @@ func (m Model) logTitles() (string, string) {
 	if a.Failure != "" && m.shown.seq == len(a.Submissions) {
 		foot = append(foot, "✗ "+termtext.OneLine(a.Failure, 0))
 	}
+	if a.LogDropped > 0 && m.shown.seq == len(a.Submissions) {
+		// the log file misses output (SPEC §5): say how much, and where
+		// the pager shows the cut
+		foot = append(foot, proto.FormatBytes(a.LogDropped)+" of this output not in its log file (o marks where)")
+	}
 	if m.loading[m.shown] {
 		foot = append(foot, "reading the log file…")
 	}

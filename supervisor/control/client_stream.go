@@ -2,23 +2,48 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"syscall"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // WriteLogs calls logs (SPEC §3) on the supervisor behind the socket and
 // copies the output of submission seq (0 = the latest) of agent id to w as
 // it arrives: plain text, or with raw the log file's bytes.
 func (c *Client) WriteLogs(ctx context.Context, w io.Writer, id string, seq int, raw bool) error {
+	_, err := c.writeLogs(ctx, w, id, seq, raw)
+	return err
+}
+
+// WriteRawLog is WriteLogs with raw: the bytes the log holds, the child's
+// own, copied to w; it returns where output is missing in them (SPEC §5:
+// the host says it in proto.LogGapsHeader), none from a host that holds
+// every byte or knows no log cap.
+func (c *Client) WriteRawLog(ctx context.Context, w io.Writer, id string, seq int) ([]proto.LogGap, error) {
+	return c.writeLogs(ctx, w, id, seq, true)
+}
+
+func (c *Client) writeLogs(ctx context.Context, w io.Writer, id string, seq int, raw bool) ([]proto.LogGap, error) {
+	var gaps []proto.LogGap
 	q := url.Values{}
 	if raw {
 		q.Set("raw", "1")
 	}
-	return c.stream(ctx, submissionPath(id, "logs", seq, q), func(body io.Reader, progress func()) error { return c.copyBody(w, body, progress) })
+	err := c.streamWith(ctx, submissionPath(id, "logs", seq, q), func(h http.Header, body io.Reader, progress func()) error {
+		if v := h.Get(proto.LogGapsHeader); v != "" {
+			if err := json.Unmarshal([]byte(v), &gaps); err != nil {
+				return fmt.Errorf("bad answer from subdash at %s: %s header: %v", c.socket, proto.LogGapsHeader, err)
+			}
+		}
+		return c.copyBody(w, body, progress)
+	})
+	return gaps, err
 }
 
 // copyBody copies a streamed answer to w as it arrives, calling progress
@@ -60,6 +85,11 @@ func (c *Client) brokenOff(err error) error {
 // read reports, do not come within CallTimeout, a fresh request probes the
 // host and the call fails with *NoAnswerError saying what it found.
 func (c *Client) stream(ctx context.Context, path string, read func(body io.Reader, progress func()) error) error {
+	return c.streamWith(ctx, path, func(_ http.Header, body io.Reader, progress func()) error { return read(body, progress) })
+}
+
+// streamWith is stream whose read sees the answer's header too.
+func (c *Client) streamWith(ctx context.Context, path string, read func(h http.Header, body io.Reader, progress func()) error) error {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	d := c.deadline(cctx, cancel, c.callTimeout())
@@ -70,7 +100,7 @@ func (c *Client) stream(ctx context.Context, path string, read func(body io.Read
 	}
 	defer resp.Body.Close()
 	d.Progress()
-	err = read(resp.Body, d.Progress)
+	err = read(resp.Header, resp.Body, d.Progress)
 	if err != nil && cctx.Err() != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

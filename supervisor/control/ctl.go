@@ -227,7 +227,7 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if problem := op.check(pos); problem != "" {
 		return usageErr("%s: %s; usage: subdash ctl %s %s", name, problem, name, op.args)
 	}
-	req, err := ctlRequest(name, pos, l.flags, stdin, stdout)
+	req, err := ctlRequest(name, pos, l.flags, stdin, stdout, stderr)
 	if err != nil {
 		return usageErr("%s: %v", name, err)
 	}
@@ -251,7 +251,7 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // ctlRequest turns an op's arguments into the call to make. A message of
 // "-" is stdin, streamed to the host as it is read (Client.SpawnFrom), so
 // a long one is never whole in ctl's memory or the host's.
-func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Reader, stdout io.Writer) (func(context.Context, *Client) (any, error), error) {
+func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Reader, stdout, stderr io.Writer) (func(context.Context, *Client) (any, error), error) {
 	message := func(i int) (io.Reader, error) {
 		if pos[i] != "-" {
 			return strings.NewReader(pos[i]), nil
@@ -344,7 +344,16 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		}
 		raw := flags["raw"] == "true"
 		return func(ctx context.Context, c *Client) (any, error) {
-			return streamed{}, c.WriteLogs(ctx, stdout, pos[0], n, raw)
+			if !raw {
+				return streamed{}, c.WriteLogs(ctx, stdout, pos[0], n, false)
+			}
+			// the bytes on stdout stay the child's; where output is
+			// missing in them is said on stderr (SPEC §5)
+			gaps, err := c.WriteRawLog(ctx, stdout, pos[0], n)
+			for _, g := range gaps {
+				fmt.Fprintf(stderr, "%s, after byte %d of this output\n", g.Marker(), g.At)
+			}
+			return streamed{}, err
 		}, err
 	}
 	return nil, fmt.Errorf("unknown operation %q", name)

@@ -117,6 +117,17 @@ func TestCtlAgainstAServer(t *testing.T) {
 			t.Errorf("ctl %q: exit %d, stdout %q, stderr %q; want exit 1, %q", tc.args, code, out, errOut, tc.want)
 		}
 	}
+	// A log file that is gone is an error, not an empty log, plain or raw.
+	path, _ := s.LogPath(sp.AgentID, 0)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range [][]string{nil, {"--raw"}} {
+		code, out, errOut := runCtl(t, env, "", append([]string{"logs", sp.AgentID}, raw...)...)
+		if want := "logs failed: the log file " + path + " of submission 1 of agent " + sp.AgentID + " is gone"; code != ExitError || out != "" || !strings.HasPrefix(errOut, want) {
+			t.Errorf("logs %v of a removed log: exit %d, stdout %q, stderr %q", raw, code, out, errOut)
+		}
+	}
 }
 
 func TestCtlPicksTheSocket(t *testing.T) {

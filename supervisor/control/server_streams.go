@@ -1,8 +1,11 @@
 package control
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // The streamed answers: a submission's log (GET /v1/agents/{id}/logs) and
@@ -15,12 +18,21 @@ func (srv *Server) logs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id, raw := r.PathValue("id"), r.URL.Query().Get("raw") == "1"
-	contentType := "text/plain; charset=utf-8"
-	if raw {
-		contentType = "application/octet-stream"
+	id := r.PathValue("id")
+	if r.URL.Query().Get("raw") != "1" {
+		stream(w, r, "text/plain; charset=utf-8", func(w io.Writer) error { return srv.sup.WriteLogs(r.Context(), w, id, seq, false) })
+		return
 	}
-	stream(w, r, contentType, func(w io.Writer) error { return srv.sup.WriteLogs(r.Context(), w, id, seq, raw) })
+	// The bytes stay the child's: where output is missing is said beside
+	// them, in a header set before the first byte (SPEC §5).
+	stream(w, r, "application/octet-stream", func(cw io.Writer) error {
+		return srv.sup.WriteRawLog(r.Context(), cw, id, seq, func(gaps []proto.LogGap) {
+			if len(gaps) > 0 {
+				b, _ := json.Marshal(gaps)
+				w.Header().Set(proto.LogGapsHeader, string(b))
+			}
+		})
+	})
 }
 
 // lines streams the display lines of a submission (SGR kept with sgr=1):

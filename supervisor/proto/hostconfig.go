@@ -73,8 +73,14 @@ const (
 	FeatureSearch      = "search"
 	FeatureChanges     = "changes"
 	FeatureInnerAgents = "inner-agents"
+	// FeatureLogCap: the host caps each submission's log files
+	// (--max-log-size), keeps a free-space floor, says what is missing
+	// (Summary.LogDropped, marker lines, the raw log's LogGapsHeader).
+	FeatureLogCap = "log-cap"
 )
 
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
-func HostFeatures() []string { return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent} }
+func HostFeatures() []string {
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap}
+}

@@ -56,6 +56,10 @@ type Summary struct {
 	// this agent: its latest submission's log file or the journal could
 	// not be written (SPEC §5); omitted when nothing failed.
 	Failure string `json:"failure,omitempty"`
+	// LogDropped is how many bytes of the latest submission's output its
+	// log files do not hold: dropped by --max-log-size, or not written
+	// while free space was below the floor (SPEC §5); omitted when none.
+	LogDropped int64 `json:"log_dropped,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -54,6 +56,42 @@ func FormatBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// FormatSize writes a size given in binary units as a flag takes it:
+// "10MiB", "1GiB", "64KiB" when it is a whole number of one, else its
+// bytes ("1000"); 0 is "0". FormatBytes is for amounts read by people.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		unit string
+		size int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.unit
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// ParseSize parses a size in binary units as --max-log-size takes it (SPEC §5): a
+// number of bytes, or of KiB, MiB, GiB or TiB, written "10MiB" or "10M"
+// (case ignored, "B" after the letter allowed: 10MB is 10 MiB too, as
+// binary units throughout), a decimal fraction allowed ("1.5G"). The error
+// says how to write one.
+func ParseSize(v string) (int64, error) {
+	s := strings.ToUpper(strings.TrimSpace(v))
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "B"), "I")
+	mult := int64(1)
+	if n := len(s); n > 0 {
+		if i := strings.IndexByte("KMGT", s[n-1]); i >= 0 {
+			mult, s = int64(1)<<(10*(i+1)), strings.TrimSpace(s[:n-1])
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size: give bytes or binary units (10MiB, 10M, 1GiB, 0 for none)", v)
+	}
+	return int64(f * float64(mult)), nil
+}
+
 // FormatDuration writes d in days when it is a whole number of days ("7
 // days"), else as time.Duration does; 0 is "0".
 func FormatDuration(d time.Duration) string {
@@ -67,4 +105,35 @@ func FormatDuration(d time.Duration) string {
 		return fmt.Sprintf("%d days", d/day)
 	}
 	return d.String()
+}
+
+// LogGap is a run of a submission's output its log files do not hold
+// (SPEC §5), as the raw log says it beside the bytes (LogGapsHeader).
+type LogGap struct {
+	// At is where it is in the raw log: the bytes before it.
+	At int64 `json:"at"`
+	// Bytes is how many bytes of the child's output are missing there.
+	Bytes int64 `json:"bytes"`
+	// Cap: --max-log-size dropped them; LowSpace: they were not written
+	// while free space was below the floor. Both may be set.
+	Cap      bool `json:"cap,omitempty"`
+	LowSpace bool `json:"low_space,omitempty"`
+}
+
+// LogGapsHeader is the HTTP header of GET /v1/agents/{id}/logs?raw=1 that
+// lists the raw log's gaps as a JSON array of LogGap, so the bytes stay
+// the child's (SPEC §5); absent when the log holds every byte.
+const LogGapsHeader = "Subdash-Log-Gaps"
+
+// Marker is the line that stands for g where a log is shown as text: the
+// log pane, the pager, `ctl logs`, a read-back (SPEC §5).
+func (g LogGap) Marker() string {
+	why := "dropped here by --max-log-size (the log keeps the first and the last part)"
+	switch {
+	case g.Cap && g.LowSpace:
+		why = "dropped here by --max-log-size and while free space was below the floor"
+	case g.LowSpace:
+		why = "not logged here: free space on the state directory's filesystem was below the floor"
+	}
+	return fmt.Sprintf("subdash: %d bytes (%s) of output %s", g.Bytes, FormatBytes(g.Bytes), why)
 }

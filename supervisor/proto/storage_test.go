@@ -2,6 +2,7 @@ package proto
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,5 +19,33 @@ func TestStorageKeepsItsRetentionOnTheWire(t *testing.T) {
 		if err := json.Unmarshal(b, &got); err != nil || got.Retention != d || got.RunsDir != "/s/runs" {
 			t.Errorf("%s came back as %+v (%v)", d, got, err)
 		}
+	}
+}
+
+// --max-log-size takes binary units in the forms the issue names, and
+// FormatSize writes a size back as the flag takes it; a bad size says how
+// to write one.
+func TestParseSizeTakesBinaryUnits(t *testing.T) {
+	for in, want := range map[string]int64{
+		"0": 0, "4096": 4096, "10MiB": 10 << 20, "10M": 10 << 20, "10mb": 10 << 20,
+		"1GiB": 1 << 30, "1G": 1 << 30, "64KiB": 64 << 10, "1.5G": 3 << 29, " 2 TiB ": 2 << 40,
+	} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+		if err == nil {
+			if back, err := ParseSize(FormatSize(got)); err != nil || back != got {
+				t.Errorf("FormatSize(%d) = %q reads back as %d, %v", got, FormatSize(got), back, err)
+			}
+		}
+	}
+	for _, in := range []string{"", "ten", "-1M", "10X", "1e30G"} {
+		if _, err := ParseSize(in); err == nil || !strings.Contains(err.Error(), "10MiB, 10M, 1GiB") {
+			t.Errorf("ParseSize(%q): error %v, want one saying how to write a size", in, err)
+		}
+	}
+	if FormatSize(10<<20) != "10MiB" || FormatSize(1<<30) != "1GiB" || FormatSize(1000) != "1000" {
+		t.Errorf("FormatSize: %q %q %q", FormatSize(10<<20), FormatSize(1<<30), FormatSize(1000))
 	}
 }

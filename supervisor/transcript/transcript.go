@@ -89,6 +89,10 @@ const (
 	// and all: clean it before display. It is how a CLI that fails before
 	// its first event (not installed, bad key, untrusted folder) says why.
 	KindStderr Kind = "stderr"
+	// KindNote is a line subdash itself writes into the transcript (the
+	// supervisor adds these; a parser never makes them): a new session
+	// starts, bytes the log cap dropped, logging paused. Text is plain.
+	KindNote Kind = "note"
 	// KindMalformed is a line that is not a JSON object. Text is the line
 	// (cut at MaxMalformedBytes).
 	KindMalformed Kind = "malformed"

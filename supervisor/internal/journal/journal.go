@@ -47,12 +47,15 @@ type Event struct {
 	Signal       string       `json:"signal,omitempty"`
 	Status       proto.Status `json:"status,omitempty"`
 	LastError    string       `json:"last_error,omitempty"`
-	SessionID    string       `json:"session_id,omitempty"`
-	Log          string       `json:"log,omitempty"`
-	RequestID    string       `json:"request_id,omitempty"` // approval events (SPEC §12)
-	Tool         string       `json:"tool,omitempty"`       // approval events
-	Decision     string       `json:"decision,omitempty"`   // approval_answered: allow, allow_always, deny
-	Note         string       `json:"note,omitempty"`
+	// LogDropped is how many bytes of the submission's output its log
+	// files do not hold (submission_ended; SPEC §5).
+	LogDropped int64  `json:"log_dropped,omitempty"`
+	SessionID  string `json:"session_id,omitempty"`
+	Log        string `json:"log,omitempty"`
+	RequestID  string `json:"request_id,omitempty"` // approval events (SPEC §12)
+	Tool       string `json:"tool,omitempty"`       // approval events
+	Decision   string `json:"decision,omitempty"`   // approval_answered: allow, allow_always, deny
+	Note       string `json:"note,omitempty"`
 	// Dir is the working directory of the run (run_started) (SPEC §10).
 	Dir string `json:"dir,omitempty"`
 	// LastOutput is the agent's last_output after the submission ended

@@ -103,6 +103,9 @@ type SubmissionRecord struct {
 	ExitCode     *int         `json:"exit_code,omitempty"`
 	Signal       string       `json:"signal,omitempty"`
 	LastError    *string      `json:"last_error,omitempty"`
+	// LogDropped is how many bytes of its output the log files do not
+	// hold (SPEC §5).
+	LogDropped int64 `json:"log_dropped,omitempty"`
 }
 
 // MessageHead returns the head of msg that memory and the records keep:

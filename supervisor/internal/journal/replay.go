@@ -180,6 +180,7 @@ func (rp *replay) ended(r *AgentRecord, ev Event) {
 	// holds part of it) counts its usage once.
 	again := s.EndedAt.Equal(ev.Time.Time) && s.Status == ev.Status
 	s.EndedAt, s.Status, s.ExitCode, s.Signal = ev.Time, ev.Status, ev.ExitCode, ev.Signal
+	s.LogDropped = ev.LogDropped
 	s.LastError = nil
 	if ev.LastError != "" {
 		le := ev.LastError

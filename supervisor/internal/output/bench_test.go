@@ -43,3 +43,43 @@ func BenchmarkFeed(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFeedCapped is BenchmarkFeed's 1 MiB reads under --max-log-size
+// (SPEC §5): no cap, 256 MiB and 1 GiB (the head and four tail parts, the
+// oldest removed as each new one begins), and no cap with the free-space
+// floor looking at the real filesystem. Every byte but the cap's dropped
+// ones goes to disk (3 GiB for 3072 reads: mind the room in TMPDIR). Run
+// them in one go: their ratios are the cost of the cap and of the floor
+// (BENCHMARKS.md 4).
+//
+//	go test -run '^$' -bench BenchmarkFeedCapped -benchtime 3072x -count 3 ./supervisor/internal/output/
+func BenchmarkFeedCapped(b *testing.B) {
+	line := "the quick brown fox jumps over the lazy dog 0123456789\n"
+	read := []byte(strings.Repeat(line, (1<<20)/len(line)+1)[:1<<20])
+	for _, c := range []struct {
+		name  string
+		max   int64
+		floor bool
+	}{{"none", 0, false}, {"cap=256MiB", 256 << 20, false}, {"cap=1GiB", 1 << 30, false}, {"floor", 0, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			f, err := os.OpenFile(filepath.Join(dir, "1-feed.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				b.Fatal(err)
+			}
+			opt := output.Options{MaxLines: supervisor.DefaultScrollback, MaxLogSize: c.max}
+			if c.floor {
+				opt.Space = output.NewSpace(dir, nil, nil)
+			}
+			o := output.New(opt)
+			o.SetLog(f)
+			b.SetBytes(int64(len(read)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				o.Feed(runner.Stdout, read)
+			}
+			b.StopTimer()
+			_ = o.Finish()
+		})
+	}
+}

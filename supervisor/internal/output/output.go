@@ -1,6 +1,9 @@
 package output
 
 import (
+	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -33,11 +36,20 @@ type Output struct {
 	// logFailedHook, when set, is called (with feedMu held) when the first
 	// write to the log file fails: the agent's summary changed.
 	logFailedHook func()
-	released      bool // the submission is over; see Release
-	conv          [2]*termtext.Converter
-	tail          [2][]byte
-	text          lineText // the display lines' text
-	batch         lineBatch
+	// maxLog and space are the cap and the free-space floor of the log
+	// (Options.MaxLogSize, Options.Space); logDropped the bytes it misses
+	// (LogDropped), readable without feedMu; logChanged and noted the
+	// Options' LogChanged and Noted.
+	maxLog     int64
+	space      *Space
+	logDropped atomic.Int64
+	logChanged func()
+	noted      func(text string)
+	released   bool // the submission is over; see Release
+	conv       [2]*termtext.Converter
+	tail       [2][]byte
+	text       lineText // the display lines' text
+	batch      lineBatch
 	// lineHook, when set, receives every complete raw line of each stream
 	// (without its line end), for structured agent output (SPEC §8).
 	lineHook func(s runner.Stream, line []byte)
@@ -76,6 +88,20 @@ type Options struct {
 	Memory *Memory
 	// Budget bounds the CPU the host spends on feeds; nil: none.
 	Budget *Budget
+	// MaxLogSize is --max-log-size: the bytes the log files of the
+	// submission may hold, head and tail (SPEC §5); 0: no cap.
+	MaxLogSize int64
+	// Space is the host's free-space floor of the log files; nil: none.
+	Space *Space
+	// LogChanged is called (with the output's feed lock held: do not call
+	// back into the Output) when the log's state changed in a way the
+	// agent's summary shows: the cap began dropping, logging paused or
+	// resumed (LogDropped).
+	LogChanged func()
+	// Noted gets each line the output itself writes in the log pane
+	// (Note), without its "subdash: ": the cap reached, logging paused or
+	// resumed, a failed log file; for a transcript to say it too.
+	Noted func(text string)
 }
 
 // New returns the output of a submission about to start: no log file yet
@@ -89,6 +115,10 @@ func New(opt Options) *Output {
 		lineHook:      opt.RawLine,
 		mem:           opt.Memory,
 		budget:        opt.Budget,
+		maxLog:        max(0, opt.MaxLogSize),
+		space:         opt.Space,
+		logChanged:    opt.LogChanged,
+		noted:         opt.Noted,
 	}
 	if o.mem != nil {
 		o.sb.attach(o.mem)
@@ -144,6 +174,12 @@ func (o *Output) logLocked(s runner.Stream, p []byte) {
 	}
 	if err := o.log.write(p); err != nil {
 		o.failLog(err)
+	}
+	if len(o.log.events) > 0 {
+		o.logDropped.Store(o.log.droppedBytes())
+		o.sayLogEvents()
+	} else if o.log.max > 0 || o.log.lost > 0 {
+		o.logDropped.Store(o.log.droppedBytes())
 	}
 	o.keepTail(s, p)
 	if o.lineHook != nil {
@@ -256,11 +292,32 @@ func (o *Output) Finish() error {
 	}
 	o.flushRawLinesLocked()
 	err := o.log.close()
+	if n := o.log.droppedBytes(); n > 0 {
+		o.logDropped.Store(n)
+		var why []string
+		if o.log.capped > 0 {
+			why = append(why, fmt.Sprintf("%s dropped by --max-log-size %s", proto.FormatBytes(o.log.capped), proto.FormatSize(o.log.max)))
+		}
+		if o.log.lost > 0 {
+			why = append(why, fmt.Sprintf("%s not written while free space was low", proto.FormatBytes(o.log.lost)))
+		}
+		o.say(fmt.Sprintf("%d bytes of this output are not in its log file %s (%s); the pager, ctl logs and a read-back mark where",
+			n, filepath.Base(o.log.name()), strings.Join(why, ", ")))
+	}
 	o.feedMu.Unlock()
 	if o.notify != nil {
 		o.notify()
 	}
 	return err
+}
+
+// say puts a line subdash writes itself in the log pane ("subdash: "
+// and text) and hands text to Options.Noted.
+func (o *Output) say(text string) {
+	o.Note("subdash: " + text)
+	if o.noted != nil {
+		o.noted(text)
+	}
 }
 
 // Note adds a display line written by subdash itself (not by the child),

@@ -1,8 +1,10 @@
 package output
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io"
+	"io/fs"
 	"unicode/utf8"
 
 	"github.com/subdash/subdash/supervisor/proto"
@@ -25,12 +27,13 @@ func (o *Output) evict() {
 	o.mu.Unlock()
 }
 
-// Reload rebuilds an evicted scrollback from the log file at path, keeping
-// its newest maxLines lines; it does nothing when the lines are held. Both
-// streams were written to one file, so reloaded lines do not say which
-// stream they came from. A log file that is gone gives one line saying so
-// (SPEC §10), not an error; the error says why the file could not be read.
-// It does file I/O: call it off the UI goroutine.
+// Reload rebuilds an evicted scrollback from the log at path (OpenLog),
+// keeping its newest maxLines lines, each gap the cap or the floor left as
+// its marker line (Gap.Marker); it does nothing when the lines are held.
+// Both streams were written to one file, so reloaded lines do not say
+// which stream they came from. A log file that is gone gives one line
+// saying so (SPEC §10), not an error; the error says why the file could
+// not be read. It does file I/O: call it off the UI goroutine.
 func (o *Output) Reload(path string, maxLines int) error {
 	o.mu.RLock()
 	evicted := o.evicted
@@ -38,12 +41,11 @@ func (o *Output) Reload(path string, maxLines int) error {
 	if !evicted {
 		return nil
 	}
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
+	lg, err := OpenLog(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		// say so in the pane, in words, instead of failing (SPEC §10)
 		sb := newScrollback(maxLines, defaultScrollbackBytes)
-		text := "subdash: the log file of this submission is gone (" + path + "); its output cannot be shown"
-		sb.add(proto.Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true})
+		sb.add(noteLine("subdash: the log file of this submission is gone (" + path + "); its output cannot be shown"))
 		o.mu.Lock()
 		sb.attach(o.mem)
 		o.sb, o.evicted = sb, false
@@ -53,19 +55,12 @@ func (o *Output) Reload(path string, maxLines int) error {
 	if err != nil {
 		return fmt.Errorf("cannot read log file %s: %w", path, err)
 	}
-	defer f.Close()
+	defer lg.Close()
 	sb := newScrollback(maxLines, defaultScrollbackBytes)
 	conv := termtext.NewConverter(termtext.DefaultMaxWidth)
 	var text lineText
 	var batch lineBatch
-	buf := make([]byte, readBackBuf)
-	for done := false; !done; {
-		n, err := f.Read(buf)
-		batch.reset(&text, runner.Stdout)
-		batch.skipped = conv.FeedTail(buf[:n], maxLines, batch.add)
-		if done = err != nil; done {
-			conv.Flush(batch.add)
-		}
+	keep := func() {
 		for i, l := range batch.lines(maxLines) {
 			if i == 1 && batch.skipped > 0 {
 				sb.skip(batch.skipped)
@@ -75,11 +70,44 @@ func (o *Output) Reload(path string, maxLines int) error {
 		text.seal(sb.total() - 1)
 		text.recycle(sb.first)
 	}
+	flush := func() {
+		batch.reset(&text, runner.Stdout)
+		conv.Flush(batch.add)
+		keep()
+	}
+	buf := make([]byte, readBackBuf)
+	err = lg.Walk(func(r io.Reader) error {
+		for {
+			n, err := r.Read(buf)
+			batch.reset(&text, runner.Stdout)
+			batch.skipped = conv.FeedTail(buf[:n], maxLines, batch.add)
+			keep()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}, func(g Gap) error {
+		flush()
+		sb.add(noteLine(g.Marker()))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cannot read log file %s: %w", path, err)
+	}
+	flush()
 	o.mu.Lock()
 	sb.attach(o.mem)
 	o.sb, o.evicted = sb, false
 	o.mu.Unlock()
 	return nil
+}
+
+// noteLine is a display line subdash writes itself (plain text).
+func noteLine(text string) proto.Line {
+	return proto.Line{Text: text, Width: utf8.RuneCountInString(text), Stderr: true}
 }
 
 // Restored returns the output of a submission restored from an earlier
