@@ -12,14 +12,15 @@ import (
 // SUBDASH_SUBMISSION_ID in their environment, which is how they are found.
 
 // escapees returns the live processes, other than this one, whose
-// environment holds SUBDASH_SUBMISSION_ID=submissionID. Processes of other
-// users cannot be read and are not returned.
+// environment holds SUBDASH_SUBMISSION_ID=submissionID, from a scan of
+// /proc that began after the call, shared by the callers of the moment
+// (submissionScan). Processes of other users cannot be read and are not
+// returned.
 func escapees(submissionID string) []int {
-	pids, _ := procPIDs()
 	self := os.Getpid()
 	var out []int
-	for _, pid := range pids {
-		if pid != self && ofSubmission(pid, submissionID) {
+	for _, pid := range submissionScan.get()[submissionID] {
+		if pid != self && ProcessAlive(pid) {
 			out = append(out, pid)
 		}
 	}

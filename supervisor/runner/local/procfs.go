@@ -34,17 +34,18 @@ func procPIDs() ([]int, error) {
 }
 
 // GroupMembers lists the pids of live (non-zombie) processes whose process
-// group is pgid, read from /proc; the error is /proc's, when it cannot be
-// listed.
+// group is pgid, read from /proc in a scan that began after the call and
+// that callers at the same moment share (procScan); the error is /proc's,
+// when it cannot be listed.
 func GroupMembers(pgid int) ([]int, error) {
-	pids, err := procPIDs()
-	if err != nil {
-		return nil, err
+	t := procScan.get()
+	if t.err != nil {
+		return nil, t.err
 	}
 	var live []int
-	for _, pid := range pids {
-		if pi, ok := procStat(pid); ok && pi.PGID == pgid && pi.Live() {
-			live = append(live, pid)
+	for _, pi := range t.procs {
+		if pi.PGID == pgid && pi.Live() {
+			live = append(live, pi.PID)
 		}
 	}
 	return live, nil
