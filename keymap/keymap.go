@@ -53,6 +53,9 @@ type KeyMap struct {
 	// unfold all, and the file-tree arrows (fold or go to the parent,
 	// unfold or go to the first child).
 	Fold, FoldAll, FoldOrParent, UnfoldOrChild key.Binding
+	// CloseShown closes every agent the table shows (the filtered set),
+	// after one confirmation (issue 27).
+	CloseShown key.Binding
 }
 
 // Group is a titled set of bindings, one section of the full help.
@@ -104,6 +107,7 @@ func DefaultKeyMap() KeyMap {
 		AgentsPageUp:   bind([]string{"{"}, "{", "agents page up"),
 		AgentsPageDown: bind([]string{"}"}, "}", "agents page down"),
 		Filter:         bind([]string{"F"}, "F", "filter agents (status, text)"),
+		CloseShown:     bind([]string{"C"}, "C", "close every agent shown"),
 		CancelQueue:    bind([]string{"u"}, "u", "cancel the (last) queued message"),
 		Fold:           bind([]string{"z"}, "z", "fold/unfold the agent's subtree"),
 		FoldAll:        bind([]string{"Z"}, "Z", "fold all/unfold all"),
@@ -134,7 +138,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 func (k KeyMap) Groups() []Group {
 	return []Group{
 		{"Agents", []key.Binding{k.Up, k.Down, k.Spawn, k.Send, k.Resend, k.EditResend, k.Interrupt, k.Close, k.Resume, k.Forget, k.CancelQueue}},
-		{"Many agents", []key.Binding{k.NextNeedsYou, k.FirstAgent, k.LastAgent, k.AgentsPageUp, k.AgentsPageDown, k.Filter}},
+		{"Many agents", []key.Binding{k.NextNeedsYou, k.FirstAgent, k.LastAgent, k.AgentsPageUp, k.AgentsPageDown, k.Filter, k.CloseShown}},
 		{"Agent tree", []key.Binding{k.Fold, k.FoldAll, k.FoldOrParent, k.UnfoldOrChild}},
 		{"Log", []key.Binding{k.PrevSubmission, k.NextSubmission, k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch}},

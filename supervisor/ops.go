@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -241,16 +242,38 @@ func (s *Supervisor) Close(ctx context.Context, id string) (proto.StatusResult, 
 	}
 	defer unlock()
 	a := tree[len(tree)-1] // the shallowest: the target
-	type closing struct {
-		a       *agent
-		sub     *submission
-		dropped []uint64
-		at      *proto.Attention
-	}
-	var closed []closing
 	res := proto.StatusResult{AgentID: a.id, Status: proto.StatusClosed}
 	s.mu.Lock()
-	now := time.Now()
+	closed := s.closeTreeLocked(c, tree, time.Now())
+	s.mu.Unlock()
+	for _, cl := range closed {
+		if cl.a != a {
+			res.Descendants = append(res.Descendants, cl.a.id)
+		}
+		res.DroppedQueued = res.DroppedQueued || cl.msgs
+	}
+	s.endCloses(closed, []*agent{a})
+	return res, nil
+}
+
+// closing is one agent that a close closes: the submission it stops (nil
+// when none ran), the queued messages it dropped and the attention it
+// raised.
+type closing struct {
+	a       *agent
+	sub     *submission
+	dropped []uint64
+	msgs    bool
+	at      *proto.Attention
+}
+
+// closeTreeLocked marks the open agents of tree (subtreeLocked's order,
+// its root last) closed for caller c, the others closed by the root, and
+// drops their mailboxes; what it closed is returned for endCloses. Call
+// with s.mu and the tree's operation locks held.
+func (s *Supervisor) closeTreeLocked(c proto.Caller, tree []*agent, now time.Time) []closing {
+	root := tree[len(tree)-1]
+	var closed []closing
 	for _, d := range tree {
 		if d.status == proto.StatusClosed {
 			continue
@@ -263,18 +286,22 @@ func (s *Supervisor) Close(ctx context.Context, id string) (proto.StatusResult, 
 		}
 		d.status = proto.StatusClosed
 		d.updatedAt = now
-		if d != a {
-			d.closedBy = a.id
-			res.Descendants = append(res.Descendants, d.id)
+		if d != root {
+			d.closedBy = root.id
 		}
-		var msgs bool
-		cl.dropped, msgs = dropInboxLocked(d)
-		res.DroppedQueued = res.DroppedQueued || msgs
+		cl.dropped, cl.msgs = dropInboxLocked(d)
 		s.tookFinalLocked(d)
 		cl.at = s.needYouLocked(d, string(proto.StatusClosed))
 		closed = append(closed, cl)
 	}
-	s.mu.Unlock()
+	return closed
+}
+
+// endCloses journals and publishes the closes closeTreeLocked made, then
+// terminates every running submission among them at once and waits until
+// each has ended; roots are the closes' targets, whose parents hear of the
+// close of one that ran nothing (a running one's end says it).
+func (s *Supervisor) endCloses(closed []closing, roots []*agent) {
 	for _, cl := range closed {
 		s.journalDropped(cl.a.id, "close", cl.dropped)
 		s.journal.Write(journal.Event{Event: "closed", AgentID: cl.a.id, ClosedBy: cl.a.closedBy})
@@ -289,11 +316,10 @@ func (s *Supervisor) Close(ctx context.Context, id string) (proto.StatusResult, 
 	for _, cl := range closed {
 		if cl.sub != nil {
 			<-cl.sub.done
-		} else if cl.a == a {
-			s.postEnd(a) // a running one's end says it (endSubmission)
+		} else if slices.Contains(roots, cl.a) {
+			s.postEnd(cl.a)
 		}
 	}
-	return res, nil
 }
 
 // Resume reopens a closed agent, restoring the status it had when it was

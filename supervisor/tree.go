@@ -172,23 +172,50 @@ func (s *Supervisor) subtreeLocked(a *agent) []*agent {
 }
 
 // lockTree takes the operation locks (agent.opMu) of the agent target
-// names and of its descendants, in one order (by id) so that two
-// operations on overlapping subtrees never wait for each other in a
-// circle; the subtree is read again after, until no agent joined or left
-// it meanwhile. It returns the subtree (subtreeLocked's order) and the
-// function that releases the locks.
+// names and of its descendants (lockTrees). It returns the subtree
+// (subtreeLocked's order) and the function that releases the locks.
 func (s *Supervisor) lockTree(c proto.Caller, target string) ([]*agent, func(), error) {
-	for {
-		s.mu.Lock()
+	trees, unlock, err := s.lockTrees(func() ([]*agent, error) {
 		a, err := s.resolveLocked(c, target)
+		return []*agent{a}, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return trees[0], unlock, nil
+}
+
+// lockTrees takes the operation locks of the agents pick returns (called
+// with s.mu held) and of their descendants, in one order (by id) so that
+// two operations on overlapping subtrees never wait for each other in a
+// circle; pick and the subtrees are read again after, until no agent
+// joined or left them meanwhile. It returns each picked agent's subtree
+// (subtreeLocked's order) and the function that releases the locks.
+func (s *Supervisor) lockTrees(pick func() ([]*agent, error)) ([][]*agent, func(), error) {
+	subtrees := func() ([][]*agent, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		roots, err := pick()
 		if err != nil {
-			s.mu.Unlock()
+			return nil, err
+		}
+		trees := make([][]*agent, len(roots))
+		for i, a := range roots {
+			trees[i] = s.subtreeLocked(a)
+		}
+		return trees, nil
+	}
+	for {
+		trees, err := subtrees()
+		if err != nil {
 			return nil, nil, err
 		}
-		tree := s.subtreeLocked(a)
-		s.mu.Unlock()
-		byID := slices.Clone(tree)
+		var byID []*agent
+		for _, t := range trees {
+			byID = append(byID, t...)
+		}
 		slices.SortFunc(byID, func(x, y *agent) int { return strings.Compare(x.id, y.id) })
+		byID = slices.Compact(byID)
 		for _, d := range byID {
 			d.opMu.Lock()
 		}
@@ -197,16 +224,13 @@ func (s *Supervisor) lockTree(c proto.Caller, target string) ([]*agent, func(), 
 				d.opMu.Unlock()
 			}
 		}
-		s.mu.Lock()
-		again := s.subtreeLocked(a)
-		_, live := s.agents[a.id]
-		s.mu.Unlock()
-		if live && slices.Equal(again, tree) {
-			return tree, unlock, nil
+		again, err := subtrees()
+		if err == nil && slices.EqualFunc(again, trees, slices.Equal) {
+			return trees, unlock, nil
 		}
 		unlock()
-		if !live {
-			return nil, nil, proto.ErrNotFound(target)
+		if err != nil {
+			return nil, nil, err
 		}
 	}
 }
@@ -376,4 +400,91 @@ func comparePaths(x, y string) int {
 		return c
 	}
 	return strings.Compare(y, x) // lower case first, as localeCompare
+}
+
+// CloseMany closes the agents req selects (SPEC §3 close): every agent
+// not closed yet (All), every agent of a status, or the listed targets (as
+// Close takes them), each with its descendants as Close closes them, and
+// terminates every running submission among them at once, one grace
+// period for all, before it returns. An agent selected under another
+// selected one is closed by that one's close, so resuming the upper one
+// reopens it. Closed lists every agent the call closed, the selected ones
+// in the order given (else oldest first), each subtree deepest first;
+// selecting nothing is not an error.
+// Errors: req.Check's; "agent not found: <target>" for a listed target,
+// and nothing is closed then.
+func (s *Supervisor) CloseMany(ctx context.Context, req proto.CloseManyRequest) (proto.CloseManyResult, error) {
+	if err := req.Check(); err != nil {
+		return proto.CloseManyResult{}, err
+	}
+	c := proto.CallerOf(ctx)
+	var picked []*agent
+	first := true
+	trees, unlock, err := s.lockTrees(func() ([]*agent, error) {
+		if !first { // the same agents, those still there
+			return slices.DeleteFunc(slices.Clone(picked), func(a *agent) bool { return s.agents[a.id] != a }), nil
+		}
+		first = false
+		var err error
+		picked, err = s.pickLocked(c, req)
+		return picked, err
+	})
+	if err != nil {
+		return proto.CloseManyResult{}, err
+	}
+	defer unlock()
+	res := proto.CloseManyResult{Closed: []string{}}
+	var closed []closing
+	roots := make([]*agent, 0, len(trees))
+	s.mu.Lock()
+	now := time.Now()
+	for _, tree := range trees {
+		roots = append(roots, tree[len(tree)-1])
+		closed = append(closed, s.closeTreeLocked(c, tree, now)...)
+	}
+	s.mu.Unlock()
+	for _, cl := range closed {
+		res.Closed = append(res.Closed, cl.a.id)
+		res.DroppedQueued = res.DroppedQueued || cl.msgs
+	}
+	s.endCloses(closed, roots)
+	return res, nil
+}
+
+// pickLocked returns the agents req selects (listed in their order, else
+// oldest first), without those
+// under another selected agent (its close takes them). Call with s.mu
+// held.
+func (s *Supervisor) pickLocked(c proto.Caller, req proto.CloseManyRequest) ([]*agent, error) {
+	var sel []*agent
+	switch {
+	case len(req.AgentIDs) > 0:
+		for _, target := range req.AgentIDs {
+			a, err := s.resolveLocked(c, target)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(sel, a) {
+				sel = append(sel, a)
+			}
+		}
+	default:
+		for _, a := range s.order {
+			if req.All && a.status != proto.StatusClosed || a.status == req.Status {
+				sel = append(sel, a)
+			}
+		}
+	}
+	in := make(map[string]bool, len(sel))
+	for _, a := range sel {
+		in[a.id] = true
+	}
+	return slices.DeleteFunc(sel, func(a *agent) bool {
+		for p := s.agents[a.parentID]; p != nil; p = s.agents[p.parentID] {
+			if in[p.id] {
+				return true
+			}
+		}
+		return false
+	}), nil
 }

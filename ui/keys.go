@@ -82,6 +82,8 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		return m.jumpNeedsYou()
 	case key.Matches(k, km.Filter):
 		m.openInput(inputFilter, "", m.filter.text)
+	case key.Matches(k, km.CloseShown):
+		return m.closeShown()
 	case key.Matches(k, km.Spawn):
 		m.openInput(inputSpawn, "", "")
 	case key.Matches(k, km.Search):
@@ -118,7 +120,7 @@ func (m *Model) readOnlyOp(k tea.KeyMsg) string {
 		{"spawn", []key.Binding{km.Spawn}},
 		{"send", []key.Binding{km.Send, km.Resend, km.EditResend}},
 		{"interrupt", []key.Binding{km.Interrupt}},
-		{"close", []key.Binding{km.Close}},
+		{"close", []key.Binding{km.Close, km.CloseShown}},
 		{"resume", []key.Binding{km.Resume}},
 		{"forget", []key.Binding{km.Forget}},
 		{"cancel queue", []key.Binding{km.CancelQueue}},

@@ -421,6 +421,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onChanges(msg)
 	case opDoneMsg:
 		return m, m.onOpDone(msg)
+	case closeShownMsg:
+		return m, m.onCloseShown(msg)
 	case messageMsg:
 		return m, m.onMessage(msg)
 	case storageMsg:

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -96,6 +97,24 @@ func (c *Client) Interrupt(ctx context.Context, id string) (proto.StatusResult, 
 func (c *Client) Close(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
 	return res, c.do(ctx, http.MethodPost, agentPath(id, "close"), nil, &res)
+}
+
+// CloseMany calls close for the agents req selects (SPEC §3 close, POST
+// /v1/close) on the supervisor behind the socket. A host without the
+// feature word close-many (an older build) is not asked: the error says
+// to close the agents one by one.
+func (c *Client) CloseMany(ctx context.Context, req proto.CloseManyRequest) (proto.CloseManyResult, error) {
+	var res proto.CloseManyResult
+	if err := req.Check(); err != nil {
+		return res, err
+	}
+	if ok, err := c.Has(ctx, proto.FeatureCloseMany); err != nil || !ok {
+		if err == nil {
+			err = errors.New("this host closes agents one at a time (its build has no close-many): close each with `subdash ctl close ID`")
+		}
+		return res, err
+	}
+	return res, c.call(ctx, CallTimeout, http.MethodPost, "/v1/close", req, &res)
 }
 
 // Resume calls resume (SPEC §3) on the supervisor behind the socket.

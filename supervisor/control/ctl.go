@@ -42,6 +42,10 @@ ops:
   interrupt ID                 terminate the running submission of agent ID
   close ID                     close agent ID and its descendants, terminating
                                their submissions                         (close_agent)
+  close --all | --status S     close every agent not closed yet, or every agent
+                               of status S (running, completed, errored), with
+                               their descendants; every process group is
+                               terminated at once, in one grace period
   resume ID                    reopen closed agent ID, and the descendants its
                                close closed                              (resume_agent)
   forget ID                    remove finished or closed agent ID and its
@@ -92,7 +96,7 @@ var ctlOps = map[string]ctlOp{
 	"cancel-queue": {tool: "cancel-queue", args: "ID", check: exactly(1)},
 	"seen":         {tool: "seen", args: "ID", check: exactly(1)},
 	"interrupt":    {tool: "interrupt", args: "ID", check: exactly(1)},
-	"close":        {tool: "close_agent", args: "ID", check: exactly(1)},
+	"close":        {tool: "close_agent", args: "ID | --all | --status S", flags: []string{"all", "status"}, check: atMost(1)},
 	"resume":       {tool: "resume_agent", args: "ID", check: exactly(1)},
 	"forget":       {tool: "forget", args: "ID", check: exactly(1)},
 	"wait":         {tool: "wait", args: "ID... [--timeout-ms N]", flags: []string{"timeout-ms"}, check: atLeast(1)},
@@ -107,6 +111,15 @@ func atLeast(n int) func([]string) string {
 	return func(pos []string) string {
 		if len(pos) < n {
 			return "missing argument"
+		}
+		return ""
+	}
+}
+
+func atMost(n int) func([]string) string {
+	return func(pos []string) string {
+		if len(pos) > n {
+			return fmt.Sprintf("unexpected argument %q", pos[n])
 		}
 		return ""
 	}
@@ -134,8 +147,8 @@ type ctlLine struct {
 
 // valueFlags take a value; boolFlags do not.
 var (
-	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true, "request": true, "message": true, "task-name": true}
-	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true, "tree": true}
+	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true, "request": true, "message": true, "task-name": true, "status": true}
+	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true, "tree": true, "all": true}
 )
 
 // parseCtl parses args, accepting flags before, between and after the
@@ -303,7 +316,7 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 	case "interrupt":
 		return func(ctx context.Context, c *Client) (any, error) { return c.Interrupt(ctx, pos[0]) }, nil
 	case "close":
-		return func(ctx context.Context, c *Client) (any, error) { return c.Close(ctx, pos[0]) }, nil
+		return closeRequest(pos, flags)
 	case "resume":
 		return func(ctx context.Context, c *Client) (any, error) { return c.Resume(ctx, pos[0]) }, nil
 	case "forget":

@@ -56,6 +56,14 @@ func (r *Remote) Close(ctx context.Context, id string) (proto.StatusResult, erro
 	return r.c.Close(ctx, id)
 }
 
+// CloseMany calls close on the host for the agents req selects.
+func (r *Remote) CloseMany(ctx context.Context, req proto.CloseManyRequest) (proto.CloseManyResult, error) {
+	if err := r.refuse("close"); err != nil {
+		return proto.CloseManyResult{}, err
+	}
+	return r.c.CloseMany(ctx, req)
+}
+
 // Resume calls resume on the host.
 func (r *Remote) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
 	if err := r.refuse("resume"); err != nil {

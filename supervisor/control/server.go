@@ -205,6 +205,7 @@ func (srv *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/agents/{id}/send", srv.send)
 	mux.HandleFunc("POST /v1/agents/{id}/interrupt", srv.interrupt)
 	mux.HandleFunc("POST /v1/agents/{id}/close", srv.closeAgent)
+	mux.HandleFunc("POST /v1/close", srv.closeMany)
 	mux.HandleFunc("POST /v1/agents/{id}/resume", srv.resume)
 	mux.HandleFunc("POST /v1/agents/{id}/forget", srv.forget)
 	mux.HandleFunc("GET /v1/agents/{id}/message", srv.message)
@@ -260,6 +261,17 @@ func (srv *Server) interrupt(w http.ResponseWriter, r *http.Request) {
 
 func (srv *Server) closeAgent(w http.ResponseWriter, r *http.Request) {
 	res, err := srv.sup.Close(srv.caller(r), r.PathValue("id"))
+	reply(w, r, http.StatusOK, res, err)
+}
+
+// closeMany closes the agents the body selects (proto.CloseManyRequest):
+// {"all":true}, {"status":"running"} or {"agent_ids":[…]}.
+func (srv *Server) closeMany(w http.ResponseWriter, r *http.Request) {
+	var req proto.CloseManyRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := srv.sup.CloseMany(srv.caller(r), req)
 	reply(w, r, http.StatusOK, res, err)
 }
 

@@ -64,6 +64,10 @@ const (
 	// FeatureMultiAgent: the routes of the multi-agent MCP family
 	// (/v1/multi-agent/…, SPEC §14) with a root mailbox per session.
 	FeatureMultiAgent = "multi-agent"
+	// FeatureCloseMany: POST /v1/close closes a set of agents (every open
+	// one, those of a status, or listed ids) in one call, all their
+	// process groups terminated at once (SPEC §3 close).
+	FeatureCloseMany = "close-many"
 	// FeatureSteer, FeatureSearch, FeatureChanges and FeatureInnerAgents
 	// are the words of capabilities planned within /v1 (steering a
 	// running agent, search across agents, the changes an agent made,
@@ -82,5 +86,5 @@ const (
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany}
 }

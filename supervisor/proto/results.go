@@ -2,6 +2,7 @@ package proto
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"unicode/utf8"
 )
@@ -207,4 +208,44 @@ func TimeoutMS(f float64) int {
 		return math.MinInt
 	}
 	return int(f)
+}
+
+// CloseManyRequest selects the agents of CloseMany (SPEC §3 close, POST
+// /v1/close): exactly one of All (every agent not closed yet), Status
+// (every agent of that status: running, completed or errored) and
+// AgentIDs (those agents, by id or path as Close takes them). Check
+// says what is wrong with a request.
+type CloseManyRequest struct {
+	All      bool     `json:"all,omitempty"`
+	Status   Status   `json:"status,omitempty"`
+	AgentIDs []string `json:"agent_ids,omitempty"`
+}
+
+// Check returns a CodeInvalid error when req selects in none or more than
+// one way, or by a status that is not running, completed or errored.
+func (req CloseManyRequest) Check() error {
+	ways := 0
+	for _, set := range []bool{req.All, req.Status != "", len(req.AgentIDs) > 0} {
+		if set {
+			ways++
+		}
+	}
+	switch {
+	case ways != 1:
+		return &Error{CodeInvalid, "close many: give exactly one of all, status (running, completed or errored) and agent_ids"}
+	case req.Status == StatusClosed:
+		return &Error{CodeInvalid, "close many: agents of status closed are closed already; give running, completed or errored"}
+	case req.Status != "" && req.Status != StatusRunning && req.Status != StatusCompleted && req.Status != StatusErrored:
+		return &Error{CodeInvalid, fmt.Sprintf("close many: no status %q; give running, completed or errored", string(req.Status))}
+	}
+	return nil
+}
+
+// CloseManyResult is the result of CloseMany: the ids of the agents the
+// call closed (the selected ones and their descendants, each subtree
+// deepest first), and DroppedQueued when any of them had a queued
+// message, which the close dropped (SPEC §11).
+type CloseManyResult struct {
+	Closed        []string `json:"closed"`
+	DroppedQueued bool     `json:"dropped_queued_message,omitempty"`
 }

@@ -86,6 +86,10 @@ type Operator interface {
 	Interrupt(ctx context.Context, id string) (StatusResult, error)
 	// Close closes the agent, terminating its running submission first.
 	Close(ctx context.Context, id string) (StatusResult, error)
+	// CloseMany closes the agents req selects, each with its
+	// descendants, terminating every running submission among them at
+	// once; it returns once their process groups are gone.
+	CloseMany(ctx context.Context, req CloseManyRequest) (CloseManyResult, error)
 	// Resume reopens a closed agent; it starts nothing.
 	Resume(ctx context.Context, id string) (StatusResult, error)
 	// Forget removes a finished or closed agent for good (SPEC §10).

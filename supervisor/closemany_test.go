@@ -1,0 +1,86 @@
+package supervisor
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// TestCloseManyByStatus: closing every running agent closes them with
+// their descendants, one grace period for all of them, and leaves the
+// others open; resuming a closed parent reopens what its close took; all
+// then closes what is left. A bad request or an unknown target closes
+// nothing.
+func TestCloseManyByStatus(t *testing.T) {
+	const grace = 2 * time.Second
+	s := newTestSupervisor(t, stubborn, func(c *Config) { c.MaxAgents = 8; c.Grace = grace })
+	a := spawnNamed(t, s, "", "a", "sleep")
+	ab := spawnNamed(t, s, a.AgentID, "b", "ok")
+	b := spawnNamed(t, s, "", "b", "ok")
+	c := spawnNamed(t, s, "", "c", "sleep")
+	waitFinal(t, s, ab.AgentID)
+	waitFinal(t, s, b.AgentID)
+
+	for _, bad := range []proto.CloseManyRequest{{}, {All: true, Status: proto.StatusRunning}, {Status: "sleeping"}, {Status: proto.StatusClosed}, {AgentIDs: []string{c.AgentID, "nope"}}} {
+		if _, err := s.CloseMany(t.Context(), bad); err == nil {
+			t.Errorf("CloseMany(%+v) closed without an error", bad)
+		}
+	}
+	if got := summaryOf(t, s, c.AgentID).Status; got != proto.StatusRunning {
+		t.Fatalf("a refused CloseMany left c %s", got)
+	}
+
+	start := time.Now()
+	res, err := s.CloseMany(t.Context(), proto.CloseManyRequest{Status: proto.StatusRunning})
+	took := time.Since(start)
+	if err != nil || !slices.Equal(res.Closed, []string{ab.AgentID, a.AgentID, c.AgentID}) {
+		t.Fatalf("close --status running: %+v %v; want [ab a c]", res, err)
+	}
+	if took >= 2*grace {
+		t.Errorf("closing two stubborn running agents took %v: one grace period (%v) for all", took, grace)
+	}
+	for id, want := range map[string]proto.Status{a.AgentID: proto.StatusClosed, ab.AgentID: proto.StatusClosed, c.AgentID: proto.StatusClosed, b.AgentID: proto.StatusCompleted} {
+		if got := summaryOf(t, s, id).Status; got != want {
+			t.Errorf("%s is %s after close --status running, want %s", id[:8], got, want)
+		}
+	}
+	if r, err := s.Resume(t.Context(), a.AgentID); err != nil || !slices.Equal(r.Descendants, []string{ab.AgentID}) {
+		t.Errorf("resume a: %+v %v; want its child reopened", r, err)
+	}
+	res, err = s.CloseMany(t.Context(), proto.CloseManyRequest{All: true})
+	if err != nil || !slices.Equal(res.Closed, []string{ab.AgentID, a.AgentID, b.AgentID}) {
+		t.Fatalf("close --all: %+v %v; want [ab a b]", res, err)
+	}
+	if res, err = s.CloseMany(t.Context(), proto.CloseManyRequest{All: true}); err != nil || len(res.Closed) != 0 {
+		t.Errorf("close --all with every agent closed: %+v %v; want nothing closed, no error", res, err)
+	}
+}
+
+// TestCloseManyIsOneGracePeriod: fifty agents that ignore SIGTERM, closed
+// by one call, are gone after one grace period, not one each (50 s),
+// nothing of their process groups left. (The time against grace + 1 s
+// with 1,000 agents is BENCHMARKS.md's "A thousand agents".)
+func TestCloseManyIsOneGracePeriod(t *testing.T) {
+	const n, grace = 50, time.Second
+	s := newTestSupervisor(t, stubborn, func(c *Config) { c.MaxAgents = n; c.Grace = grace })
+	var groups []int
+	for i := range n {
+		id := spawnNamed(t, s, "", fmt.Sprintf("a%d", i), "sleep").AgentID
+		groups = append(groups, groupOf(t, s, id))
+	}
+	start := time.Now()
+	res, err := s.CloseMany(t.Context(), proto.CloseManyRequest{All: true})
+	took := time.Since(start)
+	if err != nil || len(res.Closed) != n {
+		t.Fatalf("close --all: %d closed, %v", len(res.Closed), err)
+	}
+	if took > 10*grace {
+		t.Errorf("closing %d stubborn agents took %v; want one grace period (%v) for all of them", n, took, grace)
+	}
+	for _, pg := range groups {
+		assertGroupGone(t, pg)
+	}
+}
