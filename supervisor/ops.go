@@ -204,13 +204,17 @@ func (s *Supervisor) checkSendLocked(a *agent, interrupt bool) error {
 // It touches only that agent (not its children), and keeps the messages
 // held for it: they wait for its next submission (SPEC §14, as Memo keeps
 // its mailbox). Errors: "agent not found: <id>"; "agent <id> is not
-// running".
+// running"; "an agent cannot interrupt itself" when the calling
+// submission is the agent's own (Memo's rule, every door; SPEC §14).
 func (s *Supervisor) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
 	a, unlock, err := s.lockAgent(ctx, id)
 	if err != nil {
 		return proto.StatusResult{}, err
 	}
 	defer unlock()
+	if c := proto.CallerOf(ctx); c.AgentID != "" && c.AgentID == a.id {
+		return proto.StatusResult{}, errSelfInterrupt
+	}
 	s.mu.Lock()
 	sub := a.running
 	if sub != nil {

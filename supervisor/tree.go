@@ -113,6 +113,10 @@ func (s *Supervisor) resolveLocked(c proto.Caller, target string) (*agent, error
 		if a := s.paths[target]; a != nil {
 			return a, nil
 		}
+		if target == proto.RootPath && !c.Exact { // the multi-agent family keeps Memo's texts
+			// SPEC §3's text stays first: programs match on it.
+			return nil, &proto.Error{Code: proto.CodeNotFound, Message: "agent not found: /root is the root of the tree, not an agent; name one below it (subdash ctl list --tree)"}
+		}
 		return nil, proto.ErrNotFound(target)
 	}
 	var found []*agent
@@ -341,6 +345,10 @@ func (s *Supervisor) MessageAgent(ctx context.Context, target, message string, t
 	return s.treeAgent(a), nil
 }
 
+// errSelfInterrupt refuses an interrupt of the agent whose submission
+// asks for it (Memo's text, SPEC §14).
+var errSelfInterrupt = &proto.Error{Code: proto.CodeInvalid, Message: "an agent cannot interrupt itself"}
+
 // InterruptAgent is interrupt_agent of the multi-agent family (SPEC §14):
 // it interrupts target's running submission (Interrupt; its held messages
 // stay) and answers the agent with its status before; an idle agent is
@@ -354,7 +362,7 @@ func (s *Supervisor) InterruptAgent(ctx context.Context, target string) (proto.T
 	s.mu.Lock()
 	a, err := s.resolveLocked(c, target)
 	if err == nil && a.id == c.AgentID {
-		err = &proto.Error{Code: proto.CodeInvalid, Message: "an agent cannot interrupt itself"}
+		err = errSelfInterrupt
 	}
 	var before proto.TreeAgent
 	if err == nil {

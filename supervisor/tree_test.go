@@ -106,13 +106,43 @@ func TestTreeTargets(t *testing.T) {
 	if errText(err) != want {
 		t.Errorf("ambiguous: %v\nwant %s", err, want)
 	}
-	for _, target := range []string{"/root/nope", "nope", "/root"} {
+	for _, target := range []string{"/root/nope", "nope"} {
 		if _, err := s.resolveLocked(proto.Caller{}, target); errText(err) != "agent not found: "+target {
 			t.Errorf("%q: %v", target, err)
 		}
 	}
+	// The root is no agent: ctl says what it is; the multi-agent family
+	// keeps Memo's text.
+	_, err = s.resolveLocked(proto.Caller{}, "/root")
+	if want := "agent not found: /root is the root of the tree, not an agent; name one below it (subdash ctl list --tree)"; errText(err) != want || proto.CodeOf(err) != proto.CodeNotFound {
+		t.Errorf("/root: %v, want %s", err, want)
+	}
+	if _, err := s.resolveLocked(proto.Caller{Exact: true}, "/root"); errText(err) != "agent not found: /root" {
+		t.Errorf("/root for an exact caller: %v", err)
+	}
 	if _, err := s.resolveLocked(proto.Caller{Exact: true}, ab.AgentID[:6]); errText(err) != "agent not found: "+ab.AgentID[:6] {
 		t.Errorf("an id prefix for an exact caller: %v", err)
+	}
+}
+
+// TestAnAgentCannotInterruptItself: a submission that interrupts its own
+// agent (subdash ctl interrupt $SUBDASH_AGENT_ID from inside it) gets
+// Memo's error and runs on; another agent's interrupt of it works.
+func TestAnAgentCannotInterruptItself(t *testing.T) {
+	s := newTestSupervisor(t, script, func(c *Config) { c.MaxAgents = 8 })
+	a := spawnNamed(t, s, "", "a", "sleep")
+	b := spawnNamed(t, s, a.AgentID, "b", "sleep")
+	if _, err := s.Interrupt(as(t.Context(), a.AgentID), a.AgentID); errText(err) != "an agent cannot interrupt itself" || proto.CodeOf(err) != proto.CodeInvalid {
+		t.Fatalf("self interrupt: %v", err)
+	}
+	if info, _ := s.Agent(a.AgentID); info.Status != proto.StatusRunning {
+		t.Fatalf("a refused interrupt changed the agent: %s", info.Status)
+	}
+	if _, err := s.Interrupt(as(t.Context(), a.AgentID), b.AgentID); err != nil {
+		t.Fatalf("a parent interrupts its child: %v", err)
+	}
+	if _, err := s.Interrupt(t.Context(), a.AgentID); err != nil {
+		t.Fatalf("a person interrupts a: %v", err)
 	}
 }
 
