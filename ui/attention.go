@@ -185,6 +185,7 @@ const filterHead = 4096
 func (m *Model) applyFilter(text string) tea.Cmd {
 	m.filter = parseFilter(text)
 	m.refreshRows()
+	m.table.SelectMatch() // the selection leaves a muted ancestor for what was found
 	switch n := m.matchN; {
 	case !m.filter.active():
 		m.say(levelInfo, "filter cleared: every agent shows")

@@ -49,7 +49,8 @@ func treeFake(n int) *fakeSup {
 
 // BenchmarkTreeFrame measures a frame of the dashboard at 160x45 (colour
 // on) with 200 and 1,000 agents in three levels: the tick of the spinner,
-// a change of one agent's output (the flood's frame), a fold key and a
+// a change of one agent's output (the flood's frame), a change of one
+// agent's status (what a close of a subtree sends per agent), a fold key and a
 // new agent (the two that lay the rows out again), each with its View.
 // The first two must cost the same at both sizes (what is on screen); the
 // last two grow with the agents. Compare the sizes in the same run:
@@ -76,6 +77,15 @@ func BenchmarkTreeFrame(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				nm, _ := m.Update(ChangesMsg{Changes: []proto.Change{{AgentID: mid.AgentID, Output: true, Info: &mid}}})
+				_ = nm.(Model).View()
+			}
+		})
+		b.Run(fmt.Sprintf("status/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				next := mid
+				next.Status = []proto.Status{proto.StatusClosed, proto.StatusRunning}[i%2]
+				nm, _ := m.Update(ChangesMsg{Changes: []proto.Change{{AgentID: mid.AgentID, Agent: true, Info: &next}}})
 				_ = nm.(Model).View()
 			}
 		})

@@ -164,7 +164,8 @@ func TestSelectionStaysWhenRowsMove(t *testing.T) {
 }
 
 // TestFilterShowsAncestorsMuted: a match brings its ancestors, which say
-// how many matches are below them, and the title counts only matches.
+// how many matches are below them, and the title counts only matches; the
+// selection leaves an ancestor for the first match.
 func TestFilterShowsAncestorsMuted(t *testing.T) {
 	h := newHarness(t, treeAgents(), 100, 40)
 	h.keys("F")
@@ -173,7 +174,7 @@ func TestFilterShowsAncestorsMuted(t *testing.T) {
 	h.wantScreen("agents 1/8 · filter: e2e")
 	h.wantScreen("review ")
 	h.wantScreen("1 match below")
-	h.wantScreen("    └─ e2e ")
+	h.wantScreen("›    └─ e2e ") // review, selected before, is only context now
 	if v := h.view(); strings.Contains(v, "docs ") || strings.Contains(v, "lint ") {
 		t.Fatalf("agents that neither match nor lead to a match are drawn:\n%s", v)
 	}

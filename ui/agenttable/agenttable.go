@@ -190,6 +190,24 @@ func (m *Model) Select(id string) bool {
 	return false
 }
 
+// SelectMatch moves the selection to the first match when the selected
+// row is an ancestor a filter shows only for what matches below it (a
+// filter just applied shows what it found, not its context); it reports
+// whether the selection moved.
+func (m *Model) SelectMatch() bool {
+	if m.cursor >= len(m.order.rows) || !m.order.rows[m.cursor].context {
+		return false
+	}
+	for i, r := range m.order.rows {
+		if !r.context {
+			m.cursor = i
+			m.clampOffset()
+			return true
+		}
+	}
+	return false
+}
+
 // Reveal unfolds every folded ancestor of agent id, then selects it; it
 // reports whether the agent has a row then (the filter may still hide
 // it).
