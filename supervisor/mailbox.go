@@ -241,6 +241,9 @@ func (s *Supervisor) detailLocked(a *agent) proto.WaitDetail {
 		UpdatedAt:        &sum.UpdatedAt,
 		SessionID:        a.sessionID,
 		Failure:          sum.Failure,
+		TaskName:         sum.TaskName,
+		AgentPath:        sum.AgentPath,
+		ParentID:         sum.ParentID,
 	}
 	return d
 }

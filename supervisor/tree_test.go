@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -235,6 +237,17 @@ func TestForgetTakesAFinishedSubtree(t *testing.T) {
 	}
 }
 
+// wantPlace fails the test unless wait's detail d places its agent in the
+// tree as named, path and parent say, on the wire too (SPEC §14).
+func wantPlace(t *testing.T, d proto.WaitDetail, name, path, parent string) {
+	t.Helper()
+	b, err := json.Marshal(d)
+	want := fmt.Sprintf(`"task_name":%q,"agent_path":%q,"parent_id":%q}`, name, path, parent)
+	if err != nil || !strings.HasSuffix(string(b), want) {
+		t.Fatalf("wait detail %s %v, want it to end %s", b, err, want)
+	}
+}
+
 // TestTreeSurvivesARestart: names, paths, parents and queued messages are
 // restored; a restored agent keeps its path, a spawn that meets it names
 // it and how to free the path, and forgetting it frees the path.
@@ -243,7 +256,7 @@ func TestTreeSurvivesARestart(t *testing.T) {
 	s := start()
 	a := spawnNamed(t, s, "", "a", "sleep")
 	ab := spawnNamed(t, s, a.AgentID, "b", "ok")
-	waitFinal(t, s, ab.AgentID)
+	wantPlace(t, waitFinal(t, s, ab.AgentID), "b", "/root/a/b", a.AgentID)
 	for _, m := range []string{"ok first", "ok second"} {
 		if _, err := s.Queue(t.Context(), a.AgentID, m); err != nil {
 			t.Fatal(err)
@@ -262,6 +275,7 @@ func TestTreeSurvivesARestart(t *testing.T) {
 	if r := got[ab.AgentID]; r.AgentPath != "/root/a/b" || r.ParentID != a.AgentID {
 		t.Fatalf("restored b: %+v", r)
 	}
+	wantPlace(t, waitFinal(t, s, "/root/a/b"), "b", "/root/a/b", a.AgentID)
 	if notes := strings.Join(s.Config().Notes, "\n"); strings.Contains(notes, "were not run") {
 		t.Errorf("a host that shut down ran its queue's end itself; notes: %s", notes)
 	}

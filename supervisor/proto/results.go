@@ -166,6 +166,11 @@ type WaitDetail struct {
 	SessionID        string  `json:"session_id,omitempty"`
 	// Failure is Summary.Failure (SPEC §5).
 	Failure string `json:"failure,omitempty"`
+	// TaskName, AgentPath and ParentID place the agent in the tree as
+	// its Summary does (SPEC §14); omitted for an unknown id.
+	TaskName  string `json:"task_name,omitempty"`
+	AgentPath string `json:"agent_path,omitempty"`
+	ParentID  string `json:"parent_id,omitempty"`
 }
 
 // waitDetailFields is WaitDetail without its methods, for encoding.
