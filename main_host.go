@@ -130,7 +130,7 @@ func serve(args []string) int {
 	h.Forward(say, say)
 	select {
 	case <-sig.Context().Done():
-	case <-h.Failed(): // Stop returns it
+	case <-h.Failed(): //nolint:errcheck // Stop returns it
 	}
 	code := 0
 	if err := h.Stop(); err != nil {

@@ -76,17 +76,19 @@ func (p *pager) Run() error {
 	}
 	p.cmd.Stdin = r
 	if err := p.cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
+		r.Close() //nolint:errcheck // an unused pipe: the failed start is the error to report
+		w.Close() //nolint:errcheck // as above
 		return err
 	}
-	r.Close() // the pager holds it now; when the pager ends, writes fail with EPIPE
+	r.Close() //nolint:errcheck // our copy of the read end; the pager holds it now: when the pager ends, writes fail with EPIPE
 	p.inPager.proc.Store(p.cmd.Process)
 	defer p.inPager.proc.Store(nil)
 	fed := make(chan error, 1)
 	go func() {
 		err := p.feed(w)
-		w.Close()
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
 		fed <- err
 	}()
 	err = p.cmd.Wait()

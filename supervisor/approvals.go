@@ -348,7 +348,7 @@ func (q *stdinQueue) signal() {
 // run writes the queued lines to w until close, then closes w. A write
 // error (the child closed its stdin or exited) drops the rest.
 func (q *stdinQueue) run(w io.WriteCloser) {
-	defer w.Close()
+	defer w.Close() //nolint:errcheck // the child's stdin: closing it flushes nothing, and a child gone is no error of ours (SPEC §4)
 	for range q.wake {
 		q.mu.Lock()
 		lines, closing := q.lines, q.closing

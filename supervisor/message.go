@@ -168,7 +168,7 @@ func (m *Message) writeTo(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 	_, err = io.Copy(w, f)
 	return err
 }
@@ -373,13 +373,17 @@ func validUTF8(b []byte, scratch *[]byte) []byte {
 // submission's output (note) and the child gets an empty stdin.
 func feedMessage(path string, note func(string)) func(io.WriteCloser) {
 	return func(w io.WriteCloser) {
-		defer w.Close()
+		defer func() {
+			if err := w.Close(); err != nil && !errors.Is(err, fs.ErrClosed) {
+				note(fmt.Sprintf("subdash: closing the agent's stdin: %v", err))
+			}
+		}()
 		f, err := os.Open(path)
 		if err != nil {
 			note(fmt.Sprintf("subdash: cannot read the message from %s: %v; the agent got an empty stdin", path, err))
 			return
 		}
-		defer f.Close()
+		defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 		// A child that exits without reading makes the write fail with
 		// EPIPE, which is not an error of ours (SPEC §4).
 		if _, err := io.Copy(w, f); err == nil {

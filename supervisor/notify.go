@@ -127,11 +127,11 @@ func (n *notifier) run(job notifyJob) {
 		case err = <-waited:
 		case <-timer.C:
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-waited
+			<-waited //nolint:errcheck // SIGKILL's wait status: err says why
 			err = fmt.Errorf("still running after %s; killed", notifyTimeout)
 		case <-n.ctx.Done():
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-waited
+			<-waited //nolint:errcheck // SIGKILL's wait status: err says why
 			err = errors.New("killed: the host is ending")
 		}
 		timer.Stop()

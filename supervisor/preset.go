@@ -181,7 +181,7 @@ func (m *memoRun) decide(oc *outcome, used *proto.Usage) {
 		return
 	}
 	sess, err := transcript.ReadMemoSession(f)
-	f.Close()
+	f.Close() //nolint:errcheck // read only: its Close cannot lose data
 	if err != nil {
 		return
 	}

@@ -42,8 +42,8 @@ func (s *Supervisor) placeLocked(id string, c proto.Caller, taskName string) (pa
 		parentPath, parentID = p.path, p.id
 	}
 	path = proto.JoinPath(parentPath, leaf)
-	if max := s.cfg.MaxDepth; proto.PathDepth(path) > max {
-		return "", "", "", proto.ErrDepth(max)
+	if limit := s.cfg.MaxDepth; proto.PathDepth(path) > limit {
+		return "", "", "", proto.ErrDepth(limit)
 	}
 	if h := s.paths[path]; h != nil {
 		return "", "", "", proto.ErrPathExists(path, holderText(h), h.running == nil && !h.replacing)
@@ -237,15 +237,6 @@ func (s *Supervisor) lockTrees(pick func() ([]*agent, error)) ([][]*agent, func(
 			return nil, nil, err
 		}
 	}
-}
-
-// ids returns the ids of agents.
-func ids(agents []*agent) []string {
-	out := make([]string, len(agents))
-	for i, a := range agents {
-		out[i] = a.id
-	}
-	return out
 }
 
 // treeAgentLocked is agent a as the multi-agent family shows it (SPEC

@@ -43,16 +43,24 @@ func writeTranscript(w io.Writer, sup Supervisor, id string, seq int, st theme.S
 		if err != nil {
 			return err
 		}
+		// A failed write (the pager quit) ends the feed: no more pages
+		// are fetched.
 		if from == 0 && t.First > 0 {
-			fmt.Fprintf(bw, "… %d earlier entries are not kept in memory; t shows the raw log\n", t.First)
+			if _, err := fmt.Fprintf(bw, "… %d earlier entries are not kept in memory; t shows the raw log\n", t.First); err != nil {
+				return err
+			}
 		}
 		for _, e := range t.Entries {
-			fmt.Fprintln(bw, RenderEntry(e, st))
+			if _, err := fmt.Fprintln(bw, RenderEntry(e, st)); err != nil {
+				return err
+			}
 		}
 		from = max(from, t.First) + int64(len(t.Entries))
 		if len(t.Entries) == 0 || from >= t.Total {
 			if t.Pending != "" {
-				fmt.Fprintln(bw, clean(t.Pending))
+				if _, err := fmt.Fprintln(bw, clean(t.Pending)); err != nil {
+					return err
+				}
 			}
 			return bw.Flush()
 		}

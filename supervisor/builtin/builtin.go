@@ -75,7 +75,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, dir str
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "cannot resolve working directory %q: %v\n", dir, err)
+		warnf(stderr, "cannot resolve working directory %q: %v\n", dir, err)
 		return StatusError
 	}
 	cfg.dir = abs
@@ -86,7 +86,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, dir str
 func readAndRun(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
 	msg, err := io.ReadAll(io.LimitReader(stdin, maxTaskSize))
 	if err != nil {
-		fmt.Fprintf(stderr, "cannot read the task from stdin: %v\n", err)
+		warnf(stderr, "cannot read the task from stdin: %v\n", err)
 		return StatusError
 	}
 	return run(ctx, cfg, string(msg), stdout, stderr)
@@ -101,9 +101,9 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, status int, ok boo
 	flags.SetOutput(stderr)
 	flags.DurationVar(&cfg.pace, "pace", 0, "pause between output lines, e.g. 50ms (for demos)")
 	flags.Usage = func() {
-		fmt.Fprintf(stderr, "usage: subdash agent [--pace DURATION] < task\n\nflags:\n")
+		warnf(stderr, "usage: subdash agent [--pace DURATION] < task\n\nflags:\n")
 		flags.PrintDefaults()
-		fmt.Fprintf(stderr, "\n%s", tasksHelp)
+		warnf(stderr, "\n%s", tasksHelp)
 	}
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -112,11 +112,11 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, status int, ok boo
 		return cfg, StatusUsage, false // flag has printed the error and the usage
 	}
 	if flags.NArg() > 0 {
-		fmt.Fprintf(stderr, "subdash agent: unexpected argument %q; the task is read from stdin\n", flags.Arg(0))
+		warnf(stderr, "subdash agent: unexpected argument %q; the task is read from stdin\n", flags.Arg(0))
 		return cfg, StatusUsage, false
 	}
 	if cfg.pace < 0 {
-		fmt.Fprintf(stderr, "subdash agent: --pace must not be negative, got %v\n", cfg.pace)
+		warnf(stderr, "subdash agent: --pace must not be negative, got %v\n", cfg.pace)
 		return cfg, StatusUsage, false
 	}
 	return cfg, StatusOK, true
@@ -126,7 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, status int, ok boo
 func run(ctx context.Context, cfg config, msg string, stdout, stderr io.Writer) int {
 	t, err := parseTask(msg)
 	if err != nil {
-		fmt.Fprintf(stderr, "%v\n\n%s", err, tasksHelp)
+		warnf(stderr, "%v\n\n%s", err, tasksHelp)
 		return StatusUsage
 	}
 
@@ -139,9 +139,9 @@ func run(ctx context.Context, cfg config, msg string, stdout, stderr io.Writer) 
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "stopped: %v\n", context.Cause(ctx))
+			warnf(stderr, "stopped: %v\n", context.Cause(ctx))
 		} else {
-			fmt.Fprintln(stderr, err)
+			warnf(stderr, "%v\n", err)
 		}
 		return StatusError
 	}
@@ -159,10 +159,20 @@ type printer struct {
 	err   error
 }
 
+// warnf writes a message to stderr, the agent's log. A failed write is
+// dropped: the exit status already says whether the task succeeded, and a
+// broken stderr leaves no other place to say it.
+func warnf(stderr io.Writer, format string, a ...any) {
+	fmt.Fprintf(stderr, format, a...) //nolint:errcheck // see above
+}
+
 // printf writes one line built from format and a; the newline is added.
-func (p *printer) printf(format string, a ...any) error {
+// Its failure (a cancelled ctx while pacing, a failed write) is kept in
+// p.err, as bufio.Writer keeps its own: printf then writes nothing more, and
+// the task returns p.err.
+func (p *printer) printf(format string, a ...any) {
 	if p.err != nil {
-		return p.err
+		return
 	}
 	if p.lines > 0 && p.pace > 0 {
 		timer := time.NewTimer(p.pace)
@@ -170,16 +180,15 @@ func (p *printer) printf(format string, a ...any) error {
 		case <-p.ctx.Done():
 			timer.Stop()
 			p.err = p.ctx.Err()
-			return p.err
+			return
 		case <-timer.C:
 		}
 	}
 	if _, err := io.WriteString(p.w, fmt.Sprintf(format, a...)+"\n"); err != nil {
 		p.err = fmt.Errorf("cannot write output: %w", err)
-		return p.err
+		return
 	}
 	p.lines++
-	return nil
 }
 
 // displayPath is how a file at absolute path abs is named in the output:

@@ -33,11 +33,11 @@ func (dataFS) Open(name string) (fs.File, error) {
 	}
 	info, err := f.Stat()
 	if err != nil {
-		f.Close()
+		f.Close() //nolint:errcheck // read only, and err is the failure to report
 		return nil, err
 	}
 	if !info.Mode().IsRegular() && !info.IsDir() {
-		f.Close()
+		f.Close() //nolint:errcheck // read only, and the error is that it is not a file
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
 	}
 	return f, nil

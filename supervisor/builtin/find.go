@@ -121,8 +121,8 @@ func findInFile(cfg config, w *walker, ms []string, f file, out *printer, st *fi
 			}
 		}
 		if first >= 0 {
-			if err := out.printf("%s:%d: %s", f.display, n+1, lineText(line, first)); err != nil {
-				return err
+			if out.printf("%s:%d: %s", f.display, n+1, lineText(line, first)); out.err != nil {
+				return out.err
 			}
 		}
 	}

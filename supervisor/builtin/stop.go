@@ -3,7 +3,6 @@ package builtin
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -43,7 +42,7 @@ func runStoppable(ctx context.Context, cfg config, stdin io.Reader, stdout, stde
 	if status, finished := h.leave(); finished {
 		return status // it returned between the timer and leave
 	}
-	fmt.Fprintf(stderr, "stopped: %v\n", context.Cause(ctx))
+	warnf(stderr, "stopped: %v\n", context.Cause(ctx))
 	return StatusError
 }
 

@@ -63,7 +63,8 @@ func summarize(ctx context.Context, cfg config, t task, out *printer, stderr io.
 		f.size = size
 		all = append(all, f)
 		if len(all)%progressEvery == 0 {
-			return out.printf("… %d files", len(all))
+			out.printf("… %d files", len(all))
+			return out.err
 		}
 		return nil
 	})
@@ -133,7 +134,7 @@ func countLines(ctx context.Context, cfg config, f file) (lines int, size int64,
 	if err != nil {
 		return 0, 0, false, err
 	}
-	defer r.Close()
+	defer r.Close() //nolint:errcheck // read only: its Close cannot lose data
 	buf := make([]byte, readChunk)
 	var last byte = '\n'
 	for {

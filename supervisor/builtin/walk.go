@@ -44,7 +44,7 @@ func (w *walker) cannotRead(display string, err error) {
 		w.warned = map[string]bool{}
 	}
 	w.warned[display] = true
-	fmt.Fprintf(w.stderr, "warning: cannot read %s: %v\n", display, cause(err))
+	warnf(w.stderr, "warning: cannot read %s: %v\n", display, cause(err))
 }
 
 // file is one regular file handed to a visit function.
@@ -113,7 +113,7 @@ func (w *walker) walk(ctx context.Context, t target, visit func(file) error) err
 	}
 	comps, patterns := w.ancestorPatterns(t)
 	if len(patterns) > 0 && gitignore.NewMatcher(patterns).Match(comps, true) {
-		fmt.Fprintf(w.stderr, "note: %s is ignored by .gitignore; scanning it anyway, without the ignore rules above it\n", t.display)
+		warnf(w.stderr, "note: %s is ignored by .gitignore; scanning it anyway, without the ignore rules above it\n", t.display)
 		comps, patterns = nil, nil
 	}
 	entries, err := fs.ReadDir(w.fsys, t.name)
@@ -146,7 +146,8 @@ func (w *walker) skipPseudo(abs string) (bool, error) {
 	if fsType == "" {
 		return false, nil
 	}
-	return true, w.out.printf("skipped %s: %s filesystem", displayPath(w.dir, abs), fsType)
+	w.out.printf("skipped %s: %s filesystem", displayPath(w.dir, abs), fsType)
+	return true, w.out.err
 }
 
 // walkEntries visits the entries of directory name. comps are the
@@ -271,6 +272,6 @@ func readHead(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 	return io.ReadAll(io.LimitReader(f, limit+1))
 }

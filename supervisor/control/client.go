@@ -177,7 +177,7 @@ func (c *Client) exchangeOn(ctx context.Context, hc *http.Client, req *http.Requ
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // a response body: its Close cannot lose data
 	var rd io.Reader = resp.Body
 	if progress != nil {
 		progress()
@@ -264,7 +264,7 @@ func (c *Client) responseOn(ctx context.Context, hc *http.Client, req *http.Requ
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // a response body: its Close cannot lose data
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var eb errorBody
 	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {

@@ -98,7 +98,7 @@ func (c *Client) streamWith(ctx context.Context, path string, read func(h http.H
 	if err != nil {
 		return c.noAnswer(ctx, cctx, false, err)
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // a response body: its Close cannot lose data
 	d.Progress()
 	err = read(resp.Header, resp.Body, d.Progress)
 	if err != nil && cctx.Err() != nil {

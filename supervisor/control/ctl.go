@@ -212,17 +212,27 @@ func Ctl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	// A failed write to stderr is dropped: the exit status still says
+	// what happened, and there is no other place to say it.
 	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "subdash ctl: "+format+"\n%s\n", append(a, ctlUsageLine)...)
+		fmt.Fprintf(stderr, "subdash ctl: "+format+"\n%s\n", append(a, ctlUsageLine)...) //nolint:errcheck // see above
 		return ExitUsage
+	}
+	// The answer is what the caller asked for: a failed write of it to
+	// stdout (a closed pipe, a full disk) is an error.
+	answer := func(text string) int {
+		if _, err := io.WriteString(stdout, text); err != nil {
+			fmt.Fprintf(stderr, "subdash ctl: cannot write the answer: %v\n", err) //nolint:errcheck // as usageErr's
+			return ExitError
+		}
+		return ExitOK
 	}
 	l, err := parseCtl(args)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	if l.help || (len(l.pos) > 0 && l.pos[0] == "help") {
-		fmt.Fprint(stdout, CtlUsage)
-		return ExitOK
+		return answer(CtlUsage)
 	}
 	if len(l.pos) == 0 {
 		return usageErr("missing operation")
@@ -250,15 +260,14 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	out, err := req(ctx, NewClient(socket, dir).WithOrigin("ctl"))
 	if err != nil {
-		fmt.Fprintf(stderr, "%s failed: %v\n", op.tool, err)
+		fmt.Fprintf(stderr, "%s failed: %v\n", op.tool, err) //nolint:errcheck // as usageErr's
 		return ExitError
 	}
 	if _, ok := out.(streamed); ok {
 		return ExitOK
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Fprintf(stdout, "%s\n", b)
-	return ExitOK
+	return answer(string(b) + "\n")
 }
 
 // ctlRequest turns an op's arguments into the call to make. A message of

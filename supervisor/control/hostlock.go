@@ -58,7 +58,7 @@ func lockHost(stateDir, dir, socket string) (*hostLock, error) {
 		return nil, nil
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		defer f.Close()
+		defer f.Close() //nolint:errcheck // only read here (another host holds it): its Close cannot lose data
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, nil
 		}
@@ -73,9 +73,14 @@ func lockHost(stateDir, dir, socket string) (*hostLock, error) {
 	return &hostLock{f: f}, nil
 }
 
-// release lets the lock go; nil is a lock not taken.
-func (l *hostLock) release() {
-	if l != nil {
-		l.f.Close()
+// release lets the lock go; nil is a lock not taken. Its error is the
+// failed Close of the lock file, which this host wrote.
+func (l *hostLock) release() error {
+	if l == nil {
+		return nil
 	}
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("cannot release the host lock %s: %v", l.f.Name(), err)
+	}
+	return nil
 }

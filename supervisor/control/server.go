@@ -88,7 +88,7 @@ func Take(cfg supervisor.Config) (*Socket, error) {
 		return nil, err
 	}
 	if ln.host, err = lockHost(cfg.StateDir, cfg.Dir, cfg.Socket); err != nil {
-		ln.Close()
+		ln.Close() //nolint:errcheck // the refused lock is the error to report
 		return nil, err
 	}
 	return &Socket{ln: ln}, nil
@@ -147,7 +147,7 @@ func (srv *Server) Serve(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		_ = srv.Close()
-		<-errc
+		<-errc //nolint:errcheck // http.ErrServerClosed: the cause is ctx's
 		return ctx.Err()
 	case err := <-errc:
 		_ = srv.Close()

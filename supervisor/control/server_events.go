@@ -35,10 +35,15 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 		srv.viewers.Add(1)
 		defer srv.viewers.Add(-1)
 	}
+	// A failed write (the viewer went away) ends the stream.
 	for _, a := range srv.sup.Agents() {
-		writeEvent(w, EventAgent, a)
+		if writeEvent(w, EventAgent, a) != nil {
+			return
+		}
 	}
-	writeEvent(w, EventSynced, struct{}{})
+	if writeEvent(w, EventSynced, struct{}{}) != nil {
+		return
+	}
 	flusher.Flush()
 	beat := time.NewTicker(HeartbeatInterval)
 	defer beat.Stop()
@@ -47,7 +52,9 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case <-beat.C:
-			fmt.Fprint(w, ": heartbeat\n\n")
+			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
 			flusher.Flush()
 			continue
 		case <-sub.Ready():
@@ -58,27 +65,9 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-time.After(proto.FrameInterval):
 		}
-		sent := false
-		for _, c := range sub.Drain() {
-			// each change carries the agent's snapshot (proto.Change.Info):
-			// only the agents that changed are sent
-			switch {
-			case c.Agent && c.Info != nil:
-				writeEvent(w, EventAgent, *c.Info)
-				sent = true
-			case c.Agent && c.Forgotten:
-				// gone for good (SPEC §10): the status says so
-				writeEvent(w, EventAgent, proto.Summary{AgentID: c.AgentID, Status: proto.StatusForgotten})
-				sent = true
-			}
-			for _, text := range c.Warnings {
-				writeEvent(w, EventWarning, warningEvent{Text: text})
-				sent = true
-			}
-			if seq, counts, ok := c.LatestOutput(); c.Output && ok {
-				writeEvent(w, EventOutput, outputEvent{AgentID: c.AgentID, Seq: seq, Output: counts})
-				sent = true
-			}
+		sent, err := writeChanges(w, sub.Drain())
+		if err != nil {
+			return
 		}
 		if sent {
 			flusher.Flush()
@@ -86,6 +75,37 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func writeEvent(w io.Writer, name string, v any) {
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, mustJSON(v))
+// writeChanges writes the events of changes: only the agents that changed
+// (each change carries the agent's snapshot, proto.Change.Info), the
+// warnings and the latest output counts. sent says whether it wrote any;
+// it stops at the first failed write, whose error it returns.
+func writeChanges(w io.Writer, changes []proto.Change) (sent bool, err error) {
+	write := func(name string, v any) {
+		if err == nil {
+			err = writeEvent(w, name, v)
+			sent = true
+		}
+	}
+	for _, c := range changes {
+		switch {
+		case c.Agent && c.Info != nil:
+			write(EventAgent, *c.Info)
+		case c.Agent && c.Forgotten:
+			// gone for good (SPEC §10): the status says so
+			write(EventAgent, proto.Summary{AgentID: c.AgentID, Status: proto.StatusForgotten})
+		}
+		for _, text := range c.Warnings {
+			write(EventWarning, warningEvent{Text: text})
+		}
+		if seq, counts, ok := c.LatestOutput(); c.Output && ok {
+			write(EventOutput, outputEvent{AgentID: c.AgentID, Seq: seq, Output: counts})
+		}
+	}
+	return sent, err
+}
+
+// writeEvent writes one event of the stream; its error is the write's.
+func writeEvent(w io.Writer, name string, v any) error {
+	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, mustJSON(v))
+	return err
 }

@@ -75,7 +75,7 @@ func listenUnix(path, dir string, uid int) (*peerListener, error) {
 		return nil, fmt.Errorf("cannot listen on control socket %s: %v; pass another --socket", path, err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
+		ln.Close() //nolint:errcheck // the failed chmod is the error to report
 		return nil, fmt.Errorf("cannot restrict control socket %s to mode 0600: %v", path, err)
 	}
 	return &peerListener{UnixListener: ln, uid: uid}, nil
@@ -136,12 +136,12 @@ func lockFolder(dir string) (func(), error) {
 		return nil, fmt.Errorf("cannot open control socket folder %s: %v", dir, err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
+		f.Close() //nolint:errcheck // a folder, opened to lock it: its Close cannot lose data
 		return nil, fmt.Errorf("cannot lock control socket folder %s: %v", dir, err)
 	}
 	return func() {
 		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
+		f.Close() //nolint:errcheck // as above
 	}, nil
 }
 
@@ -172,7 +172,7 @@ func clearStale(path, dir string) error {
 		if p, err := peerOf(c.(*net.UnixConn)); err == nil {
 			pid = p.PID
 		}
-		c.Close()
+		c.Close() //nolint:errcheck // the probe connection sent nothing: its Close cannot lose data
 		// Name the folder the other subdash serves, which is not
 		// necessarily ours when --socket was given.
 		in := &InUseError{Socket: path, Dir: dir, PID: pid}
@@ -202,10 +202,11 @@ type peerListener struct {
 	unlock  sync.Once
 }
 
-// Close closes the socket, then lets the host lock go.
+// Close closes the socket, then lets the host lock go; its error is either
+// failure, or both.
 func (l *peerListener) Close() error {
 	err := l.UnixListener.Close()
-	l.unlock.Do(l.host.release)
+	l.unlock.Do(func() { err = errors.Join(err, l.host.release()) })
 	return err
 }
 
@@ -256,7 +257,7 @@ func peerPID(ctx context.Context) int {
 // before the request would be "unsolicited" to an HTTP client), within a
 // deadline and a size limit, and passes nothing on.
 func refuse(c *net.UnixConn, why error) {
-	defer c.Close()
+	defer c.Close() //nolint:errcheck // a refused peer: nothing is left to tell it
 	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
 	br := bufio.NewReader(io.LimitReader(c, 1<<20))
 	if req, err := http.ReadRequest(br); err == nil {

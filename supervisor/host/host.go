@@ -176,7 +176,7 @@ func (h *Host) Stop() error {
 			g.stopping(h.sup.SkipGrace)
 		}
 		if n := running(h.sup); n > 0 && h.opts.Stderr != nil {
-			fmt.Fprintf(h.opts.Stderr, "%s: stopping %d running agent(s)… (ctrl+c: kill them now)\n", h.opts.Name, n)
+			fmt.Fprintf(h.opts.Stderr, "%s: stopping %d running agent(s)… (ctrl+c: kill them now)\n", h.opts.Name, n) //nolint:errcheck // a note on the host's stderr: nothing is left to tell
 		}
 		var errs []error
 		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 
@@ -70,7 +69,7 @@ func (f *failover) takeOver(old Backend) (Backend, error) {
 	if f.cur.b != old {
 		return f.cur.b, nil
 	}
-	fmt.Fprintln(f.stderr, "subdash mcp: the subdash this server drove stopped serving; attaching again")
+	logf(f.stderr, "subdash mcp: the subdash this server drove stopped serving; attaching again\n")
 	b, err := f.attach()
 	if err != nil {
 		return nil, err

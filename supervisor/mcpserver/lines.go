@@ -79,17 +79,21 @@ func (f *lineFilter) nextMessage() ([]byte, message, error) {
 		line, tooLong, err := f.readLine()
 		switch trimmed := bytes.TrimSpace(line); {
 		case tooLong:
-			f.reject(headID(trimmed), -32600, fmt.Sprintf("message longer than %d bytes (16 MiB); put a long task in a file and send its path", maxLine), trimmed)
+			if err := f.reject(headID(trimmed), -32600, fmt.Sprintf("message longer than %d bytes (16 MiB); put a long task in a file and send its path", maxLine), trimmed); err != nil {
+				return nil, message{}, err
+			}
 		case len(trimmed) == 0:
 		default:
 			m, code, why := check(trimmed)
 			switch {
 			case code != 0:
-				f.reject(m.ID, code, why, trimmed)
+				if err := f.reject(m.ID, code, why, trimmed); err != nil {
+					return nil, message{}, err
+				}
 			case m.Method == "" && isNull(m.ID):
 				// An error answer of the client to a line it could not
 				// parse: it answers nothing this server asked.
-				fmt.Fprintf(f.log, "subdash mcp: the client reported an error: %.200s\n", trimmed)
+				logf(f.log, "subdash mcp: the client reported an error: %.200s\n", trimmed)
 			default:
 				return trimmed, m, nil
 			}
@@ -224,7 +228,9 @@ func headID(head []byte) json.RawMessage {
 	return nil
 }
 
-func (f *lineFilter) reject(id json.RawMessage, code int, why string, line []byte) {
+// reject answers line with an error for the client and logs it. Its error
+// is the failed answer: the client's stream is gone, which ends the session.
+func (f *lineFilter) reject(id json.RawMessage, code int, why string, line []byte) error {
 	shown := line
 	if len(shown) > 80 {
 		shown = append(shown[:80:80], "…"...)
@@ -233,8 +239,11 @@ func (f *lineFilter) reject(id json.RawMessage, code int, why string, line []byt
 		id = json.RawMessage("null")
 	}
 	msg, _ := json.Marshal(fmt.Sprintf("%s: %q", why, shown))
-	fmt.Fprintf(f.out, rpcError, id, code, msg)
-	fmt.Fprintf(f.log, "subdash mcp: ignored a message (%s): %q\n", why, shown)
+	if _, err := fmt.Fprintf(f.out, rpcError, id, code, msg); err != nil {
+		return fmt.Errorf("cannot answer the client: %w", err)
+	}
+	logf(f.log, "subdash mcp: ignored a message (%s): %q\n", why, shown)
+	return nil
 }
 
 // Close closes the underlying stream when it can be closed.

@@ -65,7 +65,7 @@ func Run(ctx context.Context, o supervisor.Options, family Family, stdin io.Read
 		defer f.close()
 		bs = f
 	} else {
-		fmt.Fprintln(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools")
+		logf(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools\n")
 	}
 	out := &lockedWriter{w: stdout}
 	in := newLineFilter(stdin, out, stderr)
@@ -105,11 +105,11 @@ type backend struct {
 func attach(ctx context.Context, cfg supervisor.Config, family Family, session string, stderr io.Writer, sig *host.Signals) (backend, error) {
 	client := control.NewClient(cfg.Socket, cfg.Dir).WithOrigin("mcp").WithSession(session)
 	remote := func(info proto.Info) backend {
-		fmt.Fprintf(stderr, "subdash mcp: driving the subdash (pid %d) that serves %s on %s", info.PID, info.Dir, cfg.Socket)
+		line := fmt.Sprintf("subdash mcp: driving the subdash (pid %d) that serves %s on %s", info.PID, info.Dir, cfg.Socket)
 		if info.Command != "" {
-			fmt.Fprintf(stderr, ": its agent command (%s) and limit (%d running agents) apply, not this server's flags", info.Command, info.MaxAgents)
+			line += fmt.Sprintf(": its agent command (%s) and limit (%d running agents) apply, not this server's flags", info.Command, info.MaxAgents)
 		}
-		fmt.Fprintln(stderr)
+		logf(stderr, "%s\n", line)
 		return backend{b: client, close: func() {}}
 	}
 	// The client bounds the probe (control.CallTimeout): a host that is
@@ -137,19 +137,19 @@ func attach(ctx context.Context, cfg supervisor.Config, family Family, session s
 		}
 		return backend{}, err
 	}
-	fmt.Fprintf(stderr, "subdash mcp: no subdash is serving %s; supervising agents here (agent command %s); control socket %s; logs in %s\n",
+	logf(stderr, "subdash mcp: no subdash is serving %s; supervising agents here (agent command %s); control socket %s; logs in %s\n",
 		cfg.Dir, cfg.Shown(), h.Socket(), h.Supervisor().RunDir())
 	// stderr is the MCP client's log.
-	h.Forward(func(w string) { fmt.Fprintf(stderr, "subdash mcp: warning: %s\n", w) },
-		func(n string) { fmt.Fprintf(stderr, "subdash mcp: note: %s\n", n) })
+	h.Forward(func(w string) { logf(stderr, "subdash mcp: warning: %s\n", w) },
+		func(n string) { logf(stderr, "subdash mcp: note: %s\n", n) })
 	go func() {
 		if err, ok := <-h.Failed(); ok {
-			fmt.Fprintf(stderr, "subdash mcp: %v\n", err)
+			logf(stderr, "subdash mcp: %v\n", err)
 		}
 	}()
 	return backend{b: h.Supervisor(), close: func() {
 		for _, err := range host.Each(h.Stop()) {
-			fmt.Fprintf(stderr, "subdash mcp: %v\n", err)
+			logf(stderr, "subdash mcp: %v\n", err)
 		}
 	}}, nil
 }
@@ -166,6 +166,13 @@ func SessionID(getenv func(string) string) string {
 	ppid := os.Getppid()
 	t, _ := local.StartTime(ppid)
 	return fmt.Sprintf("mcp-client-%d-%d", ppid, t)
+}
+
+// logf writes a line to the MCP client's log, this process's stderr. A
+// failed write is dropped: the protocol runs on stdout, and a broken stderr
+// leaves no other place to say it.
+func logf(stderr io.Writer, format string, a ...any) {
+	fmt.Fprintf(stderr, format, a...) //nolint:errcheck // see above
 }
 
 // version is the module version of this binary, "(devel)" for a local build.

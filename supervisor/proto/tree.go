@@ -129,8 +129,8 @@ func ErrPathExists(path, holder string, forgettable bool) *Error {
 
 // ErrDepth is spawn's error below the depth limit (SPEC §14): Memo's
 // "subagent depth limit reached (<max>)".
-func ErrDepth(max int) *Error {
-	return &Error{CodeInvalid, fmt.Sprintf("subagent depth limit reached (%d)", max)}
+func ErrDepth(limit int) *Error {
+	return &Error{CodeInvalid, fmt.Sprintf("subagent depth limit reached (%d)", limit)}
 }
 
 // ErrAmbiguous is the error of a target that names more than one agent

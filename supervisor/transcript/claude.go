@@ -233,9 +233,14 @@ func (p *Parser) claudeUser(ev *claudeEvent) []Entry {
 // text of its blocks (other blocks shown as [type]).
 func claudeResultText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] == '"' {
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
 		var s string
-		json.Unmarshal(raw, &s)
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return string(raw) // not a JSON string after all: shown as it came
+		}
 		return s
 	}
 	var parts []string

@@ -98,7 +98,7 @@ func readHead(path string) (Run, bool) {
 	if err != nil {
 		return Run{}, false
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 	line, err := bufio.NewReaderSize(io.LimitReader(f, maxHead), 4096).ReadBytes('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return Run{}, false
@@ -126,7 +126,7 @@ func Read(path string, fn func(Event), skip ...string) (damaged []int, err error
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 	r := bufio.NewReaderSize(f, 64<<10)
 	for n := 1; ; n++ {
 		line, err := r.ReadBytes('\n')
@@ -193,7 +193,7 @@ func EndedCleanly(path string) bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 	fi, err := f.Stat()
 	if err != nil {
 		return false

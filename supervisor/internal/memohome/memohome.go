@@ -65,7 +65,7 @@ func CheckConfig(userHome string) error {
 		}
 		return fmt.Errorf("memo has no provider config (%s: %v); run memo once in a terminal to set one up (it asks: No provider config found. Please answer the prompts:), or set MEMO_HOME to the folder holding yours", path, why)
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {

@@ -137,7 +137,7 @@ func (p *process) exec(ap *agentPod) error {
 	args := append([]string{"/bin/sh", "-c", wrapper, "subdash-submission", p.nonce, p.req.Command}, p.req.Vars...)
 	stdin, feed := io.Pipe()
 	go p.req.Stdin(feed)
-	defer stdin.Close() // a feed still writing (approvals) gets an error
+	defer stdin.Close() //nolint:errcheck // io.PipeReader.Close always returns nil; a feed still writing (approvals) gets an error
 	return p.r.exec(p.ctx, ap.name, args, stdin, stdout, p.stderr)
 }
 

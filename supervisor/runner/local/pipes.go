@@ -223,8 +223,8 @@ func outputPipe() (r int, w *os.File, err error) {
 		return -1, nil, err
 	}
 	if err := unix.SetNonblock(fds[0], true); err != nil {
-		unix.Close(fds[0])
-		unix.Close(fds[1])
+		unix.Close(fds[0]) //nolint:errcheck // a pipe not used yet: SetNonblock's error is the one to report
+		unix.Close(fds[1]) //nolint:errcheck // as above
 		return -1, nil, err
 	}
 	_, _ = unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, pipeSize)
@@ -267,7 +267,7 @@ func (p *process) closePipes() {
 	p.closeOnce.Do(func() {
 		for _, fd := range append(p.outs[:], p.wake) {
 			if fd >= 0 {
-				unix.Close(fd)
+				unix.Close(fd) //nolint:errcheck // read ends and the eventfd: their Close cannot lose data
 			}
 		}
 		closeAll(p.stdin)

@@ -19,7 +19,7 @@ func procPIDs() ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
+	defer d.Close() //nolint:errcheck // a directory, read only: its Close cannot lose data
 	names, err := d.Readdirnames(-1)
 	if err != nil {
 		return nil, err
