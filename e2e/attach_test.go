@@ -191,7 +191,7 @@ func TestAttachBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer ln.Close() //nolint:errcheck // cleanup of a listener the test only holds
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -199,7 +199,7 @@ func TestAttachBadInput(t *testing.T) {
 				return
 			}
 			go func() {
-				defer c.Close()
+				defer c.Close() //nolint:errcheck // the fake peer's connection: its answer is written before, and the client under test judges it
 				buf := make([]byte, 4096)
 				_, _ = c.Read(buf)
 				_, _ = c.Write([]byte("HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot here\n"))

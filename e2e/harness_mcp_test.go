@@ -30,7 +30,7 @@ func startMCP(t *testing.T, env []string, args ...string) (*mcpsdk.ClientSession
 	if err != nil {
 		t.Fatalf("connecting to subdash mcp: %v; stderr %s", err, stderr)
 	}
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() { cs.Close() }) //nolint:errcheck // cleanup of the session at the test's end
 	return cs, cmd, stderr
 }
 

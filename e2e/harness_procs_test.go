@@ -54,7 +54,7 @@ func (d *dash) journal() []map[string]any {
 				out = append(out, ev)
 			}
 		}
-		fh.Close()
+		fh.Close() //nolint:errcheck // read only: its Close cannot lose data
 	}
 	return out
 }

@@ -146,7 +146,7 @@ func TestRefusedStartsLeaveTheRecordsAlone(t *testing.T) {
 	if text, isErr := callTool(t, cs, "list_agents", map[string]any{}); isErr {
 		t.Fatalf("list_agents through mcp: %s", text)
 	}
-	cs.Close()
+	cs.Close() //nolint:errcheck // the client leaves: what the test checks is the runs left behind
 	if got := runDirs(t, w); !slices.Equal(got, runs) {
 		t.Errorf("a viewer or mcp changed the runs: %v, was %v", got, runs)
 	}
@@ -271,7 +271,7 @@ func TestClientsOfAStoppedHostEndWithAnError(t *testing.T) {
 		cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "subdash-e2e"}, nil).Connect(context.Background(),
 			&mcpsdk.CommandTransport{Command: cmd}, nil)
 		if err == nil {
-			cs.Close()
+			cs.Close() //nolint:errcheck // a session that should not exist: the test fails on it
 			t.Errorf("initialize with a stopped host succeeded")
 		}
 		return stderr.String()

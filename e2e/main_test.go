@@ -39,7 +39,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) //nolint:errcheck // cleanup of the built binary's temp folder
 	binPath = filepath.Join(dir, "subdash")
 	build := exec.Command("go", "build", "-o", binPath, ".")
 	build.Dir = repoRoot

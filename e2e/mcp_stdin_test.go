@@ -103,7 +103,7 @@ func TestMCPAnswersAWaitInFlightWhenStdinCloses(t *testing.T) {
 	sc.Buffer(nil, 1<<20)
 	sp := answeredSpawn(t, sc, "2", stderr)
 	send(toolCallLine(3, "wait", map[string]any{"ids": []string{sp.AgentID}, "timeout_ms": 60000}))
-	stdin.Close() // the client leaves with the wait in flight
+	stdin.Close() //nolint:errcheck // the client leaves with the wait in flight: the server's answer is what the test checks
 	var a rpcAnswer
 	for sc.Scan() {
 		var next rpcAnswer
@@ -151,7 +151,7 @@ func TestMCPEndsAtSIGTERMWithAWaitInFlight(t *testing.T) {
 		var a rpcAnswer
 		pinged = json.Unmarshal(sc.Bytes(), &a) == nil && string(a.ID) == "4"
 	}
-	stdin.Close()
+	stdin.Close() //nolint:errcheck // the client leaves: the server's exit is what the test checks
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestMCPEndsAtSIGTERMWithAWaitInFlight(t *testing.T) {
 		exited <- cmd.Wait()
 	}()
 	select {
-	case <-exited:
+	case <-exited: //nolint:errcheck // Wait's error is the SIGTERM exit: its status is checked below
 	case <-time.After(30 * time.Second): // the wait's timeout is 300 s, the agent's sleep 60 s
 		t.Fatalf("subdash mcp did not end at SIGTERM with a wait in flight; stderr:\n%s", stderr)
 	}

@@ -185,7 +185,7 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer cmd.Process.Kill() //nolint:errcheck // cleanup: the server may have exited already
 	for _, m := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -229,7 +229,7 @@ func TestMCPStdoutCarriesOnlyProtocol(t *testing.T) {
 				// before it says which group it is.
 				pid = readPID(t, w, agentID)
 			}
-			stdin.Close() // the client leaves
+			stdin.Close() //nolint:errcheck // the client leaves: the server's exit is what the test checks
 		}
 	}
 	if err := cmd.Wait(); err != nil {

@@ -67,7 +67,7 @@ func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(binDir)
+	defer os.RemoveAll(binDir) //nolint:errcheck // cleanup of a temp folder
 	bin := filepath.Join(binDir, "subdash")
 	copyFile(t, binPath, bin)
 	for _, p := range []string{binDir, bin} {

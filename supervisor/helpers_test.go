@@ -158,7 +158,7 @@ func breakJournal(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ro.Close()
+	defer ro.Close() //nolint:errcheck // read only: its Close cannot lose data
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Skip("no /proc/self/fd:", err)

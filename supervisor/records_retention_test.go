@@ -115,9 +115,9 @@ func TestUnwritableStateDir(t *testing.T) {
 	if err := os.Chmod(runs, 0o500); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Chmod(runs, 0o700)
+	defer os.Chmod(runs, 0o700) //nolint:errcheck // cleanup: makes the folder removable by t.TempDir
 	if probe := filepath.Join(runs, "probe"); os.Mkdir(probe, 0o700) == nil {
-		os.Remove(probe)
+		os.Remove(probe) //nolint:errcheck // the probe of a test that skips
 		t.Skip("running as root: a read-only folder is writable to root")
 	}
 	s := start()
@@ -134,7 +134,7 @@ func TestUnwritableStateDir(t *testing.T) {
 	if !strings.HasPrefix(s.RunDir(), os.TempDir()) {
 		t.Errorf("run dir %s is not in the fallback", s.RunDir())
 	}
-	os.RemoveAll(filepath.Dir(filepath.Dir(s.RunDir())))
+	os.RemoveAll(filepath.Dir(filepath.Dir(s.RunDir()))) //nolint:errcheck // cleanup of the fallback folder outside t.TempDir
 }
 
 // TestStateDirRunsIsAFile: as TestUnwritableStateDir, for root too.
@@ -147,7 +147,7 @@ func TestStateDirRunsIsAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := start()
-	defer os.RemoveAll(filepath.Dir(filepath.Dir(s.RunDir())))
+	defer os.RemoveAll(filepath.Dir(filepath.Dir(s.RunDir()))) //nolint:errcheck // cleanup of the fallback folder outside t.TempDir
 	warn := strings.Join(s.Config().Warnings, "\n")
 	if !strings.Contains(warn, "is not writable") || !strings.Contains(warn, "cannot read earlier runs") {
 		t.Errorf("warnings: %s", warn)

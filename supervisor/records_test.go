@@ -271,10 +271,13 @@ func TestRestoreCorruptJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a corrupt line, then an event of b, then a line torn by a kill
-	fmt.Fprintf(f, "{not json at all\n")
 	line, _ := json.Marshal(journal.Event{Time: proto.Time{Time: time.Now()}, Event: "submission_started", AgentID: b, SubmissionID: "b1", Seq: 1, Command: "echo b"})
-	fmt.Fprintf(f, "%s\n{\"time\":\"2026-11-30T10:00:05.000Z\",\"event\":\"submission_en", line)
-	f.Close()
+	if _, err := fmt.Fprintf(f, "{not json at all\n%s\n{\"time\":\"2026-11-30T10:00:05.000Z\",\"event\":\"submission_en", line); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	// a journal of another directory
 	writeJournal(t, filepath.Join(runs, "20261130T110000Z-000002"), "/some/other/dir",
 		journal.Event{Event: "spawned", AgentID: "dddddddd-0000-4000-8000-000000000004", Seq: 1, Message: "elsewhere"})

@@ -85,7 +85,7 @@ func TestDetectNotATerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 	if o := Detect(f); o.Profile != termenv.Ascii {
 		t.Fatalf("Detect(file).Profile = %v, want Ascii", o.Profile)
 	}

@@ -73,8 +73,8 @@ func TestStopWhileAReadBlocks(t *testing.T) {
 }
 
 func TestStopWhileReadingTheTask(t *testing.T) {
-	stdin, writer := io.Pipe() // the task never comes
-	t.Cleanup(func() { writer.Close() })
+	stdin, writer := io.Pipe()           // the task never comes
+	t.Cleanup(func() { writer.Close() }) //nolint:errcheck // io.PipeWriter.Close always returns nil
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	cancel(errSigterm)

@@ -60,13 +60,13 @@ func TestViewerOfAnOlderHostHasNoFeatures(t *testing.T) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"pid": 4242, "dir": "/src", "socket": "`+sock+`", "command": "memo --dangerous", "max_agents": 4, "protocol": 1, "kind": "serve", "viewers": 0}`)
+		fmt.Fprint(w, `{"pid": 4242, "dir": "/src", "socket": "`+sock+`", "command": "memo --dangerous", "max_agents": 4, "protocol": 1, "kind": "serve", "viewers": 0}`) //nolint:errcheck // a failed answer fails the client under test
 	})
 	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"config": {"Command": "memo --dangerous", "MaxAgents": 4, "Dir": "/src", "Environ": null, "Runner": null, "Notes": ["memo is old"]}}`)
+		fmt.Fprint(w, `{"config": {"Command": "memo --dangerous", "MaxAgents": 4, "Dir": "/src", "Environ": null, "Runner": null, "Notes": ["memo is old"]}}`) //nolint:errcheck // a failed answer fails the client under test
 	})
 	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "event: synced\ndata: {}\n\n")
+		fmt.Fprint(w, "event: synced\ndata: {}\n\n") //nolint:errcheck // a failed answer fails the client under test
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})

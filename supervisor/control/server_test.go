@@ -145,7 +145,7 @@ func TestHTTPStatusAndErrorBody(t *testing.T) {
 		}
 		var eb errorBody
 		err = json.NewDecoder(resp.Body).Decode(&eb)
-		resp.Body.Close()
+		resp.Body.Close() //nolint:errcheck // a response body, read: its Close cannot lose data
 		if err != nil || resp.StatusCode != tc.status || eb.Code != tc.code || eb.Error == "" {
 			t.Errorf("%s %s %s: %d %+v %v; want %d %s", tc.method, tc.path, tc.body, resp.StatusCode, eb, err, tc.status, tc.code)
 		}
@@ -285,7 +285,7 @@ func TestBodyOverTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // a response body, read: its Close cannot lose data
 	var eb errorBody
 	_ = json.NewDecoder(resp.Body).Decode(&eb)
 	if resp.StatusCode != http.StatusBadRequest || eb.Code != proto.CodeInvalid ||
@@ -324,7 +324,7 @@ func TestWaitTimeoutForms(t *testing.T) {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp.Body.Close() //nolint:errcheck // a response body, read: its Close cannot lose data
 		if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
 			t.Errorf("timeout_ms %s: %d %s; want %d and %s", tc.timeout, resp.StatusCode, b, tc.status, tc.want)
 		}
@@ -410,9 +410,11 @@ func TestWaitEndsWhenTheClientGoesAwayAfterTrailingBytes(t *testing.T) {
 	}
 	// whitespace beyond what the decoder reads ahead
 	body := `{"ids":["` + sp.AgentID + `"],"timeout_ms":300000}` + strings.Repeat(" ", 8192) + "\n"
-	fmt.Fprintf(conn, "POST /v1/wait HTTP/1.1\r\nHost: subdash\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	if _, err := fmt.Fprintf(conn, "POST /v1/wait HTTP/1.1\r\nHost: subdash\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
-	conn.Close()
+	conn.Close() //nolint:errcheck // the client going away is the point; its Close error is not
 	eventually(t, 5*time.Second, "the wait ends with its client", func() bool { return srv.waiting.Load() == 0 })
 }
 

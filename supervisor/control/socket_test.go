@@ -81,7 +81,11 @@ func TestInUseNamesTheOtherFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer other.Shutdown(context.Background())
+	defer func() {
+		if err := other.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
 	_, err = Listen(other)
 	var inUse *InUseError
 	if !errors.As(err, &inUse) || inUse.Dir != first.Config().Dir || !strings.Contains(err.Error(), "is serving "+first.Config().Dir+" on") {
@@ -101,7 +105,7 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln.SetUnlinkOnClose(false)
-	ln.Close()
+	ln.Close() //nolint:errcheck // the socket file is what the test needs, kept by SetUnlinkOnClose
 	if _, err := os.Lstat(path); err != nil {
 		t.Fatalf("stale socket file missing: %v", err)
 	}
@@ -126,7 +130,7 @@ func TestSilentHolderIsNotReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer ln.Close() //nolint:errcheck // cleanup of a listener the test only holds
 	before, err := os.Lstat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +179,7 @@ func TestSocketPathProblemsAreRefused(t *testing.T) {
 	} {
 		ln, err := listenUnix(path, dir, os.Getuid())
 		if err == nil {
-			ln.Close()
+			ln.Close() //nolint:errcheck // the failure is the listen that should not have worked
 			t.Errorf("%s: listened, want an error containing %q", path, want)
 			continue
 		}
@@ -209,7 +213,7 @@ func TestPeerCredentialsOfARealConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer ln.Close() //nolint:errcheck // cleanup of a listener the test only holds
 	accepted := make(chan *net.UnixConn, 1)
 	go func() {
 		c, _ := ln.AcceptUnix()
@@ -219,9 +223,9 @@ func TestPeerCredentialsOfARealConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dialled.Close()
+	defer dialled.Close() //nolint:errcheck // cleanup: the test reads only credentials
 	server := <-accepted
-	defer server.Close()
+	defer server.Close() //nolint:errcheck // cleanup: the test reads only credentials
 	for _, c := range []*net.UnixConn{server, dialled.(*net.UnixConn)} {
 		p, err := peerOf(c)
 		if err != nil || p.PID != os.Getpid() || p.UID != os.Getuid() {
@@ -258,7 +262,7 @@ func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); <-done }() //nolint:errcheck // ctx's error: the test ends the server
 	c := NewClient(srv.Path(), s.Config().Dir)
 	defer c.http.CloseIdleConnections()
 	_, err = c.Spawn(context.Background(), "hello")

@@ -32,7 +32,7 @@ func TestTextMessageBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer resp.Body.Close() //nolint:errcheck // a response body, read: its Close cannot lose data
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 			t.Fatal(err)
 		}
@@ -116,8 +116,8 @@ func TestLongMessageToAnOlderHost(t *testing.T) {
 		writeJSON(w, http.StatusCreated, proto.SpawnResult{Summary: proto.Summary{AgentID: "a1"}})
 	})
 	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	defer srv.Close()
+	go srv.Serve(ln)  //nolint:errcheck // http.ErrServerClosed at the deferred Close
+	defer srv.Close() //nolint:errcheck // cleanup of the stand-in host
 	c := NewClient(path, "")
 	defer c.http.CloseIdleConnections()
 	msg := strings.Repeat("x", textAbove+1) // just long enough for a text body

@@ -287,7 +287,7 @@ func (h *wireHost) call(method, path, route string, body any) map[string]any {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // a response body, read: its Close cannot lose data
 	data, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode >= 400 {
 		route = "error"
@@ -375,7 +375,7 @@ func (h *wireHost) stream(t *testing.T) <-chan Event {
 	}
 	out := make(chan Event, 1000)
 	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
+	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done }) //nolint:errcheck // the stream is ended on purpose
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(resp.Body)

@@ -27,8 +27,8 @@ func connectFamily(t *testing.T, bs Backends, session string) *mcp.ClientSession
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
+		cs.Close() //nolint:errcheck // cleanup of the session at the test's end
+		ss.Wait()  //nolint:errcheck // the end of a session its client closed
 	})
 	return cs
 }

@@ -45,7 +45,7 @@ func startFamily(t *testing.T, o supervisor.Options, family Family) (*mcp.Client
 		t.Fatal(err)
 	}
 	stop := func() (string, error) {
-		cs.Close()
+		cs.Close() //nolint:errcheck // ending the session is the point: Run's answer is checked
 		select {
 		case err := <-done:
 			return stderr.String(), err
@@ -219,7 +219,7 @@ func serveDirectory(t *testing.T, o supervisor.Options) (s *supervisor.Superviso
 	go func() { served <- srv.Serve(ctx) }()
 	return s, func() {
 		cancel()
-		<-served
+		<-served //nolint:errcheck // ctx's error: the test ends the server
 		if err := s.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
@@ -236,7 +236,7 @@ func TestRunSendsNoAnswerToACancelledCall(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(context.Background(), options(t, "exec sleep 30"), FamilySeed, toServer, fromServer, io.Discard, nil)
-		fromServer.Close()
+		fromServer.Close() //nolint:errcheck // io.PipeWriter.Close always returns nil
 	}()
 	lines := bufio.NewScanner(toClient)
 	lines.Buffer(nil, 1<<20)
@@ -277,7 +277,7 @@ func TestRunSendsNoAnswerToACancelledCall(t *testing.T) {
 	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"the user pressed escape"}}`)
 	send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
 	answer("4")
-	fromClient.Close() // end of the session: everything the server wrote is read below
+	fromClient.Close() //nolint:errcheck // io.PipeWriter.Close always returns nil; the end of the session: everything the server wrote is read below
 	for lines.Scan() {
 		seen = append(seen, lines.Text())
 	}

@@ -41,8 +41,8 @@ func connect(t *testing.T, bs Backends) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
+		cs.Close() //nolint:errcheck // cleanup of the session at the test's end
+		ss.Wait()  //nolint:errcheck // the end of a session its client closed
 	})
 	return cs
 }
@@ -204,17 +204,17 @@ func TestWaitStopsWhenTheConnectionCloses(t *testing.T) {
 		called <- err
 	}()
 	<-ops.started
-	fromClient.Close() // the client closes the server's stdin
+	fromClient.Close() //nolint:errcheck // io.PipeWriter.Close always returns nil; the client closes the server's stdin
 	select {
 	case <-ops.ended:
 	case <-time.After(5 * time.Second):
 		t.Fatal("wait still running after the connection closed")
 	}
-	ss.Wait()
+	ss.Wait() //nolint:errcheck // the end of a session whose stdin closed: the call's error is checked
 	if err := <-called; err == nil {
 		t.Error("call on a closed connection returned no error")
 	}
-	cs.Close()
+	cs.Close() //nolint:errcheck // cleanup of a session already ended
 }
 
 // TestWaitTimeoutForms: a model may write timeout_ms as null (the default)

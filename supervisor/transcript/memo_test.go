@@ -210,7 +210,7 @@ func TestMemoSessionFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 			s, err := ReadMemoSession(f)
 			if err != nil {
 				t.Fatal(err)

@@ -83,7 +83,7 @@ func TestListRuns(t *testing.T) {
 	if err := os.Chmod(filepath.Join(state, "runs"), 0); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Chmod(filepath.Join(state, "runs"), 0o700)
+	defer os.Chmod(filepath.Join(state, "runs"), 0o700) //nolint:errcheck // cleanup: makes the folder removable by t.TempDir
 	if os.Getuid() != 0 {
 		if rs := ListRuns(state, ""); rs.Err == nil {
 			t.Errorf("an unreadable runs folder: no error")

@@ -58,7 +58,7 @@ func TestWriterFailureIsReportedOnce(t *testing.T) {
 	if err != nil {
 		t.Skip("no /dev/full:", err)
 	}
-	defer w.Close()
+	defer w.Close() //nolint:errcheck // /dev/full: its writes fail on purpose, the test checks what the writer reports
 	told := make(chan string, 4)
 	if f := w.Watch(func(msg string) { told <- msg }); f != "" {
 		t.Fatalf("failure before any write: %q", f)

@@ -120,7 +120,7 @@ func BenchmarkExec(b *testing.B) {
 	if p.err != nil {
 		b.Fatal(p.err)
 	}
-	defer r.deletePod(context.Background(), p.name, false)
+	defer r.deletePod(context.Background(), p.name, false) //nolint:errcheck // cleanup of the benchmark's pod
 	var first, end []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
