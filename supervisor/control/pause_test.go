@@ -107,7 +107,7 @@ func TestPausedClientHelper(t *testing.T) {
 	w := bufio.NewWriter(os.Stdout)
 	say := func(format string, args ...any) {
 		fmt.Fprintf(w, format+"\n", args...)
-		w.Flush()
+		w.Flush() //nolint:errcheck // the test's own notes on stdout
 	}
 	ctx := context.Background()
 	if _, err := c.Info(ctx); err != nil {

@@ -90,9 +90,9 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 		h.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, id := range st.agents {
-			writeEvent(w, EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning})
+			writeEvent(w, EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
 		}
-		writeEvent(w, EventSynced, struct{}{})
+		writeEvent(w, EventSynced, struct{}{}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
 		w.(http.Flusher).Flush()
 		beat := time.NewTicker(20 * time.Millisecond)
 		defer beat.Stop()
@@ -101,7 +101,7 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 			case <-r.Context().Done():
 				return
 			case id := <-h.agents:
-				writeEvent(w, EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning})
+				writeEvent(w, EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
 				w.(http.Flusher).Flush()
 			case <-h.end:
 				if st.then == "end" {

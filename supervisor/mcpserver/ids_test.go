@@ -133,7 +133,7 @@ func TestCancelledRequestsGetNoAnswer(t *testing.T) {
 		`{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}`,
 	}, "\n")+"\n"), &stdout, io.Discard)
 	c := newLineConn(in, &lockedWriter{w: &stdout})
-	defer c.Close()
+	defer c.Close() //nolint:errcheck // cleanup of the connection at the test's end
 	ctx := context.Background()
 	var calls []*jsonrpc.Request
 	var cancels []string

@@ -14,9 +14,9 @@ import (
 	"github.com/subdash/subdash/supervisor/runner"
 )
 
-// capped returns an Output writing to a fresh log under a cap of max bytes
+// capped returns an Output writing to a fresh log under a cap of limit bytes
 // and the floor space (nil: none), and the log's path.
-func capped(t *testing.T, max int64, space *Space) (*Output, string, *[]string) {
+func capped(t *testing.T, limit int64, space *Space) (*Output, string, *[]string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "1-x.log")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -25,7 +25,7 @@ func capped(t *testing.T, max int64, space *Space) (*Output, string, *[]string) 
 	}
 	var mu sync.Mutex
 	var noted []string
-	o := New(Options{MaxLines: 100, MaxLogSize: max, Space: space, Noted: func(s string) {
+	o := New(Options{MaxLines: 100, MaxLogSize: limit, Space: space, Noted: func(s string) {
 		mu.Lock()
 		noted = append(noted, s)
 		mu.Unlock()
@@ -67,8 +67,8 @@ func diskBytes(t *testing.T, path string) (int64, []string) {
 // marker with the exact count of dropped bytes, and the tail, and raw
 // reading gives only the child's bytes (SPEC §5).
 func TestLogCapFlood(t *testing.T) {
-	const max = 1 << 20
-	o, path, noted := capped(t, max, nil)
+	const limit = 1 << 20
+	o, path, noted := capped(t, limit, nil)
 	var all bytes.Buffer
 	for i := 0; i < 600; i++ { // about 6 MB in reads of 10 kB
 		p := numbered(i*100, 100, 100)
@@ -79,8 +79,8 @@ func TestLogCapFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	size, names := diskBytes(t, path)
-	if size > max || len(names) > 1+tailParts {
-		t.Fatalf("the log's files hold %d bytes in %v, over the cap of %d", size, names, max)
+	if size > limit || len(names) > 1+tailParts {
+		t.Fatalf("the log's files hold %d bytes in %v, over the cap of %d", size, names, limit)
 	}
 	lg, err := OpenLog(path)
 	if err != nil {
@@ -104,8 +104,8 @@ func TestLogCapFlood(t *testing.T) {
 	if head[len(head)-1] != '\n' || whole[len(head)+int(g.Bytes)-1] != '\n' {
 		t.Errorf("the cut is not at line boundaries")
 	}
-	if int64(len(head)) > max/2 || int64(len(head)) < max/2-100 {
-		t.Errorf("head of %d bytes, want just under %d", len(head), max/2)
+	if int64(len(head)) > limit/2 || int64(len(head)) < limit/2-100 {
+		t.Errorf("head of %d bytes, want just under %d", len(head), limit/2)
 	}
 	if !bytes.HasSuffix(raw, numbered(59999, 1, 100)) {
 		t.Errorf("the last line is not in the log")
@@ -152,19 +152,19 @@ func gapsOf(t *testing.T, path string) []Gap {
 // TestLogCapLongLine: a line longer than a part is cut where it has to be,
 // and the files still stay under the cap.
 func TestLogCapLongLine(t *testing.T) {
-	const max = 64 << 10
-	o, path, _ := capped(t, max, nil)
+	const limit = 64 << 10
+	o, path, _ := capped(t, limit, nil)
 	line := bytes.Repeat([]byte("y"), 300<<10)
 	o.Feed(runner.Stdout, line)
 	o.Feed(runner.Stdout, []byte("\nthe end\n"))
 	_ = o.Finish()
-	if size, names := diskBytes(t, path); size > max {
+	if size, names := diskBytes(t, path); size > limit {
 		t.Fatalf("%d bytes in %v", size, names)
 	}
 	lg, _ := OpenLog(path)
 	raw, _ := io.ReadAll(lg)
 	lg.Close()
-	if !bytes.HasSuffix(raw, []byte("\nthe end\n")) || !bytes.HasPrefix(raw, bytes.Repeat([]byte("y"), max/2)) {
+	if !bytes.HasSuffix(raw, []byte("\nthe end\n")) || !bytes.HasPrefix(raw, bytes.Repeat([]byte("y"), limit/2)) {
 		t.Errorf("raw log %d bytes: %.20q … %.20q", len(raw), raw, raw[len(raw)-20:])
 	}
 }

@@ -104,11 +104,11 @@ const (
 )
 
 // open attaches f, the head file (its current size is where writing
-// starts), under a cap of max bytes (0: none) and the floor space (nil:
+// starts), under a cap of limit bytes (0: none) and the floor space (nil:
 // none).
-func (l *logFile) open(f *os.File, max int64, space *Space) {
+func (l *logFile) open(f *os.File, limit int64, space *Space) {
 	l.cur = logPart{f: f}
-	l.base, l.max, l.space, l.headEnd = f.Name(), max, space, -1
+	l.base, l.max, l.space, l.headEnd = f.Name(), limit, space, -1
 	if fi, err := f.Stat(); err == nil {
 		l.cur.size = fi.Size()
 		l.cur.behind, l.cur.dropped = l.cur.size, l.cur.size

@@ -64,7 +64,7 @@ func BenchmarkFlood(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Shutdown(context.Background())
+	defer s.Shutdown(context.Background()) //nolint:errcheck // cleanup of the benchmark's supervisor
 	var direct, floor, through, cpu time.Duration
 	var peak, delivered int64
 	var ratios []float64
@@ -82,7 +82,7 @@ func BenchmarkFlood(b *testing.B) {
 		}
 		floorTime := time.Since(start)
 		floor += floorTime
-		os.Remove(floorFile)
+		os.Remove(floorFile) //nolint:errcheck // a scratch file, measured already
 
 		resetPeakRSS()
 		cpuStart := selfCPU()
@@ -106,7 +106,7 @@ func BenchmarkFlood(b *testing.B) {
 		for _, part := range parts {
 			if fi, err := os.Stat(part); err == nil {
 				delivered += fi.Size()
-				os.Remove(part)
+				os.Remove(part) //nolint:errcheck // a scratch file, measured already
 			}
 		}
 		if l, err := s.List(b.Context()); err == nil {
@@ -153,7 +153,7 @@ func BenchmarkExitToWait(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Shutdown(context.Background())
+	defer s.Shutdown(context.Background()) //nolint:errcheck // cleanup of the benchmark's supervisor
 	lat := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
 		res, err := s.Spawn(b.Context(), "x")
