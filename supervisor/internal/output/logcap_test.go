@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -255,6 +256,33 @@ func TestFreeSpaceFloor(t *testing.T) {
 	}
 	if w := lines(t, o); !strings.Contains(strings.Join(w, "\n"), "lost three") {
 		t.Errorf("the display lost output while logging paused: %q", w)
+	}
+}
+
+// TestFreeSpaceFloorDoesNotFlap: a large write that would cross the floor
+// pauses logging; a smaller one that would fit does not resume it, nor does
+// space that only a pause left: only space freed (a tenth of the floor more
+// than the least free while paused) does. The 50 MB tmpfs under four floods
+// paused and resumed five times in ten seconds before.
+func TestFreeSpaceFloorDoesNotFlap(t *testing.T) {
+	disk := &fakeDisk{free: 60 << 20, total: 1 << 30} // floor: 51.2 MiB
+	var changes []bool
+	space := NewSpace("/state", disk.statfs, func(paused bool, _ string) { changes = append(changes, paused) })
+	space.credit.Store(0)
+	if space.allow(10 << 20) {
+		t.Fatal("a 10 MiB write 60 MiB free allowed: it takes the disk below the 51.2 MiB floor")
+	}
+	for _, free := range []uint64{60 << 20, 62 << 20, 58 << 20, 63 << 20} {
+		disk.set(free)
+		space.last = space.last.Add(-recheck)
+		if space.allow(1 << 10) {
+			t.Fatalf("resumed with %d MiB free, no space freed since the pause (the least was 58)", free>>20)
+		}
+	}
+	disk.set(64 << 20) // 58 + 5.12 MiB
+	space.last = space.last.Add(-recheck)
+	if !space.allow(1<<10) || !slices.Equal(changes, []bool{true, false}) {
+		t.Fatalf("changes %v after space was freed", changes)
 	}
 }
 

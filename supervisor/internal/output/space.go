@@ -15,7 +15,10 @@ import (
 // when the filesystem of the state directory has less free than the
 // smaller of 1 GiB and 5 % of its size, logging pauses (the agents keep
 // running, their output keeps reaching the screen; the journal keeps
-// writing), and it resumes once a tenth more than the floor is free again.
+// writing), and it resumes once free space has grown by a tenth of the
+// floor above the least it was while paused (and is a tenth above the
+// floor): space freed, not a smaller write that happens to fit, so a flood
+// does not pause and resume over and over as the disk fills.
 // It looks (statfs(2)) only after every maxCredit bytes written, or when
 // less than that was left above the floor at the last look, and at most
 // every recheck while paused, so a flood pays one atomic add per write.
@@ -33,6 +36,7 @@ type Space struct {
 	last   time.Time // the last look while paused
 	free   uint64    // at the last look
 	floor  uint64
+	low    uint64 // the least free seen while paused
 }
 
 const (
@@ -81,7 +85,8 @@ func (s *Space) allow(n int) bool {
 }
 
 // look looks at the filesystem and decides: below the floor logging
-// pauses, and resumes a tenth above it.
+// pauses, and resumes once a tenth of the floor more than the least free
+// while paused is free (and a tenth above the floor).
 func (s *Space) look(n int) bool {
 	s.mu.Lock()
 	if s.credit.Load() >= 0 { // another writer looked meanwhile
@@ -102,11 +107,15 @@ func (s *Space) look(n int) bool {
 	s.free, s.floor, s.last = free, Floor(total), time.Now()
 	need := s.floor
 	if s.paused {
-		need += s.floor / 10
+		s.low = min(s.low, free)
+		need = max(s.floor, s.low) + s.floor/10
 	}
 	ok := free >= need+uint64(n)
 	was := s.paused
 	s.paused = !ok
+	if s.paused && !was {
+		s.low = free
+	}
 	if ok {
 		s.credit.Store(int64(min(free-s.floor, maxCredit)) - int64(n))
 	} else {
