@@ -23,10 +23,10 @@ import (
 // laptop do, while a host of this process keeps writing. Every goroutine of
 // the child stops, its clocks do not: the host's writes wait in the
 // socket. The child's deadline is pauseLimit, not CallTimeout, and it is
-// paused for several of those.
+// paused for three of those.
 const (
-	pauseLimit = 400 * time.Millisecond
-	pauseFor   = 4 * pauseLimit
+	pauseLimit = 1500 * time.Millisecond // over what a loaded machine (2 cores, -race) takes to stop the child and write 40,001 ids
+	pauseFor   = 3 * pauseLimit
 )
 
 // pausedChild runs TestPausedClientHelper with scenario against h; its
@@ -58,7 +58,7 @@ func pause(t *testing.T, pid int) {
 }
 
 // TestPausedStreamCatchesUp: a client of the event stream is stopped for
-// four times its deadline while the host's heartbeats queue in the socket.
+// three times its deadline while the host's heartbeats queue in the socket.
 // Continued, it reads them and carries on: the next event reaches it and
 // the stream does not end (it used to end at once with "did not answer
 // within", blaming a host that wrote all along).
@@ -77,7 +77,7 @@ func TestPausedStreamCatchesUp(t *testing.T) {
 }
 
 // TestPausedCallTakesItsAnswer: a call (wait, as ctl wait and the MCP
-// server make it) is stopped while the host answers it, for four times its
+// server make it) is stopped while the host answers it, for three times its
 // deadline. Continued, it returns the host's answer, not "did not answer".
 func TestPausedCallTakesItsAnswer(t *testing.T) {
 	h := startScriptHost(t, scriptStream{nil, "beat"})
