@@ -260,6 +260,7 @@ func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
 		SocketPath:    r.Info().Socket,
 		Styles:        &styles,
 		Pager:         func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
+		Editor:        newEditor,
 		PagerCommand:  pagerCommand(),
 		FrameInterval: ui.ViewerFrameInterval,
 		Notify:        notify,

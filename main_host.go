@@ -89,6 +89,7 @@ func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify) int
 		HostErrors:   h.Failed(),
 		Styles:       &styles,
 		Pager:        func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
+		Editor:       newEditor,
 		PagerCommand: pagerCommand(),
 		Notify:       notify,
 		Viewers:      h.Viewers,

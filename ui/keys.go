@@ -149,8 +149,11 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 	case key.Matches(k, km.Send):
 		m.openInput(inputSend, id, "")
 	case key.Matches(k, km.EditResend):
+		if proto.MessageSize(a.LastMessage) > editInline {
+			return m.editFile(id)
+		}
 		if proto.MessageCut(a.LastMessage) {
-			return m.wholeMessageCmd(id, true)
+			return m.wholeMessageCmd(id)
 		}
 		m.openInput(inputEdit, id, a.LastMessage)
 	case key.Matches(k, km.Resend):
@@ -159,7 +162,7 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 			return nil
 		}
 		if proto.MessageCut(a.LastMessage) {
-			return m.wholeMessageCmd(id, false)
+			return m.resend(id) // from the host's file: the dashboard never holds it
 		}
 		return m.send(id, a.LastMessage, "resend")
 	case key.Matches(k, km.Forget):

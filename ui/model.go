@@ -425,6 +425,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onCloseShown(msg)
 	case messageMsg:
 		return m, m.onMessage(msg)
+	case editedMsg:
+		return m, m.onEdited(msg)
 	case storageMsg:
 		if msg.err != nil {
 			m.say(levelError, "logs: "+msg.err.Error())

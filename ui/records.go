@@ -11,37 +11,34 @@ import (
 )
 
 // messageMsg carries the whole message of an agent's latest submission,
-// read from its file for resend or edit-and-resend (SPEC §10): snapshots
-// hold only a message's head.
+// read from its file for edit-and-resend (SPEC §10): snapshots hold only a
+// message's head. Only a message of at most editInline bytes comes this
+// way; a longer one goes to $EDITOR (editFile) and resend asks the host
+// (resend).
 type messageMsg struct {
 	id   string
-	edit bool // edit-and-resend; else resend
 	text string
 	err  error
 }
 
 // wholeMessageCmd reads the whole latest message of agent id off the UI
 // goroutine.
-func (m Model) wholeMessageCmd(id string, edit bool) tea.Cmd {
+func (m Model) wholeMessageCmd(id string) tea.Cmd {
 	sup := m.sup
 	return func() tea.Msg {
 		text, err := sup.Message(context.Background(), id, 0)
-		return messageMsg{id: id, edit: edit, text: text, err: err}
+		return messageMsg{id: id, text: text, err: err}
 	}
 }
 
-// onMessage resends, or opens the input to edit, the whole message.
+// onMessage opens the input to edit the whole message.
 func (m *Model) onMessage(msg messageMsg) tea.Cmd {
-	verb := "resend"
 	if msg.err != nil {
-		m.say(levelError, m.describe(op(verb), msg.id, msg.err))
+		m.say(levelError, m.describe(op("resend"), msg.id, msg.err))
 		return nil
 	}
-	if msg.edit {
-		m.openInput(inputEdit, msg.id, msg.text)
-		return nil
-	}
-	return m.send(msg.id, msg.text, verb)
+	m.openInput(inputEdit, msg.id, msg.text)
+	return nil
 }
 
 // forget asks, then forgets agent a for good (SPEC §10), with its

@@ -47,7 +47,8 @@ func TestRestoredRowsShowTheirAge(t *testing.T) {
 }
 
 // TestResendSendsTheWholeMessage: when the snapshot holds only a message's
-// head, resend and edit-and-resend fetch the whole message first.
+// head, resend has the host send the whole message from its file, and
+// edit-and-resend (of a message up to 64 KiB) fetches it into the input.
 func TestResendSendsTheWholeMessage(t *testing.T) {
 	f := newFake()
 	whole := strings.TrimSpace(strings.Repeat("long task ", 1000))
@@ -55,6 +56,10 @@ func TestResendSendsTheWholeMessage(t *testing.T) {
 	f.add(idB, head, proto.StatusCompleted)
 	f.whole = map[string]string{idB: whole}
 	h := newHarness(t, f, 120, 30)
-	h.keys("R")
-	h.wantCalls("message "+idB[:8], "send "+idB[:8]+" \""+whole+"\" interrupt=false")
+	h.keys("e")
+	if h.m.mode != modeInput || h.m.input.Value() != whole {
+		t.Fatalf("e: mode %v, input of %d bytes; want the whole %d in the input", h.m.mode, len(h.m.input.Value()), len(whole))
+	}
+	h.keys("esc", "R")
+	h.wantCalls("message "+idB[:8], "resend "+idB[:8]+" interrupt=false queue=false")
 }

@@ -50,6 +50,7 @@ type Supervisor interface {
 	proto.Viewer
 	proto.Reader
 	proto.Operator
+	proto.MessageFiles
 }
 
 // Lifecycle stops the agents of a host when its dashboard quits (SPEC §4);
@@ -91,6 +92,12 @@ type Options struct {
 	// feed runs in the pager's goroutine, never in Update, and writes the
 	// display lines (from the host's stream for a viewer).
 	Pager func(feed func(w io.Writer) error) tea.ExecCommand
+	// Editor returns the command that edits the file at path (e.g.
+	// $EDITOR path), for edit-and-resend of a message over 64 KiB (SPEC
+	// §10); nil means such a message cannot be edited here (R still
+	// resends it). The ui runs it with tea.Exec, after streaming the
+	// message into the file, and sends the file when the editor changed it.
+	Editor func(path string) tea.ExecCommand
 	// PagerCommand is the command line Pager runs (e.g. "less -R"), named
 	// in the message when the pager fails; "" leaves it out.
 	PagerCommand string

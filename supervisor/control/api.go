@@ -84,6 +84,11 @@ type (
 		// (SPEC §11, supervisor.Queue); it excludes Interrupt.
 		Queue bool `json:"queue,omitempty"`
 	}
+	// resendRequest asks for the latest message again (FeatureResendFile).
+	resendRequest struct {
+		Interrupt bool `json:"interrupt"`
+		Queue     bool `json:"queue,omitempty"`
+	}
 	// approveRequest and denyRequest answer a tool permission request
 	// (SPEC §12); an empty request_id means the oldest pending one.
 	approveRequest struct {

@@ -77,6 +77,15 @@ func (c *Client) Message(ctx context.Context, id string, seq int) (string, error
 	return b.String(), err
 }
 
+// WriteMessage streams the whole message of submission seq (0 = the
+// latest) of agent id to w as it arrives (proto.MessageFiles): the file
+// $EDITOR opens in a viewer.
+func (c *Client) WriteMessage(ctx context.Context, w io.Writer, id string, seq int) error {
+	return c.stream(ctx, submissionPath(id, "message", seq, nil), func(body io.Reader, progress func()) error {
+		return c.copyBody(w, body, progress)
+	})
+}
+
 // WriteLines streams the display lines of submission seq of agent id from
 // the host to w (the pager's feed), SGR kept when keepSGR.
 func (c *Client) WriteLines(ctx context.Context, w io.Writer, id string, seq int, keepSGR bool) error {

@@ -163,3 +163,25 @@ func (r *Remote) WriteLines(ctx context.Context, w io.Writer, id string, seq int
 // Storage asks the host where its logs are and how much space they take
 // now (GET /v1/info).
 func (r *Remote) Storage(ctx context.Context) (proto.Storage, error) { return r.c.Storage(ctx) }
+
+// WriteMessage streams a submission's whole message from the host.
+func (r *Remote) WriteMessage(ctx context.Context, w io.Writer, id string, seq int) error {
+	return r.c.WriteMessage(ctx, w, id, seq)
+}
+
+// SendFrom sends (queue: queues) the message read from r, streamed to the
+// host (FeatureTextMessage).
+func (r *Remote) SendFrom(ctx context.Context, id string, rd io.Reader, interrupt, queue bool) (proto.SendResult, error) {
+	if err := r.refuse("send"); err != nil {
+		return proto.SendResult{}, err
+	}
+	return r.c.SendFrom(ctx, id, rd, interrupt, queue)
+}
+
+// Resend has the host send the agent's latest message again from its file.
+func (r *Remote) Resend(ctx context.Context, id string, interrupt, queue bool) (proto.SendResult, error) {
+	if err := r.refuse("send"); err != nil {
+		return proto.SendResult{}, err
+	}
+	return r.c.Resend(ctx, id, interrupt, queue)
+}

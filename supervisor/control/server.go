@@ -209,6 +209,7 @@ func (srv *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/agents/{id}/resume", srv.resume)
 	mux.HandleFunc("POST /v1/agents/{id}/forget", srv.forget)
 	mux.HandleFunc("GET /v1/agents/{id}/message", srv.message)
+	mux.HandleFunc("POST /v1/agents/{id}/resend", srv.resend)
 	mux.HandleFunc("POST /v1/agents/{id}/approve", srv.approve)
 	mux.HandleFunc("POST /v1/agents/{id}/deny", srv.deny)
 	mux.HandleFunc("POST /v1/agents/{id}/seen", srv.seen)
@@ -291,13 +292,8 @@ func (srv *Server) message(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	text, err := srv.sup.Message(r.Context(), r.PathValue("id"), seq)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = io.WriteString(w, text)
+	id := r.PathValue("id")
+	stream(w, r, "text/plain; charset=utf-8", func(w io.Writer) error { return srv.sup.WriteMessage(r.Context(), w, id, seq) })
 }
 
 // submissionParam reads the query's submission number (0 when absent); on

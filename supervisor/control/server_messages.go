@@ -63,6 +63,25 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 	reply(w, r, http.StatusOK, res, err)
 }
 
+// resend sends the agent's latest message again from its kept file
+// (FeatureResendFile): the message never crosses the socket.
+func (srv *Server) resend(w http.ResponseWriter, r *http.Request) {
+	var req resendRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Queue && req.Interrupt {
+		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: "queue and interrupt exclude each other: queue waits for the running submission, interrupt cancels it; set one"})
+		return
+	}
+	res, err := srv.sup.Resend(srv.caller(r), r.PathValue("id"), req.Interrupt, req.Queue)
+	reply(w, r, http.StatusOK, res, err)
+}
+
 // isText reports a request whose body is the message itself
 // (FeatureTextMessage): Content-Type text/plain.
 func isText(r *http.Request) bool {

@@ -172,3 +172,23 @@ func (c *Client) sendMessage(ctx context.Context, path string, q url.Values, mes
 	}
 	return c.message(ctx, path, q, strings.NewReader(message), asJSON, out)
 }
+
+// Resend sends again (queue: queues) the whole message of agent id's latest
+// submission (proto.MessageFiles). A host that takes it
+// (FeatureResendFile) reads the message from its kept file, so it never
+// crosses the socket; an older host's message is streamed from it and
+// back (WriteMessage into SendFrom), never whole in this process.
+func (c *Client) Resend(ctx context.Context, id string, interrupt, queue bool) (proto.SendResult, error) {
+	var res proto.SendResult
+	has, err := c.Has(ctx, proto.FeatureResendFile)
+	if err != nil {
+		return res, err
+	}
+	if has {
+		return res, c.do(ctx, http.MethodPost, agentPath(id, "resend"), resendRequest{Interrupt: interrupt, Queue: queue}, &res)
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(c.WriteMessage(ctx, pw, id, 0)) }()
+	defer pr.Close()
+	return c.SendFrom(ctx, id, pr, interrupt, queue)
+}

@@ -68,6 +68,12 @@ const (
 	// one, those of a status, or listed ids) in one call, all their
 	// process groups terminated at once (SPEC §3 close).
 	FeatureCloseMany = "close-many"
+	// FeatureResendFile: POST /v1/agents/{id}/resend {interrupt, queue}
+	// sends again the whole message of the agent's latest submission,
+	// which the host reads from its kept .msg file (SPEC §10), and GET
+	// /v1/agents/{id}/message streams it: a long message never crosses
+	// the socket to be resent, nor sits whole in the host's memory.
+	FeatureResendFile = "resend-file"
 	// FeatureSteer, FeatureSearch, FeatureChanges and FeatureInnerAgents
 	// are the words of capabilities planned within /v1 (steering a
 	// running agent, search across agents, the changes an agent made,
@@ -86,5 +92,5 @@ const (
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile}
 }

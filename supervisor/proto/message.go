@@ -2,6 +2,7 @@ package proto
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -27,4 +28,18 @@ func MessageHead(prefix string, size, limit int) string {
 // only the head of a longer message: Reader.Message then gives the whole.
 func MessageCut(head string) bool {
 	return strings.HasSuffix(head, " bytes in all]") && strings.Contains(head, "...[truncated: ")
+}
+
+// MessageSize returns the whole length in bytes of the message whose head
+// is head: the size its marker names when MessageCut, else len(head).
+func MessageSize(head string) int {
+	if !MessageCut(head) {
+		return len(head)
+	}
+	i := strings.LastIndex(head, "...[truncated: ")
+	n, err := strconv.Atoi(strings.TrimSuffix(head[i+len("...[truncated: "):], " bytes in all]"))
+	if err != nil {
+		return len(head)
+	}
+	return n
 }

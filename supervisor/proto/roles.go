@@ -104,6 +104,25 @@ type Operator interface {
 	MarkSeen(ctx context.Context, id string) (StatusResult, error)
 }
 
+// MessageFiles are the operations on a message that may be too long to
+// hold whole (up to MaxMessageBytes, SPEC §10): it goes from file to
+// stream to file, never into one string. The engine implements them on
+// the kept .msg files; a viewer's backend over the socket, streaming
+// (FeatureResendFile, FeatureTextMessage).
+type MessageFiles interface {
+	// WriteMessage writes the whole message of submission seq (0 = the
+	// latest) of agent id to w as it is read. Errors: those of Message;
+	// a failure after the first write says so.
+	WriteMessage(ctx context.Context, w io.Writer, id string, seq int) error
+	// SendFrom is Send, or with queue Queue, of the message read from r
+	// to its end (SPEC §3's rules: trimmed, at most MaxMessageBytes).
+	SendFrom(ctx context.Context, id string, r io.Reader, interrupt, queue bool) (SendResult, error)
+	// Resend sends again (queue: queues) the whole message of agent
+	// id's latest submission, which the host reads from its kept file.
+	// Errors: no message to resend; those of Send and Queue.
+	Resend(ctx context.Context, id string, interrupt, queue bool) (SendResult, error)
+}
+
 // Waiter waits for agents (SPEC §3 wait): until one of ids is final, or
 // the timeout (timeoutMS nil: DefaultWaitTimeoutMS; clamped to
 // MinWaitTimeoutMS-MaxWaitTimeoutMS), or ctx ends, whose error it then

@@ -1,0 +1,48 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// TestResendFromTheHostsFile (issue 21): a client's Resend of a long message
+// is one small request (FeatureResendFile): the host reads the message from
+// its kept file into the new submission, whole; WriteMessage streams the
+// message to a writer; an agent with no such message gets the host's words.
+func TestResendFromTheHostsFile(t *testing.T) {
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	info, err := c.Info(context.Background())
+	if err != nil || !slices.Contains(info.Features, proto.FeatureResendFile) {
+		t.Fatalf("info features %v (%v), want %q", info.Features, err, proto.FeatureResendFile)
+	}
+	msg := strings.Repeat("sleep ", 1<<18) // 1.5 MiB
+	sp, err := c.SpawnFrom(context.Background(), strings.NewReader(msg), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, c, sp.AgentID)
+	var got bytes.Buffer
+	if err := c.WriteMessage(context.Background(), &got, sp.AgentID, 0); err != nil || got.String() != strings.TrimSpace(msg) {
+		t.Fatalf("WriteMessage: %d bytes (%v), want the whole %d", got.Len(), err, len(strings.TrimSpace(msg)))
+	}
+	res, err := c.Resend(context.Background(), sp.AgentID, false, false)
+	if err != nil || res.Status != proto.StatusRunning && res.Status != proto.StatusCompleted {
+		t.Fatalf("Resend: %+v %v", res, err)
+	}
+	if whole, err := s.Message(t.Context(), sp.AgentID, 2); err != nil || whole != strings.TrimSpace(msg) {
+		t.Fatalf("the resent submission holds %d bytes (%v), want the whole %d", len(whole), err, len(strings.TrimSpace(msg)))
+	}
+	waitFinal(t, c, sp.AgentID)
+	if res, err := c.Resend(context.Background(), sp.AgentID, false, true); err != nil || res.Queued {
+		t.Errorf("Resend with queue of a finished agent: %+v %v; want it sent at once", res, err)
+	}
+	if _, err := c.Resend(context.Background(), "nobody", false, false); err == nil || !strings.Contains(err.Error(), "agent not found") {
+		t.Errorf("Resend of an unknown agent: %v", err)
+	}
+}
