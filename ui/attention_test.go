@@ -167,6 +167,13 @@ func TestFilterKeepsTheSelectionAndShowsInTheTitle(t *testing.T) {
 	h.keys("j", "j") // C, errored
 	h.wantScreen("c0ffee42 · #1/1")
 	h.keys("F")
+	h.wantScreen("enter filter") // the help line said "enter  · esc cancel" (issue 21)
+	h.typeText("nothing matches this")
+	h.keys("enter")
+	h.wantScreen("no agent matches the filter")
+	h.noScreen("no agents yet")
+	h.keys("F")
+	h.send(keyMsg("ctrl+u"))
 	h.typeText("errored")
 	h.keys("enter")
 	h.wantScreen("agents 1/3 · filter: errored")

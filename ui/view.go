@@ -316,8 +316,8 @@ func (m Model) shortHelpLine() string {
 	switch m.mode {
 	case modeInput:
 		k := m.input.KeyMap
-		verb := map[inputKind]string{inputSpawn: "spawn", inputSend: "send", inputEdit: "resend", inputSearch: "search", inputDeny: "deny"}[m.inputKind]
-		if a, ok := m.agent(m.inputTarget); ok && a.Running() && m.inputKind != inputSearch && m.inputKind != inputDeny {
+		verb := map[inputKind]string{inputSpawn: "spawn", inputSend: "send", inputEdit: "resend", inputSearch: "search", inputDeny: "deny", inputFilter: "filter"}[m.inputKind]
+		if a, ok := m.agent(m.inputTarget); ok && a.Running() && m.inputKind != inputSearch && m.inputKind != inputDeny && m.inputKind != inputFilter {
 			verb += " (asks: interrupt or queue)"
 		}
 		k.Submit.SetHelp("enter", verb)
