@@ -91,3 +91,25 @@ func isLinker(r rune) bool {
 	}
 	return false
 }
+
+// Invisible reports the format characters that change what text means or
+// how it reads without a cell of their own (SPEC §5): the bidirectional
+// embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and
+// marks (U+200E, U+200F, U+061C), which can make a line read otherwise than
+// its bytes ("Trojan Source"), the zero-width space U+200B, the word joiner
+// and invisible operators U+2060–U+2064 and the byte order mark U+FEFF. The
+// log pane and every one-line text show each as U+FFFD, as invalid UTF-8,
+// so that what an agent wrote is seen, not hidden; the log file keeps the
+// bytes. The zero-width non-joiner U+200C stays: Persian and Indic text
+// need it.
+func Invisible(r rune) bool {
+	switch {
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r == 0x200B, r == 0x200E, r == 0x200F, r == 0x061C, r == 0xFEFF:
+		return true
+	case r >= 0x2060 && r <= 0x2064:
+		return true
+	}
+	return false
+}

@@ -23,7 +23,8 @@ const OneLineMaxRead = 64 << 10
 //     sequence) are removed whole, as from an agent's output (SPEC §5): no
 //     "[31m" is left as text;
 //   - other control characters (C0, DEL, C1, NEL included) are removed, as
-//     in the log pane; invalid UTF-8 becomes U+FFFD, as there;
+//     in the log pane; invalid UTF-8 and the invisible format characters
+//     (Invisible: bidi controls, U+200B, U+FEFF) become U+FFFD, as there;
 //   - every run of white space (line breaks and tabs included) becomes one
 //     space, and no space leads or trails;
 //   - the code points terminals disagree on the width of are dropped (see
@@ -61,6 +62,8 @@ func OneLine(s string, n int) string {
 			continue
 		case r == utf8.RuneError && w <= 1:
 			// invalid UTF-8, as the log pane shows it
+		case Invisible(r):
+			r = utf8.RuneError // seen, as in the log pane
 		case unicode.IsControl(r), widthAmbiguous(r):
 			continue
 		}

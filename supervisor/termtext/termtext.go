@@ -263,7 +263,7 @@ func (c *Converter) decode(p []byte, i int) int {
 	}
 	r, size := utf8.DecodeRune(p[i:])
 	switch {
-	case r == utf8.RuneError && size == 1:
+	case r == utf8.RuneError && size == 1, Invisible(r):
 		c.textRune(fffd)
 	case r < 0xa0: // C1 controls, U+0080–U+009F
 	case widthAmbiguous(r):
