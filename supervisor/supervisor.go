@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -437,7 +436,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 		status:    proto.StatusRunning,
 		took:      took,
 	}
-	sub.logPath = filepath.Join(s.runDir, a.id, strconv.Itoa(sub.seq)+"-"+sub.id+".log")
+	sub.logPath = journal.LogPath(s.runDir, a.id, sub.seq, sub.id)
 	sub.msgPath = journal.MessagePath(sub.logPath)
 	sub.command = a.command
 	if p := a.preset; p != nil {

@@ -165,3 +165,36 @@ func TestLoadKeepsToItsDirectory(t *testing.T) {
 		t.Errorf("a runs folder that cannot be read: %+v", broken)
 	}
 }
+
+// TestCutStartLineKeepsTheLog (issue 21): a host killed while it wrote a
+// submission's submission_started line (the journal's last, cut mid-line)
+// leaves the submission's log and message files in the run's folder; the
+// restored submission names them (it said its log file "is gone ()").
+func TestCutStartLineKeepsTheLog(t *testing.T) {
+	base := goldenState(t, run2)
+	const agent, sub = "44adfc38-75ca-4b3d-9d8b-627e2ab4301f", "e8753d91-452b-4b84-9239-b878c21400db"
+	j := filepath.Join(base, "state", "runs", run1, "journal.jsonl")
+	b, err := os.ReadFile(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.LastIndex(b, []byte(`"event":"submission_started","agent_id":"`+agent))
+	if at < 0 {
+		t.Fatal("no submission_started line of " + agent)
+	}
+	if err := os.WriteFile(j, b[:at+30], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ld := Load(ListRuns(filepath.Join(base, "state"), ""), filepath.Join(base, "work"))
+	want := filepath.Join(base, "state", "runs", run1, agent, "1-"+sub+".log")
+	for _, r := range ld.Records {
+		if r.AgentID != agent {
+			continue
+		}
+		if len(r.Submissions) != 1 || r.Submissions[0].Log != want || r.Submissions[0].MessageFile != MessagePath(want) {
+			t.Fatalf("the submission whose start line was cut: %+v\nwant log %s", r.Submissions, want)
+		}
+		return
+	}
+	t.Fatalf("agent %s not restored: %+v", agent, ld.Warnings)
+}

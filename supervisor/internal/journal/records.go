@@ -1,6 +1,8 @@
 package journal
 
 import (
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/subdash/subdash/supervisor/proto"
@@ -121,6 +123,12 @@ func MessageHead(msg string) string {
 // in memory.
 func HeadOf(prefix string, size int) string {
 	return proto.MessageHead(prefix, size, MaxMessageHead)
+}
+
+// LogPath returns the log file of submission seq (its id subID) of agent
+// agentID in the run folder runDir: <runDir>/<agent id>/<seq>-<id>.log.
+func LogPath(runDir, agentID string, seq int, subID string) string {
+	return filepath.Join(runDir, agentID, strconv.Itoa(seq)+"-"+subID+".log")
 }
 
 // MessagePath returns the message file beside a submission's log file:

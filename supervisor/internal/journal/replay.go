@@ -2,6 +2,8 @@ package journal
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -292,6 +294,7 @@ func (rp *replay) replayRuns(runs []*runJournal) []string {
 		} else {
 			ev := rj.events[next[pick]]
 			rp.apply(ev)
+			rp.findLog(rj, ev)
 			if id := ev.AgentID; id != "" {
 				rp.owner[id] = pick
 			} else if ev.Record != nil {
@@ -299,6 +302,29 @@ func (rp *replay) replayRuns(runs []*runJournal) []string {
 			}
 		}
 		next[pick]++
+	}
+}
+
+// findLog gives the submission a spawned or sent event of run rj began the
+// log file it has on disk in rj's folder (LogPath) while no
+// submission_started event named it: that line was lost (cut by a host
+// killed mid-write), and the submission was restored saying its log file
+// "is gone ()" though it was there (issue 21).
+func (rp *replay) findLog(rj *runJournal, ev Event) {
+	if ev.Event != "spawned" && ev.Event != "sent" || ev.Seq < 1 || ev.SubmissionID == "" {
+		return
+	}
+	r := rp.byID[ev.AgentID]
+	if r == nil || len(r.Submissions) < ev.Seq {
+		return
+	}
+	s := &r.Submissions[ev.Seq-1]
+	if s.Log != "" || s.ID != ev.SubmissionID {
+		return
+	}
+	p := LogPath(filepath.Dir(rj.path), ev.AgentID, ev.Seq, ev.SubmissionID)
+	if _, err := os.Stat(p); err == nil {
+		s.Log, s.MessageFile = p, MessagePath(p)
 	}
 }
 
