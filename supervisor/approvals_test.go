@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
@@ -273,4 +274,37 @@ func TestPendingApprovalsTravelToViewers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
+}
+
+// TestApprovalAllowAlwaysSurvivesARestart (issue 21): "allow for the
+// session" is kept in the record and the journal, so after the host
+// restarts the agent's next submission, which resumes the same claude
+// session, has the tool allowed without asking (it asked again).
+func TestApprovalAllowAlwaysSurvivesARestart(t *testing.T) {
+	s, _, dir := approvalSupervisor(t)
+	a, b := filepath.Join(dir, "A"), filepath.Join(dir, "B")
+	id := spawn(t, s, "ask "+a)
+	pendingOf(t, s, id, 1)
+	if _, err := s.Approve(t.Context(), id, "", true); err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, s, id)
+	cfg := s.cfg
+	cfg.RestoreWindow = DefaultRestoreWindow
+	shutdownNow(t, s)
+	s2, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shutdownNow(t, s2) })
+	if _, err := s2.Send(t.Context(), id, "ask "+b, false); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 10*time.Second, "the restored agent's submission to end or ask", func() bool {
+		info, _ := s2.Agent(id)
+		return len(info.PendingApprovals) > 0 || !info.Running()
+	})
+	if info, _ := s2.Agent(id); len(info.PendingApprovals) > 0 || info.Status != proto.StatusCompleted || !exists(b) {
+		t.Fatalf("after the restart: %s, pending %+v, B exists %v; want Bash still allowed", info.Status, info.PendingApprovals, exists(b))
+	}
 }

@@ -46,6 +46,10 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 	if p := a.preset; p != nil {
 		r.Preset = presetRecord(p, a.home)
 	}
+	for tool := range a.alwaysAllowed {
+		r.AlwaysAllowed = append(r.AlwaysAllowed, tool)
+	}
+	slices.Sort(r.AlwaysAllowed)
 	for i, sub := range a.subs {
 		r.Submissions[i] = journal.SubmissionRecord{
 			ID: sub.id, Seq: sub.seq, Message: sub.message, MessageBytes: sub.msgLen, MessageFile: sub.msgPath,
@@ -68,6 +72,12 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 	}
 	for _, mr := range r.Mailbox {
 		a.inbox = append(a.inbox, mailItemOf(mr))
+	}
+	for _, tool := range r.AlwaysAllowed {
+		if a.alwaysAllowed == nil {
+			a.alwaysAllowed = map[string]bool{}
+		}
+		a.alwaysAllowed[tool] = true
 	}
 	if a.runner == "" {
 		a.runner = runner.Local

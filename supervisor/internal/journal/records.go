@@ -58,6 +58,10 @@ type AgentRecord struct {
 	ParentID  string `json:"parent_id,omitempty"`
 	Session   string `json:"session,omitempty"`
 	ClosedBy  string `json:"closed_by,omitempty"`
+	// AlwaysAllowed are the tools a person allowed for the rest of the
+	// agent's session (SPEC §12, allow always), sorted: the CLI session
+	// goes on after a restart, and so does the answer.
+	AlwaysAllowed []string `json:"always_allowed,omitempty"`
 	// Mailbox holds the items of its mailbox not taken yet, oldest first
 	// (SPEC §11, §14).
 	Mailbox []MailRecord `json:"mailbox,omitempty"`

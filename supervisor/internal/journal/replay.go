@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -133,6 +134,11 @@ func (rp *replay) apply(ev Event) {
 		rp.mail(r, ev)
 	case "session":
 		r.SessionID = ev.SessionID
+	case "approval_answered":
+		if ev.Decision == proto.DecisionAllowAlways && ev.Tool != "" && !slices.Contains(r.AlwaysAllowed, ev.Tool) {
+			r.AlwaysAllowed = append(r.AlwaysAllowed, ev.Tool)
+			slices.Sort(r.AlwaysAllowed)
+		}
 	}
 }
 
