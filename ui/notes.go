@@ -58,10 +58,21 @@ func (m Model) notes() []note {
 			out = append(out, note{level, text})
 		}
 	}
+	// One note per failure, naming its agents: a journal that cannot be
+	// written (a full disk) is every agent's failure, and gave one note
+	// per agent (eleven for eleven restored agents, issue 21).
+	var failures []string
+	failing := map[string][]string{}
 	for _, a := range m.agents {
 		if a.Failure != "" {
-			add(levelError, m.label(a.AgentID)+": "+a.Failure)
+			if failing[a.Failure] == nil {
+				failures = append(failures, a.Failure)
+			}
+			failing[a.Failure] = append(failing[a.Failure], m.label(a.AgentID))
 		}
+	}
+	for _, f := range failures {
+		add(levelError, agentList(failing[f])+": "+f)
 	}
 	for _, e := range m.hostErrs {
 		add(levelError, e)
@@ -169,4 +180,13 @@ func (m Model) notesHelp(w int) []string {
 		}
 	}
 	return append(lines, "")
+}
+
+// agentList names agents for a note: up to three, then how many more
+// ("3fa2c1d0, 7b9e4c21, c0ffee42 and 8 more agents").
+func agentList(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more agents", strings.Join(names[:3], ", "), len(names)-3)
 }

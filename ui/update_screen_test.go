@@ -296,3 +296,20 @@ func TestHelpShowsALongNoteWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestOneFailureOneNote (issue 21): a failure every agent has (the journal
+// cannot be written: a full disk) is one note naming them, not one note per
+// agent (eleven restored agents gave eleven).
+func TestOneFailureOneNote(t *testing.T) {
+	f := newFake()
+	const full = "the journal cannot be written (no space left on device): /state/runs/r/journal.jsonl; records of this run are lost from here on"
+	for i := range 11 {
+		a := f.add(fmt.Sprintf("%08x-0000-4000-8000-%012d", 0xa0000000+i, i), "task", proto.StatusCompleted)
+		a.info.Failure = full
+	}
+	h := newHarness(t, f, 200, 30)
+	if ns := h.m.notes(); len(ns) != 1 || ns[0].text != "a0000000, a0000001, a0000002 and 8 more agents: "+full {
+		t.Fatalf("notes: %+v", ns)
+	}
+	h.noScreen("more (? lists them)")
+}
