@@ -156,3 +156,56 @@ func TestStateDirRunsIsAFile(t *testing.T) {
 		t.Fatalf("spawn: %s", d.Status)
 	}
 }
+
+// TestEmptyRunsLeftByAFullDiskAreRemoved (issue 21): run folders a host
+// left with an empty or headless journal, or none (it could not write on a
+// full disk), hold nothing: the next start removes them, saying so once,
+// and warns of no unreadable journal; a headless journal beside logs is
+// still warned of and kept, and a folder made a moment ago (a host
+// starting now) is left alone (both counted as unreadable).
+func TestEmptyRunsLeftByAFullDiskAreRemoved(t *testing.T) {
+	start, dir := hostOf(t, "echo kept")
+	runs := filepath.Join(dir, ".state", "runs")
+	old := time.Now().Add(-10 * time.Minute)
+	mk := func(name, journal string, withLog bool) string {
+		t.Helper()
+		folder := filepath.Join(runs, name)
+		if err := os.MkdirAll(folder, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if journal != "-" {
+			if err := os.WriteFile(filepath.Join(folder, "journal.jsonl"), []byte(journal), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_ = os.Chtimes(filepath.Join(folder, "journal.jsonl"), old, old)
+		}
+		if withLog {
+			if err := os.WriteFile(filepath.Join(folder, "1-x.log"), []byte("output"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = os.Chtimes(folder, old, old)
+		return folder
+	}
+	empty := mk("20261201T000000Z-000001", "", false)
+	headless := mk("20261201T000000Z-000002", `{"time":"2026-12-01T00:00:00Z","ev`, false)
+	none := mk("20261201T000000Z-000003", "-", false)
+	withLogs := mk("20261201T000000Z-000004", "", true)
+	fresh := filepath.Join(runs, "20261201T000000Z-000005")
+	if err := os.MkdirAll(fresh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := start()
+	for path, want := range map[string]bool{empty: false, headless: false, none: false, withLogs: true, fresh: true} {
+		if _, err := os.Stat(path); (err == nil) != want {
+			t.Errorf("%s: exists=%v, want %v", filepath.Base(path), err == nil, want)
+		}
+	}
+	cfg := s.Config()
+	if note := strings.Join(cfg.Notes, "\n"); !strings.Contains(note, "removed 3 empty run folder(s) from "+runs) {
+		t.Errorf("notes: %s", note)
+	}
+	if warn := strings.Join(cfg.Warnings, "\n"); !strings.Contains(warn, "2 earlier run(s) under "+runs+" have an unreadable journal") {
+		t.Errorf("warnings: %s", warn)
+	}
+}

@@ -21,7 +21,9 @@ import (
 // journal was last written more than LogRetention ago, except a run that
 // holds a log of an agent it restored (a record inside the restore window)
 // and a run whose host is still alive. Runs of other directories are left
-// to the hosts of those directories, which know their records.
+// to the hosts of those directories, which know their records. A run
+// folder left with nothing but an empty or headless journal (a host that
+// could not write it) holds nothing of any directory and goes at once.
 
 // storageTTL is how long a measured size is reused: measuring walks every
 // log file.
@@ -114,6 +116,19 @@ func (s *Supervisor) removeOldRuns(runs journal.Runs, asOf time.Time) {
 			s.storage.last.Freed += size
 			s.storage.last.Removed++
 		}
+	}
+	left := 0
+	for _, folder := range runs.Leftovers {
+		if err := os.RemoveAll(folder); err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", folder, err))
+			continue
+		}
+		left++
+	}
+	if left > 0 {
+		// They held nothing; each start used to warn of them again, one
+		// more after every start a full disk spoiled (issue 21).
+		s.cfg.Notes = append(s.cfg.Notes, fmt.Sprintf("removed %d empty run folder(s) from %s, left by a host that could not write its journal (a full disk?)", left, runs.Folder))
 	}
 	s.removedRuns(runs.Folder, superseded, failed)
 }

@@ -54,6 +54,12 @@ type Runs struct {
 	// Unreadable counts the runs whose journal's first line could not be
 	// read (missing, damaged, cut): their working directory is unknown.
 	Unreadable int
+	// Leftovers are the folders of runs that hold nothing but a journal
+	// that is empty or has no first line, or not even that, for over
+	// leftoverAge: what a host that could not write its journal (a full
+	// disk) leaves. Nothing in them can be restored or read; they are not
+	// counted in Unreadable, and the retention removes them (SPEC §10).
+	Leftovers []string
 	// Err is why Folder could not be read (os.ReadDir's error); nil also
 	// when it does not exist yet.
 	Err error
@@ -82,7 +88,11 @@ func ListRuns(stateDir, except string) Runs {
 			continue
 		}
 		r, ok := readHead(filepath.Join(folder, "journal.jsonl"))
-		if !ok {
+		switch {
+		case !ok && leftover(folder):
+			rs.Leftovers = append(rs.Leftovers, folder)
+			continue
+		case !ok:
 			rs.Unreadable++
 			continue
 		}
@@ -242,4 +252,25 @@ func Unended(r Run) []Submission {
 		}
 	}
 	return out
+}
+
+// leftoverAge is how long a run folder without a journal's first line must
+// have been left alone to be a leftover: a host starting now makes its
+// folder and writes run_started at once.
+const leftoverAge = time.Minute
+
+// leftover reports whether folder, whose journal's first line cannot be
+// read, holds nothing else and was last changed over leftoverAge ago.
+func leftover(folder string) bool {
+	entries, err := os.ReadDir(folder)
+	if err != nil || len(entries) > 1 || len(entries) == 1 && entries[0].Name() != "journal.jsonl" {
+		return false
+	}
+	cutoff := time.Now().Add(-leftoverAge)
+	for _, p := range []string{folder, filepath.Join(folder, "journal.jsonl")} {
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(cutoff) {
+			return false
+		}
+	}
+	return true
 }
