@@ -197,15 +197,23 @@ func TestApprovalInterruptDeniesPending(t *testing.T) {
 	}
 }
 
-func TestApprovalAllowAlwaysCarriesOver(t *testing.T) {
-	s, log, dir := approvalSupervisor(t)
-	a, b := filepath.Join(dir, "A"), filepath.Join(dir, "B")
-	id := spawn(t, s, "ask "+a)
+// allowAlways spawns an agent of s that asks to use Bash (touching A in
+// dir), allows it always and waits for its end; it returns the agent and
+// the path (B in dir) its next submission touches.
+func allowAlways(t *testing.T, s *Supervisor, dir string) (id, b string) {
+	t.Helper()
+	id = spawn(t, s, "ask "+filepath.Join(dir, "A"))
 	pendingOf(t, s, id, 1)
 	if _, err := s.Approve(t.Context(), id, "", true); err != nil {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
+	return id, filepath.Join(dir, "B")
+}
+
+func TestApprovalAllowAlwaysCarriesOver(t *testing.T) {
+	s, log, dir := approvalSupervisor(t)
+	id, b := allowAlways(t, s, dir)
 	// The next submission resumes the session; Bash stays allowed.
 	if _, err := s.Send(t.Context(), id, "ask "+b, false); err != nil {
 		t.Fatal(err)
@@ -282,13 +290,7 @@ func TestPendingApprovalsTravelToViewers(t *testing.T) {
 // session, has the tool allowed without asking (it asked again).
 func TestApprovalAllowAlwaysSurvivesARestart(t *testing.T) {
 	s, _, dir := approvalSupervisor(t)
-	a, b := filepath.Join(dir, "A"), filepath.Join(dir, "B")
-	id := spawn(t, s, "ask "+a)
-	pendingOf(t, s, id, 1)
-	if _, err := s.Approve(t.Context(), id, "", true); err != nil {
-		t.Fatal(err)
-	}
-	waitFinal(t, s, id)
+	id, b := allowAlways(t, s, dir)
 	cfg := s.cfg
 	cfg.RestoreWindow = DefaultRestoreWindow
 	shutdownNow(t, s)

@@ -11,22 +11,22 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// longMessage is an agent's message over editInline, and its head as the
-// snapshot holds it.
-func longMessage() (whole, head string) {
+// longAgent is a dashboard of agent B in status st, whose latest message
+// (whole) is over editInline and whose snapshot holds its head.
+func longAgent(t *testing.T, st proto.Status) (f *fakeSup, h *harness, whole string) {
+	t.Helper()
+	f = newFake()
 	whole = strings.Repeat("a long task; ", 6000) + "the end"
-	return whole, whole[:40] + "...[truncated: 78007 bytes in all]"
+	f.add(idB, whole[:40]+"...[truncated: 78007 bytes in all]", st)
+	f.whole = map[string]string{idB: whole}
+	return f, newHarness(t, f, 120, 30), whole
 }
 
 // TestResendOfALongMessageAsksTheHost (issue 21): R on a message whose head
 // is cut has the host send it again from its file; the dashboard does not
 // fetch it (it fetched all 63 MiB to send them back: 18 -> 232 MB).
 func TestResendOfALongMessageAsksTheHost(t *testing.T) {
-	f := newFake()
-	whole, head := longMessage()
-	f.add(idB, head, proto.StatusCompleted)
-	f.whole = map[string]string{idB: whole}
-	h := newHarness(t, f, 120, 30)
+	_, h, _ := longAgent(t, proto.StatusCompleted)
 	h.keys("R")
 	h.wantCalls("resend " + idB[:8] + " interrupt=false queue=false")
 	h.wantScreen("sent to " + idB[:8])
@@ -35,11 +35,7 @@ func TestResendOfALongMessageAsksTheHost(t *testing.T) {
 // TestResendOfALongMessageToARunningAgentQueues: on a running agent, R asks
 // as send does, and q queues the message from the host's file.
 func TestResendOfALongMessageToARunningAgentQueues(t *testing.T) {
-	f := newFake()
-	whole, head := longMessage()
-	f.add(idB, head, proto.StatusRunning)
-	f.whole = map[string]string{idB: whole}
-	h := newHarness(t, f, 120, 30)
+	_, h, _ := longAgent(t, proto.StatusRunning)
 	h.keys("R")
 	h.wantScreen("interrupt it and resend now, queue the message")
 	h.keys("q")
@@ -52,11 +48,7 @@ func TestResendOfALongMessageToARunningAgentQueues(t *testing.T) {
 // Update. The editor's command streams the whole message into a file, the
 // changed file is sent streamed, and removed.
 func TestEditOfALongMessageOpensTheEditor(t *testing.T) {
-	f := newFake()
-	whole, head := longMessage()
-	f.add(idB, head, proto.StatusCompleted)
-	f.whole = map[string]string{idB: whole}
-	h := newHarness(t, f, 120, 30)
+	f, h, whole := longAgent(t, proto.StatusCompleted)
 	h.m.opts.Editor = func(string) tea.ExecCommand { t.Fatal("the editor ran in Update"); return nil }
 	h.keys("e")
 	if h.execs != 1 || h.m.mode == modeInput {
@@ -93,11 +85,7 @@ func TestEditOfALongMessageOpensTheEditor(t *testing.T) {
 // TestEditorLeftUnchangedSendsNothing: quitting the editor without saving
 // sends nothing, says so, and removes the file.
 func TestEditorLeftUnchangedSendsNothing(t *testing.T) {
-	f := newFake()
-	whole, head := longMessage()
-	f.add(idB, head, proto.StatusCompleted)
-	f.whole = map[string]string{idB: whole}
-	h := newHarness(t, f, 120, 30)
+	f, h, _ := longAgent(t, proto.StatusCompleted)
 	e := &editExec{sup: f, id: idB, editor: func(string) tea.ExecCommand { return funcExec(func() error { return nil }) }}
 	if err := e.Run(); err != nil {
 		t.Fatal(err)

@@ -41,12 +41,7 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 	} else if !decode(w, r, &req) {
 		return
 	}
-	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
-		writeError(w, err)
-		return
-	}
-	if req.Queue && req.Interrupt {
-		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: "queue and interrupt exclude each other: queue waits for the running submission, interrupt cancels it; set one"})
+	if !srv.checkSend(w, r, req.Interrupt, req.Queue) {
 		return
 	}
 	m, err := srv.messageOf(r, req.Message)
@@ -70,16 +65,26 @@ func (srv *Server) resend(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
-		writeError(w, err)
-		return
-	}
-	if req.Queue && req.Interrupt {
-		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: "queue and interrupt exclude each other: queue waits for the running submission, interrupt cancels it; set one"})
+	if !srv.checkSend(w, r, req.Interrupt, req.Queue) {
 		return
 	}
 	res, err := srv.sup.Resend(srv.caller(r), r.PathValue("id"), req.Interrupt, req.Queue)
 	reply(w, r, http.StatusOK, res, err)
+}
+
+// checkSend answers the errors a send or resend request can have before
+// anything is done (the nesting check; queue with interrupt) and reports
+// whether there was none.
+func (srv *Server) checkSend(w http.ResponseWriter, r *http.Request, interrupt, queue bool) bool {
+	if err := srv.sup.CheckNesting(peerPID(r.Context())); err != nil {
+		writeError(w, err)
+		return false
+	}
+	if queue && interrupt {
+		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: "queue and interrupt exclude each other: queue waits for the running submission, interrupt cancels it; set one"})
+		return false
+	}
+	return true
 }
 
 // isText reports a request whose body is the message itself
