@@ -225,7 +225,7 @@ func (s *Supervisor) WriteMessage(ctx context.Context, w io.Writer, id string, s
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer r.Close() //nolint:errcheck // read only: its Close cannot lose data
 	_, err = io.Copy(w, r)
 	return err
 }
@@ -253,7 +253,7 @@ func (s *Supervisor) Resend(ctx context.Context, id string, interrupt, queue boo
 	if err != nil {
 		return proto.SendResult{}, err
 	}
-	defer r.Close()
+	defer r.Close() //nolint:errcheck // read only: its Close cannot lose data
 	return s.SendFrom(ctx, id, r, interrupt, queue)
 }
 

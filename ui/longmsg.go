@@ -61,10 +61,10 @@ func (m Model) fileOpCmd(id, path string, interrupt, queue bool) tea.Cmd {
 			var f *os.File
 			if f, err = os.Open(path); err == nil {
 				r, err = sup.SendFrom(context.Background(), id, f, interrupt, queue)
-				f.Close()
+				f.Close() //nolint:errcheck // read only: its Close cannot lose data
 			}
 			if err == nil {
-				os.Remove(path)
+				os.Remove(path) //nolint:errcheck // the sent message's temporary file: a leftover in the temporary folder loses nothing
 			} else {
 				err = fmt.Errorf("%w (the edited message is kept in %s)", err, path)
 			}
@@ -180,7 +180,7 @@ func removeCmd(path string) tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		os.Remove(path)
+		os.Remove(path) //nolint:errcheck // a temporary file no longer wanted: a leftover loses nothing
 		return nil
 	}
 }
