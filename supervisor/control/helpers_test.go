@@ -107,19 +107,6 @@ func waitFinal(t *testing.T, c *Client, id string) proto.WaitDetail {
 	return res.Details[id]
 }
 
-// eventually polls cond every few milliseconds until it holds, failing the
-// test after d.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, d)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // mustList returns s's list (SPEC §3).
 func mustList(t *testing.T, s *supervisor.Supervisor) proto.ListResult {
 	t.Helper()

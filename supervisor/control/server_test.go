@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -166,14 +167,14 @@ func TestWaitStopsWhenTheClientGoesAway(t *testing.T) {
 		_, err := c.Wait(ctx, []string{sp.AgentID}, &ms)
 		done <- err
 	}()
-	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
+	testkit.Eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled wait returned %v, want context.Canceled", err)
 	}
 	// The server's handler, and the supervisor's Wait under it, end at once
 	// (well before the agent's 30 s or the wait's 300 s).
-	eventually(t, 2*time.Second, "server stops waiting", func() bool { return srv.waiting.Load() == 0 })
+	testkit.Eventually(t, 2*time.Second, "server stops waiting", func() bool { return srv.waiting.Load() == 0 })
 }
 
 func TestCloseEndsWaitsInProgress(t *testing.T) {
@@ -188,7 +189,7 @@ func TestCloseEndsWaitsInProgress(t *testing.T) {
 		_, err := c.Wait(context.Background(), []string{sp.AgentID}, nil)
 		done <- err
 	}()
-	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
+	testkit.Eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestShutdownThenCloseAnswersWaits(t *testing.T) {
 		res, err := c.Wait(context.Background(), []string{sp.AgentID}, nil)
 		done <- answer{res, err}
 	}()
-	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
+	testkit.Eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -413,9 +414,9 @@ func TestWaitEndsWhenTheClientGoesAwayAfterTrailingBytes(t *testing.T) {
 	if _, err := fmt.Fprintf(conn, "POST /v1/wait HTTP/1.1\r\nHost: subdash\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
+	testkit.Eventually(t, 5*time.Second, "wait request arrives", func() bool { return srv.waiting.Load() == 1 })
 	conn.Close() //nolint:errcheck // the client going away is the point; its Close error is not
-	eventually(t, 5*time.Second, "the wait ends with its client", func() bool { return srv.waiting.Load() == 0 })
+	testkit.Eventually(t, 5*time.Second, "the wait ends with its client", func() bool { return srv.waiting.Load() == 0 })
 }
 
 // logsOf returns what Client.Logs writes.

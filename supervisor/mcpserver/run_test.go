@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -80,7 +81,7 @@ func TestRunSupervisesAndServesTheSocketWhenNobodyServes(t *testing.T) {
 	}
 	pidFile := filepath.Join(o.Dir, sp.AgentID+".pid")
 	var pid int
-	eventually(t, 10*time.Second, "agent writes its pid", func() bool {
+	testkit.Eventually(t, 10*time.Second, "agent writes its pid", func() bool {
 		b, _ := os.ReadFile(pidFile)
 		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil
@@ -150,18 +151,6 @@ func TestRunOffersNoToolsWhenCollabToolsAreOff(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Dir(o.Socket)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a control socket folder was created with collab tools off: %v", err)
-	}
-}
-
-// eventually polls cond until it holds, failing the test after d.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, d)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // Mailboxes in the replay (SPEC §11, §14): an agent's mailbox is part of
@@ -110,7 +111,7 @@ func (rp *replay) endedByHost(r *AgentRecord, at time.Time) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("agent %s had %d message(s) queued when its host ended; they were not run and wait for its next submission (u cancels the last)", r.AgentID[:min(8, len(r.AgentID))], n)
+	return fmt.Sprintf("agent %s had %d message(s) queued when its host ended; they were not run and wait for its next submission (u cancels the last)", termtext.ShortID(r.AgentID), n)
 }
 
 // mailboxes returns the root mailboxes that hold items, by session.

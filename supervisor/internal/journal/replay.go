@@ -11,6 +11,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // interruptedByHostEnd is last_error of a submission that was running
@@ -222,7 +223,7 @@ func (rp *replay) hostEnded(run int, at time.Time) []string {
 			continue
 		}
 		if _, ok := rp.byID[id]; ok {
-			notes = append(notes, fmt.Sprintf("agent %s had a message queued when its host ended; it was not run (send it again if it is still wanted): %q", id[:min(8, len(id))], firstLine(msg)))
+			notes = append(notes, fmt.Sprintf("agent %s had a message queued when its host ended; it was not run (send it again if it is still wanted): %q", termtext.ShortID(id), firstLine(msg)))
 		}
 		delete(rp.queued, id)
 	}
