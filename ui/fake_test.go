@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -358,9 +359,9 @@ func (f *fakeSup) Transcript(ctx context.Context, id string, seq int, from int64
 	if es == nil {
 		return proto.TranscriptWindow{}, false, nil
 	}
-	if n > 100000 {
+	if n > proto.MaxWindowItems {
 		// as a viewer's host answers (control's range limit)
-		return proto.TranscriptWindow{}, false, fmt.Errorf("n must be a count of 0 to 100000, not %d", n)
+		return proto.TranscriptWindow{}, false, proto.ErrWindowCount(strconv.Itoa(n))
 	}
 	w := proto.TranscriptWindow{Total: int64(len(es))}
 	if from < 0 {

@@ -82,8 +82,8 @@ func rangeParams(w http.ResponseWriter, r *http.Request) (seq int, from int64, n
 	}
 	n = 100
 	if v := q.Get("n"); v != "" {
-		if n, err = strconv.Atoi(v); err != nil || n < 0 || n > 100000 {
-			writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("n must be a count of 0 to 100000, not %q", v)})
+		if n, err = strconv.Atoi(v); err != nil || n < 0 || n > proto.MaxWindowItems {
+			writeError(w, proto.ErrWindowCount(v))
 			return 0, 0, 0, false
 		}
 	}

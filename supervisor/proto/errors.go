@@ -56,6 +56,17 @@ const MaxMessageBytes = 64 << 20
 // them, so every front-end returns them unchanged. Each returns a new
 // *Error.
 
+// MaxWindowItems is the most lines or transcript entries one window call
+// of the control socket asks for (GET /v1/agents/{id}/window and
+// .../transcript, their n): a host refuses more with ErrWindowCount.
+const MaxWindowItems = 100000
+
+// ErrWindowCount is a window call's error for a count n (as it came, so
+// "n=abc" shows abc) that is not a number of 0 to MaxWindowItems.
+func ErrWindowCount(n string) *Error {
+	return &Error{CodeInvalid, fmt.Sprintf("n must be a count of 0 to %d, not %q", MaxWindowItems, n)}
+}
+
 // ErrEmptyMessage is spawn's and send's error for a message that is empty
 // once trimmed (SPEC §3): "message must not be empty".
 func ErrEmptyMessage() *Error { return &Error{CodeInvalid, "message must not be empty"} }
