@@ -286,9 +286,11 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	var oc *outcome
 	var lastOutput string
 	var used proto.Usage
+	var inner []proto.InnerAgent
 	if sub.tr != nil {
 		oc = sub.tr.outcome()
 		_, used = sub.tr.activity()
+		inner = sub.tr.innerAgents(sub.seq)
 		sub.memo.decide(oc, &used) // Memo's session file decides (SPEC §8)
 		lastOutput = structuredLastOutput(oc, sub.out)
 	} else {
@@ -315,6 +317,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		a.running = nil
 	}
 	a.usage.Add(used) // with a.running cleared: counted once, here from now on
+	a.inner = proto.AppendInner(a.inner, inner)
 	s.lineMem.Keep(sub.out)
 	var at *proto.Attention
 	var next *submission // the queued messages' submission, started below
@@ -343,7 +346,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	}
 	ev := journal.Event{Event: "submission_ended", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		ExitCode: code, Signal: sig, Status: sub.status, SessionID: a.sessionID, Note: note,
-		LastOutput: copyStr(&lastOutput), LogDropped: sub.out.LogDropped()}
+		LastOutput: copyStr(&lastOutput), LogDropped: sub.out.LogDropped(), InnerAgents: inner}
 	if used != (proto.Usage{}) {
 		ev.Usage = &used
 	}

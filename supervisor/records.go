@@ -39,6 +39,7 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 		Command: a.command, Builtin: a.builtin, Runner: a.runner, Usage: a.usage,
 		Submissions: make([]journal.SubmissionRecord, len(a.subs)),
 		TaskName:    a.taskName, AgentPath: a.path, ParentID: a.parentID, Session: a.session, ClosedBy: a.closedBy,
+		InnerAgents: slices.Clone(a.inner),
 	}
 	for _, it := range append(slices.Clone(a.handed), a.inbox...) {
 		r.Mailbox = append(r.Mailbox, *mailRecord(it))
@@ -69,6 +70,7 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 		updatedAt: r.UpdatedAt.Time, lastMessage: r.LastMessage, lastOutput: r.LastOutput, lastError: r.LastError,
 		sessionID: r.SessionID, usage: r.Usage, command: r.Command, runner: r.Runner, restored: true,
 		taskName: r.TaskName, path: r.AgentPath, parentID: r.ParentID, session: r.Session, closedBy: r.ClosedBy,
+		inner: r.InnerAgents,
 	}
 	for _, mr := range r.Mailbox {
 		a.inbox = append(a.inbox, mailItemOf(mr))

@@ -105,10 +105,11 @@ type agent struct {
 	lastOutput  *string
 	lastError   *string
 	subs        []*submission
-	running     *submission // the submission whose process group may be alive
-	replacing   bool        // a send with interrupt is between two submissions
-	sessionID   string      // agent CLI session or thread id (SPEC §8)
-	usage       proto.Usage // tokens and cost of its ended submissions (presets)
+	running     *submission        // the submission whose process group may be alive
+	replacing   bool               // a send with interrupt is between two submissions
+	sessionID   string             // agent CLI session or thread id (SPEC §8)
+	usage       proto.Usage        // tokens and cost of its ended submissions (presets)
+	inner       []proto.InnerAgent // inner agents of its ended submissions, oldest first (SPEC §8)
 
 	// Set at spawn (or restore) and never changed: how every submission of
 	// this agent runs, whatever the flags of a later host (SPEC §10).
@@ -366,6 +367,7 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		Node:             a.place.Node,
 		Failure:          s.failureLocked(a),
 		LogDropped:       logDroppedLocked(a),
+		InnerAgents:      innerLocked(a),
 	}
 	if len(sum.QueuedMessages) > 0 {
 		sum.QueuedMessage = sum.QueuedMessages[0]

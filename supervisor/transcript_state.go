@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -203,4 +204,28 @@ func (s *Supervisor) transcript(id string, seq int, from int64, n int) (w proto.
 	}
 	w.First, w.Total, w.Entries, w.Pending = tr.window(from, n)
 	return w, true, false, nil
+}
+
+// innerAgents returns the inner agents the CLI reported so far in
+// submission seq (SPEC §8).
+func (t *transcriptState) innerAgents(seq int) []proto.InnerAgent {
+	t.mu.Lock()
+	in := t.parser.InnerAgents()
+	t.mu.Unlock()
+	out := make([]proto.InnerAgent, 0, len(in))
+	for _, a := range in {
+		out = append(out, proto.InnerAgentOf(a, seq))
+	}
+	return out
+}
+
+// innerLocked returns a's inner agents: those of its ended submissions,
+// then the running one's so far (SPEC §8), at most proto.MaxInnerAgents.
+// Call with s.mu held.
+func innerLocked(a *agent) []proto.InnerAgent {
+	out := slices.Clone(a.inner)
+	if r := a.running; r != nil && r.tr != nil {
+		out = proto.AppendInner(out, r.tr.innerAgents(r.seq))
+	}
+	return out
 }

@@ -74,15 +74,16 @@ const (
 	// /v1/agents/{id}/message streams it: a long message never crosses
 	// the socket to be resent, nor sits whole in the host's memory.
 	FeatureResendFile = "resend-file"
-	// FeatureSteer, FeatureSearch, FeatureChanges and FeatureInnerAgents
-	// are the words of capabilities planned within /v1 (steering a
-	// running agent, search across agents, the changes an agent made,
-	// agents of agents); no host of this build takes them yet, so
-	// HostFeatures does not list them.
-	FeatureSteer       = "steer"
-	FeatureSearch      = "search"
-	FeatureChanges     = "changes"
+	// FeatureInnerAgents: Summary carries inner_agents, the subagents an
+	// agent CLI started inside a submission (SPEC §8 "Inner agents").
 	FeatureInnerAgents = "inner-agents"
+	// FeatureSteer, FeatureSearch and FeatureChanges are the words of
+	// capabilities planned within /v1 (steering a running agent, search
+	// across agents, the changes an agent made); no host of this build
+	// takes them yet, so HostFeatures does not list them.
+	FeatureSteer   = "steer"
+	FeatureSearch  = "search"
+	FeatureChanges = "changes"
 	// FeatureLogCap: the host caps each submission's log files
 	// (--max-log-size), keeps a free-space floor, says what is missing
 	// (Summary.LogDropped, marker lines, the raw log's LogGapsHeader).
@@ -92,5 +93,5 @@ const (
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents}
 }

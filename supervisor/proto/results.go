@@ -61,6 +61,10 @@ type Summary struct {
 	// log files do not hold: dropped by --max-log-size, or not written
 	// while free space was below the floor (SPEC §5); omitted when none.
 	LogDropped int64 `json:"log_dropped,omitempty"`
+	// InnerAgents are the subagents its agent CLI started inside its
+	// submissions, oldest first, at most MaxInnerAgents (SPEC §8 "Inner
+	// agents", FeatureInnerAgents); omitted when none.
+	InnerAgents []InnerAgent `json:"inner_agents,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

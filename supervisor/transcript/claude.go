@@ -16,6 +16,9 @@ type claudeEvent struct {
 	Type      string `json:"type"`
 	Subtype   string `json:"subtype"`
 	SessionID string `json:"session_id"`
+	// ParentToolUseID is set on the frames of an inner agent: its Agent
+	// call's id (claude_inner.go).
+	ParentToolUseID string `json:"parent_tool_use_id"`
 
 	// system/init and system/status
 	Model  string `json:"model"`
@@ -123,6 +126,9 @@ func (p *Parser) claudeSystem(line []byte, ev *claudeEvent) []Entry {
 			p.activity = termtext.OneLine(ev.Status, MaxSummaryRunes)
 		}
 		return nil
+	case "task_started", "task_progress", "task_updated", "task_notification":
+		// inner agents (claude_inner.go); the entry stays as it was
+		p.claudeTask(line)
 	}
 	return []Entry{unknown(line, ev.Type, ev.Subtype)}
 }
@@ -199,6 +205,7 @@ func (p *Parser) claudeAssistant(ev *claudeEvent) []Entry {
 			p.thinking()
 			out = append(out, Entry{Kind: KindThinking, Text: plain(b.Thinking)})
 		case "tool_use", "server_tool_use", "mcp_tool_use":
+			p.claudeToolParent(b.ID, ev.ParentToolUseID)
 			out = append(out, p.toolCall(b.ID, b.Name, toolSummary(b.Input)))
 		default:
 			if strings.HasSuffix(b.Type, "_tool_result") {

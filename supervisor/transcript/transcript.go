@@ -201,7 +201,8 @@ type Parser struct {
 	// retries counts retry events since the last other event.
 	retries int
 	// memo is the state of FormatMemo's text parse.
-	memo memoState
+	memo  memoState
+	inner innerState // claude's inner agents (claude_inner.go)
 }
 
 type toolCall struct {
@@ -255,6 +256,7 @@ func (p *Parser) End() []Entry {
 	out = p.flush(out)
 	p.activity = ""
 	p.running = nil
+	p.inner.endInner()
 	return out
 }
 

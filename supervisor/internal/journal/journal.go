@@ -64,6 +64,9 @@ type Event struct {
 	// Usage is what the agent CLI reported for the submission
 	// (submission_ended, presets).
 	Usage *proto.Usage `json:"usage,omitempty"`
+	// InnerAgents are the inner agents the submission's CLI started, as
+	// they were when it ended (submission_ended; SPEC §8).
+	InnerAgents []proto.InnerAgent `json:"inner_agents,omitempty"`
 	// Preset and Runner say how the agent was spawned (spawned): a preset
 	// (then Command is its description) or a plain agent command, run by
 	// the runner named ("local").

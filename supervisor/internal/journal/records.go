@@ -65,6 +65,9 @@ type AgentRecord struct {
 	// Mailbox holds the items of its mailbox not taken yet, oldest first
 	// (SPEC §11, §14).
 	Mailbox []MailRecord `json:"mailbox,omitempty"`
+	// InnerAgents are the inner agents of its ended submissions, oldest
+	// first (SPEC §8), at most proto.MaxInnerAgents.
+	InnerAgents []proto.InnerAgent `json:"inner_agents,omitempty"`
 }
 
 // MailRecord is one item of a mailbox as the journal keeps it (SPEC §11,

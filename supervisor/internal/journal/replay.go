@@ -202,6 +202,9 @@ func (rp *replay) ended(r *AgentRecord, ev Event) {
 	if ev.Usage != nil && !again {
 		r.Usage.Add(*ev.Usage)
 	}
+	if !again {
+		r.InnerAgents = proto.AppendInner(r.InnerAgents, ev.InnerAgents)
+	}
 	if r.Status == proto.StatusClosed {
 		r.BeforeClose = s.Status
 	} else if s.Seq == len(r.Submissions) {
