@@ -30,12 +30,12 @@ var maxDrain = 10 * time.Second
 //   - more read since the group ended than the pipe holds means a process
 //     outside the group writes on: cut off after maxDrain.
 func (p *process) read(s runner.Stream, out streamSink) {
-	defer p.readers.Done()
+	defer p.readerDone()
 	fd := p.outs[s]
 	size := readBufSize // of the next read
-	small := make([]byte, size)
-	buf := small // small, or in a flood a batch buffer of batches
-	held := 0    // buf[:held] went to the log, not yet to the display lines
+	var small []byte    // a buffer of size bytes, or nil while the stream waits
+	var buf []byte      // small, or in a flood a batch buffer of batches
+	held := 0           // buf[:held] went to the log, not yet to the display lines
 	var heldSince int64
 	display := func() {
 		if held > 0 && out.display != nil {
@@ -44,13 +44,20 @@ func (p *process) read(s runner.Stream, out streamSink) {
 		held = 0
 	}
 	// quiet gives a flood's batch buffer back, so that a stream that went
-	// quiet holds no more than one read.
+	// quiet holds no more than one read; with the shared poller, that read
+	// buffer too, so that a waiting stream holds none.
 	quiet := func() {
 		display()
 		if len(buf) == maxBatch {
 			batches.put(buf)
-			buf = small
 		}
+		if readerShape != shapeThread {
+			if len(small) == readBufSize {
+				readBufs.put(small)
+			}
+			small, size = nil, readBufSize
+		}
+		buf = small
 	}
 	defer quiet()
 	progressed := false
@@ -80,7 +87,12 @@ func (p *process) read(s runner.Stream, out streamSink) {
 				}
 			}
 			if size > len(buf) {
-				small = make([]byte, size)
+				if size != len(small) {
+					if len(small) == readBufSize {
+						readBufs.put(small)
+					}
+					small = readBufs.get(size)
+				}
 				buf = small
 			}
 		}
@@ -118,9 +130,9 @@ func (p *process) read(s runner.Stream, out streamSink) {
 		case unix.EINTR:
 		case unix.EAGAIN:
 			display()
-			if len(buf) < maxBatch || !p.await(s, batchIdle) {
+			if len(buf) < maxBatch || !p.awaitFlood(s) {
 				quiet()
-				p.await(s, -1)
+				p.awaitQuiet(s)
 			}
 		default:
 			return
@@ -183,26 +195,144 @@ func (bp *batchPool) put(b []byte) {
 	}
 }
 
-// await blocks until stream s's pipe has bytes or reached EOF, until
-// Drain sets the deadlines, until stream s's deadline passes, or, when
-// limit is not negative, until limit has passed, whichever comes first
-// (poll(2) on this goroutine's thread; a signal may end it early, the
-// caller only reads again). It reports false when limit passed.
-func (p *process) await(s runner.Stream, limit time.Duration) bool {
+// readBufs holds the first-size read buffers (readBufSize) of streams
+// that wait, for the next stream that has bytes: a thousand quiet agents
+// hold none between their lines, where each stream held its own.
+var readBufs readBufPool
+
+// maxSpareReadBufs bounds the read buffers kept for reuse (64 KiB each).
+const maxSpareReadBufs = 16
+
+// readBufPool is a free list of read buffers of readBufSize bytes, in
+// Go's heap (sync.Pool would drop them at every collection, and a quiet
+// stream would then allocate 64 KiB per line).
+type readBufPool struct {
+	mu   sync.Mutex
+	free [][]byte
+}
+
+// get returns a buffer of size bytes: a kept one when size is readBufSize.
+func (rp *readBufPool) get(size int) []byte {
+	if size == readBufSize {
+		rp.mu.Lock()
+		if n := len(rp.free); n > 0 {
+			b := rp.free[n-1]
+			rp.free[n-1] = nil
+			rp.free = rp.free[:n-1]
+			rp.mu.Unlock()
+			return b
+		}
+		rp.mu.Unlock()
+	}
+	return make([]byte, size)
+}
+
+// put takes back b of readBufSize bytes from get; b must not be used after.
+func (rp *readBufPool) put(b []byte) {
+	rp.mu.Lock()
+	if len(rp.free) < maxSpareReadBufs {
+		rp.free = append(rp.free, b)
+	}
+	rp.mu.Unlock()
+}
+
+// awaitFlood waits, while the stream holds a flood's batch buffer, until
+// its pipe has bytes, Drain acts, or batchIdle passes; it reports false
+// when batchIdle passed (the flood is over). Hybrid: in poll(2) on this
+// goroutine's thread, as a flood's reader never waits long; shared: in
+// the poller.
+func (p *process) awaitFlood(s runner.Stream) bool {
+	switch readerShape {
+	case shapeShared:
+		return p.awaitShared(s, batchIdle)
+	case shapeHybrid:
+		return p.awaitPoll(s, batchIdle, false)
+	}
+	return p.awaitPoll(s, batchIdle, true)
+}
+
+// awaitQuiet waits, with nothing held, until the stream's pipe has bytes
+// or reached EOF or Drain acts: in the shared poller (one thread for every
+// quiet stream), or with shapeThread in poll(2) on this goroutine's thread.
+func (p *process) awaitQuiet(s runner.Stream) {
+	if readerShape == shapeThread {
+		p.awaitPoll(s, -1, true)
+		return
+	}
+	p.awaitShared(s, -1)
+}
+
+// awaitPoll blocks until stream s's pipe has bytes or reached EOF, until
+// Drain sets the deadlines (when wake: the eventfd), until stream s's
+// deadline passes, or, when limit is not negative, until limit has
+// passed, whichever comes first (poll(2) on this goroutine's thread; a
+// signal may end it early, the caller only reads again). It reports false
+// when limit passed. Without wake, Drain is seen at the latest after
+// limit.
+func (p *process) awaitPoll(s runner.Stream, limit time.Duration, wake bool) bool {
 	fds := []unix.PollFd{{Fd: int32(p.outs[s]), Events: unix.POLLIN}, {Fd: int32(p.wake), Events: unix.POLLIN}}
+	if !wake || p.wake < 0 {
+		fds = fds[:1]
+	}
+	timeout, limit := p.timeout(s, limit)
+	if p.deadlines[s].Load() != 0 {
+		fds = fds[:1] // the eventfd stays readable once Drain wrote it
+	}
+	n, _ := unix.Poll(fds, timeout)
+	return n != 0 || limit < 0
+}
+
+// timeout is the wait of stream s in milliseconds (-1: none): limit, or
+// the time to its deadline once Drain set one, whichever is sooner; limit
+// comes back -1 when the deadline is sooner.
+func (p *process) timeout(s runner.Stream, limit time.Duration) (int, time.Duration) {
 	timeout := -1
 	if limit >= 0 {
 		timeout = int(limit / time.Millisecond)
 	}
 	if dl := p.deadlines[s].Load(); dl != 0 {
-		fds = fds[:1] // the eventfd stays readable once Drain wrote it
 		untilDeadline := max(0, int((time.Duration(dl-time.Now().UnixNano())+time.Millisecond-1)/time.Millisecond))
 		if timeout < 0 || untilDeadline < timeout {
 			timeout, limit = untilDeadline, -1
 		}
 	}
-	n, _ := unix.Poll(fds, timeout)
-	return n != 0 || limit < 0
+	return timeout, limit
+}
+
+// awaitShared is awaitPoll in the shared poller: stream s's pipe is armed
+// once (EPOLLONESHOT), and this goroutine parks on a channel, holding no
+// thread, until the poller reports it, Drain closes drainCh, or the
+// timeout passes. It reports false when limit passed. A poller that
+// cannot arm the pipe (it never fails for a pipe) leaves awaitPoll.
+func (p *process) awaitShared(s runner.Stream, limit time.Duration) bool {
+	if p.polls[s] == nil || p.poller.arm(p.polls[s]) != nil {
+		return p.awaitPoll(s, limit, true)
+	}
+	timeout, limit := p.timeout(s, limit)
+	drain := p.drainCh
+	if p.deadlines[s].Load() != 0 {
+		drain = nil // closed already: the deadline is the wait
+	}
+	var expired <-chan time.Time
+	if timeout >= 0 {
+		t := p.timers[s]
+		if t == nil {
+			t = time.NewTimer(time.Duration(timeout) * time.Millisecond)
+			p.timers[s] = t
+		} else {
+			t.Reset(time.Duration(timeout) * time.Millisecond)
+		}
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-p.ready[s]:
+		return true
+	case <-drain:
+		return true
+	case <-expired:
+		return limit < 0
+	}
 }
 
 // outputPipe returns a pipe for a child's stdout or stderr: the read end
@@ -254,9 +384,12 @@ func (p *process) Drain() {
 	for s := range p.deadlines {
 		p.deadlines[s].CompareAndSwap(0, deadline)
 	}
-	var one [8]byte
-	binary.NativeEndian.PutUint64(one[:], 1) // an eventfd adds the uint64 written, in host order
-	_, _ = unix.Write(p.wake, one[:])
+	p.drainOnce.Do(func() { close(p.drainCh) })
+	if p.wake >= 0 {
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1) // an eventfd adds the uint64 written, in host order
+		_, _ = unix.Write(p.wake, one[:])
+	}
 	<-p.readersDone
 	p.closePipes()
 }
@@ -265,6 +398,11 @@ func (p *process) Drain() {
 // once: Drain may be called more than once.
 func (p *process) closePipes() {
 	p.closeOnce.Do(func() {
+		for _, e := range p.polls {
+			if e != nil {
+				p.poller.remove(e)
+			}
+		}
 		for _, fd := range append(p.outs[:], p.wake) {
 			if fd >= 0 {
 				unix.Close(fd) //nolint:errcheck // read ends and the eventfd: their Close cannot lose data

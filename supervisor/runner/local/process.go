@@ -121,16 +121,46 @@ type process struct {
 	pgid         int
 	submissionID string
 	exited       chan struct{} // closed when the main process has been reaped
-	state        *os.ProcessState
 	stdin        *os.File
 	outs         [2]int          // read ends of stdout and stderr (outputPipe), -1 once closed
 	wake         int             // eventfd, readable once Drain set the deadlines
 	deadlines    [2]atomic.Int64 // per stream: when reading is next reconsidered, Unix nanoseconds, 0 before Drain
 	closeOnce    sync.Once
-	readers      sync.WaitGroup
+	readers      atomic.Int32  // readers still reading
 	readersDone  chan struct{} // closed when both readers returned
 	lastRead     atomic.Int64  // when a reader last got bytes, in Unix nanoseconds
+	drainCh      chan struct{} // closed by Drain: a waiting reader looks at its deadline
+	drainOnce    sync.Once
+	poller       *poller            // the shared poller (nil with shapeThread)
+	polls        [2]*pollEntry      // the pipes' entries in poller
+	ready        [2]chan struct{}   // a pipe's entry reported readiness
+	timers       [2]*time.Timer     // each reader's timer of awaitShared
+	status       syscall.WaitStatus // how the main process ended, once exited is closed
+	statusKnown  bool               // status was read (a failed wait leaves the zero Exit)
 }
+
+// readerDone marks one reader returned; the last closes readersDone.
+func (p *process) readerDone() {
+	if p.readers.Add(-1) == 0 {
+		close(p.readersDone)
+	}
+}
+
+// The reader shapes compared in BENCHMARKS.md "A thousand agents".
+const (
+	shapeThread = "thread" // poll(2) per waiting pipe, wait4(2) per process
+	shapeShared = "shared" // every wait in the shared poller
+	shapeHybrid = "hybrid" // quiet pipes and exits in the poller, a flood in poll(2)
+)
+
+// readerShape is the reader shape; SUBDASH_READER_SHAPE overrides it for
+// the comparison.
+var readerShape = func() string {
+	if v := os.Getenv("SUBDASH_READER_SHAPE"); v != "" {
+		return v
+	}
+	return shapeHybrid
+}()
 
 // startProcess starts command under /bin/sh -c in dir with env, in a new
 // session, hands its stdin to feed in a goroutine of its own (feedMessage
@@ -145,7 +175,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 		return nil, fmt.Errorf("cannot start submission: %w", err)
 	}
 	p := &process{exited: make(chan struct{}), stdin: stdinW, outs: [2]int{-1, -1}, wake: -1,
-		readersDone: make(chan struct{})}
+		readersDone: make(chan struct{}), drainCh: make(chan struct{})}
 	var outW [2]*os.File
 	for i := range outW {
 		if p.outs[i], outW[i], err = outputPipe(); err != nil {
@@ -154,10 +184,29 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 			return nil, fmt.Errorf("cannot start submission: %w", err)
 		}
 	}
-	if p.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		closeAll(stdinR, outW[0], outW[1])
-		p.closePipes()
-		return nil, fmt.Errorf("cannot start submission: eventfd: %w", err)
+	if readerShape == shapeThread {
+		if p.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+			closeAll(stdinR, outW[0], outW[1])
+			p.closePipes()
+			return nil, fmt.Errorf("cannot start submission: eventfd: %w", err)
+		}
+	} else {
+		if p.poller, err = sharedPoller(); err != nil {
+			closeAll(stdinR, outW[0], outW[1])
+			p.closePipes()
+			return nil, fmt.Errorf("cannot start submission: %w", err)
+		}
+		for s := range p.polls {
+			ready := make(chan struct{}, 1)
+			p.ready[s] = ready
+			p.polls[s] = p.poller.register(p.outs[s], false, func() bool {
+				select {
+				case ready <- struct{}{}:
+				default:
+				}
+				return false
+			})
+		}
 	}
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir = dir
@@ -174,19 +223,19 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	}
 	p.cmd, p.pgid = cmd, cmd.Process.Pid
 	go feed(stdinW)
+	p.readers.Store(2)
 	for s := runner.Stdout; s <= runner.Stderr; s++ {
-		p.readers.Add(1)
 		go p.read(s, out)
 	}
-	go func() {
-		p.readers.Wait()
-		close(p.readersDone)
-	}()
-	go func() {
-		_ = cmd.Wait()
-		p.state = cmd.ProcessState
-		close(p.exited)
-	}()
+	if p.poller == nil || !p.reapInPoller() {
+		go func() {
+			_ = cmd.Wait()
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+				p.status, p.statusKnown = ws, true
+			}
+			close(p.exited)
+		}()
+	}
 	return p, nil
 }
 
@@ -207,13 +256,13 @@ func (p *process) Exit() runner.Exit {
 	default:
 		return runner.Exit{}
 	}
-	if p.state == nil {
+	if !p.statusKnown {
 		return runner.Exit{}
 	}
-	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return runner.ExitOf(0, ws.Signal())
+	if p.status.Signaled() {
+		return runner.ExitOf(0, p.status.Signal())
 	}
-	return runner.ExitOf(p.state.ExitCode(), 0)
+	return runner.ExitOf(p.status.ExitStatus(), 0)
 }
 
 // Lingers reports whether a member of the process group is alive.
@@ -239,11 +288,14 @@ func (p *process) Place() runner.Place { return runner.Place{PGID: p.pgid} }
 // member is still alive. It returns when no
 // process of the group is left, or after killWait past the SIGKILL with an
 // error naming the survivors' group.
+//
+// The group is signalled without asking /proc first (a group of zombies
+// takes the signal harmlessly), so that a thousand groups ended at once
+// are all signalled at once, then waited for together (GroupMembers).
 func terminateGroup(pgid int, grace time.Duration, cut <-chan struct{}) error {
-	if !groupAlive(pgid) {
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); errors.Is(err, syscall.ESRCH) {
 		return nil
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 	if waitGroupGone(pgid, grace, cut) {
 		return nil
