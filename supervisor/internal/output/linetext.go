@@ -9,6 +9,11 @@ const (
 	// textBlockSize is the size of the blocks display lines' text is copied
 	// into, so a flood of short lines costs no allocation per line.
 	textBlockSize = 64 << 10
+	// firstTextBlock is the size of a submission's first block; each new
+	// block doubles it up to textBlockSize, so that an agent printing a
+	// line a second holds a block of a kilobyte, not 64 (BENCHMARKS.md
+	// "A thousand agents": 55 of serve's 110 MB of heap at 1,000 agents).
+	firstTextBlock = 1 << 10
 	// maxSpareBlocks bounds the blocks kept for reuse by one submission.
 	maxSpareBlocks = 16
 )
@@ -26,7 +31,8 @@ type lineText struct {
 	dirty int          // used[dirty:] may have been written since the last seal
 	// sealedLen is how much of used[dirty] was written at the last seal.
 	sealedLen int
-	spare     [][]byte // emptied blocks, for reuse
+	spare     [][]byte // emptied blocks of textBlockSize, for reuse
+	size      int      // of the next new block; 0: firstTextBlock
 }
 
 // textBlock is one block and the newest line that may use it.
@@ -45,21 +51,30 @@ func (t *lineText) put(text []byte) string {
 		return string(text)
 	}
 	if t.cur == nil || len(t.cur.buf)+len(text) > cap(t.cur.buf) {
-		t.next()
+		t.next(len(text))
 	}
 	off := len(t.cur.buf)
 	t.cur.buf = append(t.cur.buf, text...)
 	return unsafe.String(&t.cur.buf[off], len(text))
 }
 
-// next starts a new current block, a spare one if there is one.
-func (t *lineText) next() {
+// next starts a new current block that holds at least need bytes, a
+// spare one if there is one; blocks grow from firstTextBlock to
+// textBlockSize.
+func (t *lineText) next(need int) {
+	if t.size == 0 {
+		t.size = firstTextBlock
+	}
+	for t.size < need {
+		t.size *= 2
+	}
 	var buf []byte
 	if n := len(t.spare); n > 0 {
 		buf, t.spare = t.spare[n-1][:0], t.spare[:n-1]
 	} else {
-		buf = make([]byte, 0, textBlockSize)
+		buf = make([]byte, 0, t.size)
 	}
+	t.size = min(2*t.size, textBlockSize)
 	t.cur = &textBlock{buf: buf, last: math.MaxInt64}
 	t.used = append(t.used, t.cur)
 }
@@ -83,7 +98,7 @@ func (t *lineText) seal(last int64) {
 func (t *lineText) recycle(first int64) {
 	i := 0
 	for i < len(t.used)-1 && t.used[i].last < first {
-		if len(t.spare) < maxSpareBlocks {
+		if len(t.spare) < maxSpareBlocks && cap(t.used[i].buf) == textBlockSize {
 			t.spare = append(t.spare, t.used[i].buf)
 		}
 		i++

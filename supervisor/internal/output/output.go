@@ -123,8 +123,6 @@ func New(opt Options) *Output {
 	if o.mem != nil {
 		o.sb.attach(o.mem)
 	}
-	o.conv[runner.Stdout] = termtext.NewConverter(termtext.DefaultMaxWidth)
-	o.conv[runner.Stderr] = termtext.NewConverter(termtext.DefaultMaxWidth)
 	return o
 }
 
@@ -192,6 +190,9 @@ func (o *Output) displayLocked(s runner.Stream, p []byte) {
 		return
 	}
 	o.batch.reset(&o.text, s)
+	if o.conv[s] == nil { // made on the stream's first output: most agents never write to stderr
+		o.conv[s] = termtext.NewConverter(termtext.DefaultMaxWidth)
+	}
 	o.batch.skipped = o.conv[s].FeedTail(p, o.sb.maxLines, o.batch.add)
 	lines := o.batch.lines(o.sb.maxLines)
 	partial, hasPartial := proto.Line{}, false
@@ -283,6 +284,9 @@ func (b *lineBatch) lines(keep int) []proto.Line {
 func (o *Output) Finish() error {
 	o.feedMu.Lock()
 	for s := runner.Stdout; s <= runner.Stderr; s++ {
+		if o.conv[s] == nil {
+			continue // the stream wrote nothing to display
+		}
 		o.batch.reset(&o.text, s)
 		o.conv[s].Flush(o.batch.add)
 		o.publish(s, o.batch.lines(o.sb.maxLines), o.batch.skipped, proto.Line{}, false)

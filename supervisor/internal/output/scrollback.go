@@ -39,14 +39,17 @@ func (b *scrollback) settle() {
 	}
 }
 
+// firstRing is the number of slots a scrollback starts with.
+const firstRing = 16
+
 func newScrollback(maxLines, maxBytes int) *scrollback {
 	if maxLines < 1 {
 		maxLines = 1
 	}
-	initial := maxLines
-	if initial > 1024 {
-		initial = 1024
-	}
+	// The ring grows by doubling from firstRing slots, so that a
+	// submission holds slots for about the lines it printed (a thousand
+	// quiet agents held 30 MB of empty slots with 1,024 each).
+	initial := min(maxLines, firstRing)
 	return &scrollback{ring: make([]proto.Line, initial), maxLines: maxLines, maxBytes: maxBytes}
 }
 
