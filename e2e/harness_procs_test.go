@@ -30,7 +30,7 @@ func (d *dash) dashPID() int {
 	}
 	for _, f := range strings.Fields(string(b)) {
 		pid, _ := strconv.Atoi(f)
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == binPath {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == d.binary() {
 			return pid
 		}
 	}

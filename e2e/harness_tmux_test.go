@@ -29,6 +29,15 @@ type dash struct {
 	dir, state, socket string
 	w, h               int
 	line               string // the pane's command line, for restart
+	bin                string // the subdash binary run; "" is binPath
+}
+
+// binary is the subdash binary d runs.
+func (d *dash) binary() string {
+	if d.bin != "" {
+		return d.bin
+	}
+	return binPath
 }
 
 // startDash starts the dashboard at w×h with args (plus --dir, --state-dir
@@ -57,8 +66,14 @@ func startDashIn(t *testing.T, w, h int, options [][]string, env []string, args 
 // 160x45, as startDash does, without adding a workspace's flags.
 func startViewer(t *testing.T, w workspace, args ...string) *dash {
 	t.Helper()
+	return startViewerOf(t, w, "", args...)
+}
+
+// startViewerOf is startViewer running the subdash binary bin ("": binPath).
+func startViewerOf(t *testing.T, w workspace, bin string, args ...string) *dash {
+	t.Helper()
 	d := &dash{t: t, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()),
-		dir: w.dir, state: w.state, socket: w.socket, w: 160, h: 45}
+		dir: w.dir, state: w.state, socket: w.socket, w: 160, h: 45, bin: bin}
 	d.run(nil, nil, args...)
 	return d
 }
@@ -88,7 +103,7 @@ func (d *dash) run(options [][]string, env []string, args ...string) {
 	// signal is reset to its default in children, so the dashboard and the
 	// pager still get SIGINT as from any shell.
 	line := fmt.Sprintf("trap : INT; env %s %s %s; echo SUBDASH-EXITED:$?; sleep 3600",
-		strings.Join(envs, " "), shellQuote(binPath), strings.Join(quoted, " "))
+		strings.Join(envs, " "), shellQuote(d.binary()), strings.Join(quoted, " "))
 	d.line = line
 	first := line
 	if len(options) > 0 {
