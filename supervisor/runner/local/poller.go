@@ -72,7 +72,10 @@ func sharedPoller() (*poller, error) {
 			err = unix.EpollCtl(fd, unix.EPOLL_CTL_ADD, wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: 0})
 		}
 		if err != nil {
-			unix.Close(fd)
+			_ = unix.Close(fd) // the epoll fd was never used: nothing to lose
+			if wake >= 0 {
+				_ = unix.Close(wake)
+			}
 			thePollerErr = fmt.Errorf("epoll: %w", err)
 			return
 		}
@@ -214,7 +217,7 @@ func (pl *poller) dispatch(events []unix.EpollEvent) bool {
 			if e := pl.entries[ev.Fd]; e != nil && e.fn() {
 				pl.removeLocked(e)
 				if e.owned {
-					unix.Close(e.fd)
+					_ = unix.Close(e.fd) // a pidfd only waited on: nothing to lose
 				}
 			}
 		}
@@ -264,7 +267,7 @@ func (p *process) reapInPoller() bool {
 					return false
 				}
 				// cannot wait in the poller: block here, once
-				wpid, err = unix.Wait4(pid, &ws, 0, nil)
+				_, err = unix.Wait4(pid, &ws, 0, nil)
 			}
 			if err == nil {
 				p.status, p.statusKnown = syscall.WaitStatus(ws), true
@@ -276,7 +279,7 @@ func (p *process) reapInPoller() bool {
 	})
 	if p.poller.arm(e) != nil {
 		p.poller.remove(e)
-		unix.Close(fd)
+		_ = unix.Close(fd) // the pidfd was never waited on: nothing to lose
 		return false
 	}
 	return true
