@@ -10,6 +10,8 @@
 //	subdash ctl <op> [args]      a client of the control socket
 //	subdash mcp [flags]          an MCP server on stdio
 //	subdash agent [--pace D]     the built-in audit agent (reads its task on stdin)
+//	subdash bridge --print-socket --dir D
+//	                             run over ssh by another machine's subdash: finds the host of D
 //
 // This file holds flags, environment, terminal set-up and wiring only.
 package main
@@ -54,6 +56,8 @@ func run(args []string) int {
 			return mcp(args[1:])
 		case "attach":
 			return attach(args[1:])
+		case "bridge":
+			return control.Bridge(args[1:], os.Stdout, os.Stderr, os.Getenv)
 		case "help", "-h", "-help", "--help":
 			fs, _, _ := dashboardFlags()
 			fs.SetOutput(os.Stdout)
@@ -266,9 +270,10 @@ usage:
   subdash [flags]                 open the dashboard
   subdash serve [flags]           run the supervisor and control socket without a screen
   subdash ctl <op> [args]         talk to a running dashboard or serve (subdash ctl help)
-  subdash attach [--dir D | --socket S] [--read-only]
-                                  a viewer of the subdash serving D (subdash alone attaches too)
-  subdash mcp [flags]             MCP server on stdio (spawn_agent, send_input, wait, ...)
+  subdash attach [--dir D | --socket S | ssh://[user@]host[:port]/D] [--read-only]
+                                  a viewer of the subdash serving D, here or over ssh (subdash alone attaches too)
+  subdash mcp [flags]             MCP server on stdio (spawn_agent, send_input, wait, ...);
+                                  with --host ssh://host/D, of the host serving D there
   subdash agent [--pace D]        the built-in audit agent; reads its task on stdin
 
 flags:

@@ -129,9 +129,11 @@ func given(fs *flag.FlagSet) map[string]string {
 	return set
 }
 
-// attach is `subdash attach [--dir D | --socket S] [--read-only]`: a viewer
-// of the host serving the directory (SPEC §9), never a host itself.
+// attach is `subdash attach [--dir D | --socket S | ssh://…] [--read-only]`:
+// a viewer of the host serving the directory (SPEC §9), here or on
+// another machine over ssh, never a host itself.
 func attach(args []string) int {
+	targets, args := takeTarget(args, map[string]bool{"dir": true, "socket": true, "spawn": true})
 	fs := flag.NewFlagSet("subdash attach", flag.ContinueOnError)
 	var o supervisor.Options
 	var readOnly bool
@@ -148,6 +150,16 @@ func attach(args []string) int {
 	}
 	if o.Dir != "" && o.Socket != "" {
 		return failed(errors.New("give --dir or --socket, not both"))
+	}
+	if len(targets) > 0 {
+		if o.Dir != "" || o.Socket != "" {
+			return failed(usageError{fmt.Errorf("give --dir, --socket or an ssh:// target, not more than one: the target names the folder there (ssh://host/abs/dir) and its socket (?socket=)")})
+		}
+		t, err := oneTarget(targets)
+		if err != nil {
+			return failed(err)
+		}
+		return attachRemote(t, readOnly, spawns)
 	}
 	socket, dir, err := viewerSocket(o)
 	if err != nil {
@@ -255,9 +267,13 @@ func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
 		}
 	}()
 	styles := theme.New(theme.Detect(os.Stdout))
+	socket := r.Info().Socket
+	if where := r.HostConfig().Where; where != "" {
+		socket = fmt.Sprintf("%s (socket %s there)", where, socket)
+	}
 	err := ui.Run(ctx, r, ui.Options{
 		Spawn:         spawns,
-		SocketPath:    r.Info().Socket,
+		SocketPath:    socket,
 		Styles:        &styles,
 		Pager:         func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
 		Editor:        newEditor,

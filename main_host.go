@@ -148,6 +148,7 @@ func mcp(args []string) int {
 	var o supervisor.Options
 	commonFlags(fs, &o)
 	tools := fs.String("tools", "", "the tool family: seed (spawn_agent, send_input, resume_agent, wait, close_agent, list_agents) or multi-agent (Memo 0.9's spawn_agent, send_message, followup_task, wait_agent, interrupt_agent, list_agents) (env SUBDASH_MCP_TOOLS; default seed)")
+	target := hostFlag(fs)
 	if err := parse(fs, args, &o); err != nil {
 		return failed(err)
 	}
@@ -157,6 +158,9 @@ func mcp(args []string) int {
 	family, err := mcpserver.ParseFamily(*tools)
 	if err != nil {
 		return failed(usageError{err})
+	}
+	if *target != "" {
+		return mcpRemote(*target, family, given(fs))
 	}
 	if _, err := supervisor.Resolve(o, supervisor.SystemEnvironment()); err != nil {
 		return failed(usageError{err})

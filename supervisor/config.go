@@ -340,6 +340,11 @@ func resolveDir(d string) (string, error) {
 	return abs, nil
 }
 
+// DefaultStateDir is the state directory of a host given no --state-dir
+// (SPEC §2): SUBDASH_STATE_DIR, else $XDG_STATE_HOME/subdash, else
+// ~/.local/state/subdash; an error when HOME is unset too.
+func DefaultStateDir(env Environment) (string, error) { return resolveStateDir("", env) }
+
 func resolveStateDir(flag string, env Environment) (string, error) {
 	d := flag
 	if d == "" {

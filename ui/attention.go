@@ -198,11 +198,16 @@ func (m *Model) applyFilter(text string) tea.Cmd {
 	return nil
 }
 
-// tableTitle is the table's title: the number of agents, and the filter
-// with how many rows it shows.
+// tableTitle is the table's title: the number of agents, the filter
+// with how many rows it shows, and the remote host of a viewer over ssh
+// (HostConfig.Where).
 func (m Model) tableTitle() string {
-	if !m.filter.active() {
-		return fmt.Sprintf("agents %d", len(m.agents))
+	t := fmt.Sprintf("agents %d", len(m.agents))
+	if m.filter.active() {
+		t = fmt.Sprintf("agents %d/%d · filter: %s", m.matchN, len(m.agents), m.filter.text)
 	}
-	return fmt.Sprintf("agents %d/%d · filter: %s", m.matchN, len(m.agents), m.filter.text)
+	if m.cfg.Where != "" {
+		t += " · " + m.cfg.Where
+	}
+	return t
 }

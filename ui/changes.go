@@ -20,6 +20,13 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 			m.cfg.Warnings = append(m.cfg.Warnings, w)
 			m.say(levelError, w)
 		}
+		switch {
+		case c.Link != "" && c.LinkUp:
+			m.linkDown = ""
+			m.say(levelInfo, c.Link)
+		case c.Link != "":
+			m.linkDown = c.Link
+		}
 	}
 	sel := m.table.SelectedID()
 	touched, output := false, false

@@ -139,6 +139,7 @@ type Model struct {
 	tickFn   func() tea.Cmd
 	storage  proto.Storage // where the logs are, for the help overlay
 	hostErrs []string      // errors of the host's other parts (Options.HostErrors)
+	linkDown string        // a viewer's link to its host is down: what it does about it (proto.Change.Link)
 	// shutdownErr is the error of stopping the agents on quit; Run
 	// returns it.
 	shutdownErr error

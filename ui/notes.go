@@ -46,8 +46,8 @@ func (m *Model) onHostErr(msg hostErrMsg) tea.Cmd {
 	return waitHostErr(m.opts.HostErrors)
 }
 
-// notes returns every current note, most important first: failures of
-// agents' logs and the journal, host errors, the log pane's read error,
+// notes returns every current note, most important first: a viewer's
+// link that is down, failures of agents' logs and the journal, host errors, the log pane's read error,
 // configuration warnings, then notes.
 func (m Model) notes() []note {
 	var out []note
@@ -58,6 +58,7 @@ func (m Model) notes() []note {
 			out = append(out, note{level, text})
 		}
 	}
+	add(levelWarn, m.linkDown)
 	// One note per failure, naming its agents: a journal that cannot be
 	// written (a full disk) is every agent's failure, and gave one note
 	// per agent (eleven for eleven restored agents, issue 21).

@@ -82,7 +82,7 @@ func (c *Client) WithSession(session string) *Client {
 func NewClient(socket, dir string) *Client {
 	c := &Client{socket: socket, dir: dir}
 	var d net.Dialer
-	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+	return c.dialing(func(ctx context.Context) (net.Conn, error) {
 		conn, err := d.DialContext(ctx, "unix", socket)
 		if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)) {
 			return nil, &NotServingError{Dir: dir, Socket: socket}
@@ -93,9 +93,16 @@ func NewClient(socket, dir string) *Client {
 			}
 		}
 		return conn, err
-	}
-	c.http = &http.Client{Transport: &http.Transport{DialContext: dial, DisableCompression: true}}
-	c.fresh = &http.Client{Transport: &http.Transport{DialContext: dial, DisableCompression: true, DisableKeepAlives: true}}
+	})
+}
+
+// dialing makes c's connections with dial, and returns c: kept alive
+// (c.http), and one each (c.fresh, for the probe of a host that left a
+// call unanswered).
+func (c *Client) dialing(dial func(ctx context.Context) (net.Conn, error)) *Client {
+	d := func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) }
+	c.http = &http.Client{Transport: &http.Transport{DialContext: d, DisableCompression: true}}
+	c.fresh = &http.Client{Transport: &http.Transport{DialContext: d, DisableCompression: true, DisableKeepAlives: true}}
 	return c
 }
 

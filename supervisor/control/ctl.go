@@ -15,6 +15,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/sshlink"
 )
 
 // Exit statuses of Ctl.
@@ -25,9 +26,10 @@ const (
 )
 
 // CtlUsage is the help text of `subdash ctl`.
-const CtlUsage = `usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]
+const CtlUsage = `usage: subdash ctl [--dir DIR | --socket PATH | --host ssh://…] <op> [args]
 
-Drives the subdash (dashboard or subdash serve) that serves a directory.
+Drives the subdash (dashboard or subdash serve) that serves a directory,
+here or on another machine over ssh.
 Prints the JSON result of the operation on stdout; logs prints plain text.
 
 ops:
@@ -75,12 +77,17 @@ it before a message that starts with -).
 
   --dir DIR       use the socket of working directory DIR (default: current directory)
   --socket PATH   use this control socket (env SUBDASH_SOCKET)
+  --host ssh://[user@]host[:port]/abs/dir[?socket=/path][&subdash=/path]
+                  drive the host serving that folder there, over your own ssh
+                  (SUBDASH_SSH_COMMAND replaces ssh, as GIT_SSH_COMMAND does;
+                  SUBDASH_REMOTE_COMMAND names the subdash there); ssh runs with
+                  BatchMode=yes: load a key with a passphrase into ssh-agent
 
 Exit status: 0 success; 1 the operation failed, with "<tool> failed: <message>"
 on stderr; 2 usage error.
 `
 
-const ctlUsageLine = "usage: subdash ctl [--dir DIR] [--socket PATH] <op> [args]; ops: spawn, send, cancel-queue, seen, interrupt, close, resume, forget, wait, list, info, logs, approve, deny (subdash ctl help)"
+const ctlUsageLine = "usage: subdash ctl [--dir DIR | --socket PATH | --host ssh://host/dir] <op> [args]; ops: spawn, send, cancel-queue, seen, interrupt, close, resume, forget, wait, list, info, logs, approve, deny (subdash ctl help)"
 
 // ctlOp describes one operation of `subdash ctl`.
 type ctlOp struct {
@@ -140,6 +147,7 @@ func exactly(n int) func([]string) string {
 // ctlLine is a parsed `subdash ctl` command line.
 type ctlLine struct {
 	dir, socket string
+	host        string            // an ssh:// target
 	flags       map[string]string // op flags given: interrupt, timeout-ms, submission
 	pos         []string          // the op and its arguments
 	help        bool
@@ -147,7 +155,7 @@ type ctlLine struct {
 
 // valueFlags take a value; boolFlags do not.
 var (
-	valueFlags = map[string]bool{"dir": true, "socket": true, "timeout-ms": true, "submission": true, "request": true, "message": true, "task-name": true, "status": true}
+	valueFlags = map[string]bool{"dir": true, "socket": true, "host": true, "timeout-ms": true, "submission": true, "request": true, "message": true, "task-name": true, "status": true}
 	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true, "tree": true, "all": true}
 )
 
@@ -194,6 +202,8 @@ func parseCtl(args []string) (ctlLine, error) {
 			l.dir = val
 		case "socket":
 			l.socket = val
+		case "host":
+			l.host = val
 		case "help", "h":
 			l.help = true
 		default:
@@ -254,11 +264,17 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return usageErr("%s: %v", name, err)
 	}
-	socket, dir, err := ctlSocket(l, getenv)
+	client, done, err := ctlClient(ctx, l, getenv)
 	if err != nil {
-		return usageErr("%v", err)
+		var usage usageProblem
+		if errors.As(err, &usage) {
+			return usageErr("%v", err)
+		}
+		fmt.Fprintf(stderr, "%s failed: %v\n", op.tool, err)
+		return ExitError
 	}
-	out, err := req(ctx, NewClient(socket, dir).WithOrigin("ctl"))
+	defer done()
+	out, err := req(ctx, client.WithOrigin("ctl"))
 	if err != nil {
 		fmt.Fprintf(stderr, "%s failed: %v\n", op.tool, err) //nolint:errcheck // as usageErr's
 		return ExitError
@@ -383,6 +399,35 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 
 // streamed is the result of an op that wrote its output itself (logs).
 type streamed struct{}
+
+// usageProblem is a command line ctl cannot use (exit ExitUsage).
+type usageProblem struct{ error }
+
+// ctlClient returns the client of the host the command line names, and
+// what to call when done: a local socket (ctlSocket), or with --host an
+// ssh link made without prompts (BatchMode) and closed by done. Errors:
+// usageProblem, or the link's (*sshlink.Error, naming the target).
+func ctlClient(ctx context.Context, l ctlLine, getenv func(string) string) (*Client, func(), error) {
+	if l.host == "" {
+		socket, dir, err := ctlSocket(l, getenv)
+		if err != nil {
+			return nil, nil, usageProblem{err}
+		}
+		return NewClient(socket, dir), func() {}, nil
+	}
+	if l.dir != "" || l.socket != "" {
+		return nil, nil, usageProblem{errors.New("give --dir, --socket or --host, not more than one: the target names the folder there (ssh://host/abs/dir) and its socket (?socket=)")}
+	}
+	t, err := sshlink.ParseTarget(l.host)
+	if err != nil {
+		return nil, nil, usageProblem{err}
+	}
+	c, err := sshlink.Connect(ctx, t, sshlink.Options{Batch: true, Getenv: getenv, Protocol: Protocol, Version: Version()})
+	if err != nil {
+		return nil, nil, err
+	}
+	return NewClientVia(t.Name(), c.DialContext), c.Close, nil
+}
 
 // ctlSocket picks the socket: --socket, else SUBDASH_SOCKET, else the
 // default socket of --dir (or the current directory), as the dashboard

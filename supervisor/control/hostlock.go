@@ -48,12 +48,11 @@ func lockHost(stateDir, dir, socket string) (*hostLock, error) {
 	if stateDir == "" {
 		return nil, nil
 	}
-	folder := filepath.Join(stateDir, "hosts")
-	if err := os.MkdirAll(folder, 0o700); err != nil {
+	path := hostLockPath(stateDir, dir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil
 	}
-	sum := sha256.Sum256([]byte(dir))
-	f, err := os.OpenFile(filepath.Join(folder, hex.EncodeToString(sum[:6])+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil
 	}
@@ -71,6 +70,29 @@ func lockHost(stateDir, dir, socket string) (*hostLock, error) {
 		_, _ = f.WriteAt(b, 0)
 	}
 	return &hostLock{f: f}, nil
+}
+
+// hostLockPath is the file of dir's host lock in stateDir:
+// stateDir/hosts/<first 12 hex digits of sha256(dir)>.lock.
+func hostLockPath(stateDir, dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return filepath.Join(stateDir, "hosts", hex.EncodeToString(sum[:6])+".lock")
+}
+
+// lockedSocket returns the socket the last host that took dir's lock in
+// stateDir said it serves; "" when there is no lock file or it names no
+// socket. The lock itself is not tried (a host starting meanwhile would
+// find it taken): whether a host serves the socket, only asking it tells.
+func lockedSocket(stateDir, dir string) string {
+	b, err := os.ReadFile(hostLockPath(stateDir, dir))
+	if err != nil {
+		return ""
+	}
+	var info hostLockInfo
+	if json.Unmarshal(b, &info) != nil {
+		return ""
+	}
+	return info.Socket
 }
 
 // release lets the lock go; nil is a lock not taken. Its error is the

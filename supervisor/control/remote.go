@@ -32,6 +32,8 @@ type Remote struct {
 	preset   [3]string // the preset's name, args and format as /v1/config names them
 	readOnly bool
 	feed     proto.Feed
+	relink   Relinker // nil: the stream's end is the viewer's
+	where    string   // the target, for a host on another machine
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -67,11 +69,34 @@ func (e *IncompatibleError) Error() string {
 // snapshot of every agent. Errors: *NotServingError, *NoAnswerError,
 // *IncompatibleError, or one naming the socket.
 func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, error) {
-	return attachWith(ctx, NewClient(socket, dir).WithOrigin("viewer"), readOnly)
+	return attachWith(ctx, NewClient(socket, dir), readOnly, nil, "")
 }
 
-// attachWith is Attach over the client c.
-func attachWith(ctx context.Context, c *Client, readOnly bool) (*Remote, error) {
+// AttachVia connects a viewer to the host that c reaches on another
+// machine (NewClientVia), named where (the ssh target), as Attach does.
+// When the host's event stream ends, relink decides: the host stopped
+// (the viewer ends, as Attach's), or the link failed and relink makes it
+// anew while the viewer says so (proto.Change.Link); then the stream
+// starts again and the agents are resynced: those gone meanwhile leave
+// the table.
+func AttachVia(ctx context.Context, c *Client, where string, readOnly bool, relink Relinker) (*Remote, error) {
+	return attachWith(ctx, c, readOnly, relink, where)
+}
+
+// Relinker makes a viewer's link to a host on another machine anew
+// (sshlink.Carrier). Relink is called with why the event stream ended
+// (cause; hostStopped when the host closed it itself) and returns true
+// once a new link answers, false and nil when the host stopped (the
+// viewer ends with cause), or false and why it gave up. It says what it
+// does through say ("reconnecting to …"), which the dashboard shows.
+type Relinker interface {
+	Relink(ctx context.Context, cause error, hostStopped bool, say func(string)) (bool, error)
+}
+
+// attachWith is Attach over the client c, with AttachVia's relink and
+// where for a host on another machine (nil and "" for a local one).
+func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, where string) (*Remote, error) {
+	c = c.WithOrigin("viewer")
 	socket := c.socket
 	info, err := c.Info(ctx)
 	if err != nil {
@@ -95,7 +120,7 @@ func attachWith(ctx context.Context, c *Client, readOnly bool) (*Remote, error) 
 		return nil, err
 	}
 	r := &Remote{c: c, info: info, settings: cr.Config, preset: [3]string{cr.PresetName, cr.PresetArgs, cr.PresetFormat},
-		readOnly: readOnly, ended: make(chan struct{})}
+		readOnly: readOnly, ended: make(chan struct{}), relink: relink, where: where}
 	// The changes republished carry the snapshot the host pushed, with the
 	// counts of its output events (proto.Change.Info), as a supervisor's
 	// carry its own.
@@ -150,17 +175,48 @@ func (r *Remote) Err() error {
 // Detach ends the event stream; the host and its agents go on.
 func (r *Remote) Detach() { r.cancel() }
 
-// follow applies the host's events until the stream ends. After a
-// reconnection (EventReconnected) the host's snapshots replace the table
-// at EventSynced: an agent forgotten meanwhile leaves it, and the
+// follow applies the host's events until the stream ends and, for a host
+// on another machine, until relink gives up. After a reconnection
+// (EventReconnected, or a new link) the host's snapshots replace the
+// table at EventSynced: an agent forgotten meanwhile leaves it, and the
 // dashboard is told so and why.
 func (r *Remote) follow(synced chan struct{}) {
-	once := sync.Once{}
-	err := r.c.SSE(r.ctx, func(ev Event) error {
+	err := r.stream(func() { close(synced) })
+	for err != nil && r.ctx.Err() == nil && r.relink != nil {
+		var stopped *StoppedError
+		down := time.Now()
+		again, rerr := r.relink.Relink(r.ctx, err, errors.As(err, &stopped), func(s string) {
+			r.feed.Publish(proto.Change{Link: s})
+		})
+		if !again {
+			if rerr != nil {
+				err = rerr
+			}
+			break
+		}
+		r.mu.Lock()
+		r.resync = map[string]bool{} // the new link's snapshots replace the table at EventSynced
+		r.mu.Unlock()
+		err = r.stream(func() {
+			r.feed.Publish(proto.Change{Link: fmt.Sprintf("reconnected to %s after %s", r.where, time.Since(down).Round(100*time.Millisecond)), LinkUp: true})
+		})
+	}
+	if r.ctx.Err() != nil {
+		err = nil // detached
+	}
+	r.endErr = err
+	close(r.ended)
+}
+
+// stream applies the events of one event stream until it ends, calling
+// onSynced at its first synced event (after the resync it ends).
+func (r *Remote) stream(onSynced func()) error {
+	var once sync.Once
+	return r.c.SSE(r.ctx, func(ev Event) error {
 		switch ev.Name {
 		case EventSynced:
-			once.Do(func() { close(synced) })
 			r.endResync()
+			once.Do(onSynced)
 		case EventReconnected:
 			var rc Reconnected
 			_ = json.Unmarshal(ev.Data, &rc)
@@ -188,11 +244,6 @@ func (r *Remote) follow(synced chan struct{}) {
 		}
 		return nil
 	})
-	if r.ctx.Err() != nil {
-		err = nil // detached
-	}
-	r.endErr = err
-	close(r.ended)
 }
 
 // startResync begins taking a reopened stream's snapshots, and says on
@@ -261,7 +312,7 @@ func (r *Remote) HostConfig() proto.HostConfig {
 	h := proto.HostConfig{Command: st.Shown(), MaxAgents: st.MaxAgents, Dir: st.Dir,
 		PresetName: r.preset[0], PresetArgs: r.preset[1], PresetFormat: r.preset[2],
 		Warnings: append([]string(nil), st.Warnings...), Notes: append([]string{r.attachedNote()}, st.Notes...),
-		Features: append([]string(nil), r.info.Features...), ReadOnly: r.readOnly}
+		Features: append([]string(nil), r.info.Features...), ReadOnly: r.readOnly, Where: r.where}
 	if p := st.Preset; p != nil {
 		h.Approvals = p.Approvals
 		if h.PresetName == "" { // a host that named its preset only in config
@@ -286,9 +337,13 @@ func (r *Remote) attachedNote() string {
 	if kind == "dashboard" {
 		name = "the subdash dashboard"
 	}
-	note := fmt.Sprintf("attached to %s, pid %d; q detaches, the agents go on", name, r.info.PID)
+	pid := fmt.Sprintf("pid %d", r.info.PID)
+	if r.where != "" {
+		pid += " on " + r.where
+	}
+	note := fmt.Sprintf("attached to %s, %s; q detaches, the agents go on", name, pid)
 	if r.readOnly {
-		note = fmt.Sprintf("read-only: attached to %s, pid %d; operations are refused", name, r.info.PID)
+		note = fmt.Sprintf("read-only: attached to %s, %s; operations are refused", name, pid)
 	}
 	return note
 }

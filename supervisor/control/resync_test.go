@@ -132,7 +132,7 @@ func attachScript(t *testing.T, h *scriptHost, limit time.Duration) (*Remote, *p
 	t.Helper()
 	c := NewClient(h.socket, "").WithOrigin("viewer")
 	c.limit = limit
-	r, err := attachWith(context.Background(), c, false)
+	r, err := attachWith(context.Background(), c, false, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -67,11 +66,48 @@ func Run(ctx context.Context, o supervisor.Options, family Family, stdin io.Read
 	} else {
 		logf(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools\n")
 	}
+	return serve(ctx, bs, family, session, stdin, stdout, stderr)
+}
+
+// RunVia serves MCP on stdin and stdout as Run does, for the host on
+// another machine that client reaches (control.NewClientVia over an ssh
+// link, named where): every tool call goes to that host, and when none
+// serves there the calls fail saying so; it never supervises agents
+// itself (they would run on the wrong machine). collab false
+// (MEMO_ENABLE_COLLAB_TOOLS=0) lists no tools. family and the session
+// are Run's; the multi-agent family needs a host there that offers it.
+func RunVia(ctx context.Context, client *control.Client, where string, family Family, collab bool, stdin io.Reader, stdout, stderr io.Writer) error {
+	session := ""
+	if family == FamilyMultiAgent {
+		session = SessionID(os.Getenv)
+		client = client.WithSession(session)
+	}
+	var bs Backends
+	if collab {
+		info, err := client.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if family == FamilyMultiAgent && !slices.Contains(info.Features, proto.FeatureMultiAgent) {
+			return fmt.Errorf("the subdash (pid %d there) serving %s on %s is older than the multi-agent tools; upgrade subdash there and start it again, or use --tools seed", info.PID, info.Dir, where)
+		}
+		logf(stderr, "subdash mcp: driving the subdash (pid %d there) that serves %s on %s: its agent command (%s) and limit (%d running agents) apply\n",
+			info.PID, info.Dir, where, info.Command, info.MaxAgents)
+		bs = One(client)
+	} else {
+		logf(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools\n")
+	}
+	return serve(ctx, bs, family, session, stdin, stdout, stderr)
+}
+
+// serve runs the MCP transport on stdin and stdout over bs (nil: no
+// tools) until stdin closes (nil) or ctx ends.
+func serve(ctx context.Context, bs Backends, family Family, session string, stdin io.Reader, stdout, stderr io.Writer) error {
 	out := &lockedWriter{w: stdout}
 	in := newLineFilter(stdin, out, stderr)
-	server := NewFamilyServer(family, bs, version(), session)
+	server := NewFamilyServer(family, bs, control.Version(), session)
 	server.AddReceivingMiddleware(endWith(ctx))
-	err = server.Run(ctx, lineTransport{newLineConn(in, out)})
+	err := server.Run(ctx, lineTransport{newLineConn(in, out)})
 	if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) {
 		return nil // the client closed stdin: a normal end
 	}
@@ -173,12 +209,4 @@ func SessionID(getenv func(string) string) string {
 // leaves no other place to say it.
 func logf(stderr io.Writer, format string, a ...any) {
 	fmt.Fprintf(stderr, format, a...) //nolint:errcheck // see above
-}
-
-// version is the module version of this binary, "(devel)" for a local build.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
 }

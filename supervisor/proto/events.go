@@ -31,6 +31,13 @@ type Change struct {
 	// Warnings are problems the host found while running (a failing
 	// --notify-command), each delivered once; AgentID is "" for them.
 	Warnings []string
+	// Link is news of a viewer's link to a host on another machine (SPEC
+	// §9), AgentID "" : a one-line text, "reconnecting to ssh://…
+	// (why)" while it is down (LinkUp false), "reconnected to ssh://…
+	// after 2.1s" once it is back (LinkUp true); "" for none. Of
+	// coalesced changes the latest is kept.
+	Link   string
+	LinkUp bool
 	// Info is the agent's snapshot, taken when the change was drained
 	// (so the latest of the coalesced changes), with each submission's
 	// output counts: set for a change of the agent or of its output when
@@ -116,7 +123,7 @@ func (sub *Subscription) Next(ctx context.Context) ([]Change, error) {
 func (sub *Subscription) Close() { sub.feed.remove(sub) }
 
 func (sub *Subscription) add(c Change) {
-	if sub.summaries && !c.Agent && !c.Forgotten && len(c.Warnings) == 0 {
+	if sub.summaries && !c.Agent && !c.Forgotten && len(c.Warnings) == 0 && c.Link == "" {
 		return
 	}
 	sub.mu.Lock()
@@ -130,6 +137,9 @@ func (sub *Subscription) add(c Change) {
 	p.Output = p.Output || c.Output
 	p.Forgotten = p.Forgotten || c.Forgotten
 	p.Warnings = append(p.Warnings, c.Warnings...)
+	if c.Link != "" {
+		p.Link, p.LinkUp = c.Link, c.LinkUp
+	}
 	sub.mu.Unlock()
 	select {
 	case sub.ready <- struct{}{}:

@@ -14,6 +14,10 @@ type HostConfig struct {
 	MaxAgents int
 	// Dir is the working directory of the host's agents.
 	Dir string
+	// Where names the machine of a host a viewer reaches over ssh: the
+	// target (ssh://buildbox/src/app, SPEC §9), which the dashboard's
+	// title shows; "" for a host on this machine.
+	Where string
 	// PresetName, PresetArgs and PresetFormat name the host's preset
 	// (SPEC §8); all "" for an agent command. PresetFormat is the CLI's
 	// machine-readable output format, "" for plain text.

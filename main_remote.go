@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+
+	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/host"
+	"github.com/subdash/subdash/supervisor/mcpserver"
+	"github.com/subdash/subdash/supervisor/sshlink"
+	"github.com/subdash/subdash/ui"
+)
+
+// Hosts on another machine, over the user's own ssh (SPEC §9): `subdash
+// attach ssh://…` and `subdash mcp --host ssh://…` (`subdash ctl --host`
+// is control.Ctl's).
+
+// takeTarget removes the ssh:// targets from args (wherever they are, but
+// not after "--" or as the value of a flag in valueFlags) and returns them
+// and the rest.
+func takeTarget(args []string, valueFlags map[string]bool) (targets, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return targets, append(rest, args[i:]...)
+		case sshlink.IsTarget(a):
+			targets = append(targets, a)
+			continue
+		}
+		rest = append(rest, a)
+		name, _, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && !hasVal && valueFlags[name] && i+1 < len(args) {
+			i++
+			rest = append(rest, args[i])
+		}
+	}
+	return targets, rest
+}
+
+// oneTarget parses the one target of a command line; an error (a
+// usageError) for none valid or more than one.
+func oneTarget(targets []string) (sshlink.Target, error) {
+	if len(targets) > 1 {
+		return sshlink.Target{}, usageError{fmt.Errorf("give one host, not %d (%s): one dashboard shows one host; open a terminal for each", len(targets), strings.Join(targets, " "))}
+	}
+	t, err := sshlink.ParseTarget(targets[0])
+	if err != nil {
+		return t, usageError{err}
+	}
+	return t, nil
+}
+
+// linkOptions are the ssh link's options for this binary: batch for
+// programs (ctl, mcp), prompts on the terminal for attach.
+func linkOptions(batch bool) sshlink.Options {
+	o := sshlink.Options{Batch: batch, Protocol: control.Protocol, Version: control.Version()}
+	if !batch && term.IsTerminal(os.Stdin.Fd()) {
+		o.Terminal = os.Stdin
+	}
+	return o
+}
+
+// connectTarget makes the link to t, saying on stderr what it waits for
+// once ssh has logged in and a step takes longer than slowAttach (the
+// prompts before that are ssh's own); ctrl+c (SIGINT, SIGTERM) gives up.
+func connectTarget(t sshlink.Target, o sshlink.Options) (*sshlink.Carrier, error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var mu sync.Mutex // once connected, nothing more is written: the screen is the dashboard's
+	done := false
+	t0 := time.AfterFunc(slowAttach, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done && o.Terminal == nil {
+			fmt.Fprintf(os.Stderr, "subdash: connecting to %s (ssh's own ConnectTimeout, then at most %s a step; ctrl+c gives up)\n", t.Name(), sshlink.DefaultCallTimeout)
+		}
+	})
+	c, err := sshlink.Connect(ctx, t, o)
+	mu.Lock()
+	done = true
+	mu.Unlock()
+	t0.Stop()
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("%s: connecting was interrupted", t.Name())
+	}
+	return c, err
+}
+
+// attachRemote is `subdash attach ssh://…`: the dashboard of the host
+// serving the target's folder on that machine, through an ssh link made
+// before the dashboard takes the terminal (so ssh's prompts work), which
+// is made again without prompts when it drops (for about 30 s).
+func attachRemote(t sshlink.Target, readOnly bool, spawns []string) int {
+	c, err := connectTarget(t, linkOptions(false))
+	if err != nil {
+		return failed(err)
+	}
+	defer c.Close()
+	client := control.NewClientVia(t.Name(), c.DialContext)
+	ctx, cancel := context.WithTimeout(context.Background(), control.CallTimeout+control.CallTimeout)
+	r, err := control.AttachVia(ctx, client, t.Name(), readOnly, c)
+	cancel()
+	if err != nil {
+		return failed(fmt.Errorf("%s: %v", t.Name(), err))
+	}
+	notify, err := ui.ResolveNotify("auto", os.Getenv)
+	if err != nil {
+		return failed(err)
+	}
+	return runViewer(r, spawns, notify)
+}
+
+// mcpRemote is `subdash mcp --host ssh://…`: the MCP server of the host
+// serving the target's folder on that machine, never a host of its own
+// (the agents would run on the wrong machine). set are the flags given
+// besides --host: host settings mean nothing here and are refused.
+func mcpRemote(target string, family mcpserver.Family, set map[string]string) int {
+	for name := range set {
+		if name != "host" && name != "tools" {
+			return failed(usageError{fmt.Errorf("--%s is a setting of a host, and with --host the host there runs with its own: leave it out", name)})
+		}
+	}
+	t, err := oneTarget([]string{target})
+	if err != nil {
+		return failed(err)
+	}
+	c, err := connectTarget(t, linkOptions(true))
+	if err != nil {
+		return failed(err)
+	}
+	defer c.Close()
+	sig := host.TakeSignals(nil)
+	defer sig.Release()
+	collab := strings.TrimSpace(os.Getenv("MEMO_ENABLE_COLLAB_TOOLS")) != "0"
+	client := control.NewClientVia(t.Name(), c.DialContext).WithOrigin("mcp")
+	code := 0
+	if err := mcpserver.RunVia(sig.Context(), client, t.Name(), family, collab, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
+		code = failed(err)
+	}
+	return sig.Status(code)
+}
+
+// hostFlag declares --host on fs (mcp's): a host on another machine.
+func hostFlag(fs *flag.FlagSet) *string {
+	return fs.String("host", "", "drive the host serving a folder on another machine, over ssh: ssh://[user@]host[:port]/abs/dir[?socket=/path][&subdash=/path] (SUBDASH_SSH_COMMAND, SUBDASH_REMOTE_COMMAND)")
+}

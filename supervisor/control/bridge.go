@@ -1,0 +1,149 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/sshlink"
+)
+
+// BridgeUsage is the help text of `subdash bridge`.
+const BridgeUsage = `usage: subdash bridge --print-socket --dir DIR
+
+Run over ssh by another machine's subdash (subdash attach ssh://host/DIR,
+ctl --host, mcp --host): prints one JSON line with its versions, then one
+with the control socket of the host serving DIR on this machine and that
+host's GET /v1/info, or why there is none. It looks at the host lock in the
+state directory, then $XDG_RUNTIME_DIR/subdash, /run/user/UID/subdash and
+/tmp/subdash-UID (SPEC §6), and takes the first socket whose host answers.
+
+Exit status: 0 found; 1 no host serves DIR; 2 usage error; 3 no folder DIR.
+`
+
+// BridgeProbeTimeout bounds the question the bridge asks each candidate
+// socket (GET /v1/info): a stopped or hung host there is passed over and
+// named in the answer, within the caller's own deadline.
+const BridgeProbeTimeout = 3 * time.Second
+
+// Version is this binary's module version, "(devel)" for a local build:
+// what the bridge, the MCP server and the messages about versions say.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// Bridge runs `subdash bridge --print-socket --dir DIR` (args are the
+// words after "bridge"): the remote half of a link (package sshlink).
+// It prints sshlink.Hello at once, then sshlink.Found, each one JSON
+// line on stdout; a failure's message goes to stderr too, for a person
+// who runs it by hand. It returns the exit status of BridgeUsage.
+func Bridge(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "this machine"
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(sshlink.Hello{Bridge: sshlink.BridgeVersion, Protocol: Protocol, Version: Version(), Host: host})
+	fail := func(status int, code, format string, a ...any) int {
+		msg := fmt.Sprintf(format, a...)
+		_ = enc.Encode(sshlink.Found{Error: msg, Code: code})
+		fmt.Fprintf(stderr, "subdash bridge: %s\n", msg)
+		return status
+	}
+	dir, printSocket := "", false
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		switch {
+		case name == "print-socket" && !hasVal:
+			printSocket = true
+		case name == "dir" && hasVal:
+			dir = val
+		case name == "dir" && i+1 < len(args):
+			i++
+			dir = args[i]
+		case name == "help" || name == "h":
+			fmt.Fprint(stderr, BridgeUsage)
+			return ExitUsage
+		default:
+			return fail(ExitUsage, sshlink.CodeUsage, "unexpected argument %q; %s", args[i], strings.SplitN(BridgeUsage, "\n", 2)[0])
+		}
+	}
+	if !printSocket || !filepath.IsAbs(dir) {
+		return fail(ExitUsage, sshlink.CodeUsage, "give --print-socket and --dir with an absolute folder; %s", strings.SplitN(BridgeUsage, "\n", 2)[0])
+	}
+	resolved, err := filepath.EvalSymlinks(dir)
+	if fi, serr := os.Stat(resolved); err != nil || serr != nil || !fi.IsDir() {
+		return fail(3, sshlink.CodeNoFolder, "no folder %s on %s", dir, host)
+	}
+	found, looked := findHost(resolved, getenv)
+	if found.Socket != "" {
+		_ = enc.Encode(found)
+		return ExitOK
+	}
+	msg := fmt.Sprintf("no subdash serves %s on %s (looked at: %s); start one there: cd %s && subdash serve", resolved, host, strings.Join(looked, ", "), resolved)
+	_ = enc.Encode(sshlink.Found{Error: msg, Code: sshlink.CodeNoHost, Looked: found.Looked})
+	fmt.Fprintf(stderr, "subdash bridge: %s\n", msg)
+	return ExitError
+}
+
+// findHost asks each candidate socket of dir in turn (hostCandidates) and
+// returns the first whose host answers for dir; looked says what each
+// other one was (missing, not answering, serving another folder).
+func findHost(dir string, getenv func(string) string) (found sshlink.Found, looked []string) {
+	for _, s := range hostCandidates(dir, getenv) {
+		found.Looked = append(found.Looked, s)
+		if fi, err := os.Stat(s); err != nil || fi.Mode()&os.ModeSocket == 0 {
+			looked = append(looked, s+" (none)")
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), BridgeProbeTimeout)
+		info, err := NewClient(s, dir).Info(ctx)
+		cancel()
+		switch {
+		case err != nil:
+			looked = append(looked, fmt.Sprintf("%s (%v)", s, err))
+		case info.Dir != "" && info.Dir != dir:
+			looked = append(looked, fmt.Sprintf("%s (serves %s)", s, info.Dir))
+		default:
+			found.Socket, found.Info = s, &info
+			return found, looked
+		}
+	}
+	return found, looked
+}
+
+// hostCandidates are the sockets a host of dir may serve on this machine,
+// most telling first: the one its host lock names (whatever
+// XDG_RUNTIME_DIR that host had; an ssh session often has none), then
+// SPEC §6's default under $XDG_RUNTIME_DIR, /run/user/UID and /tmp.
+func hostCandidates(dir string, getenv func(string) string) []string {
+	var out []string
+	add := func(s string) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	env := supervisor.Environment{Getenv: getenv}
+	if state, err := supervisor.DefaultStateDir(env); err == nil {
+		add(lockedSocket(state, dir))
+	}
+	uid := os.Getuid()
+	if x := getenv("XDG_RUNTIME_DIR"); x != "" {
+		add(supervisor.DefaultSocketPath(dir, x, uid))
+	}
+	add(supervisor.DefaultSocketPath(dir, fmt.Sprintf("/run/user/%d", uid), uid))
+	add(supervisor.DefaultSocketPath(dir, "", uid))
+	return out
+}
