@@ -1,0 +1,77 @@
+package control
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/sshlink"
+)
+
+// bridge runs Bridge with env and returns its two lines and status.
+func bridge(t *testing.T, env map[string]string, args ...string) (sshlink.Hello, sshlink.Found, int, string) {
+	t.Helper()
+	var out, errs strings.Builder
+	status := Bridge(args, &out, &errs, func(k string) string { return env[k] })
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	var h sshlink.Hello
+	var f sshlink.Found
+	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &h) != nil {
+		t.Fatalf("the first line is not the bridge's hello: %q", out.String())
+	}
+	if sc.Scan() {
+		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+			t.Fatalf("second line %q: %v", sc.Text(), err)
+		}
+	}
+	return h, f, status, errs.String()
+}
+
+// TestTheBridgeFindsTheHost: `subdash bridge --print-socket --dir D`
+// states its versions first, then finds the host of D through its host
+// lock (an ssh session has another XDG_RUNTIME_DIR, or none) or SPEC §6's
+// default path, and says where it looked when none serves D: with the
+// command to run there.
+func TestTheBridgeFindsTheHost(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	s := newSupervisorWith(t, func(c *supervisor.Config) { c.StateDir = state })
+	srv, _ := serve(t, s)
+	dir := s.Config().Dir
+	h, f, status, _ := bridge(t, map[string]string{"SUBDASH_STATE_DIR": state}, "--print-socket", "--dir", dir)
+	if h.Bridge != sshlink.BridgeVersion || h.Protocol != Protocol || h.Version == "" || h.Host == "" {
+		t.Fatalf("hello %+v", h)
+	}
+	if status != ExitOK || f.Socket != srv.Path() || f.Info == nil || f.Info.PID != os.Getpid() || f.Info.Dir != dir {
+		t.Fatalf("through the host lock: status %d, %+v", status, f)
+	}
+
+	// The default path under XDG_RUNTIME_DIR, the lock not known.
+	xdg := t.TempDir()
+	s2 := newSupervisorWith(t, func(c *supervisor.Config) { c.Socket = supervisor.DefaultSocketPath(c.Dir, xdg, os.Getuid()) })
+	srv2, _ := serve(t, s2)
+	_, f, status, _ = bridge(t, map[string]string{"XDG_RUNTIME_DIR": xdg, "HOME": t.TempDir()}, "--print-socket", "--dir="+s2.Config().Dir)
+	if status != ExitOK || f.Socket != srv2.Path() {
+		t.Fatalf("through XDG_RUNTIME_DIR: status %d, %+v", status, f)
+	}
+
+	// Nobody serves this folder.
+	empty := t.TempDir()
+	_, f, status, stderr := bridge(t, map[string]string{"HOME": t.TempDir()}, "--print-socket", "--dir", empty)
+	tmp := supervisor.DefaultSocketPath(empty, "", os.Getuid())
+	if status != ExitError || f.Code != sshlink.CodeNoHost || !strings.Contains(f.Error, "no subdash serves "+empty+" on ") ||
+		!strings.Contains(f.Error, tmp+" (none)") || !strings.Contains(f.Error, "start one there: cd "+empty+" && subdash serve") || !strings.Contains(stderr, f.Error) {
+		t.Fatalf("no host: status %d, %+v, stderr %q", status, f, stderr)
+	}
+	_, f, status, _ = bridge(t, nil, "--print-socket", "--dir", filepath.Join(empty, "nope"))
+	if status != 3 || f.Code != sshlink.CodeNoFolder || !strings.Contains(f.Error, "no folder "+filepath.Join(empty, "nope")+" on ") {
+		t.Fatalf("no folder: status %d, %+v", status, f)
+	}
+	_, f, status, _ = bridge(t, nil, "--dir", "relative")
+	if status != ExitUsage || f.Code != sshlink.CodeUsage {
+		t.Fatalf("usage: status %d, %+v", status, f)
+	}
+}
