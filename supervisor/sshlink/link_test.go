@@ -18,21 +18,12 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// sshHost returns the host alias of the test sshd (.ci/sshd-up.sh prints
-// SUBDASH_SSH_COMMAND and SUBDASH_SSH_HOST) and sets the command for the
-// test. Without one the test is skipped, saying how to have one, unless
-// SUBDASH_REQUIRE_TOOLS=1 (CI), where it fails.
+// sshHost returns the host alias of a test sshd (testkit.StartSSHD: the
+// one .ci/run started, else one of the test's own) and sets
+// SUBDASH_SSH_COMMAND for the test.
 func sshHost(t *testing.T) string {
 	t.Helper()
-	h := os.Getenv("SUBDASH_SSH_HOST")
-	if h == "" || os.Getenv("SUBDASH_SSH_COMMAND") == "" {
-		const how = "no test sshd: run eval \"$(bash .ci/sshd-up.sh)\" first (it installs openssh-server and starts a private sshd on 127.0.0.1:2222)"
-		if os.Getenv("SUBDASH_REQUIRE_TOOLS") == "1" {
-			t.Fatal(how + "; SUBDASH_REQUIRE_TOOLS=1 requires it")
-		}
-		t.Skip(how)
-	}
-	return h
+	return testkit.StartSSHD(t, testkit.SSHDOptions{}).Use(t)
 }
 
 // fakeHost serves GET /v1/info on a Unix socket in a folder of its own and

@@ -1,0 +1,130 @@
+package testkit
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// SSHD is a real OpenSSH sshd on 127.0.0.1 that a test reaches with a
+// key and no prompt (.ci/sshd-up.sh sets it up), for the tests of hosts
+// on another machine (SPEC §9, issue 28).
+type SSHD struct {
+	// Command is the ssh command that reaches it, for SUBDASH_SSH_COMMAND:
+	// "ssh -F DIR/ssh_config" (that config replaces the user's).
+	Command string
+	// Host is the alias of a key login ("there"); Host+"-nokey" is refused
+	// (Permission denied (publickey)) and Host+"-down" is a port where
+	// nothing listens (Connection refused).
+	Host string
+	// Dir holds its keys, configs, pid file and sshd.log.
+	Dir string
+}
+
+// SSHDOptions choose a test sshd.
+type SSHDOptions struct {
+	// NoForwarding makes a server that refuses Unix-socket forwarding
+	// (AllowTcpForwarding no, as a hardened one): always a sshd of the
+	// test's own.
+	NoForwarding bool
+}
+
+// StartSSHD returns the test sshd: the one SUBDASH_SSH_COMMAND and
+// SUBDASH_SSH_HOST name (.ci/run starts one for the whole run), else one
+// of the test's own, started by .ci/sshd-up.sh in t.TempDir() on a free
+// port (StrictModes no, since the folder is under /tmp; about 0.5 s) and
+// stopped by .ci/sshd-down.sh when the test ends. Where OpenSSH's server
+// or client is missing the test is skipped saying how to install them,
+// unless SUBDASH_REQUIRE_TOOLS=1 (CI, land.sh), where it fails.
+func StartSSHD(t testing.TB, o SSHDOptions) SSHD {
+	t.Helper()
+	if c, h := os.Getenv("SUBDASH_SSH_COMMAND"), os.Getenv("SUBDASH_SSH_HOST"); c != "" && h != "" && !o.NoForwarding {
+		return SSHD{Command: c, Host: h, Dir: os.Getenv("SUBDASH_SSHD_DIR")}
+	}
+	bin := os.Getenv("SUBDASH_SSHD_BIN")
+	if bin == "" {
+		bin = "/usr/sbin/sshd"
+	}
+	_, errClient := exec.LookPath("ssh")
+	if fi, err := os.Stat(bin); err != nil || fi.Mode()&0o111 == 0 || errClient != nil {
+		const how = "no test sshd: install OpenSSH (apt-get install openssh-server openssh-client), or run eval \"$(bash .ci/sshd-up.sh)\" first, which installs it and prints SUBDASH_SSH_COMMAND and SUBDASH_SSH_HOST"
+		if os.Getenv("SUBDASH_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("%s; SUBDASH_REQUIRE_TOOLS=1 requires it", how)
+		}
+		t.Skip(how)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	ci := filepath.Join(filepath.Dir(file), "..", "..", ".ci")
+	dir := t.TempDir()
+	var last string
+	for try := 0; try < 3; try++ { // a free port may be taken before sshd binds it
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("no free port for a test sshd: %v", err)
+		}
+		cmd := exec.Command("bash", filepath.Join(ci, "sshd-up.sh"), dir)
+		fwd := "local"
+		if o.NoForwarding {
+			fwd = "no"
+		}
+		cmd.Env = append(os.Environ(), "SUBDASH_SSHD_PORT="+port, "SUBDASH_SSHD_STRICTMODES=no", "SUBDASH_SSHD_FORWARDING="+fwd, "SUBDASH_SSHD_BIN="+bin)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		t0 := time.Now()
+		out, err := cmd.Output()
+		if err != nil {
+			last = fmt.Sprintf("%v: %s", err, strings.TrimSpace(stderr.String()))
+			_ = exec.Command("bash", filepath.Join(ci, "sshd-down.sh"), dir).Run()
+			continue
+		}
+		t.Cleanup(func() { _ = exec.Command("bash", filepath.Join(ci, "sshd-down.sh"), dir).Run() })
+		env := exports(out)
+		s := SSHD{Command: env["SUBDASH_SSH_COMMAND"], Host: env["SUBDASH_SSH_HOST"], Dir: env["SUBDASH_SSHD_DIR"]}
+		if s.Command == "" || s.Host == "" {
+			t.Fatalf("sshd-up.sh printed no SUBDASH_SSH_COMMAND or SUBDASH_SSH_HOST: %q", out)
+		}
+		t.Logf("a test sshd on 127.0.0.1:%s in %s (%.2f s)", port, dir, time.Since(t0).Seconds())
+		return s
+	}
+	t.Fatalf("a test sshd did not start (.ci/sshd-up.sh %s): %s", dir, last)
+	return SSHD{}
+}
+
+// Use sets SUBDASH_SSH_COMMAND for the rest of the test (t.Setenv) and
+// returns the host alias.
+func (s SSHD) Use(t *testing.T) string {
+	t.Setenv("SUBDASH_SSH_COMMAND", s.Command)
+	return s.Host
+}
+
+// freePort is a TCP port of 127.0.0.1 free a moment ago.
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	return port, err
+}
+
+// exports reads the `export NAME="value"` lines of sshd-up.sh.
+func exports(out []byte) map[string]string {
+	env := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		name, val, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "=")
+		if ok {
+			env[name] = strings.Trim(val, `"`)
+		}
+	}
+	return env
+}
