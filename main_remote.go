@@ -107,7 +107,7 @@ func attachRemote(t sshlink.Target, readOnly bool, spawns []string) int {
 		return failed(err)
 	}
 	defer c.Close()
-	client := control.NewClientVia(t.Name(), c.DialContext)
+	client := control.NewClientVia(t.Name(), c.ForViewer().DialContext)
 	ctx, cancel := context.WithTimeout(context.Background(), control.CallTimeout+control.CallTimeout)
 	r, err := control.AttachVia(ctx, client, t.Name(), readOnly, c)
 	cancel()

@@ -26,6 +26,7 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 			m.say(levelInfo, c.Link)
 		case c.Link != "":
 			m.linkDown = c.Link
+			m.reply = reply{} // an earlier reply would hide it (replies go before notes)
 		}
 	}
 	sel := m.table.SelectedID()

@@ -27,6 +27,8 @@ type SSHD struct {
 	Host string
 	// Dir holds its keys, configs, pid file and sshd.log.
 	Dir string
+
+	up []string // the command and environment that start it again; nil for the shared one
 }
 
 // SSHDOptions choose a test sshd.
@@ -35,6 +37,9 @@ type SSHDOptions struct {
 	// (AllowTcpForwarding no, as a hardened one): always a sshd of the
 	// test's own.
 	NoForwarding bool
+	// Own is a sshd of the test's own even where one is shared: one the
+	// test may stop (Down) and start again (Up).
+	Own bool
 }
 
 // StartSSHD returns the test sshd: the one SUBDASH_SSH_COMMAND and
@@ -46,7 +51,7 @@ type SSHDOptions struct {
 // unless SUBDASH_REQUIRE_TOOLS=1 (CI, land.sh), where it fails.
 func StartSSHD(t testing.TB, o SSHDOptions) SSHD {
 	t.Helper()
-	if c, h := os.Getenv("SUBDASH_SSH_COMMAND"), os.Getenv("SUBDASH_SSH_HOST"); c != "" && h != "" && !o.NoForwarding {
+	if c, h := os.Getenv("SUBDASH_SSH_COMMAND"), os.Getenv("SUBDASH_SSH_HOST"); c != "" && h != "" && !o.NoForwarding && !o.Own {
 		return SSHD{Command: c, Host: h, Dir: os.Getenv("SUBDASH_SSHD_DIR")}
 	}
 	bin := os.Getenv("SUBDASH_SSHD_BIN")
@@ -70,24 +75,21 @@ func StartSSHD(t testing.TB, o SSHDOptions) SSHD {
 		if err != nil {
 			t.Fatalf("no free port for a test sshd: %v", err)
 		}
-		cmd := exec.Command("bash", filepath.Join(ci, "sshd-up.sh"), dir)
 		fwd := "local"
 		if o.NoForwarding {
 			fwd = "no"
 		}
-		cmd.Env = append(os.Environ(), "SUBDASH_SSHD_PORT="+port, "SUBDASH_SSHD_STRICTMODES=no", "SUBDASH_SSHD_FORWARDING="+fwd, "SUBDASH_SSHD_BIN="+bin)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		up := []string{filepath.Join(ci, "sshd-up.sh"), dir, "SUBDASH_SSHD_PORT=" + port, "SUBDASH_SSHD_STRICTMODES=no", "SUBDASH_SSHD_FORWARDING=" + fwd, "SUBDASH_SSHD_BIN=" + bin}
 		t0 := time.Now()
-		out, err := cmd.Output()
+		out, err := runUp(up)
 		if err != nil {
-			last = fmt.Sprintf("%v: %s", err, strings.TrimSpace(stderr.String()))
+			last = err.Error()
 			_ = exec.Command("bash", filepath.Join(ci, "sshd-down.sh"), dir).Run()
 			continue
 		}
 		t.Cleanup(func() { _ = exec.Command("bash", filepath.Join(ci, "sshd-down.sh"), dir).Run() })
 		env := exports(out)
-		s := SSHD{Command: env["SUBDASH_SSH_COMMAND"], Host: env["SUBDASH_SSH_HOST"], Dir: env["SUBDASH_SSHD_DIR"]}
+		s := SSHD{Command: env["SUBDASH_SSH_COMMAND"], Host: env["SUBDASH_SSH_HOST"], Dir: env["SUBDASH_SSHD_DIR"], up: up}
 		if s.Command == "" || s.Host == "" {
 			t.Fatalf("sshd-up.sh printed no SUBDASH_SSH_COMMAND or SUBDASH_SSH_HOST: %q", out)
 		}
@@ -96,6 +98,46 @@ func StartSSHD(t testing.TB, o SSHDOptions) SSHD {
 	}
 	t.Fatalf("a test sshd did not start (.ci/sshd-up.sh %s): %s", dir, last)
 	return SSHD{}
+}
+
+// runUp runs sshd-up.sh as up says (the script, its folder, then the
+// environment) and returns what it printed to eval.
+func runUp(up []string) ([]byte, error) {
+	cmd := exec.Command("bash", up[0], up[1])
+	cmd.Env = append(os.Environ(), up[2:]...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// Down stops the sshd and every session it serves (.ci/sshd-down.sh), as
+// a machine whose sshd went away: an ssh connected through it ends
+// ("Connection closed by remote host") and a new one is refused. Only
+// for a sshd of the test's own (SSHDOptions.Own).
+func (s SSHD) Down(t testing.TB) {
+	t.Helper()
+	if s.up == nil {
+		t.Fatal("Down of the shared test sshd: ask for SSHDOptions{Own: true}")
+	}
+	if out, err := exec.Command("bash", filepath.Join(filepath.Dir(s.up[0]), "sshd-down.sh"), s.up[1]).CombinedOutput(); err != nil {
+		t.Fatalf("sshd-down.sh: %v %s", err, out)
+	}
+}
+
+// Up starts the sshd again after Down, on the same port with the same
+// keys.
+func (s SSHD) Up(t testing.TB) {
+	t.Helper()
+	if s.up == nil {
+		t.Fatal("Up of the shared test sshd: ask for SSHDOptions{Own: true}")
+	}
+	if _, err := runUp(s.up); err != nil {
+		t.Fatalf("sshd-up.sh again: %v", err)
+	}
 }
 
 // Use sets SUBDASH_SSH_COMMAND for the rest of the test (t.Setenv) and

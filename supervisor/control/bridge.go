@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,7 +27,8 @@ host's GET /v1/info, or why there is none. It looks at the host lock in the
 state directory, then $XDG_RUNTIME_DIR/subdash, /run/user/UID/subdash and
 /tmp/subdash-UID (SPEC §6), and takes the first socket whose host answers.
 
-Exit status: 0 found; 1 no host serves DIR; 2 usage error; 3 no folder DIR.
+Exit status: 0 found; 1 no host serves DIR; 2 usage error; 3 no folder DIR;
+4 a host serves DIR but does not answer (stopped or hung).
 `
 
 // BridgeProbeTimeout bounds the question the bridge asks each candidate
@@ -87,10 +89,16 @@ func Bridge(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	if fi, serr := os.Stat(resolved); err != nil || serr != nil || !fi.IsDir() {
 		return fail(3, sshlink.CodeNoFolder, "no folder %s on %s", dir, host)
 	}
-	found, looked := findHost(resolved, getenv)
+	found, looked, hung := findHost(resolved, getenv)
 	if found.Socket != "" {
 		_ = enc.Encode(found)
 		return ExitOK
+	}
+	if hung != nil {
+		msg := fmt.Sprintf("on %s, %v", host, hung)
+		_ = enc.Encode(sshlink.Found{Error: msg, Code: sshlink.CodeHung, Looked: found.Looked})
+		fmt.Fprintf(stderr, "subdash bridge: %s\n", msg)
+		return bridgeExitHung
 	}
 	msg := fmt.Sprintf("no subdash serves %s on %s (looked at: %s); start one there: cd %s && subdash serve", resolved, host, strings.Join(looked, ", "), resolved)
 	_ = enc.Encode(sshlink.Found{Error: msg, Code: sshlink.CodeNoHost, Looked: found.Looked})
@@ -98,30 +106,43 @@ func Bridge(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	return ExitError
 }
 
+// bridgeExitHung is the bridge's exit status when a host serves the
+// folder but does not answer (sshlink.CodeHung).
+const bridgeExitHung = 4
+
 // findHost asks each candidate socket of dir in turn (hostCandidates) and
 // returns the first whose host answers for dir; looked says what each
-// other one was (missing, not answering, serving another folder).
-func findHost(dir string, getenv func(string) string) (found sshlink.Found, looked []string) {
+// other one was (missing, not answering, serving another folder). hung is
+// the first candidate's *NoAnswerError whose host accepted the question
+// but did not answer it (stopped or hung; it names the pid).
+func findHost(dir string, getenv func(string) string) (found sshlink.Found, looked []string, hung error) {
 	for _, s := range hostCandidates(dir, getenv) {
 		found.Looked = append(found.Looked, s)
 		if fi, err := os.Stat(s); err != nil || fi.Mode()&os.ModeSocket == 0 {
 			looked = append(looked, s+" (none)")
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), BridgeProbeTimeout)
-		info, err := NewClient(s, dir).Info(ctx)
+		// ask, not Info: its own deadline of BridgeProbeTimeout gives a
+		// *NoAnswerError naming the host's pid (and whether it is stopped),
+		// where it passes; the context only caps a dial that hangs.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*BridgeProbeTimeout)
+		info, err := NewClient(s, dir).ask(ctx, BridgeProbeTimeout)
 		cancel()
+		var na *NoAnswerError
 		switch {
+		case errors.As(err, &na) && !na.Answers && hung == nil:
+			hung = na
+			looked = append(looked, fmt.Sprintf("%s (no answer)", s))
 		case err != nil:
 			looked = append(looked, fmt.Sprintf("%s (%v)", s, err))
 		case info.Dir != "" && info.Dir != dir:
 			looked = append(looked, fmt.Sprintf("%s (serves %s)", s, info.Dir))
 		default:
 			found.Socket, found.Info = s, &info
-			return found, looked
+			return found, looked, nil
 		}
 	}
-	return found, looked
+	return found, looked, hung
 }
 
 // hostCandidates are the sockets a host of dir may serve on this machine,

@@ -42,4 +42,5 @@ const (
 	CodeNoHost   = "no_host"   // exit 1: nothing serves the folder there
 	CodeNoFolder = "no_folder" // exit 3: the folder does not exist there
 	CodeUsage    = "usage"     // exit 2: the bridge's command line was wrong
+	CodeHung     = "hung"      // exit 4: a host serves the folder but does not answer
 )

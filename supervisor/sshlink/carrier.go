@@ -39,6 +39,7 @@ type Carrier struct {
 	link      *Link
 	relinking bool // a new link is being made (one at a time)
 	gone      bool // Close was called
+	askFirst  bool // ForViewer: only Relink makes a new link
 }
 
 // Connect makes the first link to t (Dial, which may prompt when
@@ -52,6 +53,18 @@ func Connect(ctx context.Context, t Target, o Options) (*Carrier, error) {
 	}
 	o.Terminal, o.Batch = nil, true
 	return &Carrier{t: t, o: o, link: l}, nil
+}
+
+// ForViewer makes c a viewer's carrier and returns it: a new link is
+// made only by Relink, which says so on the dashboard ("reconnecting to
+// ssh://…"), never silently by a dial; a dial through a link whose ssh
+// ended fails with that link's error (Kind Down), which the viewer's
+// event stream takes for a host it cannot reach, and so calls Relink.
+func (c *Carrier) ForViewer() *Carrier {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.askFirst = true
+	return c
 }
 
 // Name is the target as messages name it.
@@ -70,11 +83,18 @@ func (c *Carrier) Link() *Link {
 // DialContext connects to the host's socket through the current link, the
 // connection being a new ssh channel. When the link's ssh has ended it
 // first makes one new link (bounded by ctx), so a long-lived client (the
-// MCP server's) carries on after a dropped connection. Errors: *Error
+// MCP server's) carries on after a dropped connection; not for a viewer
+// (ForViewer). Errors: *Error
 // (Kind Down when the link ended and a new one could not be made, with
 // both reasons), or ctx's.
 func (c *Carrier) DialContext(ctx context.Context) (net.Conn, error) {
 	l := c.Link()
+	c.mu.Lock()
+	askFirst := c.askFirst
+	c.mu.Unlock()
+	if l.Down() && askFirst {
+		return nil, l.Err()
+	}
 	if l.Down() {
 		nl, err := c.relinkOnce(ctx, l)
 		if err != nil {
@@ -195,7 +215,7 @@ func (c *Carrier) Relink(ctx context.Context, cause error, hostStopped bool, say
 	if c.Link() != old {
 		return true, nil // a dial made the new link meanwhile
 	}
-	why := textOf(cause)
+	why := "no answer through the ssh link: " + textOf(cause)
 	if err := old.Err(); err != nil {
 		why = textOf(err)
 	}

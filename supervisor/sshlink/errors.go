@@ -23,6 +23,7 @@ const (
 	NoHost           // no subdash host serves the folder (or the socket) there
 	Forwarding       // the ssh server refuses Unix-socket forwarding
 	NoAnswer         // the host or the link did not answer within the deadline
+	Hung             // a host serves there but does not answer: stopped or hung
 	Down             // the link's ssh ended
 )
 
@@ -45,10 +46,12 @@ func (e *Error) Error() string {
 
 // Lasting reports whether trying again soon cannot help: the user has to
 // change something (a key, a version, the server's configuration, the
-// binary there). A reconnect gives up at once on such an error.
+// binary there), or the host there is stopped or hung while the link works
+// (as a local viewer ends on a stopped host). A reconnect gives up at once
+// on such an error.
 func (e *Error) Lasting() bool {
 	switch e.Kind {
-	case NoSSH, Auth, HostKey, NoSubdash, Version, NoFolder, Forwarding:
+	case NoSSH, Auth, HostKey, NoSubdash, Version, NoFolder, Forwarding, Hung:
 		return true
 	}
 	return false

@@ -123,6 +123,8 @@ func (l *Link) readBridge(status int, out []byte, errs *tail) error {
 		case CodeNoFolder:
 			e.Kind = NoFolder
 			e.Hint = "give the folder's absolute path on that machine"
+		case CodeHung:
+			e.Kind = Hung
 		case CodeUsage:
 			e.Kind = Version
 			e.Hint = "the subdash there does not understand this one's bridge: use the same version on both sides"
@@ -238,6 +240,10 @@ func (l *Link) answer(ctx context.Context) error {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && !l.Down() {
+			return &Error{Kind: Hung, Text: fmt.Sprintf("the host's socket %s there accepted the connection through ssh but did not answer within %s: the subdash serving it is stopped or hung", l.remote, l.o.CallTimeout),
+				Hint: fmt.Sprintf("look there: ssh %s subdash ctl --socket %s info (kill -CONT resumes a stopped one)", l.t.Destination(), l.remote)}
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -269,7 +275,7 @@ func (l *Link) answer(ctx context.Context) error {
 // the bridge saw the host answer on it a moment ago, it is the server;
 // else `test -S` there, over the master, says whether the socket exists.
 func (l *Link) refused(ctx context.Context) error {
-	refuses := fmt.Sprintf("%s's sshd refuses to forward Unix sockets (its AllowStreamLocalForwarding, AllowTcpForwarding, PermitOpen or DisableForwarding)", l.t.Host)
+	refuses := fmt.Sprintf("the sshd of %s refuses to forward Unix sockets (its AllowStreamLocalForwarding, AllowTcpForwarding, PermitOpen or DisableForwarding)", l.t.Host)
 	ask := "ask for AllowStreamLocalForwarding local and AllowTcpForwarding local in its sshd_config (OpenSSH needs both)"
 	if l.hello != nil && l.info.PID != 0 {
 		return &Error{Kind: Forwarding, Text: fmt.Sprintf("%s: the host's socket %s answers there, but not through ssh", refuses, l.remote), Hint: ask}

@@ -254,7 +254,7 @@ func (l *Link) Err() error {
 	}
 	line := l.errs.reason()
 	if line == "" {
-		line = fmt.Sprintf("ssh exited with status %d", l.status)
+		line = fmt.Sprintf("ssh ended (status %d) without saying why", l.status)
 	}
 	return &Error{Target: l.t.Name(), Kind: Down, Text: "the ssh link ended: " + line}
 }

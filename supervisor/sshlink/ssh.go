@@ -84,7 +84,7 @@ func (o Options) batch() bool { return o.Batch || o.Terminal == nil }
 func (o Options) command(ctx context.Context, args ...string) (*exec.Cmd, error) {
 	name, full := "", args
 	if sc := strings.TrimSpace(o.Getenv("SUBDASH_SSH_COMMAND")); sc != "" {
-		name, full = "/bin/sh", append([]string{"-c", sc + ` "$@"`, "ssh"}, args...)
+		name, full = "/bin/sh", append([]string{"-c", execPrefix(sc) + sc + ` "$@"`, "ssh"}, args...)
 	} else {
 		p, err := exec.LookPath("ssh")
 		if err != nil {
@@ -103,6 +103,19 @@ func (o Options) command(ctx context.Context, args ...string) (*exec.Cmd, error)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	return cmd, nil
+}
+
+// execPrefix is "exec " for a SUBDASH_SSH_COMMAND that is one plain
+// command (no assignment first, nothing the shell would take as a list,
+// a pipe or a substitution), so that the sh running it becomes ssh: a
+// signal to the link's process (Pdeathsig, Close) then reaches ssh itself,
+// not a shell that would leave it running. "" for anything else.
+func execPrefix(sc string) string {
+	first, _, _ := strings.Cut(sc, " ")
+	if strings.Contains(first, "=") || strings.ContainsAny(sc, ";&|()<>`$\n") {
+		return ""
+	}
+	return "exec "
 }
 
 // shown is how messages name the ssh command.
