@@ -3,10 +3,13 @@ package control
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/sshlink"
@@ -73,5 +76,40 @@ func TestTheBridgeFindsTheHost(t *testing.T) {
 	_, f, status, _ = bridge(t, nil, "--dir", "relative")
 	if status != ExitUsage || f.Code != sshlink.CodeUsage {
 		t.Fatalf("usage: status %d, %+v", status, f)
+	}
+}
+
+// TestTheBridgeSaysAHungHost: a socket whose process accepts the
+// question but never answers (a host stopped or hung) is not "no subdash
+// serves": the bridge says which process it is and that it does not
+// answer (code hung, exit 4), within BridgeProbeTimeout and a little.
+func TestTheBridgeSaysAHungHost(t *testing.T) {
+	xdg, dir := t.TempDir(), t.TempDir()
+	sock := supervisor.DefaultSocketPath(dir, xdg, os.Getuid())
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	start := time.Now()
+	_, f, status, stderr := bridge(t, map[string]string{"XDG_RUNTIME_DIR": xdg, "HOME": t.TempDir()}, "--print-socket", "--dir", dir)
+	took := time.Since(start)
+	if status != bridgeExitHung || f.Code != sshlink.CodeHung || f.Socket != "" ||
+		!strings.HasPrefix(f.Error, "on ") || !strings.Contains(f.Error, fmt.Sprintf("%s (pid %d, ", sock, os.Getpid())) ||
+		!strings.Contains(f.Error, fmt.Sprintf("accepted the connection but did not answer within %s", BridgeProbeTimeout)) ||
+		!strings.Contains(stderr, f.Error) || took > 2*BridgeProbeTimeout {
+		t.Fatalf("a hung host: status %d in %s, %+v, stderr %q", status, took, f, stderr)
 	}
 }
