@@ -32,10 +32,10 @@ func sshEnv(s testkit.SSHD) []string {
 // folder with no XDG_RUNTIME_DIR (as a host started from an ssh session
 // or cron), so the bridge finds it by SPEC §6's /tmp path; it returns the
 // socket.
-func serveThere(t *testing.T, w workspace) string {
+func serveThere(t *testing.T, w workspace, command string, max int) string {
 	t.Helper()
 	sock := supervisor.DefaultSocketPath(w.dir, "", os.Getuid())
-	p := start(t, []string{"XDG_RUNTIME_DIR="}, "serve", "--command", attachCommand, "--max-agents", "3", "--grace", "200ms",
+	p := start(t, []string{"XDG_RUNTIME_DIR="}, "serve", "--command", command, "--max-agents", strconv.Itoa(max), "--grace", "200ms",
 		"--dir", w.dir, "--state-dir", w.state)
 	waitListening(t, p, sock)
 	return sock
@@ -108,7 +108,7 @@ func TestSSHViewer(t *testing.T) {
 	sshd := testkit.StartSSHD(t, testkit.SSHDOptions{Own: true})
 	env := append(sshEnv(sshd), "PAGER=less -R")
 	w := newWorkspace(t)
-	serveThere(t, w)
+	serveThere(t, w, attachCommand, 3)
 	target := "ssh://" + sshd.Host + w.dir
 	var info proto.Info
 	ctlHost(t, env, target, &info, "info")
@@ -183,7 +183,7 @@ func TestSSHCtlAndMCP(t *testing.T) {
 	sshd := testkit.StartSSHD(t, testkit.SSHDOptions{})
 	env := sshEnv(sshd)
 	w := newWorkspace(t)
-	serveThere(t, w)
+	serveThere(t, w, attachCommand, 3)
 	target := "ssh://" + sshd.Host + w.dir
 
 	var sp proto.SpawnResult

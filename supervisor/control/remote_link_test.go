@@ -106,7 +106,7 @@ func TestAViewerOverALinkResyncs(t *testing.T) {
 	var links []string
 	deadline, cancel2 := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel2()
-	for !(forgot && len(links) == 2) {
+	for !forgot || len(links) != 2 {
 		cs, err := sub.Next(deadline)
 		if err != nil {
 			t.Fatalf("forgotten %v, link news %q: %v", forgot, links, err)

@@ -255,7 +255,7 @@ func (l *Link) answer(ctx context.Context) error {
 		}
 		return &Error{Text: fmt.Sprintf("the host's socket %s through ssh: %v", l.remote, err)}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var info proto.Info
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&info) != nil || info.PID == 0 {
 		return &Error{Kind: Version, Text: fmt.Sprintf("what listens on %s there is not a subdash of this version (GET /v1/info answered %s)", l.remote, resp.Status),

@@ -145,7 +145,7 @@ func (l *Link) login(ctx context.Context) error {
 	if !fg {
 		o.Batch = true
 	}
-	cmd, err := o.command(nil, append(masterArgs(l.t, o, l.cm), "--", l.t.Destination())...)
+	cmd, err := o.masterCommand(append(masterArgs(l.t, o, l.cm), "--", l.t.Destination())...)
 	if err != nil {
 		return err
 	}

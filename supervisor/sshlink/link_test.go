@@ -52,7 +52,7 @@ func get(ctx context.Context, dial func(context.Context) (net.Conn, error)) (int
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var info proto.Info
 	b, _ := io.ReadAll(resp.Body)
 	return info.PID, json.Unmarshal(b, &info)

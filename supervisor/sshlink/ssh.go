@@ -78,31 +78,43 @@ func (o Options) batch() bool { return o.Batch || o.Terminal == nil }
 // /bin/sh with args after it, as git runs GIT_SSH_COMMAND (so the user's
 // -F, -i, -J and -o apply), else ssh from PATH. Its process is in a
 // process group of its own (a ctrl+c in the pager does not end the link)
-// and gets SIGTERM when this process dies. With ctx, the whole group is
-// killed when ctx ends (a step's deadline); without, it lives until
-// killed (the master).
+// and gets SIGTERM when this process dies. The whole group is killed
+// when ctx ends (a step's deadline).
 func (o Options) command(ctx context.Context, args ...string) (*exec.Cmd, error) {
-	name, full := "", args
-	if sc := strings.TrimSpace(o.Getenv("SUBDASH_SSH_COMMAND")); sc != "" {
-		name, full = "/bin/sh", append([]string{"-c", execPrefix(sc) + sc + ` "$@"`, "ssh"}, args...)
-	} else {
-		p, err := exec.LookPath("ssh")
-		if err != nil {
-			return nil, &Error{Kind: NoSSH, Text: "ssh is not on PATH (" + os.Getenv("PATH") + ")",
-				Hint: "install OpenSSH's client (apt-get install openssh-client), or name yours in SUBDASH_SSH_COMMAND"}
-		}
-		name = p
+	name, full, err := o.argv(args)
+	if err != nil {
+		return nil, err
 	}
-	var cmd *exec.Cmd
-	if ctx != nil {
-		cmd = exec.CommandContext(ctx, name, full...)
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = time.Second
-	} else {
-		cmd = exec.Command(name, full...)
-	}
+	cmd := exec.CommandContext(ctx, name, full...)
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	return cmd, nil
+}
+
+// masterCommand is command for the link's master, which no context
+// bounds: it lives until killed (Link.Close) or this process dies.
+func (o Options) masterCommand(args ...string) (*exec.Cmd, error) {
+	name, full, err := o.argv(args)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(name, full...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	return cmd, nil
+}
+
+// argv is the program and arguments of command and masterCommand.
+func (o Options) argv(args []string) (string, []string, error) {
+	if sc := strings.TrimSpace(o.Getenv("SUBDASH_SSH_COMMAND")); sc != "" {
+		return "/bin/sh", append([]string{"-c", execPrefix(sc) + sc + ` "$@"`, "ssh"}, args...), nil
+	}
+	p, err := exec.LookPath("ssh")
+	if err != nil {
+		return "", nil, &Error{Kind: NoSSH, Text: "ssh is not on PATH (" + os.Getenv("PATH") + ")",
+			Hint: "install OpenSSH's client (apt-get install openssh-client), or name yours in SUBDASH_SSH_COMMAND"}
+	}
+	return p, args, nil
 }
 
 // execPrefix is "exec " for a SUBDASH_SSH_COMMAND that is one plain
