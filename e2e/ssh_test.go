@@ -32,10 +32,10 @@ func sshEnv(s testkit.SSHD) []string {
 // folder with no XDG_RUNTIME_DIR (as a host started from an ssh session
 // or cron), so the bridge finds it by SPEC §6's /tmp path; it returns the
 // socket.
-func serveThere(t *testing.T, w workspace, command string, max int) string {
+func serveThere(t *testing.T, w workspace, command string, maxAgents int) string {
 	t.Helper()
 	sock := supervisor.DefaultSocketPath(w.dir, "", os.Getuid())
-	p := start(t, []string{"XDG_RUNTIME_DIR="}, "serve", "--command", command, "--max-agents", strconv.Itoa(max), "--grace", "200ms",
+	p := start(t, []string{"XDG_RUNTIME_DIR="}, "serve", "--command", command, "--max-agents", strconv.Itoa(maxAgents), "--grace", "200ms",
 		"--dir", w.dir, "--state-dir", w.state)
 	waitListening(t, p, sock)
 	return sock
