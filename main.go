@@ -83,6 +83,10 @@ func agent(args []string) int {
 		cancel(fmt.Errorf("%s received", unix.SignalName(sig)))
 	}()
 	dir, _ := os.Getwd()
+	if v := os.Getenv("SUBDASH_AGENT_INPUT"); v != "" {
+		// the host steers it (SPEC §11): stdin carries stream-json
+		args = append([]string{"--input-format", v}, args...)
+	}
 	code := builtin.Run(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args)
 	if n := ended.Load(); n != 0 {
 		return 128 + int(n)

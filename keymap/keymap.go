@@ -245,10 +245,11 @@ func (k HelpOverlay) ShortHelp() []key.Binding { return []key.Binding{k.Close, k
 func (k HelpOverlay) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // SendChoice holds the bindings of the question asked when a message is
-// sent to a running agent (SPEC §11): interrupt it, queue the message, or
-// cancel. It implements help.KeyMap.
+// sent to a running agent (SPEC §11): interrupt it, steer it (only where
+// the agent takes messages while it runs: WithSteer), queue the message,
+// or cancel. It implements help.KeyMap.
 type SendChoice struct {
-	Interrupt, Queue, Cancel key.Binding
+	Interrupt, Steer, Queue, Cancel key.Binding
 }
 
 // DefaultSendChoice returns the bindings of that question: i interrupts,
@@ -256,13 +257,23 @@ type SendChoice struct {
 func DefaultSendChoice() SendChoice {
 	return SendChoice{
 		Interrupt: bind([]string{"i", "I"}, "i", "interrupt it and send"),
+		Steer:     bind([]string{"s", "S"}, "s", "steer it"),
 		Queue:     bind([]string{"q", "Q", "enter"}, "q/enter", "queue: send when it ends"),
 		Cancel:    bind([]string{"esc", "n", "N", "ctrl+c"}, "esc", "cancel"),
 	}
 }
 
 // ShortHelp returns the question's one-line help.
-func (k SendChoice) ShortHelp() []key.Binding { return []key.Binding{k.Interrupt, k.Queue, k.Cancel} }
+func (k SendChoice) ShortHelp() []key.Binding {
+	return []key.Binding{k.Interrupt, k.Steer, k.Queue, k.Cancel}
+}
+
+// WithSteer returns k with Steer enabled or not: offered only where the
+// agent can be steered and its host steers (SPEC §11).
+func (k SendChoice) WithSteer(on bool) SendChoice {
+	k.Steer.SetEnabled(on)
+	return k
+}
 
 // FullHelp returns the question's bindings.
 func (k SendChoice) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }

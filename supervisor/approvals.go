@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
+	"github.com/subdash/subdash/supervisor/internal/steer"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
@@ -27,7 +27,7 @@ const DefaultDenyMessage = "The user denied this tool use."
 // approvals is the approval state of one submission run with --approvals.
 // The fields below stdin are guarded by Supervisor.mu.
 type approvals struct {
-	stdin   *stdinQueue
+	stdin   *steer.Stdin
 	session string // the CLI session the submission runs in
 	// pending are the unanswered requests, oldest first.
 	pending []*approvalRequest
@@ -50,12 +50,17 @@ func (r *approvalRequest) info(sub *submission) proto.PendingApproval {
 // request and the message as a stream-json user message are queued for its
 // stdin, which stays open until the final result. Call with s.mu held.
 func (s *Supervisor) newApprovalsLocked(a *agent, sub *submission) {
-	q := newStdinQueue()
-	q.write(transcript.ClaudeInitialize("subdash-init-" + sub.id))
+	q := steer.NewStdin()
+	if sub.steer != nil {
+		q = sub.steer.stdin // one stdin; steering closes it (steerResult)
+	}
+	q.Write(transcript.ClaudeInitialize("subdash-init-" + sub.id))
 	_, session := a.preset.CommandFor(a.id, a.sessionID)
 	sub.appr = &approvals{stdin: q, session: session, answered: map[string]string{}}
 	sub.tr.onControl = func(line []byte) { s.onControl(a, sub, line) }
-	sub.tr.onFinal = q.close // the CLI ends once its stdin closes
+	if sub.steer == nil {
+		sub.tr.onFinal = q.Close // the CLI ends once its stdin closes
+	}
 }
 
 // stdinFeed returns what writes sub's stdin: its message file and a
@@ -70,8 +75,19 @@ func (s *Supervisor) stdinFeed(a *agent, sub *submission) (func(io.WriteCloser),
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the message from %s: %v; check --state-dir", sub.msgPath, err)
 		}
-		sub.appr.stdin.write(transcript.ClaudeUserMessage(string(b), sub.appr.session))
-		return sub.appr.stdin.run, nil
+		sub.appr.stdin.Write(transcript.ClaudeUserMessage(string(b), sub.appr.session))
+		return sub.appr.stdin.Run, nil
+	}
+	if sub.steer != nil { // steerable: the message as the first stream-json line
+		b, err := os.ReadFile(sub.msgPath)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the message from %s: %v; check --state-dir", sub.msgPath, err)
+		}
+		s.mu.Lock()
+		session := s.steerSessionLocked(a)
+		s.mu.Unlock()
+		sub.steer.stdin.Write(steer.UserLine(string(b), session, ""))
+		return sub.steer.stdin.Run, nil
 	}
 	return feedMessage(sub.msgPath, sub.out.Note), nil
 }
@@ -237,9 +253,9 @@ func (s *Supervisor) findRequestLocked(a *agent, rid string) (*submission, *appr
 // in the transcript and the journal.
 func (s *Supervisor) answer(a *agent, sub *submission, r *approvalRequest, decision, message, text string) {
 	if decision == proto.DecisionDeny {
-		sub.appr.stdin.write(transcript.ClaudeDeny(r.req, message))
+		sub.appr.stdin.Write(transcript.ClaudeDeny(r.req, message))
 	} else {
-		sub.appr.stdin.write(transcript.ClaudeAllow(r.req, decision == proto.DecisionAllowAlways))
+		sub.appr.stdin.Write(transcript.ClaudeAllow(r.req, decision == proto.DecisionAllowAlways))
 	}
 	sub.tr.add(transcript.Entry{Kind: transcript.KindApprovalAnswer, Tool: r.req.Tool, ID: r.req.RequestID,
 		Summary: r.req.Summary, Text: text, IsError: decision == proto.DecisionDeny})
@@ -270,7 +286,7 @@ func (s *Supervisor) denyPending(a *agent, sub *submission, reason string) {
 	for _, r := range pending {
 		s.answer(a, sub, r, proto.DecisionDeny, "subdash: "+reason, "denied: "+reason)
 	}
-	sub.appr.stdin.close()
+	sub.appr.stdin.Close()
 }
 
 // expirePending records, when sub ended by itself, that its pending
@@ -290,7 +306,7 @@ func (s *Supervisor) expirePending(a *agent, sub *submission) {
 		s.journal.Write(journal.Event{Event: "approval_expired", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 			RequestID: r.req.RequestID, Tool: r.req.Tool, Note: "the submission ended before an answer"})
 	}
-	sub.appr.stdin.close()
+	sub.appr.stdin.Close()
 }
 
 // pendingLocked returns copies of the pending requests of a's running
@@ -305,69 +321,4 @@ func pendingLocked(a *agent) []proto.PendingApproval {
 		out[i] = r.info(sub)
 	}
 	return out
-}
-
-// stdinQueue writes lines to a child's stdin in order from one goroutine
-// (run), so that no caller ever blocks on a child that does not read; close
-// ends it once everything queued was written.
-type stdinQueue struct {
-	mu      sync.Mutex
-	lines   [][]byte
-	closing bool
-	wake    chan struct{}
-}
-
-func newStdinQueue() *stdinQueue { return &stdinQueue{wake: make(chan struct{}, 1)} }
-
-// write queues line (with its newline); after close it is dropped.
-func (q *stdinQueue) write(line []byte) {
-	q.mu.Lock()
-	if !q.closing {
-		q.lines = append(q.lines, line)
-	}
-	q.mu.Unlock()
-	q.signal()
-}
-
-// close closes stdin once the queued lines are written. Safe to call more
-// than once.
-func (q *stdinQueue) close() {
-	q.mu.Lock()
-	q.closing = true
-	q.mu.Unlock()
-	q.signal()
-}
-
-func (q *stdinQueue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-// run writes the queued lines to w until close, then closes w. A write
-// error (the child closed its stdin or exited) drops the rest.
-func (q *stdinQueue) run(w io.WriteCloser) {
-	defer w.Close() //nolint:errcheck // the child's stdin: closing it flushes nothing, and a child gone is no error of ours (SPEC §4)
-	for range q.wake {
-		q.mu.Lock()
-		lines, closing := q.lines, q.closing
-		q.lines = nil
-		q.mu.Unlock()
-		for _, l := range lines {
-			if _, err := w.Write(l); err != nil {
-				q.close()
-				return
-			}
-		}
-		if closing {
-			q.mu.Lock()
-			done := len(q.lines) == 0
-			q.mu.Unlock()
-			if done {
-				return
-			}
-			q.signal()
-		}
-	}
 }

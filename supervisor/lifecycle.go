@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -283,6 +284,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		}
 	}
 	s.expirePending(a, sub)
+	s.endSteer(a, sub) // before the mailbox decides what starts next
 	var oc *outcome
 	var lastOutput string
 	var used proto.Usage
@@ -425,4 +427,23 @@ func structuredLastOutput(oc *outcome, out *output.Output) string {
 		return out.LastOutput()
 	}
 	return out.StderrOutput()
+}
+
+// submissionVars returns the submission's own variables (SPEC §2):
+// SUBDASH_AGENT_ID, SUBDASH_SUBMISSION_ID, SUBDASH_SUBMISSION_SEQ and, unless
+// nesting is allowed, MEMO_ENABLE_COLLAB_TOOLS=0. The runner adds them to
+// the environment it gives the submission (the local runner: the host's).
+func (s *Supervisor) submissionVars(a *agent, sub *submission) []string {
+	vars := []string{
+		"SUBDASH_AGENT_ID=" + a.id,
+		"SUBDASH_SUBMISSION_ID=" + sub.id,
+		"SUBDASH_SUBMISSION_SEQ=" + strconv.Itoa(sub.seq),
+	}
+	if !s.cfg.AllowNested {
+		vars = append(vars, "MEMO_ENABLE_COLLAB_TOOLS=0")
+	}
+	if sub.memo != nil {
+		vars = append(vars, "MEMO_HOME="+sub.memo.home)
+	}
+	return append(vars, steerVars(a, sub)...)
 }

@@ -394,9 +394,10 @@ func (s *Supervisor) mailItemLocked(it *mailItem, owner *agent) proto.MailItem {
 // followup_task): an idle agent starts its next submission with it now
 // (the held messages first), or, at the concurrency limit, as soon as a
 // slot frees (pending_init); a running agent gets it queued for the end of
-// its running submission. This is the one place that decides between
-// queueing and, where the agent takes messages while it runs, steering
-// (issue "Steer").
+// its running submission, or, where the agent takes messages while it
+// runs, steered into it (SPEC §11 steer: the receipt follows in its
+// summary; one not delivered is queued). This is the one place that
+// decides between queueing and steering.
 func (s *Supervisor) deliver(ctx context.Context, a *agent, m *Message) error {
 	from := ""
 	for {
@@ -408,7 +409,12 @@ func (s *Supervisor) deliver(ctx context.Context, a *agent, m *Message) error {
 		from = s.pathOfLocked(proto.CallerOf(ctx))
 		idle := a.running == nil && !a.replacing
 		full := s.runningCount() >= s.cfg.MaxAgents
+		steers := a.running != nil && a.running.steer != nil
 		s.mu.Unlock()
+		if steers { // it takes messages while it runs (SPEC §11 steer)
+			_, err := s.steerMessage(ctx, a.id, m)
+			return err
+		}
 		if !idle || full {
 			if err := s.post(a, &mailItem{msg: m, trigger: true, from: from}); err != nil {
 				return err

@@ -49,10 +49,16 @@ func LookupPreset(name, args, executable string) (*Preset, error) {
 	return p, nil
 }
 
-// ApprovalArgs are the claude arguments --approvals adds (SPEC §12): the
-// message goes as stream-json on stdin, and tool permission requests come
-// as control requests on stdout, answered on stdin.
-const ApprovalArgs = "--input-format stream-json --permission-prompt-tool stdio"
+// SteerArgs are the claude arguments of every submission (SPEC §8, §11
+// steer): the message goes as stream-json on stdin, which stays open so
+// that steered messages reach the running turn, and each one taken is
+// echoed back (its receipt).
+const SteerArgs = "--input-format stream-json --replay-user-messages"
+
+// ApprovalArgs are the claude arguments with --approvals (SPEC §12):
+// SteerArgs, and tool permission requests come as control requests on
+// stdout, answered on stdin.
+const ApprovalArgs = SteerArgs + " --permission-prompt-tool stdio"
 
 // Structured reports whether the preset's output is JSON lines to be parsed
 // into a transcript.
@@ -81,6 +87,8 @@ func (p *Preset) CommandFor(agentID, session string) (cmd, sessionID string) {
 	case "claude":
 		if p.Approvals {
 			extra = " " + ApprovalArgs + extra
+		} else {
+			extra = " " + SteerArgs + extra
 		}
 		if session != "" {
 			return "claude -p --output-format stream-json --verbose --resume " + shellQuote(session) + extra, session

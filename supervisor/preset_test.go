@@ -62,8 +62,8 @@ func TestPresetSessionContinuity(t *testing.T) {
 		answer2      string
 		session      string // "" = the agent id
 	}{
-		{"claude", "claude -p --output-format stream-json --verbose --session-id AGENT",
-			"claude -p --output-format stream-json --verbose --resume AGENT", "STUB-REPLY #10", "STUB-REPLY #12: saw 2 user message(s)", ""},
+		{"claude", "claude -p --output-format stream-json --verbose --session-id AGENT --input-format stream-json --replay-user-messages",
+			"claude -p --output-format stream-json --verbose --resume AGENT --input-format stream-json --replay-user-messages", "STUB-REPLY #10", "STUB-REPLY #12: saw 2 user message(s)", ""},
 		{"gemini", "gemini -p  --output-format stream-json --session-id AGENT",
 			"gemini -p  --output-format stream-json --resume AGENT", "STUB-REPLY #2", "STUB-REPLY #4: saw 2 user turn(s)", ""},
 		{"codex", "codex exec --json --skip-git-repo-check -",
@@ -139,7 +139,7 @@ func TestPresetNewSessionAfterRunWithoutSession(t *testing.T) {
 		t.Fatalf("second run: %+v", d)
 	}
 	got := calls(t, log)
-	if len(got) != 2 || !strings.HasSuffix(got[1], "--session-id "+id) {
+	if len(got) != 2 || !strings.HasSuffix(got[1], "--session-id "+id+" "+SteerArgs) {
 		t.Fatalf("calls %q: the second run must start a new session", got)
 	}
 	if l := lines(t, s, id); len(l) == 0 || !strings.Contains(l[0], "starts a new session") {
@@ -161,7 +161,7 @@ func TestPresetInterruptThenContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
-	if got := calls(t, log); !strings.HasSuffix(got[1], "--resume "+id) {
+	if got := calls(t, log); !strings.HasSuffix(got[1], "--resume "+id+" "+SteerArgs) {
 		t.Fatalf("after an interrupt the conversation must continue: %q", got)
 	}
 }
@@ -213,7 +213,7 @@ func newTestSupervisorTranscript(t *testing.T) (proto.TranscriptWindow, bool, er
 
 func TestPresetCommands(t *testing.T) {
 	for _, c := range []struct{ name, args, session, want string }{
-		{"claude", "--model opus", "", "claude -p --output-format stream-json --verbose --session-id A --model opus"},
+		{"claude", "--model opus", "", "claude -p --output-format stream-json --verbose --session-id A --input-format stream-json --replay-user-messages --model opus"},
 		{"codex", "--model o4", "T", "codex exec --json --skip-git-repo-check --model o4 resume T -"},
 		{"memo", "", "", "memo --dangerous"},
 		{"builtin", "--pace 1s", "", "/x/subdash agent --pace 1s"},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
+	"github.com/subdash/subdash/supervisor/internal/steer"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -57,6 +58,9 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 			Command: sub.command, Log: sub.logPath, StartedAt: proto.Time{Time: sub.startedAt}, EndedAt: proto.Time{Time: sub.endedAt},
 			Status: sub.status, ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
 			LogDropped: max(sub.out.LogDropped(), sub.logDropped),
+		}
+		if sub.steer != nil {
+			r.Submissions[i].Steered = sub.steer.book.Messages()
 		}
 	}
 	return r
@@ -117,6 +121,10 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 			id: sr.ID, seq: sr.Seq, message: sr.Message, msgLen: sr.MessageBytes, msgPath: sr.MessageFile,
 			command: sr.Command, logPath: sr.Log, startedAt: sr.StartedAt.Time, endedAt: sr.EndedAt.Time,
 			status: sr.Status, exitCode: sr.ExitCode, signal: sr.Signal, lastError: sr.LastError, restored: true, logDropped: sr.LogDropped,
+		}
+		if len(sr.Steered) > 0 { // its receipts, as they were (SPEC §11)
+			a.subs[i].steer = &steering{book: &steer.Book{}}
+			a.subs[i].steer.book.Restore(sr.Steered)
 		}
 	}
 	return a

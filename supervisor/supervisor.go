@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -173,6 +172,9 @@ type submission struct {
 	// appr relays tool permission requests (--approvals, SPEC §12); nil
 	// otherwise.
 	appr *approvals
+	// steer: what it takes while it runs (SPEC §11); nil unless its agent
+	// takes messages while it runs.
+	steer *steering
 	// memo is the run's Memo home and the session files it held at start
 	// (memo preset, local runner; set by launch); nil otherwise.
 	memo *memoRun
@@ -363,6 +365,8 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		ParentID:         a.parentID,
 		QueuedMessages:   queuedLocked(a),
 		PendingStart:     a.pending,
+		SteeredMessages:  steeredLocked(a),
+		Steerable:        steerable(a),
 		Pod:              a.place.Pod,
 		Node:             a.place.Node,
 		Failure:          s.failureLocked(a),
@@ -464,6 +468,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 		sub.tr = newTranscriptState(a.preset, func(id string) { s.onSession(a, sub, id) })
 		opt.RawLine = sub.tr.line
 	}
+	s.steerSetupLocked(a, sub, &opt)
 	sub.out = output.New(opt)
 	if a.preset.Structured() && a.preset.Approvals {
 		s.newApprovalsLocked(a, sub)
@@ -477,23 +482,4 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 	a.lastMessage = head
 	a.updatedAt = now
 	return sub, nil
-}
-
-// submissionVars returns the submission's own variables (SPEC §2):
-// SUBDASH_AGENT_ID, SUBDASH_SUBMISSION_ID, SUBDASH_SUBMISSION_SEQ and, unless
-// nesting is allowed, MEMO_ENABLE_COLLAB_TOOLS=0. The runner adds them to
-// the environment it gives the submission (the local runner: the host's).
-func (s *Supervisor) submissionVars(a *agent, sub *submission) []string {
-	vars := []string{
-		"SUBDASH_AGENT_ID=" + a.id,
-		"SUBDASH_SUBMISSION_ID=" + sub.id,
-		"SUBDASH_SUBMISSION_SEQ=" + strconv.Itoa(sub.seq),
-	}
-	if !s.cfg.AllowNested {
-		vars = append(vars, "MEMO_ENABLE_COLLAB_TOOLS=0")
-	}
-	if sub.memo != nil {
-		vars = append(vars, "MEMO_HOME="+sub.memo.home)
-	}
-	return vars
 }

@@ -32,6 +32,11 @@ type transcriptState struct {
 	// outside mu; onFinal is called once, outside mu, after the final event.
 	onControl func(line []byte)
 	onFinal   func()
+	// onEcho gets the id of each user message the CLI echoed back as it
+	// took it (claude --replay-user-messages), onResult is called at each
+	// turn's result; both outside mu (SPEC §11 steer).
+	onEcho    func(id string)
+	onResult  func()
 	finalSeen bool
 }
 
@@ -62,9 +67,17 @@ func (t *transcriptState) line(s runner.Stream, raw []byte) {
 	}
 	es := t.parser.Line(raw)
 	control := false
+	var echoes []string
+	results := 0
 	for _, e := range es {
 		t.events = t.events || e.Kind != transcript.KindMalformed
 		control = control || e.Kind == transcript.KindApproval || e.Kind == transcript.KindApprovalAnswer
+		if e.Kind == transcript.KindUser && e.ID != "" {
+			echoes = append(echoes, e.ID)
+		}
+		if e.Kind == transcript.KindResult {
+			results++
+		}
 	}
 	t.appendLocked(es)
 	changed := ""
@@ -82,6 +95,14 @@ func (t *transcriptState) line(s runner.Stream, raw []byte) {
 	}
 	if final && t.onFinal != nil {
 		t.onFinal()
+	}
+	for _, id := range echoes {
+		if t.onEcho != nil {
+			t.onEcho(id)
+		}
+	}
+	for ; results > 0 && t.onResult != nil; results-- {
+		t.onResult()
 	}
 }
 

@@ -93,6 +93,16 @@ func (f *fakeSup) Queue(ctx context.Context, id, message string) (proto.SendResu
 	return f.Send(ctx, id, message, false)
 }
 
+// Steer writes a message into a running agent: the fake records it and
+// answers pending.
+func (f *fakeSup) Steer(ctx context.Context, id, message string) (proto.SendResult, error) {
+	f.noIO("Steer")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("steer %s %q", id[:8], message)
+	return proto.SendResult{AgentID: id, Status: proto.StatusRunning, MessageID: "11111111-0000-4000-8000-000000000000", Receipt: proto.ReceiptPending}, nil
+}
+
 // CancelQueue drops the last queued message.
 func (f *fakeSup) CancelQueue(ctx context.Context, id string) (proto.StatusResult, error) {
 	f.noIO("CancelQueue")

@@ -199,13 +199,20 @@ func (m *Model) send(id, message, verb string) tea.Cmd {
 	if !a.Running() {
 		return m.opCmd(opSend, id, message, false)
 	}
-	m.ask(fmt.Sprintf("%s is running: interrupt it and %s now, queue the message for when it ends, or cancel?", m.label(id), verb),
+	steer := ""
+	if a.Steerable {
+		steer = ", steer it (into the running turn)"
+	}
+	m.ask(fmt.Sprintf("%s is running: interrupt it and %s now%s, queue the message for when it ends, or cancel?", m.label(id), verb, steer),
 		"interrupt and "+verb, "cancel", func(m *Model) tea.Cmd {
 			m.markStopping(id)
 			return m.opCmd(opSend, id, message, true)
 		}, nil)
-	m.confirm.choice = keymap.DefaultSendChoice()
+	m.confirm.choice = keymap.DefaultSendChoice().WithSteer(a.Steerable)
 	m.confirm.queue = func(m *Model) tea.Cmd { return m.opCmd(opQueue, id, message, false) }
+	if a.Steerable {
+		m.confirm.steer = func(m *Model) tea.Cmd { return m.opCmd(opSteer, id, message, false) }
+	}
 	return nil
 }
 
@@ -310,6 +317,8 @@ func (m *Model) confirmKey(k tea.KeyMsg) tea.Cmd {
 		switch {
 		case key.Matches(k, c.choice.Interrupt):
 			f = c.yes
+		case c.steer != nil && key.Matches(k, c.choice.Steer):
+			f = c.steer
 		case key.Matches(k, c.choice.Queue):
 			f = c.queue
 		case key.Matches(k, c.choice.Cancel):

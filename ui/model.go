@@ -70,11 +70,11 @@ type confirmation struct {
 	question string
 	keys     keymap.Confirm
 	yes, no  func(m *Model) tea.Cmd
-	// queue, when set, makes it the three-choice question of a send to a
-	// running agent (SPEC §11): choice.Interrupt runs yes, choice.Queue
-	// runs queue, choice.Cancel runs no.
-	queue  func(m *Model) tea.Cmd
-	choice keymap.SendChoice
+	// queue, when set, makes it the question of a send to a running agent
+	// (SPEC §11): choice.Interrupt runs yes, Queue queue, Steer steer
+	// (set for a Steerable agent), Cancel no.
+	queue, steer func(m *Model) tea.Cmd
+	choice       keymap.SendChoice
 }
 
 // helpKeys returns the bindings the question's help line shows.
@@ -226,8 +226,9 @@ type (
 		// selection.
 		startup bool
 		// queued: queue kept the message; dropped: the operation dropped
-		// a queued message (SPEC §11).
+		// a queued message (SPEC §11); receipt, note: a steer's.
 		queued, dropped bool
+		receipt, note   string
 		// below is how many descendants a close, resume or forget took
 		// with the agent (SPEC §14).
 		below int

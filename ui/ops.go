@@ -21,6 +21,7 @@ const (
 	opClose     op = "close"
 	opResume    op = "resume"
 	opQueue     op = "queue"
+	opSteer     op = "steer"
 	opUnqueue   op = "cancel queue"
 	opForget    op = "forget"
 )
@@ -50,6 +51,9 @@ func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
 		case opQueue:
 			r, err := sup.Queue(context.Background(), id, message)
 			done.status, done.queued, done.err = r.Status, r.Queued, err
+		case opSteer:
+			r, err := sup.Steer(context.Background(), id, message)
+			done.status, done.receipt, done.note, done.err = r.Status, r.Receipt, r.Note, err
 		case opUnqueue:
 			r, err := sup.CancelQueue(context.Background(), id)
 			done.status, done.err = r.Status, err
@@ -131,6 +135,15 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 		if msg.queued {
 			m.say(levelInfo, "queued for "+short+": it starts when the running submission ends (u cancels it)")
 		} else {
+			m.say(levelInfo, "sent to "+short+": it had ended, so the message started at once")
+		}
+	case opSteer:
+		switch msg.receipt {
+		case proto.ReceiptPending:
+			m.say(levelInfo, "steered into "+short+": pending until the agent takes it (its row shows the receipt)")
+		case proto.ReceiptNotDelivered:
+			m.say(levelInfo, "not delivered to "+short+": "+msg.note)
+		default:
 			m.say(levelInfo, "sent to "+short+": it had ended, so the message started at once")
 		}
 	case opUnqueue:

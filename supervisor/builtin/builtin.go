@@ -48,6 +48,8 @@ type config struct {
 	fsys        fs.FS         // the file system rooted at "/"; dataFS for real
 	pace        time.Duration // pause between output lines
 	maxFileSize int64         // find skips larger files, in bytes
+	input       string        // --input-format: "text" (the default) or InputStreamJSON
+	steer       *steering     // set by readSteered: messages taken while the task runs
 }
 
 // Run executes one task: reads the whole task message from stdin (trimmed),
@@ -84,6 +86,9 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, dir str
 
 // readAndRun reads the task message from stdin and runs it with cfg.
 func readAndRun(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
+	if cfg.input == InputStreamJSON {
+		return readSteered(ctx, cfg, stdin, stdout, stderr)
+	}
 	msg, err := io.ReadAll(io.LimitReader(stdin, maxTaskSize))
 	if err != nil {
 		warnf(stderr, "cannot read the task from stdin: %v\n", err)
@@ -100,8 +105,9 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, status int, ok boo
 	flags := flag.NewFlagSet("subdash agent", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.DurationVar(&cfg.pace, "pace", 0, "pause between output lines, e.g. 50ms (for demos)")
+	flags.StringVar(&cfg.input, "input-format", "text", "stdin: text (the task, read to its end) or stream-json (one JSON message a line, the task first; later ones are taken while it runs)")
 	flags.Usage = func() {
-		warnf(stderr, "usage: subdash agent [--pace DURATION] < task\n\nflags:\n")
+		warnf(stderr, "usage: subdash agent [--pace DURATION] [--input-format text|stream-json] < task\n\nflags:\n")
 		flags.PrintDefaults()
 		warnf(stderr, "\n%s", tasksHelp)
 	}
@@ -113,6 +119,10 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, status int, ok boo
 	}
 	if flags.NArg() > 0 {
 		warnf(stderr, "subdash agent: unexpected argument %q; the task is read from stdin\n", flags.Arg(0))
+		return cfg, StatusUsage, false
+	}
+	if cfg.input != "text" && cfg.input != InputStreamJSON {
+		fmt.Fprintf(stderr, "subdash agent: --input-format must be text or stream-json, got %q\n", cfg.input)
 		return cfg, StatusUsage, false
 	}
 	if cfg.pace < 0 {
@@ -130,7 +140,7 @@ func run(ctx context.Context, cfg config, msg string, stdout, stderr io.Writer) 
 		return StatusUsage
 	}
 
-	out := &printer{ctx: ctx, w: stdout, pace: cfg.pace}
+	out := &printer{ctx: ctx, w: stdout, pace: cfg.pace, steer: cfg.steer}
 	switch t.kind {
 	case taskFind:
 		err = find(ctx, cfg, t, out, stderr)
@@ -157,6 +167,7 @@ type printer struct {
 	pace  time.Duration
 	lines int
 	err   error
+	steer *steering // messages taken between files; nil without steering
 }
 
 // warnf writes a message to stderr, the agent's log. A failed write is

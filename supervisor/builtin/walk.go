@@ -102,6 +102,7 @@ func fsName(abs string) string {
 // w.out; an unreadable directory below t is a warning, an unreadable t an
 // error.
 func (w *walker) walk(ctx context.Context, t target, visit func(file) error) error {
+	visit = w.out.steered(visit) // steered messages are taken between files
 	if !t.info.IsDir() {
 		if !t.info.Mode().IsRegular() {
 			return fmt.Errorf("not a regular file or directory: %s", t.display)

@@ -83,6 +83,10 @@ type (
 		// Queue keeps the message to start after the running submission
 		// (SPEC §11, supervisor.Queue); it excludes Interrupt.
 		Queue bool `json:"queue,omitempty"`
+		// Steer writes the message into the running submission of an
+		// agent that takes messages while it runs (SPEC §11,
+		// supervisor.Steer); it excludes Interrupt and Queue.
+		Steer bool `json:"steer,omitempty"`
 	}
 	// resendRequest asks for the latest message again (FeatureResendFile).
 	resendRequest struct {

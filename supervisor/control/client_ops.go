@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -69,6 +70,32 @@ func (c *Client) Queue(ctx context.Context, id, message string) (proto.SendResul
 	var res proto.SendResult
 	return res, c.sendMessage(ctx, agentPath(id, "send"), url.Values{"queue": {"1"}}, message,
 		func(msg string) any { return sendRequest{Message: msg, Queue: true} }, &res)
+}
+
+// Steer calls send with steer (SPEC §11, supervisor.Steer) on the
+// supervisor behind the socket. A host without FeatureSteer is told
+// nothing: the call fails, saying so.
+func (c *Client) Steer(ctx context.Context, id, message string) (proto.SendResult, error) {
+	var res proto.SendResult
+	if err := c.checkSteer(ctx); err != nil {
+		return res, err
+	}
+	return res, c.sendMessage(ctx, agentPath(id, "send"), url.Values{"steer": {"1"}}, message,
+		func(msg string) any { return sendRequest{Message: msg, Steer: true} }, &res)
+}
+
+// checkSteer fails unless the host steers (FeatureSteer): an older one
+// would take the message as a plain send.
+func (c *Client) checkSteer(ctx context.Context) error {
+	ok, err := c.Has(ctx, proto.FeatureSteer)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf(
+			"the subdash serving %s cannot steer (it is older than steering); queue the message (--queue) or interrupt the agent (--interrupt), or restart it with this subdash", c.socket)}
+	}
+	return nil
 }
 
 // CancelQueue drops the message queued for agent id (SPEC §11,

@@ -35,10 +35,13 @@ Prints the JSON result of the operation on stdout; logs prints plain text.
 ops:
   spawn MSG [--task-name NAME] start a new agent working on MSG, named NAME in
                                the tree (letters, digits, _ and -)      (spawn_agent)
-  send ID MSG [--interrupt | --queue]
+  send ID MSG [--interrupt | --queue | --steer]
                                start a new submission of agent ID; with
                                --interrupt a running one is cancelled first (send_input);
-                               with --queue MSG starts when the running one ends
+                               with --queue MSG starts when the running one ends;
+                               with --steer MSG is written into the running one
+                               (claude, the built-in agent) and the receipt
+                               follows in list's steered_messages
   cancel-queue ID              drop the message queued for agent ID
   seen ID                      mark agent ID as looked at: it no longer needs you
   interrupt ID                 terminate the running submission of agent ID
@@ -99,7 +102,7 @@ type ctlOp struct {
 
 var ctlOps = map[string]ctlOp{
 	"spawn":        {tool: "spawn_agent", args: "MSG [--task-name NAME]", flags: []string{"task-name"}, check: exactly(1)},
-	"send":         {tool: "send_input", args: "ID MSG [--interrupt | --queue]", flags: []string{"interrupt", "queue"}, check: exactly(2)},
+	"send":         {tool: "send_input", args: "ID MSG [--interrupt | --queue | --steer]", flags: []string{"interrupt", "queue", "steer"}, check: exactly(2)},
 	"cancel-queue": {tool: "cancel-queue", args: "ID", check: exactly(1)},
 	"seen":         {tool: "seen", args: "ID", check: exactly(1)},
 	"interrupt":    {tool: "interrupt", args: "ID", check: exactly(1)},
@@ -156,7 +159,7 @@ type ctlLine struct {
 // valueFlags take a value; boolFlags do not.
 var (
 	valueFlags = map[string]bool{"dir": true, "socket": true, "host": true, "timeout-ms": true, "submission": true, "request": true, "message": true, "task-name": true, "status": true}
-	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true, "tree": true, "all": true}
+	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true, "tree": true, "steer": true, "all": true}
 )
 
 // parseCtl parses args, accepting flags before, between and after the
@@ -327,9 +330,15 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		}, err
 	case "send":
 		msg, err := message(1)
-		interrupt, queue := flags["interrupt"] == "true", flags["queue"] == "true"
+		interrupt, queue, steer := flags["interrupt"] == "true", flags["queue"] == "true", flags["steer"] == "true"
 		if interrupt && queue && err == nil {
 			err = fmt.Errorf("--interrupt and --queue exclude each other: --queue waits for the running submission, --interrupt cancels it")
+		}
+		if steer && (interrupt || queue) && err == nil {
+			err = fmt.Errorf("--steer excludes --interrupt and --queue: --steer writes the message into the running submission")
+		}
+		if steer {
+			return func(ctx context.Context, c *Client) (any, error) { return c.SteerFrom(ctx, pos[0], msg) }, err
 		}
 		return func(ctx context.Context, c *Client) (any, error) {
 			return c.SendFrom(ctx, pos[0], msg, interrupt, queue)

@@ -54,7 +54,7 @@ func TestCtlUsageErrors(t *testing.T) {
 		{[]string{"frob"}, `unknown operation "frob"`},
 		{[]string{"spawn"}, "spawn: missing argument; usage: subdash ctl spawn MSG"},
 		{[]string{"spawn", "a", "b"}, `unexpected argument "b"`},
-		{[]string{"send", "ID"}, "send: missing argument; usage: subdash ctl send ID MSG [--interrupt | --queue]"},
+		{[]string{"send", "ID"}, "send: missing argument; usage: subdash ctl send ID MSG [--interrupt | --queue | --steer]"},
 		{[]string{"close"}, "close: missing argument"},
 		{[]string{"list", "x"}, `unexpected argument "x"`},
 		{[]string{"list", "--interrupt"}, "list does not take --interrupt"},

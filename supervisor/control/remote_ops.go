@@ -105,6 +105,14 @@ func (r *Remote) Queue(ctx context.Context, id, message string) (proto.SendResul
 	return r.c.Queue(ctx, id, message)
 }
 
+// Steer writes a message into a running agent on the host (SPEC §11).
+func (r *Remote) Steer(ctx context.Context, id, message string) (proto.SendResult, error) {
+	if err := r.refuse("steer"); err != nil {
+		return proto.SendResult{}, err
+	}
+	return r.c.Steer(ctx, id, message)
+}
+
 // CancelQueue drops an agent's queued message on the host (SPEC §11).
 func (r *Remote) CancelQueue(ctx context.Context, id string) (proto.StatusResult, error) {
 	if err := r.refuse("cancel queue"); err != nil {

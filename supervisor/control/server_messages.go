@@ -38,10 +38,15 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 	if isText(r) {
 		q := r.URL.Query()
 		req.Interrupt, req.Queue = flagParam(q.Get("interrupt")), flagParam(q.Get("queue"))
+		req.Steer = flagParam(q.Get("steer"))
 	} else if !decode(w, r, &req) {
 		return
 	}
 	if !srv.checkSend(w, r, req.Interrupt, req.Queue) {
+		return
+	}
+	if req.Steer && (req.Queue || req.Interrupt) {
+		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: "steer excludes queue and interrupt: steer writes the message into the running submission; set one"})
 		return
 	}
 	m, err := srv.messageOf(r, req.Message)
@@ -50,9 +55,12 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var res proto.SendResult
-	if req.Queue {
+	switch {
+	case req.Steer:
+		res, err = srv.sup.SteerMessage(srv.caller(r), r.PathValue("id"), m)
+	case req.Queue:
 		res, err = srv.sup.QueueMessage(srv.caller(r), r.PathValue("id"), m)
-	} else {
+	default:
 		res, err = srv.sup.SendMessage(srv.caller(r), r.PathValue("id"), m, req.Interrupt)
 	}
 	reply(w, r, http.StatusOK, res, err)

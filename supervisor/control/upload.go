@@ -68,6 +68,17 @@ func (c *Client) SendFrom(ctx context.Context, id string, r io.Reader, interrupt
 		func(msg string) any { return sendRequest{Message: msg, Interrupt: interrupt, Queue: queue} }, &res)
 }
 
+// SteerFrom calls send with steer (SPEC §11, supervisor.Steer) with the
+// message read from r, as SendFrom sends it.
+func (c *Client) SteerFrom(ctx context.Context, id string, r io.Reader) (proto.SendResult, error) {
+	var res proto.SendResult
+	if err := c.checkSteer(ctx); err != nil {
+		return res, err
+	}
+	return res, c.message(ctx, agentPath(id, "send"), url.Values{"steer": {"1"}}, r,
+		func(msg string) any { return sendRequest{Message: msg, Steer: true} }, &res)
+}
+
 // message makes a spawn or send call to path whose message is read from
 // r: as a text/plain body with the query q when it is long and the host
 // takes one, else as the JSON body asJSON makes of it.

@@ -11,18 +11,19 @@ type ErrorCode string
 
 // The error codes of the operations of SPEC §3.
 const (
-	CodeInvalid    ErrorCode = "invalid"     // bad argument: empty message, empty ids, bad timeout
-	CodeNotFound   ErrorCode = "not_found"   // unknown agent id
-	CodeLimit      ErrorCode = "limit"       // concurrency limit reached
-	CodeBusy       ErrorCode = "busy"        // agent running and interrupt not set
-	CodeClosed     ErrorCode = "closed"      // agent closed
-	CodeNotRunning ErrorCode = "not_running" // interrupt of an agent that runs nothing
-	CodeShutdown   ErrorCode = "shutdown"    // the supervisor is shutting down
-	CodeNested     ErrorCode = "nested"      // a subagent asked for agents of its own without --allow-nested
-	CodeInternal   ErrorCode = "internal"    // I/O failure of ours (state directory, log file)
-	CodeNotPending ErrorCode = "not_pending" // an approval answer for no pending request (SPEC §12)
-	CodeNoQueue    ErrorCode = "no_queue"    // cancel of a queued message where none is queued
-	CodeExists     ErrorCode = "exists"      // a spawn's agent path is held by another agent (SPEC §14)
+	CodeInvalid    ErrorCode = "invalid"       // bad argument: empty message, empty ids, bad timeout
+	CodeNotFound   ErrorCode = "not_found"     // unknown agent id
+	CodeLimit      ErrorCode = "limit"         // concurrency limit reached
+	CodeBusy       ErrorCode = "busy"          // agent running and interrupt not set
+	CodeClosed     ErrorCode = "closed"        // agent closed
+	CodeNotRunning ErrorCode = "not_running"   // interrupt of an agent that runs nothing
+	CodeShutdown   ErrorCode = "shutdown"      // the supervisor is shutting down
+	CodeNested     ErrorCode = "nested"        // a subagent asked for agents of its own without --allow-nested
+	CodeInternal   ErrorCode = "internal"      // I/O failure of ours (state directory, log file)
+	CodeNotPending ErrorCode = "not_pending"   // an approval answer for no pending request (SPEC §12)
+	CodeNoQueue    ErrorCode = "no_queue"      // cancel of a queued message where none is queued
+	CodeExists     ErrorCode = "exists"        // a spawn's agent path is held by another agent (SPEC §14)
+	CodeNoSteer    ErrorCode = "not_steerable" // steer of an agent that reads its message once (SPEC §11)
 )
 
 // Error is the error type of every operation. Its message is exactly the

@@ -81,11 +81,15 @@ const (
 	// FeatureInnerAgents: Summary carries inner_agents, the subagents an
 	// agent CLI started inside a submission (SPEC §8 "Inner agents").
 	FeatureInnerAgents = "inner-agents"
-	// FeatureSteer, FeatureSearch and FeatureChanges are the words of
-	// capabilities planned within /v1 (steering a running agent, search
-	// across agents, the changes an agent made); no host of this build
-	// takes them yet, so HostFeatures does not list them.
-	FeatureSteer   = "steer"
+	// FeatureSteer: send takes steer (POST /v1/agents/{id}/send?steer=1,
+	// `ctl send --steer`): a message written into a running agent that
+	// takes messages while it runs, with a receipt per message
+	// (Summary's steered_messages, SPEC §11).
+	FeatureSteer = "steer"
+	// FeatureSearch and FeatureChanges are the words of capabilities
+	// planned within /v1 (search across agents, the changes an agent
+	// made); no host of this build takes them yet, so HostFeatures does
+	// not list them.
 	FeatureSearch  = "search"
 	FeatureChanges = "changes"
 	// FeatureLogCap: the host caps each submission's log files
@@ -97,5 +101,5 @@ const (
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer}
 }

@@ -49,6 +49,15 @@ type Summary struct {
 	// waits for a slot of the concurrency limit to start the agent's next
 	// submission (pending_init, SPEC §14); a mark, not a status.
 	PendingStart bool `json:"pending_start,omitempty"`
+	// SteeredMessages are the messages steered into the agent's
+	// submissions, oldest first, each with its receipt (SPEC §11 steer):
+	// those of its latest submission and the ones of earlier submissions
+	// that were not delivered; omitted when none.
+	SteeredMessages []SteeredMessage `json:"steered_messages,omitempty"`
+	// Steerable is true when the agent takes messages while it runs
+	// (the claude preset, the built-in agent) on a host that steers:
+	// front-ends offer steer only then (SPEC §11).
+	Steerable bool `json:"steerable,omitempty"`
 	// Pod and Node say where the agent's latest submission runs with the
 	// Kubernetes runner (SPEC §13); omitted for the local runner.
 	Pod  string `json:"pod,omitempty"`
@@ -132,16 +141,23 @@ func capMessage(s string) string {
 	return s
 }
 
-// SendResult is the result of Send (SPEC §3 send) and Queue. Queued is
-// true when Queue kept the message to start after the running submission
-// (SubmissionID is then ""); DroppedQueued is set when a send with
-// interrupt dropped a queued message (SPEC §11).
+// SendResult is the result of Send (SPEC §3 send), Queue and Steer. Queued
+// is true when Queue kept the message to start after the running
+// submission (SubmissionID is then ""); DroppedQueued is set when a send
+// with interrupt dropped a queued message (SPEC §11). A steer into a
+// running submission sets MessageID (the steered message's id) and
+// Receipt (ReceiptPending, or ReceiptNotDelivered when the submission's
+// stdin had closed and the message was queued instead); SubmissionID is
+// then the running submission's.
 type SendResult struct {
 	AgentID       string `json:"agent_id"`
 	Status        Status `json:"status"`
 	SubmissionID  string `json:"submission_id"`
 	Queued        bool   `json:"queued,omitempty"`
 	DroppedQueued bool   `json:"dropped_queued_message,omitempty"`
+	MessageID     string `json:"message_id,omitempty"`
+	Receipt       string `json:"receipt,omitempty"`
+	Note          string `json:"note,omitempty"`
 }
 
 // StatusResult is the result of Interrupt, Close, Resume and CancelQueue:

@@ -79,6 +79,12 @@ type Operator interface {
 	// Queue keeps message to start when the running submission ends by
 	// itself, or sends it at once when nothing runs (SPEC §11).
 	Queue(ctx context.Context, id, message string) (SendResult, error)
+	// Steer writes message into the running submission of agent id when
+	// the agent takes messages while it runs, answering at once with the
+	// message's id and receipt pending; an idle agent gets a plain send;
+	// one that reads its message once is refused (ErrCannotSteer; SPEC
+	// §11).
+	Steer(ctx context.Context, id, message string) (SendResult, error)
 	// CancelQueue drops the queued message (ErrNoQueue when none).
 	CancelQueue(ctx context.Context, id string) (StatusResult, error)
 	// Interrupt terminates the running submission (ErrNotRunning when

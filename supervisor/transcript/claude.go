@@ -19,6 +19,10 @@ type claudeEvent struct {
 	// ParentToolUseID is set on the frames of an inner agent: its Agent
 	// call's id (claude_inner.go).
 	ParentToolUseID string `json:"parent_tool_use_id"`
+	// UUID and IsReplay: a user message claude echoes back as it takes it
+	// (--replay-user-messages), with the uuid it was written with.
+	UUID     string `json:"uuid"`
+	IsReplay bool   `json:"isReplay"`
 
 	// system/init and system/status
 	Model  string `json:"model"`
@@ -228,7 +232,11 @@ func (p *Parser) claudeUser(ev *claudeEvent) []Entry {
 			out = append(out, p.toolResult(b.ToolUseID, "", "", claudeResultText(b.Content), b.IsError))
 		case "text":
 			p.boundary()
-			out = append(out, Entry{Kind: KindUser, Text: strings.TrimRight(plain(b.Text), "\n")})
+			e := Entry{Kind: KindUser, Text: strings.TrimRight(plain(b.Text), "\n")}
+			if ev.IsReplay {
+				e.ID = ev.UUID // the receipt of a steered message
+			}
+			out = append(out, e)
 		default:
 			out = append(out, Entry{Kind: KindUnknown, Text: termtext.OneLine("user/"+b.Type, MaxSummaryRunes)})
 		}
@@ -301,6 +309,12 @@ func (p *Parser) claudeResult(ev *claudeEvent) []Entry {
 	if u := ev.Usage; u != nil {
 		e.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 		e.OutputTokens = u.OutputTokens
+	}
+	if p.outcome.Final {
+		// a further turn in the same process (stream-json input): usage
+		// is that turn's own, total_cost_usd already the process's
+		e.InputTokens += p.outcome.InputTokens
+		e.OutputTokens += p.outcome.OutputTokens
 	}
 	// An error result still says "subtype":"success"; is_error decides, and
 	// the error_* subtypes (error_max_turns, error_during_execution...) fail.

@@ -108,6 +108,10 @@ type Row struct {
 	NeedsYou string // why the agent needs you (SPEC §11), "" when it does not
 	Queued   string // the first message queued after its submission, one clean line; "" for none
 	QueuedN  int    // how many messages are queued (SPEC §11, §14)
+	// Receipt is the receipt of the latest steered message (SPEC §11
+	// steer) in words, "" when none was steered into the latest
+	// submission.
+	Receipt string
 }
 
 // RowOf builds the row of agent a at time now; stopping says the dashboard
@@ -142,6 +146,9 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 	if a.QueuedMessage != "" {
 		r.Queued, _ = cells.Cut(termtext.OneLine(cells.Head(a.QueuedMessage, 1024), 0), 200)
 	}
+	if n := len(a.SteeredMessages); n > 0 && len(a.Submissions) > 0 && a.SteeredMessages[n-1].SubmissionSeq == a.Submissions[len(a.Submissions)-1].Seq {
+		r.Receipt = ReceiptWords(a.SteeredMessages[n-1].Receipt)
+	}
 	return r
 }
 
@@ -152,7 +159,12 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 const (
 	SymNeedsYou = "◆"
 	SymQueued   = "▸"
+	SymSteered  = "↪"
 )
+
+// ReceiptWords says a steered message's receipt (proto.Receipt*) as the
+// row shows it: "pending", "folded", "next turn", "not delivered".
+func ReceiptWords(r string) string { return strings.ReplaceAll(r, "_", " ") }
 
 // MessageText is the message cell of r: "◆ needs you · " when the agent
 // needs you, "▸ queued: “…” · " when a message waits ("▸ 3 queued: “…”
@@ -165,6 +177,9 @@ func MessageText(r Row) string {
 		msg = fmt.Sprintf("%s %d queued: “%s” · %s", SymQueued, r.QueuedN, r.Queued, msg)
 	case r.Queued != "":
 		msg = SymQueued + " queued: “" + r.Queued + "” · " + msg
+	}
+	if r.Receipt != "" {
+		msg = SymSteered + " steer " + r.Receipt + " · " + msg
 	}
 	if r.NeedsYou != "" {
 		msg = SymNeedsYou + " needs you · " + msg

@@ -93,7 +93,10 @@ type Event struct {
 	// items taken out of one: by a submission (spawned, sent), by a
 	// cancel or a close (mail_removed), by a wait (mail_taken).
 	Mail *MailRecord `json:"mail,omitempty"`
-	Seqs []uint64    `json:"seqs,omitempty"`
+	// Steered is a steered message of submission Seq with its receipt
+	// (events steered and steer_receipt, SPEC §11).
+	Steered *proto.SteeredMessage `json:"steered,omitempty"`
+	Seqs    []uint64              `json:"seqs,omitempty"`
 	// Mailbox is a session's root mailbox (event "mailbox"), written in the
 	// checkpoint as records are.
 	Mailbox *MailboxRecord `json:"mailbox,omitempty"`

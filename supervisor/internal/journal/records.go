@@ -115,6 +115,9 @@ type SubmissionRecord struct {
 	// LogDropped is how many bytes of its output the log files do not
 	// hold (SPEC §5).
 	LogDropped int64 `json:"log_dropped,omitempty"`
+	// Steered are the messages steered into it with their receipts
+	// (SPEC §11), oldest first.
+	Steered []proto.SteeredMessage `json:"steered,omitempty"`
 }
 
 // MessageHead returns the head of msg that memory and the records keep:

@@ -140,6 +140,11 @@ func (rp *replay) apply(ev Event) {
 			r.AlwaysAllowed = append(r.AlwaysAllowed, ev.Tool)
 			slices.Sort(r.AlwaysAllowed)
 		}
+	case "steered", "steer_receipt":
+		if ev.Steered != nil {
+			s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
+			s.Steered = upsertSteered(s.Steered, *ev.Steered)
+		}
 	}
 }
 
@@ -359,4 +364,16 @@ func (rp *replay) records() []*AgentRecord {
 		}
 	}
 	return out
+}
+
+// upsertSteered puts m in list in place of the message with its id, or at
+// its end.
+func upsertSteered(list []proto.SteeredMessage, m proto.SteeredMessage) []proto.SteeredMessage {
+	for i := range list {
+		if list[i].ID == m.ID {
+			list[i] = m
+			return list
+		}
+	}
+	return append(list, m)
 }

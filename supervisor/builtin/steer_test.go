@@ -1,0 +1,130 @@
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func userJSON(id, text string) string {
+	return fmt.Sprintf(`{"type":"user","message":{"role":"user","content":[{"type":"text","text":%q}]},"uuid":%q}`+"\n", text, id)
+}
+
+// waitFor polls out until it holds want, or fails after 10 s.
+func waitFor(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("output never held %q:\n%s", want, out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A message written while a task walks its files is taken between two
+// files (folded) and, being a task, runs once the first is done; one
+// written after a task ended runs as a next task (next_turn); the agent
+// ends when stdin closes, with the last task's status.
+func TestSteeredRun(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 40 {
+		must(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", i)), []byte("// TODO: item\n"), 0o644))
+	}
+	must(t, os.Mkdir(filepath.Join(dir, "tests"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "tests", "a_test.go"), []byte("// FIXME: flaky\n"), 0o644))
+	stdin, w := io.Pipe()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(context.Background(), stdin, &out, &errOut, dir, []string{"--pace", "5ms", "--input-format", "stream-json"})
+	}()
+	write(t, w, userJSON("first", "find TODO in ."))
+	waitFor(t, &out, "f03.go")
+	write(t, w, userJSON("11111111-2222-3333-4444-555555555555", "also find FIXME in tests"))
+	waitFor(t, &out, doneLine)
+	got := out.String()
+	taken := lineWith(got, "↪ took message 11111111")
+	if !strings.Contains(taken, "(folded) after ") || !strings.Contains(taken, ", before ") || !strings.HasSuffix(taken, ": also find FIXME in tests") {
+		t.Errorf("folded line = %q", taken)
+	}
+	if id, r, ok := ParseTaken([]byte(taken + "\n")); !ok || id != "11111111-2222-3333-4444-555555555555" || r != "folded" {
+		t.Errorf("ParseTaken(%q) = %q %q %v", taken, id, r, ok)
+	}
+	if !strings.Contains(got, "tests/a_test.go:1: // FIXME: flaky") {
+		t.Errorf("the folded task did not run:\n%s", got)
+	}
+	if strings.Count(got, doneLine) != 1 {
+		t.Errorf("want one done line after the first task and its folded one:\n%s", got)
+	}
+	write(t, w, userJSON("next-1", "summarize tests"))
+	waitFor(t, &out, "(next_turn) as a next task")
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(out.String(), doneLine) < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	w.Close()
+	select {
+	case code := <-done:
+		if code != StatusOK {
+			t.Fatalf("status %d, stderr %s", code, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent did not end when stdin closed")
+	}
+	if got := out.String(); !strings.Contains(got, "1 file") || strings.Count(got, doneLine) != 2 {
+		t.Errorf("next task output:\n%s", got)
+	}
+}
+
+// A first line that is not a stream-json user message is a usage error
+// that says what a line should be.
+func TestSteeredBadLine(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), strings.NewReader("audit .\n"), &out, &errOut, t.TempDir(), []string{"--input-format", "stream-json"})
+	if code != StatusUsage || !strings.Contains(errOut.String(), `each stdin line is {"type":"user"`) {
+		t.Errorf("status %d, stderr %q", code, errOut.String())
+	}
+}
+
+// write writes s to the agent's stdin or fails the test.
+func write(t *testing.T, w io.Writer, s string) {
+	t.Helper()
+	if _, err := io.WriteString(w, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
