@@ -71,8 +71,7 @@ type confirmation struct {
 	keys     keymap.Confirm
 	yes, no  func(m *Model) tea.Cmd
 	// queue, when set, makes it the question of a send to a running agent
-	// (SPEC §11): choice.Interrupt runs yes, Queue queue, Steer steer
-	// (set for a Steerable agent), Cancel no.
+	// (SPEC §11): Interrupt runs yes, Queue queue, Steer steer, Cancel no.
 	queue, steer func(m *Model) tea.Cmd
 	choice       keymap.SendChoice
 }
