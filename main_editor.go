@@ -29,6 +29,8 @@ func editorCommand() string {
 	return "vi"
 }
 
+// Run, SetStdin, SetStdout and SetStderr make editor a tea.ExecCommand: Bubble
+// Tea hands the editor the terminal, runs it and takes the terminal back.
 func (e *editor) Run() error            { return e.cmd.Run() }
 func (e *editor) SetStdin(r io.Reader)  { e.cmd.Stdin = r }
 func (e *editor) SetStdout(w io.Writer) { e.cmd.Stdout = w }

@@ -210,6 +210,8 @@ type progressReader struct {
 	progress func()
 }
 
+// Read reads from the answer and counts every read that returns bytes as
+// progress, so a call's deadline (deadline.go) runs only while nothing flows.
 func (p *progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	if n > 0 {
