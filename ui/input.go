@@ -56,6 +56,8 @@ func (m Model) inputPrompt() string {
 		return "edit & resend " + short + suffix + " › "
 	case inputFilter:
 		return "filter agents › "
+	case inputAcross:
+		return "search every agent › "
 	case inputDeny:
 		return "deny " + short + " " + termtext.OneLine(m.denyRequest.Tool+" "+m.denyRequest.Summary, 0) + " › "
 	}
@@ -102,6 +104,8 @@ func (m *Model) submit() tea.Cmd {
 		return m.submitDeny(text)
 	case inputFilter:
 		return m.applyFilter(text)
+	case inputAcross:
+		return m.submitAcross(text)
 	}
 	if strings.TrimSpace(text) == "" {
 		m.say(levelError, "send: message must not be empty")

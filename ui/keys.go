@@ -25,6 +25,8 @@ func (m Model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case modeHelp:
 		m.helpKey(k)
 		return m, nil
+	case modeAcross:
+		return m, m.acrossKey(k)
 	case modeStopping:
 		if key.Matches(k, m.keys.Quit) {
 			// A second quit does not wait: what is still alive after its
@@ -88,6 +90,8 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		m.openInput(inputSpawn, "", "")
 	case key.Matches(k, km.Search):
 		m.openInput(inputSearch, "", "") // as in less: empty, enter alone repeats the last search
+	case key.Matches(k, km.SearchAgents):
+		m.openAcross()
 	case key.Matches(k, km.Transcript):
 		if !m.structured() {
 			m.say(levelWarn, "raw output only: transcripts come with --preset claude, codex or gemini")

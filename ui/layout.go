@@ -50,6 +50,7 @@ func (m *Model) resize(w, h int) {
 	}
 	m.table.SetSize(m.lay.tableW-2, m.lay.tableH-2)
 	m.log.SetSize(m.lay.logW-2, m.lay.logH-2)
+	m.across.results.SetSize(m.lay.logW-2, m.lay.logH-2)
 	m.input.SetWidth(m.width)
 	m.help.Width = m.width
 }

@@ -25,6 +25,7 @@ const (
 	modeConfirm       // a yes/no question
 	modeHelp          // the full help overlay
 	modeStopping      // quitting: waiting for running submissions to end
+	modeAcross        // the results of a search across agents (across.go)
 )
 
 // inputKind says what the input line is for.
@@ -37,6 +38,7 @@ const (
 	inputSearch
 	inputDeny   // the reason of a denial (SPEC §12)
 	inputFilter // the table's filter (SPEC §11)
+	inputAcross // a search across agents (across.go)
 )
 
 // level is the kind of a message on the message line.
@@ -151,6 +153,7 @@ type Model struct {
 	match     []bool            // the filter's verdict per agent (m.agents[i]); nil without a filter
 	matchN    int               // how many agents the filter matches (all without one)
 	at        map[string]int    // agent id → index in agents
+	across    across            // the search across agents (across.go)
 }
 
 // New returns the dashboard for s, with the agents s has now.
@@ -462,7 +465,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case hostErrMsg:
 		return m, m.onHostErr(msg)
 	}
-	return m, nil
+	return m, m.onAcross(msg) // the search across agents', if its own
 }
 
 // splitKeys handles typed keys that reached the program in one read (key

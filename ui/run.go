@@ -51,6 +51,7 @@ type Supervisor interface {
 	proto.Reader
 	proto.Operator
 	proto.MessageFiles
+	proto.Searcher
 }
 
 // Lifecycle stops the agents of a host when its dashboard quits (SPEC §4);

@@ -108,6 +108,9 @@ func (m Model) panes() []string {
 	if m.shown.agent == "" {
 		body = m.emptyLog()
 	}
+	if m.mode == modeAcross {
+		logTitle, logFooter, body = m.across.results.Title(), m.across.results.Footer(), m.across.results.View()
+	}
 	logBox := m.box(logTitle, logFooter, body, l.logW, l.logH)
 	if !l.wide {
 		return append(table, logBox...)
@@ -316,7 +319,7 @@ func (m Model) shortHelpLine() string {
 	switch m.mode {
 	case modeInput:
 		k := m.input.KeyMap
-		verb := map[inputKind]string{inputSpawn: "spawn", inputSend: "send", inputEdit: "resend", inputSearch: "search", inputDeny: "deny", inputFilter: "filter"}[m.inputKind]
+		verb := map[inputKind]string{inputSpawn: "spawn", inputSend: "send", inputEdit: "resend", inputSearch: "search", inputDeny: "deny", inputAcross: "search", inputFilter: "filter"}[m.inputKind]
 		if a, ok := m.agent(m.inputTarget); ok && a.Running() && m.inputKind != inputSearch && m.inputKind != inputDeny && m.inputKind != inputFilter {
 			verb += " (asks: interrupt or queue)"
 		}
@@ -331,6 +334,8 @@ func (m Model) shortHelpLine() string {
 		b = m.confirm.helpKeys()
 	case modeHelp:
 		b = m.helpKeys.ShortHelp()
+	case modeAcross:
+		b = m.across.results.KeyMap.ShortHelp()
 	case modeStopping:
 		q := m.keys.Quit
 		q.SetHelp("q", "kill them now and quit")

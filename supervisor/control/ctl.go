@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/internal/search"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/sshlink"
 )
@@ -71,6 +72,11 @@ ops:
   logs ID [--submission SEQ] [--raw]
                                output of the latest (or SEQ-th) submission, as
                                plain text, or with --raw the log file's bytes
+  search QUERY [--agent ID] [--regex] [--limit N]
+                               every agent's output (agent ID and its
+                               descendants with --agent), smart case; JSON Lines:
+                               one hit a line (agent_id, agent_path, seq, line,
+                               text), then {"hits", "truncated"}; N defaults to 1000
 
 A MSG of - is read from stdin (streamed to the host as it is read). A message is UTF-8 text (invalid bytes become
 U+FFFD) of at most 64 MiB (put a longer task in a file). ID is an agent id, an
@@ -90,7 +96,7 @@ Exit status: 0 success; 1 the operation failed, with "<tool> failed: <message>"
 on stderr; 2 usage error.
 `
 
-const ctlUsageLine = "usage: subdash ctl [--dir DIR | --socket PATH | --host ssh://host/dir] <op> [args]; ops: spawn, send, cancel-queue, seen, interrupt, close, resume, forget, wait, list, info, logs, approve, deny (subdash ctl help)"
+const ctlUsageLine = "usage: subdash ctl [--dir DIR | --socket PATH | --host ssh://host/dir] <op> [args]; ops: spawn, send, cancel-queue, seen, interrupt, close, resume, forget, wait, list, info, logs, search, approve, deny (subdash ctl help)"
 
 // ctlOp describes one operation of `subdash ctl`.
 type ctlOp struct {
@@ -113,6 +119,7 @@ var ctlOps = map[string]ctlOp{
 	"list":         {tool: "list_agents", args: "[--tree]", flags: []string{"tree"}, check: exactly(0)},
 	"info":         {tool: "info", args: "", check: exactly(0)},
 	"logs":         {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
+	"search":       {tool: "search", args: "QUERY [--agent ID] [--regex] [--limit N]", flags: []string{"agent", "regex", "limit"}, check: exactly(1)},
 	"approve":      {tool: "approve", args: "ID [--request RID] [--always]", flags: []string{"request", "always"}, check: exactly(1)},
 	"deny":         {tool: "deny", args: "ID [--request RID] [--message M]", flags: []string{"request", "message"}, check: exactly(1)},
 }
@@ -158,8 +165,8 @@ type ctlLine struct {
 
 // valueFlags take a value; boolFlags do not.
 var (
-	valueFlags = map[string]bool{"dir": true, "socket": true, "host": true, "timeout-ms": true, "submission": true, "request": true, "message": true, "task-name": true, "status": true}
-	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true, "tree": true, "steer": true, "all": true}
+	valueFlags = map[string]bool{"dir": true, "socket": true, "host": true, "timeout-ms": true, "submission": true, "request": true, "message": true, "task-name": true, "status": true, "agent": true, "limit": true}
+	boolFlags  = map[string]bool{"interrupt": true, "raw": true, "help": true, "h": true, "always": true, "queue": true, "tree": true, "steer": true, "all": true, "regex": true}
 )
 
 // parseCtl parses args, accepting flags before, between and after the
@@ -380,6 +387,19 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 	case "deny":
 		rid, msg := flags["request"], flags["message"]
 		return func(ctx context.Context, c *Client) (any, error) { return c.Deny(ctx, pos[0], rid, msg) }, nil
+	case "search":
+		limit, err := intFlag("limit")
+		if err == nil && limit != nil && *limit < 1 {
+			err = fmt.Errorf("--limit must be at least 1, not %d", *limit)
+		}
+		req := proto.SearchRequest{Query: pos[0], Agent: flags["agent"], Regex: flags["regex"] == "true"}
+		if limit != nil {
+			req.Limit = *limit
+		}
+		if err == nil {
+			_, err = search.Compile(req.Query, req.Regex) // a bad regular expression is a usage error
+		}
+		return func(ctx context.Context, c *Client) (any, error) { return streamed{}, writeSearch(ctx, c, stdout, req) }, err
 	case "logs":
 		seq, err := intFlag("submission")
 		if err == nil && seq != nil && *seq < 1 {

@@ -219,6 +219,7 @@ func (srv *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/events", srv.events)
 	srv.viewerRoutes(mux)
 	srv.treeRoutes(mux)
+	srv.searchRoute(mux)
 	return mux
 }
 

@@ -55,6 +55,8 @@ var wireTypes = []struct {
 	{"GET /v1/agents/{id}/window", WindowResult{}},
 	{"GET /v1/agents/{id}/transcript", TranscriptResult{}},
 	{"GET /v1/agents/{id}/search", proto.SearchResult{}},
+	{"GET /v1/search (a hit line)", proto.SearchHit{}},
+	{"GET /v1/search (the last line)", proto.SearchSummary{}},
 	{"POST /v1/multi-agent/spawn", proto.TreeAgent{}},
 	{"POST /v1/multi-agent/message", proto.TreeAgent{}},
 	{"POST /v1/multi-agent/interrupt", proto.TreeAgent{}},

@@ -86,11 +86,12 @@ const (
 	// takes messages while it runs, with a receipt per message
 	// (Summary's steered_messages, SPEC §11).
 	FeatureSteer = "steer"
-	// FeatureSearch and FeatureChanges are the words of capabilities
-	// planned within /v1 (search across agents, the changes an agent
-	// made); no host of this build takes them yet, so HostFeatures does
-	// not list them.
-	FeatureSearch  = "search"
+	// FeatureSearch: search across agents, GET /v1/search (Searcher,
+	// SPEC §6).
+	FeatureSearch = "search"
+	// FeatureChanges is the word of a capability planned within /v1 (the
+	// changes an agent made); no host of this build takes it yet, so
+	// HostFeatures does not list it.
 	FeatureChanges = "changes"
 	// FeatureLogCap: the host caps each submission's log files
 	// (--max-log-size), keeps a free-space floor, says what is missing
@@ -101,5 +102,5 @@ const (
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch}
 }

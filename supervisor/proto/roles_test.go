@@ -21,12 +21,12 @@ func TestOriginTravelsInTheContext(t *testing.T) {
 // host of an older subdash (no features) has none of them.
 func TestHostConfigHas(t *testing.T) {
 	now := HostConfig{Features: HostFeatures()}
-	for _, w := range []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureInnerAgents, FeatureSteer} {
+	for _, w := range []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureInnerAgents, FeatureSteer, FeatureSearch} {
 		if !now.Has(w) {
 			t.Errorf("this build's host lacks %s: %v", w, now.Features)
 		}
 	}
-	for _, w := range []string{FeatureSearch, FeatureChanges} {
+	for _, w := range []string{FeatureChanges} {
 		if now.Has(w) || slices.Contains(HostFeatures(), w) {
 			t.Errorf("this build's host says it takes %s, which no code here does", w)
 		}

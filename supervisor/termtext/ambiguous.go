@@ -113,3 +113,8 @@ func Invisible(r rune) bool {
 	}
 	return false
 }
+
+// Dropped reports whether display text leaves r out (see widthAmbiguous):
+// a raw line holding one may show a text its bytes do not hold (the
+// search's prefilter, supervisor/internal/search).
+func Dropped(r rune) bool { return widthAmbiguous(r) }

@@ -118,6 +118,15 @@ func NewConverter(maxWidth int) *Converter {
 	return newConverter(maxWidth, false)
 }
 
+// NewPlainConverter is NewConverter whose lines hold no escape sequence at
+// all (SGR removed too), as Plain's.
+func NewPlainConverter(maxWidth int) *Converter {
+	if maxWidth < minMaxWidth {
+		maxWidth = DefaultMaxWidth
+	}
+	return newConverter(maxWidth, true)
+}
+
 // newConverter has no lower bound on maxWidth, so tests can cut short lines;
 // it must leave room for the marker (about 60 cells).
 func newConverter(maxWidth int, plain bool) *Converter {

@@ -276,16 +276,7 @@ func (m *Model) highlight(abs int64, line string) (string, bool) {
 	if len(spans) == 0 {
 		return "", false
 	}
-	mark := m.mark(abs)
-	var b strings.Builder
-	at := 0
-	for _, sp := range spans {
-		b.WriteString(plain[at:sp.Start])
-		b.WriteString(mark(plain[sp.Start:sp.End]))
-		at = sp.End
-	}
-	b.WriteString(plain[at:])
-	return b.String(), true
+	return cells.Mark(plain, spans, m.mark(abs)), true
 }
 
 // mark returns how the matches in item abs are drawn: in the match style, or

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // Reset ends every styled row.
@@ -246,4 +248,19 @@ func Head(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// Mark returns plain text with each of spans (byte ranges of text,
+// ascending, not overlapping) drawn by mark: how the log pane and the
+// search across agents show matches.
+func Mark(text string, spans []termtext.Span, mark func(string) string) string {
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		b.WriteString(text[at:sp.Start])
+		b.WriteString(mark(text[sp.Start:sp.End]))
+		at = sp.End
+	}
+	b.WriteString(text[at:])
+	return b.String()
 }

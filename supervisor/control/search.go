@@ -1,0 +1,216 @@
+package control
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// Search across agents (SPEC §6 search, feature proto.FeatureSearch):
+//
+//	GET /v1/search?q=&agent=&regex=1&limit=&after_agent=&after_seq=&after_line=
+//
+// answers JSON Lines (application/x-ndjson) as the host finds them: one
+// proto.SearchHit a line, then the proto.SearchSummary (the line with
+// "hits"). Blank lines keep a long search without hits alive
+// (HeartbeatInterval). An error before the first hit is the operation's
+// (400 for a bad query or regular expression); one after aborts the
+// answer, so a client never takes a short success.
+
+// searchRoute registers the search route.
+func (srv *Server) searchRoute(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/search", srv.searchAgents)
+}
+
+func (srv *Server) searchAgents(w http.ResponseWriter, r *http.Request) {
+	req, err := searchRequestOf(r.URL.Query())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var mu sync.Mutex
+	wrote, finished := false, false
+	flusher, _ := w.(http.Flusher)
+	write := func(line []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished {
+			return errors.New("the answer ended")
+		}
+		if !wrote {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			wrote = true
+		}
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	stop := make(chan struct{})
+	defer func() {
+		mu.Lock()
+		finished = true // the heartbeat writes nothing after the handler
+		mu.Unlock()
+		close(stop)
+	}()
+	go func() {
+		beat := time.NewTicker(HeartbeatInterval)
+		defer beat.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-beat.C:
+				_ = write([]byte("\n"))
+			}
+		}
+	}()
+	sum, err := srv.sup.SearchAgents(r.Context(), req, func(h proto.SearchHit) error {
+		return write(append(mustJSON(h), '\n'))
+	})
+	if err != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		if !wrote {
+			wrote = true // the heartbeat writes no more
+			writeError(w, err)
+			return
+		}
+		panic(http.ErrAbortHandler) // the connection closes before the summary
+	}
+	_ = write(append(mustJSON(sum), '\n'))
+}
+
+// searchRequestOf reads the query of GET /v1/search.
+func searchRequestOf(q url.Values) (proto.SearchRequest, error) {
+	req := proto.SearchRequest{Query: q.Get("q"), Agent: q.Get("agent"), Regex: q.Get("regex") == "1"}
+	bad := func(name string) error {
+		return &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("%s must be a whole number, not %q", name, q.Get(name))}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return req, bad("limit")
+		}
+		req.Limit = n
+	}
+	if id := q.Get("after_agent"); id != "" {
+		seq, err := strconv.Atoi(q.Get("after_seq"))
+		if err != nil {
+			return req, bad("after_seq")
+		}
+		line, err := strconv.ParseInt(q.Get("after_line"), 10, 64)
+		if err != nil {
+			return req, bad("after_line")
+		}
+		req.After = &proto.SearchHitAt{AgentID: id, Seq: seq, Line: line}
+	}
+	return req, nil
+}
+
+// SearchAgents searches every agent of the host behind the socket
+// (GET /v1/search; proto.Searcher), calling emit with each hit as it
+// arrives. A host without the route answers 404: check
+// HostConfig.Has(proto.FeatureSearch) first. An answer broken off before
+// its summary is an error, never a short success.
+func (c *Client) SearchAgents(ctx context.Context, req proto.SearchRequest, emit func(proto.SearchHit) error) (proto.SearchSummary, error) {
+	q := url.Values{"q": {req.Query}}
+	if req.Agent != "" {
+		q.Set("agent", req.Agent)
+	}
+	if req.Regex {
+		q.Set("regex", "1")
+	}
+	if req.Limit > 0 {
+		q.Set("limit", strconv.Itoa(req.Limit))
+	}
+	if a := req.After; a != nil {
+		q.Set("after_agent", a.AgentID)
+		q.Set("after_seq", strconv.Itoa(a.Seq))
+		q.Set("after_line", strconv.FormatInt(a.Line, 10))
+	}
+	var sum proto.SearchSummary
+	done := false
+	err := c.stream(ctx, "/v1/search?"+q.Encode(), func(body io.Reader, progress func()) error {
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			progress()
+			line := sc.Bytes()
+			if len(line) == 0 {
+				continue // a heartbeat
+			}
+			var v struct {
+				proto.SearchHit
+				Hits      *int     `json:"hits"`
+				Truncated bool     `json:"truncated"`
+				Notes     []string `json:"notes"`
+			}
+			if err := json.Unmarshal(line, &v); err != nil {
+				return fmt.Errorf("bad answer from subdash at %s: %v", c.socket, err)
+			}
+			if v.Hits != nil {
+				sum, done = proto.SearchSummary{Hits: *v.Hits, Truncated: v.Truncated, Notes: v.Notes}, true
+				return nil
+			}
+			if err := emit(v.SearchHit); err != nil {
+				return emitError{err}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return c.brokenOff(err)
+		}
+		return nil
+	})
+	var ee emitError
+	if errors.As(err, &ee) {
+		return sum, ee.err
+	}
+	if err == nil && !done {
+		err = c.brokenOff(io.ErrUnexpectedEOF)
+	}
+	return sum, err
+}
+
+// emitError carries the caller's error out of a stream's reader.
+type emitError struct{ err error }
+
+func (e emitError) Error() string { return e.err.Error() }
+
+// SearchAgents asks the host (Client.SearchAgents).
+func (r *Remote) SearchAgents(ctx context.Context, req proto.SearchRequest, emit func(proto.SearchHit) error) (proto.SearchSummary, error) {
+	return r.c.SearchAgents(ctx, req, emit)
+}
+
+// writeSearch runs `subdash ctl search`: each hit as a JSON line on w as
+// it arrives, then the summary line.
+func writeSearch(ctx context.Context, c *Client, w io.Writer, req proto.SearchRequest) error {
+	bw := bufio.NewWriter(w)
+	sum, err := c.SearchAgents(ctx, req, func(h proto.SearchHit) error {
+		_, err := bw.Write(append(mustJSON(h), '\n'))
+		if err == nil {
+			err = bw.Flush()
+		}
+		return err
+	})
+	if err == nil {
+		_, err = bw.Write(append(mustJSON(sum), '\n'))
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}

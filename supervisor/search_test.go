@@ -1,0 +1,103 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// searchAll runs SearchAgents and returns the hits as "short id seq:line
+// text" and the summary.
+func searchAll(t *testing.T, s *Supervisor, req proto.SearchRequest) ([]string, proto.SearchSummary) {
+	t.Helper()
+	var hits []string
+	sum, err := s.SearchAgents(context.Background(), req, func(h proto.SearchHit) error {
+		hits = append(hits, fmt.Sprintf("%s %d:%d %s", h.AgentID[:8], h.Seq, h.Line, h.Text))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("search %+v: %v", req, err)
+	}
+	return hits, sum
+}
+
+// An audit agent prints a report; the search finds the word one of them
+// printed, coloured inside the word, in each agent and submission, and
+// again after the host restarted.
+func TestSearchAcrossAgents(t *testing.T) {
+	const command = `read m; echo "task $m"; printf 'report: %s\n' "$m" | sed 's/unsafe/un\x1b[31msafe\x1b[0m/'; echo done`
+	start, _ := hostOf(t, command)
+	s1 := start()
+	a, b, c := spawn(t, s1, "alpha"), spawn(t, s1, "beta unsafe"), spawn(t, s1, "gamma")
+	for _, id := range []string{a, b, c} {
+		waitFinal(t, s1, id)
+	}
+	if _, err := s1.Send(context.Background(), a, "UNSAFE again", false); err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, s1, a)
+	want := []string{
+		a[:8] + " 2:0 task UNSAFE again", a[:8] + " 2:1 report: UNSAFE again",
+		b[:8] + " 1:0 task beta unsafe", b[:8] + " 1:1 report: beta unsafe",
+	}
+	hits, sum := searchAll(t, s1, proto.SearchRequest{Query: "unsafe"})
+	if strings.Join(hits, "\n") != strings.Join(want, "\n") || sum.Hits != 4 || sum.Truncated {
+		t.Fatalf("hits:\n%s\nsummary %+v\nwant:\n%s", strings.Join(hits, "\n"), sum, strings.Join(want, "\n"))
+	}
+	if hits, _ := searchAll(t, s1, proto.SearchRequest{Query: "Unsafe"}); len(hits) != 0 {
+		t.Errorf("an upper-case query ignored case: %v", hits)
+	}
+	// a page at a time, resuming after the last hit shown
+	page, sum := searchAll(t, s1, proto.SearchRequest{Query: "unsafe", Limit: 3})
+	if len(page) != 3 || !sum.Truncated {
+		t.Fatalf("limit 3: %v %+v", page, sum)
+	}
+	rest, sum := searchAll(t, s1, proto.SearchRequest{Query: "unsafe", After: &proto.SearchHitAt{AgentID: b, Seq: 1, Line: 0}})
+	if len(rest) != 1 || rest[0] != want[3] || sum.Truncated {
+		t.Fatalf("after %s 1:0: %v %+v", b[:8], rest, sum)
+	}
+	if hits, _ := searchAll(t, s1, proto.SearchRequest{Query: `report: \w+ unsafe$`, Regex: true}); len(hits) != 1 || hits[0] != want[3] {
+		t.Errorf("regex: %v", hits)
+	}
+	if hits, _ := searchAll(t, s1, proto.SearchRequest{Query: "unsafe", Agent: b}); len(hits) != 2 {
+		t.Errorf("--agent %s: %v", b[:8], hits)
+	}
+	if hits, sum := searchAll(t, s1, proto.SearchRequest{Query: "nowhere"}); len(hits) != 0 || sum.Hits != 0 {
+		t.Errorf("no hit: %v %+v", hits, sum)
+	}
+	shutdownNow(t, s1)
+
+	s2 := start()
+	if hits, _ := searchAll(t, s2, proto.SearchRequest{Query: "unsafe"}); strings.Join(hits, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("after a restart:\n%s", strings.Join(hits, "\n"))
+	}
+	if _, err := s2.Forget(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := searchAll(t, s2, proto.SearchRequest{Query: "beta"}); len(hits) != 0 {
+		t.Errorf("a forgotten agent was searched: %v", hits)
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	s := newTestSupervisor(t, "echo hi")
+	_, err := s.SearchAgents(context.Background(), proto.SearchRequest{Query: "(", Regex: true}, func(proto.SearchHit) error { return nil })
+	if proto.CodeOf(err) != proto.CodeInvalid || !strings.Contains(err.Error(), "missing closing )") {
+		t.Errorf("bad regex: %v", err)
+	}
+	_, err = s.SearchAgents(context.Background(), proto.SearchRequest{Query: "x", Agent: "nobody"}, func(proto.SearchHit) error { return nil })
+	if proto.CodeOf(err) != proto.CodeNotFound {
+		t.Errorf("unknown agent: %v", err)
+	}
+	id := spawn(t, s, "x")
+	waitFinal(t, s, id)
+	stop := errors.New("the viewer went")
+	_, err = s.SearchAgents(context.Background(), proto.SearchRequest{Query: "hi"}, func(proto.SearchHit) error { return stop })
+	if !errors.Is(err, stop) {
+		t.Errorf("emit's error: %v", err)
+	}
+}
