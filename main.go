@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -130,6 +131,11 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 	fs.Var(sizeFlag{&o.MaxLogSize, supervisor.DefaultMaxLogSize}, "max-log-size", "the bytes each submission's log files may hold: the first and the last half are kept, a marker says what was dropped (10MiB, 10M, 1GiB; 0: no cap)")
 	fs.Var(durationFlag{&o.LogRetention, supervisor.DefaultLogRetention}, "log-retention", "at start, remove this directory's runs (logs, journal) older than this, never those of restored agents (30d; 0: keep all)")
 	fs.BoolVar(&o.Approvals, "approvals", false, "relay the claude preset's tool permission requests to you (answer with y/Y/d or subdash ctl approve/deny)")
+	fs.BoolFunc("track-changes", "count what each submission changes in its git work tree (SPEC §15; default true, =false: off)", func(v string) error {
+		on, err := strconv.ParseBool(v)
+		o.NoTrackChanges = !on
+		return err
+	})
 	fs.StringVar(&o.NotifyCommand, "notify-command", "", "shell command the host runs once each time an agent needs you, with SUBDASH_AGENT_ID, SUBDASH_STATUS and SUBDASH_MESSAGE in its environment")
 }
 

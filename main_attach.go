@@ -56,6 +56,7 @@ var hostSettings = map[string]func(c control.Settings) any{
 	"line-memory":    func(c control.Settings) any { return c.LineMemory },
 	"max-log-size":   func(c control.Settings) any { return c.MaxLogSize },
 	"notify-command": func(c control.Settings) any { return c.NotifyCommand },
+	"track-changes":  func(c control.Settings) any { return c.TrackChanges },
 	"runner": func(c control.Settings) any {
 		if c.RunnerName == "" {
 			return runner.Local

@@ -45,7 +45,10 @@ type KeyMap struct {
 	// SearchAgents searches every agent's output (SPEC §7; the results
 	// have their own keys, AgentSearch).
 	SearchAgents key.Binding
-	Help, Quit   key.Binding
+	// Diff pages what the shown submission changed in its work tree
+	// (SPEC §15).
+	Diff       key.Binding
+	Help, Quit key.Binding
 	// Approvals (SPEC §12): answer the selected agent's oldest pending
 	// tool permission request.
 	Approve, ApproveAlways, Deny key.Binding
@@ -103,6 +106,7 @@ func DefaultKeyMap() KeyMap {
 		PrevMatch:      bind([]string{"ctrl+p"}, "ctrl+p", "previous match"),
 		ClearMatch:     bind([]string{"esc"}, "esc", "clear search"),
 		SearchAgents:   bind([]string{"S"}, "S", "search every agent"),
+		Diff:           bind([]string{"D"}, "D", "what the submission changed, in $PAGER"),
 		Help:           bind([]string{"?"}, "?", "help"),
 		Quit:           bind([]string{"q", "ctrl+c"}, "q", "quit"),
 		NextNeedsYou:   bind([]string{"a"}, "a", "next agent that needs you"),
@@ -145,7 +149,7 @@ func (k KeyMap) Groups() []Group {
 		{"Many agents", []key.Binding{k.NextNeedsYou, k.FirstAgent, k.LastAgent, k.AgentsPageUp, k.AgentsPageDown, k.Filter, k.CloseShown}},
 		{"Agent tree", []key.Binding{k.Fold, k.FoldAll, k.FoldOrParent, k.UnfoldOrChild}},
 		{"Log", []key.Binding{k.PrevSubmission, k.NextSubmission, k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom}},
-		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch, k.SearchAgents}},
+		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch, k.SearchAgents, k.Diff}},
 		{"General", []key.Binding{k.Help, k.Quit}},
 		{"Approvals (--approvals)", []key.Binding{k.Approve, k.ApproveAlways, k.Deny}},
 	}

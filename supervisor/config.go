@@ -79,7 +79,8 @@ type Options struct {
 	MaxLogSize *int64
 	// NotifyCommand is --notify-command: a shell command the host runs once
 	// per transition to needing you (SPEC §11); "" for none.
-	NotifyCommand string
+	NotifyCommand  string
+	NoTrackChanges bool // --track-changes=false (SPEC §15)
 }
 
 // Environment is what Resolve reads from the outside world, so that tests
@@ -164,6 +165,9 @@ type Config struct {
 	// StateDir, for the free-space floor of the log files (SPEC §5); nil
 	// means statfs(2).
 	Statfs func(dir string) (free, total uint64, err error)
+	// TrackChanges: each submission's changes to its git work tree are
+	// counted (SPEC §15; --track-changes, on unless set false).
+	TrackChanges bool
 }
 
 // Resolve turns options and the environment into a Config following SPEC §2:
@@ -186,6 +190,7 @@ func Resolve(o Options, env Environment) (Config, error) {
 		NotifyCommand: strings.TrimSpace(o.NotifyCommand),
 		Environ:       env.Environ,
 		CollabTools:   strings.TrimSpace(env.Getenv("MEMO_ENABLE_COLLAB_TOOLS")) != "0",
+		TrackChanges:  !o.NoTrackChanges,
 	}
 	if c.Grace == 0 {
 		c.Grace = DefaultGrace

@@ -75,6 +75,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	}
 	var started runner.Process
 	if err == nil {
+		s.snapshotStart(a, sub) // where it starts from, before it runs (SPEC §15)
 		started, err = s.cfg.Runner.Start(runner.StartRequest{
 			Command: sub.command, Dir: s.cfg.Dir, Stdin: feed, Vars: s.submissionVars(a, sub),
 			AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Output: sub.out.Feed,
@@ -284,6 +285,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		}
 	}
 	s.expirePending(a, sub)
+	s.countEnd(a, sub)
 	s.endSteer(a, sub) // before the mailbox decides what starts next
 	var oc *outcome
 	var lastOutput string

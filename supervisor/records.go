@@ -62,6 +62,9 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 		if sub.steer != nil {
 			r.Submissions[i].Steered = sub.steer.book.Messages()
 		}
+		if sub.chg != nil {
+			r.Submissions[i].Changes = sub.chg.record()
+		}
 	}
 	return r
 }
@@ -121,6 +124,7 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 			id: sr.ID, seq: sr.Seq, message: sr.Message, msgLen: sr.MessageBytes, msgPath: sr.MessageFile,
 			command: sr.Command, logPath: sr.Log, startedAt: sr.StartedAt.Time, endedAt: sr.EndedAt.Time,
 			status: sr.Status, exitCode: sr.ExitCode, signal: sr.Signal, lastError: sr.LastError, restored: true, logDropped: sr.LogDropped,
+			chg: changesOf(sr.Changes),
 		}
 		if len(sr.Steered) > 0 { // its receipts, as they were (SPEC §11)
 			a.subs[i].steer = &steering{book: &steer.Book{}}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/subdash/subdash/supervisor/internal/changes"
 	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -76,7 +78,8 @@ type Supervisor struct {
 	// warnings are problems found while running (a failing
 	// --notify-command), added to Config().Warnings.
 	warnings []string
-	notifier *notifier // runs --notify-command; nil without one
+	notifier *notifier        // runs --notify-command; nil without one
+	changes  *changes.Tracker // snapshots of work trees (SPEC §15); nil with --track-changes=false
 }
 
 // The roles of package proto the supervisor plays for the front-ends of
@@ -88,6 +91,8 @@ var _ interface {
 	proto.Waiter
 	proto.Lister
 	proto.MultiAgent
+	proto.Searcher
+	proto.Differ
 } = (*Supervisor)(nil)
 
 // agent is one supervised subagent (SPEC §1).
@@ -200,6 +205,9 @@ type submission struct {
 	// pending is the whole message until launch keeps it in msgPath;
 	// then only the file keeps it.
 	pending *Message
+	// chg is what it changed in its work tree (changes.go), guarded by
+	// Supervisor.mu; nil with --track-changes=false.
+	chg *subChanges
 	// took are the mailbox items its message took (SPEC §14), journaled
 	// with the event that starts it.
 	took []uint64
@@ -254,6 +262,9 @@ func New(cfg Config) (*Supervisor, error) {
 		sessions: map[string]*sessionBox{}, mailWake: make(chan struct{}),
 		budget: output.NewBudget(), lineMem: output.NewMemory(cfg.LineMemory, defaultResident),
 		stopped: make(chan struct{}), cut: make(chan struct{})}
+	if cfg.TrackChanges {
+		s.changes = changes.New(filepath.Join(cfg.StateDir, "changes"), cfg.StateDir)
+	}
 	// Changes carry the agent's snapshot, taken when a subscriber drains
 	// them (proto.Change.Info): the dashboard and the event stream need
 	// not ask for every agent's.
@@ -372,6 +383,9 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		Failure:          s.failureLocked(a),
 		LogDropped:       logDroppedLocked(a),
 		InnerAgents:      innerLocked(a),
+	}
+	if n := len(a.subs); n > 0 {
+		sum.Changes = s.changesLocked(a.subs[n-1])
 	}
 	if len(sum.QueuedMessages) > 0 {
 		sum.QueuedMessage = sum.QueuedMessages[0]

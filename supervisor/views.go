@@ -52,7 +52,7 @@ func (s *Supervisor) infoLocked(a *agent) proto.AgentInfo {
 			Status: sub.status, StartedAt: sub.startedAt, EndedAt: sub.endedAt,
 			ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
 			Stopping: sub.reason != "" && sub.endedAt.IsZero(), LogPath: sub.logPath,
-			Output: sub.counts(),
+			Output: sub.counts(), Changes: s.changesLocked(sub),
 		}
 	}
 	info.Usage = a.usage

@@ -101,7 +101,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		m.syncLog(false)
 	case !ok:
 		if key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume, km.CancelQueue,
-			km.PrevSubmission, km.NextSubmission, km.Pager) {
+			km.PrevSubmission, km.NextSubmission, km.Pager, km.Diff) {
 			m.say(levelWarn, "no agent selected: press n to spawn one")
 		}
 	default:
@@ -192,6 +192,8 @@ func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
 		return m.cancelQueued(a)
 	case key.Matches(k, km.Pager):
 		return m.openPager(a)
+	case key.Matches(k, km.Diff):
+		return m.openDiff(a)
 	}
 	return nil
 }

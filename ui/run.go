@@ -52,6 +52,7 @@ type Supervisor interface {
 	proto.Operator
 	proto.MessageFiles
 	proto.Searcher
+	proto.Differ
 }
 
 // Lifecycle stops the agents of a host when its dashboard quits (SPEC §4);

@@ -168,6 +168,13 @@ func (m Model) logTitles() (string, string) {
 	if a.Structured {
 		parts = append(parts, map[bool]string{true: "transcript", false: "raw"}[m.shown.transcript])
 	}
+	switch c := sub.Changes; {
+	case c == nil:
+	case !c.Tracked:
+		parts = append(parts, "changes not tracked")
+	default:
+		parts = append(parts, c.Short())
+	}
 	if m.log.Wrap() {
 		parts = append(parts, "wrap")
 	}

@@ -72,6 +72,9 @@ ops:
   logs ID [--submission SEQ] [--raw]
                                output of the latest (or SEQ-th) submission, as
                                plain text, or with --raw the log file's bytes
+  diff ID [--submission SEQ]   what the latest (or SEQ-th) submission changed in
+                               its git work tree, as a unified diff (coloured on
+                               a terminal); list shows the counts (changes)
   search QUERY [--agent ID] [--regex] [--limit N]
                                every agent's output (agent ID and its
                                descendants with --agent), smart case; JSON Lines:
@@ -96,7 +99,7 @@ Exit status: 0 success; 1 the operation failed, with "<tool> failed: <message>"
 on stderr; 2 usage error.
 `
 
-const ctlUsageLine = "usage: subdash ctl [--dir DIR | --socket PATH | --host ssh://host/dir] <op> [args]; ops: spawn, send, cancel-queue, seen, interrupt, close, resume, forget, wait, list, info, logs, search, approve, deny (subdash ctl help)"
+const ctlUsageLine = "usage: subdash ctl [--dir DIR | --socket PATH | --host ssh://host/dir] <op> [args]; ops: spawn, send, cancel-queue, seen, interrupt, close, resume, forget, wait, list, info, logs, diff, search, approve, deny (subdash ctl help)"
 
 // ctlOp describes one operation of `subdash ctl`.
 type ctlOp struct {
@@ -119,6 +122,7 @@ var ctlOps = map[string]ctlOp{
 	"list":         {tool: "list_agents", args: "[--tree]", flags: []string{"tree"}, check: exactly(0)},
 	"info":         {tool: "info", args: "", check: exactly(0)},
 	"logs":         {tool: "logs", args: "ID [--submission SEQ] [--raw]", flags: []string{"submission", "raw"}, check: exactly(1)},
+	"diff":         {tool: "diff", args: "ID [--submission SEQ]", flags: []string{"submission"}, check: exactly(1)},
 	"search":       {tool: "search", args: "QUERY [--agent ID] [--regex] [--limit N]", flags: []string{"agent", "regex", "limit"}, check: exactly(1)},
 	"approve":      {tool: "approve", args: "ID [--request RID] [--always]", flags: []string{"request", "always"}, check: exactly(1)},
 	"deny":         {tool: "deny", args: "ID [--request RID] [--message M]", flags: []string{"request", "message"}, check: exactly(1)},
@@ -387,6 +391,12 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 	case "deny":
 		rid, msg := flags["request"], flags["message"]
 		return func(ctx context.Context, c *Client) (any, error) { return c.Deny(ctx, pos[0], rid, msg) }, nil
+	case "diff":
+		seq, err := intFlag("submission")
+		if err != nil {
+			return nil, err
+		}
+		return diffRequest(pos[0], seq, stdout)
 	case "search":
 		limit, err := intFlag("limit")
 		if err == nil && limit != nil && *limit < 1 {

@@ -220,6 +220,7 @@ func (srv *Server) routes() http.Handler {
 	srv.viewerRoutes(mux)
 	srv.treeRoutes(mux)
 	srv.searchRoute(mux)
+	srv.changesRoute(mux)
 	return mux
 }
 

@@ -42,6 +42,7 @@ type Settings struct {
 	RestoreWindow time.Duration
 	LogRetention  time.Duration
 	MaxLogSize    int64 // --max-log-size in bytes; 0 from a host without a cap or older than it
+	TrackChanges  bool
 }
 
 // SettingsOf returns the Settings of c, as a host sends them.
@@ -52,7 +53,7 @@ func SettingsOf(c supervisor.Config) Settings {
 		Grace: c.Grace, Scrollback: c.Scrollback, LineMemory: c.LineMemory, AllowNested: c.AllowNested, MaxDepth: c.MaxDepth,
 		Timeout: c.Timeout, NotifyCommand: c.NotifyCommand, CollabTools: c.CollabTools,
 		RunnerName: c.RunnerName, Kube: c.Kube, Warnings: c.Warnings, Notes: c.Notes,
-		RestoreWindow: c.RestoreWindow, LogRetention: c.LogRetention, MaxLogSize: c.MaxLogSize,
+		RestoreWindow: c.RestoreWindow, LogRetention: c.LogRetention, MaxLogSize: c.MaxLogSize, TrackChanges: c.TrackChanges,
 	}
 }
 

@@ -61,6 +61,9 @@ type SubmissionInfo struct {
 	// dashboard knows from the snapshot alone whether what it shows
 	// changed (SPEC §9: events carry what changed).
 	Output OutputCounts
+	// Changes is what it changed in its working tree (SPEC §15); nil
+	// with --track-changes=false.
+	Changes *Changes `json:",omitempty"`
 }
 
 // OutputCounts says how many display lines and transcript entries a

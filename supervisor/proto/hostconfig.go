@@ -89,9 +89,9 @@ const (
 	// FeatureSearch: search across agents, GET /v1/search (Searcher,
 	// SPEC §6).
 	FeatureSearch = "search"
-	// FeatureChanges is the word of a capability planned within /v1 (the
-	// changes an agent made); no host of this build takes it yet, so
-	// HostFeatures does not list it.
+	// FeatureChanges: each submission's changes to its work tree
+	// (Summary.Changes, SubmissionInfo.Changes) and GET
+	// /v1/agents/{id}/diff (Differ, SPEC §15).
 	FeatureChanges = "changes"
 	// FeatureLogCap: the host caps each submission's log files
 	// (--max-log-size), keeps a free-space floor, says what is missing
@@ -102,5 +102,5 @@ const (
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges}
 }

@@ -74,6 +74,9 @@ type Summary struct {
 	// submissions, oldest first, at most MaxInnerAgents (SPEC §8 "Inner
 	// agents", FeatureInnerAgents); omitted when none.
 	InnerAgents []InnerAgent `json:"inner_agents,omitempty"`
+	// Changes is what the latest submission changed in its working tree
+	// (SPEC §15); omitted with --track-changes=false.
+	Changes *Changes `json:"changes,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

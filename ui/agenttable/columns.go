@@ -25,6 +25,7 @@ const (
 	colSubs
 	colTime
 	colUsage
+	colChanges
 )
 
 // column is a column that a narrow table drops: a column stays while the
@@ -53,13 +54,14 @@ var columns = []column{
 	{colSubs, "#", 70, minMsgW, true},
 	{colTime, "TIME", 40, 12, false},
 	{colUsage, "USAGE", 50, minMsgW, true},
+	{colChanges, "±", 60, 12, true},
 }
 
 // layout are the widths of one frame's columns; 0 drops a column.
 type layout struct {
 	name, status, msg int
-	width             [colUsage + 1]int // per colKey
-	title             string            // of the AGENT column: "ID" for a flat table without names
+	width             [colChanges + 1]int // per colKey
+	title             string              // of the AGENT column: "ID" for a flat table without names
 	// exact is set when the cells take exactly the table's width: a row
 	// need not be measured again.
 	exact bool
@@ -73,11 +75,12 @@ func (m Model) layout(rs []drawn) layout {
 	if m.order.named || m.order.nested {
 		l.title = "AGENT"
 	}
-	usage := 0
+	usage, changed := 0, 0
 	for _, d := range rs {
 		l.name = max(l.name, cells.Width(d.name))
 		l.status = max(l.status, cells.Width(d.status))
 		usage = max(usage, cells.Width(d.Usage))
+		changed = max(changed, cells.Width(d.Changes))
 	}
 	l.name, l.status = min(l.name, maxNameW), min(l.status, maxStW)
 	if m.tree && m.order.named {
@@ -86,6 +89,9 @@ func (m Model) layout(rs []drawn) layout {
 	l.width[colSubs], l.width[colTime] = subsW, timeW
 	if usage > 0 {
 		l.width[colUsage] = max(usage, len("USAGE"))
+	}
+	if changed > 0 {
+		l.width[colChanges] = changed
 	}
 	fixed := func() int {
 		n := markW + l.name + 1 + l.status + 1

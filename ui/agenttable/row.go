@@ -112,6 +112,10 @@ type Row struct {
 	// steer) in words, "" when none was steered into the latest
 	// submission.
 	Receipt string
+	// Changes is what its latest submission changed in its work tree
+	// (SPEC §15: "+12 −3", "±0", "±?" while it runs, "–" not tracked, "*"
+	// when others ran there meanwhile); "" when not tracked at all.
+	Changes string
 }
 
 // RowOf builds the row of agent a at time now; stopping says the dashboard
@@ -135,6 +139,7 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 		r.Message = "→ " + termtext.OneLine(a.Activity, 0)
 	}
 	r.Usage = Usage(a.Usage)
+	r.Changes = a.Changes.Short()
 	r.Failing = strings.HasPrefix(a.Failure, "log file ") // the journal's failure is every agent's, said once below the table
 	if a.Restored {
 		r.Restored, r.Age = true, max(now.Sub(a.UpdatedAt.Time), 0)

@@ -160,7 +160,7 @@ func (m Model) View() string {
 	}
 	l := m.layout(rs)
 	lines := make([]string, 0, m.height)
-	head := drawn{Row: Row{Usage: "USAGE"}, name: l.title, status: "STATUS", msg: "LAST MESSAGE"}
+	head := drawn{Row: Row{Usage: "USAGE", Changes: "±"}, name: l.title, status: "STATUS", msg: "LAST MESSAGE"}
 	lines = append(lines, m.inks.Header.on(cells.Fit(m.join(l, head, "ID", "#", "TIME"), m.width)))
 	if len(m.order.rows) == 0 && m.height > 1 {
 		text := "  no agents yet: press n to spawn one"
@@ -225,6 +225,8 @@ func (m Model) middle(b *strings.Builder, l layout, d drawn, id, subs, elapsed s
 			cell(c, elapsed)
 		case colUsage:
 			cell(c, d.Usage)
+		case colChanges:
+			cell(c, d.Changes)
 		}
 	}
 }

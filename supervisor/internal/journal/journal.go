@@ -96,7 +96,9 @@ type Event struct {
 	// Steered is a steered message of submission Seq with its receipt
 	// (events steered and steer_receipt, SPEC §11).
 	Steered *proto.SteeredMessage `json:"steered,omitempty"`
-	Seqs    []uint64              `json:"seqs,omitempty"`
+	// Changes is a submission's changes (event "changes", SPEC §15).
+	Changes *ChangesRecord `json:"changes,omitempty"`
+	Seqs    []uint64       `json:"seqs,omitempty"`
 	// Mailbox is a session's root mailbox (event "mailbox"), written in the
 	// checkpoint as records are.
 	Mailbox *MailboxRecord `json:"mailbox,omitempty"`

@@ -132,7 +132,7 @@ func readRun(r Run) *runJournal {
 		case "records_restored":
 			rj.complete = true
 		case "spawned", "sent", "submission_started", "submission_ended", "closed", "resumed", "session", "forgotten", "record",
-			"queued", "queue_dropped", "mail", "mail_removed", "mail_taken", "mailbox", "approval_answered":
+			"queued", "queue_dropped", "mail", "mail_removed", "mail_taken", "mailbox", "approval_answered", "changes":
 			rj.events = append(rj.events, ev)
 		}
 	})

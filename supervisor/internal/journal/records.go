@@ -118,6 +118,26 @@ type SubmissionRecord struct {
 	// Steered are the messages steered into it with their receipts
 	// (SPEC §11), oldest first.
 	Steered []proto.SteeredMessage `json:"steered,omitempty"`
+	// Changes is what it changed in its work tree (SPEC §15), from the
+	// changes events.
+	Changes *ChangesRecord `json:"changes,omitempty"`
+}
+
+// ChangesRecord is a submission's changes to its git work tree (event
+// "changes", SPEC §15): the work tree's top, the snapshot trees at its
+// start (From) and end (To), the counts once Counted, whether other
+// submissions ran there meanwhile, and why they are not tracked.
+type ChangesRecord struct {
+	Root       string `json:"root,omitempty"`
+	From       string `json:"from,omitempty"`
+	To         string `json:"to,omitempty"`
+	NotTracked string `json:"not_tracked,omitempty"`
+	Note       string `json:"note,omitempty"`
+	Files      int    `json:"files,omitempty"`
+	Added      int    `json:"added,omitempty"`
+	Removed    int    `json:"removed,omitempty"`
+	Shared     bool   `json:"shared,omitempty"`
+	Counted    bool   `json:"counted,omitempty"`
 }
 
 // MessageHead returns the head of msg that memory and the records keep:

@@ -145,6 +145,8 @@ func (rp *replay) apply(ev Event) {
 			s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
 			s.Steered = upsertSteered(s.Steered, *ev.Steered)
 		}
+	case "changes":
+		rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time).Changes = ev.Changes
 	}
 }
 

@@ -32,14 +32,25 @@ type Hit struct {
 // DefaultMaxWidth cells) in memory whatever r's size. Errors: r's
 // (io.EOF ends the log) and ctx's, checked between reads.
 func (p *Pattern) Scan(ctx context.Context, r io.Reader, fn func(Hit) bool) error {
-	s := scanner{p: p, needles: p.plainNeedles()}
-	return s.run(ctx, r, func(line int64, text string) bool {
+	_, err := p.ScanFrom(ctx, r, 0, fn)
+	return err
+}
+
+// ScanFrom is Scan of a part of a log whose first line is number first
+// (a log the cap cut is read a part at a time, a marker line between
+// two): it returns how many display lines the part held, its last line
+// without a line end counted when it shows anything (as a read-back
+// flushes it before the marker).
+func (p *Pattern) ScanFrom(ctx context.Context, r io.Reader, first int64, fn func(Hit) bool) (int64, error) {
+	s := scanner{p: p, needles: p.plainNeedles(), line: first}
+	err := s.run(ctx, r, func(line int64, text string) bool {
 		sp, ok := p.Match(text)
 		if !ok {
 			return true
 		}
 		return fn(Hit{Line: line, Text: text, Span: sp})
 	})
+	return s.line - first + s.partial, err
 }
 
 // Candidate reports whether a structured preset's log r may hold a match
@@ -81,6 +92,7 @@ type scanner struct {
 	line    int64 // number of the line at the start of the current chunk
 	stop    bool
 	conv    *termtext.Converter // display text of a candidate line, made once
+	partial int64               // 1 when the log ends in a line without its end that shows
 }
 
 // errStop ends run when fn returned false.
@@ -114,6 +126,11 @@ func (s *scanner) run(ctx context.Context, r io.Reader, fn func(line int64, text
 			}
 		}
 		s.chunk(data[:end], fn)
+		if eof && !s.stop {
+			if i := bytes.LastIndexByte(data, '\n') + 1; i < len(data) && s.display(data[i:], true) != "" {
+				s.partial = 1
+			}
+		}
 		if s.stop || eof {
 			return nil
 		}
@@ -151,7 +168,7 @@ func (s *scanner) longLine(ctx context.Context, r io.Reader, data []byte, fn fun
 		n, err := r.Read(buf)
 		data = buf[:n]
 		if errors.Is(err, io.EOF) && n == 0 {
-			conv.Flush(emit)
+			conv.Flush(func(text []byte, w int) { s.partial = 1; emit(text, w) })
 			s.stop = true // the log ended inside the line
 			return nil, nil
 		}

@@ -176,3 +176,22 @@ func TestCandidateOfJSON(t *testing.T) {
 		}
 	}
 }
+
+// ScanFrom numbers a part's lines from its first and counts them, a last
+// line without its end counted when it shows: parts of a capped log.
+func TestScanFromCountsLines(t *testing.T) {
+	p, _ := Compile("x", false)
+	for _, c := range []struct {
+		part string
+		want int64
+	}{{"a\nb\n", 2}, {"a\nx", 2}, {"a\n\x1b[0m", 1}, {"", 0}} {
+		var lines []int64
+		n, err := p.ScanFrom(context.Background(), strings.NewReader(c.part), 10, func(h Hit) bool { lines = append(lines, h.Line); return true })
+		if err != nil || n != c.want {
+			t.Errorf("%q: %d lines %v, want %d", c.part, n, err, c.want)
+		}
+		if c.part == "a\nx" && (len(lines) != 1 || lines[0] != 11) {
+			t.Errorf("hit lines %v, want [11]", lines)
+		}
+	}
+}

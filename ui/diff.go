@@ -1,0 +1,42 @@
+package ui
+
+import (
+	"context"
+	"io"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// openDiff shows what the shown submission of agent a changed in its work
+// tree in the pager (SPEC §15), coloured unless NO_COLOR, or says why
+// there is nothing to show.
+func (m *Model) openDiff(a proto.AgentInfo) tea.Cmd {
+	if !m.cfg.Has(proto.FeatureChanges) {
+		m.say(levelWarn, "this host does not track changes (it is an older subdash)")
+		return nil
+	}
+	if m.opts.Pager == nil {
+		m.say(levelWarn, "no pager configured")
+		return nil
+	}
+	seq := m.shown.seq
+	if m.shown.agent != a.AgentID || seq < 1 || seq > len(a.Submissions) {
+		seq = len(a.Submissions)
+	}
+	if seq == 0 {
+		return nil
+	}
+	switch c := a.Submissions[seq-1].Changes; {
+	case c == nil:
+		m.say(levelWarn, "changes not tracked: the host runs with --track-changes=false")
+		return nil
+	case !c.Tracked:
+		m.say(levelWarn, c.Note)
+		return nil
+	}
+	sup, id, color := m.sup, a.AgentID, !m.styles.NoColor
+	feed := func(w io.Writer) error { return sup.WriteChanges(context.Background(), w, id, seq, color) }
+	return tea.Exec(onTerminal{m.opts.Pager(feed)}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+}
