@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +14,27 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 )
+
+var _ proto.Differ = (*Supervisor)(nil)
+
+// trackerOf returns the snapshots' tracker of cfg, nil with
+// --track-changes=false: the private indexes live in
+// <state-dir>/changes, the state directory is left out of every snapshot.
+func trackerOf(cfg Config) *changes.Tracker {
+	if !cfg.TrackChanges {
+		return nil
+	}
+	return changes.New(filepath.Join(cfg.StateDir, "changes"), cfg.StateDir)
+}
+
+// latestChangesLocked is the changes of a's latest submission (nil
+// without one). Call with s.mu held.
+func (s *Supervisor) latestChangesLocked(a *agent) *proto.Changes {
+	if n := len(a.subs); n > 0 {
+		return s.changesLocked(a.subs[n-1])
+	}
+	return nil
+}
 
 // subChanges is what a submission changed in its work tree (SPEC §15):
 // the snapshot at its start (root, from), the tree it was counted

@@ -299,3 +299,11 @@ func attentionText(a *agent, reason string) string {
 	}
 	return termtext.OneLine(head+": "+a.lastMessage, proto.MaxAttentionText)
 }
+
+func copyAttention(at *proto.Attention) *proto.Attention {
+	if at == nil {
+		return nil
+	}
+	v := *at
+	return &v
+}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/internal/search"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -85,6 +85,8 @@ type searchTarget struct {
 	logPath       string
 	structured    bool
 }
+
+var _ proto.Searcher = (*Supervisor)(nil)
 
 // errSearchFull ends a search that found one hit past its limit.
 var errSearchFull = errors.New("search limit reached")
@@ -213,11 +215,11 @@ func (s *Supervisor) searchTargetsAllLocked(agents []*agent) []searchTarget {
 // searchOne searches one submission: its log's display lines, or a
 // structured preset's transcript entries when its log may hold a match.
 func (s *Supervisor) searchOne(ctx context.Context, p *search.Pattern, t searchTarget, give func(proto.SearchHit) error) error {
-	f, err := os.Open(t.logPath)
+	lg, err := output.OpenLog(t.logPath) // with the parts the cap kept (SPEC §5)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer lg.Close()
 	hit := func(line int64, text string, sp termtext.Span) error {
 		if err := give(proto.SearchHit{AgentID: t.agentID, AgentPath: t.path, Seq: t.seq, Line: line, Text: cutAround(text, sp, proto.MaxSearchText)}); err != nil {
 			if errors.Is(err, errSearchFull) {
@@ -228,17 +230,29 @@ func (s *Supervisor) searchOne(ctx context.Context, p *search.Pattern, t searchT
 		return nil
 	}
 	if !t.structured {
-		var failed error
-		err := p.Scan(ctx, f, func(h search.Hit) bool {
-			failed = hit(h.Line, h.Text, h.Span)
-			return failed == nil
+		// each run of bytes the log holds, numbered on from the one
+		// before; a gap is its marker line, as the log pane reads it back
+		var line int64
+		return lg.Walk(func(r io.Reader) error {
+			var failed error
+			n, err := p.ScanFrom(ctx, r, line, func(h search.Hit) bool {
+				failed = hit(h.Line, h.Text, h.Span)
+				return failed == nil
+			})
+			line += n
+			if failed != nil {
+				return failed
+			}
+			return err
+		}, func(g output.Gap) error {
+			defer func() { line++ }()
+			if sp, ok := p.Match(g.Marker()); ok {
+				return hit(line, g.Marker(), sp)
+			}
+			return nil
 		})
-		if failed != nil {
-			return failed
-		}
-		return err
 	}
-	if ok, err := p.Candidate(ctx, f); err != nil || !ok {
+	if ok, err := p.Candidate(ctx, lg); err != nil || !ok {
 		return err
 	}
 	for from := int64(0); ; {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // searchAll runs SearchAgents and returns the hits as "short id seq:line
@@ -99,5 +100,40 @@ func TestSearchErrors(t *testing.T) {
 	_, err = s.SearchAgents(context.Background(), proto.SearchRequest{Query: "hi"}, func(proto.SearchHit) error { return stop })
 	if !errors.Is(err, stop) {
 		t.Errorf("emit's error: %v", err)
+	}
+}
+
+// A log the cap cut is searched up to its marker and from it on; the
+// hits' line numbers are those of the submission read back (the marker a
+// line of its own), after a restart too.
+func TestSearchACappedLog(t *testing.T) {
+	const capBytes = 1 << 20
+	start, _ := hostOf(t, `echo first-needle; `+flood+`; echo last-needle`)
+	s := start(func(c *Config) { c.MaxLogSize = capBytes })
+	id := spawn(t, s, "go")
+	waitFinal(t, s, id)
+	shutdownNow(t, s)
+	s2 := start(func(c *Config) { c.MaxLogSize = capBytes })
+	for _, q := range []string{"needle", "dropped here by --max-log-size", "line 00099999"} {
+		var hits []proto.SearchHit
+		if _, err := s2.SearchAgents(context.Background(), proto.SearchRequest{Query: q}, func(h proto.SearchHit) error {
+			hits = append(hits, h)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{"needle": 2, "dropped here by --max-log-size": 1, "line 00099999": 1}[q]
+		if len(hits) != want {
+			t.Fatalf("%q: %d hits, want %d: %+v", q, len(hits), want, hits)
+		}
+		for _, h := range hits {
+			w, err := s2.Window(context.Background(), id, 1, h.Line, 1)
+			if err == nil && h.Line < w.First && h.Text == "first-needle" {
+				continue // older than the scrollback read back holds
+			}
+			if err != nil || len(w.Lines) != 1 || termtext.Plain([]byte(w.Lines[0].Text)) != h.Text {
+				t.Errorf("%q: hit at line %d %q, the read-back line there: %+v %v", q, h.Line, h.Text, w.Lines, err)
+			}
+		}
 	}
 }

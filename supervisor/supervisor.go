@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,8 +90,6 @@ var _ interface {
 	proto.Waiter
 	proto.Lister
 	proto.MultiAgent
-	proto.Searcher
-	proto.Differ
 } = (*Supervisor)(nil)
 
 // agent is one supervised subagent (SPEC §1).
@@ -205,9 +202,7 @@ type submission struct {
 	// pending is the whole message until launch keeps it in msgPath;
 	// then only the file keeps it.
 	pending *Message
-	// chg is what it changed in its work tree (changes.go), guarded by
-	// Supervisor.mu; nil with --track-changes=false.
-	chg *subChanges
+	chg     *subChanges // what it changed in its work tree (changes.go); guarded by Supervisor.mu
 	// took are the mailbox items its message took (SPEC §14), journaled
 	// with the event that starts it.
 	took []uint64
@@ -261,10 +256,7 @@ func New(cfg Config) (*Supervisor, error) {
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{}, paths: map[string]*agent{},
 		sessions: map[string]*sessionBox{}, mailWake: make(chan struct{}),
 		budget: output.NewBudget(), lineMem: output.NewMemory(cfg.LineMemory, defaultResident),
-		stopped: make(chan struct{}), cut: make(chan struct{})}
-	if cfg.TrackChanges {
-		s.changes = changes.New(filepath.Join(cfg.StateDir, "changes"), cfg.StateDir)
-	}
+		stopped: make(chan struct{}), cut: make(chan struct{}), changes: trackerOf(cfg)}
 	// Changes carry the agent's snapshot, taken when a subscriber drains
 	// them (proto.Change.Info): the dashboard and the event stream need
 	// not ask for every agent's.
@@ -383,9 +375,7 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		Failure:          s.failureLocked(a),
 		LogDropped:       logDroppedLocked(a),
 		InnerAgents:      innerLocked(a),
-	}
-	if n := len(a.subs); n > 0 {
-		sum.Changes = s.changesLocked(a.subs[n-1])
+		Changes:          s.latestChangesLocked(a),
 	}
 	if len(sum.QueuedMessages) > 0 {
 		sum.QueuedMessage = sum.QueuedMessages[0]
@@ -403,14 +393,6 @@ func logDroppedLocked(a *agent) int64 {
 	}
 	sub := a.subs[n-1]
 	return max(sub.out.LogDropped(), sub.logDropped)
-}
-
-func copyAttention(at *proto.Attention) *proto.Attention {
-	if at == nil {
-		return nil
-	}
-	v := *at
-	return &v
 }
 
 // failureLocked says what subdash failed to do for a (SPEC §5): its latest
