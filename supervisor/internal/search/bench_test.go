@@ -49,7 +49,9 @@ func benchLogs(b *testing.B, dir string, total int) []string {
 		if err := w.Flush(); err != nil {
 			b.Fatal(err)
 		}
-		f.Close()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
 		files = append(files, path)
 	}
 	return files
@@ -91,7 +93,9 @@ func BenchmarkSearchVsGrep(b *testing.B) {
 				if err := p.Scan(context.Background(), f, func(Hit) bool { hits++; return true }); err != nil {
 					b.Fatal(err)
 				}
-				f.Close()
+				if err := f.Close(); err != nil {
+					b.Fatal(err)
+				}
 			}
 			if hits != len(files) {
 				b.Fatalf("%d hits in %d files", hits, len(files))
