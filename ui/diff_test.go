@@ -55,7 +55,7 @@ func TestChangesColumnAndDiff(t *testing.T) {
 		t.Fatalf("the pager got %q", opened.String())
 	}
 	h.keys("j")
-	h.wantScreen("c0ffee42 · #1/1 ✗ errored (exit 2) · changes not tracked")
+	h.wantScreen("c0ffee42 · #1/1 ✗ errored (exit 2) · following · changes not tracked")
 	h.keys("D")
 	h.wantScreen("changes not tracked: not in a git work tree")
 	if h.execs != 1 {

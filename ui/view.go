@@ -168,13 +168,6 @@ func (m Model) logTitles() (string, string) {
 	if a.Structured {
 		parts = append(parts, map[bool]string{true: "transcript", false: "raw"}[m.shown.transcript])
 	}
-	switch c := sub.Changes; {
-	case c == nil:
-	case !c.Tracked:
-		parts = append(parts, "changes not tracked")
-	default:
-		parts = append(parts, c.Short())
-	}
 	if m.log.Wrap() {
 		parts = append(parts, "wrap")
 	}
@@ -182,6 +175,14 @@ func (m Model) logTitles() (string, string) {
 		parts = append(parts, "following")
 	} else {
 		parts = append(parts, "paused")
+	}
+	// what it changed, last: a title cut at the border keeps the rest
+	switch c := sub.Changes; {
+	case c == nil:
+	case !c.Tracked:
+		parts = append(parts, "changes not tracked")
+	default:
+		parts = append(parts, c.Short())
 	}
 	title := strings.Join(parts, " · ")
 	// What the submission was asked, cut to the room left on the border
