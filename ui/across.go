@@ -15,6 +15,14 @@ import (
 // jump to a hit. The host searches; a page of hits is fetched at a time,
 // the next one when the cursor comes near the end (agentsearch.More).
 
+// modeAcross: the results have the keyboard; inputAcross: the input asks
+// for the query. Values away from model.go's iota lists, so that a mode
+// or an input added there cannot take them.
+const (
+	modeAcross  mode      = 1000
+	inputAcross inputKind = 1000
+)
+
 // across is the state of the search across agents beside its results.
 type across struct {
 	results agentsearch.Model

@@ -25,7 +25,6 @@ const (
 	modeConfirm       // a yes/no question
 	modeHelp          // the full help overlay
 	modeStopping      // quitting: waiting for running submissions to end
-	modeAcross        // the results of a search across agents (across.go)
 )
 
 // inputKind says what the input line is for.
@@ -38,7 +37,6 @@ const (
 	inputSearch
 	inputDeny   // the reason of a denial (SPEC §12)
 	inputFilter // the table's filter (SPEC §11)
-	inputAcross // a search across agents (across.go)
 )
 
 // level is the kind of a message on the message line.
