@@ -21,6 +21,7 @@ import (
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui"
 )
@@ -224,14 +225,12 @@ func hostFlagIn(args []string) string {
 	return ""
 }
 
-// viewerSocket returns the socket a viewer attaches to: --socket, else
-// SUBDASH_SOCKET, else the default socket of --dir (SPEC §6).
-func viewerSocket(o supervisor.Options) (socket, dir string, err error) {
-	if s := strings.TrimSpace(o.Socket); s != "" {
-		return s, "", nil
-	}
-	if s := strings.TrimSpace(os.Getenv("SUBDASH_SOCKET")); s != "" {
-		return s, "", nil
+// viewerSocket returns the socket a viewer attaches to by SPEC §6's rule
+// (socket.Resolve); dir is "" when the socket was named. A --dir that is
+// not a directory is a usage error.
+func viewerSocket(o supervisor.Options) (sock, dir string, err error) {
+	if sock, named := socket.Resolve(o.Socket, "", os.Getenv, os.Getuid()); named {
+		return sock, "", nil
 	}
 	if dir, err = filepath.Abs(strings.TrimSpace(o.Dir)); err != nil {
 		return "", "", fmt.Errorf("working directory: %v", err)
@@ -239,7 +238,7 @@ func viewerSocket(o supervisor.Options) (socket, dir string, err error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return "", "", usageError{fmt.Errorf("--dir %s is not a directory: give the folder whose host to attach to", dir)}
 	}
-	return supervisor.DefaultSocketPath(dir, os.Getenv("XDG_RUNTIME_DIR"), os.Getuid()), dir, nil
+	return socket.Default(dir, os.Getenv("XDG_RUNTIME_DIR"), os.Getuid()), dir, nil
 }
 
 // runViewer shows the dashboard over r until the user quits (detaching at

@@ -14,6 +14,7 @@ import (
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/mcpserver"
+	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui"
 )
@@ -44,7 +45,7 @@ func dashboard(args []string) int {
 	set := given(fs)
 	readOnly := set["read-only"] == "true"
 	dir := cfg.Dir
-	if set["socket"] != "" || os.Getenv("SUBDASH_SOCKET") != "" {
+	if _, named := socket.Resolve(set["socket"], "", os.Getenv, 0); named {
 		dir = ""
 	}
 	r, err := attachTo(cfg.Socket, dir, readOnly)

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 func TestCtlFindsTheSocketOfADirectory(t *testing.T) {
@@ -21,7 +21,7 @@ func TestCtlFindsTheSocketOfADirectory(t *testing.T) {
 	}
 	xdg := "XDG_RUNTIME_DIR=" + runtime
 	// serve with the default socket of its --dir.
-	startServeAt(t, w, supervisor.DefaultSocketPath(w.dir, runtime, os.Getuid()), xdg)
+	startServeAt(t, w, socket.Default(w.dir, runtime, os.Getuid()), xdg)
 
 	// ctl in that directory, and with --dir from elsewhere.
 	cmd := exec.Command(binPath, "ctl", "list")
@@ -33,7 +33,7 @@ func TestCtlFindsTheSocketOfADirectory(t *testing.T) {
 		t.Fatalf("ctl list --dir: %+v", r)
 	}
 	// SUBDASH_SOCKET names a socket; --socket wins over it.
-	def := supervisor.DefaultSocketPath(w.dir, runtime, os.Getuid())
+	def := socket.Default(w.dir, runtime, os.Getuid())
 	if r := runCtl(t, []string{"SUBDASH_SOCKET=" + def}, "", "list"); r.code != 0 {
 		t.Fatalf("ctl list with SUBDASH_SOCKET: %+v", r)
 	}
@@ -120,7 +120,7 @@ func TestDifferentTMPDIRFindTheSameHost(t *testing.T) {
 	w := newWorkspace(t)
 	env := func() []string { return []string{"TMPDIR=" + t.TempDir(), "XDG_RUNTIME_DIR="} }
 	serve := start(t, env(), "serve", "--command", attachCommand, "--dir", w.dir, "--state-dir", w.state)
-	socket := supervisor.DefaultSocketPath(w.dir, "", os.Getuid())
+	socket := socket.Default(w.dir, "", os.Getuid())
 	waitListening(t, serve, socket)
 	r := runCtl(t, env(), "", "spawn", "hello", "--dir", w.dir)
 	if r.code != 0 {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/supervisor/sshlink"
 )
 
@@ -34,7 +34,7 @@ func sshEnv(s testkit.SSHD) []string {
 // socket.
 func serveThere(t *testing.T, w workspace, command string, maxAgents int) string {
 	t.Helper()
-	sock := supervisor.DefaultSocketPath(w.dir, "", os.Getuid())
+	sock := socket.Default(w.dir, "", os.Getuid())
 	p := start(t, []string{"XDG_RUNTIME_DIR="}, "serve", "--command", command, "--max-agents", strconv.Itoa(maxAgents), "--grace", "200ms",
 		"--dir", w.dir, "--state-dir", w.state)
 	waitListening(t, p, sock)
@@ -237,7 +237,7 @@ func TestSSHCtlAndMCP(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "start one there: cd "+empty+" && subdash serve") {
 		t.Errorf("mcp --host with no host there: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if fileExists(supervisor.DefaultSocketPath(empty, "", os.Getuid())) || fileExists(supervisor.DefaultSocketPath(empty, os.Getenv("XDG_RUNTIME_DIR"), os.Getuid())) {
+	if fileExists(socket.Default(empty, "", os.Getuid())) || fileExists(socket.Default(empty, os.Getenv("XDG_RUNTIME_DIR"), os.Getuid())) {
 		t.Errorf("mcp --host started a host here")
 	}
 

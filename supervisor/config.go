@@ -1,8 +1,6 @@
 package supervisor
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +12,7 @@ import (
 	"github.com/subdash/subdash/supervisor/internal/memohome"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 // Defaults of SPEC §2 and §5.
@@ -264,13 +263,7 @@ func Resolve(o Options, env Environment) (Config, error) {
 		return c, err
 	}
 
-	c.Socket = o.Socket
-	if c.Socket == "" {
-		c.Socket = strings.TrimSpace(env.Getenv("SUBDASH_SOCKET"))
-	}
-	if c.Socket == "" {
-		c.Socket = DefaultSocketPath(c.Dir, env.Getenv("XDG_RUNTIME_DIR"), env.UID)
-	}
+	c.Socket, _ = socket.Resolve(o.Socket, c.Dir, env.Getenv, env.UID)
 
 	if err := resolveCommand(&c, o, env); err != nil {
 		return c, err
@@ -365,21 +358,6 @@ func resolveStateDir(flag string, env Environment) (string, error) {
 		}
 	}
 	return filepath.Abs(d)
-}
-
-// DefaultSocketPath returns the control socket path of SPEC §6 for the
-// absolute working directory dir:
-// $XDG_RUNTIME_DIR/subdash/<first 12 hex of sha256(dir)>.sock, or the same
-// name under /tmp/subdash-<uid>/ when runtimeDir is empty: literally /tmp,
-// never $TMPDIR, so that two programs started with different TMPDIR (an MCP
-// client often sets its own) find the same host, as tmux does.
-func DefaultSocketPath(dir, runtimeDir string, uid int) string {
-	sum := sha256.Sum256([]byte(dir))
-	name := hex.EncodeToString(sum[:])[:12] + ".sock"
-	if runtimeDir != "" && filepath.IsAbs(runtimeDir) {
-		return filepath.Join(runtimeDir, "subdash", name)
-	}
-	return filepath.Join("/tmp", fmt.Sprintf("subdash-%d", uid), name)
 }
 
 // resolveCommand applies SPEC §2's agent command resolution (and SPEC §8's

@@ -285,17 +285,3 @@ func TestMemoConfigWarning(t *testing.T) {
 		t.Errorf("MEMO_HOME with a config: warnings %q", cfg.Warnings)
 	}
 }
-
-// The default socket is under /tmp even when TMPDIR points elsewhere, so a
-// dashboard and an MCP client with its own TMPDIR find the same host (SPEC
-// §6).
-func TestDefaultSocketPathIgnoresTMPDIR(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
-	got := DefaultSocketPath("/some/dir", "", 1000)
-	if filepath.Dir(got) != "/tmp/subdash-1000" {
-		t.Errorf("socket %s: want it in /tmp/subdash-1000 whatever TMPDIR says", got)
-	}
-	if got != DefaultSocketPath("/some/dir", "", 1000) || got == DefaultSocketPath("/other", "", 1000) {
-		t.Errorf("socket path is not a function of the directory: %s", got)
-	}
-}

@@ -267,31 +267,6 @@ type (
 	shutdownMsg struct{ err error }
 )
 
-// tickInterval is the spinner's frame interval.
-const tickInterval = 100 * time.Millisecond
-
-func tick() tea.Cmd {
-	return tea.Tick(tickInterval, func(t time.Time) tea.Msg { return tickMsg(t) })
-}
-
-// startTick starts the clock if an agent runs and it is not running.
-func (m *Model) startTick() tea.Cmd {
-	if m.ticking || !m.anyRunning() {
-		return nil
-	}
-	m.ticking = true
-	return m.tickFn()
-}
-
-func (m Model) anyRunning() bool {
-	for _, a := range m.agents {
-		if a.Running() {
-			return true
-		}
-	}
-	return false
-}
-
 // counts counts the agents of the snapshot (running, by status, needing
 // you, restored, failing, queued, approvals).
 func (m Model) counts() proto.Counts { return proto.CountAgents(m.agents) }
@@ -480,19 +455,6 @@ func (m Model) splitKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, cmd)
 	}
 	return cur, tea.Batch(cmds...)
-}
-
-func (m *Model) onTick() tea.Cmd {
-	m.frame++
-	m.table.SetClock(m.now(), m.frame)
-	if m.reply.level == levelInfo && m.reply.text != "" && m.now().Sub(m.reply.at) > replyTTL {
-		m.reply = reply{}
-	}
-	if !m.anyRunning() && m.mode != modeStopping {
-		m.ticking = false
-		return nil
-	}
-	return m.tickFn()
 }
 
 // say shows a reply on the message line.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/supervisor/sshlink"
 )
 
@@ -162,9 +163,9 @@ func hostCandidates(dir string, getenv func(string) string) []string {
 	}
 	uid := os.Getuid()
 	if x := getenv("XDG_RUNTIME_DIR"); x != "" {
-		add(supervisor.DefaultSocketPath(dir, x, uid))
+		add(socket.Default(dir, x, uid))
 	}
-	add(supervisor.DefaultSocketPath(dir, fmt.Sprintf("/run/user/%d", uid), uid))
-	add(supervisor.DefaultSocketPath(dir, "", uid))
+	add(socket.Default(dir, fmt.Sprintf("/run/user/%d", uid), uid))
+	add(socket.Default(dir, "", uid))
 	return out
 }

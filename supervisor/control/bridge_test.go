@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/supervisor/sshlink"
 )
 
@@ -54,7 +55,7 @@ func TestTheBridgeFindsTheHost(t *testing.T) {
 
 	// The default path under XDG_RUNTIME_DIR, the lock not known.
 	xdg := t.TempDir()
-	s2 := newSupervisorWith(t, func(c *supervisor.Config) { c.Socket = supervisor.DefaultSocketPath(c.Dir, xdg, os.Getuid()) })
+	s2 := newSupervisorWith(t, func(c *supervisor.Config) { c.Socket = socket.Default(c.Dir, xdg, os.Getuid()) })
 	srv2, _ := serve(t, s2)
 	_, f, status, _ = bridge(t, map[string]string{"XDG_RUNTIME_DIR": xdg, "HOME": t.TempDir()}, "--print-socket", "--dir="+s2.Config().Dir)
 	if status != ExitOK || f.Socket != srv2.Path() {
@@ -64,7 +65,7 @@ func TestTheBridgeFindsTheHost(t *testing.T) {
 	// Nobody serves this folder.
 	empty := t.TempDir()
 	_, f, status, stderr := bridge(t, map[string]string{"HOME": t.TempDir()}, "--print-socket", "--dir", empty)
-	tmp := supervisor.DefaultSocketPath(empty, "", os.Getuid())
+	tmp := socket.Default(empty, "", os.Getuid())
 	if status != ExitError || f.Code != sshlink.CodeNoHost || !strings.Contains(f.Error, "no subdash serves "+empty+" on ") ||
 		!strings.Contains(f.Error, tmp+" (none)") || !strings.Contains(f.Error, "start one there: cd "+empty+" && subdash serve") || !strings.Contains(stderr, f.Error) {
 		t.Fatalf("no host: status %d, %+v, stderr %q", status, f, stderr)
@@ -85,7 +86,7 @@ func TestTheBridgeFindsTheHost(t *testing.T) {
 // answer (code hung, exit 4), within BridgeProbeTimeout and a little.
 func TestTheBridgeSaysAHungHost(t *testing.T) {
 	xdg, dir := t.TempDir(), t.TempDir()
-	sock := supervisor.DefaultSocketPath(dir, xdg, os.Getuid())
+	sock := socket.Default(dir, xdg, os.Getuid())
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/internal/search"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/supervisor/sshlink"
 )
 
@@ -468,25 +468,19 @@ func ctlClient(ctx context.Context, l ctlLine, getenv func(string) string) (*Cli
 	return NewClientVia(t.Name(), c.DialContext), c.Close, nil
 }
 
-// ctlSocket picks the socket: --socket, else SUBDASH_SOCKET, else the
-// default socket of --dir (or the current directory), as the dashboard
-// computes it (supervisor.DefaultSocketPath).
-func ctlSocket(l ctlLine, getenv func(string) string) (socket, dir string, err error) {
+// ctlSocket picks the socket by SPEC §6's rule (socket.Resolve) for --dir
+// or the current directory; dir is "" when the socket was named and no
+// --dir given, so that messages name the socket, not the current folder.
+func ctlSocket(l ctlLine, getenv func(string) string) (sock, dir string, err error) {
 	// filepath.Abs("") is the current directory.
 	if dir, err = filepath.Abs(strings.TrimSpace(l.dir)); err != nil {
 		return "", "", fmt.Errorf("working directory: %v", err)
 	}
-	socket = strings.TrimSpace(l.socket)
-	if socket == "" {
-		socket = strings.TrimSpace(getenv("SUBDASH_SOCKET"))
+	sock, named := socket.Resolve(l.socket, dir, getenv, os.Getuid())
+	if named && strings.TrimSpace(l.dir) == "" {
+		dir = ""
 	}
-	if socket == "" {
-		return supervisor.DefaultSocketPath(dir, getenv("XDG_RUNTIME_DIR"), os.Getuid()), dir, nil
-	}
-	if strings.TrimSpace(l.dir) == "" {
-		dir = "" // the socket was given: messages name it, not the current folder
-	}
-	return socket, dir, nil
+	return sock, dir, nil
 }
 
 // stdinMessage is a message read from stdin: its read errors say so.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 func TestParseCtlFlagsAnywhere(t *testing.T) {
@@ -135,7 +135,7 @@ func TestCtlPicksTheSocket(t *testing.T) {
 	srv, _ := serve(t, s)
 	dir := s.Config().Dir
 	runtime := t.TempDir()
-	def := supervisor.DefaultSocketPath(dir, runtime, os.Getuid())
+	def := socket.Default(dir, runtime, os.Getuid())
 	none := filepath.Join(t.TempDir(), "none.sock")
 	for _, tc := range []struct {
 		name   string
