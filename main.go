@@ -38,6 +38,7 @@ import (
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 func main() {
@@ -71,7 +72,9 @@ func run(args []string) int {
 
 // agent runs `subdash agent`, the built-in audit agent, on its task read
 // from stdin. SIGINT or SIGTERM stops it (the host's interrupt and
-// grace period), and it then exits 128+n.
+// grace period), and it then exits 128+n. Its split task spawns children
+// through the host of $SUBDASH_SOCKET (SPEC §2: set for the agents of a
+// host run with --allow-nested).
 func agent(args []string) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -88,7 +91,11 @@ func agent(args []string) int {
 		// the host steers it (SPEC §11): stdin carries stream-json
 		args = append([]string{"--input-format", v}, args...)
 	}
-	code := builtin.Run(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args)
+	var host builtin.Delegate // a host lets its agents spawn children (split) through SUBDASH_SOCKET
+	if sock := os.Getenv(socket.Env); sock != "" {
+		host = control.NewClient(sock, "")
+	}
+	code := builtin.RunDelegating(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args, host)
 	if n := ended.Load(); n != 0 {
 		return 128 + int(n)
 	}

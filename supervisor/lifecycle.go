@@ -14,6 +14,7 @@ import (
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
+	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
 
@@ -433,7 +434,8 @@ func structuredLastOutput(oc *outcome, out *output.Output) string {
 
 // submissionVars returns the submission's own variables (SPEC §2):
 // SUBDASH_AGENT_ID, SUBDASH_SUBMISSION_ID, SUBDASH_SUBMISSION_SEQ and, unless
-// nesting is allowed, MEMO_ENABLE_COLLAB_TOOLS=0. The runner adds them to
+// nesting is allowed, MEMO_ENABLE_COLLAB_TOOLS=0, else SUBDASH_SOCKET (this
+// host's control socket, whatever the host's own environment said). The runner adds them to
 // the environment it gives the submission (the local runner: the host's).
 func (s *Supervisor) submissionVars(a *agent, sub *submission) []string {
 	vars := []string{
@@ -443,6 +445,8 @@ func (s *Supervisor) submissionVars(a *agent, sub *submission) []string {
 	}
 	if !s.cfg.AllowNested {
 		vars = append(vars, "MEMO_ENABLE_COLLAB_TOOLS=0")
+	} else if s.cfg.Socket != "" {
+		vars = append(vars, socket.Env+"="+s.cfg.Socket) // its ctl and mcp reach this host
 	}
 	if sub.memo != nil {
 		vars = append(vars, "MEMO_HOME="+sub.memo.home)

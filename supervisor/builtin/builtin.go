@@ -50,6 +50,7 @@ type config struct {
 	maxFileSize int64         // find skips larger files, in bytes
 	input       string        // --input-format: "text" (the default) or InputStreamJSON
 	steer       *steering     // set by readSteered: messages taken while the task runs
+	delegate    Delegate      // the host that split spawns children through; nil outside one
 }
 
 // Run executes one task: reads the whole task message from stdin (trimmed),
@@ -71,10 +72,18 @@ type config struct {
 // Run writes each output line with a single Write call and never buffers, so
 // output reaches the supervisor as it is produced.
 func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, dir string, args []string) int {
+	return RunDelegating(ctx, stdin, stdout, stderr, dir, args, nil)
+}
+
+// RunDelegating is Run for an agent of a host: d is the host that a task
+// which delegates (split) spawns its children through, nil for none (that
+// task then fails saying so).
+func RunDelegating(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, dir string, args []string, d Delegate) int {
 	cfg, status, ok := parseFlags(args, stderr)
 	if !ok {
 		return status
 	}
+	cfg.delegate = d
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		warnf(stderr, "cannot resolve working directory %q: %v\n", dir, err)
@@ -146,6 +155,8 @@ func run(ctx context.Context, cfg config, msg string, stdout, stderr io.Writer) 
 		err = find(ctx, cfg, t, out, stderr)
 	case taskSummarize:
 		err = summarize(ctx, cfg, t, out, stderr)
+	case taskSplit:
+		err = split(ctx, cfg, t, out, stderr)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -68,6 +68,11 @@ func TestParseTask(t *testing.T) {
 		{"summarise", taskSummarize, nil, "."},
 		{"summary of ui", taskSummarize, nil, "ui"},
 		{"stats for .", taskSummarize, nil, "."},
+		{"split supervisor", taskSplit, nil, "supervisor"},
+		{"Split", taskSplit, nil, "."},
+		{"fan out over ui", taskSplit, nil, "ui"},
+		{"fan out  'my dir'", taskSplit, nil, "my dir"},
+		{"delegate .", taskSplit, nil, "."},
 	}
 	for _, tt := range tests {
 		got, err := parseTask(tt.msg)
@@ -84,7 +89,7 @@ func TestParseTask(t *testing.T) {
 func TestParseTaskRejects(t *testing.T) {
 	for _, msg := range []string{
 		"", " \n ", "make coffee", "find bugs in ui", "find in ui", "find",
-		"auditing ui", "summarized ui", "please audit ui",
+		"auditing ui", "summarized ui", "please audit ui", "splits ui", "fan ui",
 	} {
 		if got, err := parseTask(msg); err == nil {
 			t.Errorf("parseTask(%q) = %+v, want an error", msg, got)

@@ -19,6 +19,10 @@ const tasksHelp = `The built-in audit agent understands these tasks:
       audit supervisor
   summarize [PATH]         files, lines and bytes per language, largest files
       summarize .
+  split [PATH]             audit PATH by delegating: a child agent audits each
+                           subfolder, this one the files directly in PATH
+      split supervisor     (an agent of a host run with --allow-nested)
+      fan out over ui
 PATH is relative to the agent's working directory (absolute paths work too)
 and defaults to it. Files ignored by .gitignore, special files (devices,
 FIFOs, sockets) and pseudo filesystems such as /proc and /sys are skipped.
@@ -33,6 +37,7 @@ type taskKind int
 const (
 	taskFind taskKind = iota + 1
 	taskSummarize
+	taskSplit
 )
 
 // task is a parsed task message.
@@ -45,6 +50,7 @@ type task struct {
 var (
 	findRE      = regexp.MustCompile(`^(?i:find|search|grep|scan|look|list)\s+(.+?)(?:\s+(?i:in|under|inside|within)\s+(.+))?$`)
 	auditRE     = regexp.MustCompile(`^(?i:audit)(?:\s+(.+))?$`)
+	splitRE     = regexp.MustCompile(`^(?i:split|fan\s+out(?:\s+(?:over|across|on))?|delegate)(?:\s+(.+))?$`)
 	summarizeRE = regexp.MustCompile(`^(?i:summari[sz]e|summary\s+of|summary|stats\s+(?:for|of)|stats)(?:\s+(.+))?$`)
 )
 
@@ -56,7 +62,7 @@ var fillerWords = map[string]bool{
 	"COMMENT": true, "COMMENTS": true, "MARKER": true, "MARKERS": true,
 }
 
-// parseTask reads a task message: a find, audit or summarize command on one
+// parseTask reads a task message: a find, audit, summarize or split command on one
 // line, as described by tasksHelp. The message is trimmed first; an empty
 // or unknown message gives an error naming it.
 func parseTask(msg string) (task, error) {
@@ -66,6 +72,9 @@ func parseTask(msg string) (task, error) {
 	}
 	if m := auditRE.FindStringSubmatch(msg); m != nil {
 		return task{kind: taskFind, markers: markers, path: cleanPath(m[1])}, nil
+	}
+	if m := splitRE.FindStringSubmatch(msg); m != nil {
+		return task{kind: taskSplit, path: cleanPath(m[1])}, nil
 	}
 	if m := summarizeRE.FindStringSubmatch(msg); m != nil {
 		return task{kind: taskSummarize, path: cleanPath(m[1])}, nil

@@ -29,6 +29,7 @@ type walker struct {
 	out    *printer  // a line for each pseudo file system skipped
 	stderr io.Writer // warnings about unreadable entries
 
+	shallow bool            // visit the files directly in the target, no folder below it
 	ignored int             // files and directories skipped because of .gitignore
 	warned  map[string]bool // display paths already warned about
 }
@@ -176,6 +177,9 @@ func (w *walker) walkEntries(ctx context.Context, name, abs string, comps []stri
 		}
 		childName, childAbs := path.Join(name, e.Name()), filepath.Join(abs, e.Name())
 		if typ.IsDir() {
+			if w.shallow {
+				continue
+			}
 			if err := w.walkDir(ctx, childName, childAbs, childComps, patterns, visit); err != nil {
 				return err
 			}

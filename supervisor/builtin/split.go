@@ -1,0 +1,226 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// Delegate is the host a task that delegates (split, SPEC §14) spawns its
+// children through: *control.Client on the socket of SUBDASH_SOCKET is
+// one. The host knows the calling process by its peer credentials, so
+// every agent spawned here is a child of the agent running this task.
+type Delegate interface {
+	// SpawnAgent spawns a child; at the host's limit of running
+	// submissions it fails with a *proto.Error of proto.CodeLimit.
+	SpawnAgent(ctx context.Context, req proto.SpawnRequest) (proto.SpawnResult, error)
+	// Wait returns as soon as one of ids is final, with the final ones
+	// (SPEC §3 wait; ms is its timeout in milliseconds, nil for 30 s).
+	Wait(ctx context.Context, ids []string, ms *int) (proto.WaitResult, error)
+}
+
+// errNoDelegate is split's error when the agent runs outside a host that
+// lets its agents spawn children.
+var errNoDelegate = errors.New("split spawns child agents through its host's control socket, and SUBDASH_SOCKET is not set: run it as an agent of a host started with --allow-nested (subdash serve --allow-nested)")
+
+// splitWaitMS is how long one wait for the children lasts before the next
+// one, in milliseconds (wait's longest).
+const splitWaitMS = proto.MaxWaitTimeoutMS
+
+// child is one agent a split spawned.
+type child struct {
+	id, path, message string
+}
+
+// taskNameRE is the task name rule of SPEC §14 (Memo's).
+var taskNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+// split audits t.path by delegating: one child agent per subfolder
+// (gitignored ones, .git and symbolic links left out), each spawned with
+// "audit <subfolder>" and the subfolder's name as its task name, while it
+// audits the files directly in t.path itself; then it waits for every
+// child and prints a line for each as it ends (its status and its last
+// line) and the markers of all together. At the host's concurrency limit
+// it spawns the next child once one of its own has ended; with none of its
+// own running it fails with the host's message. A child that errored makes
+// the task fail after every child has ended.
+func split(ctx context.Context, cfg config, t task, out *printer, stderr io.Writer) error {
+	if cfg.delegate == nil {
+		return errNoDelegate
+	}
+	w := &walker{fsys: cfg.fsys, dir: cfg.dir, out: out, stderr: stderr}
+	target, err := w.resolve(t.path)
+	if err != nil {
+		return err
+	}
+	if !target.info.IsDir() {
+		return fmt.Errorf("split takes a folder, and %s is a file: audit it instead", target.display)
+	}
+	dirs, err := w.subfolders(target)
+	if err != nil {
+		return err
+	}
+	s := &splitRun{ctx: ctx, d: cfg.delegate, out: out, totals: map[string]int{}}
+	for _, dir := range dirs {
+		if err := s.spawn(dir); err != nil {
+			return err
+		}
+	}
+	if len(dirs) == 0 {
+		out.printf("no subfolders in %s to delegate", target.display)
+	}
+	// the files directly in the folder are this agent's own
+	own := findStats{lines: map[string]int{}, files: map[string]int{}}
+	w.shallow = true
+	err = w.walk(ctx, target, func(f file) error { return findInFile(cfg, w, markers, f, out, &own) })
+	if err != nil {
+		return err
+	}
+	out.printf("scanned %s directly in %s myself", plural(own.scanned, "file"), target.display)
+	for m, n := range own.lines {
+		s.totals[m] += n
+	}
+	for len(s.running) > 0 {
+		if err := s.waitOne(); err != nil {
+			return err
+		}
+	}
+	out.printf("")
+	parts := make([]string, 0, len(markers))
+	for _, m := range markers {
+		parts = append(parts, fmt.Sprintf("%s: %d", m, s.totals[m]))
+	}
+	out.printf("%s in %s (%s and my own files)", strings.Join(parts, ", "), target.display, plural(len(dirs), "child agent"))
+	if out.err == nil && s.failed > 0 {
+		return fmt.Errorf("%d of %s did not complete", s.failed, plural(len(dirs), "child agent"))
+	}
+	return out.err
+}
+
+// splitRun is the state of one split: the children still running and what
+// the ended ones found.
+type splitRun struct {
+	ctx     context.Context
+	d       Delegate
+	out     *printer
+	running []child
+	totals  map[string]int // marker lines found, by marker
+	failed  int            // children that ended otherwise than completed
+}
+
+// spawn starts the child auditing target dir, waiting for one of the
+// running children to end while the host is at its limit.
+func (s *splitRun) spawn(dir target) error {
+	req := proto.SpawnRequest{Message: "audit " + dir.display}
+	if name := path.Base(filepath.ToSlash(dir.abs)); taskNameRE.MatchString(name) {
+		req.TaskName = name
+	}
+	for {
+		res, err := s.d.SpawnAgent(s.ctx, req)
+		if err == nil {
+			s.running = append(s.running, child{id: res.AgentID, path: res.AgentPath, message: req.Message})
+			s.out.printf("→ spawned %s: %s", res.AgentPath, req.Message)
+			return s.out.err
+		}
+		if proto.CodeOf(err) != proto.CodeLimit || len(s.running) == 0 {
+			return fmt.Errorf("cannot spawn a child to %s: %w", req.Message, err)
+		}
+		if err := s.waitOne(); err != nil {
+			return err
+		}
+	}
+}
+
+// waitOne waits until at least one running child is final and reports
+// each that is.
+func (s *splitRun) waitOne() error {
+	ids := make([]string, len(s.running))
+	for i, c := range s.running {
+		ids[i] = c.id
+	}
+	ms := splitWaitMS
+	res, err := s.d.Wait(s.ctx, ids, &ms)
+	if err != nil {
+		return fmt.Errorf("cannot wait for the child agents: %w", err)
+	}
+	left := s.running[:0]
+	for _, c := range s.running {
+		d, ok := res.Details[c.id]
+		if !ok {
+			left = append(left, c)
+			continue
+		}
+		s.report(c, d)
+	}
+	s.running = left
+	return s.out.err
+}
+
+// markerCountRE is a find summary line: "TODO: 3 in 2 files", "XXX: 0".
+var markerCountRE = regexp.MustCompile(`^(TODO|FIXME|XXX|HACK): (\d+)`)
+
+// report prints the end of child c and adds the markers its last output
+// counts to the totals.
+func (s *splitRun) report(c child, d proto.WaitDetail) {
+	last := ""
+	if d.LastOutput != nil {
+		for _, line := range strings.Split(*d.LastOutput, "\n") {
+			line = strings.TrimSpace(line)
+			if m := markerCountRE.FindStringSubmatch(line); m != nil {
+				var n int
+				fmt.Sscan(m[2], &n) //nolint:errcheck // \d+ always scans
+				s.totals[m[1]] += n
+			}
+			if line != "" && !strings.HasPrefix(line, "↪") {
+				last = line
+			}
+		}
+	}
+	if d.Status != proto.StatusCompleted {
+		s.failed++
+		if d.LastError != nil && *d.LastError != "" {
+			last = *d.LastError
+		}
+		s.out.printf("✗ %s %s: %s", c.path, d.Status, oneLine(last))
+		return
+	}
+	s.out.printf("✓ %s: %s", c.path, oneLine(last))
+}
+
+// subfolders lists the folders directly in directory t that a walk would
+// enter, in name order: not .git, no symbolic link, not on a pseudo file
+// system, not ignored by .gitignore.
+func (w *walker) subfolders(t target) ([]target, error) {
+	comps, patterns := w.ancestorPatterns(t)
+	entries, err := fs.ReadDir(w.fsys, t.name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", t.display, cause(err))
+	}
+	patterns = append(patterns, w.readIgnoreFile(t.name, t.abs, comps)...)
+	matcher := gitignore.NewMatcher(patterns)
+	var dirs []target
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == ".git" || e.Type()&fs.ModeSymlink != 0 {
+			continue
+		}
+		if len(patterns) > 0 && matcher.Match(append(comps[:len(comps):len(comps)], e.Name()), true) {
+			continue
+		}
+		abs := filepath.Join(t.abs, e.Name())
+		if pseudoFilesystem(abs) != "" {
+			continue
+		}
+		dirs = append(dirs, target{abs: abs, name: path.Join(t.name, e.Name()), display: displayPath(w.dir, abs)})
+	}
+	return dirs, nil
+}
