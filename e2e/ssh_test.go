@@ -51,11 +51,21 @@ func startSSHViewer(t *testing.T, w workspace, env []string, args ...string) *da
 	return d
 }
 
-// sshOf returns the ssh process of the viewer's link (the master: a
-// child of the sh that runs SUBDASH_SSH_COMMAND), 0 when there is none.
+// sshOf returns the ssh process of the viewer's link (the master: the
+// sh of SUBDASH_SSH_COMMAND exec'd into ssh, or a child of it), 0 when
+// there is none.
 func (d *dash) sshOf() int {
-	var walk func(pid int) int
-	walk = func(pid int) int {
+	if s := d.sshesOf(); len(s) > 0 {
+		return s[0]
+	}
+	return 0
+}
+
+// sshesOf returns every ssh process below the viewer, nearest first.
+func (d *dash) sshesOf() []int {
+	var found []int
+	var walk func(pid int)
+	walk = func(pid int) {
 		// A Go process forks from any of its threads: each lists its own.
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 		var kids []string
@@ -66,18 +76,15 @@ func (d *dash) sshOf() int {
 		for _, f := range kids {
 			c, _ := strconv.Atoi(f)
 			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", c)); filepath.Base(exe) == "ssh" {
-				return c
+				found = append(found, c)
 			}
-			if s := walk(c); s > 0 {
-				return s
-			}
+			walk(c)
 		}
-		return 0
 	}
 	if pid := d.dashPID(); pid > 0 {
-		return walk(pid)
+		walk(pid)
 	}
-	return 0
+	return found
 }
 
 // ctlHost runs `subdash ctl --host target args…` with env, requires exit
@@ -169,6 +176,51 @@ func TestSSHViewer(t *testing.T) {
 		t.Errorf("the viewer's end:\n%s", s)
 	}
 	d.checkTerminalBack()
+}
+
+// TestSSHViewerKilledLeavesNoSSH: a viewer killed with SIGKILL (no Close
+// runs) leaves no ssh running, whatever the shape of SUBDASH_SSH_COMMAND:
+// a plain command, one with an assignment first (exec'd after it), a
+// list (run by a shell that passes the signal to its process group).
+// Before, the last two left the link's ssh master under init.
+func TestSSHViewerKilledLeavesNoSSH(t *testing.T) {
+	t.Parallel()
+	sshd := testkit.StartSSHD(t, testkit.SSHDOptions{})
+	w := newWorkspace(t)
+	serveThere(t, w, attachCommand, 3)
+	target := "ssh://" + sshd.Host + w.dir
+	for _, sc := range []string{sshd.Command, "SUBDASH_TEST_SSH=1 " + sshd.Command, ": ; " + sshd.Command} {
+		env := []string{"SUBDASH_SSH_COMMAND=" + sc, "SUBDASH_REMOTE_COMMAND=" + binPath}
+		d := startSSHViewer(t, w, env, target)
+		d.waitText("attached to subdash serve", target)
+		sshes := d.sshesOf()
+		viewer := d.dashPID()
+		if len(sshes) == 0 || viewer == 0 {
+			t.Fatalf("%s: viewer %d, ssh %v:\n%s", sc, viewer, sshes, d.screen())
+		}
+		if err := syscall.Kill(viewer, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		d.waitText("SUBDASH-EXITED:137")
+		testkit.Eventually(t, 15*time.Second, fmt.Sprintf("%s: the viewer's ssh %v to end with it", sc, sshes), func() bool {
+			for _, pid := range sshes {
+				if running(pid) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+}
+
+// running reports whether pid runs (exists and is not a zombie).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(after, "Z")
 }
 
 // TestSSHCtlAndMCP: ctl --host and mcp --host drive the host there as a

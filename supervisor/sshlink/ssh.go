@@ -76,7 +76,8 @@ func (o Options) batch() bool { return o.Batch || o.Terminal == nil }
 
 // command returns the ssh command with args: SUBDASH_SSH_COMMAND run by
 // /bin/sh with args after it, as git runs GIT_SSH_COMMAND (so the user's
-// -F, -i, -J and -o apply), else ssh from PATH. Its process is in a
+// -F, -i, -J and -o apply; shellScript: exec'd, or guarded so that a
+// signal reaches ssh), else ssh from PATH. Its process is in a
 // process group of its own (a ctrl+c in the pager does not end the link)
 // and gets SIGTERM when this process dies. The whole group is killed
 // when ctx ends (a step's deadline).
@@ -107,7 +108,7 @@ func (o Options) masterCommand(args ...string) (*exec.Cmd, error) {
 // argv is the program and arguments of command and masterCommand.
 func (o Options) argv(args []string) (string, []string, error) {
 	if sc := strings.TrimSpace(o.Getenv("SUBDASH_SSH_COMMAND")); sc != "" {
-		return "/bin/sh", append([]string{"-c", execPrefix(sc) + sc + ` "$@"`, "ssh"}, args...), nil
+		return "/bin/sh", append([]string{"-c", shellScript(sc), "ssh"}, args...), nil
 	}
 	p, err := exec.LookPath("ssh")
 	if err != nil {
@@ -115,19 +116,6 @@ func (o Options) argv(args []string) (string, []string, error) {
 			Hint: "install OpenSSH's client (apt-get install openssh-client), or name yours in SUBDASH_SSH_COMMAND"}
 	}
 	return p, args, nil
-}
-
-// execPrefix is "exec " for a SUBDASH_SSH_COMMAND that is one plain
-// command (no assignment first, nothing the shell would take as a list,
-// a pipe or a substitution), so that the sh running it becomes ssh: a
-// signal to the link's process (Pdeathsig, Close) then reaches ssh itself,
-// not a shell that would leave it running. "" for anything else.
-func execPrefix(sc string) string {
-	first, _, _ := strings.Cut(sc, " ")
-	if strings.Contains(first, "=") || strings.ContainsAny(sc, ";&|()<>`$\n") {
-		return ""
-	}
-	return "exec "
 }
 
 // shown is how messages name the ssh command.
