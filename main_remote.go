@@ -107,7 +107,7 @@ func attachRemote(t sshlink.Target, readOnly bool, spawns []string) int {
 		return failed(err)
 	}
 	defer c.Close()
-	client := control.NewClientVia(t.Name(), c.ForViewer().DialContext)
+	client := control.NewClientVia(t.Name(), c.ForViewer().DialContext).WithHostInfo(c.Link().Info())
 	ctx, cancel := context.WithTimeout(context.Background(), control.CallTimeout+control.CallTimeout)
 	r, err := control.AttachVia(ctx, client, t.Name(), readOnly, c)
 	cancel()
@@ -143,7 +143,7 @@ func mcpRemote(target string, family mcpserver.Family, set map[string]string) in
 	sig := host.TakeSignals(nil)
 	defer sig.Release()
 	collab := strings.TrimSpace(os.Getenv("MEMO_ENABLE_COLLAB_TOOLS")) != "0"
-	client := control.NewClientVia(t.Name(), c.DialContext).WithOrigin("mcp")
+	client := control.NewClientVia(t.Name(), c.DialContext).WithHostInfo(c.Link().Info()).WithOrigin("mcp")
 	code := 0
 	if err := mcpserver.RunVia(sig.Context(), client, t.Name(), family, collab, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
 		code = failed(err)

@@ -51,6 +51,9 @@ type Client struct {
 	features atomic.Pointer[[]string]
 	// limit replaces CallTimeout and ProbeTimeout when not 0 (tests).
 	limit time.Duration
+	// via: the host is on another machine (NewClientVia); /proc here
+	// says nothing of its pid.
+	via bool
 }
 
 // callTimeout is CallTimeout, or the limit a test set.
@@ -152,7 +155,7 @@ func (c *Client) noAnswer(ctx, cctx context.Context, sent bool, err error) error
 	if err == nil || ctx.Err() != nil || !errors.As(context.Cause(cctx), &s) {
 		return err
 	}
-	na := newNoAnswer(c.socket, c.PID(), s.limit)
+	na := newNoAnswer(c.socket, c.hostPID(), s.limit, c.via)
 	na.Sent = sent
 	if s.err == nil {
 		na.Answers, na.ProbeTook = true, s.took

@@ -44,13 +44,18 @@ type NoAnswerError struct {
 	// host is not hung, it left this one call without an answer.
 	Answers   bool
 	ProbeTook time.Duration
+	// Remote: the host is on another machine (a client over an ssh link,
+	// Socket its target): PID is its pid there, what it said of itself,
+	// and Program and Stopped are unknown (this machine's /proc is not
+	// its).
+	Remote bool
 }
 
 // newNoAnswer returns the NoAnswerError of the listener pid on socket, with
-// what /proc says of it now.
-func newNoAnswer(socket string, pid int, after time.Duration) *NoAnswerError {
-	e := &NoAnswerError{Socket: socket, PID: pid, After: after}
-	if pid > 0 {
+// what /proc says of it now, unless the host is remote (a pid there).
+func newNoAnswer(socket string, pid int, after time.Duration, remote bool) *NoAnswerError {
+	e := &NoAnswerError{Socket: socket, PID: pid, After: after, Remote: remote}
+	if pid > 0 && !remote {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
 			e.Program = strings.TrimSpace(string(b))
 		}
@@ -82,6 +87,10 @@ func (e *NoAnswerError) text() string {
 	if e.PID <= 0 {
 		return fmt.Sprintf("the process serving %s accepted the connection but did not answer within %s; it is stopped, hung, or not a subdash",
 			e.Socket, e.After)
+	}
+	if e.Remote {
+		return fmt.Sprintf("subdash (pid %d there) serving %s accepted the connection but did not answer within %s; it is hung or stopped: there, ps -o stat= -p %d shows T when stopped and kill -CONT %d resumes it",
+			e.PID, e.Socket, e.After, e.PID, e.PID)
 	}
 	who := fmt.Sprintf("subdash (pid %d) serving %s", e.PID, e.Socket)
 	if e.Program != "" && !strings.HasPrefix(e.Program, "subdash") {

@@ -85,7 +85,7 @@ func (c *Client) SSE(ctx context.Context, fn func(Event) error) error {
 			return ctx.Err()
 		case !followed && !st.synced:
 			if errors.Is(err, errStreamEnded) {
-				return &StoppedError{Socket: c.socket, PID: c.PID()}
+				return &StoppedError{Socket: c.socket, PID: c.hostPID()}
 			}
 			return err // never followed: nothing to resume
 		}
@@ -127,7 +127,7 @@ func (c *Client) judgeStream(ctx context.Context, err error) (string, error) {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
-			return "", &StoppedError{Socket: c.socket, PID: c.PID()}
+			return "", &StoppedError{Socket: c.socket, PID: c.hostPID()}
 		}
 		return "the host ended the event stream and answered a new request", nil
 	}

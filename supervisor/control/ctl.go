@@ -465,7 +465,7 @@ func ctlClient(ctx context.Context, l ctlLine, getenv func(string) string) (*Cli
 	if err != nil {
 		return nil, nil, err
 	}
-	return NewClientVia(t.Name(), c.DialContext), c.Close, nil
+	return NewClientVia(t.Name(), c.DialContext).WithHostInfo(c.Link().Info()), c.Close, nil
 }
 
 // ctlSocket picks the socket by SPEC §6's rule (socket.Resolve) for --dir

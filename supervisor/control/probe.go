@@ -67,7 +67,7 @@ func (c *Client) ask(ctx context.Context, limit time.Duration) (proto.Info, erro
 	}
 	var s *silence
 	if err != nil && ctx.Err() == nil && errors.As(context.Cause(actx), &s) {
-		return info, newNoAnswer(c.socket, c.PID(), limit)
+		return info, newNoAnswer(c.socket, c.hostPID(), limit, c.via)
 	}
 	if err == nil {
 		c.host.Store(&info)

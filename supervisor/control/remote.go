@@ -102,7 +102,7 @@ func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, 
 	if err != nil {
 		var se *proto.Error
 		if errors.As(err, &se) || isUnexpected(err) {
-			return nil, &IncompatibleError{Socket: socket, PID: c.PID(), HostProto: "unknown", OwnProto: fmt.Sprintf("v%d", Protocol),
+			return nil, &IncompatibleError{Socket: socket, PID: c.hostPID(), HostProto: "unknown", OwnProto: fmt.Sprintf("v%d", Protocol),
 				HostDetail: fmt.Sprintf(" (GET /v1/info answered: %v)", err)}
 		}
 		return nil, err
