@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
@@ -36,16 +35,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// realSupervisor is a host running command with a grace period of 200 ms
+// (hostkit.Supervisor).
 func realSupervisor(t *testing.T, command string) *supervisor.Supervisor {
 	t.Helper()
-	dir := t.TempDir()
-	s, err := supervisor.New(supervisor.Config{Command: command, MaxAgents: 4, Dir: dir,
-		StateDir: filepath.Join(dir, "state"), Grace: 200 * time.Millisecond, Environ: os.Environ()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
-	return s
+	return hostkit.Supervisor(t, command, func(c *supervisor.Config) { c.Grace = 200 * time.Millisecond })
 }
 
 // runOptions runs the program without a terminal, writing to out.

@@ -3,13 +3,12 @@ package control
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -24,8 +23,8 @@ func TestMain(m *testing.M) {
 const testCommand = `read m; case "$m" in sleep*) exec sleep 30;; fail*) echo oops >&2; exit 3;; esac; echo "got: $m"`
 
 // newSupervisor returns a supervisor running testCommand in a temporary
-// working directory with its socket at <tmp>/run/s.sock, shut down when the
-// test ends.
+// working directory with its socket at <tmp>/subdash/s.sock, shut down when
+// the test ends (hostkit.Supervisor).
 func newSupervisor(t *testing.T, maxAgents int) *supervisor.Supervisor {
 	t.Helper()
 	return newSupervisorWith(t, func(c *supervisor.Config) { c.MaxAgents = maxAgents })
@@ -35,30 +34,10 @@ func newSupervisor(t *testing.T, maxAgents int) *supervisor.Supervisor {
 // configuration changed by edit.
 func newSupervisorWith(t *testing.T, edit func(*supervisor.Config)) *supervisor.Supervisor {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := supervisor.Config{
-		Command:    testCommand,
-		MaxAgents:  2,
-		Dir:        dir,
-		StateDir:   filepath.Join(dir, ".state"),
-		Socket:     filepath.Join(dir, "subdash", "s.sock"),
-		Grace:      300 * time.Millisecond,
-		Scrollback: supervisor.DefaultScrollback,
-		Environ:    os.Environ(),
-	}
-	edit(&cfg)
-	s, err := supervisor.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return s
+	return hostkit.Supervisor(t, testCommand, func(c *supervisor.Config) {
+		c.MaxAgents = 2
+		c.Socket = filepath.Join(c.Dir, "subdash", "s.sock")
+	}, edit)
 }
 
 // serve starts a control socket server for s, closed when the test ends

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -49,19 +48,10 @@ func connect(t *testing.T, bs Backends) *mcp.ClientSession {
 
 // newSupervisor returns a supervisor of this process (the MCP server's
 // own host, as when none serves the directory) running testCommand, shut
-// down when the test ends.
+// down when the test ends (hostkit.Supervisor).
 func newSupervisor(t *testing.T, maxAgents int) *supervisor.Supervisor {
 	t.Helper()
-	dir := t.TempDir()
-	s, err := supervisor.New(supervisor.Config{
-		Command: testCommand, MaxAgents: maxAgents, Dir: dir, StateDir: filepath.Join(dir, ".state"),
-		Grace: 300 * time.Millisecond, Environ: os.Environ(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
-	return s
+	return hostkit.Supervisor(t, testCommand, hostkit.MaxAgentsOf(maxAgents))
 }
 
 // call calls a tool and returns its result's text and whether it is an
