@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
@@ -19,30 +19,12 @@ import (
 
 const idDocs = "d00dfeed-4444-4444-8444-444444444444"
 
-// termBuf is a terminal that records what notifications write.
-type termBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (t *termBuf) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.b.Write(p)
-}
-
-func (t *termBuf) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.b.String()
-}
-
 // newAttnHarness is newHarness with notifications (BEL and OSC 9) going
 // to the returned buffer.
-func newAttnHarness(t *testing.T, s Supervisor, f *fakeSup) (*harness, *termBuf) {
+func newAttnHarness(t *testing.T, s Supervisor, f *fakeSup) (*harness, *testkit.SyncBuffer) {
 	t.Helper()
 	st := theme.Plain()
-	out := &termBuf{}
+	out := &testkit.SyncBuffer{}
 	f.t = t
 	m := New(s, Options{Styles: &st, Now: func() time.Time { return t0 }, Terminal: out, Notify: Notify{Bell: true, OSC: 9}, Host: f})
 	m.tickFn = func() tea.Cmd { return nil }
@@ -117,7 +99,7 @@ func TestNotifyOffAndAgentsThatNeededYouBeforeStart(t *testing.T) {
 	f.add(idDocs, "update the docs", proto.StatusRunning)
 	f.finish(idDocs, proto.StatusCompleted, 1) // before the dashboard started
 	st := theme.Plain()
-	out := &termBuf{}
+	out := &testkit.SyncBuffer{}
 	f.t = t
 	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Terminal: out}) // Notify zero: off
 	m.tickFn = func() tea.Cmd { return nil }
@@ -253,7 +235,7 @@ func TestQueueDialogAndCancelKeyWithTheFake(t *testing.T) {
 func realHarness(t *testing.T, s *supervisor.Supervisor) *harness {
 	t.Helper()
 	st := theme.Plain()
-	m := New(s, Options{Styles: &st, Terminal: &termBuf{}, Notify: Notify{Bell: true, OSC: 9}, Host: s})
+	m := New(s, Options{Styles: &st, Terminal: &testkit.SyncBuffer{}, Notify: Notify{Bell: true, OSC: 9}, Host: s})
 	m.tickFn = func() tea.Cmd { return nil }
 	h := &harness{t: t, m: m}
 	h.follow(s)

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -11,29 +10,12 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
-
-// syncBuffer is a bytes.Buffer safe for the program's writer goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // realSupervisor is a host running command with a grace period of 200 ms
 // (hostkit.Supervisor).
@@ -43,7 +25,7 @@ func realSupervisor(t *testing.T, command string) *supervisor.Supervisor {
 }
 
 // runOptions runs the program without a terminal, writing to out.
-func runOptions(out *syncBuffer, extra ...tea.ProgramOption) Options {
+func runOptions(out *testkit.SyncBuffer, extra ...tea.ProgramOption) Options {
 	st := theme.Plain()
 	return Options{Styles: &st, Terminal: out, ProgramOptions: append([]tea.ProgramOption{tea.WithInput(nil), tea.WithOutput(out)}, extra...)}
 }
@@ -58,7 +40,7 @@ func restored(out string) bool {
 
 func TestRunRestoresTheTerminalAfterAPanic(t *testing.T) {
 	s := realSupervisor(t, "true")
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	o := runOptions(out, tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
 		if _, ok := msg.(opDoneMsg); ok {
 			panic("boom in the event loop")
@@ -77,7 +59,7 @@ func TestRunRestoresTheTerminalAfterAPanic(t *testing.T) {
 
 func TestRunEndsWithItsContext(t *testing.T) {
 	s := realSupervisor(t, "sleep 30")
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	o := runOptions(out)
 	o.Spawn = []string{"task"}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -111,7 +93,7 @@ func (p *panicky) Subscribe() *proto.Subscription {
 
 func TestRunRestoresTheTerminalAfterAPanicOutsideTheLoop(t *testing.T) {
 	p := &panicky{Supervisor: realSupervisor(t, "true")}
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	o := runOptions(out)
 	o.Spawn = []string{"task"}
 	done := make(chan error, 1)

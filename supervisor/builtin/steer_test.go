@@ -8,35 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/internal/testkit"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a poller.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func userJSON(id, text string) string {
 	return fmt.Sprintf(`{"type":"user","message":{"role":"user","content":[{"type":"text","text":%q}]},"uuid":%q}`+"\n", text, id)
 }
 
 // waitFor polls out until it holds want, or fails after 10 s.
-func waitFor(t *testing.T, out *syncBuffer, want string) {
+func waitFor(t *testing.T, out *testkit.SyncBuffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), want) {
@@ -59,7 +42,7 @@ func TestSteeredRun(t *testing.T) {
 	must(t, os.Mkdir(filepath.Join(dir, "tests"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "tests", "a_test.go"), []byte("// FIXME: flaky\n"), 0o644))
 	stdin, w := io.Pipe()
-	var out, errOut syncBuffer
+	var out, errOut testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(context.Background(), stdin, &out, &errOut, dir, []string{"--pace", "5ms", "--input-format", "stream-json"})
