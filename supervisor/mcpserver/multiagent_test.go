@@ -17,20 +17,7 @@ import (
 // connectFamily is connect for the multi-agent family of session.
 func connectFamily(t *testing.T, bs Backends, session string) *mcp.ClientSession {
 	t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := NewFamilyServer(FamilyMultiAgent, bs, "test", session).Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close() //nolint:errcheck // cleanup of the session at the test's end
-		ss.Wait()  //nolint:errcheck // the end of a session its client closed
-	})
-	return cs
+	return connectTo(t, NewFamilyServer(FamilyMultiAgent, bs, "test", session))
 }
 
 // callText calls a tool of the family and returns its text contents and

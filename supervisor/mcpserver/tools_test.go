@@ -30,8 +30,15 @@ const testCommand = `read m; case "$m" in sleep*) exec sleep 30;; fail*) exit 3;
 // connected in memory and closed when the test ends.
 func connect(t *testing.T, bs Backends) *mcp.ClientSession {
 	t.Helper()
+	return connectTo(t, NewServer(bs, "test"))
+}
+
+// connectTo returns a client session of srv, connected in memory and
+// closed when the test ends.
+func connectTo(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := NewServer(bs, "test").Connect(context.Background(), st, nil)
+	ss, err := srv.Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
