@@ -77,26 +77,28 @@ func TestCloseShownSaysWhenNothingIsOpen(t *testing.T) {
 	h.wantCalls()
 }
 
-// TestCloseShownOnAnOlderHost: a host without close-many is not asked;
-// the message line says what to do instead.
-func TestCloseShownOnAnOlderHost(t *testing.T) {
-	f := closeManyAgents()
-	f.cfg.Features = nil
-	h := newHarness(t, f, 140, 30)
-	h.keys("C")
-	h.wantScreen("this host closes agents one at a time")
-	h.noScreen("? Close")
-	h.wantCalls()
-}
-
-// TestCloseShownReadOnly: a read-only viewer refuses C as it refuses c.
-func TestCloseShownReadOnly(t *testing.T) {
-	f := closeManyAgents()
-	f.cfg.ReadOnly = true
-	h := newHarness(t, f, 140, 30)
-	h.keys("C")
-	h.wantScreen("read-only viewer: close refused")
-	h.wantCalls()
+// TestCloseShownRefused: C asks nothing and calls nothing on a host
+// without close-many (the message line says what to do instead) and in a
+// read-only viewer (refused as c is).
+func TestCloseShownRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*fakeSup)
+		says string
+	}{
+		{"an older host", func(f *fakeSup) { f.cfg.Features = nil }, "this host closes agents one at a time"},
+		{"read-only", func(f *fakeSup) { f.cfg.ReadOnly = true }, "read-only viewer: close refused"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := closeManyAgents()
+			c.edit(f)
+			h := newHarness(t, f, 140, 30)
+			h.keys("C")
+			h.wantScreen(c.says)
+			h.noScreen("? Close")
+			h.wantCalls()
+		})
+	}
 }
 
 // TestCloseShownSkipsMutedAncestors: with the tree, a filter shows the
