@@ -12,18 +12,6 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// steerAgent is a stand-in for the built-in agent's stream-json protocol
-// (builtin's steer.go): it reads its task line, says "working", takes one
-// further line between two files (a TakenLine with that line's uuid),
-// says its task is done and waits for more until stdin closes.
-const steerAgent = `read -r first; echo working
-read -r line
-id=$(printf '%s' "$line" | sed 's/.*"uuid":"\([^"]*\)".*/\1/')
-echo "↪ took message $id (folded) after 1 file, before x.go: steer"
-echo "↪ task done; further messages are taken until stdin closes"
-while read -r more; do :; done
-echo stdin-closed`
-
 func newSteerSupervisor(t *testing.T, script string) *Supervisor {
 	t.Helper()
 	dir := t.TempDir()
@@ -39,7 +27,7 @@ func newSteerSupervisor(t *testing.T, script string) *Supervisor {
 // list; at the agent's "done" nothing is pending, so stdin closes and the
 // submission completes.
 func TestSteerFolded(t *testing.T) {
-	s := newSteerSupervisor(t, steerAgent)
+	s := newSteerSupervisor(t, testkit.SteerAgent)
 	id := spawn(t, s, "audit .")
 	waitForLine(t, s, id, "working", 10*time.Second)
 	res, err := s.Steer(t.Context(), id, "also audit tests")
