@@ -85,11 +85,11 @@ type Options struct {
 // Environment is what Resolve reads from the outside world, so that tests
 // can supply their own. SystemEnvironment returns the real one.
 type Environment struct {
-	Getenv     func(string) string
-	LookPath   func(string) (string, error)
-	Executable string   // absolute path of this binary, for the built-in agent
-	Environ    []string // base environment of every submission
-	UID        int
+	Getenv     func(string) string          // os.Getenv
+	LookPath   func(string) (string, error) // exec.LookPath: finds memo and the preset CLIs on PATH
+	Executable string                       // absolute path of this binary, for the built-in agent
+	Environ    []string                     // base environment of every submission
+	UID        int                          // the user's id, in the default socket path (SPEC §6)
 }
 
 // SystemEnvironment returns the process's real environment.

@@ -118,8 +118,8 @@ var errStreamEnded = errors.New("stream ended")
 // and does not answer a fresh request: it stopped serving (quit, SIGTERM)
 // or died; or when another host answers on the socket now (Successor).
 type StoppedError struct {
-	Socket string
-	PID    int
+	Socket string // the control socket, or the ssh target of a host there
+	PID    int    // the host that stopped (its pid there, over ssh); 0 when unknown
 	// Successor is the pid of the host that serves the socket now, 0 when
 	// none does: a viewer of the old one attaches again to follow it.
 	Successor int

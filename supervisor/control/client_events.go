@@ -34,8 +34,8 @@ func (c *Client) Events(ctx context.Context, fn func(proto.Summary) error) error
 // EventSynced, …; unknown names are to be ignored) and its JSON data; or
 // EventReconnected, which SSE itself gives.
 type Event struct {
-	Name string
-	Data []byte
+	Name string // the event: line, "message" when the host sent none
+	Data []byte // the data: lines joined, JSON (Reconnected for EventReconnected)
 }
 
 // Reconnected is the data of EventReconnected: why the stream was opened

@@ -50,11 +50,11 @@ type Remote struct {
 // IncompatibleError is returned by Attach when the host speaks another
 // version of the control socket protocol.
 type IncompatibleError struct {
-	Socket     string
-	PID        int
+	Socket     string // the control socket, or the ssh target of a host there
+	PID        int    // the host's pid (there, for a host over ssh); 0 when unknown
 	HostProto  string // e.g. "v2", or "unknown" when the host answers no /v1/info
 	OwnProto   string // "v1"
-	HostDetail string
+	HostDetail string // more on the host's side, with a leading space: "" or " (an older subdash: …)"
 }
 
 // Error names both versions and what to do.

@@ -11,6 +11,9 @@ import (
 // dashboard shows. It holds copies; the caller owns it.
 type AgentInfo struct {
 	Summary
+	// LastOutput and LastError are the latest submission's last_output
+	// (SPEC §4: the tail of stdout, then of stderr) and last_error, nil
+	// when there is none.
 	LastOutput  *string
 	LastError   *string
 	Stopping    bool             // a stop was requested and the process group is not gone yet
@@ -30,6 +33,9 @@ type AgentInfo struct {
 
 // Usage is what an agent CLI reported about its model use.
 type Usage struct {
+	// InputTokens and OutputTokens are token counts as the CLI reports
+	// them; CostUSD is its cost estimate in US dollars (0 when it gives
+	// none).
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	CostUSD      float64 `json:"cost_usd"`
@@ -45,18 +51,18 @@ func (u *Usage) Add(v Usage) {
 
 // SubmissionInfo is a snapshot of one submission.
 type SubmissionInfo struct {
-	ID        string
-	Seq       int // 1-based within its agent
-	Message   string
-	Command   string
+	ID        string // the submission id (a UUID), SUBDASH_SUBMISSION_ID
+	Seq       int    // 1-based within its agent
+	Message   string // the whole message, not cut
+	Command   string // what ran: the agent command or the preset's command line
 	Status    Status // running, completed or errored
 	StartedAt time.Time
 	EndedAt   time.Time // zero while running
 	ExitCode  *int      // nil while running, when killed by a signal, or when it never started
 	Signal    string    // e.g. "SIGKILL" when the main process died of a signal
-	LastError *string
-	Stopping  bool
-	LogPath   string
+	LastError *string   // why it errored (SPEC §3), nil when it did not
+	Stopping  bool      // a stop was requested and its process group is not gone yet
+	LogPath   string    // its output log file (SPEC §5), "" before it started
 	// Output is how much output the submission has now, so that a
 	// dashboard knows from the snapshot alone whether what it shows
 	// changed (SPEC §9: events carry what changed).

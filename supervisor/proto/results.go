@@ -17,17 +17,27 @@ type Summary struct {
 	// a slash, and its TaskName or, without one, its short id; always
 	// present. ParentID is the id of the agent whose submission spawned
 	// it, omitted for a child of the root.
-	AgentPath        string `json:"agent_path"`
-	TaskName         string `json:"task_name,omitempty"`
-	ParentID         string `json:"parent_id,omitempty"`
-	Status           Status `json:"status"`
-	CreatedAt        Time   `json:"created_at"`
-	UpdatedAt        Time   `json:"updated_at"`
+	AgentPath string `json:"agent_path"`
+	TaskName  string `json:"task_name,omitempty"`
+	ParentID  string `json:"parent_id,omitempty"`
+	Status    Status `json:"status"`
+	// CreatedAt is when the agent was spawned, UpdatedAt when it last
+	// changed (a submission started or ended, a message was queued, it
+	// was closed); RFC 3339 in UTC with milliseconds (Time).
+	CreatedAt Time `json:"created_at"`
+	UpdatedAt Time `json:"updated_at"`
+	// LastMessage is the message of its latest submission, cut at
+	// MaxJSONMessage characters in JSON; LastSubmissionID that
+	// submission's id.
 	LastMessage      string `json:"last_message"`
 	LastSubmissionID string `json:"last_submission_id"`
-	HasLastOutput    bool   `json:"has_last_output"`
-	HasLastError     bool   `json:"has_last_error"`
-	SessionID        string `json:"session_id,omitempty"`
+	// HasLastOutput and HasLastError say whether the latest submission
+	// has a last_output (SPEC §4: the tail of its stdout, then of its
+	// stderr) or a last_error, which wait gives (WaitDetail); list itself
+	// carries neither.
+	HasLastOutput bool   `json:"has_last_output"`
+	HasLastError  bool   `json:"has_last_error"`
+	SessionID     string `json:"session_id,omitempty"`
 	// Restored is true for an agent restored from an earlier run of its
 	// host (SPEC §10).
 	Restored bool `json:"restored,omitempty"`
@@ -180,7 +190,12 @@ type StatusResult struct {
 // WaitDetail is what Wait reports for one final id (SPEC §3 wait). For an
 // unknown id every field but Status is null.
 type WaitDetail struct {
-	Status           Status  `json:"status"`
+	Status Status `json:"status"`
+	// LastMessage (cut at MaxJSONMessage in JSON), LastOutput (SPEC §4:
+	// the tail of stdout, then of stderr, at most 2000 characters),
+	// LastError (why it errored),
+	// LastSubmissionID and UpdatedAt are the latest submission's, as in
+	// Summary; each null for an unknown id or when there is none.
 	LastMessage      *string `json:"last_message"`
 	LastOutput       *string `json:"last_output"`
 	LastError        *string `json:"last_error"`

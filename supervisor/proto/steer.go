@@ -23,13 +23,13 @@ const (
 // steered_messages). Message is its head, cut as LastMessage in JSON;
 // TakenAt is zero while pending.
 type SteeredMessage struct {
-	ID            string `json:"id"`
-	SubmissionSeq int    `json:"submission_seq"`
+	ID            string `json:"id"`             // the message id SendResult.MessageID gave
+	SubmissionSeq int    `json:"submission_seq"` // the submission it was steered into, 1-based
 	Message       string `json:"message"`
-	Receipt       string `json:"receipt"`
+	Receipt       string `json:"receipt"` // ReceiptPending, ReceiptFolded, ReceiptNextTurn or ReceiptNotDelivered
 	SentAt        Time   `json:"sent_at"`
 	TakenAt       Time   `json:"taken_at,omitzero"`
-	Note          string `json:"note,omitempty"`
+	Note          string `json:"note,omitempty"` // with ReceiptNotDelivered: what became of it
 }
 
 // ErrCannotSteer is steer's error for an agent that reads its message

@@ -55,9 +55,9 @@ type StartRequest struct {
 	// runner adds them to the host's environment; others pass only them
 	// and what the user named.
 	Vars         []string
-	AgentID      string
-	SubmissionID string
-	Seq          int
+	AgentID      string // the agent's id (a UUID)
+	SubmissionID string // the submission's id (a UUID)
+	Seq          int    // the submission's number in its agent, 1-based
 	// Output receives every chunk of stdout or stderr in arrival order. It
 	// may be called from one goroutine per stream at once.
 	Output func(s Stream, p []byte)

@@ -53,7 +53,7 @@ type Settings struct {
 	// positive: the engine applies its default before it creates a runner.
 	Grace time.Duration
 	Kube  KubeOptions // the --kube-* flags, with --runner kubernetes
-	Host  Host
+	Host  Host        // this run and process, to label what it starts (SPEC §13)
 }
 
 // Factory creates a runner for the host (the engine's New calls it). An

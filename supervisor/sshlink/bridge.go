@@ -27,8 +27,8 @@ type Hello struct {
 // serving the folder and what that host said of itself (GET /v1/info), or
 // why there is none (Error, with Code).
 type Found struct {
-	Socket string      `json:"socket,omitempty"`
-	Info   *proto.Info `json:"info,omitempty"`
+	Socket string      `json:"socket,omitempty"` // the host's control socket there
+	Info   *proto.Info `json:"info,omitempty"`   // that host's GET /v1/info
 	// Error is the bridge's message when no host was found; Code one of
 	// the Find codes.
 	Error string `json:"error,omitempty"`

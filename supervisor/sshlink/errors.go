@@ -31,7 +31,7 @@ const (
 // happened (ssh's own line quoted where it has one) and what to do.
 type Error struct {
 	Target string // Target.Name()
-	Kind   Kind
+	Kind   Kind   // what failed, so callers tell a lasting failure (Auth) from one worth a retry
 	Text   string // what happened
 	Hint   string // what to do; "" when nothing helps but the text
 }

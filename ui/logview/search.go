@@ -44,6 +44,7 @@ var ErrNoSearch = errors.New("no search")
 // query.
 type NoMatchError struct{ Query string }
 
+// Error is the message line's text: no match for “query”.
 func (e *NoMatchError) Error() string { return "no match for “" + e.Query + "”" }
 
 // SearchMsg is what the pane's search keys have to say on the owner's

@@ -14,9 +14,9 @@ import "time"
 type Leftover struct {
 	RunDir       string // the earlier host's run folder
 	HostPID      int    // that host's process id (its run_started); 0 when its journal does not say
-	AgentID      string
-	SubmissionID string
-	PGID         int // its process group (its submission_started); 0 when it ran elsewhere
+	AgentID      string // the agent's id
+	SubmissionID string // the submission's id, which its processes carry as SUBDASH_SUBMISSION_ID
+	PGID         int    // its process group (its submission_started); 0 when it ran elsewhere
 }
 
 // Orphans returns, in their order, the leftovers whose host is gone and

@@ -53,7 +53,7 @@ func GroupMembers(pgid int) ([]int, error) {
 
 // Proc is what /proc/<pid>/stat says of a process.
 type Proc struct {
-	PID     int
+	PID     int  // the process id
 	State   byte // R, S, D, Z, T, ... (proc(5))
 	PPID    int  // its parent
 	PGID    int  // its process group
