@@ -32,7 +32,7 @@ type AgentRecord struct {
 	AgentID     string        `json:"agent_id"`
 	Dir         string        `json:"dir"`
 	Status      proto.Status  `json:"status"`
-	BeforeClose proto.Status  `json:"before_close,omitempty"`
+	BeforeClose proto.Status  `json:"before_close,omitempty"` // a closed agent's status before its close, which resume gives back
 	CreatedAt   proto.Time    `json:"created_at"`
 	UpdatedAt   proto.Time    `json:"updated_at"`
 	LastMessage string        `json:"last_message"`
@@ -101,13 +101,13 @@ type MailboxRecord struct {
 type SubmissionRecord struct {
 	ID           string       `json:"id"`
 	Seq          int          `json:"seq"`
-	Message      string       `json:"message"`
-	MessageBytes int          `json:"message_bytes"`
-	MessageFile  string       `json:"message_file,omitempty"`
+	Message      string       `json:"message"`                // the head, at most MaxMessageHead bytes
+	MessageBytes int          `json:"message_bytes"`          // the whole message's length in bytes
+	MessageFile  string       `json:"message_file,omitempty"` // the whole message: <seq>-<submission id>.msg beside the log
 	Command      string       `json:"command,omitempty"`
-	Log          string       `json:"log,omitempty"`
+	Log          string       `json:"log,omitempty"` // the output log file (SPEC §5)
 	StartedAt    proto.Time   `json:"started_at"`
-	EndedAt      proto.Time   `json:"ended_at"`
+	EndedAt      proto.Time   `json:"ended_at"` // null when the record was written while it ran
 	Status       proto.Status `json:"status"`
 	ExitCode     *int         `json:"exit_code,omitempty"`
 	Signal       string       `json:"signal,omitempty"`
