@@ -42,15 +42,21 @@ type child struct {
 	id, path, message string
 }
 
+// taskNameChars are the characters a task name may hold (SPEC §14).
+const taskNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+
 // taskNameRE is the task name rule of SPEC §14 (Memo's).
 var taskNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
 // split audits t.path by delegating: one child agent per subfolder
 // (gitignored ones, .git and symbolic links left out), each spawned with
-// "audit <subfolder>" and the subfolder's name as its task name, while it
+// "audit <subfolder>" and the subfolder's name as its task name (see
+// taskName; name-2 and on when an earlier split holds the path), while it
 // audits the files directly in t.path itself; then it waits for every
 // child and prints a line for each as it ends (its status and its last
-// line) and the markers of all together. At the host's concurrency limit
+// line) and the markers of all together (counted from the find summary in
+// each child's last output: a child steered to a further task counts what
+// that task's summary says). At the host's concurrency limit
 // it spawns the next child once one of its own has ended; with none of its
 // own running it fails with the host's message. A child that errored makes
 // the task fail after every child has ended.
@@ -121,24 +127,50 @@ type splitRun struct {
 // spawn starts the child auditing target dir, waiting for one of the
 // running children to end while the host is at its limit.
 func (s *splitRun) spawn(dir target) error {
-	req := proto.SpawnRequest{Message: "audit " + dir.display}
-	if name := path.Base(filepath.ToSlash(dir.abs)); taskNameRE.MatchString(name) {
-		req.TaskName = name
-	}
-	for {
+	name := taskName(path.Base(filepath.ToSlash(dir.abs)))
+	req := proto.SpawnRequest{Message: "audit " + dir.display, TaskName: name}
+	for n := 2; ; {
 		res, err := s.d.SpawnAgent(s.ctx, req)
 		if err == nil {
 			s.running = append(s.running, child{id: res.AgentID, path: res.AgentPath, message: req.Message})
 			s.out.printf("→ spawned %s: %s", res.AgentPath, req.Message)
 			return s.out.err
 		}
-		if proto.CodeOf(err) != proto.CodeLimit || len(s.running) == 0 {
+		switch code := proto.CodeOf(err); {
+		case code == proto.CodeExists && name != "" && n <= maxNameTries:
+			// an earlier split of this agent (a resend) holds the path
+			req.TaskName = fmt.Sprintf("%s-%d", name, n)
+			n++
+		case code == proto.CodeLimit && len(s.running) > 0:
+			if err := s.waitOne(); err != nil {
+				return err
+			}
+		default:
 			return fmt.Errorf("cannot spawn a child to %s: %w", req.Message, err)
 		}
-		if err := s.waitOne(); err != nil {
-			return err
-		}
 	}
+}
+
+// maxNameTries is the highest suffix tried on a task name whose path is
+// taken (name-2 … name-9).
+const maxNameTries = 9
+
+// taskName makes a folder's name a task name (SPEC §14's rule): every
+// character but letters, digits, _ and - becomes -, and leading ones that
+// cannot start a name go; "" when nothing is left (the path then ends
+// with the short id).
+func taskName(folder string) string {
+	name := strings.Map(func(r rune) rune {
+		if strings.ContainsRune(taskNameChars, r) {
+			return r
+		}
+		return '-'
+	}, folder)
+	name = strings.TrimLeft(name, "-_")
+	if !taskNameRE.MatchString(name) {
+		return ""
+	}
+	return name
 }
 
 // waitOne waits until at least one running child is final and reports

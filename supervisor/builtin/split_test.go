@@ -29,6 +29,11 @@ func (h *fakeHost) SpawnAgent(_ context.Context, req proto.SpawnRequest) (proto.
 	if len(h.running) >= h.limit {
 		return proto.SpawnResult{}, &proto.Error{Code: proto.CodeLimit, Message: "subagent concurrency limit reached"}
 	}
+	for _, s := range h.spawned {
+		if s.TaskName == req.TaskName {
+			return proto.SpawnResult{}, &proto.Error{Code: proto.CodeExists, Message: "agent path already exists: /root/me/" + req.TaskName}
+		}
+	}
 	h.spawned = append(h.spawned, req)
 	var res proto.SpawnResult
 	res.AgentID = fmt.Sprintf("id-%d", len(h.spawned))
@@ -161,5 +166,33 @@ func TestSplitRefusals(t *testing.T) {
 				t.Fatalf("status %d, stderr %q; want %d and %q", r.status, r.stderr, StatusError, tt.want)
 			}
 		})
+	}
+}
+
+func TestSplitAgainNamesTheChildrenOnwards(t *testing.T) {
+	dir := newSplitTree(t)
+	h := &fakeHost{t: t, dir: dir, limit: 8}
+	for range 2 { // a resend of the split: the first run's children hold a and b
+		if r := runSplit(t, dir, h, "split ."); r.status != StatusOK {
+			t.Fatalf("status %d, stderr %q", r.status, r.stderr)
+		}
+	}
+	var names []string
+	for _, s := range h.spawned {
+		names = append(names, s.TaskName)
+	}
+	if got := strings.Join(names, " "); got != "a b a-2 b-2" {
+		t.Fatalf("task names %q, want a b a-2 b-2", got)
+	}
+}
+
+func TestTaskName(t *testing.T) {
+	for folder, want := range map[string]string{
+		"control": "control", "v1.2": "v1-2", ".github": "github", "_tmp": "tmp",
+		"my dir": "my-dir", "...": "", "é": "", "é-x": "x", "A_b-C": "A_b-C",
+	} {
+		if got := taskName(folder); got != want {
+			t.Errorf("taskName(%q) = %q, want %q", folder, got, want)
+		}
 	}
 }
