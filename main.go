@@ -143,6 +143,7 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 		o.NoTrackChanges = !on
 		return err
 	})
+	fs.Var(durationFlag{&o.StallAfter, supervisor.DefaultStallAfter}, "stall-after", "mark a running agent stalled (and needing you) after this long with no output, no event and no CPU time of its process group (0: never)")
 	fs.StringVar(&o.NotifyCommand, "notify-command", "", "shell command the host runs once each time an agent needs you, with SUBDASH_AGENT_ID, SUBDASH_STATUS and SUBDASH_MESSAGE in its environment")
 }
 

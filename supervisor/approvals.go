@@ -322,3 +322,9 @@ func pendingLocked(a *agent) []proto.PendingApproval {
 	}
 	return out
 }
+
+// errApprovalsPreset is the error for --approvals with what, a preset other
+// than claude or a plain command (SPEC §12).
+func errApprovalsPreset(what string) error {
+	return fmt.Errorf("--approvals works with --preset claude only, not with %s: only claude has a headless approval channel; for codex exec use its sandbox and approval policy (--preset-args '--sandbox workspace-write', -c approval_policy=…), for gemini its --approval-mode", what)
+}

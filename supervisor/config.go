@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/memohome"
+	"github.com/subdash/subdash/supervisor/internal/stall"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/socket"
@@ -30,6 +31,8 @@ const (
 	DefaultMaxLogSize = 1 << 30
 	// minMaxLogSize is the smallest cap --max-log-size takes but 0.
 	minMaxLogSize = 64 << 10
+	// DefaultStallAfter is the default of --stall-after (SPEC §11).
+	DefaultStallAfter = stall.DefaultAfter
 )
 
 // CommandSource says which step of SPEC §2's agent command resolution chose
@@ -80,6 +83,9 @@ type Options struct {
 	// per transition to needing you (SPEC §11); "" for none.
 	NotifyCommand  string
 	NoTrackChanges bool // --track-changes=false (SPEC §15)
+	// StallAfter is --stall-after (SPEC §11 "Stalled"): nil =
+	// stall.DefaultAfter, 0 = off; negative is an error.
+	StallAfter *time.Duration
 }
 
 // Environment is what Resolve reads from the outside world, so that tests
@@ -160,6 +166,9 @@ type Config struct {
 	// MaxLogSize caps each submission's log files, in bytes: the first
 	// and the last half are kept (SPEC §5); 0: no cap.
 	MaxLogSize int64
+	// StallAfter marks a running agent stalled after this long without
+	// output, event or CPU time (SPEC §11); 0: never.
+	StallAfter time.Duration
 	// Statfs reports the free bytes and the size of the filesystem of
 	// StateDir, for the free-space floor of the log files (SPEC §5); nil
 	// means statfs(2).
@@ -203,6 +212,13 @@ func Resolve(o Options, env Environment) (Config, error) {
 	}
 	if c.RestoreWindow < 0 || c.LogRetention < 0 {
 		return c, fmt.Errorf("invalid --restore-window or --log-retention: must not be negative (0 restores none / keeps every run)")
+	}
+	c.StallAfter = DefaultStallAfter
+	if o.StallAfter != nil {
+		c.StallAfter = *o.StallAfter
+	}
+	if c.StallAfter < 0 {
+		return c, fmt.Errorf("invalid --stall-after %s: must not be negative (0: never mark an agent stalled)", c.StallAfter)
 	}
 	if c.Grace < 0 {
 		return c, fmt.Errorf("invalid --grace %s: must not be negative", o.Grace)
@@ -415,26 +431,6 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 	c.Command, c.CommandSource = BuiltinCommand(env.Executable), SourceBuiltin
 	c.Notes = append(c.Notes, "memo not found on PATH: using the built-in audit agent; set --command or MEMO_SUBAGENT_COMMAND to use another")
 	return nil
-}
-
-// errApprovalsPreset is the error for --approvals with what, a preset other
-// than claude or a plain command (SPEC §12).
-func errApprovalsPreset(what string) error {
-	return fmt.Errorf("--approvals works with --preset claude only, not with %s: only claude has a headless approval channel; for codex exec use its sandbox and approval policy (--preset-args '--sandbox workspace-write', -c approval_policy=…), for gemini its --approval-mode", what)
-}
-
-// BuiltinCommand returns the command line of the built-in audit agent:
-// the shell-quoted path of this binary followed by "agent".
-func BuiltinCommand(executable string) string {
-	return shellQuote(executable) + " agent"
-}
-
-// shellQuote quotes s for /bin/sh when it holds anything but safe characters.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:+=@,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // resolveRunner checks --runner and the --kube-* flags (SPEC §13).

@@ -217,3 +217,17 @@ func environGetter(env []string) func(string) string {
 		return ""
 	}
 }
+
+// BuiltinCommand returns the command line of the built-in audit agent:
+// the shell-quoted path of this binary followed by "agent".
+func BuiltinCommand(executable string) string {
+	return shellQuote(executable) + " agent"
+}
+
+// shellQuote quotes s for /bin/sh when it holds anything but safe characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:+=@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

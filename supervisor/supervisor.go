@@ -15,6 +15,7 @@ import (
 	"github.com/subdash/subdash/supervisor/internal/changes"
 	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/internal/output"
+	"github.com/subdash/subdash/supervisor/internal/stall"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/runner/local"
@@ -180,6 +181,8 @@ type submission struct {
 	// memo is the run's Memo home and the session files it held at start
 	// (memo preset, local runner; set by launch); nil otherwise.
 	memo *memoRun
+	// clock counts its signs of life for the stall rule (SPEC §11).
+	clock *stall.Clock
 
 	// Guarded by Supervisor.mu.
 	proc      *proc  // set by launch once the process started
@@ -276,6 +279,9 @@ func New(cfg Config) (*Supervisor, error) {
 	s.removeOldRuns(runs, asOf)
 	if strings.TrimSpace(cfg.NotifyCommand) != "" {
 		s.notifier = newNotifier(s)
+	}
+	if cfg.StallAfter > 0 {
+		go s.watchStalls()
 	}
 	if note := s.reapOrphans(runs); note != "" {
 		s.cfg.Notes = append(s.cfg.Notes, note)
@@ -376,39 +382,13 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		LogDropped:       logDroppedLocked(a),
 		InnerAgents:      innerLocked(a),
 		Changes:          s.latestChangesLocked(a),
+		StalledSince:     stalledLocked(a),
+		Usage:            usageLocked(a),
 	}
 	if len(sum.QueuedMessages) > 0 {
 		sum.QueuedMessage = sum.QueuedMessages[0]
 	}
 	return sum
-}
-
-// logDroppedLocked returns the bytes of a's latest submission's output
-// its log files do not hold (SPEC §5): the output's count, or the
-// record's for a restored submission.
-func logDroppedLocked(a *agent) int64 {
-	n := len(a.subs)
-	if n == 0 {
-		return 0
-	}
-	sub := a.subs[n-1]
-	return max(sub.out.LogDropped(), sub.logDropped)
-}
-
-// failureLocked says what subdash failed to do for a (SPEC §5): its latest
-// submission's log file or the journal could not be written; "" when
-// nothing failed.
-func (s *Supervisor) failureLocked(a *agent) string {
-	var parts []string
-	if n := len(a.subs); n > 0 {
-		if f := a.subs[n-1].out.LogFailure(); f != "" {
-			parts = append(parts, f)
-		}
-	}
-	if f := s.journal.Failure(); f != "" {
-		parts = append(parts, f)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // newSubmissionLocked records a new running submission of a, whose message
@@ -437,6 +417,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 		done:      make(chan struct{}),
 		status:    proto.StatusRunning,
 		took:      took,
+		clock:     stall.NewClock(now),
 	}
 	sub.logPath = journal.LogPath(s.runDir, a.id, sub.seq, sub.id)
 	sub.msgPath = journal.MessagePath(sub.logPath)
@@ -447,7 +428,12 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 		sub.newSession = p.Structured() && !p.isMemo() && a.sessionID == "" && len(a.subs) > 0
 	}
 	opt := output.Options{MaxLines: s.cfg.Scrollback, Memory: s.lineMem, Budget: s.budget,
-		Notify: func() { s.hub.Publish(proto.Change{AgentID: a.id, Output: true}) },
+		Notify: func() {
+			if sub.clock.Touch() {
+				s.unstall(a, sub)
+			}
+			s.hub.Publish(proto.Change{AgentID: a.id, Output: true})
+		},
 		// the failure is in the agent's summary (failure): every viewer
 		// and client learns of it at once, not when the submission ends
 		LogFailed: func() { s.hub.Publish(proto.Change{AgentID: a.id, Agent: true}) },

@@ -55,13 +55,13 @@ func (s *Supervisor) infoLocked(a *agent) proto.AgentInfo {
 			Output: sub.counts(), Changes: s.changesLocked(sub),
 		}
 	}
-	info.Usage = a.usage
+	if u := info.Summary.Usage; u != nil {
+		info.Usage = *u
+	}
 	if r := a.running; r != nil {
 		info.Stopping = r.reason != ""
 		if r.tr != nil {
-			act, u := r.tr.activity()
-			info.Activity = act
-			info.Usage.Add(u)
+			info.Activity, _ = r.tr.activity()
 		}
 		if p := info.PendingApprovals; len(p) > 0 {
 			info.Activity = proto.ApprovalActivity(p[0])
@@ -278,4 +278,58 @@ func (s *Supervisor) LogPath(id string, seq int) (string, error) {
 		return "", err
 	}
 	return sub.logPath, nil
+}
+
+// logDroppedLocked returns the bytes of a's latest submission's output
+// its log files do not hold (SPEC §5): the output's count, or the
+// record's for a restored submission.
+func logDroppedLocked(a *agent) int64 {
+	n := len(a.subs)
+	if n == 0 {
+		return 0
+	}
+	sub := a.subs[n-1]
+	return max(sub.out.LogDropped(), sub.logDropped)
+}
+
+// failureLocked says what subdash failed to do for a (SPEC §5): its latest
+// submission's log file or the journal could not be written; "" when
+// nothing failed.
+func (s *Supervisor) failureLocked(a *agent) string {
+	var parts []string
+	if n := len(a.subs); n > 0 {
+		if f := a.subs[n-1].out.LogFailure(); f != "" {
+			parts = append(parts, f)
+		}
+	}
+	if f := s.journal.Failure(); f != "" {
+		parts = append(parts, f)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// usageLocked returns the tokens and cost a's agent CLI reported, its
+// running submission's so far included (Summary.Usage); nil when none.
+func usageLocked(a *agent) *proto.Usage {
+	u := a.usage
+	if r := a.running; r != nil && r.tr != nil {
+		_, now := r.tr.activity()
+		u.Add(now)
+	}
+	if u == (proto.Usage{}) {
+		return nil
+	}
+	return &u
+}
+
+// stalledLocked returns when a's running submission turned stalled
+// (Summary.StalledSince, SPEC §11), nil when it is not.
+func stalledLocked(a *agent) *proto.Time {
+	if a.running == nil {
+		return nil
+	}
+	if t, ok := a.running.clock.Since(); ok {
+		return &proto.Time{Time: t}
+	}
+	return nil
 }

@@ -305,6 +305,9 @@ func (m Model) statusLine() string {
 	if n := c.NeedYou; n > 0 {
 		parts = append(parts, m.table.Styles.NeedsYou.Render(fmt.Sprintf("%s %d need%s you (a)", agenttable.SymNeedsYou, n, map[bool]string{true: "s", false: ""}[n == 1])))
 	}
+	if n := c.Stalled; n > 0 {
+		parts = append(parts, st.Warning.Render(fmt.Sprintf("%s %d stalled", agenttable.SymStalled, n)))
+	}
 	if n := c.Restored; n > 0 {
 		parts = append(parts, st.Muted.Render(fmt.Sprintf("%s %d restored", agenttable.SymRestored, n)))
 	}

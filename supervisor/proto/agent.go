@@ -142,6 +142,15 @@ func (a *AgentInfo) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*a = AgentInfo{Summary: Summary(sum)}
+	// "Usage" (AgentInfo's) also matches the summary's "usage" when
+	// decoding, as keys match case-insensitively: the summary keeps its own
+	a.Summary.Usage = nil
+	if raw, ok := obj["usage"]; ok && string(raw) != "null" {
+		a.Summary.Usage = new(Usage)
+		if err := json.Unmarshal(raw, a.Summary.Usage); err != nil {
+			return err
+		}
+	}
 	v := reflect.ValueOf(a).Elem()
 	for _, f := range reflect.VisibleFields(v.Type()) {
 		if f.Anonymous || len(f.Index) != 1 || !f.IsExported() {

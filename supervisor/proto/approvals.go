@@ -53,7 +53,7 @@ func ApprovalActivity(p PendingApproval) string {
 // at. Summary.NeedsYou carries it; nil means the agent does not need you.
 type Attention struct {
 	// Reason is why: the final status it took ("completed", "errored",
-	// "closed") or "approval".
+	// "closed"), "approval" or "stalled".
 	Reason string `json:"reason"`
 	// Since is when it started needing you; the dashboard's jump key
 	// visits the oldest first.
@@ -71,6 +71,11 @@ type Attention struct {
 // ReasonApproval is Attention.Reason for an agent that asks for approval
 // of a tool (SPEC §12).
 const ReasonApproval = "approval"
+
+// ReasonStalled is Attention.Reason for a running agent that turned
+// stalled (SPEC §11 "Stalled"): no output, no event and no CPU time for
+// --stall-after. The notify command gets it as SUBDASH_STATUS.
+const ReasonStalled = "stalled"
 
 // MaxAttentionText bounds Attention.Text, in characters.
 const MaxAttentionText = 160

@@ -22,6 +22,11 @@ type Counts struct {
 	Queued int
 	// Approvals counts the pending approval requests of all agents.
 	Approvals int
+	// Stalled counts the agents marked stalled (Summary.StalledSince).
+	Stalled int
+	// Usage sums the tokens and cost of every agent (AgentInfo.Usage),
+	// restored ones included.
+	Usage Usage
 	// RunningBy counts the running agents a client started, by
 	// AgentInfo.Origin ("mcp", "ctl", "viewer", …) in the order of the
 	// snapshot; the agents the host's own dashboard started are not in it.
@@ -67,6 +72,10 @@ func CountAgents(agents []AgentInfo) Counts {
 			c.Queued++
 		}
 		c.Approvals += len(a.PendingApprovals)
+		if a.StalledSince != nil {
+			c.Stalled++
+		}
+		c.Usage.Add(a.Usage)
 	}
 	return c
 }

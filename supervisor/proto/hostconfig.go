@@ -97,10 +97,14 @@ const (
 	// (--max-log-size), keeps a free-space floor, says what is missing
 	// (Summary.LogDropped, marker lines, the raw log's LogGapsHeader).
 	FeatureLogCap = "log-cap"
+	// FeatureStall: a running agent with no output, no event and no CPU
+	// time for the host's --stall-after is marked stalled (Summary's
+	// stalled_since, needs-you reason "stalled", SPEC §11 "Stalled").
+	FeatureStall = "stall"
 )
 
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall}
 }

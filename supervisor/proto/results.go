@@ -87,6 +87,16 @@ type Summary struct {
 	// Changes is what the latest submission changed in its working tree
 	// (SPEC §15); omitted with --track-changes=false.
 	Changes *Changes `json:"changes,omitempty"`
+	// StalledSince is when the agent's running submission turned stalled:
+	// no output, no event and no CPU time used by its process group for
+	// --stall-after (SPEC §11 "Stalled", FeatureStall); omitted when it
+	// is not stalled. A mark, not a status.
+	StalledSince *Time `json:"stalled_since,omitempty"`
+	// Usage is the tokens and cost its agent CLI reported over all its
+	// submissions, the running one so far (presets that report them:
+	// SPEC §8); omitted when none was reported. AgentInfo's own Usage
+	// (key "Usage") holds the same.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

@@ -40,6 +40,20 @@ type Runner interface {
 	Close(ctx context.Context) error
 }
 
+// CPUMeter is a Runner that can tell the CPU time its submissions' process
+// groups used: the local runner reads it from /proc. The stall rule (SPEC
+// §11 "Stalled") counts CPU time as a sign of life where the runner is a
+// CPUMeter, and only output and events where it is not (the Kubernetes
+// runner: the pod's /proc is not this machine's).
+type CPUMeter interface {
+	// GroupCPU returns the CPU time (user and system, with that of the
+	// children they waited for) of the live and exited-but-unreaped
+	// processes of each process group in pgids, from one reading of every
+	// process; a group with no process is missing from the map. The error
+	// is /proc's, when it cannot be listed.
+	GroupCPU(pgids []int) (map[int]time.Duration, error)
+}
+
 // StartRequest is one submission to start (Runner.Start).
 type StartRequest struct {
 	Command string // agent command line, run by /bin/sh -c

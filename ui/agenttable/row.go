@@ -116,6 +116,11 @@ type Row struct {
 	// (SPEC §15: "+12 −3", "±0", "±?" while it runs, "–" not tracked, "*"
 	// when others ran there meanwhile); "" when not tracked at all.
 	Changes string
+	// Stalled is set while the agent's running submission is stalled
+	// (Summary.StalledSince, SPEC §11 "Stalled"); StalledFor is how long
+	// it has been.
+	Stalled    bool
+	StalledFor time.Duration
 }
 
 // RowOf builds the row of agent a at time now; stopping says the dashboard
@@ -147,6 +152,9 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 	if a.NeedsYou != nil {
 		r.NeedsYou = a.NeedsYou.Reason
 	}
+	if a.StalledSince != nil && a.Running() {
+		r.Stalled, r.StalledFor = true, max(now.Sub(a.StalledSince.Time), 0)
+	}
 	r.QueuedN = max(len(a.QueuedMessages), min(len(a.QueuedMessage), 1))
 	if a.QueuedMessage != "" {
 		r.Queued, _ = cells.Cut(termtext.OneLine(cells.Head(a.QueuedMessage, 1024), 0), 200)
@@ -165,6 +173,7 @@ const (
 	SymNeedsYou = "◆"
 	SymQueued   = "▸"
 	SymSteered  = "↪"
+	SymStalled  = "⊘"
 )
 
 // ReceiptWords says a steered message's receipt (proto.Receipt*) as the
@@ -172,9 +181,9 @@ const (
 func ReceiptWords(r string) string { return strings.ReplaceAll(r, "_", " ") }
 
 // MessageText is the message cell of r: "◆ needs you · " when the agent
-// needs you, "▸ queued: “…” · " when a message waits ("▸ 3 queued: “…”
-// · " when several do, the first shown), then the activity or last
-// message.
+// needs you, "⊘ stalled 2m05s · " while it is stalled, "▸ queued: “…” · "
+// when a message waits ("▸ 3 queued: “…” · " when several do, the first
+// shown), then the activity or last message.
 func MessageText(r Row) string {
 	msg := r.Message
 	switch {
@@ -185,6 +194,9 @@ func MessageText(r Row) string {
 	}
 	if r.Receipt != "" {
 		msg = SymSteered + " steer " + r.Receipt + " · " + msg
+	}
+	if r.Stalled {
+		msg = SymStalled + " stalled " + Elapsed(r.StalledFor) + " · " + msg
 	}
 	if r.NeedsYou != "" {
 		msg = SymNeedsYou + " needs you · " + msg

@@ -73,6 +73,9 @@ func Factory(s runner.Settings) (runner.Runner, error) { return New(s.Environ), 
 
 type localRunner struct{ environ []string }
 
+// The local runner tells the CPU time of its process groups (procfs.go).
+var _ runner.CPUMeter = localRunner{}
+
 // Sweep does nothing: the orphan sweep (Orphans, orphans.go), which the
 // engine runs whatever the runner, ends the process groups earlier hosts
 // left on this machine.
