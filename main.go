@@ -143,6 +143,8 @@ func commonFlags(fs *flag.FlagSet, o *supervisor.Options) {
 		o.NoTrackChanges = !on
 		return err
 	})
+	fs.Float64Var(&o.MaxBudgetUSD, "max-budget-usd", 0, "US dollars each agent may spend over its life (--preset claude; claude gets what is left as its own --max-budget-usd); no new submission starts past it (0: none)")
+	fs.Float64Var(&o.FleetBudgetUSD, "fleet-budget-usd", 0, "US dollars this host's agents may spend since it started (--preset claude); spawns and sends are refused past it, running submissions go on (0: none)")
 	fs.Var(durationFlag{&o.StallAfter, supervisor.DefaultStallAfter}, "stall-after", "mark a running agent stalled (and needing you) after this long with no output, no event and no CPU time of its process group (0: never)")
 	fs.StringVar(&o.NotifyCommand, "notify-command", "", "shell command the host runs once each time an agent needs you, with SUBDASH_AGENT_ID, SUBDASH_STATUS and SUBDASH_MESSAGE in its environment")
 }

@@ -4,9 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -23,9 +23,7 @@ const sleeperAgent = `read m; echo started; read l < "$m"; echo "woke $l"; exec 
 func TestStalledAgent(t *testing.T) {
 	base := t.TempDir()
 	fifo := filepath.Join(base, "wake")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	wake := testkit.FIFO(t, fifo)
 	notified := filepath.Join(base, "notified")
 	d := startDash(t, 160, 30, nil, "--command", sleeperAgent, "--stall-after", "3s",
 		"--notify-command", `echo "$SUBDASH_STATUS" >> `+shellQuote(notified), "--spawn", fifo)
@@ -41,17 +39,48 @@ func TestStalledAgent(t *testing.T) {
 		return strings.Count(string(b), "stalled\n")
 	})
 
-	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("up\n"); err != nil {
-		t.Fatal(err)
-	}
-	_ = f.Close()
+	wake("up")
 	d.waitFor("the output cleared the mark", func(s string) bool {
 		return strings.Contains(s, "woke up") && !strings.Contains(s, "stalled")
 	})
 	waitAgent(t, w, id, "not stalled in list", func(a proto.Summary) bool { return a.StalledSince == nil })
 	d.waitRow(id, "⊘ stalled") // sleep 600: silent again
+}
+
+// TestBudgetsThroughTheBinary (SPEC §11 "Budgets") with the fake claude
+// (each run reports $0.096 as the real one does at the stub's tokens):
+// claude is given the agent's remaining --max-budget-usd; past the fleet
+// budget ctl spawn and send fail with the spec's text and nothing starts;
+// ctl info shows the spend; a preset without cost is refused at start.
+func TestBudgetsThroughTheBinary(t *testing.T) {
+	w := newWorkspace(t)
+	env, calls := fakeCLIs(t, w.base)
+	serveWith(t, w, env, "--preset", "claude", "--max-budget-usd", "1", "--fleet-budget-usd", "0.1")
+	var sp proto.SpawnResult
+	ctlOK(t, w, &sp, "spawn", "say hi")
+	waitDone(t, w, sp.AgentID)
+	ctlOK(t, w, &sp, "spawn", "say hi") // $0.0964 of $0.10
+	waitDone(t, w, sp.AgentID)
+	const want = "fleet budget reached: $0.19 of $0.10 spent since this host started; raise --fleet-budget-usd"
+	ctlFails(t, w, "spawn_agent failed: "+want, "spawn", "one more")
+	ctlFails(t, w, "send_input failed: "+want, "send", sp.AgentID, "again")
+	var info proto.Info
+	ctlOK(t, w, &info, "info")
+	if info.Spend == nil || info.Spend.FleetSpentUSD < 0.19 || info.Spend.FleetBudgetUSD != 0.1 || info.Spend.MaxBudgetUSD != 1 {
+		t.Fatalf("ctl info spend: %+v", info.Spend)
+	}
+	b, _ := os.ReadFile(calls)
+	if runs := strings.Count(string(b), "claude\t"); runs != 2 || !strings.Contains(string(b), "--max-budget-usd 1.000000") {
+		t.Fatalf("%d claude runs, want 2 each given the agent's budget; log:\n%s", runs, b)
+	}
+	if len(listAgents(t, w)) != 2 {
+		t.Fatal("an agent was spawned past the fleet budget")
+	}
+
+	w2 := newWorkspace(t)
+	p := start(t, env, append([]string{"serve", "--preset", "codex", "--max-budget-usd", "1"}, w2.flags()...)...)
+	code, stderr := p.wait(t)
+	if code != 2 || !strings.Contains(stderr, "--max-budget-usd needs --preset claude") || !strings.Contains(stderr, "--preset codex given") {
+		t.Fatalf("serve --preset codex --max-budget-usd: exit %d, %q", code, stderr)
+	}
 }

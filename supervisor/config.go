@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/internal/budget"
 	"github.com/subdash/subdash/supervisor/internal/memohome"
 	"github.com/subdash/subdash/supervisor/internal/stall"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -86,6 +87,9 @@ type Options struct {
 	// StallAfter is --stall-after (SPEC §11 "Stalled"): nil =
 	// stall.DefaultAfter, 0 = off; negative is an error.
 	StallAfter *time.Duration
+	// MaxBudgetUSD and FleetBudgetUSD are --max-budget-usd and
+	// --fleet-budget-usd in US dollars (SPEC §11 "Budgets"); 0: none.
+	MaxBudgetUSD, FleetBudgetUSD float64
 }
 
 // Environment is what Resolve reads from the outside world, so that tests
@@ -176,6 +180,9 @@ type Config struct {
 	// TrackChanges: each submission's changes to its git work tree are
 	// counted (SPEC §15; --track-changes, on unless set false).
 	TrackChanges bool
+	// Budget holds --max-budget-usd and --fleet-budget-usd (SPEC §11
+	// "Budgets"); the zero value: none.
+	Budget budget.Limits
 }
 
 // Resolve turns options and the environment into a Config following SPEC §2:
@@ -288,6 +295,10 @@ func Resolve(o Options, env Environment) (Config, error) {
 		c.CommandShown = strings.Replace(c.Command, shellQuote(exe), filepath.Base(exe), 1)
 	}
 	if err := resolveRunner(&c, o); err != nil {
+		return c, err
+	}
+	c.Budget = budget.Limits{Agent: o.MaxBudgetUSD, Fleet: o.FleetBudgetUSD}
+	if err := c.Budget.Check(c.Preset.name()); err != nil {
 		return c, err
 	}
 	if c.Preset.isMemo() && c.RunnerName == runner.Local {

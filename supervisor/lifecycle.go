@@ -322,6 +322,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		a.running = nil
 	}
 	a.usage.Add(used) // with a.running cleared: counted once, here from now on
+	a.runCost, s.spent = a.runCost+used.CostUSD, s.spent+used.CostUSD
 	a.inner = proto.AppendInner(a.inner, inner)
 	s.lineMem.Keep(sub.out)
 	var at *proto.Attention

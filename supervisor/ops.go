@@ -65,6 +65,10 @@ func (s *Supervisor) spawnMessage(ctx context.Context, m *Message, taskName stri
 		s.mu.Unlock()
 		return proto.SpawnResult{}, proto.ErrLimit(s.cfg.MaxAgents)
 	}
+	if err := s.checkBudgetLocked(a); err != nil { // a new agent spent nothing: the fleet's
+		s.mu.Unlock()
+		return proto.SpawnResult{}, err
+	}
 	if a.parentID == "" {
 		a.session = c.Session
 	}

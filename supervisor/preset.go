@@ -114,6 +114,14 @@ func (p *Preset) CommandFor(agentID, session string) (cmd, sessionID string) {
 	}
 }
 
+// name returns p's name, "" for nil (a plain agent command).
+func (p *Preset) name() string {
+	if p == nil {
+		return ""
+	}
+	return p.Name
+}
+
 // isMemo reports whether p is the memo preset.
 func (p *Preset) isMemo() bool { return p != nil && p.Name == "memo" }
 

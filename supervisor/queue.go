@@ -146,7 +146,7 @@ func (s *Supervisor) checkQueueLocked(a *agent) error {
 	case a.running != nil && a.running.reason != "":
 		return &proto.Error{Code: proto.CodeBusy, Message: fmt.Sprintf("agent %s is being stopped; send the message once it has stopped", a.id)}
 	}
-	return nil
+	return s.checkBudgetLocked(a) // a queued or steered message would spend more
 }
 
 // CancelQueue drops the last message held for agent id (SPEC §11: `u`,

@@ -5,10 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -20,9 +20,7 @@ import (
 func TestStalledAgentMarkedAndClearedByOutput(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "wake")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	wake := testkit.FIFO(t, fifo)
 	statuses := filepath.Join(dir, "statuses")
 	s := newTestSupervisor(t, `read m; case "$m" in busy) while :; do :; done;; esac; echo started; read line < "$m"; echo "woke $line"; exec sleep 600`,
 		func(c *Config) {
@@ -61,14 +59,7 @@ func TestStalledAgentMarkedAndClearedByOutput(t *testing.T) {
 	}
 
 	// Output clears it.
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.WriteString("up\n"); err != nil {
-		t.Fatal(err)
-	}
-	_ = w.Close()
+	wake("up")
 	waitForLine(t, s, silent, "woke up", 10*time.Second)
 	eventually(t, s, 10*time.Second, "output cleared the stall and its needs-you", func() bool {
 		sum := attnSummary(t, s, silent)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/subdash/subdash/supervisor/internal/budget"
 	"github.com/subdash/subdash/supervisor/internal/changes"
 	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/internal/output"
@@ -80,6 +81,9 @@ type Supervisor struct {
 	warnings []string
 	notifier *notifier        // runs --notify-command; nil without one
 	changes  *changes.Tracker // snapshots of work trees (SPEC §15); nil with --track-changes=false
+	// spent is the cost of the submissions that ended on this host, its
+	// forgotten agents' included (SPEC §11 "Budgets").
+	spent float64
 }
 
 // The roles of package proto the supervisor plays for the front-ends of
@@ -111,6 +115,7 @@ type agent struct {
 	replacing   bool               // a send with interrupt is between two submissions
 	sessionID   string             // agent CLI session or thread id (SPEC §8)
 	usage       proto.Usage        // tokens and cost of its ended submissions (presets)
+	runCost     float64            // the cost of those that ran on this host
 	inner       []proto.InnerAgent // inner agents of its ended submissions, oldest first (SPEC §8)
 
 	// Set at spawn (or restore) and never changed: how every submission of
@@ -326,7 +331,8 @@ func (s *Supervisor) Config() Config {
 func (s *Supervisor) HostConfig() proto.HostConfig {
 	c := s.Config()
 	h := proto.HostConfig{Command: c.Shown(), MaxAgents: c.MaxAgents, Dir: c.Dir,
-		Warnings: c.Warnings, Notes: append([]string(nil), c.Notes...), Features: proto.HostFeatures()}
+		Warnings: c.Warnings, Notes: append([]string(nil), c.Notes...), Features: proto.HostFeatures(),
+		MaxBudgetUSD: c.Budget.Agent, FleetBudgetUSD: c.Budget.Fleet}
 	if p := c.Preset; p != nil {
 		h.PresetName, h.PresetArgs, h.PresetFormat, h.Approvals = p.Name, p.Args, p.Format, p.Approvals
 	}
@@ -381,10 +387,11 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		Failure:          s.failureLocked(a),
 		LogDropped:       logDroppedLocked(a),
 		InnerAgents:      innerLocked(a),
+		BudgetReached:    s.agentBudgetLocked(a),
 		Changes:          s.latestChangesLocked(a),
 		StalledSince:     stalledLocked(a),
-		Usage:            usageLocked(a),
 	}
+	sum.Usage, sum.RunCostUSD = usageLocked(a)
 	if len(sum.QueuedMessages) > 0 {
 		sum.QueuedMessage = sum.QueuedMessages[0]
 	}
@@ -396,6 +403,9 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 // the joined message is too long (nothing changed). Call with s.mu held;
 // then call launch without it.
 func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, error) {
+	if err := s.checkBudgetLocked(a); err != nil {
+		return nil, err
+	}
 	m, took, err := takeInboxLocked(a, own)
 	if err != nil {
 		return nil, err
@@ -424,6 +434,9 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 	sub.command = a.command
 	if p := a.preset; p != nil {
 		sub.command, _ = p.CommandFor(a.id, a.sessionID)
+		if p.Name == "claude" { // claude counts each process from $0: what is left (SPEC §11)
+			sub.command += budget.ClaudeArgs(a.usage.CostUSD, s.cfg.Budget.Agent)
+		}
 		// memo: launch decides, seeing the agent's Memo home (prepareMemo)
 		sub.newSession = p.Structured() && !p.isMemo() && a.sessionID == "" && len(a.subs) > 0
 	}

@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/subdash/subdash/supervisor/internal/budget"
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // Agents returns a snapshot of every agent, oldest first.
@@ -309,17 +311,70 @@ func (s *Supervisor) failureLocked(a *agent) string {
 }
 
 // usageLocked returns the tokens and cost a's agent CLI reported, its
-// running submission's so far included (Summary.Usage); nil when none.
-func usageLocked(a *agent) *proto.Usage {
-	u := a.usage
+// running submission's so far included (Summary.Usage; nil when none),
+// and what of the cost a spent on this host (Summary.RunCostUSD).
+func usageLocked(a *agent) (*proto.Usage, float64) {
+	u, here := a.usage, a.runCost
 	if r := a.running; r != nil && r.tr != nil {
 		_, now := r.tr.activity()
 		u.Add(now)
+		here += now.CostUSD
 	}
 	if u == (proto.Usage{}) {
+		return nil, here
+	}
+	return &u, here
+}
+
+// Spend returns what this host spent against its budgets (SPEC §11
+// "Budgets"; GET /v1/info's spend).
+func (s *Supervisor) Spend() proto.Spend {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return proto.Spend{FleetSpentUSD: s.fleetSpentLocked(), FleetBudgetUSD: s.cfg.Budget.Fleet, MaxBudgetUSD: s.cfg.Budget.Agent}
+}
+
+// fleetSpentLocked is the host's spend since it started: the ended
+// submissions' (s.spent) and the running ones' so far.
+func (s *Supervisor) fleetSpentLocked() float64 {
+	spent := s.spent
+	for _, a := range s.order {
+		if r := a.running; r != nil && r.tr != nil {
+			_, now := r.tr.activity()
+			spent += now.CostUSD
+		}
+	}
+	return spent
+}
+
+// agentBudgetLocked says why agent a starts no new submission: it spent
+// its --max-budget-usd; "" while it may (Summary.BudgetReached).
+func (s *Supervisor) agentBudgetLocked(a *agent) string {
+	if s.cfg.Budget.Agent <= 0 {
+		return ""
+	}
+	u, _ := usageLocked(a)
+	if u == nil {
+		return ""
+	}
+	return budget.AgentReached(termtext.ShortID(a.id), u.CostUSD, s.cfg.Budget.Agent)
+}
+
+// checkBudgetLocked refuses a new submission of agent a, or a message
+// that would reach its running one, once a spent its --max-budget-usd or
+// the host its --fleet-budget-usd (SPEC §11 "Budgets": proto.ErrBudget);
+// running submissions go on.
+func (s *Supervisor) checkBudgetLocked(a *agent) error {
+	if !s.cfg.Budget.On() {
 		return nil
 	}
-	return &u
+	if why := budget.FleetReached(s.fleetSpentLocked(), s.cfg.Budget.Fleet); why != "" {
+		return proto.ErrBudget(why)
+	}
+	if why := s.agentBudgetLocked(a); why != "" {
+		return proto.ErrBudget(why)
+	}
+	return nil
 }
 
 // stalledLocked returns when a's running submission turned stalled

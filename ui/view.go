@@ -308,6 +308,16 @@ func (m Model) statusLine() string {
 	if n := c.Stalled; n > 0 {
 		parts = append(parts, st.Warning.Render(fmt.Sprintf("%s %d stalled", agenttable.SymStalled, n)))
 	}
+	if u := agenttable.Usage(c.Usage); u != "" {
+		parts = append(parts, st.Muted.Render(agenttable.SymSubtree+" "+u))
+	}
+	if b := m.cfg.FleetBudgetUSD; b > 0 {
+		ink := st.Muted
+		if c.RunCostUSD >= b {
+			ink = st.Warning
+		}
+		parts = append(parts, ink.Render(fmt.Sprintf("%s%.2f of $%.2f fleet budget", agenttable.SymBudget, c.RunCostUSD, b)))
+	}
 	if n := c.Restored; n > 0 {
 		parts = append(parts, st.Muted.Render(fmt.Sprintf("%s %d restored", agenttable.SymRestored, n)))
 	}

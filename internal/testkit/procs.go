@@ -39,3 +39,28 @@ func AllStopped(pid int) bool {
 	}
 	return len(stats) > 0
 }
+
+// FIFO makes a named pipe at path for an agent command that waits on it
+// without using CPU time (`read l < "$FIFO"`, the stall tests), and
+// returns a function that writes line and a newline into it, blocking
+// until the command opens it for reading.
+func FIFO(t testing.TB, path string) (write func(line string)) {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return func(line string) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.WriteString(line + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

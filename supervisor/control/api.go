@@ -140,7 +140,7 @@ func httpStatus(code proto.ErrorCode) int {
 		return http.StatusNotFound
 	case proto.CodeLimit:
 		return http.StatusTooManyRequests
-	case proto.CodeBusy, proto.CodeClosed, proto.CodeNotRunning, proto.CodeNotPending, proto.CodeNoQueue, proto.CodeExists:
+	case proto.CodeBusy, proto.CodeClosed, proto.CodeNotRunning, proto.CodeNotPending, proto.CodeNoQueue, proto.CodeExists, proto.CodeBudget:
 		return http.StatusConflict
 	case proto.CodeShutdown:
 		return http.StatusServiceUnavailable

@@ -312,7 +312,8 @@ func (r *Remote) HostConfig() proto.HostConfig {
 	h := proto.HostConfig{Command: st.Shown(), MaxAgents: st.MaxAgents, Dir: st.Dir,
 		PresetName: r.preset[0], PresetArgs: r.preset[1], PresetFormat: r.preset[2],
 		Warnings: append([]string(nil), st.Warnings...), Notes: append([]string{r.attachedNote()}, st.Notes...),
-		Features: append([]string(nil), r.info.Features...), ReadOnly: r.readOnly, Where: r.where}
+		Features: append([]string(nil), r.info.Features...), ReadOnly: r.readOnly, Where: r.where,
+		MaxBudgetUSD: st.MaxBudgetUSD, FleetBudgetUSD: st.FleetBudgetUSD}
 	if p := st.Preset; p != nil {
 		h.Approvals = p.Approvals
 		if h.PresetName == "" { // a host that named its preset only in config

@@ -232,11 +232,12 @@ func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	spend := srv.sup.Spend()
 	writeJSON(w, http.StatusOK, proto.Info{
 		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Shown(),
 		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: logs, Restored: srv.sup.Restored(),
 		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(), Features: proto.HostFeatures(),
-		Failure: srv.sup.Failure(),
+		Failure: srv.sup.Failure(), Spend: &spend,
 	})
 }
 

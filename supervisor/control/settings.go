@@ -43,6 +43,11 @@ type Settings struct {
 	LogRetention  time.Duration
 	MaxLogSize    int64 // --max-log-size in bytes; 0 from a host without a cap or older than it
 	TrackChanges  bool
+	// StallAfter, MaxBudgetUSD and FleetBudgetUSD are --stall-after,
+	// --max-budget-usd and --fleet-budget-usd (SPEC §11); 0 from a host
+	// older than them.
+	StallAfter                   time.Duration
+	MaxBudgetUSD, FleetBudgetUSD float64
 }
 
 // SettingsOf returns the Settings of c, as a host sends them.
@@ -54,6 +59,7 @@ func SettingsOf(c supervisor.Config) Settings {
 		Timeout: c.Timeout, NotifyCommand: c.NotifyCommand, CollabTools: c.CollabTools,
 		RunnerName: c.RunnerName, Kube: c.Kube, Warnings: c.Warnings, Notes: c.Notes,
 		RestoreWindow: c.RestoreWindow, LogRetention: c.LogRetention, MaxLogSize: c.MaxLogSize, TrackChanges: c.TrackChanges,
+		StallAfter: c.StallAfter, MaxBudgetUSD: c.Budget.Agent, FleetBudgetUSD: c.Budget.Fleet,
 	}
 }
 

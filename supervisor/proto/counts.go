@@ -27,6 +27,9 @@ type Counts struct {
 	// Usage sums the tokens and cost of every agent (AgentInfo.Usage),
 	// restored ones included.
 	Usage Usage
+	// RunCostUSD sums Summary.RunCostUSD: what the agents spent on this
+	// host since it started (the fleet spend, but forgotten agents').
+	RunCostUSD float64
 	// RunningBy counts the running agents a client started, by
 	// AgentInfo.Origin ("mcp", "ctl", "viewer", …) in the order of the
 	// snapshot; the agents the host's own dashboard started are not in it.
@@ -76,6 +79,7 @@ func CountAgents(agents []AgentInfo) Counts {
 			c.Stalled++
 		}
 		c.Usage.Add(a.Usage)
+		c.RunCostUSD += a.RunCostUSD
 	}
 	return c
 }

@@ -24,6 +24,7 @@ const (
 	CodeNoQueue    ErrorCode = "no_queue"      // cancel of a queued message where none is queued
 	CodeExists     ErrorCode = "exists"        // a spawn's agent path is held by another agent (SPEC §14)
 	CodeNoSteer    ErrorCode = "not_steerable" // steer of an agent that reads its message once (SPEC §11)
+	CodeBudget     ErrorCode = "budget"        // the agent's or the host's budget is spent (SPEC §11 "Budgets")
 )
 
 // Error is the error type of every operation. Its message is exactly the
@@ -160,3 +161,9 @@ func ErrNotPending(id, requestID, how string) *Error {
 func ErrNoApprovalRequest(id, requestID string) *Error {
 	return &Error{CodeNotFound, fmt.Sprintf("agent %s has no approval request %s", id, requestID)}
 }
+
+// ErrBudget is the refusal of a spawn, send, queue or steer once a budget
+// is spent (SPEC §11 "Budgets"): why says which, with the figures, e.g.
+// "fleet budget reached: $10.02 of $10.00 spent since this host started;
+// raise --fleet-budget-usd".
+func ErrBudget(why string) *Error { return &Error{CodeBudget, why} }

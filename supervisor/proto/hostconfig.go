@@ -34,6 +34,9 @@ type HostConfig struct {
 	// (Info.Features; the Feature constants); a front-end hides what its
 	// host cannot do (Has).
 	Features []string
+	// MaxBudgetUSD and FleetBudgetUSD are the host's --max-budget-usd and
+	// --fleet-budget-usd (SPEC §11 "Budgets"); 0: none, or an older host.
+	MaxBudgetUSD, FleetBudgetUSD float64
 	// ReadOnly says the dashboard is a viewer attached with --read-only
 	// (SPEC §9): every operation is refused (ErrReadOnly).
 	ReadOnly bool
@@ -101,10 +104,15 @@ const (
 	// time for the host's --stall-after is marked stalled (Summary's
 	// stalled_since, needs-you reason "stalled", SPEC §11 "Stalled").
 	FeatureStall = "stall"
+	// FeatureBudget: the host may have --max-budget-usd and
+	// --fleet-budget-usd (refusals with code budget), its info carries
+	// spend and Summary run_cost_usd and budget_reached (SPEC §11
+	// "Budgets").
+	FeatureBudget = "budget"
 )
 
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget}
 }

@@ -36,4 +36,20 @@ type Info struct {
 	// Features names what this host takes beyond the first /v1
 	// (FeatureTextMessage); a client asks before it relies on one.
 	Features []string `json:"features,omitempty"`
+	// Spend is what the host spent against its budgets (SPEC §11
+	// "Budgets", FeatureBudget); omitted by an older host.
+	Spend *Spend `json:"spend,omitempty"`
+}
+
+// Spend is a host's spending and budgets in US dollars (GET /v1/info,
+// `ctl info`).
+type Spend struct {
+	// FleetSpentUSD is what its agents' CLIs reported spending since the
+	// host started: restored records excluded, running submissions so far
+	// and forgotten agents included.
+	FleetSpentUSD float64 `json:"fleet_spent_usd"`
+	// FleetBudgetUSD and MaxBudgetUSD are --fleet-budget-usd and
+	// --max-budget-usd; omitted when not set.
+	FleetBudgetUSD float64 `json:"fleet_budget_usd,omitempty"`
+	MaxBudgetUSD   float64 `json:"max_budget_usd,omitempty"`
 }

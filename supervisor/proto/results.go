@@ -97,6 +97,14 @@ type Summary struct {
 	// SPEC §8); omitted when none was reported. AgentInfo's own Usage
 	// (key "Usage") holds the same.
 	Usage *Usage `json:"usage,omitempty"`
+	// RunCostUSD is what the agent spent on this host since it started
+	// (its restored record's cost excluded; the running submission's so
+	// far included): the host's fleet spend is their sum, its forgotten
+	// agents' too (SPEC §11 "Budgets"); omitted when 0.
+	RunCostUSD float64 `json:"run_cost_usd,omitempty"`
+	// BudgetReached says why the agent starts no new submission: it spent
+	// its --max-budget-usd (the refusal's text); omitted while it may.
+	BudgetReached string `json:"budget_reached,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

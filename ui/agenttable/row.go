@@ -121,6 +121,9 @@ type Row struct {
 	// it has been.
 	Stalled    bool
 	StalledFor time.Duration
+	// Budget is set when the agent spent its --max-budget-usd: no new
+	// submission starts (Summary.BudgetReached, SPEC §11 "Budgets").
+	Budget bool
 }
 
 // RowOf builds the row of agent a at time now; stopping says the dashboard
@@ -152,6 +155,7 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 	if a.NeedsYou != nil {
 		r.NeedsYou = a.NeedsYou.Reason
 	}
+	r.Budget = a.BudgetReached != ""
 	if a.StalledSince != nil && a.Running() {
 		r.Stalled, r.StalledFor = true, max(now.Sub(a.StalledSince.Time), 0)
 	}
@@ -174,6 +178,7 @@ const (
 	SymQueued   = "▸"
 	SymSteered  = "↪"
 	SymStalled  = "⊘"
+	SymBudget   = "$"
 )
 
 // ReceiptWords says a steered message's receipt (proto.Receipt*) as the
@@ -181,7 +186,8 @@ const (
 func ReceiptWords(r string) string { return strings.ReplaceAll(r, "_", " ") }
 
 // MessageText is the message cell of r: "◆ needs you · " when the agent
-// needs you, "⊘ stalled 2m05s · " while it is stalled, "▸ queued: “…” · "
+// needs you, "⊘ stalled 2m05s · " while it is stalled, "$ budget reached · "
+// once it spent its --max-budget-usd, "▸ queued: “…” · "
 // when a message waits ("▸ 3 queued: “…” · " when several do, the first
 // shown), then the activity or last message.
 func MessageText(r Row) string {
@@ -194,6 +200,9 @@ func MessageText(r Row) string {
 	}
 	if r.Receipt != "" {
 		msg = SymSteered + " steer " + r.Receipt + " · " + msg
+	}
+	if r.Budget {
+		msg = SymBudget + " budget reached · " + msg
 	}
 	if r.Stalled {
 		msg = SymStalled + " stalled " + Elapsed(r.StalledFor) + " · " + msg

@@ -155,8 +155,11 @@ func (m Model) View() string {
 	}
 	first, end := m.Shown()
 	rs := make([]drawn, 0, end-first)
+	sums := m.subtreeUsage()
 	for i := first; i < end; i++ {
-		rs = append(rs, m.drawRow(i))
+		d := m.drawRow(i)
+		m.rollUp(&d, m.order.rows[i].agent, sums)
+		rs = append(rs, d)
 	}
 	l := m.layout(rs)
 	lines := make([]string, 0, m.height)

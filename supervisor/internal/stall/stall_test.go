@@ -84,8 +84,8 @@ func TestClockWithoutCPU(t *testing.T) {
 
 func TestInterval(t *testing.T) {
 	for _, c := range []struct{ after, want time.Duration }{
-		{time.Second, time.Second}, {3 * time.Second, time.Second}, {10 * time.Second, 2 * time.Second},
-		{DefaultAfter, 10 * time.Second}, {time.Hour, 10 * time.Second},
+		{time.Second, time.Second}, {3 * time.Second, time.Second}, {time.Minute, 6 * time.Second},
+		{DefaultAfter, 30 * time.Second}, {time.Hour, 30 * time.Second},
 	} {
 		if got := Interval(c.after); got != c.want {
 			t.Errorf("Interval(%v) = %v, want %v", c.after, got, c.want)
