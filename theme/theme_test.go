@@ -1,6 +1,7 @@
 package theme
 
 import (
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -92,4 +93,47 @@ func TestDetectNotATerminal(t *testing.T) {
 	if o := Detect(nil); o.Profile != termenv.Ascii {
 		t.Fatalf("Detect(nil).Profile = %v, want Ascii", o.Profile)
 	}
+}
+
+// The roles resolved for a profile draw what the adaptive colours drew,
+// for every style, profile and background.
+func TestResolvedColoursDrawTheSame(t *testing.T) {
+	for _, p := range []termenv.Profile{termenv.TrueColor, termenv.ANSI256, termenv.ANSI} {
+		for _, dark := range []bool{true, false} {
+			got := New(Options{Profile: p, Dark: dark})
+			r := lipgloss.NewRenderer(io.Discard)
+			r.SetColorProfile(p)
+			r.SetHasDarkBackground(dark)
+			roles := DefaultRoles()
+			for name, st := range styles(got) {
+				// the same style on unresolved roles: rebuild it from
+				// the adaptive colour whose resolved form it holds
+				want := st.Render("x")
+				fg, bg := st.GetForeground(), st.GetBackground()
+				base := r.NewStyle().Bold(st.GetBold()).Italic(st.GetItalic()).Reverse(st.GetReverse())
+				if c, ok := fg.(lipgloss.AdaptiveColor); ok {
+					base = base.Foreground(unresolved(t, roles, p, dark, c))
+				}
+				if c, ok := bg.(lipgloss.AdaptiveColor); ok {
+					base = base.Background(unresolved(t, roles, p, dark, c))
+				}
+				if old := base.Render("x"); old != want {
+					t.Errorf("profile %v dark %v: %s draws %q, the adaptive colours drew %q", p, dark, name, want, old)
+				}
+			}
+		}
+	}
+}
+
+// unresolved returns the role of roles that resolves to c.
+func unresolved(t *testing.T, roles Roles, p termenv.Profile, dark bool, c lipgloss.AdaptiveColor) lipgloss.AdaptiveColor {
+	t.Helper()
+	v, rv := reflect.ValueOf(roles), reflect.ValueOf(roles.resolved(p, dark))
+	for i := 0; i < v.NumField(); i++ {
+		if rv.Field(i).Interface() == c {
+			return v.Field(i).Interface().(lipgloss.AdaptiveColor)
+		}
+	}
+	t.Fatalf("no role resolves to %v", c)
+	return c
 }

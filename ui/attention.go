@@ -22,11 +22,18 @@ type seenMsg struct {
 // notifyTransitions returns one notification command per agent that
 // started needing you since the last snapshot (SPEC §11): at most once per
 // agent per transition (Attention.Seq), and none for the agent on screen
-// while the terminal has focus.
-func (m *Model) notifyTransitions() []tea.Cmd {
+// while the terminal has focus. It looks at the agents of cs only: an
+// agent starts needing you in a change of its own (a batch costs its
+// changes, not every agent).
+func (m *Model) notifyTransitions(cs []proto.Change) []tea.Cmd {
 	var cmds []tea.Cmd
 	sel := m.table.SelectedID()
-	for _, a := range m.agents {
+	for _, c := range cs {
+		i, ok := m.at[c.AgentID]
+		if !ok || c.Info == nil || i >= len(m.agents) {
+			continue
+		}
+		a := &m.agents[i]
 		at := a.NeedsYou
 		if at == nil || at.Seq <= m.notified[a.AgentID] {
 			continue

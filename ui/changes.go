@@ -9,13 +9,19 @@ import (
 )
 
 // onChanges applies supervisor changes: the table always, the log pane only
-// when the selected agent changed.
+// when the selected agent changed. A batch that changes nothing on screen
+// (agents off screen, the counts the same, the selected agent untouched)
+// keeps the frame drawn last (frame.go): with 1,000 agents each printing
+// a line a second most batches are such.
 func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 	var cmds []tea.Cmd
-	if m.applyChanges(msg.Changes) {
-		cmds = append(cmds, m.notifyTransitions()...)
+	before := m.view.count
+	changed, shows := m.applyChanges(msg.Changes)
+	if changed {
+		cmds = append(cmds, m.notifyTransitions(msg.Changes)...)
 	}
 	for _, c := range msg.Changes {
+		shows = shows || len(c.Warnings) > 0 || c.Link != ""
 		for _, w := range c.Warnings {
 			m.cfg.Warnings = append(m.cfg.Warnings, w)
 			m.say(levelError, w)
@@ -39,7 +45,9 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 	}
 	if touched || m.shown.agent != sel {
 		m.syncLog(output)
+		shows = true
 	}
+	m.view.still = !shows && m.mode == modeNormal && sameCounts(before, m.view.count)
 	cmds = append(cmds, m.startTick())
 	return tea.Batch(cmds...)
 }
@@ -50,10 +58,11 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 // m.agents (no command holds it), so it is changed in place: a change
 // costs its agent, not a copy of every agent, and the table's rows are
 // laid out again only when agents came or went (or a change touches
-// them, agentsChanged). It reports whether any agent changed.
-func (m *Model) applyChanges(cs []proto.Change) bool {
+// them, agentsChanged). It reports whether any agent changed, and whether
+// the table or the notes may draw differently for it (shows).
+func (m *Model) applyChanges(cs []proto.Change) (changed, shows bool) {
 	var inPlace []int
-	structural := false
+	structural, recount := false, false
 	for _, c := range cs {
 		if c.AgentID == "" || c.Info == nil && !c.Forgotten {
 			continue
@@ -67,7 +76,12 @@ func (m *Model) applyChanges(cs []proto.Change) bool {
 				inPlace, structural = inPlace[:0], true
 			}
 		case ok:
+			// the notes name the failing agents (notes.go)
+			shows = shows || m.agents[i].Failure != "" || c.Info.Failure != "" || m.table.Redraws(i, &m.agents[i], c.Info)
+			was := proto.CountAgents(m.agents[i : i+1])
 			m.agents[i] = *c.Info
+			// the counts change only when an agent's own count does
+			recount = recount || !sameCounts(was, proto.CountAgents(m.agents[i:i+1]))
 			inPlace = append(inPlace, i)
 		default:
 			m.agents = append(m.agents, *c.Info)
@@ -79,7 +93,7 @@ func (m *Model) applyChanges(cs []proto.Change) bool {
 	case structural:
 		m.setAgents(m.agents)
 	case len(inPlace) > 0:
-		m.agentsChanged(inPlace)
+		shows = m.agentsChanged(inPlace, recount) || shows
 	}
-	return structural || len(inPlace) > 0
+	return structural || len(inPlace) > 0, shows || structural
 }

@@ -22,15 +22,6 @@ func (m *Model) startTick() tea.Cmd {
 	return m.tickFn()
 }
 
-func (m Model) anyRunning() bool {
-	for _, a := range m.agents {
-		if a.Running() {
-			return true
-		}
-	}
-	return false
-}
-
 // onTick advances the spinner's frame and the table's clock, drops an
 // info reply older than replyTTL, and stops the clock when no agent runs.
 func (m *Model) onTick() tea.Cmd {

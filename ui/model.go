@@ -152,6 +152,8 @@ type Model struct {
 	matchN    int               // how many agents the filter matches (all without one)
 	at        map[string]int    // agent id → index in agents
 	across    across            // the search across agents (across.go)
+
+	view viewState // the counts of agents and the frame drawn last (frame.go)
 }
 
 // New returns the dashboard for s, with the agents s has now.
@@ -187,6 +189,7 @@ func New(s Supervisor, o Options) Model {
 		focused:   true,
 		notified:  map[string]uint64{},
 		seenAsked: map[string]uint64{},
+		view:      viewState{frames: &frames{}},
 	}
 	m.table.SetStopping(m.stopping)
 	m.setAgents(s.Agents())
@@ -267,16 +270,12 @@ type (
 	shutdownMsg struct{ err error }
 )
 
-// counts counts the agents of the snapshot (running, by status, needing
-// you, restored, failing, queued, approvals).
-func (m Model) counts() proto.Counts { return proto.CountAgents(m.agents) }
-
 // setAgents takes a new snapshot of the agents (the model owns the
 // slice; the table reads it): the index, the filter's verdicts and the
 // table's rows are made again. Cost: O(agents); a change of agents in
 // place goes through agentsChanged.
 func (m *Model) setAgents(agents []proto.AgentInfo) {
-	m.agents = agents
+	m.agents, m.view.count = agents, proto.CountAgents(agents)
 	m.at = make(map[string]int, len(agents))
 	for i := range agents {
 		m.at[agents[i].AgentID] = i
@@ -288,8 +287,9 @@ func (m *Model) setAgents(agents []proto.AgentInfo) {
 // agentsChanged takes the changes of m.agents[i] for each i in changed,
 // made in place (same agents, same order): only their filter verdicts
 // are made again, and the table's rows only when a change touches them
-// (agenttable.Model.Changed). Cost: O(changes).
-func (m *Model) agentsChanged(changed []int) {
+// (agenttable.Model.Changed), and the agents counted again with recount.
+// It reports whether the table's order was made again. Cost: O(changes).
+func (m *Model) agentsChanged(changed []int, recount bool) bool {
 	if m.match != nil {
 		for _, i := range changed {
 			if was, now := m.match[i], m.filter.match(m.agents[i]); was != now {
@@ -299,8 +299,12 @@ func (m *Model) agentsChanged(changed []int) {
 		}
 	}
 	m.table.SetClock(m.now(), m.frame)
-	m.table.Changed(changed)
+	rebuilt := m.table.Changed(changed)
+	if recount {
+		m.view.count = proto.CountAgents(m.agents)
+	}
 	m.settled()
+	return rebuilt
 }
 
 // settled forgets the stops the snapshot no longer needs shown and
@@ -349,6 +353,7 @@ func (m Model) selected() (proto.AgentInfo, bool) {
 // Update handles a message: window size, keys by focus, supervisor changes
 // and the results of commands.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.view.still = false // an update that changes nothing on screen says so (onChanges)
 	next, cmd := m.update(msg)
 	nm := next.(Model)
 	// Whatever moved the log pane or changed what it shows: fetch what it
@@ -358,6 +363,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	// Whatever changed the selection, the focus or the agents: the agent
 	// on screen no longer needs you (SPEC §11).
 	seen := nm.seenCmd()
+	nm.stamp(fetch == nil && scan == nil)
 	if fetch == nil && scan == nil && seen == nil {
 		return nm, cmd
 	}

@@ -26,9 +26,9 @@ func newHelp(st theme.Styles) help.Model {
 	return h
 }
 
-// View draws the dashboard: exactly the terminal's height in rows, none
-// wider than the terminal.
-func (m Model) View() string {
+// draw draws the dashboard (View): exactly the terminal's height in rows,
+// none wider than the terminal.
+func (m Model) draw() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
@@ -363,21 +363,33 @@ func (m Model) shortHelpLine() string {
 		b = []key.Binding{q}
 	default:
 		if ab, ok := m.approvalHelp(); ok && !m.cfg.ReadOnly {
-			return cells.Fit(m.help.ShortHelpView(ab), m.width)
+			return m.helpLine(ab, false)
 		}
 		b = m.keys.ShortHelp()
 		if m.cfg.ReadOnly {
 			// a read-only viewer offers what it can do: look
 			b = []key.Binding{m.keys.Down, m.keys.Search, m.keys.Transcript, m.keys.Pager, m.keys.Help, m.keys.Quit}
 		}
-		// When the line is too narrow, bindings go from the middle: the
-		// first ones (the main actions) and the last two (help and quit)
-		// stay visible.
-		whole := m.help
-		whole.Width = 0 // measure without bubbles' own cut
-		for len(b) > 3 && cells.Width(whole.ShortHelpView(b)) > m.width {
-			b = append(b[:len(b)-3:len(b)-3], b[len(b)-2:]...)
-		}
+		return m.helpLine(b, true)
 	}
-	return cells.Fit(m.help.ShortHelpView(b), m.width)
+	return m.helpLine(b, false)
+}
+
+// helpLine draws bindings b as the one-line help, cut to the width; with
+// trim, when the line is too narrow, bindings go from the middle: the
+// first ones (the main actions) and the last two (help and quit) stay
+// visible. A line is drawn once for its bindings and width, then taken
+// from the model's cache (frame.go): the help line is the same frame
+// after frame.
+func (m Model) helpLine(b []key.Binding, trim bool) string {
+	return m.view.frames.helpLine(b, trim, m.width, func() string {
+		if trim {
+			whole := m.help
+			whole.Width = 0 // measure without bubbles' own cut
+			for len(b) > 3 && cells.Width(whole.ShortHelpView(b)) > m.width {
+				b = append(b[:len(b)-3:len(b)-3], b[len(b)-2:]...)
+			}
+		}
+		return cells.Fit(m.help.ShortHelpView(b), m.width)
+	})
 }

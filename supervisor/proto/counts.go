@@ -46,7 +46,8 @@ type OriginCount struct {
 // snapshot only.
 func CountAgents(agents []AgentInfo) Counts {
 	var c Counts
-	for _, a := range agents {
+	for i := range agents {
+		a := &agents[i] // a snapshot is large: not copied per agent
 		if a.Running() {
 			c.Running++
 			if a.Origin != "" {

@@ -124,14 +124,33 @@ func (m *Model) SetAgents(agents []proto.AgentInfo, match []bool) {
 // agents, same order as the last SetAgents, match updated by the caller):
 // the order is rebuilt only when a change touches it (a filter's verdict,
 // a folded subtree's counts, a parent), so a change of an agent whose row
-// is only drawn costs nothing here.
-func (m *Model) Changed(changed []int) {
+// is only drawn costs nothing here. It reports whether it rebuilt the
+// order (the rows may all draw differently).
+func (m *Model) Changed(changed []int) (rebuilt bool) {
 	for _, i := range changed {
 		if m.order.touches(i, m.agents, m.match) {
 			m.rebuild(m.SelectedID())
-			return
+			return true
 		}
 	}
+	return false
+}
+
+// Redraws reports whether agents[i] changing from was to now changes
+// what View draws, the order aside (Changed): it has a row on screen and
+// that row (RowOf, all a row shows of its agent) differs. A change of an
+// agent off screen, or of what its row does not show (its output), draws
+// the same table. Cost: O(1).
+func (m Model) Redraws(i int, was, now *proto.AgentInfo) bool {
+	if i < 0 || i >= len(m.order.rowOf) {
+		return true
+	}
+	first, end := m.Shown()
+	if r := int(m.order.rowOf[i]); r < first || r >= end {
+		return false
+	}
+	stop := m.stopping[was.AgentID]
+	return RowOf(*was, m.now, stop) != RowOf(*now, m.now, stop)
 }
 
 // SetTree says whether to draw the tree (SPEC §14: the host has the
