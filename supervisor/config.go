@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/budget"
+	"github.com/subdash/subdash/supervisor/internal/fdlimit"
 	"github.com/subdash/subdash/supervisor/internal/memohome"
 	"github.com/subdash/subdash/supervisor/internal/stall"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -300,6 +301,11 @@ func Resolve(o Options, env Environment) (Config, error) {
 	c.Budget = budget.Limits{Agent: o.MaxBudgetUSD, Fleet: o.FleetBudgetUSD}
 	if err := c.Budget.Check(c.Preset.name()); err != nil {
 		return c, err
+	}
+	if lim, err := fdlimit.Limit(); err == nil && c.RunnerName == runner.Local { // a pod's files are not the host's
+		if w := fdlimit.Warning(c.MaxAgents, lim); w != "" {
+			c.Warnings = append(c.Warnings, w)
+		}
 	}
 	if c.Preset.isMemo() && c.RunnerName == runner.Local {
 		if err := memohome.CheckConfig(memohome.UserHome(env.Getenv)); err != nil {

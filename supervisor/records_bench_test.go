@@ -20,9 +20,22 @@ import (
 // directory whose last run holds 1,000 agents of 5 submissions each,
 // against none (BENCHMARKS.md, SPEC §10).
 //
+// SUBDASH_BENCH_RECORDS lists the numbers of records (default 0,1000).
+//
 //	go test -run '^$' -bench BenchmarkNewWithRecords -benchmem ./supervisor/
 func BenchmarkNewWithRecords(b *testing.B) {
-	for _, agents := range []int{0, 1000} {
+	counts := []int{0, 1000}
+	if v := os.Getenv("SUBDASH_BENCH_RECORDS"); v != "" {
+		counts = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				b.Fatalf("SUBDASH_BENCH_RECORDS: %v", err)
+			}
+			counts = append(counts, n)
+		}
+	}
+	for _, agents := range counts {
 		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
 			dir := b.TempDir()
 			state := filepath.Join(dir, ".state")

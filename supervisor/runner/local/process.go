@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/subdash/subdash/supervisor/internal/fdlimit"
 	"github.com/subdash/subdash/supervisor/runner"
 )
 
@@ -165,6 +166,13 @@ var readerShape = func() string {
 	return shapeHybrid
 }()
 
+// startError is the error of a process that could not start: err, and
+// the limit that caused it when one did (fdlimit.Hint: too many open
+// files, no process could be made).
+func startError(err error) error {
+	return fmt.Errorf("cannot start submission: %w%s", err, fdlimit.Hint(err))
+}
+
 // startProcess starts command under /bin/sh -c in dir with env, in a new
 // session, hands its stdin to feed in a goroutine of its own (feedMessage
 // writes the message and a newline, then closes it; SPEC §4), and feeds
@@ -175,7 +183,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("cannot start submission: %w", err)
+		return nil, startError(err)
 	}
 	p := &process{exited: make(chan struct{}), stdin: stdinW, outs: [2]int{-1, -1}, wake: -1,
 		readersDone: make(chan struct{}), drainCh: make(chan struct{})}
@@ -184,7 +192,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 		if p.outs[i], outW[i], err = outputPipe(); err != nil {
 			closeAll(stdinR, outW[0])
 			p.closePipes()
-			return nil, fmt.Errorf("cannot start submission: %w", err)
+			return nil, startError(err)
 		}
 	}
 	if readerShape == shapeThread {
@@ -197,7 +205,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 		if p.poller, err = sharedPoller(); err != nil {
 			closeAll(stdinR, outW[0], outW[1])
 			p.closePipes()
-			return nil, fmt.Errorf("cannot start submission: %w", err)
+			return nil, startError(err)
 		}
 		for s := range p.polls {
 			ready := make(chan struct{}, 1)
@@ -222,7 +230,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	closeAll(stdinR, outW[0], outW[1])
 	if err != nil {
 		p.closePipes()
-		return nil, fmt.Errorf("cannot start submission: %w", err)
+		return nil, startError(err)
 	}
 	p.cmd, p.pgid = cmd, cmd.Process.Pid
 	go feed(stdinW)
