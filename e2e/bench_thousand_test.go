@@ -61,23 +61,6 @@ func benchVariants(t *testing.T) []benchVariant {
 	return out
 }
 
-// benchInts parses a comma-separated list of counts from env, or def.
-func benchInts(t *testing.T, env, def string) []int {
-	v := os.Getenv(env)
-	if v == "" {
-		v = def
-	}
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			t.Fatalf("%s: %v", env, err)
-		}
-		out = append(out, n)
-	}
-	return out
-}
-
 // lineCommand is an agent printing a short numbered line rate times a
 // second until stopped, in one process (perl: no fork per line, so the
 // agents' own cost stays small beside the host's).
@@ -210,7 +193,7 @@ func TestBenchThousand(t *testing.T) {
 		parts = "serve,dash,close"
 	}
 	variants := benchVariants(t)
-	counts := benchInts(t, "SUBDASH_BENCH_AGENTS", "10,100,1000")
+	counts := testkit.EnvInts(t, "SUBDASH_BENCH_AGENTS", "10,100,1000")
 	for _, n := range counts {
 		for _, part := range strings.Split(parts, ",") {
 			if part == "flood" && n != counts[len(counts)-1] {

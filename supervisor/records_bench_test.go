@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
@@ -24,18 +25,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkNewWithRecords -benchmem ./supervisor/
 func BenchmarkNewWithRecords(b *testing.B) {
-	counts := []int{0, 1000}
-	if v := os.Getenv("SUBDASH_BENCH_RECORDS"); v != "" {
-		counts = nil
-		for _, f := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				b.Fatalf("SUBDASH_BENCH_RECORDS: %v", err)
-			}
-			counts = append(counts, n)
-		}
-	}
-	for _, agents := range counts {
+	for _, agents := range testkit.EnvInts(b, "SUBDASH_BENCH_RECORDS", "0,1000") {
 		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
 			dir := b.TempDir()
 			state := filepath.Join(dir, ".state")
