@@ -204,23 +204,13 @@ func TestSSHViewerKilledLeavesNoSSH(t *testing.T) {
 		d.waitText("SUBDASH-EXITED:137")
 		testkit.Eventually(t, 15*time.Second, fmt.Sprintf("%s: the viewer's ssh %v to end with it", sc, sshes), func() bool {
 			for _, pid := range sshes {
-				if running(pid) {
+				if !testkit.Ended(pid) {
 					return false
 				}
 			}
 			return true
 		})
 	}
-}
-
-// running reports whether pid runs (exists and is not a zombie).
-func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	_, after, _ := strings.Cut(string(b), ") ")
-	return !strings.HasPrefix(after, "Z")
 }
 
 // TestSSHCtlAndMCP: ctl --host and mcp --host drive the host there as a

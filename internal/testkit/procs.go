@@ -64,3 +64,15 @@ func FIFO(t testing.TB, path string) (write func(line string)) {
 		}
 	}
 }
+
+// Ended reports whether process pid has ended: there is no such process,
+// or it is a zombie (state Z: ended, not reaped yet by its parent, which
+// may be an init that reaps late), as /proc/<pid>/stat says.
+func Ended(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+}

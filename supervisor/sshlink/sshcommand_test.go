@@ -88,7 +88,7 @@ func TestNoSSHOutlivesItsShell(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: the shell runs on after SIGTERM", sc)
 		}
-		testkit.Eventually(t, 10*time.Second, fmt.Sprintf("%s: ssh (pid %d) to end with its shell", sc, ssh), func() bool { return gone(ssh) })
+		testkit.Eventually(t, 10*time.Second, fmt.Sprintf("%s: ssh (pid %d) to end with its shell", sc, ssh), func() bool { return testkit.Ended(ssh) })
 	}
 
 	for _, sc := range []string{"exit 7", ": ; exit 7"} {
@@ -100,14 +100,4 @@ func TestNoSSHOutlivesItsShell(t *testing.T) {
 	if st := exitStatus(exec.Command("/bin/sh", "-c", shellScript(": ; /nope/ssh"), "ssh").Run()); st != 127 {
 		t.Errorf("a missing ssh in a list: status %d, want 127 (loginFailure's NoSSH)", st)
 	}
-}
-
-// gone reports whether pid has ended (no such process, or a zombie).
-func gone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	_, after, _ := strings.Cut(string(b), ") ")
-	return strings.HasPrefix(after, "Z")
 }
