@@ -128,11 +128,10 @@ func readRun(r Run) *runJournal {
 		if (ev.Event == "record" || ev.Event == "mailbox" || ev.Event == "records_restored") && rj.asOf.IsZero() {
 			rj.asOf = ev.Time.Time
 		}
-		switch ev.Event {
-		case "records_restored":
+		if ev.Event == "records_restored" {
 			rj.complete = true
-		case "spawned", "sent", "submission_started", "submission_ended", "closed", "resumed", "session", "forgotten", "record",
-			"queued", "queue_dropped", "mail", "mail_removed", "mail_taken", "mailbox", "approval_answered", "changes":
+		}
+		if replayed[ev.Event] {
 			rj.events = append(rj.events, ev)
 		}
 	})

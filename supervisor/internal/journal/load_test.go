@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // golden is where testdata/dad5536 was written (see its gen.sh): the
@@ -197,4 +199,32 @@ func TestCutStartLineKeepsTheLog(t *testing.T) {
 		return
 	}
 	t.Fatalf("agent %s not restored: %+v", agent, ld.Warnings)
+}
+
+// TestKilledHostKeepsWhatApplyReads (SPEC §10, §11, §15): a host killed
+// before any checkpoint leaves only its events; every event apply reads
+// is kept by readRun, so a steered message's receipt and a submission's
+// changes come back (a kill -9 lost every receipt).
+func TestKilledHostKeepsWhatApplyReads(t *testing.T) {
+	state := t.TempDir()
+	folded := proto.SteeredMessage{ID: "m1", SubmissionSeq: 1, Message: "also the tests", Receipt: proto.ReceiptFolded}
+	pending := folded
+	pending.Receipt = proto.ReceiptPending
+	writeRun(t, state, "20261201T000000Z-aaaaaa", Event{Event: "run_started", Dir: "/w"},
+		Event{Event: "spawned", AgentID: "a", SubmissionID: "a1", Seq: 1, Message: "audit"},
+		Event{Event: "changes", AgentID: "a", SubmissionID: "a1", Seq: 1, Changes: &ChangesRecord{Root: "/w", From: "abc"}},
+		Event{Event: "submission_started", AgentID: "a", SubmissionID: "a1", Seq: 1},
+		Event{Event: "steered", AgentID: "a", SubmissionID: "a1", Seq: 1, Steered: &pending},
+		Event{Event: "steer_receipt", AgentID: "a", SubmissionID: "a1", Seq: 1, Steered: &folded})
+	ld := Load(ListRuns(state, ""), "/w")
+	if len(ld.Records) != 1 || len(ld.Records[0].Submissions) != 1 {
+		t.Fatalf("records %+v", ld.Records)
+	}
+	sub := ld.Records[0].Submissions[0]
+	if len(sub.Steered) != 1 || sub.Steered[0].Receipt != proto.ReceiptFolded || sub.Steered[0].Message != "also the tests" {
+		t.Errorf("the steered message after a kill: %+v; want it folded", sub.Steered)
+	}
+	if sub.Changes == nil || sub.Changes.From != "abc" {
+		t.Errorf("the submission's changes after a kill: %+v", sub.Changes)
+	}
 }

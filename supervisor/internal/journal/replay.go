@@ -81,6 +81,17 @@ func (rp *replay) sub(r *AgentRecord, seq int, id string, at proto.Time) *Submis
 	return s
 }
 
+// replayed are the events apply (and sessionEvent) use: readRun keeps
+// only these. An event apply learns to read is named here too, or a
+// host killed before its next checkpoint loses it (steered and
+// steer_receipt were missing: a kill -9 lost every receipt).
+var replayed = map[string]bool{
+	"spawned": true, "sent": true, "submission_started": true, "submission_ended": true,
+	"closed": true, "resumed": true, "session": true, "forgotten": true, "record": true,
+	"queued": true, "queue_dropped": true, "mail": true, "mail_removed": true, "mail_taken": true,
+	"mailbox": true, "approval_answered": true, "steered": true, "steer_receipt": true, "changes": true,
+}
+
 // apply applies one journal event.
 func (rp *replay) apply(ev Event) {
 	if ev.Event == "record" {
