@@ -285,11 +285,14 @@ func (s *Supervisor) SpawnTree(ctx context.Context, message, taskName string) (p
 	if err != nil {
 		return proto.TreeAgent{}, err
 	}
-	a, err := s.find(res.AgentID)
-	if err != nil {
-		return proto.TreeAgent{}, err
+	// The agent as it was spawned, as Memo answers: running (or
+	// pending_init), no last message yet, even when a quick submission has
+	// already ended by now (wait_agent tells its end).
+	ta := proto.TreeAgent{AgentID: res.AgentID, AgentPath: res.AgentPath, TaskName: res.AgentPath[strings.LastIndexByte(res.AgentPath, '/')+1:], Status: proto.TreeRunning}
+	if res.PendingStart {
+		ta.Status = proto.TreePendingInit
 	}
-	return s.treeAgent(a), nil
+	return ta, nil
 }
 
 // MessageAgent is send_message (trigger false) and followup_task (trigger
