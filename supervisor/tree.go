@@ -88,13 +88,6 @@ func (s *Supervisor) lookup(target string) (*agent, error) {
 	return s.resolveLocked(proto.Caller{}, target)
 }
 
-// find is lookup taking s.mu.
-func (s *Supervisor) find(target string) (*agent, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lookup(target)
-}
-
 // resolveLocked finds the agent target names for caller c (SPEC §14, as
 // Memo's registry.resolve): its exact id (case ignored, as RFC 9562
 // compares UUIDs), an absolute path, a path relative to the caller's, a
