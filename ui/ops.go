@@ -140,7 +140,7 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 	case opSteer:
 		switch msg.receipt {
 		case proto.ReceiptPending:
-			m.say(levelInfo, "steered into "+short+": pending until the agent takes it (its row shows the receipt)")
+			m.say(levelInfo, "steered into "+short+": the receipt follows on its row (folded or next turn once the agent takes it)")
 		case proto.ReceiptNotDelivered:
 			m.say(levelInfo, "not delivered to "+short+": "+msg.note)
 		default:

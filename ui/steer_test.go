@@ -18,7 +18,7 @@ func TestBusyQuestionOffersSteer(t *testing.T) {
 	h.wantScreen("i interrupt it and send · s steer it · q/enter queue: send when it ends · esc cancel")
 	h.keys("s")
 	h.wantCalls(`steer 3fa2c1d0 "also check the tests folder"`)
-	h.wantScreen("steered into 3fa2c1d0: pending until the agent takes it")
+	h.wantScreen("steered into 3fa2c1d0: the receipt follows on its row")
 }
 
 // Where the agent reads its message once, s is not offered and does

@@ -222,8 +222,8 @@ func (l *Link) forward(ctx context.Context) error {
 }
 
 // answer asks the host GET /v1/info through the forward: the proof that
-// the whole chain works, and what the host says of itself. A reset
-// connection is ssh refusing the channel: no socket there, or a server
+// the whole chain works, and what the host says of itself. A reset or
+// broken connection is ssh refusing the channel: no socket there, or a server
 // that does not forward Unix sockets; which one, a look there says.
 func (l *Link) answer(ctx context.Context) error {
 	hc := &http.Client{Transport: &http.Transport{
@@ -250,7 +250,9 @@ func (l *Link) answer(ctx context.Context) error {
 		if err := l.Err(); err != nil {
 			return err
 		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		// ssh closes the channel it cannot open: the request's read sees
+		// EOF or a reset, or its write a broken pipe, whichever comes first.
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 			return l.refused(ctx)
 		}
 		return &Error{Text: fmt.Sprintf("the host's socket %s through ssh: %v", l.remote, err)}
