@@ -197,6 +197,9 @@ func Resolve(o Options, env Environment) (Config, error) {
 	if env.LookPath == nil {
 		env.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
 	}
+	if inPods(o) {
+		env.Executable = PodExecutable
+	}
 	c := Config{
 		Executable:    env.Executable,
 		Grace:         o.Grace,
@@ -315,30 +318,6 @@ func Resolve(o Options, env Environment) (Config, error) {
 	return c, nil
 }
 
-// resolveDepth sets c.MaxDepth (SPEC §14): --max-depth, else
-// MEMO_SUBAGENT_MAX_DEPTH, else proto.DefaultMaxDepth; an invalid
-// variable means the default, as in Memo, with a warning.
-func resolveDepth(c *Config, o Options, env Environment) error {
-	switch {
-	case o.MaxDepth < 0:
-		return fmt.Errorf("invalid --max-depth %d: must be a positive number", o.MaxDepth)
-	case o.MaxDepth > 0:
-		c.MaxDepth = o.MaxDepth
-		return nil
-	}
-	c.MaxDepth = proto.DefaultMaxDepth
-	if v := strings.TrimSpace(env.Getenv("MEMO_SUBAGENT_MAX_DEPTH")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			c.Warnings = append(c.Warnings, fmt.Sprintf(
-				"MEMO_SUBAGENT_MAX_DEPTH=%q is not a positive number; using %d", v, proto.DefaultMaxDepth))
-		} else {
-			c.MaxDepth = n
-		}
-	}
-	return nil
-}
-
 // Shown returns the agent command as screens and messages show it (SPEC
 // §2): CommandShown, or Command when that is empty.
 func (c Config) Shown() string {
@@ -415,7 +394,7 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 		c.Preset = p
 		c.Command = p.Describe()
 		c.CommandSource = SourcePreset
-		if p.Name != "builtin" {
+		if p.Name != "builtin" && !inPods(o) { // in a pod, the image's PATH decides
 			if _, err := env.LookPath(p.Name); err != nil {
 				c.Warnings = append(c.Warnings, fmt.Sprintf("--preset %s: %s is not on PATH, so every agent will fail (exit 127); install it, or pick another --preset or --command", p.Name, p.Name))
 			}
@@ -450,6 +429,14 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 	return nil
 }
 
+// PodExecutable is the built-in agent's program with --runner kubernetes
+// (SPEC §13): subdash on the PATH of --kube-image, as this host's binary is
+// on this machine and not in the pods.
+const PodExecutable = "subdash"
+
+// inPods reports whether o runs the submissions in pods (SPEC §13).
+func inPods(o Options) bool { return strings.TrimSpace(o.Runner) == runner.Kubernetes }
+
 // resolveRunner checks --runner and the --kube-* flags (SPEC §13).
 func resolveRunner(c *Config, o Options) error {
 	name := strings.TrimSpace(o.Runner)
@@ -483,6 +470,9 @@ func resolveRunner(c *Config, o Options) error {
 			if n == "" || strings.ContainsAny(n, "= ") {
 				return fmt.Errorf("invalid --kube-env %q: give the name of a variable of this environment, without =value", n)
 			}
+		}
+		if c.CommandSource == SourceBuiltin || c.Preset != nil && c.Preset.Name == "builtin" {
+			c.Notes = append(c.Notes, "--runner kubernetes: the built-in agent runs as `subdash agent` from the PATH of --kube-image (this host's binary is not in the pods): put a static subdash (CGO_ENABLED=0 go build) on the image's PATH, or give --command or --preset")
 		}
 		if _, ok := runner.Lookup(name); !ok {
 			return fmt.Errorf("this subdash binary was built without the Kubernetes runner; build it with `go build -tags kube` (README: Running subagents on Kubernetes)")

@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner/local"
@@ -73,4 +75,28 @@ func errNested(agentID string) error {
 	return &proto.Error{Code: proto.CodeNested, Message: fmt.Sprintf(
 		"agent %s may not start or instruct agents: subagents do not get subagents of their own; start subdash with --allow-nested to allow it",
 		agentID)}
+}
+
+// resolveDepth sets c.MaxDepth (SPEC §14): --max-depth, else
+// MEMO_SUBAGENT_MAX_DEPTH, else proto.DefaultMaxDepth; an invalid
+// variable means the default, as in Memo, with a warning.
+func resolveDepth(c *Config, o Options, env Environment) error {
+	switch {
+	case o.MaxDepth < 0:
+		return fmt.Errorf("invalid --max-depth %d: must be a positive number", o.MaxDepth)
+	case o.MaxDepth > 0:
+		c.MaxDepth = o.MaxDepth
+		return nil
+	}
+	c.MaxDepth = proto.DefaultMaxDepth
+	if v := strings.TrimSpace(env.Getenv("MEMO_SUBAGENT_MAX_DEPTH")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			c.Warnings = append(c.Warnings, fmt.Sprintf(
+				"MEMO_SUBAGENT_MAX_DEPTH=%q is not a positive number; using %d", v, proto.DefaultMaxDepth))
+		} else {
+			c.MaxDepth = n
+		}
+	}
+	return nil
 }
