@@ -71,8 +71,8 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	if err == nil {
 		feed, err = s.stdinFeed(a, sub)
 	}
-	if err == nil && a.runner != "" && a.runner != s.cfg.RunnerName {
-		err = fmt.Errorf("agent %s runs on the %s runner; start the host with --runner %s to continue it", a.id, a.runner, a.runner)
+	if err == nil {
+		err = s.checkRunner(a)
 	}
 	var started runner.Process
 	if err == nil {

@@ -124,7 +124,7 @@ func (s *Supervisor) sendMessage(ctx context.Context, id string, m *Message, int
 	defer unlock()
 
 	if a.restored {
-		if err := checkCLI(a, s.cfg.Dir, s.cfg.Environ); err != nil {
+		if err := s.checkRestored(a); err != nil {
 			return proto.SendResult{}, err
 		}
 	}

@@ -307,6 +307,31 @@ func (s *Supervisor) openMessage(id string, seq int) (io.ReadCloser, error) {
 	return io.NopCloser(strings.NewReader(head)), nil
 }
 
+// checkRestored reports, in words, why restored agent a cannot run on this
+// host, before its next submission takes its mailbox: it was spawned on
+// another runner (SPEC §13), or its agent CLI is missing on this machine
+// (checkCLI). In a pod the image's PATH decides, which only the pod's
+// shell can tell: there a missing CLI is the submission's exit 127.
+func (s *Supervisor) checkRestored(a *agent) error {
+	if err := s.checkRunner(a); err != nil {
+		return err
+	}
+	if s.cfg.RunnerName != runner.Local {
+		return nil
+	}
+	return checkCLI(a, s.cfg.Dir, s.cfg.Environ)
+}
+
+// checkRunner refuses agent a when it was spawned on a runner other than
+// this host's (SPEC §13: its session store, pod or process groups are
+// that runner's).
+func (s *Supervisor) checkRunner(a *agent) error {
+	if a.runner == "" || a.runner == s.cfg.RunnerName {
+		return nil
+	}
+	return &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("agent %s runs on the %s runner; start the host with --runner %s to continue it", a.id, a.runner, a.runner)}
+}
+
 // checkCLI reports, in words, that the agent CLI a restored agent was
 // spawned with is missing now (SPEC §10: it keeps its command or preset
 // whatever the new host's flags). A plain command is checked when its
