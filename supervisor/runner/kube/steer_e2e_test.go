@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 )
 
 // Steering holds in a pod (SPEC §11, §13): stdin is the exec stream, kept
@@ -42,5 +44,74 @@ func TestSteerOnKubernetes(t *testing.T) {
 		if a.AgentID == id && (len(a.SteeredMessages) != 1 || a.SteeredMessages[0].Receipt != proto.ReceiptFolded) {
 			t.Fatalf("steered %+v", a.SteeredMessages)
 		}
+	}
+}
+
+// BenchmarkSteerReceipt measures a steered message's receipt time (its
+// taken_at less its sent_at, as the host records them: SPEC §11) for the
+// same stream-json agent on the local runner and in a pod, in one run: a
+// send starts a submission, a steer goes to it once it runs, and the
+// receipt comes back on its stdout. Each iteration is a new submission of
+// one agent.
+func BenchmarkSteerReceipt(b *testing.B) {
+	image, node := testCluster(b)
+	for _, kube := range []bool{false, true} {
+		name := map[bool]string{false: "local", true: "kubernetes"}[kube]
+		b.Run(name, func(b *testing.B) {
+			cfg := hostConfig(b.TempDir(), steerScript, image, node, time.Second)
+			if !kube {
+				cfg.RunnerName, cfg.Kube = runner.Local, runner.KubeOptions{}
+			}
+			cfg.CommandSource = supervisor.SourceBuiltin
+			s, err := supervisor.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+			var got []float64
+			id := ""
+			for i := 0; i < b.N; i++ {
+				if id == "" {
+					sp, err := s.Spawn(b.Context(), "audit .")
+					if err != nil {
+						b.Fatal(err)
+					}
+					id = sp.AgentID
+				} else if _, err := s.Send(b.Context(), id, "audit .", false); err != nil {
+					b.Fatal(err)
+				}
+				pollTB(b, time.Minute, func() bool { l, _ := s.Logs(id, 0); return strings.Contains(l, "working") })
+				r, err := s.Steer(b.Context(), id, "also audit tests")
+				if err != nil {
+					b.Fatal(err)
+				}
+				var sm proto.SteeredMessage
+				pollTB(b, time.Minute, func() bool {
+					info, _ := s.Agent(id)
+					for _, m := range info.SteeredMessages {
+						if m.ID == r.MessageID {
+							sm = m
+						}
+					}
+					return sm.Receipt == proto.ReceiptFolded
+				})
+				got = append(got, float64(sm.TakenAt.Sub(sm.SentAt.Time).Microseconds())/1000)
+				pollTB(b, time.Minute, func() bool { info, _ := s.Agent(id); return info.Status != proto.StatusRunning })
+			}
+			b.ReportMetric(median(got), "ms-receipt-median")
+			b.ReportMetric(maxOf(got), "ms-receipt-max")
+		})
+	}
+}
+
+// pollTB polls cond every 2 ms until it holds, failing tb after d.
+func pollTB(tb testing.TB, d time.Duration, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("not within %s", d)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
