@@ -94,6 +94,8 @@ func agent(args []string) int {
 	var host builtin.Delegate // a host lets its agents spawn children (split) through SUBDASH_SOCKET
 	if sock := os.Getenv(socket.Env); sock != "" {
 		host = control.NewClient(sock, "")
+	} else if r := os.Getenv(runner.EnvRunner); r != "" && r != runner.Local {
+		host = builtin.NoHostOn(r) // a pod: the host's socket is out of reach (SPEC §13)
 	}
 	code := builtin.RunDelegating(ctx, os.Stdin, os.Stdout, os.Stderr, dir, args, host)
 	if n := ended.Load(); n != 0 {

@@ -436,7 +436,8 @@ func structuredLastOutput(oc *outcome, out *output.Output) string {
 // submissionVars returns the submission's own variables (SPEC §2):
 // SUBDASH_AGENT_ID, SUBDASH_SUBMISSION_ID, SUBDASH_SUBMISSION_SEQ and, unless
 // nesting is allowed, MEMO_ENABLE_COLLAB_TOOLS=0, else SUBDASH_SOCKET (this
-// host's control socket, whatever the host's own environment said). The runner adds them to
+// host's control socket, whatever the host's own environment said), and
+// SUBDASH_RUNNER with a runner other than local. The runner adds them to
 // the environment it gives the submission (the local runner: the host's).
 func (s *Supervisor) submissionVars(a *agent, sub *submission) []string {
 	vars := []string{
@@ -448,6 +449,9 @@ func (s *Supervisor) submissionVars(a *agent, sub *submission) []string {
 		vars = append(vars, "MEMO_ENABLE_COLLAB_TOOLS=0")
 	} else if s.cfg.Socket != "" {
 		vars = append(vars, socket.Env+"="+s.cfg.Socket) // its ctl and mcp reach this host
+	}
+	if s.cfg.RunnerName != runner.Local && s.cfg.RunnerName != "" { // where it runs (a pod), for the built-in agent's split
+		vars = append(vars, runner.EnvRunner+"="+s.cfg.RunnerName)
 	}
 	if sub.memo != nil {
 		vars = append(vars, "MEMO_HOME="+sub.memo.home)

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,10 +14,14 @@ import (
 
 // podRunner stands in for the Kubernetes runner: it counts the
 // submissions given to it and starts none (the pod would say why).
-type podRunner struct{ starts atomic.Int32 }
+type podRunner struct {
+	starts atomic.Int32
+	vars   atomic.Pointer[[]string] // of the latest submission
+}
 
-func (r *podRunner) Start(runner.StartRequest) (runner.Process, error) {
+func (r *podRunner) Start(req runner.StartRequest) (runner.Process, error) {
 	r.starts.Add(1)
+	r.vars.Store(&req.Vars)
 	return nil, errors.New("no pod in this test")
 }
 func (r *podRunner) Sweep(string) string             { return "" }
@@ -63,5 +68,21 @@ func TestRestoredAgentOfAnotherRunner(t *testing.T) {
 	}
 	if d := waitFinal(t, s3, k); !strings.Contains(strOf(d.LastError), "no pod in this test") {
 		t.Fatalf("last_error %q", strOf(d.LastError))
+	}
+}
+
+// A submission on a runner other than local is told which (SPEC §2:
+// SUBDASH_RUNNER), so the built-in agent's split says that its host is out
+// of reach instead of asking for --allow-nested.
+func TestSubmissionOnAnotherRunnerIsToldWhich(t *testing.T) {
+	pods := &podRunner{}
+	s := newTestSupervisor(t, "true", func(c *Config) { c.RunnerName, c.Runner = runner.Kubernetes, pods })
+	waitFinal(t, s, spawn(t, s, "x"))
+	if v := *pods.vars.Load(); !slices.Contains(v, "SUBDASH_RUNNER=kubernetes") {
+		t.Fatalf("vars %q", v)
+	}
+	local := newTestSupervisor(t, "echo \"[$SUBDASH_RUNNER]\"")
+	if d := waitFinal(t, local, spawn(t, local, "x")); strOf(d.LastOutput) != "[]" {
+		t.Fatalf("on the local runner: %q", strOf(d.LastOutput))
 	}
 }

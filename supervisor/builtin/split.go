@@ -33,6 +33,26 @@ type Delegate interface {
 // lets its agents spawn children.
 var errNoDelegate = errors.New("split spawns child agents through its host's control socket, and SUBDASH_SOCKET is not set: run it as an agent of a host started with --allow-nested (subdash serve --allow-nested)")
 
+// NoHostOn is the Delegate of an agent that runs on runner (SPEC §13: a
+// pod), from where its host's control socket, a Unix socket on the host's
+// machine, cannot be reached: split fails at once saying so.
+func NoHostOn(runner string) Delegate { return unreachable(runner) }
+
+// unreachable is NoHostOn's Delegate: the runner's name.
+type unreachable string
+
+func (u unreachable) err() error {
+	return fmt.Errorf("split spawns child agents through its host's control socket, which a submission on the %s runner cannot reach (a Unix socket on the host's machine): audit the folder with audit PATH, or run the host with --runner local and --allow-nested", string(u))
+}
+
+func (u unreachable) SpawnAgent(context.Context, proto.SpawnRequest) (proto.SpawnResult, error) {
+	return proto.SpawnResult{}, u.err()
+}
+
+func (u unreachable) Wait(context.Context, []string, *int) (proto.WaitResult, error) {
+	return proto.WaitResult{}, u.err()
+}
+
 // splitWaitMS is how long one wait for the children lasts before the next
 // one, in milliseconds (wait's longest).
 const splitWaitMS = proto.MaxWaitTimeoutMS
@@ -63,6 +83,9 @@ var taskNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 func split(ctx context.Context, cfg config, t task, out *printer, stderr io.Writer) error {
 	if cfg.delegate == nil {
 		return errNoDelegate
+	}
+	if u, ok := cfg.delegate.(unreachable); ok {
+		return u.err()
 	}
 	w := &walker{fsys: cfg.fsys, dir: cfg.dir, out: out, stderr: stderr}
 	target, err := w.resolve(t.path)

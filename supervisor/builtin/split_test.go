@@ -155,6 +155,7 @@ func TestSplitRefusals(t *testing.T) {
 		want          string
 	}{
 		{"outside a host", "split .", nil, "SUBDASH_SOCKET is not set: run it as an agent of a host started with --allow-nested"},
+		{"in a pod", "split .", NoHostOn("kubernetes"), "split spawns child agents through its host's control socket, which a submission on the kubernetes runner cannot reach (a Unix socket on the host's machine): audit the folder with audit PATH, or run the host with --runner local and --allow-nested"},
 		{"no slot and no child of its own", "split .", &fakeHost{t: t, dir: dir, limit: 0}, "cannot spawn a child to audit a: subagent concurrency limit reached"},
 		{"a file", "split top.md", &fakeHost{t: t, dir: dir, limit: 8}, "split takes a folder, and top.md is a file: audit it instead"},
 		{"a missing path", "split nowhere", &fakeHost{t: t, dir: dir, limit: 8}, "path not found: nowhere"},

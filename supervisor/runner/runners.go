@@ -16,6 +16,11 @@ const (
 	Kubernetes = "kubernetes"
 )
 
+// EnvRunner is the variable naming the runner of a submission that does
+// not run on the host's machine (SPEC §2, §13: SUBDASH_RUNNER=kubernetes
+// in a pod); unset for the local runner.
+const EnvRunner = "SUBDASH_RUNNER"
+
 // DefaultKubeStartTimeout is --kube-start-timeout's default (SPEC §13).
 const DefaultKubeStartTimeout = 2 * time.Minute
 
