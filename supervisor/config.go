@@ -415,6 +415,12 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 		c.Command, c.CommandSource = cmd, SourceEnv
 		return nil
 	}
+	if inPods(o) {
+		// steps 2 and 3 look at this machine's folder and PATH; a pod has
+		// the image's (SPEC §2, §13): resolveRunner says what runs there
+		c.Command, c.CommandSource = BuiltinCommand(env.Executable), SourceBuiltin
+		return nil
+	}
 	dist := filepath.Join(c.Dir, "dist", "index.js")
 	if fi, err := os.Stat(dist); err == nil && !fi.IsDir() {
 		c.Command, c.CommandSource = "node "+shellQuote(dist)+" --dangerous", SourceDist

@@ -71,3 +71,19 @@ func TestPresetInPodsIsNotLookedForOnTheHost(t *testing.T) {
 		t.Fatalf("a plain command: %q, notes %q", c.Command, c.Notes)
 	}
 }
+
+// Steps 2 and 3 of the command's resolution (SPEC §2: dist/index.js in
+// --dir, memo on PATH) look at this machine, not at the image: in pods the
+// agent is the built-in one, and no note says memo was not found.
+func TestMemoOnThisMachineIsNotThePodsAgent(t *testing.T) {
+	c := resolveInPods(t, supervisor.Options{}, "memo", "node")
+	if c.Command != "subdash agent" || c.CommandSource != supervisor.SourceBuiltin {
+		t.Fatalf("command %q from %s", c.Command, c.CommandSource)
+	}
+	if notes := strings.Join(c.Notes, "\n"); strings.Contains(notes, "memo not found") {
+		t.Fatalf("notes %q", c.Notes)
+	}
+	if c := resolveInPods(t, supervisor.Options{Preset: "memo"}, "memo"); c.Preset == nil || c.Preset.Name != "memo" {
+		t.Fatalf("--preset memo: %+v", c.Preset)
+	}
+}
