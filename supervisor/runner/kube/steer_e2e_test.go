@@ -58,7 +58,7 @@ func BenchmarkSteerReceipt(b *testing.B) {
 	for _, kube := range []bool{false, true} {
 		name := map[bool]string{false: "local", true: "kubernetes"}[kube]
 		b.Run(name, func(b *testing.B) {
-			cfg := hostConfig(b.TempDir(), steerScript, image, node, time.Second)
+			cfg := hostConfig(b.TempDir(), testkit.SteerAgent, image, node, time.Second)
 			if !kube {
 				cfg.RunnerName, cfg.Kube = runner.Local, runner.KubeOptions{}
 			}
