@@ -99,6 +99,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 		}
 		m.raw = !m.raw
 		m.syncLog(false)
+	case m.innerKey(k): // an inner agent's row: said why not
 	case !ok:
 		if key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume, km.CancelQueue,
 			km.PrevSubmission, km.NextSubmission, km.Pager, km.Diff) {

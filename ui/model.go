@@ -334,20 +334,8 @@ func (m *Model) refreshRows() {
 	}
 	m.table.SetClock(m.now(), m.frame)
 	m.table.SetTree(m.cfg.Has(proto.FeatureTree))
+	m.table.SetInner(m.cfg.Has(proto.FeatureInnerAgents))
 	m.table.SetAgents(m.agents, m.match)
-}
-
-// agent returns the snapshot of agent id.
-func (m Model) agent(id string) (proto.AgentInfo, bool) {
-	if i, ok := m.at[id]; ok && i < len(m.agents) && m.agents[i].AgentID == id {
-		return m.agents[i], true
-	}
-	return proto.AgentInfo{}, false
-}
-
-// selected returns the selected agent.
-func (m Model) selected() (proto.AgentInfo, bool) {
-	return m.agent(m.table.SelectedID())
 }
 
 // Update handles a message: window size, keys by focus, supervisor changes

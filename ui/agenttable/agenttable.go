@@ -88,6 +88,7 @@ type Model struct {
 	match    []bool            // the filter's verdict per agent; nil: no filter
 	stopping map[string]bool   // stops the dashboard asked for (RowOf)
 	tree     bool              // draw the tree (the host has it)
+	inner    bool              // draw inner agents' rows (the host has them)
 	folded   map[string]bool   // agents whose subtree is folded; copied before a change
 	now      time.Time
 
@@ -163,6 +164,16 @@ func (m *Model) SetTree(on bool) {
 	}
 }
 
+// SetInner says whether to draw the inner agents of each agent's latest
+// submission as its child rows (SPEC §8: the host has the `inner-agents`
+// feature).
+func (m *Model) SetInner(on bool) {
+	if m.inner != on {
+		m.inner = on
+		m.rebuild(m.SelectedID())
+	}
+}
+
 // SetStopping gives the table the stops the dashboard asked for, by agent
 // id, shown before the snapshot says so; the table reads the map in View.
 func (m *Model) SetStopping(s map[string]bool) { m.stopping = s }
@@ -190,7 +201,8 @@ func (m *Model) Blur() { m.focused = false }
 // Cursor returns the index of the selected row.
 func (m Model) Cursor() int { return m.cursor }
 
-// SelectedID returns the id of the selected agent, "" when there is none.
+// SelectedID returns the id of the selected agent, "" when there is none;
+// on an inner agent's row, its agent's (SelectedInner tells them apart).
 func (m Model) SelectedID() string {
 	if m.cursor < len(m.order.rows) {
 		return m.agents[m.order.rows[m.cursor].agent].AgentID

@@ -124,6 +124,9 @@ type Row struct {
 	// Budget is set when the agent spent its --max-budget-usd: no new
 	// submission starts (Summary.BudgetReached, SPEC §11 "Budgets").
 	Budget bool
+	// Inner is set for an inner agent's row (inner.go): Name is its
+	// description, the row is muted and counts no submissions.
+	Inner bool
 }
 
 // RowOf builds the row of agent a at time now; stopping says the dashboard

@@ -29,7 +29,11 @@ type order struct {
 	// …), 0 for an agent no fold hides; nil when nothing is folded.
 	cat    []uint8
 	named  bool // an agent has a task name: the ID column joins the names
-	nested bool // an agent has a parent in the table
+	nested bool // an agent has a parent in the table, or inner rows
+	// innerN is per agent how many inner rows it has, isig what they were
+	// built from (inner.go); both nil without inner agents shown.
+	innerN []int32
+	isig   []innerSig
 }
 
 // row is one row of the table.
@@ -45,6 +49,12 @@ type row struct {
 	// below it; matches counts the matches below it.
 	context bool
 	matches int32
+	// inner is, for an inner agent's row (inner.go), its index in the
+	// agent's InnerAgents plus one; 0 for the agent's own row. up is an
+	// inner row's parent row (the agent's, or the inner agent that
+	// started it).
+	inner int32
+	up    int32
 }
 
 // Below counts the agents of a folded subtree (its root excluded) by what
@@ -52,6 +62,7 @@ type row struct {
 // status.
 type Below struct {
 	Agents, Running, NeedsYou, Errored, Completed, Closed int
+	Inner                                                 int // inner agents' rows (SPEC §8), not agents of subdash
 }
 
 // Categories of Below, as kept in order.cat (0: not counted).
@@ -109,14 +120,29 @@ func (b Below) String() string {
 	if b.Agents == 1 {
 		noun = "agent"
 	}
-	return fmt.Sprintf("%d %s: %s", b.Agents, noun, strings.Join(parts, ", "))
+	inner := ""
+	switch {
+	case b.Inner == 1:
+		inner = "1 inner agent"
+	case b.Inner > 1:
+		inner = fmt.Sprintf("%d inner agents", b.Inner)
+	}
+	if b.Agents == 0 {
+		return inner
+	}
+	if inner != "" {
+		inner = "; " + inner
+	}
+	return fmt.Sprintf("%d %s: %s%s", b.Agents, noun, strings.Join(parts, ", "), inner)
 }
 
 // build lays the agents out: with tree, each agent under its parent in
 // the order the agents came (oldest first), a folded agent's descendants
 // counted in its row; with match, only the matches and their ancestors
-// (folds do not apply then: every match shows). Cost: O(agents).
-func build(agents []proto.AgentInfo, match []bool, tree bool, folded map[string]bool) order {
+// (folds do not apply then: every match shows). With inner, each
+// agent's inner agents follow its row (inner.go). Cost: O(agents + inner
+// agents).
+func build(agents []proto.AgentInfo, match []bool, tree, inner bool, folded map[string]bool) order {
 	n := len(agents)
 	o := order{index: make(map[string]int32, n), rowOf: make([]int32, n), rows: make([]row, 0, n)}
 	for i := range agents {
@@ -127,11 +153,15 @@ func build(agents []proto.AgentInfo, match []bool, tree bool, folded map[string]
 	if match != nil {
 		o.matched = append([]bool(nil), match...)
 	}
+	if inner {
+		o.sizeInner(agents)
+	}
 	shows := func(i int32) bool { return match == nil || match[i] }
 	if !tree {
 		for i := range agents {
 			if shows(int32(i)) {
 				o.add(row{agent: int32(i)})
+				o.addInner(agents, int32(i), 0, 0, false)
 			}
 		}
 		return o
@@ -190,6 +220,8 @@ func build(agents []proto.AgentInfo, match []bool, tree bool, folded map[string]
 			r.hidden++
 			o.cat[k] = category(&agents[k])
 			r.below.add(o.cat[k])
+			r.hidden += o.inners(k)
+			r.below.Inner += int(o.inners(k))
 			hide(k, r)
 		}
 	}
@@ -203,15 +235,19 @@ func build(agents []proto.AgentInfo, match []bool, tree bool, folded map[string]
 				r.matches--
 			}
 		}
-		if match == nil && first[i] >= 0 && folded[agents[i].AgentID] {
+		if match == nil && (first[i] >= 0 || o.inners(i) > 0) && folded[agents[i].AgentID] {
 			if o.cat == nil {
 				o.cat = make([]uint8, n)
 			}
+			r.hidden, r.below.Inner = o.inners(i), int(o.inners(i))
 			hide(i, &r)
 			o.add(r)
 			return
 		}
 		o.add(r)
+		if !r.context {
+			o.addInner(agents, i, depth, last, shown(first[i]) >= 0)
+		}
 		for k := shown(first[i]); k >= 0; {
 			after := shown(next[k])
 			bits := last
@@ -306,6 +342,8 @@ func (o order) touches(i int, agents []proto.AgentInfo, match []bool) bool {
 		return true
 	case o.parentID != nil && !o.named && a.TaskName != "":
 		return true
+	case o.isig != nil && sigOf(a) != o.isig[i]:
+		return true
 	}
 	return o.cat != nil && o.cat[i] != 0 && o.cat[i] != category(a)
 }
@@ -314,7 +352,7 @@ func (o order) touches(i int, agents []proto.AgentInfo, match []bool) bool {
 // else (a fold hides it) its nearest shown ancestor's, else the row at its
 // place.
 func (m *Model) rebuild(sel string) {
-	m.order = build(m.agents, m.match, m.tree, m.folded)
+	m.order = build(m.agents, m.match, m.tree, m.inner, m.folded)
 	if sel != "" && m.Select(sel) {
 		return
 	}
@@ -370,7 +408,7 @@ func (m *Model) foldKey(k tea.KeyMsg) tea.Cmd {
 		}
 		all := map[string]bool{}
 		for i, n := range m.order.kids {
-			if n > 0 {
+			if n+m.order.inners(int32(i)) > 0 {
 				all[m.agents[i].AgentID] = true
 			}
 		}
@@ -383,7 +421,10 @@ func (m *Model) foldKey(k tea.KeyMsg) tea.Cmd {
 	}
 	r := m.order.rows[m.cursor]
 	i := r.agent
-	id, kids, parent := m.agents[i].AgentID, m.order.kids[i], m.order.parent[i]
+	id, kids, parent := m.agents[i].AgentID, m.order.kids[i]+m.order.inners(i), m.order.parent[i]
+	if r.inner > 0 {
+		return m.innerFoldKey(k, r)
+	}
 	switch {
 	case key.Matches(k, km.Fold):
 		if kids == 0 { // as vim's za inside a fold: the enclosing one

@@ -124,6 +124,9 @@ func glyphs(d int32, last uint64) string {
 // the rows on screen only) and the tree's cells.
 func (m Model) drawRow(i int) drawn {
 	r := m.order.rows[i]
+	if r.inner > 0 {
+		return m.drawInner(i, r)
+	}
 	a := &m.agents[r.agent]
 	d := drawn{Row: RowOf(*a, m.now, m.stopping[a.AgentID]), context: r.context, cursor: i == m.cursor}
 	d.glyphs = glyphs(r.depth, r.last)
@@ -238,8 +241,11 @@ func (m Model) row(l layout, d drawn) string {
 	subs := strconv.Itoa(d.Submissions)
 	el := Elapsed(d.Elapsed)
 	cell := m.inks.Cell
-	if d.Restored || d.context {
+	if d.Restored || d.context || d.Inner {
 		cell = m.inks.Muted
+	}
+	if d.Inner {
+		subs = ""
 	}
 	if d.Restored {
 		el = Age(d.Age)
@@ -267,7 +273,7 @@ func (m Model) row(l layout, d drawn) string {
 		b.WriteByte(' ')
 	}
 	st := m.statusInk(d.Row)
-	if d.context {
+	if d.context || d.Inner {
 		st = m.inks.Muted
 	}
 	b.WriteString(st.on(cells.Fit(d.status, l.status)))
