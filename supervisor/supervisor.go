@@ -390,6 +390,7 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		BudgetReached:    s.agentBudgetLocked(a),
 		Changes:          s.latestChangesLocked(a),
 		StalledSince:     stalledLocked(a),
+		OutputRate:       rateLocked(a),
 	}
 	sum.Usage, sum.RunCostUSD = usageLocked(a)
 	if len(sum.QueuedMessages) > 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/budget"
 	"github.com/subdash/subdash/supervisor/internal/output"
@@ -280,6 +281,15 @@ func (s *Supervisor) LogPath(id string, seq int) (string, error) {
 		return "", err
 	}
 	return sub.logPath, nil
+}
+
+// rateLocked returns the output rate of a's latest submission (SPEC §7
+// the activity column), nil when it read nothing lately.
+func rateLocked(a *agent) *proto.OutputRate {
+	if n := len(a.subs); n > 0 {
+		return a.subs[n-1].out.Rate(time.Now())
+	}
+	return nil
 }
 
 // logDroppedLocked returns the bytes of a's latest submission's output

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // innerAgents is the tree scene on a host of inner agents: review's
@@ -30,7 +33,44 @@ func innerAgents() *fakeSup {
 	}
 	lint := f.find(idLint)
 	lint.info.InnerAgents = []proto.InnerAgent{{TaskID: "old", SubmissionSeq: 0, Description: "an earlier one", Status: proto.InnerCompleted}}
+	withRates(f)
 	return f
+}
+
+// withRates puts the host's output rates on f's agents (the activity
+// column): review writes more and more, unit went quiet a minute ago, lint
+// (running) wrote nothing in two minutes: a flat line; the rest ended.
+func withRates(f *fakeSup) {
+	f.cfg.Features = append(f.cfg.Features, proto.FeatureOutputRate)
+	newest := proto.Time{Time: t0.Truncate(proto.RateBucket)}
+	if a := f.find(idReview); a != nil {
+		a.info.OutputRate = &proto.OutputRate{BucketSeconds: 15, Newest: newest, Bytes: [proto.RateBuckets]int64{0, 40, 300, 1500, 5000, 20000, 90000, 3000}}
+	}
+	if a := f.find(idUnit); a != nil {
+		a.info.OutputRate = &proto.OutputRate{BucketSeconds: 15, Newest: proto.Time{Time: newest.Add(-time.Minute)}, Bytes: [proto.RateBuckets]int64{0, 0, 0, 9000, 9000, 9000, 9000, 9000}}
+	}
+	if a := f.find(idA); a != nil {
+		a.info.OutputRate = &proto.OutputRate{BucketSeconds: 15, Newest: newest, Bytes: [proto.RateBuckets]int64{10, 10, 0, 0, 200, 2000, 2000, 800}}
+	}
+}
+
+// TestGoldenActivity: the ACTIVITY column at three widths, where it fits:
+// 3fa2c1d0 writes more and more, the others ended.
+func TestGoldenActivity(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {100, 40}, {120, 35}, {160, 45}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			var f *fakeSup
+			if sz[0] == 100 {
+				f = innerAgents() // stacked: the tree, inner rows and the column
+			} else {
+				f = threeAgents()
+				withRates(f)
+			}
+			h := newHarness(t, f, sz[0], sz[1])
+			checkFrame(t, h.view(), sz[0], sz[1])
+			golden.RequireEqual(t, []byte(h.view()))
+		})
+	}
 }
 
 func TestGoldenInner(t *testing.T) {
@@ -67,8 +107,8 @@ func TestInnerRowsUnderTheirAgent(t *testing.T) {
 		"  │  └─ ◇ Read the lexer ",
 		"  ├─ ◇ Check the docs ",
 		"  ├─ tests ",
-		"inner · → Grep · 7 tools · 18.4k",
-		"inner · 1 tool, last Read · docs",
+		"inner · → Grep · 7 tools",
+		"inner · 1 tool, last Rea",
 	} {
 		h.wantScreen(want)
 	}
@@ -174,4 +214,34 @@ func TestInnerRowsFollowTheSnapshot(t *testing.T) {
 	if l := h.line("Fix a finding"); !strings.Contains(l, "✗ interrupted") {
 		t.Errorf("an interrupted inner agent's row: %q", l)
 	}
+}
+
+// TestGoldenInnerTranscript: in the transcript an inner agent's frames
+// (its prompt, tool calls and results, its task_* frames) are indented
+// under the Agent call that started it (recorded claude 2.1.197, an inner
+// agent that ran Bash).
+func TestGoldenInnerTranscript(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "inner-agents", "claude-inner-bash.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := transcript.NewParser(transcript.FormatClaude)
+	var entries []transcript.Entry
+	for _, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+		entries = append(entries, p.Line([]byte(line))...)
+	}
+	entries = append(entries, p.End()...)
+	f := newFake()
+	f.cfg.PresetName, f.cfg.PresetFormat, f.cfg.Command = "claude", "claude", "claude (preset)"
+	f.cfg.Features = []string{proto.FeatureTextMessage, proto.FeatureTree, proto.FeatureInnerAgents}
+	a := f.add(idA, "start an inner agent that runs sleep 3", proto.StatusCompleted)
+	for _, in := range p.InnerAgents() {
+		a.info.InnerAgents = append(a.info.InnerAgents, proto.InnerAgentOf(in, 1))
+	}
+	a.entries[1] = entries
+	h := newHarness(t, f, 100, 30)
+	checkFrame(t, h.view(), 100, 30)
+	golden.RequireEqual(t, []byte(h.view()))
+	h.wantScreen("│ ⚙ Bash")
+	h.wantScreen("│ › RUN_BASH: sleep 3; echo inner-ok")
 }

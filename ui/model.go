@@ -335,6 +335,7 @@ func (m *Model) refreshRows() {
 	m.table.SetClock(m.now(), m.frame)
 	m.table.SetTree(m.cfg.Has(proto.FeatureTree))
 	m.table.SetInner(m.cfg.Has(proto.FeatureInnerAgents))
+	m.table.SetActivity(m.cfg.Has(proto.FeatureOutputRate))
 	m.table.SetAgents(m.agents, m.match)
 }
 

@@ -84,8 +84,19 @@ func styleLines(st lipgloss.Style, prefix, text string) string {
 // RenderEntry draws one transcript entry as styled lines: the assistant's
 // text, thinking, each tool call with its summary, the head of each tool
 // result, errors, retries, the CLI's stderr lines (in the raw view's stderr
-// style, after "stderr ") and the result with tokens and cost.
+// style, after "stderr ") and the result with tokens and cost. An inner
+// agent's entry (Depth > 0, SPEC §8) has "│ " per level before each line,
+// under the Agent call that started it.
 func RenderEntry(e transcript.Entry, st theme.Styles) string {
+	s := renderEntry(e, st)
+	if e.Depth <= 0 {
+		return s
+	}
+	bar := st.Muted.Render(strings.Repeat("│ ", min(e.Depth, 8)))
+	return bar + strings.ReplaceAll(s, "\n", "\n"+bar)
+}
+
+func renderEntry(e transcript.Entry, st theme.Styles) string {
 	text := clean(e.Text)
 	switch e.Kind {
 	case transcript.KindInit:

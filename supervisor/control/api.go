@@ -57,6 +57,10 @@ type outputEvent struct {
 	AgentID string             `json:"agent_id"`
 	Seq     int                `json:"seq,omitempty"`
 	Output  proto.OutputCounts `json:"output"`
+	// Rate is the agent's output rate then (Summary.OutputRate), so a
+	// viewer's activity column moves with the output as the host's does;
+	// omitted when none.
+	Rate *proto.OutputRate `json:"output_rate,omitempty"`
 }
 
 // warningEvent is the data of EventWarning.

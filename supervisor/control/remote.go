@@ -411,5 +411,8 @@ func (r *Remote) applyCounts(o outputEvent) {
 		subs := append([]proto.SubmissionInfo(nil), a.Submissions...)
 		subs[o.Seq-1].Output = o.Output
 		a.Submissions = subs
+		if o.Seq == len(subs) {
+			a.OutputRate = o.Rate
+		}
 	}
 }

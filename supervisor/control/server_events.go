@@ -98,7 +98,7 @@ func writeChanges(w io.Writer, changes []proto.Change) (sent bool, err error) {
 			write(EventWarning, warningEvent{Text: text})
 		}
 		if seq, counts, ok := c.LatestOutput(); c.Output && ok {
-			write(EventOutput, outputEvent{AgentID: c.AgentID, Seq: seq, Output: counts})
+			write(EventOutput, outputEvent{AgentID: c.AgentID, Seq: seq, Output: counts, Rate: c.Info.OutputRate})
 		}
 	}
 	return sent, err

@@ -89,6 +89,10 @@ const (
 	// takes messages while it runs, with a receipt per message
 	// (Summary's steered_messages, SPEC §11).
 	FeatureSteer = "steer"
+	// FeatureOutputRate: Summary carries output_rate, the bytes of output
+	// per bucket of the latest submission over the last minutes (SPEC §7
+	// the activity column).
+	FeatureOutputRate = "output-rate"
 	// FeatureSearch: search across agents, GET /v1/search (Searcher,
 	// SPEC §6).
 	FeatureSearch = "search"
@@ -114,5 +118,5 @@ const (
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate}
 }

@@ -105,6 +105,10 @@ type Summary struct {
 	// BudgetReached says why the agent starts no new submission: it spent
 	// its --max-budget-usd (the refusal's text); omitted while it may.
 	BudgetReached string `json:"budget_reached,omitempty"`
+	// OutputRate is how much output its latest submission read in each of
+	// the last RateBuckets buckets (SPEC §7 the activity column,
+	// FeatureOutputRate); omitted when it read none in that time.
+	OutputRate *OutputRate `json:"output_rate,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

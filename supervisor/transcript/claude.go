@@ -100,9 +100,9 @@ func (p *Parser) claudeLine(line []byte) []Entry {
 	case "system":
 		return p.claudeSystem(line, &ev)
 	case "assistant":
-		return p.claudeAssistant(&ev)
+		return p.inner.indent(ev.ParentToolUseID, p.claudeAssistant(&ev))
 	case "user":
-		return p.claudeUser(&ev)
+		return p.inner.indent(ev.ParentToolUseID, p.claudeUser(&ev))
 	case "stream_event":
 		p.claudeStream(ev.Event)
 		return nil
@@ -131,8 +131,12 @@ func (p *Parser) claudeSystem(line []byte, ev *claudeEvent) []Entry {
 		}
 		return nil
 	case "task_started", "task_progress", "task_updated", "task_notification":
-		// inner agents (claude_inner.go); the entry stays as it was
+		// inner agents (claude_inner.go); the entry stays as it was, at
+		// the inner agent's depth
 		p.claudeTask(line)
+		e := unknown(line, ev.Type, ev.Subtype)
+		e.Depth = p.inner.taskDepth(line)
+		return []Entry{e}
 	}
 	return []Entry{unknown(line, ev.Type, ev.Subtype)}
 }

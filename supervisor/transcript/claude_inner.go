@@ -58,6 +58,10 @@ type innerState struct {
 	byCall     map[string]string
 	callParent map[string]string
 	now        func() time.Time
+	// callDepth is the depth of the frame that made each tool call inside
+	// an inner agent, taskCall each task's Agent call (claude_indent.go).
+	callDepth map[string]int
+	taskCall  map[string]string
 }
 
 // SetClock sets the clock that stamps inner agents' start and end
@@ -88,6 +92,7 @@ func (p *Parser) claudeToolParent(id, parent string) {
 		return
 	}
 	s := &p.inner
+	s.noteCall(id, parent)
 	if task, ok := s.byCall[id]; ok {
 		// claude writes the task_started before the frame of the call
 		if a := &s.agents[s.byTask[task]]; a.ParentTaskID == "" {

@@ -149,6 +149,11 @@ type Entry struct {
 	CostUSD float64
 	// DurationMS is the run's duration the CLI reports, in milliseconds.
 	DurationMS int64
+	// Depth is how deep inside inner agents the entry is (SPEC §8 "Inner
+	// agents"): 0 for the agent's own, 1 for a frame of an inner agent it
+	// started (claude's parent_tool_use_id), 2 for one that inner agent
+	// started; omitted when 0.
+	Depth int `json:",omitempty"`
 }
 
 // Outcome is what the output says about how the run ended. The supervisor

@@ -89,6 +89,7 @@ type Model struct {
 	stopping map[string]bool   // stops the dashboard asked for (RowOf)
 	tree     bool              // draw the tree (the host has it)
 	inner    bool              // draw inner agents' rows (the host has them)
+	activity bool              // draw the ACTIVITY column (the host sends output rates)
 	folded   map[string]bool   // agents whose subtree is folded; copied before a change
 	now      time.Time
 
@@ -173,6 +174,11 @@ func (m *Model) SetInner(on bool) {
 		m.rebuild(m.SelectedID())
 	}
 }
+
+// SetActivity says whether to draw the ACTIVITY column, the sparkline of
+// each agent's output rate (SPEC §7: the host has the `output-rate`
+// feature; an older host's running agents would all look flat).
+func (m *Model) SetActivity(on bool) { m.activity = on }
 
 // SetStopping gives the table the stops the dashboard asked for, by agent
 // id, shown before the snapshot says so; the table reads the map in View.

@@ -1,6 +1,7 @@
 package agenttable
 
 import (
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -26,6 +27,7 @@ const (
 	colTime
 	colUsage
 	colChanges
+	colActivity
 )
 
 // column is a column that a narrow table drops: a column stays while the
@@ -34,8 +36,9 @@ const (
 // every column left asks. The AGENT column (tree glyphs, task name or
 // short id), STATUS and the message never drop; AGENT then STATUS shrink
 // last. Columns of later issues join this table (DESIGN.md keeps the
-// list): a host column (priority 10, keep 30), an activity sparkline
-// (20, 30), the changes' ±N (60, 12). TIME stays while the message keeps
+// list): a host column (priority 10, keep 30), the changes' ±N (60,
+// 12). ACTIVITY, the output rate's sparkline (activity.go), drops first,
+// once the message would keep fewer than 16 cells. TIME stays while the message keeps
 // 12 cells, # and USAGE while it keeps 6.
 type column struct {
 	key      colKey
@@ -55,13 +58,14 @@ var columns = []column{
 	{colTime, "TIME", 40, 12, false},
 	{colUsage, "USAGE", 50, minMsgW, true},
 	{colChanges, "±", 60, 12, true},
+	{colActivity, "ACTIVITY", 20, 16, false},
 }
 
 // layout are the widths of one frame's columns; 0 drops a column.
 type layout struct {
 	name, status, msg int
-	width             [colChanges + 1]int // per colKey
-	title             string              // of the AGENT column: "ID" for a flat table without names
+	width             [colActivity + 1]int // per colKey
+	title             string               // of the AGENT column: "ID" for a flat table without names
 	// exact is set when the cells take exactly the table's width: a row
 	// need not be measured again.
 	exact bool
@@ -75,12 +79,13 @@ func (m Model) layout(rs []drawn) layout {
 	if m.order.named || m.order.nested {
 		l.title = "AGENT"
 	}
-	usage, changed := 0, 0
+	usage, changed, spark := 0, 0, false
 	for _, d := range rs {
 		l.name = max(l.name, cells.Width(d.name))
 		l.status = max(l.status, cells.Width(d.status))
 		usage = max(usage, cells.Width(d.Usage))
 		changed = max(changed, cells.Width(d.Changes))
+		spark = spark || d.spark != ""
 	}
 	l.name, l.status = min(l.name, maxNameW), min(l.status, maxStW)
 	if m.tree && m.order.named {
@@ -92,6 +97,9 @@ func (m Model) layout(rs []drawn) layout {
 	}
 	if changed > 0 {
 		l.width[colChanges] = changed
+	}
+	if spark {
+		l.width[colActivity] = max(proto.RateBuckets, len("ACTIVITY"))
 	}
 	fixed := func() int {
 		n := markW + l.name + 1 + l.status + 1

@@ -229,7 +229,7 @@ func InnerMessage(in proto.InnerAgent) string {
 	if in.Tokens > 0 { // not in USAGE: claude's is its latest request's size, not a sum (SPEC §8)
 		parts = append(parts, Tokens(in.Tokens)+" tok")
 	}
-	if s := termtext.OneLine(cells.Head(in.Summary, 1024), 0); s != "" {
+	if s := termtext.OneLine(cells.Head(in.Summary, 1024), 0); s != "" && s != InnerName(in) { // claude's is often the description
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, " · ")

@@ -93,7 +93,8 @@ type drawn struct {
 	name    string // glyphs, the task name or short id, "+3" when folded
 	status  string
 	msg     string
-	context bool // an ancestor shown for a filter's match: muted
+	spark   string // the ACTIVITY cell (activity.go), "" for none
+	context bool   // an ancestor shown for a filter's match: muted
 	cursor  bool
 }
 
@@ -139,6 +140,9 @@ func (m Model) drawRow(i int) drawn {
 	}
 	d.status = StatusText(d.Row, m.frame)
 	d.msg = MessageText(d.Row)
+	if m.activity {
+		d.spark = Spark(a, m.now)
+	}
 	switch {
 	case r.hidden > 0:
 		d.msg = MessageText(Row{NeedsYou: d.NeedsYou, Queued: d.Queued, QueuedN: d.QueuedN, Message: r.below.String() + " · " + d.Message})
@@ -166,7 +170,7 @@ func (m Model) View() string {
 	}
 	l := m.layout(rs)
 	lines := make([]string, 0, m.height)
-	head := drawn{Row: Row{Usage: "USAGE", Changes: "±"}, name: l.title, status: "STATUS", msg: "LAST MESSAGE"}
+	head := drawn{Row: Row{Usage: "USAGE", Changes: "±"}, name: l.title, status: "STATUS", msg: "LAST MESSAGE", spark: "ACTIVITY"}
 	lines = append(lines, m.inks.Header.on(cells.Fit(m.join(l, head, "ID", "#", "TIME"), m.width)))
 	if len(m.order.rows) == 0 && m.height > 1 {
 		text := "  no agents yet: press n to spawn one"
@@ -233,6 +237,8 @@ func (m Model) middle(b *strings.Builder, l layout, d drawn, id, subs, elapsed s
 			cell(c, d.Usage)
 		case colChanges:
 			cell(c, d.Changes)
+		case colActivity:
+			cell(c, d.spark)
 		}
 	}
 }

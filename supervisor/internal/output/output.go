@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -67,6 +68,9 @@ type Output struct {
 	mem *Memory
 	// budget, when set, bounds the CPU the host spends on feeds.
 	budget *Budget
+	// rate counts the bytes read per bucket of time (Rate); written by
+	// the feeds, read without a lock.
+	rate rate
 }
 
 // Options are what New makes an Output with; every field may be left zero.
@@ -173,6 +177,7 @@ func (o *Output) logLocked(s runner.Stream, p []byte) {
 	if err := o.log.write(p); err != nil {
 		o.failLog(err)
 	}
+	o.rate.add(time.Now(), len(p))
 	if len(o.log.events) > 0 {
 		o.logDropped.Store(o.log.droppedBytes())
 		o.sayLogEvents()
