@@ -209,8 +209,15 @@ func TestInnerRowsFollowTheSnapshot(t *testing.T) {
 	lint.info.InnerAgents[2].ParentTaskID = "n1"
 	lint.info.InnerAgents[2].Status = proto.InnerInterrupted
 	f.mu.Unlock()
+	h.keys(">", "k") // the last row is fmt; above it, Fix a finding
+	if in, _, _ := h.m.table.SelectedInner(); in.TaskID != "n2" {
+		t.Fatalf("selected %q, want n2", in.TaskID)
+	}
 	h.sync(idLint)
-	h.wantScreen("  │  └─ ◇ Fix a finding ")
+	h.wantScreen("› │  └─ ◇ Fix a finding ")
+	if in, _, ok := h.m.table.SelectedInner(); !ok || in.TaskID != "n2" {
+		t.Fatalf("the rows laid out again moved the selection off the inner agent to %s (inner %v %q)", h.m.table.SelectedID(), ok, in.TaskID)
+	}
 	if l := h.line("Fix a finding"); !strings.Contains(l, "✗ interrupted") {
 		t.Errorf("an interrupted inner agent's row: %q", l)
 	}

@@ -115,11 +115,12 @@ func (m *Model) SetStyles(s Styles) { m.Styles, m.inks = s, inksOf(s) }
 // both slices and reads them until the next SetAgents or Changed: the
 // caller must not change them in between but through Changed. The selected
 // agent stays selected when it still shows (else its nearest shown
-// ancestor, else the row at its place). Cost: O(agents).
+// ancestor, else the row at its place), a selected inner agent too.
+// Cost: O(agents).
 func (m *Model) SetAgents(agents []proto.AgentInfo, match []bool) {
-	id := m.SelectedID()
+	id, task := m.SelectedID(), m.selectedTask()
 	m.agents, m.match = agents, match
-	m.rebuild(id)
+	m.rebuildAt(id, task)
 }
 
 // Changed says that agents[i] changed in place for each i in changed (same

@@ -159,6 +159,36 @@ func (m Model) SelectedInner() (inner proto.InnerAgent, agentID string, ok bool)
 	return a.InnerAgents[r.inner-1], a.AgentID, true
 }
 
+// selectedTask returns the task id of the inner agent the selected row
+// shows, "" on an agent's row.
+func (m Model) selectedTask() string {
+	if m.cursor >= len(m.order.rows) {
+		return ""
+	}
+	r := m.order.rows[m.cursor]
+	if r.inner == 0 || int(r.agent) >= len(m.agents) || int(r.inner) > len(m.agents[r.agent].InnerAgents) {
+		return ""
+	}
+	return m.agents[r.agent].InnerAgents[r.inner-1].TaskID
+}
+
+// selectTask moves the selection from an agent's row to its inner row
+// of task id task, when it has one (the rows were laid out again: an
+// inner agent started, got its parent, a fold changed).
+func (m *Model) selectTask(task string) {
+	if task == "" || m.cursor >= len(m.order.rows) {
+		return
+	}
+	i := m.order.rows[m.cursor].agent
+	for k := m.cursor + 1; k < len(m.order.rows) && m.order.rows[k].agent == i && m.order.rows[k].inner > 0; k++ {
+		if in := m.order.rows[k].inner; int(in) <= len(m.agents[i].InnerAgents) && m.agents[i].InnerAgents[in-1].TaskID == task {
+			m.cursor = k
+			m.clampOffset()
+			return
+		}
+	}
+}
+
 // InnerNote is what the dashboard says when a key that acts on an agent
 // (send, close, resume, forget, steer, interrupt, cancel queue) meets
 // inner agent in of agent (named as the dashboard names it): subdash

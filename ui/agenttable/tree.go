@@ -351,9 +351,14 @@ func (o order) touches(i int, agents []proto.AgentInfo, match []bool) bool {
 // rebuild lays the rows out again, keeping agent sel selected: its row,
 // else (a fold hides it) its nearest shown ancestor's, else the row at its
 // place.
-func (m *Model) rebuild(sel string) {
+func (m *Model) rebuild(sel string) { m.rebuildAt(sel, m.selectedTask()) }
+
+// rebuildAt is rebuild keeping the inner agent of task id task (of agent
+// sel) selected when it still has a row.
+func (m *Model) rebuildAt(sel, task string) {
 	m.order = build(m.agents, m.match, m.tree, m.inner, m.folded)
 	if sel != "" && m.Select(sel) {
+		m.selectTask(task)
 		return
 	}
 	for _, anc := range m.order.ancestors(sel, m.agents) {
