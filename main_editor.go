@@ -31,7 +31,15 @@ func editorCommand() string {
 
 // Run, SetStdin, SetStdout and SetStderr make editor a tea.ExecCommand: Bubble
 // Tea hands the editor the terminal, runs it and takes the terminal back.
-func (e *editor) Run() error            { return e.cmd.Run() }
-func (e *editor) SetStdin(r io.Reader)  { e.cmd.Stdin = r }
+//
+// Run runs the editor on the terminal and returns its exit error.
+func (e *editor) Run() error { return e.cmd.Run() }
+
+// SetStdin gives the editor Bubble Tea's input (the terminal).
+func (e *editor) SetStdin(r io.Reader) { e.cmd.Stdin = r }
+
+// SetStdout gives the editor Bubble Tea's output (the terminal).
 func (e *editor) SetStdout(w io.Writer) { e.cmd.Stdout = w }
+
+// SetStderr gives the editor the terminal for its errors.
 func (e *editor) SetStderr(w io.Writer) { e.cmd.Stderr = w }

@@ -45,10 +45,12 @@ func (u unreachable) err() error {
 	return fmt.Errorf("split spawns child agents through its host's control socket, which a submission on the %s runner cannot reach (a Unix socket on the host's machine): audit the folder with audit PATH, or run the host with --runner local and --allow-nested", string(u))
 }
 
+// SpawnAgent is Delegate's: it spawns nothing and returns u.err().
 func (u unreachable) SpawnAgent(context.Context, proto.SpawnRequest) (proto.SpawnResult, error) {
 	return proto.SpawnResult{}, u.err()
 }
 
+// Wait is Delegate's: it waits for nothing and returns u.err().
 func (u unreachable) Wait(context.Context, []string, *int) (proto.WaitResult, error) {
 	return proto.WaitResult{}, u.err()
 }
