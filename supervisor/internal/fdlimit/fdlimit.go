@@ -9,6 +9,7 @@ package fdlimit
 import (
 	"errors"
 	"fmt"
+	"os"
 	"syscall"
 )
 
@@ -59,7 +60,9 @@ func roundUp(n int) int { return (n + 1023) / 1024 * 1024 }
 //
 //   - EMFILE: the open-files limit (ulimit -n) of the host;
 //   - ENFILE: the system's open-files table (fs.file-max);
-//   - EAGAIN from fork: the process limit (ulimit -u) of the user.
+//   - EAGAIN from fork: the pids cgroup of the host when it has at most
+//     PidsReserve left (PidsHint), else the process limit (ulimit -u) of
+//     the user, which does not bind root.
 func Hint(err error) string {
 	switch {
 	case errors.Is(err, syscall.EMFILE):
@@ -72,14 +75,23 @@ func Hint(err error) string {
 	case errors.Is(err, syscall.ENFILE):
 		return " (the system's open-files table is full: see /proc/sys/fs/file-max, or stop agents)"
 	case errors.Is(err, syscall.EAGAIN):
+		if p, ok := PidsLimit(); ok && p.Left() <= PidsReserve {
+			return PidsHint(p, 0)
+		}
 		var r syscall.Rlimit
-		if syscall.Getrlimit(rlimitNPROC, &r) == nil && r.Cur != ^uint64(0) {
+		if os.Geteuid() != 0 && syscall.Getrlimit(rlimitNPROC, &r) == nil && r.Cur != ^uint64(0) {
 			return fmt.Sprintf(" (no process could be made: the limit of processes of this user, ulimit -u, is %d; raise it or lower --max-agents)", r.Cur)
 		}
 		return " (no process could be made: the user's process limit, ulimit -u, or the system's; raise it or lower --max-agents)"
 	}
 	return ""
 }
+
+// PidsReserve is how many processes or threads of its pids cgroup
+// (PidsLimit) a host keeps for itself: a spawn is refused when fewer are
+// left, so that Go can still start the threads the host needs (a thread
+// it cannot start aborts the host: "pthread_create failed").
+const PidsReserve = 8
 
 // rlimitNPROC is RLIMIT_NPROC (linux), which package syscall does not name.
 const rlimitNPROC = 6

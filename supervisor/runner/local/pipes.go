@@ -239,13 +239,18 @@ func (rp *readBufPool) put(b []byte) {
 // awaitFlood waits, while the stream holds a flood's batch buffer, until
 // its pipe has bytes, Drain acts, or batchIdle passes; it reports false
 // when batchIdle passed (the flood is over). Hybrid: in poll(2) on this
-// goroutine's thread, as a flood's reader never waits long; shared: in
-// the poller.
+// goroutine's thread, as a flood's reader never waits long (under a pids
+// limit only floodPollCap at once); shared: in the poller.
 func (p *process) awaitFlood(s runner.Stream) bool {
 	switch readerShape {
 	case shapeShared:
 		return p.awaitShared(s, batchIdle)
 	case shapeHybrid:
+		ok, done := floodPoll()
+		if !ok {
+			return p.awaitShared(s, batchIdle) // under a pids limit (pids.go)
+		}
+		defer done()
 		return p.awaitPoll(s, batchIdle, false)
 	}
 	return p.awaitPoll(s, batchIdle, true)

@@ -181,6 +181,9 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("cannot start submission: working directory %s does not exist", dir)
 	}
+	if err := checkPids(); err != nil {
+		return nil, err
+	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, startError(err)
