@@ -68,7 +68,8 @@ func (t Timing) Total() time.Duration { return t.Login + t.Find + t.Forward + t.
 func Dial(ctx context.Context, t Target, o Options) (*Link, error) {
 	o = o.withDefaults()
 	l := &Link{t: t, o: o, done: make(chan struct{})}
-	tmp, err := os.MkdirTemp(tempBase(), "subdash-ssh-")
+	removeStale(tempBase())
+	tmp, err := os.MkdirTemp(tempBase(), tempPattern())
 	if err != nil {
 		return nil, &Error{Target: t.Name(), Text: fmt.Sprintf("a folder for the link's sockets: %v", err), Hint: "check that $TMPDIR (or /tmp) is writable"}
 	}
@@ -128,7 +129,7 @@ func (l *Link) stepError(err error, sctx context.Context) error {
 // control path while it binds), else /tmp.
 func tempBase() string {
 	d := os.TempDir()
-	if len(d)+len("/subdash-ssh-0123456789/host.sock")+17 > 100 {
+	if len(d)+len("/subdash-ssh-4194304-0123456789/host.sock")+17 > 100 { // pid_max is at most 4194304
 		return "/tmp"
 	}
 	return d

@@ -1,0 +1,38 @@
+package sshlink
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// The folder of a link whose process was killed (SIGKILL: no Close) goes
+// at the next Dial's removeStale; a live process's folder, and an older
+// folder named without a pid, stay.
+func TestRemoveStaleFoldersOfGoneProcesses(t *testing.T) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	dead := filepath.Join(base, fmt.Sprintf("subdash-ssh-%d-123", gone.Process.Pid))
+	live := filepath.Join(base, fmt.Sprintf("subdash-ssh-%d-456", os.Getpid()))
+	old := filepath.Join(base, "subdash-ssh-789012")
+	other := filepath.Join(base, "other-1-2")
+	for _, d := range []string{dead, live, old, other} {
+		if err := os.MkdirAll(filepath.Join(d, "cm"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStale(base)
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the folder of gone pid %d is still there (%v)", gone.Process.Pid, err)
+	}
+	for _, d := range []string{live, old, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+}
