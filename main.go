@@ -60,6 +60,9 @@ func run(args []string) int {
 			return attach(args[1:])
 		case "bridge":
 			return control.Bridge(args[1:], os.Stdout, os.Stderr, os.Getenv)
+		case "version", "--version", "-version":
+			fmt.Println("subdash", control.Version())
+			return 0
 		case "help", "-h", "-help", "--help":
 			fs, _, _ := dashboardFlags()
 			fs.SetOutput(os.Stdout)
@@ -297,6 +300,7 @@ usage:
   subdash mcp [flags]             MCP server on stdio (spawn_agent, send_input, wait, ...);
                                   with --host ssh://host/D, of the host serving D there
   subdash agent [--pace D]        the built-in audit agent; reads its task on stdin
+  subdash --version               print the version (devel and its commit for a local build)
 
 flags:
 `)

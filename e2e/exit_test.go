@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,4 +53,18 @@ func TestExitStatus(t *testing.T) {
 			t.Errorf("serve exited %d after SIGINT, want 130: %s", code, stderr)
 		}
 	})
+}
+
+// subdash --version prints the version on stdout and exits 0: devel (with
+// the commit when Go stamped one) for a plain build, never "(devel)".
+func TestVersionFlag(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		out, err := exec.Command(binPath, arg).Output()
+		if err != nil {
+			t.Fatalf("subdash %s: %v", arg, err)
+		}
+		if !regexp.MustCompile(`^subdash (devel( [0-9a-f]{12}(\+dirty)?)?|v\S+)\n$`).Match(out) {
+			t.Errorf("subdash %s printed %q", arg, out)
+		}
+	}
 }

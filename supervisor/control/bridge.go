@@ -37,13 +37,40 @@ Exit status: 0 found; 1 no host serves DIR; 2 usage error; 3 no folder DIR;
 // named in the answer, within the caller's own deadline.
 const BridgeProbeTimeout = 3 * time.Second
 
-// Version is this binary's module version, "(devel)" for a local build:
-// what the bridge, the MCP server and the messages about versions say.
-func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+// Version is this binary's module version (a tag, or Go's pseudo-version
+// of the commit it was built from), else "devel" with the commit's first
+// 12 hex digits and "+dirty" when the tree had changes ("devel 1a2b3c4d5e6f"),
+// else "devel" (a build without VCS stamping, -buildvcs=false): what
+// `subdash --version`, the bridge, the MCP server and the messages about
+// versions say. It was "(devel)", which those messages put in
+// parentheses again: "((devel))".
+func Version() string { return versionOf(debug.ReadBuildInfo()) }
+
+// versionOf is Version of the build information bi (ok false: none).
+func versionOf(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "devel"
 	}
-	return "(devel)"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	v := "devel " + rev[:min(12, len(rev))]
+	if dirty {
+		v += "+dirty"
+	}
+	return v
 }
 
 // Bridge runs `subdash bridge --print-socket --dir DIR` (args are the

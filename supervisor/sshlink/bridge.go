@@ -17,7 +17,8 @@ type Hello struct {
 	Bridge int `json:"subdash_bridge"`
 	// Protocol is the control socket protocol it speaks (control.Protocol).
 	Protocol int `json:"protocol"`
-	// Version is its module version, "(devel)" for a local build.
+	// Version is its module version, "devel …" for a local build
+	// (control.Version).
 	Version string `json:"version"`
 	// Host is the remote machine's name (os.Hostname), for messages.
 	Host string `json:"host,omitempty"`
