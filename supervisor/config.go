@@ -20,9 +20,9 @@ import (
 
 // Defaults of SPEC §2 and §5.
 const (
-	DefaultMaxAgents  = 4
-	DefaultGrace      = 1500 * time.Millisecond
-	DefaultScrollback = 10000
+	DefaultMaxAgents  = 4                       // --max-agents: running agents at once (SPEC §2)
+	DefaultGrace      = 1500 * time.Millisecond // --grace: SIGTERM to SIGKILL (SPEC §2)
+	DefaultScrollback = 10000                   // --scrollback: display lines kept per submission (SPEC §5)
 	// DefaultLineMemory is the default of --line-memory: bytes of display
 	// lines held in memory by all submissions together (SPEC §5). With the
 	// default --scrollback it lets 8 agents keep every line of their

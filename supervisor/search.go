@@ -146,6 +146,7 @@ func (s *Supervisor) SearchAgents(ctx context.Context, req proto.SearchRequest, 
 // emitErr carries an error of the caller's emit through a scan.
 type emitErr struct{ err error }
 
+// Error returns the caller's error's text; unwrapEmit gives back the error.
 func (e emitErr) Error() string { return e.err.Error() }
 
 func isEmitErr(err error) bool { var e emitErr; return errors.As(err, &e) }

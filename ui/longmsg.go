@@ -109,8 +109,14 @@ type editExec struct {
 	changed bool
 }
 
-func (e *editExec) SetStdin(r io.Reader)  { e.stdin = r }
+// SetStdin sets the editor's standard input (tea.ExecCommand: Bubble Tea
+// gives it the terminal while the program is released).
+func (e *editExec) SetStdin(r io.Reader) { e.stdin = r }
+
+// SetStdout sets the editor's standard output (tea.ExecCommand).
 func (e *editExec) SetStdout(w io.Writer) { e.stdout = w }
+
+// SetStderr sets the editor's standard error (tea.ExecCommand).
 func (e *editExec) SetStderr(w io.Writer) { e.stderr = w }
 
 // Run makes the file, runs the editor and compares the file after.

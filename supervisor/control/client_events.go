@@ -137,6 +137,7 @@ func (c *Client) judgeStream(ctx context.Context, err error) (string, error) {
 // fnError carries the error of SSE's fn out of the stream.
 type fnError struct{ err error }
 
+// Error returns fn's error's text; SSE hands the caller fn's error itself.
 func (e fnError) Error() string { return e.err.Error() }
 
 // streamState is what one event stream got to: its EventSynced (synced),

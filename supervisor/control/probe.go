@@ -25,6 +25,8 @@ type silence struct {
 	err   error
 }
 
+// Error returns "no answer within the deadline" (errNoAnswer's text);
+// the caller words it with what was asked and for how long.
 func (s *silence) Error() string { return errNoAnswer.Error() }
 
 // deadline starts the deadline of a call or stream whose context cctx

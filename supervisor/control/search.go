@@ -188,6 +188,7 @@ func (c *Client) SearchAgents(ctx context.Context, req proto.SearchRequest, emit
 // emitError carries the caller's error out of a stream's reader.
 type emitError struct{ err error }
 
+// Error returns the caller's error's text; the stream's reader unwraps it.
 func (e emitError) Error() string { return e.err.Error() }
 
 // SearchAgents asks the host (Client.SearchAgents).

@@ -144,11 +144,11 @@ func ErrAmbiguous(target string, matches []string) *Error {
 // other doors keep SPEC §1's four.
 const (
 	TreePendingInit = "pending_init" // a submission waits for a slot of the concurrency limit
-	TreeRunning     = "running"
-	TreeInterrupted = "interrupted" // its latest submission was interrupted; not final
-	TreeCompleted   = "completed"
-	TreeErrored     = "errored"
-	TreeShutdown    = "shutdown" // closed
+	TreeRunning     = "running"      // its latest submission runs
+	TreeInterrupted = "interrupted"  // its latest submission was interrupted; not final
+	TreeCompleted   = "completed"    // its latest submission exited 0
+	TreeErrored     = "errored"      // its latest submission failed or could not start
+	TreeShutdown    = "shutdown"     // closed
 )
 
 // FormatEnd is the text of a mailbox item that says a child ended (SPEC
@@ -205,8 +205,8 @@ type MailItem struct {
 // The activities that end a wait on a mailbox (Memo's InputQueueActivity).
 const (
 	ActivityMailbox = "mailbox" // items are there
-	ActivityTimeout = "timeout"
-	ActivityClosed  = "closed" // the caller's agent was closed, or its host ends
+	ActivityTimeout = "timeout" // the wait's timeout passed with nothing there
+	ActivityClosed  = "closed"  // the caller's agent was closed, or its host ends
 )
 
 // MailboxResult is what a wait on the caller's mailbox answers: why it

@@ -12,6 +12,7 @@ type Kind int
 
 // The kinds of Error.
 const (
+	// Other is none of those below: the message says what.
 	Other       Kind = iota
 	NoSSH            // ssh (or SUBDASH_SSH_COMMAND) cannot be run
 	Auth             // ssh could not log in: key, agent, passphrase, user

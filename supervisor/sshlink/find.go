@@ -67,6 +67,9 @@ func (l *Link) remoteNamed() string {
 // short lines).
 type limited struct{ bytes.Buffer }
 
+// Write keeps p while the buffer holds less than 1 MiB and drops the rest
+// quietly; it always reports len(p) written, so the bridge is never
+// stopped by a full buffer.
 func (b *limited) Write(p []byte) (int, error) {
 	if room := 1<<20 - b.Len(); room < len(p) {
 		b.Buffer.Write(p[:max(room, 0)])

@@ -73,6 +73,8 @@ type Snapshot struct {
 // missing): its changes are not tracked.
 type NotTrackedError struct{ Reason string }
 
+// Error returns "changes not tracked: <reason>", as list's changes.note
+// says it (SPEC §7).
 func (e *NotTrackedError) Error() string { return "changes not tracked: " + e.Reason }
 
 // New returns a tracker keeping its indexes in dir (created when needed),

@@ -216,6 +216,8 @@ type lastByteWriter struct {
 	last byte
 }
 
+// Write writes p to the underlying writer and counts what it took: its
+// count of bytes and error are the underlying writer's.
 func (w *lastByteWriter) Write(p []byte) (int, error) {
 	n, err := w.w.Write(p)
 	if n > 0 {

@@ -60,7 +60,7 @@ import (
 // Labels and annotations of the pods this runner creates (SPEC §13: labels
 // naming the host, agent and submission).
 const (
-	LabelManagedBy  = "app.kubernetes.io/managed-by"
+	LabelManagedBy  = "app.kubernetes.io/managed-by" // "subdash"
 	managedBy       = "subdash"
 	LabelMachine    = "subdash.io/machine"    // the host's machine (its host name)
 	LabelRun        = "subdash.io/run"        // the host's run id
