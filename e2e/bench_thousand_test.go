@@ -31,12 +31,20 @@ import (
 // SUBDASH_BENCH_PARTS the parts (default serve,dash,close; flood: the four
 // `yes` floods, run once whatever the counts), and
 // SUBDASH_BENCH_VARIANTS the binaries compared, interleaved in one run:
-// "name=binary,VAR=value,…;name=…" (an empty binary is this tree's).
+// "name=binary,VAR=value,…;name=…" (an empty binary is this tree's; a
+// variable written viewer:VAR=value is the attached viewer's, the others
+// the host's).
+// SUBDASH_BENCH_PROFILE=dir records, while a dashboard's or a viewer's
+// cost is measured, where its CPU goes (perf record -g at 499 Hz, into
+// dir/<part>-<agents>-<variant>-<dashboard|viewer>.data; read it with
+// perf report -i): the sampling costs a little, so compare figures of
+// profiled runs only with each other.
 
 // benchVariant is one binary, with extra environment, of a comparison.
 type benchVariant struct {
 	name, bin string
-	env       []string
+	env       []string // the host's
+	viewerEnv []string // the viewer's (viewer:VAR=value)
 }
 
 // benchVariants parses SUBDASH_BENCH_VARIANTS (default: this tree's binary).
@@ -49,7 +57,14 @@ func benchVariants(t *testing.T) []benchVariant {
 	for _, v := range strings.Split(spec, ";") {
 		name, rest, _ := strings.Cut(v, "=")
 		f := strings.Split(rest, ",")
-		bv := benchVariant{name: name, bin: f[0], env: f[1:]}
+		bv := benchVariant{name: name, bin: f[0]}
+		for _, kv := range f[1:] {
+			if vkv, ok := strings.CutPrefix(kv, "viewer:"); ok {
+				bv.viewerEnv = append(bv.viewerEnv, vkv)
+			} else {
+				bv.env = append(bv.env, kv)
+			}
+		}
 		if bv.bin == "" {
 			bv.bin = binPath
 		}
@@ -92,6 +107,29 @@ func measure(pid int, window time.Duration) hostCost {
 	}
 	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	c.fds = len(fds)
+	return c
+}
+
+// measureProfiled is measure, with where pid's CPU goes recorded over
+// the window when SUBDASH_BENCH_PROFILE names a directory (into
+// name.data there).
+func measureProfiled(t *testing.T, pid int, window time.Duration, name string) hostCost {
+	dir := os.Getenv("SUBDASH_BENCH_PROFILE")
+	if dir == "" {
+		return measure(pid, window)
+	}
+	out := filepath.Join(dir, name+".data")
+	perf := exec.Command(requireTool(t, "perf"), "record", "-q", "-F", "499", "-g", "-p", strconv.Itoa(pid), "-o", out,
+		"--", "sleep", strconv.Itoa(int(window.Seconds())))
+	var stderr bytes.Buffer
+	perf.Stderr = &stderr
+	if err := perf.Start(); err != nil {
+		t.Fatalf("SUBDASH_BENCH_PROFILE: perf record: %v", err)
+	}
+	c := measure(pid, window)
+	if err := perf.Wait(); err != nil {
+		t.Errorf("SUBDASH_BENCH_PROFILE: perf record: %v %s", err, stderr.Bytes())
+	}
 	return c
 }
 
@@ -292,7 +330,7 @@ func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
 	waitWriting(t, d.state, n)
 	pid := d.dashPID()
 	time.Sleep(3 * time.Second)
-	cost := measure(pid, benchWindow)
+	cost := measureProfiled(t, pid, benchWindow, fmt.Sprintf("dash-%d-%s-dashboard", n, v.name))
 
 	ctl := d.control()
 	var lat []time.Duration
@@ -306,10 +344,12 @@ func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
 	}
 	med, p95, worst := stats(lat)
 
-	vw := startViewerOf(t, workspace{dir: d.dir, state: d.state, socket: d.socket}, v.bin, "attach", "--socket", d.socket)
+	vw := &dash{t: t, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()),
+		dir: d.dir, state: d.state, socket: d.socket, w: 160, h: 45, bin: v.bin}
+	vw.run(nil, v.viewerEnv, "attach", "--socket", d.socket)
 	vw.waitText(" line ")
 	time.Sleep(2 * time.Second)
-	vcost := measure(vw.dashPID(), benchWindow)
+	vcost := measureProfiled(t, vw.dashPID(), benchWindow, fmt.Sprintf("dash-%d-%s-viewer", n, v.name))
 	vw.keys("q")
 	vw.waitExit()
 

@@ -37,7 +37,7 @@ func (m *Model) openAcross() {
 		return
 	}
 	if !m.across.ready {
-		m.across.results, m.across.ready = agentsearch.New(agentsearch.DefaultStyles(m.styles)), true
+		m.across.results, m.across.ready = agentsearch.New(agentsearch.DefaultStyles(*m.styles)), true
 		m.across.results.SetSize(m.lay.logW-2, m.lay.logH-2)
 	}
 	m.openInput(inputAcross, "", "")

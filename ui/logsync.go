@@ -97,7 +97,7 @@ func (m *Model) fetchLog() tea.Cmd {
 	}
 	sup, key, styles := m.sup, m.shown, m.styles
 	return func() tea.Msg {
-		pg, err := fetchPage(sup, key, req, styles)
+		pg, err := fetchPage(sup, key, req, *styles)
 		return pageMsg{key: key, req: req, page: pg, err: err}
 	}
 }

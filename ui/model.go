@@ -104,7 +104,7 @@ type Model struct {
 	opts   Options
 	cfg    proto.HostConfig
 	keys   keymap.KeyMap
-	styles theme.Styles
+	styles *theme.Styles // shared by the copies of a Model (Bubble Tea copies it per message)
 	now    func() time.Time
 
 	width, height int
@@ -114,7 +114,7 @@ type Model struct {
 	table    agenttable.Model
 	log      logview.Model
 	input    lineinput.Model
-	help     help.Model
+	help     *help.Model // shared by the copies of a Model: replaced, never changed in place (layout)
 	helpKeys keymap.HelpOverlay
 	helpTop  int // first line of the help overlay shown
 
@@ -174,7 +174,7 @@ func New(s Supervisor, o Options) Model {
 		opts:     o,
 		cfg:      s.HostConfig(),
 		keys:     keymap.DefaultKeyMap(),
-		styles:   st,
+		styles:   &st,
 		now:      o.Now,
 		table:    agenttable.New(agenttable.DefaultStyles(st)),
 		log:      logview.New(logview.DefaultStyles(st)),

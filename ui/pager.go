@@ -27,7 +27,7 @@ func (m *Model) openPager(a proto.AgentInfo) tea.Cmd {
 	feed := func(w io.Writer) error { return sup.WriteLines(context.Background(), w, id, seq, !styles.NoColor) }
 	if a.Structured && !m.raw {
 		// The transcript view pages the transcript, not the CLI's JSON.
-		feed = func(w io.Writer) error { return writeTranscript(w, sup, id, seq, styles) }
+		feed = func(w io.Writer) error { return writeTranscript(w, sup, id, seq, *styles) }
 	}
 	return tea.Exec(onTerminal{m.opts.Pager(feed)}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
 }

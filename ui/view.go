@@ -15,7 +15,7 @@ import (
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
-func newHelp(st theme.Styles) help.Model {
+func newHelp(st theme.Styles) *help.Model {
 	h := help.New()
 	h.ShortSeparator = " · "
 	h.Ellipsis = "…"
@@ -23,7 +23,7 @@ func newHelp(st theme.Styles) help.Model {
 	h.Styles.ShortDesc, h.Styles.FullDesc = st.HelpDesc, st.HelpDesc
 	h.Styles.ShortSeparator, h.Styles.FullSeparator = st.HelpSep, st.HelpSep
 	h.Styles.Ellipsis = st.HelpSep
-	return h
+	return &h
 }
 
 // draw draws the dashboard (View): exactly the terminal's height in rows,
@@ -384,7 +384,7 @@ func (m Model) shortHelpLine() string {
 func (m Model) helpLine(b []key.Binding, trim bool) string {
 	return m.view.frames.helpLine(b, trim, m.width, func() string {
 		if trim {
-			whole := m.help
+			whole := *m.help
 			whole.Width = 0 // measure without bubbles' own cut
 			for len(b) > 3 && cells.Width(whole.ShortHelpView(b)) > m.width {
 				b = append(b[:len(b)-3:len(b)-3], b[len(b)-2:]...)

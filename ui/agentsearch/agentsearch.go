@@ -60,7 +60,9 @@ type row struct {
 // begins one.
 type Model struct {
 	KeyMap keymap.AgentSearch
-	Styles Styles
+	// Styles are shared by the copies of the Model (New makes them): read
+	// only.
+	Styles *Styles
 
 	query   string
 	match   termtext.Matcher
@@ -79,7 +81,7 @@ type Model struct {
 }
 
 // New returns empty results.
-func New(st Styles) Model { return Model{KeyMap: keymap.DefaultAgentSearch(), Styles: st} }
+func New(st Styles) Model { return Model{KeyMap: keymap.DefaultAgentSearch(), Styles: &st} }
 
 // Start forgets the results shown and begins those of query; it returns
 // the generation Run's messages must carry (those of an older query are

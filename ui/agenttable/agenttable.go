@@ -80,8 +80,10 @@ func DefaultStyles(t theme.Styles) Styles {
 // Model is the table of agents.
 type Model struct {
 	KeyMap KeyMap
-	// Styles are the table's styles; change them with SetStyles.
-	Styles Styles
+	// Styles are the table's styles, shared by the copies of the Model
+	// (Bubble Tea copies a model per message: a pointer, not 6 KB);
+	// change them with SetStyles, never in place.
+	Styles *Styles
 	inks   inks
 
 	agents   []proto.AgentInfo // oldest first; the caller's, never written here
@@ -104,11 +106,11 @@ type Model struct {
 
 // New returns an empty, focused table.
 func New(s Styles) Model {
-	return Model{KeyMap: DefaultKeyMap(), Styles: s, inks: inksOf(s), focused: true}
+	return Model{KeyMap: DefaultKeyMap(), Styles: &s, inks: inksOf(s), focused: true}
 }
 
 // SetStyles replaces the table's styles.
-func (m *Model) SetStyles(s Styles) { m.Styles, m.inks = s, inksOf(s) }
+func (m *Model) SetStyles(s Styles) { m.Styles, m.inks = &s, inksOf(s) }
 
 // SetAgents replaces the agents, oldest first, and the filter's verdict
 // on each (match[i] for agents[i]; nil shows every agent). The table keeps

@@ -45,8 +45,10 @@ func DefaultStyles(t theme.Styles) Styles {
 
 // Model is a one-line input.
 type Model struct {
-	KeyMap      KeyMap
-	Styles      Styles
+	KeyMap KeyMap
+	// Styles are shared by the copies of the Model (New makes them): read
+	// only.
+	Styles      *Styles
 	Prompt      string // drawn before the text, e.g. "spawn › "
 	Placeholder string // drawn when the value is empty
 
@@ -57,7 +59,7 @@ type Model struct {
 }
 
 // New returns an empty, blurred input.
-func New(s Styles) Model { return Model{KeyMap: DefaultKeyMap(), Styles: s} }
+func New(s Styles) Model { return Model{KeyMap: DefaultKeyMap(), Styles: &s} }
 
 // Value returns the text.
 func (m Model) Value() string { return string(m.value) }

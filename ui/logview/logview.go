@@ -125,7 +125,9 @@ type State struct {
 // Model is the log pane.
 type Model struct {
 	KeyMap KeyMap
-	Styles Styles
+	// Styles are shared by the copies of the Model (New makes them): read
+	// only.
+	Styles *Styles
 
 	open          bool // a log is shown (SetLog)
 	width, height int
@@ -159,7 +161,7 @@ type cached struct {
 
 // New returns a pane in follow mode with no log.
 func New(s Styles) Model {
-	return Model{KeyMap: DefaultKeyMap(), Styles: s, st: State{Follow: true}, focused: true, cache: map[int64]cached{}}
+	return Model{KeyMap: DefaultKeyMap(), Styles: &s, st: State{Follow: true}, focused: true, cache: map[int64]cached{}}
 }
 
 // SetLog shows another log (or the same one anew) at the position st (the
