@@ -41,6 +41,13 @@ const (
 	// the window it shows changed, and fetches it again only then. At most
 	// one per agent per proto.FrameInterval.
 	EventOutput = "output"
+	// EventOutputs carries {"outputs": [...]}, EventOutput's data of every
+	// agent with new output in one batch, in the order the agents
+	// changed: sent in place of EventOutput to a client that asked for
+	// it (GET /v1/events?outputs=batch, feature word output-batch), so a
+	// viewer of 1,000 agents decodes one event a frame, not one per
+	// agent.
+	EventOutputs = "outputs"
 	// EventWarning carries {"text"}: a problem the host found while running
 	// (a failing --notify-command, a journal it cannot write), each sent
 	// once, to be shown as a note.
@@ -61,6 +68,11 @@ type outputEvent struct {
 	// viewer's activity column moves with the output as the host's does;
 	// omitted when none.
 	Rate *proto.OutputRate `json:"output_rate,omitempty"`
+}
+
+// outputsEvent is the data of EventOutputs.
+type outputsEvent struct {
+	Outputs []outputEvent `json:"outputs"`
 }
 
 // warningEvent is the data of EventWarning.

@@ -69,9 +69,17 @@ const maxReconnects = 3
 // stream. This is the one place a client follows a host (Remote, and
 // through it the dashboard of a viewer, whatever carries its socket).
 func (c *Client) SSE(ctx context.Context, fn func(Event) error) error {
+	return c.sse(ctx, "", fn)
+}
+
+// sse is SSE with query added to the stream's (e.g. "outputs=batch").
+func (c *Client) sse(ctx context.Context, query string, fn func(Event) error) error {
 	path := "/v1/events"
 	if c.origin == "viewer" {
-		path += "?viewer=1" // counted as an attached viewer (Info.Viewers)
+		query = strings.Trim("viewer=1&"+query, "&") // counted as an attached viewer (Info.Viewers)
+	}
+	if query != "" {
+		path += "?" + query
 	}
 	first := c.host.Load() // the host followed: nil when never asked
 	followed := false      // a stream reached its EventSynced

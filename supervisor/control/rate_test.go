@@ -17,7 +17,7 @@ func TestOutputEventsCarryTheRate(t *testing.T) {
 	rate := &proto.OutputRate{BucketSeconds: 15, Newest: proto.Time{Time: time.Unix(1_800_000_000, 0).UTC()}, Bytes: [proto.RateBuckets]int64{0, 0, 0, 0, 0, 0, 5, 42}}
 	info := proto.AgentInfo{Summary: proto.Summary{AgentID: "a1", OutputRate: rate}, Submissions: []proto.SubmissionInfo{{Seq: 1, Output: proto.OutputCounts{Lines: 3}}}}
 	var b strings.Builder
-	if _, err := writeChanges(&b, []proto.Change{{AgentID: "a1", Output: true, Info: &info}}); err != nil {
+	if _, err := writeChanges(&b, []proto.Change{{AgentID: "a1", Output: true, Info: &info}}, false); err != nil {
 		t.Fatal(err)
 	}
 	data, ok := strings.CutPrefix(strings.TrimSpace(b.String()), "event: "+EventOutput+"\ndata: ")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -213,7 +214,11 @@ func (r *Remote) follow(synced chan struct{}) {
 // onSynced at its first synced event (after the resync it ends).
 func (r *Remote) stream(onSynced func()) error {
 	var once sync.Once
-	return r.c.SSE(r.ctx, func(ev Event) error {
+	query := ""
+	if slices.Contains(r.info.Features, proto.FeatureOutputBatch) {
+		query = "outputs=batch" // one event a batch for the output of every agent
+	}
+	return r.c.sse(r.ctx, query, func(ev Event) error {
 		switch ev.Name {
 		case EventSynced:
 			r.endResync()
@@ -236,6 +241,15 @@ func (r *Remote) stream(onSynced func()) error {
 			}
 			r.applyCounts(o)
 			r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
+		case EventOutputs:
+			var batch outputsEvent
+			if err := json.Unmarshal(ev.Data, &batch); err != nil {
+				return fmt.Errorf("bad outputs event from %s: %v", r.c.socket, err)
+			}
+			for _, o := range batch.Outputs {
+				r.applyCounts(o)
+				r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
+			}
 		case EventWarning:
 			var wv warningEvent
 			if err := json.Unmarshal(ev.Data, &wv); err != nil {

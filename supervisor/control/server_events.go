@@ -14,7 +14,8 @@ import (
 // events streams server-sent events: first one "agent" event per existing
 // agent, oldest first, then one per agent whose summary changed, each
 // carrying the agent's snapshot as JSON, and one "output" event per agent
-// whose output grew, with its counts. Changes are coalesced per agent
+// whose output grew, with its counts (with ?outputs=batch, one "outputs"
+// event per batch carrying them all). Changes are coalesced per agent
 // while the client is slow (proto.Subscription), so a slow client
 // never holds up the supervisor.
 func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -31,6 +32,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	batch := r.URL.Query().Get("outputs") == "batch"
 	if r.URL.Query().Get("viewer") == "1" {
 		srv.viewers.Add(1)
 		defer srv.viewers.Add(-1)
@@ -65,7 +67,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-time.After(proto.FrameInterval):
 		}
-		sent, err := writeChanges(w, sub.Drain())
+		sent, err := writeChanges(w, sub.Drain(), batch)
 		if err != nil {
 			return
 		}
@@ -77,15 +79,17 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 
 // writeChanges writes the events of changes: only the agents that changed
 // (each change carries the agent's snapshot, proto.Change.Info), the
-// warnings and the latest output counts. sent says whether it wrote any;
-// it stops at the first failed write, whose error it returns.
-func writeChanges(w io.Writer, changes []proto.Change) (sent bool, err error) {
+// warnings and the latest output counts, one output event per agent or,
+// with batch, one outputs event after the others. sent says whether it
+// wrote any; it stops at the first failed write, whose error it returns.
+func writeChanges(w io.Writer, changes []proto.Change, batch bool) (sent bool, err error) {
 	write := func(name string, v any) {
 		if err == nil {
 			err = writeEvent(w, name, v)
 			sent = true
 		}
 	}
+	var outputs []outputEvent
 	for _, c := range changes {
 		switch {
 		case c.Agent && c.Info != nil:
@@ -98,8 +102,16 @@ func writeChanges(w io.Writer, changes []proto.Change) (sent bool, err error) {
 			write(EventWarning, warningEvent{Text: text})
 		}
 		if seq, counts, ok := c.LatestOutput(); c.Output && ok {
-			write(EventOutput, outputEvent{AgentID: c.AgentID, Seq: seq, Output: counts, Rate: c.Info.OutputRate})
+			o := outputEvent{AgentID: c.AgentID, Seq: seq, Output: counts, Rate: c.Info.OutputRate}
+			if batch {
+				outputs = append(outputs, o)
+			} else {
+				write(EventOutput, o)
+			}
 		}
+	}
+	if len(outputs) > 0 {
+		write(EventOutputs, outputsEvent{Outputs: outputs})
 	}
 	return sent, err
 }

@@ -113,10 +113,14 @@ const (
 	// spend and Summary run_cost_usd and budget_reached (SPEC §11
 	// "Budgets").
 	FeatureBudget = "budget"
+	// FeatureOutputBatch: GET /v1/events?outputs=batch sends the output
+	// notices of a batch as one event (outputs) instead of one output
+	// event per agent.
+	FeatureOutputBatch = "output-batch"
 )
 
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate, FeatureOutputBatch}
 }

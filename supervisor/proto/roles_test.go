@@ -20,7 +20,7 @@ func TestOriginTravelsInTheContext(t *testing.T) {
 // host of an older subdash (no features) has none of them.
 func TestHostConfigHas(t *testing.T) {
 	now := HostConfig{Features: HostFeatures()}
-	for _, w := range []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate} {
+	for _, w := range []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate, FeatureOutputBatch} {
 		if !now.Has(w) {
 			t.Errorf("this build's host lacks %s: %v", w, now.Features)
 		}

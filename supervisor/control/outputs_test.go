@@ -1,0 +1,98 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// TestOutputsInOneEvent: with batch, a batch's output notices go as one
+// outputs event after the batch's other events, in the order the agents
+// changed, with the counts and rates an output event would carry;
+// without, one output event per agent, as before.
+func TestOutputsInOneEvent(t *testing.T) {
+	rate := &proto.OutputRate{BucketSeconds: 15, Newest: proto.Time{Time: time.Unix(1_800_000_000, 0).UTC()}, Bytes: [proto.RateBuckets]int64{7: 42}}
+	info := func(id string, lines int64) *proto.AgentInfo {
+		return &proto.AgentInfo{Summary: proto.Summary{AgentID: id, OutputRate: rate}, Submissions: []proto.SubmissionInfo{{Seq: 1}, {Seq: 2, Output: proto.OutputCounts{Lines: lines}}}}
+	}
+	changes := []proto.Change{{AgentID: "a2", Output: true, Info: info("a2", 5)}, {AgentID: "a1", Agent: true, Output: true, Info: info("a1", 3)}}
+	var b strings.Builder
+	if _, err := writeChanges(&b, changes, true); err != nil {
+		t.Fatal(err)
+	}
+	events := strings.Split(strings.TrimSpace(b.String()), "\n\n")
+	if len(events) != 2 || !strings.HasPrefix(events[0], "event: "+EventAgent+"\n") {
+		t.Fatalf("want a1's agent event, then one outputs event: %q", b.String())
+	}
+	data, ok := strings.CutPrefix(events[1], "event: "+EventOutputs+"\ndata: ")
+	if !ok {
+		t.Fatalf("the last event is not outputs: %q", events[1])
+	}
+	var got outputsEvent
+	if err := json.Unmarshal([]byte(data), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []outputEvent{{AgentID: "a2", Seq: 2, Output: proto.OutputCounts{Lines: 5}, Rate: rate}, {AgentID: "a1", Seq: 2, Output: proto.OutputCounts{Lines: 3}, Rate: rate}}
+	if len(got.Outputs) != 2 || got.Outputs[0].AgentID != "a2" || got.Outputs[1].AgentID != "a1" {
+		t.Fatalf("outputs %+v, want %+v", got.Outputs, want)
+	}
+	for i, o := range got.Outputs {
+		if o.Seq != want[i].Seq || o.Output != want[i].Output || o.Rate == nil || *o.Rate != *rate {
+			t.Errorf("outputs[%d] = %+v, want %+v", i, o, want[i])
+		}
+	}
+	b.Reset()
+	if _, err := writeChanges(&b, changes, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "event: "+EventOutput+"\n"); n != 2 || strings.Contains(b.String(), EventOutputs) {
+		t.Fatalf("without batch: %d output events, want 2 and no outputs event: %q", n, b.String())
+	}
+}
+
+// TestViewerTakesBatchedOutputs: over a real socket, a stream that asks
+// for outputs=batch (what a viewer of a host with output-batch asks) gets
+// outputs events and no output event, one that does not (an older
+// viewer) gets output events; a viewer's snapshot follows the counts.
+func TestViewerTakesBatchedOutputs(t *testing.T) {
+	s := newSupervisorWith(t, func(c *supervisor.Config) {
+		c.Command = `i=0; while [ $i -lt 400 ]; do echo "line $i"; i=$((i+1)); sleep 0.01; done`
+	})
+	r, c := attach(t, s)
+	if !slices.Contains(r.Info().Features, proto.FeatureOutputBatch) {
+		t.Fatalf("this build's host lacks %s: %v", proto.FeatureOutputBatch, r.Info().Features)
+	}
+	sp, err := c.Spawn(context.Background(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(query string) map[string]int {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		seen := map[string]int{}
+		_ = c.sse(ctx, query, func(ev Event) error {
+			seen[ev.Name]++
+			if seen[EventOutput]+seen[EventOutputs] >= 3 {
+				return context.Canceled // enough of them
+			}
+			return nil
+		})
+		return seen
+	}
+	if got := names("outputs=batch"); got[EventOutputs] < 3 || got[EventOutput] != 0 {
+		t.Errorf("a stream asking for outputs=batch got %v, want outputs events only", got)
+	}
+	if got := names(""); got[EventOutput] < 3 || got[EventOutputs] != 0 {
+		t.Errorf("a stream of an older client got %v, want output events only", got)
+	}
+	seen(t, r, "the viewer's snapshot to count 100 lines", func() bool {
+		a, ok := agentOf(r, sp.AgentID)
+		return ok && len(a.Submissions) == 1 && a.Submissions[0].Output.Lines >= 100
+	})
+}
