@@ -69,13 +69,15 @@ func (m *Model) seenCmd() tea.Cmd {
 }
 
 // jumpNeedsYou selects the agent that has needed you longest, other than
-// the selected one, unfolding the subtrees it is in (SPEC §14); a filter
-// that hides it is cleared.
+// the selected one and those already shown since they began to (their
+// seen mark sent, the host's change not back yet: under load a jumped
+// back to an agent just looked at), unfolding the subtrees it is in
+// (SPEC §14); a filter that hides it is cleared.
 func (m *Model) jumpNeedsYou() tea.Cmd {
 	sel := m.table.SelectedID()
 	var waiting []proto.AgentInfo
 	for _, a := range m.agents {
-		if a.NeedsYou != nil && a.AgentID != sel {
+		if a.NeedsYou != nil && a.AgentID != sel && m.seenAsked[a.AgentID] < a.NeedsYou.Seq {
 			waiting = append(waiting, a)
 		}
 	}

@@ -143,6 +143,37 @@ func TestJumpGoesToTheOldestThatNeedsYou(t *testing.T) {
 	h.noScreen("need you (a)")
 }
 
+// An agent looked at needs you no more, also before the host's change
+// saying so comes back: a goes on to the next, not back to it.
+func TestJumpSkipsWhatWasSeenBeforeTheHostSaysSo(t *testing.T) {
+	f := threeAgents()
+	ids := []string{
+		"d1000000-0000-4000-8000-000000000001",
+		"d2000000-0000-4000-8000-000000000002",
+		"d3000000-0000-4000-8000-000000000003",
+	}
+	for _, id := range ids {
+		f.add(id, "task "+id[:2], proto.StatusRunning)
+	}
+	h, _ := newAttnHarness(t, f, f)
+	f.finish(ids[1], proto.StatusCompleted, 1)
+	f.finish(ids[0], proto.StatusErrored, 2)
+	f.finish(ids[2], proto.StatusCompleted, 3)
+	h.sync(ids...)
+	feed := h.ev
+	h.ev = nil // the host's changes wait in the subscription: every seen mark is on its way
+	for _, id := range []string{ids[1], ids[0], ids[2]} {
+		h.keys("a")
+		h.wantScreen(id[:8] + " · #1/1")
+	}
+	h.keys("a")
+	h.wantScreen("no other agent needs you")
+	h.wantCalls("seen "+ids[1][:8], "seen "+ids[0][:8], "seen "+ids[2][:8])
+	h.ev = feed
+	h.keys("a") // the marks arrive
+	h.noScreen("need you (a)")
+}
+
 func TestFilterKeepsTheSelectionAndShowsInTheTitle(t *testing.T) {
 	f := threeAgents()
 	h, _ := newAttnHarness(t, f, f)
