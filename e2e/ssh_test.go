@@ -189,10 +189,14 @@ func TestSSHViewerKilledLeavesNoSSH(t *testing.T) {
 	w := newWorkspace(t)
 	serveThere(t, w, attachCommand, 3)
 	target := "ssh://" + sshd.Host + w.dir
+	left, checked := "", 0 // the folder of sockets of the viewer killed last: it goes at the next link's start
 	for _, sc := range []string{sshd.Command, "SUBDASH_TEST_SSH=1 " + sshd.Command, ": ; " + sshd.Command} {
 		env := []string{"SUBDASH_SSH_COMMAND=" + sc, "SUBDASH_REMOTE_COMMAND=" + binPath}
 		d := startSSHViewer(t, w, env, target)
 		d.waitText("attached to subdash serve", target)
+		if _, err := os.Stat(left); left != "" && err == nil {
+			t.Errorf("the next viewer's start left %s, the folder of sockets of the viewer killed before", left)
+		}
 		sshes := d.sshesOf()
 		viewer := d.dashPID()
 		if len(sshes) == 0 || viewer == 0 {
@@ -200,6 +204,10 @@ func TestSSHViewerKilledLeavesNoSSH(t *testing.T) {
 		}
 		if err := syscall.Kill(viewer, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
+		}
+		left = linkFolder(sshes)
+		if left != "" {
+			checked++
 		}
 		d.waitText("SUBDASH-EXITED:137")
 		testkit.Eventually(t, 15*time.Second, fmt.Sprintf("%s: the viewer's ssh %v to end with it", sc, sshes), func() bool {
@@ -211,6 +219,32 @@ func TestSSHViewerKilledLeavesNoSSH(t *testing.T) {
 			return true
 		})
 	}
+	var r ctlRun
+	if left != "" { // one more link's start, for the last viewer's folder
+		r = runCtl(t, []string{"SUBDASH_SSH_COMMAND=" + sshd.Command, "SUBDASH_REMOTE_COMMAND=" + binPath}, "", "--host", target, "list")
+	}
+	if _, err := os.Stat(left); left != "" && (r.code != 0 || err == nil) {
+		t.Errorf("ctl --host list (exit %d, %s) left %s, the folder of sockets of the viewer killed before", r.code, r.stderr, left)
+	}
+	if checked == 0 {
+		t.Error("no viewer's folder of sockets found in its ssh's command line")
+	}
+}
+
+// linkFolder returns the folder of the link's sockets (sshlink: the
+// folder of the master's control socket, <folder>/cm) from the command
+// lines of its ssh processes; "" when none names it.
+func linkFolder(sshes []int) string {
+	for _, pid := range sshes {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		// ssh -S <cm> …, or as the master retitles itself: "ssh: <cm> [mux]"
+		for _, w := range strings.Fields(strings.ReplaceAll(string(b), "\x00", " ")) {
+			if strings.HasPrefix(w, "/") && filepath.Base(w) == "cm" {
+				return filepath.Dir(w)
+			}
+		}
+	}
+	return "" // the sh of a list, its ssh not started yet
 }
 
 // TestSSHCtlAndMCP: ctl --host and mcp --host drive the host there as a
