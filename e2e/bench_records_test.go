@@ -27,16 +27,23 @@ import (
 // the same with no agents, in the same run. Per start it reports the time
 // from exec to the control socket accepting (it is bound before the
 // records are read: a connection waits in its backlog), to the first
-// `list` answered with every agent (what a user waits for), the host's
-// VmRSS then (rss-first) and after 20 more lists (each list of 10,000
+// `list` answered with every agent (what a user waits for), the CPU time
+// the host took until then (cpu-first: less the machine's load than
+// answer-ms is), the host's VmRSS then (rss-first) and after 20 more lists (each list of 10,000
 // agents allocates tens of MB), and the time of `list` over the socket
 // (median of 20).
 //
 // SUBDASH_BENCH_RECORDS lists the numbers of records (default 0,1000;
 // issue 27's goal is at 10000: start-up ≤ 1 s, ≤ +50 MB against none).
+// SUBDASH_BENCH_VARIANTS names binaries to compare, started in turn in
+// each iteration ("name=binary,VAR=value,…;name=…", an empty binary is
+// this tree's; see TestBenchThousand): each figure is then reported per
+// variant, prefixed with its name. Every start reads the same journal:
+// the run a start wrote is removed before the next.
 //
 //	go test -run '^$' -bench BenchmarkRestoredHost -benchtime 10x .
 func BenchmarkRestoredHost(b *testing.B) {
+	variants := benchVariants(b)
 	for _, agents := range testkit.EnvInts(b, "SUBDASH_BENCH_RECORDS", "0,1000") {
 		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
 			base := b.TempDir()
@@ -45,64 +52,94 @@ func BenchmarkRestoredHost(b *testing.B) {
 				b.Fatal(err)
 			}
 			writeRecords(b, state, dir, agents, 5)
-			var starts, answers, firstRSS, rss, lists []float64
+			figs := map[string][]float64{}
 			for i := 0; i < b.N; i++ {
-				socket := filepath.Join(base, "s.sock")
-				cmd := exec.Command(binPath, "serve", "--command", "cat", "--dir", dir, "--state-dir", state, "--socket", socket)
-				cmd.Env = testEnv()
-				t0 := time.Now()
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				for {
-					if c, err := net.Dial("unix", socket); err == nil {
-						c.Close() //nolint:errcheck // a probe that sent nothing: its Close cannot lose data
-						break
+				for _, v := range variants {
+					prefix := ""
+					if len(variants) > 1 {
+						prefix = v.name + "-"
 					}
-					if time.Since(t0) > 20*time.Second {
-						b.Fatal("serve did not listen")
+					for k, f := range restoredStart(b, v, base, dir, state, agents) {
+						figs[prefix+k] = append(figs[prefix+k], f)
 					}
-					time.Sleep(time.Millisecond)
 				}
-				starts = append(starts, float64(time.Since(t0).Microseconds())/1000)
-				c := control.NewClient(socket, dir)
-				if ls, err := c.List(context.Background()); err != nil || len(ls.Agents) != agents {
-					b.Fatalf("first list: %d agents, %v", len(ls.Agents), err)
-				}
-				answers = append(answers, float64(time.Since(t0).Microseconds())/1000)
-				firstRSS = append(firstRSS, float64(rssKiB(cmd.Process.Pid))/1024)
-				var each []float64
-				for j := 0; j < 20; j++ {
-					l0 := time.Now()
-					ls, err := c.List(context.Background())
-					if err != nil || len(ls.Agents) != agents {
-						b.Fatalf("list: %d agents, %v", len(ls.Agents), err)
-					}
-					each = append(each, float64(time.Since(l0).Microseconds())/1000)
-				}
-				lists = append(lists, median(each))
-				kib := rssKiB(cmd.Process.Pid)
-				if kib == 0 {
-					b.Fatal("no VmRSS")
-				}
-				rss = append(rss, float64(kib)/1024)
-				_ = cmd.Process.Signal(syscall.SIGTERM)
-				_ = cmd.Wait()
 			}
-			b.ReportMetric(median(starts), "startup-ms")
-			b.ReportMetric(median(answers), "answer-ms")
-			b.ReportMetric(median(firstRSS), "rss-first-MiB")
-			b.ReportMetric(median(rss), "rss-MiB")
-			b.ReportMetric(median(lists), "list-ms")
+			for k, f := range figs {
+				b.ReportMetric(median(f), k)
+			}
 		})
 	}
 }
+
+// restoredStart starts variant v's serve once on state and returns its
+// figures (see BenchmarkRestoredHost), then stops it and removes the run
+// it wrote.
+func restoredStart(b *testing.B, v benchVariant, base, dir, state string, agents int) map[string]float64 {
+	b.Helper()
+	socket := filepath.Join(base, "s.sock")
+	cmd := exec.Command(v.bin, "serve", "--command", "cat", "--dir", dir, "--state-dir", state, "--socket", socket)
+	cmd.Env = append(testEnv(), v.env...)
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		if c, err := net.Dial("unix", socket); err == nil {
+			c.Close() //nolint:errcheck // a probe that sent nothing: its Close cannot lose data
+			break
+		}
+		if time.Since(t0) > 20*time.Second {
+			b.Fatal("serve did not listen")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	out := map[string]float64{"startup-ms": float64(time.Since(t0).Microseconds()) / 1000}
+	c := control.NewClient(socket, dir)
+	if ls, err := c.List(context.Background()); err != nil || len(ls.Agents) != agents {
+		b.Fatalf("first list: %d agents, %v", len(ls.Agents), err)
+	}
+	out["answer-ms"] = float64(time.Since(t0).Microseconds()) / 1000
+	out["rss-first-MiB"] = float64(rssKiB(cmd.Process.Pid)) / 1024
+	out["cpu-first-ms"] = float64(cpuTicks(cmd.Process.Pid)) * 10
+	var each []float64
+	for j := 0; j < 20; j++ {
+		l0 := time.Now()
+		ls, err := c.List(context.Background())
+		if err != nil || len(ls.Agents) != agents {
+			b.Fatalf("list: %d agents, %v", len(ls.Agents), err)
+		}
+		each = append(each, float64(time.Since(l0).Microseconds())/1000)
+	}
+	out["list-ms"] = median(each)
+	kib := rssKiB(cmd.Process.Pid)
+	if kib == 0 {
+		b.Fatal("no VmRSS")
+	}
+	out["rss-MiB"] = float64(kib) / 1024
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	runs, err := os.ReadDir(filepath.Join(state, "runs"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.Name() != benchRun {
+			if err := os.RemoveAll(filepath.Join(state, "runs", r.Name())); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+// benchRun is the run writeRecords writes.
+const benchRun = "20261201T000000Z-bench0"
 
 // writeRecords writes a state directory with one earlier run of dir that
 // holds agents records of subs submissions each, as a host writes them.
 func writeRecords(b *testing.B, state, dir string, agents, subs int) {
 	b.Helper()
-	run := filepath.Join(state, "runs", "20261201T000000Z-bench0")
+	run := filepath.Join(state, "runs", benchRun)
 	if err := os.MkdirAll(run, 0o700); err != nil {
 		b.Fatal(err)
 	}
@@ -118,7 +155,7 @@ func writeRecords(b *testing.B, state, dir string, agents, subs int) {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i, i)
 		r := &recordLine{AgentID: id, Dir: dir, Status: proto.StatusCompleted,
 			CreatedAt: proto.Time{Time: now}, UpdatedAt: proto.Time{Time: now}, LastOutput: &out,
-			Command: "cat", Runner: "local"}
+			Command: "cat", Runner: "local", AgentPath: "/root/" + id[:8]}
 		for s := 1; s <= subs; s++ {
 			sid := fmt.Sprintf("%08x-1111-4000-8000-%012d", i, s)
 			log := filepath.Join(run, id, strconv.Itoa(s)+"-"+sid+".log")
@@ -174,6 +211,7 @@ type recordLine struct {
 	Runner      string           `json:"runner,omitempty"`
 	Usage       proto.Usage      `json:"usage"`
 	Submissions []submissionLine `json:"submissions"`
+	AgentPath   string           `json:"agent_path,omitempty"`
 }
 
 type submissionLine struct {

@@ -48,7 +48,7 @@ type benchVariant struct {
 }
 
 // benchVariants parses SUBDASH_BENCH_VARIANTS (default: this tree's binary).
-func benchVariants(t *testing.T) []benchVariant {
+func benchVariants(t testing.TB) []benchVariant {
 	spec := os.Getenv("SUBDASH_BENCH_VARIANTS")
 	if spec == "" {
 		return []benchVariant{{name: "this", bin: binPath}}

@@ -69,7 +69,7 @@ func benchRecords(b testing.TB, state, dir string, agents, subs int) {
 	for i := 0; i < agents; i++ {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i, i)
 		r := &journal.AgentRecord{AgentID: id, Dir: dir, Status: proto.StatusCompleted, CreatedAt: proto.Time{Time: now}, UpdatedAt: proto.Time{Time: now},
-			LastOutput: &out, Command: "cat", Runner: runner.Local}
+			LastOutput: &out, Command: "cat", Runner: runner.Local, AgentPath: proto.JoinPath(proto.RootPath, id[:8])}
 		for s := 1; s <= subs; s++ {
 			sid := fmt.Sprintf("%08x-1111-4000-8000-%012d", i, s)
 			log := filepath.Join(run, id, strconv.Itoa(s)+"-"+sid+".log")

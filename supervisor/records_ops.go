@@ -75,7 +75,7 @@ func (s *Supervisor) restore(runs journal.Runs, now time.Time) {
 		case restoring[r.AgentID]:
 			a := agentOf(r, s.cfg)
 			s.adopt(a)
-			checkpoint = append(checkpoint, journal.Event{Time: proto.Time{Time: now}, Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
+			checkpoint = append(checkpoint, journal.Event{Time: proto.Time{Time: now}, Event: "record", AgentID: a.id, Record: journal.Carry(r, s.recordLocked(a))})
 		case s.cfg.LogRetention <= 0 || age <= s.cfg.LogRetention:
 			kept++
 			checkpoint = append(checkpoint, journal.Event{Time: proto.Time{Time: now}, Event: "record", AgentID: r.AgentID, Record: r})

@@ -95,6 +95,7 @@ func (rp *replay) endedByHost(r *AgentRecord, at time.Time) string {
 	case parent != nil && parent.Status != proto.StatusClosed:
 		rp.maxSeq++
 		item.Seq = rp.maxSeq
+		changed(parent)
 		parent.Mailbox = append(parent.Mailbox, item)
 	case r.ParentID == "" && r.Session != "":
 		rp.maxSeq++

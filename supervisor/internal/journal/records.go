@@ -68,6 +68,11 @@ type AgentRecord struct {
 	// InnerAgents are the inner agents of its ended submissions, oldest
 	// first (SPEC §8), at most proto.MaxInnerAgents.
 	InnerAgents []proto.InnerAgent `json:"inner_agents,omitempty"`
+
+	// src is where its JSON is in the journal it was read from, while it
+	// is what that JSON says (see Carry): every change replay makes to a
+	// record drops it (changed).
+	src *source
 }
 
 // MailRecord is one item of a mailbox as the journal keeps it (SPEC §11,

@@ -117,6 +117,7 @@ func (rp *replay) apply(ev Event) {
 		delete(rp.queued, ev.AgentID)
 	}
 	r := rp.agent(ev.AgentID, ev.Time)
+	changed(r)
 	r.UpdatedAt = ev.Time
 	switch ev.Event {
 	case "spawned", "sent":
@@ -256,6 +257,7 @@ func (rp *replay) hostEnded(run int, at time.Time) []string {
 		n := len(r.Submissions)
 		if n == 0 {
 			if r.Status == proto.StatusRunning {
+				changed(r)
 				r.Status = proto.StatusErrored
 			}
 			continue
@@ -264,6 +266,7 @@ func (rp *replay) hostEnded(run int, at time.Time) []string {
 		if !s.EndedAt.IsZero() {
 			continue
 		}
+		changed(r)
 		le := interruptedByHostEnd
 		s.EndedAt, s.Status, s.LastError = proto.Time{Time: at}, proto.StatusErrored, &le
 		r.LastError = s.LastError
@@ -352,6 +355,7 @@ func (rp *replay) findLog(rj *runJournal, ev Event) {
 	}
 	p := LogPath(filepath.Dir(rj.path), ev.AgentID, ev.Seq, ev.SubmissionID)
 	if _, err := os.Stat(p); err == nil {
+		changed(r)
 		s.Log, s.MessageFile = p, MessagePath(p)
 	}
 }

@@ -132,20 +132,38 @@ func readHead(path string) (Run, bool) {
 // os.Open's (nothing read), or the read error that ended the reading at
 // the line it names in damaged.
 func Read(path string, fn func(Event), skip ...string) (damaged []int, err error) {
+	return readLines(path, func(ev Event, _ []byte, _ int64) { fn(ev) }, skip...)
+}
+
+// readLines is Read, handing fn each event with its line (valid during
+// the call only) and the line's offset in the file.
+func readLines(path string, fn func(ev Event, line []byte, off int64), skip ...string) (damaged []int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close() //nolint:errcheck // read only: its Close cannot lose data
 	r := bufio.NewReaderSize(f, 64<<10)
+	var long []byte // a line longer than r's buffer, put together
+	var off int64
 	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return append(damaged, n), err
 		}
 		if len(line) == 0 {
 			return damaged, nil
 		}
+		at := off
+		off += int64(len(line))
 		if skipped(line, skip) {
 			continue
 		}
@@ -155,7 +173,7 @@ func Read(path string, fn func(Event), skip ...string) (damaged []int, err error
 			continue
 		}
 		if !contains(skip, ev.Event) {
-			fn(ev)
+			fn(ev, line, at)
 		}
 	}
 }

@@ -60,7 +60,8 @@ func (w *Writer) Write(ev Event) {
 }
 
 // WriteAll appends evs as Write does, in one buffered write (a checkpoint
-// of many records).
+// of many records). A record that Carry kept as it was read is copied
+// from the journal it was read from, not encoded again.
 func (w *Writer) WriteAll(evs []Event) {
 	if len(evs) == 1 {
 		w.Write(evs[0])
@@ -72,8 +73,14 @@ func (w *Writer) WriteAll(evs []Event) {
 		return
 	}
 	bw := bufio.NewWriterSize(w.f, 256<<10)
+	c := carrier{files: map[string]*os.File{}}
+	defer c.close()
 	for _, ev := range evs {
-		_, _ = bw.Write(encode(ev))
+		if line, ok := c.line(ev); ok {
+			_, _ = bw.Write(line)
+		} else {
+			_, _ = bw.Write(encode(ev))
+		}
 	}
 	if err := bw.Flush(); err != nil {
 		w.fail(err)
