@@ -189,15 +189,22 @@ func skipValue(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		for i++; i < len(b); i++ {
-			switch b[i] {
-			case '\\':
-				i++
-			case '"':
+		open := i
+		for i++; ; i++ {
+			j := bytes.IndexByte(b[i:], '"')
+			if j < 0 {
+				return len(b) + 1
+			}
+			i += j
+			// escaped when after an odd number of backslashes
+			k := i - 1
+			for k > open && b[k] == '\\' {
+				k--
+			}
+			if (i-1-k)%2 == 0 {
 				return i + 1
 			}
 		}
-		return len(b) + 1
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {

@@ -121,7 +121,7 @@ func Load(runs Runs, dir string) Loaded {
 // holds a complete checkpoint and since when, and its last entry.
 func readRun(r Run) *runJournal {
 	rj := &runJournal{path: r.Journal, last: r.Written()}
-	bad, err := readLines(r.Journal, func(ev Event, line []byte, off int64) {
+	bad, err := Read(r.Journal, func(ev Event) {
 		if ev.Time.After(rj.last) {
 			rj.last = ev.Time.Time
 		}
@@ -130,9 +130,6 @@ func readRun(r Run) *runJournal {
 		}
 		if ev.Event == "records_restored" {
 			rj.complete = true
-		}
-		if ev.Event == "record" {
-			recordAt(ev, line, r.Journal, off)
 		}
 		if replayed[ev.Event] {
 			rj.events = append(rj.events, ev)
