@@ -13,7 +13,7 @@ import (
 
 // handleKey gives the key to what has focus: the input, a confirmation,
 // the help overlay, or the dashboard.
-func (m Model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m Model) handleKey(k tea.KeyMsg) (Model, tea.Cmd) {
 	if m.lay.tooSmall && m.mode != modeStopping && m.mode != modeConfirm {
 		return m, m.tooSmallKey(k)
 	}

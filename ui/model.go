@@ -343,8 +343,7 @@ func (m *Model) refreshRows() {
 // and the results of commands.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.view.still = false // an update that changes nothing on screen says so (onChanges)
-	next, cmd := m.update(msg)
-	nm := next.(Model)
+	nm, cmd := m.update(msg)
 	// Whatever moved the log pane or changed what it shows: fetch what it
 	// needs to draw, and scan what its search has not looked at, in
 	// commands.
@@ -359,7 +358,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return nm, tea.Batch(cmd, fetch, scan, seen)
 }
 
-func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.FocusMsg:
 		m.focused = true
@@ -439,14 +438,14 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // splitKeys handles typed keys that reached the program in one read (key
 // repeat, fast typing, tmux send-keys) one at a time: Bubble Tea joins them
 // into one KeyMsg, which would match no binding.
-func (m Model) splitKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	var cur tea.Model = m
+func (m Model) splitKeys(msg tea.KeyMsg) (Model, tea.Cmd) {
+	cur := m
 	cmds := make([]tea.Cmd, 0, len(msg.Runes))
 	for _, r := range msg.Runes {
 		k := msg
 		k.Runes = []rune{r}
 		var cmd tea.Cmd
-		cur, cmd = cur.(Model).handleKey(k)
+		cur, cmd = cur.handleKey(k)
 		cmds = append(cmds, cmd)
 	}
 	return cur, tea.Batch(cmds...)
