@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -244,6 +245,15 @@ func viewerSocket(o supervisor.Options) (sock, dir string, err error) {
 // runViewer shows the dashboard over r until the user quits (detaching at
 // once), a signal comes, or the host ends; then it says why it ended.
 func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
+	if os.Getenv("GOMAXPROCS") == "" {
+		// A viewer is one front-end: its goroutines (the event stream, the
+		// batching, Bubble Tea's loop and renderer) hand work to each other
+		// many times a frame, and with a second P each hand-off woke
+		// another thread. On one P it costs less (issue 27, BENCHMARKS.md
+		// "A thousand agents": a viewer of 1,000 agents 0.061-0.083 core
+		// against 0.085-0.089 in one run); GOMAXPROCS set by the user wins.
+		runtime.GOMAXPROCS(1)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var inPager pagerState
