@@ -131,15 +131,9 @@ type Options struct {
 	ProgramOptions []tea.ProgramOption
 }
 
-// ViewerFrameInterval is a viewer's batching interval (SPEC §9), in place of
-// proto.FrameInterval (60 Hz), which the host dashboard and the host's
-// event stream share: each batch
-// that changes the followed log costs the host a window request over the
-// socket, so a viewer batches at 30 Hz. Keys are answered at once, as on
-// the host. Measured in BENCHMARKS.md ("What a viewer costs"): with three
-// viewers of a four-agent flood the host spends 1.16–1.42× the CPU per GB
-// at 60 Hz, 0.98–1.18× at 30 Hz; a viewer 0.21–0.24 core, then 0.14–0.16.
-const ViewerFrameInterval = time.Second / 30
+// ViewerFrameInterval is a viewer's batching interval (SPEC §9,
+// proto.ViewerFrameInterval says why).
+const ViewerFrameInterval = proto.ViewerFrameInterval
 
 // Run shows the dashboard on the alternate screen until the user quits
 // (after the running submissions were stopped) or ctx ends. It returns

@@ -96,3 +96,14 @@ func TestViewerTakesBatchedOutputs(t *testing.T) {
 		return ok && len(a.Submissions) == 1 && a.Submissions[0].Output.Lines >= 100
 	})
 }
+
+// A stream's batches come once per frame it asked for (a viewer's 30 Hz),
+// never more often than the host's 60 Hz nor less than once a second.
+func TestStreamFrame(t *testing.T) {
+	for asked, want := range map[string]time.Duration{"": proto.FrameInterval, "soon": proto.FrameInterval, "1ms": proto.FrameInterval,
+		proto.ViewerFrameInterval.String(): proto.ViewerFrameInterval, "250ms": 250 * time.Millisecond, "1m": time.Second} {
+		if got := streamFrame(asked); got != want {
+			t.Errorf("frame=%q: %v, want %v", asked, got, want)
+		}
+	}
+}

@@ -214,9 +214,10 @@ func (r *Remote) follow(synced chan struct{}) {
 // onSynced at its first synced event (after the resync it ends).
 func (r *Remote) stream(onSynced func()) error {
 	var once sync.Once
-	query := ""
+	// batches at the viewer's interval (an older host sends them at its own)
+	query := "frame=" + proto.ViewerFrameInterval.String()
 	if slices.Contains(r.info.Features, proto.FeatureOutputBatch) {
-		query = "outputs=batch" // one event a batch for the output of every agent
+		query += "&outputs=batch" // one event a batch for the output of every agent
 	}
 	return r.c.sse(r.ctx, query, func(ev Event) error {
 		switch ev.Name {

@@ -15,7 +15,8 @@ import (
 // agent, oldest first, then one per agent whose summary changed, each
 // carrying the agent's snapshot as JSON, and one "output" event per agent
 // whose output grew, with its counts (with ?outputs=batch, one "outputs"
-// event per batch carrying them all). Changes are coalesced per agent
+// event per batch carrying them all), a batch per frame (?frame=,
+// streamFrame). Changes are coalesced per agent
 // while the client is slow (proto.Subscription), so a slow client
 // never holds up the supervisor.
 func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -33,6 +34,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	batch := r.URL.Query().Get("outputs") == "batch"
+	frame := streamFrame(r.URL.Query().Get("frame"))
 	if r.URL.Query().Get("viewer") == "1" {
 		srv.viewers.Add(1)
 		defer srv.viewers.Add(-1)
@@ -61,11 +63,11 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			continue
 		case <-sub.Ready():
 		}
-		// Let a frame's changes gather: one batch per proto.FrameInterval.
+		// Let a frame's changes gather: one batch per frame.
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(proto.FrameInterval):
+		case <-time.After(frame):
 		}
 		sent, err := writeChanges(w, sub.Drain(), batch)
 		if err != nil {
@@ -75,6 +77,18 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
+}
+
+// streamFrame is the interval between two batches of an event stream:
+// the client's ?frame= (a Go duration; a viewer asks for its own,
+// proto.ViewerFrameInterval), within proto.FrameInterval and a second,
+// else proto.FrameInterval.
+func streamFrame(asked string) time.Duration {
+	d, err := time.ParseDuration(asked)
+	if err != nil || d < proto.FrameInterval {
+		return proto.FrameInterval
+	}
+	return min(d, time.Second)
 }
 
 // writeChanges writes the events of changes: only the agents that changed
