@@ -116,7 +116,10 @@ func TestNotifyOffAndAgentsThatNeededYouBeforeStart(t *testing.T) {
 	}
 }
 
-func TestJumpGoesToTheOldestThatNeedsYou(t *testing.T) {
+// threeNeedYou is a harness of threeAgents and three more that need you:
+// by Seq (which gives Since) the second has waited longest, then the
+// first, then the third; it returns them in that order.
+func threeNeedYou(t *testing.T) (*harness, []string) {
 	f := threeAgents()
 	ids := []string{
 		"d1000000-0000-4000-8000-000000000001",
@@ -127,13 +130,17 @@ func TestJumpGoesToTheOldestThatNeedsYou(t *testing.T) {
 		f.add(id, "task "+id[:2], proto.StatusRunning)
 	}
 	h, _ := newAttnHarness(t, f, f)
-	// Seq gives Since: d2 has waited longest, then d1, then d3.
 	f.finish(ids[1], proto.StatusCompleted, 1)
 	f.finish(ids[0], proto.StatusErrored, 2)
 	f.finish(ids[2], proto.StatusCompleted, 3)
 	h.sync(ids...)
+	return h, []string{ids[1], ids[0], ids[2]}
+}
+
+func TestJumpGoesToTheOldestThatNeedsYou(t *testing.T) {
+	h, oldestFirst := threeNeedYou(t)
 	h.wantScreen("◆ 3 need you (a)")
-	for _, id := range []string{ids[1], ids[0], ids[2]} {
+	for _, id := range oldestFirst {
 		h.keys("a")
 		h.wantScreen(id[:8] + " · #1/1")
 		h.sync(id) // the seen mark arrives
@@ -146,29 +153,18 @@ func TestJumpGoesToTheOldestThatNeedsYou(t *testing.T) {
 // An agent looked at needs you no more, also before the host's change
 // saying so comes back: a goes on to the next, not back to it.
 func TestJumpSkipsWhatWasSeenBeforeTheHostSaysSo(t *testing.T) {
-	f := threeAgents()
-	ids := []string{
-		"d1000000-0000-4000-8000-000000000001",
-		"d2000000-0000-4000-8000-000000000002",
-		"d3000000-0000-4000-8000-000000000003",
-	}
-	for _, id := range ids {
-		f.add(id, "task "+id[:2], proto.StatusRunning)
-	}
-	h, _ := newAttnHarness(t, f, f)
-	f.finish(ids[1], proto.StatusCompleted, 1)
-	f.finish(ids[0], proto.StatusErrored, 2)
-	f.finish(ids[2], proto.StatusCompleted, 3)
-	h.sync(ids...)
+	h, oldestFirst := threeNeedYou(t)
 	feed := h.ev
 	h.ev = nil // the host's changes wait in the subscription: every seen mark is on its way
-	for _, id := range []string{ids[1], ids[0], ids[2]} {
+	var calls []string
+	for _, id := range oldestFirst {
 		h.keys("a")
 		h.wantScreen(id[:8] + " · #1/1")
+		calls = append(calls, "seen "+id[:8])
 	}
 	h.keys("a")
 	h.wantScreen("no other agent needs you")
-	h.wantCalls("seen "+ids[1][:8], "seen "+ids[0][:8], "seen "+ids[2][:8])
+	h.wantCalls(calls...)
 	h.ev = feed
 	h.keys("a") // the marks arrive
 	h.noScreen("need you (a)")
