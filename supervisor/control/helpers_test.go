@@ -86,6 +86,18 @@ func waitFinal(t *testing.T, c *Client, id string) proto.WaitDetail {
 	return res.Details[id]
 }
 
+// spawnFinal spawns an agent with message through c, waits until it is
+// final and returns what the spawn answered.
+func spawnFinal(t *testing.T, c *Client, message string) proto.SpawnResult {
+	t.Helper()
+	sp, err := c.Spawn(context.Background(), message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFinal(t, c, sp.AgentID)
+	return sp
+}
+
 // mustList returns s's list (SPEC §3).
 func mustList(t *testing.T, s *supervisor.Supervisor) proto.ListResult {
 	t.Helper()

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -40,11 +39,7 @@ func TestOutputEventsCarryTheRate(t *testing.T) {
 func TestViewerSeesTheHostsRate(t *testing.T) {
 	s := newSupervisor(t, 2)
 	r, c := attach(t, s)
-	sp, err := c.Spawn(context.Background(), "hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFinal(t, c, sp.AgentID)
+	sp := spawnFinal(t, c, "hello")
 	var host *proto.OutputRate
 	for _, a := range s.Agents() {
 		if a.AgentID == sp.AgentID {

@@ -55,11 +55,7 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 	s := newSupervisor(t, 2)
 	r, c := attach(t, s)
 	ctx := context.Background()
-	sp, err := c.Spawn(ctx, "hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFinal(t, c, sp.AgentID)
+	sp := spawnFinal(t, c, "hello")
 	seen(t, r, "the completed agent with its one line", func() bool {
 		a, ok := agentOf(r, sp.AgentID)
 		return ok && a.Status == proto.StatusCompleted && len(a.Submissions) == 1 && a.Submissions[0].Output.Lines == 1
@@ -107,11 +103,7 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 func TestRemoteCountsFollowAStream(t *testing.T) {
 	s := newSupervisor(t, 2)
 	r, c := attach(t, s)
-	sp, err := c.Spawn(context.Background(), "hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFinal(t, c, sp.AgentID)
+	sp := spawnFinal(t, c, "hello")
 	if _, err := c.Send(context.Background(), sp.AgentID, fmt.Sprintf("lines %d", 500), false); err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +121,7 @@ func TestRemoteGetsTheHostsWarnings(t *testing.T) {
 	r, c := attach(t, s)
 	sub := r.Subscribe()
 	defer sub.Close()
-	sp, err := c.Spawn(context.Background(), "hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFinal(t, c, sp.AgentID)
+	spawnFinal(t, c, "hello")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {

@@ -301,11 +301,7 @@ func TestBodyOverTheLimit(t *testing.T) {
 func TestWaitTimeoutForms(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)
-	sp, err := c.Spawn(context.Background(), "hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFinal(t, c, sp.AgentID)
+	sp := spawnFinal(t, c, "hello")
 	for _, tc := range []struct {
 		timeout string
 		status  int
@@ -335,17 +331,13 @@ func TestWaitTimeoutForms(t *testing.T) {
 func TestEventsCarrySummaries(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)
-	first, err := c.Spawn(context.Background(), "first")
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFinal(t, c, first.AgentID)
+	first := spawnFinal(t, c, "first")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var seen []proto.Summary
 	var second proto.SpawnResult
-	err = c.Events(ctx, func(sum proto.Summary) error {
+	err := c.Events(ctx, func(sum proto.Summary) error {
 		seen = append(seen, sum)
 		if len(seen) == 1 {
 			var err error
