@@ -16,11 +16,7 @@ import (
 // equal copy of itself, unless it is in changed) and returns its journal.
 func checkpoint(t *testing.T, state, dir, id string, records []*AgentRecord, changed map[string]*AgentRecord) string {
 	t.Helper()
-	folder := filepath.Join(state, "runs", id)
-	if err := os.MkdirAll(folder, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(folder, "journal.jsonl")
+	path := journalPath(t, state, id)
 	w, err := Create(path)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 // damaged line numbers (torn lines in several chunks, a line longer than
 // a chunk, a last line cut without its newline), the same skipped events.
 func TestChunksReadAsLines(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "journal.jsonl")
 	var b strings.Builder
 	b.Write(encode(Event{Event: "run_started", Dir: "/w"}))
 	for i := 0; b.Len() < 3*parallelFrom; i++ {
@@ -33,9 +31,7 @@ func TestChunksReadAsLines(t *testing.T) {
 		}
 	}
 	b.WriteString(`{"time":"2026-12-01T00:00:00Z","event":"sent","agent_id":"cut`)
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeRun(t, t.TempDir(), "run-1", b.String())
 	read := func(chunks bool, skip ...string) (evs []string, srcs []source, damaged []int) {
 		f, err := os.Open(path)
 		if err != nil {

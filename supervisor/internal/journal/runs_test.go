@@ -12,14 +12,21 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// writeRun writes a run's journal under state: the lines given as they
-// are (events are encoded as a Writer does), and returns its path.
-func writeRun(t *testing.T, state, id string, lines ...any) string {
+// journalPath makes run id's folder under state and returns the path of
+// its journal (not yet written).
+func journalPath(t *testing.T, state, id string) string {
 	t.Helper()
 	folder := filepath.Join(state, "runs", id)
 	if err := os.MkdirAll(folder, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	return filepath.Join(folder, "journal.jsonl")
+}
+
+// writeRun writes a run's journal under state: the lines given as they
+// are (events are encoded as a Writer does), and returns its path.
+func writeRun(t *testing.T, state, id string, lines ...any) string {
+	t.Helper()
 	var b strings.Builder
 	for _, l := range lines {
 		switch l := l.(type) {
@@ -29,7 +36,7 @@ func writeRun(t *testing.T, state, id string, lines ...any) string {
 			b.Write(encode(l))
 		}
 	}
-	path := filepath.Join(folder, "journal.jsonl")
+	path := journalPath(t, state, id)
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
