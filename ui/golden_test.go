@@ -24,12 +24,35 @@ import (
 
 var goldenSizes = [][2]int{{60, 20}, {100, 30}, {160, 45}}
 
+// goldenScene is one frame of a golden test: the fake it starts from and
+// what brings the dashboard to the frame (nil: its first frame).
+type goldenScene struct {
+	name  string
+	fake  func() *fakeSup
+	setup func(h *harness)
+}
+
+// runGoldens draws each scene at each size (columns × lines), checks the
+// frame is exactly that size and compares it with its golden file,
+// testdata/<test>/<scene>/<w>x<h>.golden.
+func runGoldens(t *testing.T, scenes []goldenScene, sizes [][2]int) {
+	t.Helper()
+	for _, sc := range scenes {
+		for _, sz := range sizes {
+			t.Run(fmt.Sprintf("%s/%dx%d", sc.name, sz[0], sz[1]), func(t *testing.T) {
+				h := newHarness(t, sc.fake(), sz[0], sz[1])
+				if sc.setup != nil {
+					sc.setup(h)
+				}
+				checkFrame(t, h.view(), sz[0], sz[1])
+				golden.RequireEqual(t, []byte(h.view()))
+			})
+		}
+	}
+}
+
 func TestGolden(t *testing.T) {
-	scenes := []struct {
-		name  string
-		fake  func() *fakeSup
-		setup func(h *harness)
-	}{
+	runGoldens(t, []goldenScene{
 		{"empty", emptyFake, nil},
 		{"three_agents", threeAgents, nil},
 		{"help", threeAgents, func(h *harness) { h.keys("?") }},
@@ -45,19 +68,7 @@ func TestGolden(t *testing.T) {
 			h.f.print(idA, 1, "step 40 of the refactor", "step 41 of the refactor")
 			h.sync(idA)
 		}},
-	}
-	for _, sc := range scenes {
-		for _, sz := range goldenSizes {
-			t.Run(fmt.Sprintf("%s/%dx%d", sc.name, sz[0], sz[1]), func(t *testing.T) {
-				h := newHarness(t, sc.fake(), sz[0], sz[1])
-				if sc.setup != nil {
-					sc.setup(h)
-				}
-				checkFrame(t, h.view(), sz[0], sz[1])
-				golden.RequireEqual(t, []byte(h.view()))
-			})
-		}
-	}
+	}, goldenSizes)
 }
 
 func TestGoldenTooSmall(t *testing.T) {

@@ -74,26 +74,11 @@ func TestGoldenActivity(t *testing.T) {
 }
 
 func TestGoldenInner(t *testing.T) {
-	scenes := []struct {
-		name  string
-		setup func(h *harness)
-	}{
-		{"inner", nil},
-		{"inner_selected", func(h *harness) { h.keys("j", "j") }}, // Read the lexer
-		{"inner_folded", func(h *harness) { h.keys("z") }},        // review
-	}
-	for _, sc := range scenes {
-		for _, sz := range treeSizes {
-			t.Run(fmt.Sprintf("%s/%dx%d", sc.name, sz[0], sz[1]), func(t *testing.T) {
-				h := newHarness(t, innerAgents(), sz[0], sz[1])
-				if sc.setup != nil {
-					sc.setup(h)
-				}
-				checkFrame(t, h.view(), sz[0], sz[1])
-				golden.RequireEqual(t, []byte(h.view()))
-			})
-		}
-	}
+	runGoldens(t, []goldenScene{
+		{"inner", innerAgents, nil},
+		{"inner_selected", innerAgents, func(h *harness) { h.keys("j", "j") }}, // Read the lexer
+		{"inner_folded", innerAgents, func(h *harness) { h.keys("z") }},        // review
+	}, treeSizes)
 }
 
 // TestInnerRowsUnderTheirAgent: the inner agents of the latest submission

@@ -54,31 +54,16 @@ func treeAgents() *fakeSup {
 var treeSizes = [][2]int{{80, 24}, {120, 35}, {160, 45}}
 
 func TestGoldenTree(t *testing.T) {
-	scenes := []struct {
-		name  string
-		setup func(h *harness)
-	}{
-		{"tree", nil},
-		{"tree_folded", func(h *harness) { h.keys("z") }}, // review's subtree
-		{"tree_filter", func(h *harness) {
+	runGoldens(t, []goldenScene{
+		{"tree", treeAgents, nil},
+		{"tree_folded", treeAgents, func(h *harness) { h.keys("z") }}, // review's subtree
+		{"tree_filter", treeAgents, func(h *harness) {
 			h.keys("F")
 			h.typeText("errored")
 			h.keys("enter")
 		}},
-		{"tree_child_selected", func(h *harness) { h.keys("j", "j", "j") }}, // e2e
-	}
-	for _, sc := range scenes {
-		for _, sz := range treeSizes {
-			t.Run(fmt.Sprintf("%s/%dx%d", sc.name, sz[0], sz[1]), func(t *testing.T) {
-				h := newHarness(t, treeAgents(), sz[0], sz[1])
-				if sc.setup != nil {
-					sc.setup(h)
-				}
-				checkFrame(t, h.view(), sz[0], sz[1])
-				golden.RequireEqual(t, []byte(h.view()))
-			})
-		}
-	}
+		{"tree_child_selected", treeAgents, func(h *harness) { h.keys("j", "j", "j") }}, // e2e
+	}, treeSizes)
 }
 
 // TestTreeDrawsChildrenUnderTheirParent: the rows are in tree order with
