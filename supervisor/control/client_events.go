@@ -2,6 +2,7 @@ package control
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -163,9 +164,9 @@ func (c *Client) sseOnce(ctx context.Context, path string, fn func(Event) error)
 		for sc.Scan() {
 			progress()
 			st.live = st.live || st.synced
-			line := sc.Text()
+			line := sc.Bytes() // a batch's data line holds every agent that printed: not copied twice
 			switch {
-			case line == "":
+			case len(line) == 0:
 				if ev.Name != "" || ev.Data != nil {
 					if ev.Name == "" {
 						ev.Name = "message"
@@ -176,10 +177,10 @@ func (c *Client) sseOnce(ctx context.Context, path string, fn func(Event) error)
 					}
 				}
 				ev = Event{}
-			case strings.HasPrefix(line, "event: "):
-				ev.Name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.Data = append(ev.Data, strings.TrimPrefix(line, "data: ")...)
+			case bytes.HasPrefix(line, []byte("event: ")):
+				ev.Name = string(line[len("event: "):])
+			case bytes.HasPrefix(line, []byte("data: ")):
+				ev.Data = append(ev.Data, line[len("data: "):]...)
 			}
 		}
 		err := sc.Err()

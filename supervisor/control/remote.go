@@ -219,6 +219,8 @@ func (r *Remote) stream(onSynced func()) error {
 	if slices.Contains(r.info.Features, proto.FeatureOutputBatch) {
 		query += "&outputs=batch" // one event a batch for the output of every agent
 	}
+	var batch outputsEvent // the outputs event's, kept for the next
+	var newest lastTime
 	return r.c.sse(r.ctx, query, func(ev Event) error {
 		switch ev.Name {
 		case EventSynced:
@@ -243,8 +245,7 @@ func (r *Remote) stream(onSynced func()) error {
 			r.applyCounts(o)
 			r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
 		case EventOutputs:
-			var batch outputsEvent
-			if err := json.Unmarshal(ev.Data, &batch); err != nil {
+			if err := decodeOutputs(ev.Data, &batch, &newest); err != nil {
 				return fmt.Errorf("bad outputs event from %s: %v", r.c.socket, err)
 			}
 			for _, o := range batch.Outputs {
