@@ -30,6 +30,12 @@ func removeStale(base string) {
 	if err != nil {
 		return
 	}
+	removeStaleOf(base, entries)
+}
+
+// removeStaleOf is removeStale of entries, read from base: one gone
+// since (another link removed it first) is passed over.
+func removeStaleOf(base string, entries []os.DirEntry) {
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), tempPrefix)
 		if !ok || !e.IsDir() {
@@ -41,7 +47,10 @@ func removeStale(base string) {
 			continue
 		}
 		info, err := e.Info()
-		if st, isStat := info.Sys().(*syscall.Stat_t); err != nil || !isStat || int(st.Uid) != os.Getuid() {
+		if err != nil {
+			continue // gone since ReadDir: another link's removeStale took it
+		}
+		if st, isStat := info.Sys().(*syscall.Stat_t); !isStat || int(st.Uid) != os.Getuid() {
 			continue
 		}
 		_ = os.RemoveAll(filepath.Join(base, e.Name()))

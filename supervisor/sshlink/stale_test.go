@@ -36,3 +36,26 @@ func TestRemoveStaleFoldersOfGoneProcesses(t *testing.T) {
 		}
 	}
 }
+
+// Two links dialled at once read the same folders: a stale folder the
+// other link removed between this one's ReadDir and its look at the
+// folder is passed over (it panicked on the missing folder's info).
+func TestRemoveStaleOfAFolderGoneSince(t *testing.T) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	dead := filepath.Join(base, fmt.Sprintf("subdash-ssh-%d-123", gone.Process.Pid))
+	if err := os.MkdirAll(filepath.Join(dead, "cm"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("read %s: %v %v", base, entries, err)
+	}
+	if err := os.RemoveAll(dead); err != nil { // the other link's removeStale
+		t.Fatal(err)
+	}
+	removeStaleOf(base, entries)
+}
