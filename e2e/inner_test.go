@@ -11,7 +11,8 @@ import (
 // (the stand-in claude replays a recorded nested Agent call) are rows
 // under their agent in a viewer, the deep one under the outer one, marked
 // inner; keys that act on an agent say why not on them; the transcript
-// indents the inner agent's frames under the Agent call.
+// indents the inner agent's frames under the Agent call, the deep one's
+// two levels in.
 func TestInnerAgentsOnScreen(t *testing.T) {
 	w := newWorkspace(t)
 	env, _ := fakeCLIs(t, w.base)
@@ -30,6 +31,9 @@ func TestInnerAgentsOnScreen(t *testing.T) {
 		t.Fatalf("the outer inner agent's row: %q", lineOf(row, "◇ outer inner"))
 	}
 	d.waitText("│ › CALL_TOOL: Agent") // the outer inner agent's prompt, under the Agent call
+	// the deep one's task_started, which claude writes before its Agent
+	// call, at its depth: two levels in
+	d.waitText("│ │ · system/task_started")
 	d.keys("j")
 	d.keys("c")
 	d.waitText("outer inner is an inner agent of review and has ended (completed): select review to act on it")

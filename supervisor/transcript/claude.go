@@ -86,6 +86,21 @@ type claudeStreamEvent struct {
 }
 
 func (p *Parser) claudeLine(line []byte) []Entry {
+	out := p.claudeFrame(line)
+	if len(p.inner.held) > 0 {
+		out = p.inner.release(out, p.callMade, false)
+	}
+	return out
+}
+
+// callMade reports whether the frame of tool call id came (its result
+// may not have).
+func (p *Parser) callMade(id string) bool {
+	_, ok := p.calls[id]
+	return ok
+}
+
+func (p *Parser) claudeFrame(line []byte) []Entry {
 	var ev claudeEvent
 	if !decode(line, &ev) {
 		return malformed(line)
@@ -135,7 +150,11 @@ func (p *Parser) claudeSystem(line []byte, ev *claudeEvent) []Entry {
 		// the inner agent's depth
 		p.claudeTask(line)
 		e := unknown(line, ev.Type, ev.Subtype)
-		e.Depth = p.inner.taskDepth(line)
+		var call string
+		e.Depth, call = p.inner.taskDepth(line)
+		if ev.Subtype == "task_started" && p.inner.hold(e, call, p.callMade(call)) {
+			return nil // until its call's frame (claude_indent.go)
+		}
 		return []Entry{e}
 	}
 	return []Entry{unknown(line, ev.Type, ev.Subtype)}

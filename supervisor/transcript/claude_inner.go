@@ -62,6 +62,7 @@ type innerState struct {
 	// an inner agent, taskCall each task's Agent call (claude_indent.go).
 	callDepth map[string]int
 	taskCall  map[string]string
+	held      []heldTask // task_started entries waiting for their call (claude_indent.go)
 }
 
 // SetClock sets the clock that stamps inner agents' start and end

@@ -258,6 +258,7 @@ func (p *Parser) End() []Entry {
 	if p.format == FormatMemo {
 		out = p.memoEnd(out)
 	}
+	out = p.inner.release(out, p.callMade, true)
 	out = p.flush(out)
 	p.activity = ""
 	p.running = nil
