@@ -7,6 +7,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/internal/cells"
 )
 
 // TestSparkScale: one scale for every row, in powers of four; no output
@@ -80,4 +81,33 @@ func TestActivityColumnDropsFirst(t *testing.T) {
 		}
 	}
 	t.Fatal("ACTIVITY never dropped")
+}
+
+// TestActivityShowsWhereItFits: beside task names, at every width
+// ACTIVITY shows when the message keeps its 16 cells beside it, also
+// where ID, which goes before it there, had to go: ACTIVITY, the lowest
+// priority, dropped first and stayed out once ID's going made room (the
+// tree at 160 columns had no ACTIVITY).
+func TestActivityShowsWhereItFits(t *testing.T) {
+	m := treeTable(forest(), nil)
+	m.SetActivity(true)
+	m.SetClock(now, 0)
+	spared := false
+	for w := 120; w > 40; w-- {
+		m.SetSize(w, 10)
+		head := strings.SplitN(m.View(), "\n", 2)[0]
+		at := strings.Index(head, "LAST MES")
+		if at < 0 {
+			t.Fatalf("at %d no message column: %q", w, head)
+		}
+		msg := cells.Width(head) - cells.Width(head[:at])
+		shown := strings.Contains(head, "ACTIVITY")
+		if !shown && msg-(proto.RateBuckets+1) >= 16 {
+			t.Fatalf("at %d ACTIVITY dropped though the message would keep %d cells beside it: %q", w, msg-(proto.RateBuckets+1), head)
+		}
+		spared = spared || shown && !strings.Contains(head, " ID ")
+	}
+	if !spared {
+		t.Fatal("no width showed ACTIVITY without ID")
+	}
 }

@@ -1,6 +1,8 @@
 package agenttable
 
 import (
+	"slices"
+
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/internal/cells"
@@ -38,7 +40,9 @@ const (
 // last. Columns of later issues join this table (DESIGN.md keeps the
 // list): a host column (priority 10, keep 30), the changes' ±N (60,
 // 12). ACTIVITY, the output rate's sparkline (activity.go), drops first,
-// once the message would keep fewer than 16 cells. TIME stays while the message keeps
+// once the message would keep fewer than 16 cells; a column dropped
+// before one that then had to go anyway comes back if the room it left
+// is enough. TIME stays while the message keeps
 // 12 cells, # and USAGE while it keeps 6.
 type column struct {
 	key      colKey
@@ -59,6 +63,24 @@ var columns = []column{
 	{colUsage, "USAGE", 50, minMsgW, true},
 	{colChanges, "±", 60, 12, true},
 	{colActivity, "ACTIVITY", 20, 16, false},
+}
+
+// byPriority are the columns, the highest priority first.
+var byPriority = func() []column {
+	cs := slices.Clone(columns)
+	slices.SortStableFunc(cs, func(a, b column) int { return b.priority - a.priority })
+	return cs
+}()
+
+// fits reports whether the message keeps, beside fixed cells, what every
+// column of l asks.
+func (m Model) fits(l layout, fixed int) bool {
+	for _, c := range columns {
+		if l.width[c.key] > 0 && m.width-fixed < c.keep {
+			return false
+		}
+	}
+	return true
 }
 
 // layout are the widths of one frame's columns; 0 drops a column.
@@ -110,6 +132,7 @@ func (m Model) layout(rs []drawn) layout {
 		}
 		return n
 	}
+	var dropped [colActivity + 1]int // the widths of the columns dropped
 	for {
 		drop, msg := -1, m.width-fixed()
 		for i, c := range columns {
@@ -120,7 +143,21 @@ func (m Model) layout(rs []drawn) layout {
 		if drop < 0 {
 			break
 		}
-		l.width[columns[drop].key] = 0
+		k := columns[drop].key
+		dropped[k], l.width[k] = l.width[k], 0
+	}
+	// A column dropped before one that had to go anyway comes back, the
+	// highest priority first, when the message then keeps what it and
+	// every column left ask (ACTIVITY dropped before ID, beside task
+	// names, whose dropping made room for it).
+	for _, c := range byPriority {
+		if dropped[c.key] == 0 {
+			continue
+		}
+		l.width[c.key] = dropped[c.key]
+		if !m.fits(l, fixed()) {
+			l.width[c.key] = 0
+		}
 	}
 	if short := minMsgW - (m.width - fixed()); short > 0 {
 		l.name -= min(short, l.name-minNameW)
