@@ -71,17 +71,17 @@ func (s *Supervisor) newApprovalsLocked(a *agent, sub *submission) {
 // read.
 func (s *Supervisor) stdinFeed(a *agent, sub *submission) (func(io.WriteCloser), error) {
 	if sub.appr != nil {
-		b, err := os.ReadFile(sub.msgPath)
+		b, err := os.ReadFile(sub.msgPath())
 		if err != nil {
-			return nil, fmt.Errorf("cannot read the message from %s: %v; check --state-dir", sub.msgPath, err)
+			return nil, fmt.Errorf("cannot read the message from %s: %v; check --state-dir", sub.msgPath(), err)
 		}
 		sub.appr.stdin.Write(transcript.ClaudeUserMessage(string(b), sub.appr.session))
 		return sub.appr.stdin.Run, nil
 	}
 	if sub.steer != nil { // steerable: the message as the first stream-json line
-		b, err := os.ReadFile(sub.msgPath)
+		b, err := os.ReadFile(sub.msgPath())
 		if err != nil {
-			return nil, fmt.Errorf("cannot read the message from %s: %v; check --state-dir", sub.msgPath, err)
+			return nil, fmt.Errorf("cannot read the message from %s: %v; check --state-dir", sub.msgPath(), err)
 		}
 		s.mu.Lock()
 		session := s.steerSessionLocked(a)
@@ -89,7 +89,7 @@ func (s *Supervisor) stdinFeed(a *agent, sub *submission) (func(io.WriteCloser),
 		sub.steer.stdin.Write(steer.UserLine(string(b), session, ""))
 		return sub.steer.stdin.Run, nil
 	}
-	return feedMessage(sub.msgPath, sub.out.Note), nil
+	return feedMessage(sub.msgPath(), sub.out.Note), nil
 }
 
 // onControl handles a control line of sub's CLI: a can_use_tool request

@@ -41,11 +41,11 @@ type proc struct {
 func (s *Supervisor) launch(a *agent, sub *submission) error {
 	var err error
 	var logFile *os.File
-	if err = os.MkdirAll(filepath.Dir(sub.logPath), 0o700); err == nil {
-		logFile, err = os.OpenFile(sub.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err = os.MkdirAll(filepath.Dir(sub.logPath()), 0o700); err == nil {
+		logFile, err = os.OpenFile(sub.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	}
 	if err != nil {
-		err = fmt.Errorf("cannot create log file %s: %v; check --state-dir", sub.logPath, err)
+		err = fmt.Errorf("cannot create log file %s: %v; check --state-dir", sub.logPath(), err)
 	} else {
 		sub.out.SetLog(logFile)
 	}
@@ -56,8 +56,8 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	m := sub.pending
 	s.mu.Unlock()
 	if err == nil {
-		if merr := m.keep(sub.msgPath); merr != nil {
-			err = fmt.Errorf("cannot keep the message in %s: %v; check --state-dir", sub.msgPath, merr)
+		if merr := m.keep(sub.msgPath()); merr != nil {
+			err = fmt.Errorf("cannot keep the message in %s: %v; check --state-dir", sub.msgPath(), merr)
 		}
 	}
 	m.Discard() // what keep did not take (it failed, or err came first)
@@ -98,7 +98,7 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	sub.proc = p
 	s.mu.Unlock()
 	s.journal.Write(journal.Event{Event: "submission_started", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
-		Command: sub.command, PID: p.pgid, Log: sub.logPath})
+		Command: sub.command, PID: p.pgid, Log: sub.logPath()})
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	go s.run(a, sub, p)
 	return nil

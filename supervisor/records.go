@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
@@ -54,8 +56,8 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 	slices.Sort(r.AlwaysAllowed)
 	for i, sub := range a.subs {
 		r.Submissions[i] = journal.SubmissionRecord{
-			ID: sub.id, Seq: sub.seq, Message: sub.message, MessageBytes: sub.msgLen, MessageFile: sub.msgPath,
-			Command: sub.command, Log: sub.logPath, StartedAt: proto.Time{Time: sub.startedAt}, EndedAt: proto.Time{Time: sub.endedAt},
+			ID: sub.id, Seq: sub.seq, Message: sub.message, MessageBytes: sub.msgLen, MessageFile: sub.msgPath(),
+			Command: sub.command, Log: sub.logPath(), StartedAt: proto.Time{Time: sub.startedAt}, EndedAt: proto.Time{Time: sub.endedAt},
 			Status: sub.status, ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
 			LogDropped: max(sub.out.LogDropped(), sub.logDropped),
 		}
@@ -119,13 +121,15 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 		a.builtin = fallback.CommandSource == SourceBuiltin && a.preset == nil
 	}
 	a.subs = make([]*submission, len(r.Submissions))
+	folder := "" // the agent's folder in a run, shared by its submissions there
 	for i, sr := range r.Submissions {
 		a.subs[i] = &submission{
-			id: sr.ID, seq: sr.Seq, message: sr.Message, msgLen: sr.MessageBytes, msgPath: sr.MessageFile,
-			command: sr.Command, logPath: sr.Log, startedAt: sr.StartedAt.Time, endedAt: sr.EndedAt.Time,
+			id: sr.ID, seq: sr.Seq, message: sr.Message, msgLen: sr.MessageBytes,
+			command: sr.Command, startedAt: sr.StartedAt.Time, endedAt: sr.EndedAt.Time,
 			status: sr.Status, exitCode: sr.ExitCode, signal: sr.Signal, lastError: sr.LastError, restored: true, logDropped: sr.LogDropped,
 			chg: changesOf(sr.Changes),
 		}
+		folder = a.subs[i].setFiles(sr.Log, sr.MessageFile, folder)
 		if len(sr.Steered) > 0 { // its receipts, as they were (SPEC §11)
 			a.subs[i].steer = &steering{book: &steer.Book{}}
 			a.subs[i].steer.book.Restore(sr.Steered)
@@ -217,4 +221,67 @@ func (s *Supervisor) adoptMail(it *mailItem, dir string) *mailItem {
 		it.msg = &Message{text: m.head, head: m.head, size: len(m.head)}
 	}
 	return it
+}
+
+// subFiles are the log and message files of a submission whose record
+// names other paths than those its folder gives (a record of an older
+// subdash).
+type subFiles struct{ log, msg string }
+
+// logPath returns the submission's log file (SPEC §5), "" for none:
+// <folder>/<seq>-<id>.log, made when asked.
+func (sub *submission) logPath() string {
+	if sub.folder != "" {
+		return sub.folder + string(filepath.Separator) + sub.fileName(".log")
+	}
+	if sub.files != nil {
+		return sub.files.log
+	}
+	return ""
+}
+
+// msgPath returns the file holding the submission's whole message (SPEC
+// §10), "" for none: <folder>/<seq>-<id>.msg, beside its log file.
+func (sub *submission) msgPath() string {
+	if sub.folder != "" {
+		return sub.folder + string(filepath.Separator) + sub.fileName(".msg")
+	}
+	if sub.files != nil {
+		return sub.files.msg
+	}
+	return ""
+}
+
+// hasLog reports whether the submission has a log file, without making
+// its path.
+func (sub *submission) hasLog() bool {
+	return sub.folder != "" || sub.files != nil && sub.files.log != ""
+}
+
+// fileName returns <seq>-<id><ext>, the name of its log and message files
+// in its folder (journal.LogPath).
+func (sub *submission) fileName(ext string) string {
+	return strconv.Itoa(sub.seq) + "-" + sub.id + ext
+}
+
+// setFiles gives a restored submission the log and message files its
+// record names: the folder they are in when they are where journal.LogPath
+// and journal.MessagePath put them (prev, the folder of the agent's
+// submission before, when it is the same: one string for all), else the
+// paths themselves. It returns the folder set, or prev.
+func (sub *submission) setFiles(log, msg, prev string) string {
+	name := sub.fileName("")
+	folder, ok := strings.CutSuffix(log, string(filepath.Separator)+name+".log")
+	if ok && folder != "" && len(msg) == len(log) && strings.HasPrefix(msg, folder) &&
+		msg[len(folder):len(msg)-len(".msg")] == string(filepath.Separator)+name && strings.HasSuffix(msg, ".msg") {
+		if folder == prev {
+			folder = prev
+		}
+		sub.folder = folder
+		return folder
+	}
+	if log != "" || msg != "" {
+		sub.files = &subFiles{log: log, msg: msg}
+	}
+	return prev
 }

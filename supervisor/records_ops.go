@@ -278,7 +278,7 @@ func (s *Supervisor) openMessage(id string, seq int) (io.ReadCloser, error) {
 		return nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("agent %s has no submission %d; it has %d", a.id, seq, len(a.subs))}
 	}
 	sub := a.subs[seq-1]
-	path, head, pending := sub.msgPath, sub.message, sub.pending
+	path, head, pending := sub.msgPath(), sub.message, sub.pending
 	s.mu.Unlock()
 	cut := strings.Contains(head, "...[truncated: ")
 	if path != "" {
@@ -392,7 +392,7 @@ func (s *Supervisor) loadTranscript(id string, sub *submission) {
 	preset := a.preset
 	s.mu.Unlock()
 	tr := newTranscriptState(preset, nil)
-	if lg, err := output.OpenLog(sub.logPath); err == nil {
+	if lg, err := output.OpenLog(sub.logPath()); err == nil {
 		_ = lg.Walk(func(part io.Reader) error {
 			r := bufio.NewReaderSize(part, 256<<10)
 			for {
@@ -410,7 +410,7 @@ func (s *Supervisor) loadTranscript(id string, sub *submission) {
 		})
 		lg.Close()
 	} else {
-		tr.line(runner.Stderr, []byte("subdash: the log file of this submission is gone ("+sub.logPath+"); its transcript cannot be shown"))
+		tr.line(runner.Stderr, []byte("subdash: the log file of this submission is gone ("+sub.logPath()+"); its transcript cannot be shown"))
 	}
 	tr.outcome() // ends the parse
 	s.mu.Lock()

@@ -139,8 +139,10 @@ func (s *Supervisor) runsOfRecords() map[string]bool {
 	keep := map[string]bool{}
 	for _, a := range s.order {
 		for _, sub := range a.subs {
-			if sub.logPath != "" {
-				keep[filepath.Dir(filepath.Dir(sub.logPath))] = true
+			if sub.folder != "" {
+				keep[filepath.Dir(sub.folder)] = true
+			} else if sub.hasLog() {
+				keep[filepath.Dir(filepath.Dir(sub.logPath()))] = true
 			}
 		}
 	}

@@ -188,10 +188,10 @@ func (s *Supervisor) searchTargets(target string, after *proto.SearchHitAt) ([]s
 			if skipping && sub.seq < after.Seq {
 				continue
 			}
-			if sub.logPath == "" || sub.out == nil && !sub.restored {
+			if !sub.hasLog() || sub.out == nil && !sub.restored {
 				continue // not started: no log yet
 			}
-			out = append(out, searchTarget{agentID: a.id, path: a.path, seq: sub.seq, logPath: sub.logPath, structured: a.preset.Structured()})
+			out = append(out, searchTarget{agentID: a.id, path: a.path, seq: sub.seq, logPath: sub.logPath(), structured: a.preset.Structured()})
 		}
 		skipping = false
 	}
@@ -205,8 +205,8 @@ func (s *Supervisor) searchTargetsAllLocked(agents []*agent) []searchTarget {
 	var out []searchTarget
 	for _, a := range agents {
 		for _, sub := range a.subs {
-			if sub.logPath != "" && (sub.out != nil || sub.restored) {
-				out = append(out, searchTarget{agentID: a.id, path: a.path, seq: sub.seq, logPath: sub.logPath, structured: a.preset.Structured()})
+			if sub.hasLog() && (sub.out != nil || sub.restored) {
+				out = append(out, searchTarget{agentID: a.id, path: a.path, seq: sub.seq, logPath: sub.logPath(), structured: a.preset.Structured()})
 			}
 		}
 	}

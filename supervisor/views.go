@@ -54,7 +54,7 @@ func (s *Supervisor) infoLocked(a *agent) proto.AgentInfo {
 			ID: sub.id, Seq: sub.seq, Message: sub.message, Command: sub.command,
 			Status: sub.status, StartedAt: sub.startedAt, EndedAt: sub.endedAt,
 			ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
-			Stopping: sub.reason != "" && sub.endedAt.IsZero(), LogPath: sub.logPath,
+			Stopping: sub.reason != "" && sub.endedAt.IsZero(), LogPath: sub.logPath(),
 			Output: sub.counts(), Changes: s.changesLocked(sub),
 		}
 	}
@@ -161,7 +161,7 @@ func (s *Supervisor) loadOutput(id string, seq int) error {
 		return err
 	}
 	_, _, _, evicted := sub.out.Window(0, 0)
-	if err := sub.out.Reload(sub.logPath, s.cfg.Scrollback); err != nil {
+	if err := sub.out.Reload(sub.logPath(), s.cfg.Scrollback); err != nil {
 		return &proto.Error{Code: proto.CodeInternal, Message: err.Error()}
 	}
 	s.loadTranscript(id, sub)
@@ -264,14 +264,14 @@ func (s *Supervisor) openLog(id string, seq int) (*output.Log, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	lg, err := output.OpenLog(sub.logPath)
+	lg, err := output.OpenLog(sub.logPath())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, sub.logPath, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("the log file %s of submission %d of agent %s is gone (removed by --log-retention or by hand); its output cannot be shown", sub.logPath, sub.seq, id)}
+		return nil, sub.logPath(), &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("the log file %s of submission %d of agent %s is gone (removed by --log-retention or by hand); its output cannot be shown", sub.logPath(), sub.seq, id)}
 	}
 	if err != nil {
-		return nil, sub.logPath, &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", sub.logPath, err)}
+		return nil, sub.logPath(), &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", sub.logPath(), err)}
 	}
-	return lg, sub.logPath, nil
+	return lg, sub.logPath(), nil
 }
 
 // LogPath returns the log file of submission seq (0 = latest) of agent id.
@@ -280,7 +280,7 @@ func (s *Supervisor) LogPath(id string, seq int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return sub.logPath, nil
+	return sub.logPath(), nil
 }
 
 // rateLocked returns the output rate of a's latest submission (SPEC §7
