@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -13,7 +14,9 @@ import (
 // bytes in the log files measure what the host handled); the host's CPU
 // per GB over 8 s with no viewer, then with SUBDASH_BENCH_VIEWERS (default
 // 20) viewers attached in tmux at 160x45, then with only their event
-// streams (read and dropped), then with none again.
+// streams (read and dropped), then with none again. SUBDASH_BENCH_VARIANTS
+// (as TestBenchThousand's) runs that sequence for each binary in turn,
+// host and viewers of the same binary.
 //
 //	SUBDASH_BENCH=1 SUBDASH_BENCH_VIEWERS=20 go test -run 'TestBenchViewersFlood$' -count=1 -v ./e2e/
 func TestBenchViewersFlood(t *testing.T) {
@@ -25,9 +28,19 @@ func TestBenchViewersFlood(t *testing.T) {
 			t.Fatalf("SUBDASH_BENCH_VIEWERS=%q: give a number of viewers", v)
 		}
 	}
+	for _, v := range benchVariants(t) {
+		t.Run(v.name, func(t *testing.T) { viewersFlood(t, v, n) })
+	}
+}
+
+// viewersFlood is TestBenchViewersFlood's sequence for one variant.
+func viewersFlood(t *testing.T, bv benchVariant, n int) {
 	const window = 8 * time.Second
 	w := newWorkspace(t)
-	host := serveWith(t, w, nil, "--command", floodCommand, "--max-agents", "4", "--max-log-size", "0")
+	cmd := exec.Command(bv.bin, append([]string{"serve", "--command", floodCommand, "--max-agents", "4", "--max-log-size", "0"}, w.flags()...)...)
+	cmd.Env = append(testEnv(), bv.env...)
+	host := startCmd(t, cmd)
+	waitListening(t, host, w.socket)
 	spawnFloods(t, w)
 	hpid := host.cmd.Process.Pid
 	perGB := func() (cores, perGB float64) {
@@ -39,7 +52,7 @@ func TestBenchViewersFlood(t *testing.T) {
 	c1, g1 := perGB()
 	var vs []*dash
 	for range n {
-		v := startViewer(t, w, "attach", "--socket", w.socket)
+		v := startViewerOf(t, w, bv.bin, "attach", "--socket", w.socket)
 		v.waitText("spam ")
 		vs = append(vs, v)
 	}

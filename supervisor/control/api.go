@@ -52,6 +52,18 @@ const (
 	// (a failing --notify-command, a journal it cannot write), each sent
 	// once, to be shown as a note.
 	EventWarning = "warning"
+	// EventStream carries {"stream"}: the name of this event stream, the
+	// first event of one opened with window=1 (feature word
+	// follow-window), for PUT /v1/events/{stream}/follow.
+	EventStream = "stream"
+	// EventWindow carries {"agent_id", "submission", "n", "first",
+	// "total", "lines"}: the last n display lines of the submission the
+	// stream follows (PUT /v1/events/{stream}/follow), as GET
+	// /v1/agents/{id}/window?from=-1 answers them. It is the first event
+	// of a batch in which that submission's output changed, and it is
+	// read after the batch's changes were taken: it holds at least what
+	// the batch's output and agent events count.
+	EventWindow = "window"
 	// EventReconnected is never sent by a host: Client.SSE gives it to
 	// its caller before the events of a stream it opened again (data:
 	// Reconnected), which start with every agent's snapshot and
@@ -73,6 +85,27 @@ type outputEvent struct {
 // outputsEvent is the data of EventOutputs.
 type outputsEvent struct {
 	Outputs []outputEvent `json:"outputs"`
+}
+
+// streamEvent is the data of EventStream.
+type streamEvent struct {
+	Stream string `json:"stream"`
+}
+
+// FollowRequest is the body of PUT /v1/events/{stream}/follow: the
+// submission (1-based) of agent AgentID whose last N display lines
+// (1 to proto.MaxWindowItems) the stream sends with each batch in which
+// they changed. An empty AgentID stops it.
+type FollowRequest struct {
+	AgentID    string `json:"agent_id"`
+	Submission int    `json:"submission"`
+	N          int    `json:"n"`
+}
+
+// windowEvent is the data of EventWindow.
+type windowEvent struct {
+	FollowRequest
+	WindowResult
 }
 
 // warningEvent is the data of EventWarning.

@@ -47,6 +47,7 @@ type Remote struct {
 	// resync holds the agents a reopened stream named so far, until its
 	// EventSynced; nil when not resyncing.
 	resync map[string]bool
+	push   pushed // the submission followed on the stream (remote_follow.go)
 }
 
 // IncompatibleError is returned by Attach when the host speaks another
@@ -219,6 +220,7 @@ func (r *Remote) stream(onSynced func()) error {
 	if slices.Contains(r.info.Features, proto.FeatureOutputBatch) {
 		query += "&outputs=batch" // one event a batch for the output of every agent
 	}
+	query += r.followQuery()
 	var batch outputsEvent // the outputs event's, kept for the next
 	var newest lastTime
 	return r.c.sse(r.ctx, query, func(ev Event) error {
@@ -226,7 +228,14 @@ func (r *Remote) stream(onSynced func()) error {
 		case EventSynced:
 			r.endResync()
 			once.Do(onSynced)
+		case EventStream:
+			return r.onStream(ev.Data)
+		case EventWindow:
+			return r.onWindow(ev.Data)
 		case EventReconnected:
+			r.mu.Lock()
+			r.push = pushed{} // the new stream names itself
+			r.mu.Unlock()
 			var rc Reconnected
 			_ = json.Unmarshal(ev.Data, &rc)
 			r.startResync(rc)
@@ -252,6 +261,7 @@ func (r *Remote) stream(onSynced func()) error {
 				r.applyCounts(o)
 				r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
 			}
+			r.endBatch()
 		case EventWarning:
 			var wv warningEvent
 			if err := json.Unmarshal(ev.Data, &wv); err != nil {
@@ -302,6 +312,7 @@ func (r *Remote) endResync() {
 func (r *Remote) upsert(a proto.AgentInfo) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.onChanged(a.AgentID)
 	if r.resync != nil {
 		r.resync[a.AgentID] = true
 	}
@@ -419,6 +430,7 @@ func (r *Remote) Subscribe() *proto.Subscription { return r.feed.Subscribe() }
 func (r *Remote) applyCounts(o outputEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.onChanged(o.AgentID)
 	i, ok := r.find(o.AgentID)
 	if !ok {
 		return

@@ -129,10 +129,17 @@ func (r *Remote) MarkSeen(ctx context.Context, id string) (proto.StatusResult, e
 }
 
 // Window asks the host for a window of display lines (Client.Window); the
-// call ends when the viewer detaches, too.
+// call ends when the viewer detaches, too. The last n lines (from < 0) of
+// the submission followed come from what the host pushed when they hold
+// every change the dashboard was told of (remote_follow.go).
 func (r *Remote) Window(ctx context.Context, id string, seq int, from int64, n int) (proto.Window, error) {
 	ctx, stop := r.bound(ctx)
 	defer stop()
+	if from < 0 && n > 0 {
+		if w, ok := r.pushedWindow(ctx, id, seq, n); ok {
+			return w, nil
+		}
+	}
 	return r.c.Window(ctx, id, seq, from, n)
 }
 
@@ -141,6 +148,7 @@ func (r *Remote) Window(ctx context.Context, id string, seq int, from int64, n i
 func (r *Remote) Transcript(ctx context.Context, id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
 	ctx, stop := r.bound(ctx)
 	defer stop()
+	r.unfollow(ctx)
 	return r.c.Transcript(ctx, id, seq, from, n)
 }
 

@@ -50,6 +50,7 @@ type Server struct {
 	closeErr  error
 	waiting   atomic.Int64 // wait requests in progress (tests observe it)
 	viewers   atomic.Int64 // event streams of attached viewers
+	follows   sync.Map     // stream name → *follow, the streams opened with window=1
 	kind      atomic.Value // string: what the host is, for Info
 }
 
@@ -217,6 +218,7 @@ func (srv *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/agents/{id}/logs", srv.logs)
 	mux.HandleFunc("POST /v1/wait", srv.wait)
 	mux.HandleFunc("GET /v1/events", srv.events)
+	mux.HandleFunc("PUT /v1/events/{stream}/follow", srv.setFollow)
 	srv.viewerRoutes(mux)
 	srv.treeRoutes(mux)
 	srv.searchRoute(mux)

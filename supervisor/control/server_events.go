@@ -16,7 +16,8 @@ import (
 // carrying the agent's snapshot as JSON, and one "output" event per agent
 // whose output grew, with its counts (with ?outputs=batch, one "outputs"
 // event per batch carrying them all), a batch per frame (?frame=,
-// streamFrame). Changes are coalesced per agent
+// streamFrame). With window=1 as well it follows a submission for a
+// viewer (server_follow.go): its first event names it. Changes are coalesced per agent
 // while the client is slow (proto.Subscription), so a slow client
 // never holds up the supervisor.
 func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -35,9 +36,19 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	batch := r.URL.Query().Get("outputs") == "batch"
 	frame := streamFrame(r.URL.Query().Get("frame"))
-	if r.URL.Query().Get("viewer") == "1" {
+	viewer := r.URL.Query().Get("viewer") == "1"
+	if viewer {
 		srv.viewers.Add(1)
 		defer srv.viewers.Add(-1)
+	}
+	var followed *follow // with window=1 (and outputs=batch): the submission it follows
+	if batch && r.URL.Query().Get("window") == "1" {
+		id, f, forget := srv.openFollow()
+		defer forget()
+		followed = f
+		if writeEvent(w, EventStream, streamEvent{Stream: id}) != nil {
+			return
+		}
 	}
 	// A failed write (the viewer went away) ends the stream.
 	for _, a := range srv.sup.Agents() {
@@ -63,13 +74,22 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			continue
 		case <-sub.Ready():
 		}
-		// Let a frame's changes gather: one batch per frame.
+		// Let a frame's changes gather: one batch per frame, at the
+		// frame's boundary, so that the streams of every viewer with the
+		// same frame write theirs at once (their processes wake together).
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(frame):
+		case <-time.After(untilBoundary(time.Now(), srv.frameOf(frame, viewer))):
 		}
-		sent, err := writeChanges(w, sub.Drain(), batch)
+		changes := sub.Drain()
+		if followed != nil {
+			// read after the changes were taken: it holds what they count
+			if srv.writeFollowed(ctx, w, followed, changes) != nil {
+				return
+			}
+		}
+		sent, err := writeChanges(w, changes, batch)
 		if err != nil {
 			return
 		}
@@ -89,6 +109,42 @@ func streamFrame(asked string) time.Duration {
 		return proto.FrameInterval
 	}
 	return min(d, time.Second)
+}
+
+// ViewerBatches is how many batches a second the event streams of all
+// the viewers attached to a host share (SPEC §9): each batch of a
+// viewer following a flood is a frame it draws and its terminal shows,
+// which take the cores the host reads the flood on. Up to 10 viewers
+// batch at their own frame (1/30 s); more batch less often, down to 10 a
+// second each (30 viewers). BENCHMARKS.md, "20 viewers on a four-flood
+// host".
+const ViewerBatches = 300
+
+// frameOf is the frame of a stream that asked for frame: a viewer's is
+// longer while so many viewers are attached that they would take more
+// than ViewerBatches batches a second together, up to 1/10 s.
+func (srv *Server) frameOf(frame time.Duration, viewer bool) time.Duration {
+	if !viewer {
+		return frame
+	}
+	return viewerFrame(frame, srv.viewers.Load())
+}
+
+// viewerFrame is the frame of a viewer's stream that asked for asked
+// while n viewers are attached (frameOf).
+func viewerFrame(asked time.Duration, n int64) time.Duration {
+	return max(asked, min(time.Duration(n)*time.Second/ViewerBatches, time.Second/10))
+}
+
+// untilBoundary is how long from now until the next multiple of frame
+// (since the Unix epoch): at least a tenth of frame, so that a change
+// just before a boundary still gathers the changes that come with it.
+func untilBoundary(now time.Time, frame time.Duration) time.Duration {
+	d := frame - time.Duration(now.UnixNano()%int64(frame))
+	if d < frame/10 {
+		d += frame
+	}
+	return d
 }
 
 // writeChanges writes the events of changes: only the agents that changed

@@ -117,10 +117,16 @@ const (
 	// notices of a batch as one event (outputs) instead of one output
 	// event per agent.
 	FeatureOutputBatch = "output-batch"
+	// FeatureFollowWindow: GET /v1/events?outputs=batch&window=1 names
+	// its stream (a stream event) and PUT /v1/events/{stream}/follow
+	// names the submission a viewer follows; each batch in which its
+	// output changed then carries its last n display lines (a window
+	// event), so a following viewer fetches no window per frame.
+	FeatureFollowWindow = "follow-window"
 )
 
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate, FeatureOutputBatch}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate, FeatureOutputBatch, FeatureFollowWindow}
 }
