@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,6 +100,23 @@ func (s *Supervisor) restore(runs journal.Runs, now time.Time) {
 	if s.restored > 0 {
 		s.cfg.Notes = append(s.cfg.Notes, fmt.Sprintf("restored %d agent(s) of this directory from earlier runs (updated within %s)",
 			s.restored, proto.FormatDuration(s.cfg.RestoreWindow)))
+	}
+}
+
+// giveBackFrom is how many restored agents make a start give back the
+// memory its restore used and no longer holds (giveBack).
+const giveBackFrom = 1000
+
+// giveBack returns to the system the memory that the restore of many
+// records used and no longer holds (issue 27): decoding them takes the Go
+// heap to twice and more what the restored agents keep, and the runtime
+// would keep the pages it grew to for minutes. One collection and the
+// release of its free pages, at the end of the start, cost a restore of
+// 10,000 records 30-60 ms of CPU and took the host's RSS at its first
+// list from 149 to 102 MB (BENCHMARKS.md, "Restoring 10,000 records").
+func (s *Supervisor) giveBack() {
+	if s.restored >= giveBackFrom {
+		debug.FreeOSMemory()
 	}
 }
 

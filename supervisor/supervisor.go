@@ -305,6 +305,7 @@ func New(cfg Config) (*Supervisor, error) {
 	if f := j.Watch(s.warn); f != "" {
 		s.warnings = append(s.warnings, f)
 	}
+	s.giveBack()
 	return s, nil
 }
 

@@ -245,7 +245,11 @@ func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 
 func (srv *Server) list(w http.ResponseWriter, r *http.Request) {
 	res, err := srv.sup.List(r.Context())
-	reply(w, r, http.StatusOK, res, err)
+	if err != nil {
+		reply(w, r, http.StatusOK, res, err)
+		return
+	}
+	writeList(w, res)
 }
 
 // seen records that a dashboard shows agent id: it no longer needs you

@@ -146,6 +146,34 @@ func (r SpawnResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(f)
 }
 
+// WriteJSON encodes the summary to enc as MarshalJSON does, when enc
+// escapes HTML as json.Marshal does, without the copy of its bytes that
+// MarshalJSON returns: a list of 10,000 agents is written a summary at a
+// time (GET /v1/agents). The summary is not changed.
+func (s *Summary) WriteJSON(enc *json.Encoder) error {
+	f := (*summaryFields)(s)
+	if f.long() {
+		c := *f
+		c.capMessages()
+		f = &c
+	}
+	return enc.Encode(f)
+}
+
+// long reports whether capMessages would cut one of f's messages.
+func (f *summaryFields) long() bool {
+	over := func(m string) bool { return len(m) > MaxJSONMessage && utf8.RuneCountInString(m) > MaxJSONMessage }
+	if over(f.LastMessage) || over(f.QueuedMessage) {
+		return true
+	}
+	for _, m := range f.QueuedMessages {
+		if over(m) {
+			return true
+		}
+	}
+	return false
+}
+
 // capMessages cuts the messages of f at MaxJSONMessage, in a copy of
 // QueuedMessages (the caller's summary keeps its own).
 func (f *summaryFields) capMessages() {
