@@ -390,7 +390,8 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 // waits in flight (see agent.finals). Call with s.mu held.
 func (s *Supervisor) tookFinalLocked(a *agent) {
 	a.finals++
-	a.lastFinal = s.detailLocked(a)
+	d := s.detailLocked(a)
+	a.lastFinal = &d
 }
 
 // failure returns last_error for a submission that ended, or "" when it

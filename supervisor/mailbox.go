@@ -220,7 +220,7 @@ func (s *Supervisor) finalOf(c proto.Caller, ids []string, base map[*agent]int) 
 		if !a.status.Final() || a.running != nil {
 			if n, ok := base[a]; ok && a.finals > n {
 				res.Status[id] = a.lastFinal.Status
-				res.Details[id] = a.lastFinal
+				res.Details[id] = *a.lastFinal
 			}
 			continue
 		}

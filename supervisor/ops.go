@@ -172,8 +172,12 @@ func (s *Supervisor) sendMessage(ctx context.Context, id string, m *Message, int
 // journalSent journals that sub started as agent a's next submission
 // (event sent), with the mailbox items it took.
 func (s *Supervisor) journalSent(a *agent, sub *submission, note string) {
+	var took []uint64
+	if sub.took != nil {
+		took = *sub.took
+	}
 	s.journal.Write(journal.Event{Event: "sent", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: sub.message,
-		MessageBytes: sub.msgLen, Seqs: sub.took, Note: note})
+		MessageBytes: sub.msgLen, Seqs: took, Note: note})
 }
 
 // lockAgent finds the agent target names for the caller of ctx (SPEC §14)

@@ -135,7 +135,82 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 			a.subs[i].steer.book.Restore(sr.Steered)
 		}
 	}
+	packRestored(a)
 	return a
+}
+
+// packRestored puts the strings that restored agent a keeps (ids,
+// messages, its answer, its submissions' folder) into one string of its
+// own, and its statuses and commands in the constants and the agent's
+// command they equal (issue 27): the JSON decoder made each a string of
+// its own among those of the record it read, which is garbage once the
+// start has carried it on, and the pages of 10,000 records stayed in use
+// for the few of them the agents kept.
+func packRestored(a *agent) {
+	a.status, a.beforeClose = knownStatus(a.status), knownStatus(a.beforeClose)
+	if a.runner == runner.Local {
+		a.runner = runner.Local
+	}
+	keep := []*string{&a.id, &a.sessionID, &a.command, &a.taskName, &a.path, &a.parentID, &a.session, &a.closedBy}
+	for _, p := range []**string{&a.lastOutput, &a.lastError} {
+		if *p != nil {
+			*p = copyStr(*p)
+			keep = append(keep, *p)
+		}
+	}
+	for i, sub := range a.subs {
+		if i == 0 || sub.folder != a.subs[i-1].folder {
+			keep = append(keep, &sub.folder)
+		}
+		sub.status = knownStatus(sub.status)
+		if sub.command != a.command {
+			keep = append(keep, &sub.command)
+		}
+		keep = append(keep, &sub.id, &sub.message, &sub.signal)
+		if sub.lastError != nil {
+			sub.lastError = copyStr(sub.lastError)
+			keep = append(keep, sub.lastError)
+		}
+	}
+	last := len(a.subs) > 0 && a.subs[len(a.subs)-1].message == a.lastMessage
+	if !last {
+		keep = append(keep, &a.lastMessage)
+	}
+	n := 0
+	for _, p := range keep {
+		n += len(*p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range keep {
+		b.WriteString(*p)
+	}
+	all := b.String()
+	for _, p := range keep {
+		v := *p
+		*p, all = all[:len(v)], all[len(v):]
+	}
+	for i, sub := range a.subs {
+		if i > 0 && sub.folder == a.subs[i-1].folder {
+			sub.folder = a.subs[i-1].folder // the one kept
+		}
+		if sub.command == a.command {
+			sub.command = a.command
+		}
+	}
+	if last {
+		a.lastMessage = a.subs[len(a.subs)-1].message // the latest submission's
+	}
+}
+
+// knownStatus returns st, the constant it equals when it is one.
+func knownStatus(st proto.Status) proto.Status {
+	for _, k := range []proto.Status{proto.StatusCompleted, proto.StatusErrored, proto.StatusClosed, proto.StatusRunning, proto.StatusNotFound} {
+		if st == k {
+			return k
+		}
+	}
+	return st
 }
 
 // spawnedWith returns how a new agent's submissions run: the host's preset

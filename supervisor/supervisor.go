@@ -154,7 +154,7 @@ type agent struct {
 	// Wait reports for the latest one, so that a wait in flight returns it
 	// even when a queued message started the next submission at once.
 	finals    int
-	lastFinal proto.WaitDetail
+	lastFinal *proto.WaitDetail
 	place     runner.Place // where its latest submission runs (SPEC §13)
 	// ending is set while a submission's end is being written to the
 	// journal: Wait does not answer with that status until it is there, so
@@ -181,9 +181,6 @@ type submission struct {
 	stopCh    chan struct{}  // closed by the first stop request
 	done      chan struct{}  // closed once the submission has ended and the agent is updated
 	tr        *transcriptState
-	// newSession is set when an earlier submission ended before the agent
-	// CLI created a session, so this one starts a new conversation (SPEC §8).
-	newSession bool
 	// appr relays tool permission requests (--approvals, SPEC §12); nil
 	// otherwise.
 	appr *approvals
@@ -198,7 +195,6 @@ type submission struct {
 
 	// Guarded by Supervisor.mu.
 	proc      *proc  // set by launch once the process started
-	exited    bool   // the main process ended by itself: a stop request no longer changes the outcome
 	reason    string // why we stopped it: "interrupted", "timed out after …"; "" if not stopped
 	endedAt   time.Time
 	status    proto.Status
@@ -208,8 +204,7 @@ type submission struct {
 
 	// Records (SPEC §10). message above is the message's head
 	// (messageHead); the whole message is in the file msgPath().
-	msgLen   int  // the whole message's length in bytes
-	restored bool // from an earlier run: out is made on demand, evicted
+	msgLen int // the whole message's length in bytes
 	// logDropped is the bytes its log files miss, as its record says
 	// (restored; a live one's output counts them, LogDropped).
 	logDropped int64
@@ -218,11 +213,19 @@ type submission struct {
 	pending *Message
 	chg     *subChanges // what it changed in its work tree (changes.go); guarded by Supervisor.mu
 	// took are the mailbox items its message took (SPEC §14), journaled
-	// with the event that starts it.
-	took []uint64
+	// with the event that starts it; nil for none. A pointer: most take
+	// none, and a restored host holds 50,000 submissions (issue 27).
+	took *[]uint64
 	// byParent: the stop of this submission was asked by its agent's
 	// parent, whose mailbox therefore gets no item of it (SPEC §14).
 	byParent bool
+	// The flags are together: a restored host holds 50,000 submissions
+	// and more (issue 27).
+	restored bool // from an earlier run: out is made on demand, evicted
+	// newSession is set when an earlier submission ended before the agent
+	// CLI created a session, so this one starts a new conversation (SPEC §8).
+	newSession bool
+	exited     bool // guarded by Supervisor.mu: the main process ended by itself: a stop request no longer changes the outcome
 }
 
 // New creates a supervisor for cfg (see Resolve): it creates the run's
@@ -434,8 +437,10 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 		stopCh:    make(chan struct{}),
 		done:      make(chan struct{}),
 		status:    proto.StatusRunning,
-		took:      took,
 		clock:     stall.NewClock(now),
+	}
+	if len(took) > 0 {
+		sub.took = &took
 	}
 	sub.folder = filepath.Join(s.runDir, a.id)
 	sub.command = a.command
