@@ -386,7 +386,7 @@ func benchDashFlood(t *testing.T, v benchVariant) {
 	}
 	args := []string{"--dir", d.dir, "--state-dir", d.state, "--socket", d.socket,
 		"--command", `exec yes 'spam spam spam spam spam spam spam spam'`, "--spawn", "a", "--spawn", "b", "--spawn", "c", "--spawn", "d"}
-	if out, _ := exec.Command(v.bin, "serve", "--help").CombinedOutput(); strings.Contains(string(out), "--max-log-size") {
+	if out, _ := exec.Command(v.bin, "serve", "--help").CombinedOutput(); strings.Contains(string(out), "max-log-size") {
 		args = append(args, "--max-log-size", "0") // no cap: the bytes in the log files are what was handled
 	} // a subdash from before the log cap (issue 22) has none
 	d.run(nil, v.env, args...)
