@@ -77,7 +77,7 @@ func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify) int
 	// The program waits for the pager in front: end it, or SIGTERM would
 	// wait for someone to quit less.
 	context.AfterFunc(sig.Context(), inPager.stop)
-	h, err := host.Start(cfg, host.Options{Kind: "dashboard", Signals: sig, Stderr: os.Stderr, Name: "subdash"})
+	h, err := host.Start(cfg, host.Options{Kind: "dashboard", Signals: sig, Stderr: os.Stderr, Name: "subdash", AdaptProcs: true})
 	if err != nil {
 		return failed(err)
 	}
@@ -121,7 +121,7 @@ func serve(args []string) int {
 	}
 	sig := host.TakeSignals(nil)
 	defer sig.Release()
-	h, err := host.Start(cfg, host.Options{Kind: "serve", Signals: sig, Stderr: os.Stderr, Name: "subdash serve"})
+	h, err := host.Start(cfg, host.Options{Kind: "serve", Signals: sig, Stderr: os.Stderr, Name: "subdash serve", AdaptProcs: true})
 	if err != nil {
 		return failed(err)
 	}

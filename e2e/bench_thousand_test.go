@@ -339,8 +339,8 @@ func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
 		if i%2 == 1 {
 			key = "k"
 		}
-		before := selectedRow(ctl.screen())
-		lat = append(lat, ctl.answer(key, func(s string) bool { r := selectedRow(s); return r != "" && r != before }))
+		before := selectedID(ctl.screen())
+		lat = append(lat, ctl.answer(key, func(s string) bool { r := selectedID(s); return r != "" && r != before }))
 	}
 	med, p95, worst := stats(lat)
 
@@ -400,8 +400,8 @@ func benchDashFlood(t *testing.T, v benchVariant) {
 		if i%2 == 1 {
 			key = "k"
 		}
-		before := selectedRow(ctl.screen())
-		lat = append(lat, ctl.answer(key, func(s string) bool { r := selectedRow(s); return r != "" && r != before }))
+		before := selectedID(ctl.screen())
+		lat = append(lat, ctl.answer(key, func(s string) bool { r := selectedID(s); return r != "" && r != before }))
 	}
 	wall := time.Since(t0)
 	cpu := float64(cpuTicks(pid)-c0) / 100

@@ -141,12 +141,17 @@ func (c *tmuxCtl) answer(key string, cond func(screen string) bool) time.Duratio
 	}
 }
 
-// selectedRow returns the table row that holds the selection mark (›),
-// or "" when none does.
-func selectedRow(screen string) string {
+// selectedID returns the first cell after the selection mark (›) of the
+// table, the selected agent's short id (or its tree name), or "" when no
+// row holds the mark. Not the whole row: a running agent's row changes at
+// each tick of its spinner, so a key that moved nothing would be timed
+// as answered at the next tick.
+func selectedID(screen string) string {
 	for _, l := range strings.Split(screen, "\n") {
 		if i := strings.Index(l, "›"); i >= 0 && i < 8 {
-			return l
+			if f := strings.Fields(l[i+len("›"):]); len(f) > 0 {
+				return f[0]
+			}
 		}
 	}
 	return ""
