@@ -219,8 +219,10 @@ func (r *Remote) stream(onSynced func()) error {
 	query := "frame=" + proto.ViewerFrameInterval.String()
 	if slices.Contains(r.info.Features, proto.FeatureOutputBatch) {
 		query += "&outputs=batch" // one event a batch for the output of every agent
+		if slices.Contains(r.info.Features, proto.FeatureFollowWindow) {
+			query += "&window=1" // the followed log's lines with each batch (remote_follow.go)
+		}
 	}
-	query += r.followQuery()
 	var batch outputsEvent // the outputs event's, kept for the next
 	var newest lastTime
 	return r.c.sse(r.ctx, query, func(ev Event) error {

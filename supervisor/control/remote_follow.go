@@ -29,14 +29,6 @@ type pushed struct {
 	served int           // Window requests answered from pushes (what the tests see of it)
 }
 
-// followQuery is the event stream's query for a host with follow-window.
-func (r *Remote) followQuery() string {
-	if slices.Contains(r.info.Features, proto.FeatureOutputBatch) && slices.Contains(r.info.Features, proto.FeatureFollowWindow) {
-		return "&window=1"
-	}
-	return ""
-}
-
 // onStream takes the name of a (re)opened event stream: nothing is
 // followed on it yet.
 func (r *Remote) onStream(data []byte) error {
@@ -91,18 +83,18 @@ func (r *Remote) pushedWindow(ctx context.Context, id string, seq int, n int) (p
 	want := FollowRequest{AgentID: id, Submission: seq, N: n}
 	r.mu.Lock()
 	p := r.push
-	if p.stream == "" {
+	if p.stream == "" { // no stream named yet, or a host without follow-window
 		r.mu.Unlock()
 		return proto.Window{}, false
-	}
-	if p.target == want && p.fresh {
-		r.push.served++
-		r.mu.Unlock()
-		return proto.Window{First: p.win.First, Total: p.win.Total, Lines: slices.Clone(p.win.Lines)}, true
 	}
 	if p.target == want {
+		var w proto.Window
+		if p.fresh {
+			r.push.served++
+			w = proto.Window{First: p.win.First, Total: p.win.Total, Lines: slices.Clone(p.win.Lines)}
+		}
 		r.mu.Unlock()
-		return proto.Window{}, false
+		return w, p.fresh
 	}
 	// Set before asking, so that no window of it is missed; one that came
 	// before the host followed it is not taken (fresh stays false until

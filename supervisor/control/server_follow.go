@@ -105,8 +105,5 @@ func (srv *Server) writeFollowed(ctx context.Context, w io.Writer, f *follow, ch
 	if err != nil {
 		return nil
 	}
-	if win.Lines == nil {
-		win.Lines = []proto.Line{}
-	}
-	return writeEvent(w, EventWindow, windowEvent{FollowRequest: t, WindowResult: WindowResult{First: win.First, Total: win.Total, Lines: win.Lines}})
+	return writeEvent(w, EventWindow, windowEvent{FollowRequest: t, WindowResult: windowResult(win)})
 }

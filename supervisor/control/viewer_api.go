@@ -103,10 +103,16 @@ func (srv *Server) window(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, windowResult(win))
+}
+
+// windowResult is win as the wire carries it: "lines": [] for none, as
+// /v1 has always answered.
+func windowResult(win proto.Window) WindowResult {
 	if win.Lines == nil {
-		win.Lines = []proto.Line{} // "lines": [], as /v1 has always answered
+		win.Lines = []proto.Line{}
 	}
-	writeJSON(w, http.StatusOK, WindowResult{First: win.First, Total: win.Total, Lines: win.Lines})
+	return WindowResult{First: win.First, Total: win.Total, Lines: win.Lines}
 }
 
 // transcriptWindow answers a range of transcript entries, read back as
