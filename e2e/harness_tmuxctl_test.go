@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -9,28 +10,38 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/subdash/subdash/internal/testkit"
 )
+
+// ctlAnswer is how long one command of a tmux control client may go
+// unanswered. tmux answers in well under a millisecond; on a loaded
+// machine a freshly attached client has been seen to never answer its
+// first command (issue 27's benchmark waited 39 minutes on it), so a
+// command without an answer in this time is taken as a stuck client.
+const ctlAnswer = 10 * time.Second
+
+// errNoAnswer is try's error for a command tmux did not answer within
+// ctlAnswer.
+var errNoAnswer = errors.New("no answer from the tmux control client")
 
 // tmuxCtl is one persistent tmux control client (`tmux -C attach`) of a
 // dash's server: keys go in and screens come out through the same
 // connection, so a benchmark that polls the screen every 2 ms pays no
 // tmux process per poll (about 8.6 ms each on this machine, more than the
 // dashboard's own answer) and measures the dashboard rather than the
-// fork of tmux.
+// fork of tmux. A goroutine reads the client's lines into lines, so that
+// no command waits on it longer than ctlAnswer.
 type tmuxCtl struct {
-	t   *testing.T
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	mu  sync.Mutex
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+	ended error         // why lines closed; read after it has
+	quit  chan struct{} // closed by stop: the reader sends no more
+	mu    sync.Mutex
 }
 
-// control attaches a control client to d's session, told to send no pane
-// output (no-output) and not to size the window (ignore-size); it is
-// detached when the test ends.
-func (d *dash) control() *tmuxCtl {
+// startControl starts a control client of d's session.
+func (d *dash) startControl() *tmuxCtl {
 	d.t.Helper()
 	cmd := exec.Command(d.tmux, "-L", d.server, "-f", "/dev/null", "-C", "attach-session", "-t", "dash")
 	in, err := cmd.StdinPipe()
@@ -44,51 +55,111 @@ func (d *dash) control() *tmuxCtl {
 	if err := cmd.Start(); err != nil {
 		d.t.Fatal(err)
 	}
-	c := &tmuxCtl{t: d.t, cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<16)}
-	d.t.Cleanup(func() {
-		_ = c.in.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
+	c := &tmuxCtl{t: d.t, cmd: cmd, in: in, lines: make(chan string, 256), quit: make(chan struct{})}
+	go func() {
+		r := bufio.NewReaderSize(out, 1<<16)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				c.ended = err
+				close(c.lines)
+				return
+			}
+			select {
+			case c.lines <- line:
+			case <-c.quit:
+				return
+			}
 		}
-	})
-	// The client may not be attached yet when its first command arrives
-	// ("no current client"): ask again until it is.
-	testkit.Eventually(d.t, dashWait, "the tmux control client to attach", func() bool {
-		_, err := c.try("refresh-client -f no-output,ignore-size")
-		return err == nil
-	})
+	}()
 	return c
 }
 
+// stop detaches the client: its stdin closed, it is given 5 s to end,
+// then killed.
+func (c *tmuxCtl) stop() {
+	close(c.quit)
+	_ = c.in.Close()
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// control attaches a control client to d's session, told to send no pane
+// output (no-output) and not to size the window (ignore-size); it is
+// detached when the test ends. A client not attached yet answers its
+// first command with "no current client" and is asked again; one that
+// does not answer at all within ctlAnswer is stopped and another started.
+// The test fails when none is attached within dashWait.
+func (d *dash) control() *tmuxCtl {
+	d.t.Helper()
+	deadline := time.Now().Add(dashWait)
+	c := d.startControl()
+	for {
+		_, err := c.try("refresh-client -f no-output,ignore-size", ctlAnswer)
+		if err == nil {
+			d.t.Cleanup(c.stop)
+			return c
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			d.t.Fatalf("the tmux control client did not attach within %v: %v", dashWait, err)
+		}
+		if errors.Is(err, errNoAnswer) {
+			d.t.Logf("%v; starting another", err)
+			c.stop()
+			c = d.startControl()
+			continue
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // run sends one tmux command and returns what it printed; it fails the
-// test when tmux answers with an error. Notifications (%…) between
-// answers are skipped; only the blocks of this client's own commands
-// (flags 1) are answers.
+// test when tmux answers with an error or not within ctlAnswer.
 func (c *tmuxCtl) run(command string) string {
 	c.t.Helper()
-	out, err := c.try(command)
+	out, err := c.try(command, ctlAnswer)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	return out
 }
 
-// try is run that returns tmux's error instead of failing the test.
-func (c *tmuxCtl) try(command string) (string, error) {
+// try sends command and returns what tmux printed, tmux's error, or
+// errNoAnswer when no answer came within within. Notifications (%…)
+// between answers are skipped; only the blocks of this client's own
+// commands (flags 1) are answers. It fails the test when the client
+// ended.
+func (c *tmuxCtl) try(command string, within time.Duration) (string, error) {
 	c.t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, err := io.WriteString(c.in, command+"\n"); err != nil {
 		c.t.Fatalf("tmux control client: %v", err)
 	}
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	next := func() (string, error) {
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("tmux control client ended before answering %q: %v", command, c.ended)
+			}
+			return l, nil
+		case <-timer.C:
+			return "", fmt.Errorf("%w to %q within %v", errNoAnswer, command, within)
+		}
+	}
 	for {
-		line, err := c.out.ReadString('\n')
+		line, err := next()
 		if err != nil {
-			c.t.Fatalf("tmux control client ended before answering %q: %v", command, err)
+			return "", err
 		}
 		f := strings.Fields(line)
 		if len(f) != 4 || f[0] != "%begin" || f[3] != "1" {
@@ -96,9 +167,9 @@ func (c *tmuxCtl) try(command string) (string, error) {
 		}
 		var b strings.Builder
 		for {
-			l, err := c.out.ReadString('\n')
+			l, err := next()
 			if err != nil {
-				c.t.Fatalf("tmux control client ended in the answer to %q: %v", command, err)
+				return "", err
 			}
 			if strings.HasPrefix(l, "%end "+f[1]+" "+f[2]) {
 				return b.String(), nil
