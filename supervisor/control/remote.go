@@ -221,6 +221,9 @@ func (r *Remote) stream(onSynced func()) error {
 		query += "&outputs=batch" // one event a batch for the output of every agent
 		if slices.Contains(r.info.Features, proto.FeatureFollowWindow) {
 			query += "&window=1" // the followed log's lines with each batch (remote_follow.go)
+			if slices.Contains(r.info.Features, proto.FeatureCountsInterval) {
+				query += "&counts=" + proto.ViewerCountsInterval.String() // the others' counts 4 times a second
+			}
 		}
 	}
 	var batch outputsEvent // the outputs event's, kept for the next

@@ -37,6 +37,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	batch := r.URL.Query().Get("outputs") == "batch"
 	frame := streamFrame(r.URL.Query().Get("frame"))
 	viewer := r.URL.Query().Get("viewer") == "1"
+	var held heldCounts // with ?counts=, the counts of agents not followed (server_counts.go)
 	if viewer {
 		srv.viewers.Add(1)
 		defer srv.viewers.Add(-1)
@@ -46,6 +47,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 		id, f, forget := srv.openFollow()
 		defer forget()
 		followed = f
+		held.interval = streamCounts(r.URL.Query().Get("counts"), frame)
 		if writeEvent(w, EventStream, streamEvent{Stream: id}) != nil {
 			return
 		}
@@ -63,10 +65,14 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 	beat := time.NewTicker(HeartbeatInterval)
 	defer beat.Stop()
 	for {
+		due, stop := held.wake(time.Now())
 		select {
 		case <-ctx.Done():
+			stop()
 			return
+		case <-due:
 		case <-beat.C:
+			stop()
 			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
 				return
 			}
@@ -74,6 +80,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			continue
 		case <-sub.Ready():
 		}
+		stop()
 		// Let a frame's changes gather: one batch per frame, at the
 		// frame's boundary, so that the streams of every viewer with the
 		// same frame write theirs at once (their processes wake together).
@@ -84,6 +91,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		changes := sub.Drain()
 		if followed != nil {
+			changes = held.take(changes, followed.get().AgentID, time.Now())
 			// read after the changes were taken: it holds what they count
 			if srv.writeFollowed(ctx, w, followed, changes) != nil {
 				return

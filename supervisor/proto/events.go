@@ -27,6 +27,16 @@ const FrameInterval = time.Second / 60
 // 0.98–1.18× at 30 Hz; a viewer 0.21–0.24 core, then 0.14–0.16.
 const ViewerFrameInterval = time.Second / 30
 
+// ViewerCountsInterval is how often a viewer takes the output counts of
+// the agents it does not follow (SPEC §9, FeatureCountsInterval): 4 times
+// a second, the rate at which the dashboard draws a running agent's row
+// again anyway (its spinner and elapsed time). The followed agent's
+// output, and every change of status or summary, still come at
+// ViewerFrameInterval. With 1,000 agents each printing a line a second
+// nearly every one of a viewer's 30 batches a second carried counts of
+// agents off its screen, and each batch woke the viewer (issue 27).
+const ViewerCountsInterval = time.Second / 4
+
 // Change says what changed about one agent since a subscriber last drained
 // its changes, and carries what it changed to (Info), so that a subscriber
 // need not ask the supervisor again.

@@ -123,10 +123,16 @@ const (
 	// output changed then carries its last n display lines (a window
 	// event), so a following viewer fetches no window per frame.
 	FeatureFollowWindow = "follow-window"
+	// FeatureCountsInterval: GET /v1/events?outputs=batch&window=1&counts=
+	// (a Go duration) sends the output counts of agents other than the one
+	// the stream follows at most once per that interval; everything else
+	// (snapshots, forgets, warnings, the followed agent's output) still
+	// goes at the stream's frame. A viewer asks for ViewerCountsInterval.
+	FeatureCountsInterval = "counts-interval"
 )
 
 // HostFeatures returns the feature words a host of this build takes, as
 // GET /v1/info lists them; the caller owns the slice.
 func HostFeatures() []string {
-	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate, FeatureOutputBatch, FeatureFollowWindow}
+	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate, FeatureOutputBatch, FeatureFollowWindow, FeatureCountsInterval}
 }
