@@ -82,11 +82,15 @@ func TestCountsOfOthersComeAtTheirInterval(t *testing.T) {
 // that must go at once takes a held one along; the followed agent's and
 // every other change go at once.
 func TestHeldCountsTake(t *testing.T) {
-	info := func(lines int64) *proto.AgentInfo {
-		return &proto.AgentInfo{Submissions: []proto.SubmissionInfo{{Output: proto.OutputCounts{Lines: lines}}}}
-	}
-	out := func(id string, lines int64) proto.Change {
-		return proto.Change{AgentID: id, Output: true, Info: info(lines)}
+	lines := map[string]int64{} // each agent's counts, as its snapshot says them
+	feed := &proto.Feed{Payload: func(c *proto.Change) {
+		c.Info = &proto.AgentInfo{Submissions: []proto.SubmissionInfo{{Output: proto.OutputCounts{Lines: lines[c.AgentID]}}}}
+	}}
+	sub := feed.Subscribe()
+	defer sub.Close()
+	out := func(id string, n int64) {
+		lines[id] = n
+		feed.Publish(proto.Change{AgentID: id, Output: true})
 	}
 	ids := func(cs []proto.Change) string {
 		s := ""
@@ -97,17 +101,22 @@ func TestHeldCountsTake(t *testing.T) {
 	}
 	t0 := time.Unix(1000, 0)
 	h := heldCounts{interval: time.Second, last: t0}
-	if got := ids(h.take([]proto.Change{out("f", 1), out("x", 1), out("y", 1)}, "f", t0)); got != "f:false/true/1 " {
+	out("f", 1)
+	out("x", 1)
+	out("y", 1)
+	if got := ids(h.drain(sub, "f", t0)); got != "f:false/true/1 " {
 		t.Errorf("first batch sent %q, want the followed agent's only", got)
 	}
 	if h.due() != t0.Add(time.Second) {
 		t.Errorf("due %v, want a second after the last release", h.due())
 	}
-	agent := proto.Change{AgentID: "y", Agent: true, Info: info(3)}
-	if got := ids(h.take([]proto.Change{out("x", 2), agent}, "f", t0.Add(500*time.Millisecond))); got != "y:true/true/3 " {
+	out("x", 2)
+	lines["y"] = 3
+	feed.Publish(proto.Change{AgentID: "y", Agent: true})
+	if got := ids(h.drain(sub, "f", t0.Add(500*time.Millisecond))); got != "y:true/true/3 " {
 		t.Errorf("second batch sent %q, want y's status change with its held output", got)
 	}
-	if got := ids(h.take(nil, "f", t0.Add(time.Second))); got != "x:false/true/2 " {
+	if got := ids(h.drain(sub, "f", t0.Add(time.Second))); got != "x:false/true/2 " {
 		t.Errorf("at the interval sent %q, want x's newest counts", got)
 	}
 	if ch, stop := h.wake(t0); ch != nil {
@@ -115,7 +124,8 @@ func TestHeldCountsTake(t *testing.T) {
 		t.Error("nothing is held, yet a wake-up is set")
 	}
 	off := heldCounts{}
-	if got := ids(off.take([]proto.Change{out("x", 1)}, "f", t0)); got != "x:false/true/1 " {
+	out("x", 1)
+	if got := ids(off.drain(sub, "f", t0)); got != "x:false/true/1 " {
 		t.Errorf("without an interval sent %q, want everything", got)
 	}
 }

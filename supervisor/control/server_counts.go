@@ -1,6 +1,7 @@
 package control
 
 import (
+	"slices"
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
@@ -11,15 +12,15 @@ import (
 // agents the stream does not follow, and lets them go at most once per
 // interval: a viewer of 1,000 agents each printing a line a second then
 // wakes for the followed agent's output and for changes of status, and
-// four times a second for the rest, instead of at every frame. Nothing is
-// lost: a held change is replaced by the agent's next one (whose snapshot
-// holds the newer counts) and goes with the next release; a change of the
-// agent that must go at once takes the held one's Output along.
+// four times a second for the rest, instead of at every frame. They are
+// held in the subscription (proto.Subscription.DrainHolding), so nothing
+// is lost: a held change coalesces with the agent's later ones, takes its
+// snapshot (the newest counts) when it goes, and goes at once with the
+// agent's next change of status or summary.
 type heldCounts struct {
 	interval time.Duration // 0: hold nothing
-	byAgent  map[string]int
-	held     []proto.Change
-	last     time.Time // when held changes last went
+	held     int           // how many changes the subscription holds
+	last     time.Time     // when held changes last went
 }
 
 // streamCounts is a stream's counts interval: the client's ?counts= (a Go
@@ -38,52 +39,30 @@ func countsOnly(c proto.Change) bool {
 	return c.Output && !c.Agent && !c.Forgotten && len(c.Warnings) == 0 && c.Link == ""
 }
 
-// take returns, of changes (a batch just drained, at now), those to send
-// now: every change but the output-only ones of agents other than
-// followed, which it holds, and, once interval has passed since held
-// changes last went, the held ones too (after the others, in the order
-// they were first held).
-func (h *heldCounts) take(changes []proto.Change, followed string, now time.Time) []proto.Change {
+// drain takes from sub (at now) the changes to send now: every change but
+// the output-only ones of agents other than followed, which it leaves in
+// sub until interval has passed since such last went; then those too, in
+// the order their agents first changed.
+func (h *heldCounts) drain(sub *proto.Subscription, followed string, now time.Time) []proto.Change {
 	if h.interval <= 0 {
-		return changes
+		return sub.Drain()
 	}
-	out := changes[:0:0]
-	for _, c := range changes {
-		i, isHeld := h.byAgent[c.AgentID]
-		switch {
-		case c.AgentID != "" && c.AgentID != followed && countsOnly(c):
-			if isHeld {
-				h.held[i] = c // the newer snapshot
-				continue
-			}
-			if h.byAgent == nil {
-				h.byAgent = map[string]int{}
-			}
-			h.byAgent[c.AgentID] = len(h.held)
-			h.held = append(h.held, c)
-		case isHeld:
-			c.Output = true // what was held goes with it: c's snapshot is newer
-			h.held[i] = proto.Change{}
-			delete(h.byAgent, c.AgentID)
-			out = append(out, c)
-		default:
-			out = append(out, c)
+	hold := func(c proto.Change) bool { return c.AgentID != "" && c.AgentID != followed && countsOnly(c) }
+	if !now.Before(h.last.Add(h.interval)) {
+		out := sub.Drain()
+		if h.held = 0; slices.ContainsFunc(out, hold) {
+			h.last = now
 		}
+		return out
 	}
-	if len(h.byAgent) > 0 && !now.Before(h.due()) {
-		for _, c := range h.held {
-			if c.AgentID != "" {
-				out = append(out, c)
-			}
-		}
-		h.held, h.byAgent, h.last = h.held[:0], nil, now
-	}
+	out, held := sub.DrainHolding(hold)
+	h.held = held
 	return out
 }
 
 // due is when the held changes go; the zero time when none are held.
 func (h *heldCounts) due() time.Time {
-	if len(h.byAgent) == 0 {
+	if h.held == 0 {
 		return time.Time{}
 	}
 	return h.last.Add(h.interval)
@@ -92,7 +71,7 @@ func (h *heldCounts) due() time.Time {
 // wake returns a channel that fires when the held changes are due, nil
 // (never) when none are held, and the function that stops its timer.
 func (h *heldCounts) wake(now time.Time) (<-chan time.Time, func()) {
-	if len(h.byAgent) == 0 {
+	if h.held == 0 {
 		return nil, func() {}
 	}
 	t := time.NewTimer(max(h.due().Sub(now), 0))

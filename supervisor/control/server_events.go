@@ -89,9 +89,11 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-time.After(untilBoundary(time.Now(), srv.frameOf(frame, viewer))):
 		}
-		changes := sub.Drain()
-		if followed != nil {
-			changes = held.take(changes, followed.get().AgentID, time.Now())
+		var changes []proto.Change
+		if followed == nil {
+			changes = sub.Drain()
+		} else {
+			changes = held.drain(sub, followed.get().AgentID, time.Now())
 			// read after the changes were taken: it holds what they count
 			if srv.writeFollowed(ctx, w, followed, changes) != nil {
 				return

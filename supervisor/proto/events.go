@@ -104,17 +104,33 @@ func (sub *Subscription) Ready() <-chan struct{} { return sub.ready }
 // snapshot taken now (Change.Info, from the Feed's Payload, called outside
 // every lock). The caller owns the slice.
 func (sub *Subscription) Drain() []Change {
+	out, _ := sub.DrainHolding(nil)
+	return out
+}
+
+// DrainHolding is Drain that leaves pending the changes hold (nil: none)
+// reports true for, in their order: each goes on coalescing with its
+// agent's later changes and takes its snapshot when it is drained. They do
+// not make Ready fire again; held is how many stay. hold is called with
+// the subscription's lock held and must not call back into it.
+func (sub *Subscription) DrainHolding(hold func(Change) bool) (out []Change, held int) {
 	sub.mu.Lock()
 	if len(sub.order) == 0 {
 		sub.mu.Unlock()
-		return nil
+		return nil, 0
 	}
-	out := make([]Change, 0, len(sub.order))
+	out = make([]Change, 0, len(sub.order))
+	kept := sub.order[:0]
 	for _, id := range sub.order {
-		out = append(out, *sub.pending[id])
-		delete(sub.pending, id)
+		if c := sub.pending[id]; hold != nil && hold(*c) {
+			kept = append(kept, id)
+		} else {
+			out = append(out, *c)
+			delete(sub.pending, id)
+		}
 	}
-	sub.order = sub.order[:0]
+	sub.order = kept
+	held = len(kept)
 	sub.mu.Unlock()
 	if fill := sub.feed.Payload; fill != nil && !sub.summaries {
 		for i := range out {
@@ -123,7 +139,7 @@ func (sub *Subscription) Drain() []Change {
 			}
 		}
 	}
-	return out
+	return out, held
 }
 
 // Next blocks until changes are pending or ctx is done, then drains them.
