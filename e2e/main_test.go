@@ -19,6 +19,9 @@ var binPath string
 var repoRoot string
 
 func TestMain(m *testing.M) {
+	if args, ok := helperArgs(); ok {
+		os.Exit(runHelper(args))
+	}
 	os.Exit(run(m))
 }
 

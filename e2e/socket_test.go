@@ -1,12 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/subdash/subdash/supervisor/proto"
@@ -55,11 +55,12 @@ func TestSocketModes(t *testing.T) {
 	}
 }
 
+// TestConnectionOfAnotherUserIsRefused (SPEC §6): another user's ctl
+// refuses root's socket, whose folder is not theirs (the rule of trust),
+// and a connection of theirs that gets through anyway is refused by the
+// host, which checks who connected.
 func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a client as another user")
-	}
-	const nobody = 65534
+	requireRoot(t)
 	w := newWorkspace(t)
 	startServe(t, w)
 	// A copy of the binary the other user may run.
@@ -70,43 +71,36 @@ func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
 	defer os.RemoveAll(binDir) //nolint:errcheck // cleanup of a temp folder
 	bin := filepath.Join(binDir, "subdash")
 	copyFile(t, binPath, bin)
-	for _, p := range []string{binDir, bin} {
+	for _, p := range []string{binDir, bin, filepath.Dir(w.base), w.base} {
 		if err := os.Chmod(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	asNobody := func() ctlRun {
-		cmd := exec.Command(bin, "ctl", "spawn", "hello", "--socket", w.socket)
-		cmd.Dir = "/"
-		cmd.Env = []string{"PATH=/usr/bin:/bin"}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	run := func(cmd *exec.Cmd) ctlRun {
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		_ = cmd.Run()
 		return ctlRun{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
 	}
 
-	// As created, the socket is out of the other user's reach.
-	for _, p := range []string{filepath.Dir(w.base), w.base} {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	r := run(asNobody(exec.Command(bin, "ctl", "spawn", "hello", "--socket", w.socket)))
+	want := fmt.Sprintf("spawn_agent failed: control socket folder %s belongs to uid 0 (root), not to you (uid %d), so a socket there may be theirs; remove it or pass --socket with a path in a private folder of yours\n",
+		filepath.Dir(w.socket), nobody)
+	if r.code != 1 || r.stdout != "" || r.stderr != want {
+		t.Fatalf("ctl as uid %d: %+v, want stderr %q", nobody, r, want)
 	}
-	r := asNobody()
-	if r.code != 1 || !strings.Contains(r.stderr, "spawn_agent failed: cannot connect to control socket "+w.socket+": permission denied") {
-		t.Fatalf("as uid %d with the socket's own modes: %+v", nobody, r)
-	}
-	// Made reachable, the connection gets through to the server, which
-	// checks the peer's credentials and refuses it.
+	// Made reachable, a connection of theirs gets through to the host,
+	// which checks the peer's credentials and refuses it.
 	for p, mode := range map[string]os.FileMode{filepath.Dir(w.socket): 0o755, w.socket: 0o666} {
 		if err := os.Chmod(p, mode); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r = asNobody()
-	want := fmt.Sprintf("spawn_agent failed: connection refused: this subdash control socket belongs to uid 0; uid %d may not use it\n", nobody)
-	if r.code != 1 || r.stdout != "" || r.stderr != want {
-		t.Fatalf("as uid %d with the socket reachable: %+v, want stderr %q", nobody, r, want)
+	args, _ := json.Marshal([]string{"post", w.socket, "/v1/agents", `{"message":"hello"}`})
+	r = run(asNobody(exec.Command(helperBinary(t)), helperEnv+"="+string(args)))
+	want = fmt.Sprintf(`403 Forbidden {"error":"connection refused: this subdash control socket belongs to uid 0; uid %d may not use it","code":"forbidden"}`, nobody)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != want {
+		t.Fatalf("a request of uid %d: %+v, want %q", nobody, r, want)
 	}
 	if out := ctlOK(t, w, nil, "list"); out != "{\n  \"agents\": []\n}\n" {
 		t.Fatalf("a refused connection changed something: %q", out)

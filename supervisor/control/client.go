@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 // CallTimeout bounds every call of a Client but wait and the streams (SPEC
@@ -31,7 +32,8 @@ const WaitMargin = 5 * time.Second
 // Client calls the operations of a supervisor over its control socket. It
 // implements proto.Reader, proto.Operator, proto.Waiter and proto.Lister;
 // its errors are *proto.Error carrying the server's message,
-// *NotServingError when nothing listens, *NoAnswerError when the host
+// *NotServingError when nothing listens, *socket.UntrustedError when the
+// rule of trust refuses the socket (SPEC §6), *NoAnswerError when the host
 // accepts but does not answer in time, or an error naming the socket when
 // the connection fails otherwise. Its methods are safe for
 // concurrent use. Each call is bounded by its own deadline (SPEC §6):
@@ -79,23 +81,24 @@ func (c *Client) WithSession(session string) *Client {
 	return c
 }
 
-// NewClient returns a client of the control socket at socket, which serves
+// NewClient returns a client of the control socket at path, which serves
 // (by default) the working directory dir; dir is only used in messages,
 // and "" says the socket was given rather than derived from a directory.
-func NewClient(socket, dir string) *Client {
-	c := &Client{socket: socket, dir: dir}
-	var d net.Dialer
+// Every connection follows the rule of trust (socket.Dial, SPEC §6): a
+// socket whose folder others may write in, or whose process is another
+// user's, gets *socket.UntrustedError and is sent nothing.
+func NewClient(path, dir string) *Client {
+	c := &Client{socket: path, dir: dir}
 	return c.dialing(func(ctx context.Context) (net.Conn, error) {
-		conn, err := d.DialContext(ctx, "unix", socket)
-		if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)) {
-			return nil, &NotServingError{Dir: dir, Socket: socket}
-		}
-		if uc, ok := conn.(*net.UnixConn); ok {
-			if p, err := peerOf(uc); err == nil {
-				c.pid.Store(int64(p.PID))
+		conn, p, err := socket.Dial(ctx, path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+				return nil, &NotServingError{Dir: dir, Socket: path}
 			}
+			return nil, err
 		}
-		return conn, err
+		c.pid.Store(int64(p.PID))
+		return conn, nil
 	})
 }
 
@@ -293,6 +296,10 @@ func (c *Client) connError(ctx context.Context, err error) error {
 	var ns *NotServingError
 	if errors.As(err, &ns) {
 		return ns
+	}
+	var untrusted *socket.UntrustedError
+	if errors.As(err, &untrusted) {
+		return untrusted
 	}
 	if errors.Is(err, fs.ErrPermission) {
 		return fmt.Errorf("cannot connect to control socket %s: permission denied; it belongs to another user", c.socket)

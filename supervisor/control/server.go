@@ -75,16 +75,18 @@ type Socket struct{ ln *peerListener }
 
 // Take takes the control socket cfg.Socket for working directory cfg.Dir
 // (cfg as supervisor.Resolve returns it). It creates the socket's folder
-// with mode 0700 (or tightens an existing folder of ours), replaces a stale
-// socket file, and refuses with *InUseError while another subdash serves
-// the socket, also one that does not answer (stopped or hung). Other
-// errors name the path and what to do: a folder of another user, a path
-// that is not a socket, a path too long.
+// with mode 0700 (or tightens an existing folder of subdash's own),
+// replaces a stale socket file, and refuses with *InUseError while another
+// subdash serves the socket, also one that does not answer (stopped or
+// hung). A folder or a holder that the rule of trust refuses (SPEC §6: a
+// folder of another user, or one others may write in, a socket another
+// user serves) gives *socket.UntrustedError; other errors name the path
+// and what to do: a path that is not a socket, a path too long.
 //
 // A second host of the same directory and state directory on another
 // socket is refused with *HostedElsewhereError (see hostLock).
 func Take(cfg supervisor.Config) (*Socket, error) {
-	ln, err := listenUnix(cfg.Socket, cfg.Dir, os.Getuid())
+	ln, err := listenUnix(cfg.Socket, cfg.Dir, os.Geteuid())
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 // maxSocketPath is the longest path a Unix socket may have on Linux
@@ -82,12 +84,12 @@ func listenUnix(path, dir string, uid int) (*peerListener, error) {
 }
 
 // prepareFolder creates the socket's folder with mode 0700, or checks an
-// existing one: it must be a real folder (not a symbolic link) owned by uid
-// and not shared like /tmp (sticky bit). A wider mode of subdash's own
-// folders (the default "subdash" and "subdash-<uid>") is tightened to 0700;
-// a folder the user chose with --socket, such as a project folder, keeps its
-// mode, since the socket's own mode 0600 and the peer check already keep
-// other users out.
+// existing one by the rule of trust (socket.CheckFolder, SPEC §6): a real
+// folder owned by uid that no one else may write in. A folder of subdash's
+// own (one it creates, or a default one: socket.IsDefaultFolder) that is
+// the user's is tightened to 0700 first; a folder chosen with --socket,
+// such as a project folder, keeps its mode, and one that others may write
+// in is refused with what to do.
 func prepareFolder(dir string, uid int) error {
 	_, statErr := os.Lstat(dir)
 	created := errors.Is(statErr, fs.ErrNotExist)
@@ -100,30 +102,27 @@ func prepareFolder(dir string, uid int) error {
 		}
 		return fmt.Errorf("cannot create control socket folder %s: %v; pass another --socket", dir, err)
 	}
+	if created || socket.IsDefaultFolder(dir, uid) {
+		if err := tighten(dir, uid); err != nil {
+			return err
+		}
+	}
+	return socket.CheckFolder(dir, uid)
+}
+
+// tighten sets the mode of dir, a folder of subdash's own, to 0700 when
+// it is a real folder of uid with another mode; anything else is left to
+// the rule of trust to refuse (root could change another user's folder).
+func tighten(dir string, uid int) error {
 	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("control socket folder %s: %v", dir, err)
+	if err != nil || !fi.IsDir() {
+		return nil
 	}
-	if !fi.IsDir() {
-		what := "a file"
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			what = "a symbolic link"
-		}
-		return fmt.Errorf("control socket folder %s is not a folder (it is %s); remove it or pass another --socket", dir, what)
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid || st.Mode&0o7777 == 0o700 {
+		return nil
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
-		return fmt.Errorf("control socket folder %s belongs to uid %d, not to you (uid %d); remove it or pass another --socket",
-			dir, st.Uid, uid)
-	}
-	if fi.Mode()&fs.ModeSticky != 0 {
-		return fmt.Errorf("control socket folder %s is shared (sticky bit, like /tmp); pass a --socket in a private folder", dir)
-	}
-	base := filepath.Base(dir)
-	ours := created || base == "subdash" || base == fmt.Sprintf("subdash-%d", uid)
-	if ours && fi.Mode().Perm() != 0o700 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("cannot restrict control socket folder %s to mode 0700: %v", dir, err)
-		}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot restrict control socket folder %s to mode 0700: %v", dir, err)
 	}
 	return nil
 }
@@ -153,8 +152,9 @@ const probeTimeout = 2 * time.Second
 // *InUseError naming the listening process (SO_PEERCRED of a probe
 // connection) and the folder it serves (its /v1/info), or, when it does not
 // answer within probeTimeout (stopped, hung), saying so; a holder that is
-// only stopped still holds the socket and is never replaced. A file that is
-// not a socket is left alone and refused.
+// only stopped still holds the socket and is never replaced. A holder of
+// another user gives *socket.UntrustedError (the rule of trust, SPEC §6);
+// a file that is not a socket is refused. Neither is removed.
 func clearStale(path, dir string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -166,12 +166,15 @@ func clearStale(path, dir string) error {
 	if fi.Mode().Type() != fs.ModeSocket {
 		return fmt.Errorf("%s exists and is not a socket; remove it or pass another --socket", path)
 	}
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	c, p, err := socket.Dial(dctx, path)
+	cancel()
+	var untrusted *socket.UntrustedError
+	if errors.As(err, &untrusted) {
+		return err
+	}
 	if err == nil {
-		pid := 0
-		if p, err := peerOf(c.(*net.UnixConn)); err == nil {
-			pid = p.PID
-		}
+		pid := p.PID
 		c.Close() //nolint:errcheck // the probe connection sent nothing: its Close cannot lose data
 		// Name the folder the other subdash serves, which is not
 		// necessarily ours when --socket was given.
@@ -197,8 +200,8 @@ func clearStale(path, dir string) error {
 type peerListener struct {
 	*net.UnixListener
 	uid     int
-	refused func(peer, error) // called for each refused connection; may be nil
-	host    *hostLock         // released when the listener closes; may be nil
+	refused func(socket.Peer, error) // called for each refused connection; may be nil
+	host    *hostLock                // released when the listener closes; may be nil
 	unlock  sync.Once
 }
 
@@ -217,7 +220,7 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, perr := peerOf(c)
+		p, perr := socket.PeerOf(c)
 		err = checkPeer(p, perr, l.uid)
 		if err == nil {
 			return &peerConn{UnixConn: c, peer: p}, nil
@@ -233,7 +236,7 @@ func (l *peerListener) Accept() (net.Conn, error) {
 // the server puts in each request's context (see peerPID).
 type peerConn struct {
 	*net.UnixConn
-	peer peer
+	peer socket.Peer
 }
 
 type peerKey struct{}
@@ -248,7 +251,7 @@ func withPeer(ctx context.Context, c net.Conn) context.Context {
 
 // peerPID returns the pid of the process that sent the request, or 0.
 func peerPID(ctx context.Context) int {
-	p, _ := ctx.Value(peerKey{}).(peer)
+	p, _ := ctx.Value(peerKey{}).(socket.Peer)
 	return p.PID
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 func TestSocketAndFolderModes(t *testing.T) {
@@ -49,6 +50,61 @@ func TestChosenFolderKeepsItsMode(t *testing.T) {
 	}
 	if fi, _ := os.Stat(fresh); fi.Mode().Perm() != 0o700 {
 		t.Fatalf("a folder created for the socket has mode %v", fi.Mode().Perm())
+	}
+}
+
+// TestChosenFolderOthersMayWriteIsRefused: a folder chosen with --socket
+// that group or others may write in is refused by the rule of trust
+// (SPEC §6), saying chmod go-w, and left as it is.
+func TestChosenFolderOthersMayWriteIsRefused(t *testing.T) {
+	for _, mode := range []os.FileMode{0o775, 0o777} {
+		project := filepath.Join(t.TempDir(), "project")
+		if err := os.Mkdir(project, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(project, mode); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := listenUnix(filepath.Join(project, "s.sock"), project, os.Geteuid())
+		if err == nil {
+			ln.Close() //nolint:errcheck // the failure is the listen that should not have worked
+		}
+		var untrusted *socket.UntrustedError
+		if !errors.As(err, &untrusted) || !strings.Contains(err.Error(), fmt.Sprintf("control socket folder %s has mode %04o", project, mode)) ||
+			!strings.Contains(err.Error(), "chmod go-w "+project) {
+			t.Errorf("listen in a folder of mode %v: %v, want the rule of trust's refusal", mode, err)
+		}
+		if fi, _ := os.Stat(project); fi.Mode().Perm() != mode {
+			t.Errorf("a folder chosen with --socket was changed to %v", fi.Mode().Perm())
+		}
+	}
+}
+
+// TestClientRefusesASocketOthersCouldHold: once a host's folder is made
+// writable by others, a client refuses its socket by the rule of trust
+// (SPEC §6) and sends nothing: no agent is spawned.
+func TestClientRefusesASocketOthersCouldHold(t *testing.T) {
+	s := newSupervisor(t, 4)
+	srv, c := serve(t, s)
+	folder := filepath.Dir(srv.Path())
+	if err := os.Chmod(folder, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	fresh := NewClient(srv.Path(), "")
+	_, err := fresh.Spawn(context.Background(), "SECRET")
+	var untrusted *socket.UntrustedError
+	want := fmt.Sprintf("control socket folder %s has mode 0777: its group and every other user can write in it, and so put a socket of their own there; run chmod go-w %s", folder, folder)
+	if !errors.As(err, &untrusted) || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("spawn through a folder of mode 0777: %v, want it to start %q", err, want)
+	}
+	if err := os.Chmod(folder, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(mustList(t, s).Agents); n != 0 {
+		t.Fatalf("a refused client spawned %d agents", n)
+	}
+	if _, err := c.List(context.Background()); err != nil {
+		t.Fatalf("the folder made private again: %v", err)
 	}
 }
 
@@ -172,7 +228,7 @@ func TestSocketPathProblemsAreRefused(t *testing.T) {
 	for path, want := range map[string]string{
 		notSocket:                                         "exists and is not a socket",
 		filepath.Join(link, "s.sock"):                     "is not a folder (it is a symbolic link)",
-		filepath.Join(sticky, "s.sock"):                   "is shared (sticky bit, like /tmp)",
+		filepath.Join(sticky, "s.sock"):                   "is shared (mode 1777: sticky, like /tmp)",
 		"/" + strings.Repeat("x", 200):                    "is too long",
 		filepath.Join(notSocket, "s.sock"):                "is not a folder",
 		filepath.Join(dir, "missing", "deeper", "s.sock"): "does not exist; pass a --socket in an existing folder",
@@ -202,7 +258,7 @@ func TestFolderOfAnotherUserIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := listenUnix(filepath.Join(folder, "s.sock"), dir, os.Getuid())
-	if err == nil || !strings.Contains(err.Error(), "belongs to uid 65534, not to you") {
+	if err == nil || !strings.Contains(err.Error(), "belongs to uid 65534 (nobody), not to you (uid 0)") {
 		t.Fatalf("listen in a folder of uid 65534: %v", err)
 	}
 }
@@ -227,7 +283,7 @@ func TestPeerCredentialsOfARealConnection(t *testing.T) {
 	server := <-accepted
 	defer server.Close() //nolint:errcheck // cleanup: the test reads only credentials
 	for _, c := range []*net.UnixConn{server, dialled.(*net.UnixConn)} {
-		p, err := peerOf(c)
+		p, err := socket.PeerOf(c)
 		if err != nil || p.PID != os.Getpid() || p.UID != os.Getuid() {
 			t.Fatalf("peer = %+v, %v; want pid %d uid %d", p, err, os.Getpid(), os.Getuid())
 		}
@@ -235,14 +291,14 @@ func TestPeerCredentialsOfARealConnection(t *testing.T) {
 }
 
 func TestCheckPeer(t *testing.T) {
-	if err := checkPeer(peer{PID: 1, UID: 1000}, nil, 1000); err != nil {
+	if err := checkPeer(socket.Peer{PID: 1, UID: 1000}, nil, 1000); err != nil {
 		t.Errorf("same user refused: %v", err)
 	}
-	err := checkPeer(peer{PID: 1, UID: 0}, nil, 1000)
+	err := checkPeer(socket.Peer{PID: 1, UID: 0}, nil, 1000)
 	if err == nil || err.Error() != "connection refused: this subdash control socket belongs to uid 1000; uid 0 may not use it" {
 		t.Errorf("root connecting to a user's socket: %v", err)
 	}
-	if err := checkPeer(peer{}, errors.New("EBADF"), 0); err == nil {
+	if err := checkPeer(socket.Peer{}, errors.New("EBADF"), 0); err == nil {
 		t.Error("unknown peer accepted")
 	}
 }
@@ -257,8 +313,8 @@ func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
 	// "another user" to it.
 	other := os.Getuid() + 1
 	srv.ln.uid = other
-	refused := make(chan peer, 1)
-	srv.ln.refused = func(p peer, _ error) { refused <- p }
+	refused := make(chan socket.Peer, 1)
+	srv.ln.refused = func(p socket.Peer, _ error) { refused <- p }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()

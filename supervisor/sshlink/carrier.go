@@ -84,7 +84,8 @@ func (c *Carrier) Link() *Link {
 // connection being a new ssh channel. When the link's ssh has ended it
 // first makes one new link (bounded by ctx), so a long-lived client (the
 // MCP server's) carries on after a dropped connection; not for a viewer
-// (ForViewer). Errors: *Error
+// (ForViewer). The local end is dialled by the rule of trust (SPEC §6),
+// as any control socket. Errors: *socket.UntrustedError, *Error
 // (Kind Down when the link ended and a new one could not be made, with
 // both reasons), or ctx's.
 func (c *Carrier) DialContext(ctx context.Context) (net.Conn, error) {
@@ -102,15 +103,17 @@ func (c *Carrier) DialContext(ctx context.Context) (net.Conn, error) {
 		}
 		l = nl
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", l.Socket())
+	conn, err := l.dialLocal(ctx)
 	if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)) {
 		if lerr := l.Err(); lerr != nil {
 			return nil, lerr
 		}
 		return nil, &Error{Target: c.t.Name(), Kind: Down, Text: fmt.Sprintf("the local end of the ssh link (%s) refused the connection", l.Socket())}
 	}
-	return conn, err
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
 }
 
 // relinkOnce replaces old, whose ssh ended, by a new link, unless another

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 // finderScript runs in `sh -s` on the remote machine (sent on stdin, so it
@@ -230,10 +231,7 @@ func (l *Link) forward(ctx context.Context) error {
 // that does not forward Unix sockets; which one, a look there says.
 func (l *Link) answer(ctx context.Context) error {
 	hc := &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", l.local)
-		},
+		DialContext:       func(ctx context.Context, _, _ string) (net.Conn, error) { return l.dialLocal(ctx) },
 		DisableKeepAlives: true,
 	}}
 	defer hc.CloseIdleConnections()
@@ -252,6 +250,10 @@ func (l *Link) answer(ctx context.Context) error {
 		}
 		if err := l.Err(); err != nil {
 			return err
+		}
+		var untrusted *socket.UntrustedError
+		if errors.As(err, &untrusted) {
+			return &Error{Kind: Forwarding, Text: untrusted.Text, Hint: untrusted.Hint}
 		}
 		// ssh closes the channel it cannot open: the request's read sees
 		// EOF or a reset, or its write a broken pipe, whichever comes first.

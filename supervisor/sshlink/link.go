@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 // Link is one ssh connection to the machine of a Target that carries the
@@ -216,6 +218,17 @@ func (l *Link) Target() Target { return l.t }
 // Socket returns the local end of the forward: a Unix socket that reaches
 // the host's control socket there, one ssh channel per connection.
 func (l *Link) Socket() string { return l.local }
+
+// dialLocal connects to the local end of the forward by the rule of trust
+// (socket.Dial, SPEC §6): its folder is the link's own, mode 0700, and
+// the process listening there is the link's ssh, of this user.
+func (l *Link) dialLocal(ctx context.Context) (net.Conn, error) {
+	c, _, err := socket.Dial(ctx, l.local)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
 
 // RemoteSocket returns the host's control socket on the remote machine.
 func (l *Link) RemoteSocket() string { return l.remote }

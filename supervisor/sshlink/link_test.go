@@ -3,6 +3,7 @@ package sshlink
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 // sshHost returns the host alias of a test sshd (testkit.StartSSHD: the
@@ -190,5 +192,42 @@ func TestACarrierLinksAgain(t *testing.T) {
 	again, err := c.Relink(ctx, io.EOF, false, say)
 	if again || err == nil || !strings.Contains(err.Error(), "reconnecting to ") || !strings.Contains(err.Error(), "Permission denied") || time.Since(start) > 10*time.Second {
 		t.Fatalf("a refused key: relinked %v, %v after %s; want to give up at once", again, err, time.Since(start))
+	}
+}
+
+// TestALinksLocalEndFollowsTheRuleOfTrust: the local end of a link is a
+// control socket like any other (SPEC §6): while its folder is one others
+// may write in, a carrier refuses to dial it, naming the folder and what
+// to do, and sends nothing; made private again, it reaches the host.
+func TestALinksLocalEndFollowsTheRuleOfTrust(t *testing.T) {
+	host := sshHost(t)
+	var asked atomic.Int64
+	sock := fakeHost(t, 78, &asked)
+	tg, _ := ParseTarget("ssh://" + host + "?socket=" + sock)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, tg, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	folder := filepath.Dir(c.Link().Socket())
+	if err := os.Chmod(folder, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	before := asked.Load()
+	_, err = get(ctx, c.DialContext)
+	var untrusted *socket.UntrustedError
+	if !errors.As(err, &untrusted) || !strings.Contains(err.Error(), "control socket folder "+folder+" has mode 0777") || !strings.Contains(err.Error(), "chmod go-w "+folder) {
+		t.Fatalf("dial through a link whose folder has mode 0777: %v, want the rule of trust's refusal", err)
+	}
+	if asked.Load() != before {
+		t.Fatal("a refused dial reached the host")
+	}
+	if err := os.Chmod(folder, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if pid, err := get(ctx, c.DialContext); err != nil || pid != 78 {
+		t.Fatalf("the folder made private again: pid %d, %v", pid, err)
 	}
 }
