@@ -101,8 +101,8 @@ func TestClientsRefuseASocketAnotherUserCouldHold(t *testing.T) {
 				cmd := exec.Command(binPath, append(args, where...)...)
 				cmd.Dir, cmd.Env = w.dir, append(testEnv(), c.env...)
 				out, _ := cmd.CombinedOutput()
-				if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), want) {
-					t.Errorf("subdash %s: exit %d, %q; want exit 1 and %q", strings.Join(args, " "), code, out, want)
+				if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "subdash: "+want+"\n") {
+					t.Errorf("subdash %s: exit %d, %q; want exit 1 and %q", strings.Join(args, " "), code, out, "subdash: "+want)
 				}
 			}
 			for _, line := range srv.settle(t) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/socket"
 )
 
 // Remote is a viewer's backend (SPEC §9): the dashboard's seam
@@ -147,11 +148,13 @@ func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, 
 }
 
 // isUnexpected reports an answer that is not the protocol's (a 404 from a
-// host without /v1, or any other listener's reply).
+// host without /v1, or any other listener's reply); a socket the rule of
+// trust refused gave no answer at all.
 func isUnexpected(err error) bool {
 	var ne *NotServingError
 	var na *NoAnswerError
-	return !errors.As(err, &ne) && !errors.As(err, &na) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	var ue *socket.UntrustedError
+	return !errors.As(err, &ne) && !errors.As(err, &na) && !errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // Info returns what the host said about itself when the viewer attached.
