@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -146,6 +147,12 @@ const bridgeExitHung = 4
 func findHost(dir string, getenv func(string) string) (found sshlink.Found, looked []string, hung error) {
 	for _, s := range hostCandidates(dir, getenv) {
 		found.Looked = append(found.Looked, s)
+		// A folder the rule of trust refuses is said to be so, also where
+		// its socket cannot even be seen (another user's folder).
+		if err := socket.CheckFolder(filepath.Dir(s), os.Geteuid()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			looked = append(looked, fmt.Sprintf("%s (%v)", s, err))
+			continue
+		}
 		if fi, err := os.Stat(s); err != nil || fi.Mode()&os.ModeSocket == 0 {
 			looked = append(looked, s+" (none)")
 			continue

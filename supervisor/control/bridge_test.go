@@ -114,3 +114,22 @@ func TestTheBridgeSaysAHungHost(t *testing.T) {
 		t.Fatalf("a hung host: status %d in %s, %+v, stderr %q", status, took, f, stderr)
 	}
 }
+
+// TestTheBridgeRefusesAFolderOthersMayWriteIn: at the far end of ssh the
+// bridge follows the rule of trust (SPEC §6) as any client does: a host's
+// socket in a folder others may write in is not taken, and the answer
+// says why and what to do.
+func TestTheBridgeRefusesAFolderOthersMayWriteIn(t *testing.T) {
+	xdg := t.TempDir()
+	s := newSupervisorWith(t, func(c *supervisor.Config) { c.Socket = socket.Default(c.Dir, xdg, os.Getuid()) })
+	srv, _ := serve(t, s)
+	folder := filepath.Dir(srv.Path())
+	if err := os.Chmod(folder, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, f, status, _ := bridge(t, map[string]string{"XDG_RUNTIME_DIR": xdg, "HOME": t.TempDir()}, "--print-socket", "--dir", s.Config().Dir)
+	want := fmt.Sprintf("%s (control socket folder %s has mode 0777: its group and every other user can write in it, and so put a socket of their own there; run chmod go-w %s,", srv.Path(), folder, folder)
+	if status != ExitError || f.Socket != "" || f.Code != sshlink.CodeNoHost || !strings.Contains(f.Error, want) {
+		t.Fatalf("a host's socket in a folder of mode 0777: status %d, %+v; want it refused, saying %q", status, f, want)
+	}
+}
