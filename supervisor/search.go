@@ -22,15 +22,15 @@ const searchChunk = 4096
 // entries) of submission seq (0 = latest) of agent id from absolute item
 // from on whose plain text contains query (termtext.Matcher: case ignored
 // when query has no upper-case letter, as in less; the log pane marks what
-// it matches with the same matcher). It scans what the scrollback holds, up
+// it matches with the same matcher). An entry matches when a line the
+// transcript view shows of it does (transcript.Entry.Match). It scans what the scrollback holds, up
 // to its end. Errors: unknown agent or submission.
 func (s *Supervisor) Search(ctx context.Context, id string, seq int, transcript bool, query string, from int64) (proto.SearchResult, error) {
 	m := termtext.NewMatcher(query)
-	match := func(text string) bool { return m.Match(termtext.Plain([]byte(text))) }
 	res := proto.SearchResult{To: from}
 	for {
 		var first, total int64
-		var texts []string
+		var found []bool
 		if transcript {
 			w, ok, err := s.Transcript(ctx, id, seq, res.To, searchChunk)
 			if err != nil || !ok {
@@ -38,7 +38,8 @@ func (s *Supervisor) Search(ctx context.Context, id string, seq int, transcript 
 			}
 			first, total = w.First, w.Total
 			for _, e := range w.Entries {
-				texts = append(texts, e.Tool+" "+e.Summary+"\n"+e.Text)
+				_, _, ok := e.Match(m.Index) // the lines the transcript view shows
+				found = append(found, ok)
 			}
 		} else {
 			w, err := s.Window(ctx, id, seq, res.To, searchChunk)
@@ -47,17 +48,17 @@ func (s *Supervisor) Search(ctx context.Context, id string, seq int, transcript 
 			}
 			first, total = w.First, w.Total
 			for _, l := range w.Lines {
-				texts = append(texts, l.Text)
+				found = append(found, m.Match(termtext.Plain([]byte(l.Text))))
 			}
 		}
 		res.To = max(res.To, first)
-		for i, t := range texts {
-			if match(t) {
+		for i, ok := range found {
+			if ok {
 				res.Matches = append(res.Matches, res.To+int64(i))
 			}
 		}
-		res.To += int64(len(texts))
-		if len(texts) == 0 || res.To >= total {
+		res.To += int64(len(found))
+		if len(found) == 0 || res.To >= total {
 			return res, nil
 		}
 	}
@@ -263,13 +264,10 @@ func (s *Supervisor) searchOne(ctx context.Context, p *search.Pattern, t searchT
 		}
 		from = max(from, w.First)
 		for i, e := range w.Entries {
-			for _, l := range strings.Split(e.Tool+" "+e.Summary+"\n"+e.Text, "\n") {
-				l = strings.TrimSpace(termtext.Plain([]byte(l)))
-				if sp, ok := p.Match(l); ok {
-					if err := hit(from+int64(i), l, sp); err != nil {
-						return err
-					}
-					break
+			// the lines the transcript view shows, as the log search's
+			if l, sp, ok := e.Match(p.Match); ok {
+				if err := hit(from+int64(i), l, sp); err != nil {
+					return err
 				}
 			}
 		}

@@ -137,3 +137,31 @@ func TestSearchACappedLog(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchTranscriptAsShown: an agent of a structured preset is searched
+// in the lines its transcript view shows, by the search across agents as
+// by the log search: a tool result is not found by the summary of its call
+// it does not show, "✓ result" is found, and a hit's text is its line.
+func TestSearchTranscriptAsShown(t *testing.T) {
+	s, _ := presetSupervisor(t, "claude")
+	id := spawn(t, s, "tool use please")
+	waitFinal(t, s, id)
+	for _, c := range []struct{ query, want string }{
+		{"uname", id[:8] + " 1:2 ⚙ Bash  echo hello-from-tool > tool_out.txt; uname -s"},
+		{"Bash echo", ""},
+		{"↳ linux", id[:8] + " 1:3   ↳ Linux"},
+		{"result ·", id[:8] + " 1:5 ✓ result · 38.3k in / 89 out tokens · $0.1937 · 0.4s"},
+	} {
+		hits, _ := searchAll(t, s, proto.SearchRequest{Query: c.query})
+		if got := strings.Join(hits, "\n"); got != c.want {
+			t.Errorf("search across agents for %q: %q, want %q", c.query, got, c.want)
+		}
+		res, err := s.Search(t.Context(), id, 0, true, c.query, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(len(c.want), 1); len(res.Matches) != want {
+			t.Errorf("log search for %q: matches %v, want %d", c.query, res.Matches, want)
+		}
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
-	"github.com/subdash/subdash/theme"
 )
 
 // t0 is the fake clock's time.
@@ -389,7 +388,7 @@ func (f *fakeSup) Search(ctx context.Context, id string, seq int, transcript boo
 	res := proto.SearchResult{To: from}
 	for {
 		var first, total int64
-		var texts []string
+		var found []bool
 		if transcript {
 			w, _, err := f.Transcript(ctx, id, seq, res.To, 4096)
 			if err != nil {
@@ -397,7 +396,8 @@ func (f *fakeSup) Search(ctx context.Context, id string, seq int, transcript boo
 			}
 			first, total = w.First, w.Total
 			for _, e := range w.Entries {
-				texts = append(texts, RenderEntry(e, theme.Plain()))
+				_, _, ok := e.Match(match.Index) // as the supervisor's Search
+				found = append(found, ok)
 			}
 		} else {
 			w, err := f.Window(ctx, id, seq, res.To, 4096)
@@ -406,17 +406,17 @@ func (f *fakeSup) Search(ctx context.Context, id string, seq int, transcript boo
 			}
 			first, total = w.First, w.Total
 			for _, l := range w.Lines {
-				texts = append(texts, l.Text)
+				found = append(found, match.Match(termtext.Plain([]byte(l.Text))))
 			}
 		}
 		res.To = max(res.To, first)
-		for i, t := range texts {
-			if match.Match(termtext.Plain([]byte(t))) {
+		for i, ok := range found {
+			if ok {
 				res.Matches = append(res.Matches, res.To+int64(i))
 			}
 		}
-		res.To += int64(len(texts))
-		if len(texts) == 0 || res.To >= total {
+		res.To += int64(len(found))
+		if len(found) == 0 || res.To >= total {
 			return res, nil
 		}
 	}

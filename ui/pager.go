@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/theme"
 )
 
@@ -58,7 +59,7 @@ func writeTranscript(w io.Writer, sup Supervisor, id string, seq int, st theme.S
 		from = max(from, t.First) + int64(len(t.Entries))
 		if len(t.Entries) == 0 || from >= t.Total {
 			if t.Pending != "" {
-				if _, err := fmt.Fprintln(bw, clean(t.Pending)); err != nil {
+				if _, err := fmt.Fprintln(bw, transcript.ShowText(t.Pending)); err != nil {
 					return err
 				}
 			}

@@ -2,15 +2,12 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/theme"
-	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/logview"
 )
 
@@ -36,7 +33,7 @@ func fetchPage(sup Supervisor, key logKey, req logview.Request, st theme.Styles)
 		if w.Pending != "" {
 			pg.Total++
 			if req.From < 0 || pg.From+int64(len(w.Entries)) == w.Total && len(w.Entries) < req.N {
-				pg.Items = append(pg.Items, logview.Item{Text: styleLines(st.Assistant, "", clean(w.Pending)) + "▍"})
+				pg.Items = append(pg.Items, logview.Item{Text: styleLines(st.Assistant, transcript.ShowText(w.Pending)) + "▍"})
 			}
 		}
 		return pg, nil
@@ -56,136 +53,55 @@ func fetchPage(sup Supervisor, key logKey, req logview.Request, st theme.Styles)
 	return pg, nil
 }
 
-// clean turns text an agent CLI reported (not cleaned by the supervisor)
-// into plain lines: escape sequences and controls removed, tabs expanded,
-// and the code points terminals disagree on the width of dropped.
-func clean(text string) string {
-	return termtext.DropAmbiguous(strings.TrimRight(termtext.Plain([]byte(text)), "\n"))
-}
-
-// styleLines draws every line of text in st (one Render per line, so no
-// line is padded to the widest), the first one after prefix.
-func styleLines(st lipgloss.Style, prefix, text string) string {
+// styleLines draws every line of text in st, one Render per line, so no
+// line is padded to the widest.
+func styleLines(st lipgloss.Style, text string) string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		if i == 0 {
-			l = prefix + l
-		} else if prefix != "" {
-			l = strings.Repeat(" ", lipgloss.Width(prefix)) + l
-		}
 		if l != "" {
-			l = st.Render(l)
+			lines[i] = st.Render(l)
 		}
-		lines[i] = l
 	}
 	return strings.Join(lines, "\n")
 }
 
-// RenderEntry draws one transcript entry as styled lines: the assistant's
-// text, thinking, each tool call with its summary, the head of each tool
-// result, errors, retries, the CLI's stderr lines (in the raw view's stderr
-// style, after "stderr ") and the result with tokens and cost. An inner
-// agent's entry (Depth > 0, SPEC §8) has "│ " per level before each line,
-// under the Agent call that started it.
+// RenderEntry draws one transcript entry as styled lines: its Display
+// (the lines a search of the transcript matches, SPEC §8) in the style of
+// its role, an inner agent's (Depth > 0) after its muted bar, "│ " per
+// level.
 func RenderEntry(e transcript.Entry, st theme.Styles) string {
-	s := renderEntry(e, st)
-	if e.Depth <= 0 {
-		return s
+	d := e.Display()
+	text := styleLines(roleStyle(d.Role, st), strings.Join(d.Lines, "\n"))
+	if d.Bar == "" {
+		return text
 	}
-	bar := st.Muted.Render(strings.Repeat("│ ", min(e.Depth, 8)))
-	return bar + strings.ReplaceAll(s, "\n", "\n"+bar)
+	bar := st.Muted.Render(d.Bar)
+	return bar + strings.ReplaceAll(text, "\n", "\n"+bar)
 }
 
-func renderEntry(e transcript.Entry, st theme.Styles) string {
-	text := clean(e.Text)
-	switch e.Kind {
-	case transcript.KindInit:
-		return styleLines(st.Muted, "● ", text)
-	case transcript.KindUser:
-		return styleLines(st.Muted, "› ", text)
-	case transcript.KindText:
-		return styleLines(st.Assistant, "", text)
-	case transcript.KindThinking:
-		if text == "" {
-			text = "thinking…"
-		}
-		return styleLines(st.Thinking, "∴ ", text)
-	case transcript.KindToolCall:
-		head := "⚙ " + clean(e.Tool)
-		if e.Summary != "" {
-			head += "  " + clean(e.Summary)
-		}
-		if text != "" {
-			head += "\n" + text
-		}
-		return styleLines(st.Tool, "", head)
-	case transcript.KindToolResult:
-		style := st.ToolOutput
-		if e.IsError {
-			style = st.ToolError
-		}
-		if text == "" {
-			text = "(no output)"
-		}
-		if e.MoreLines > 0 {
-			text += fmt.Sprintf("\n… %d more lines", e.MoreLines)
-		}
-		return styleLines(style, "  ↳ ", text)
-	case transcript.KindError:
-		return styleLines(st.Error, "✗ ", text)
-	case transcript.KindRetry:
-		return styleLines(st.Retry, "↻ ", text)
-	case transcript.KindApproval:
-		head := "⚠ needs approval: " + clean(e.Tool)
-		if e.Summary != "" {
-			head += "  " + clean(e.Summary)
-		}
-		head += "  (request " + clean(e.ID) + ")"
-		if text != "" {
-			head += "\n" + text
-		}
-		return styleLines(st.Warning, "", head)
-	case transcript.KindApprovalAnswer:
-		style := st.Result
-		if e.IsError {
-			style = st.Error
-		}
-		head := "↳ " + text
-		if e.Tool != "" {
-			head = "↳ " + clean(e.Tool) + " " + clean(e.Summary) + ": " + text
-		}
-		return styleLines(style, "  ", head)
-	case transcript.KindStderr:
-		return styleLines(st.Stderr, "stderr ", text)
-	case transcript.KindNote:
-		return styleLines(st.Muted, "subdash: ", text)
-	case transcript.KindResult:
-		style, head := st.Result, "✓ result"
-		if e.IsError {
-			style, head = st.Error, "✗ result"
-		}
-		if u := usage(e); u != "" {
-			head += " · " + u
-		}
-		if text != "" {
-			head += "\n" + text
-		}
-		return styleLines(style, "", head)
+// roleStyle is the style of a transcript entry's role.
+func roleStyle(r transcript.Role, st theme.Styles) lipgloss.Style {
+	switch r {
+	case transcript.RoleAssistant:
+		return st.Assistant
+	case transcript.RoleThinking:
+		return st.Thinking
+	case transcript.RoleTool:
+		return st.Tool
+	case transcript.RoleToolOutput:
+		return st.ToolOutput
+	case transcript.RoleToolError:
+		return st.ToolError
+	case transcript.RoleError:
+		return st.Error
+	case transcript.RoleRetry:
+		return st.Retry
+	case transcript.RoleWarning:
+		return st.Warning
+	case transcript.RoleResult:
+		return st.Result
+	case transcript.RoleStderr:
+		return st.Stderr
 	}
-	return styleLines(st.Muted, "· ", text)
-}
-
-// usage formats the tokens, cost and duration a result reports.
-func usage(e transcript.Entry) string {
-	var parts []string
-	if e.InputTokens > 0 || e.OutputTokens > 0 {
-		parts = append(parts, fmt.Sprintf("%s in / %s out tokens", agenttable.Tokens(e.InputTokens), agenttable.Tokens(e.OutputTokens)))
-	}
-	if e.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f", e.CostUSD))
-	}
-	if e.DurationMS > 0 {
-		parts = append(parts, fmt.Sprintf("%.1fs", float64(e.DurationMS)/1000))
-	}
-	return strings.Join(parts, " · ")
+	return st.Muted
 }

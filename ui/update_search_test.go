@@ -1,12 +1,22 @@
 package ui
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/muesli/termenv"
+
+	"github.com/subdash/subdash/internal/testkit/hostkit"
+	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/transcript"
+	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/internal/cells"
 )
 
 // hundredLines is a harness showing a running agent that printed "line 0"
@@ -152,4 +162,91 @@ func TestSearchSaysWhenTheMatchIsPastTheRightEdge(t *testing.T) {
 	h.keys("w")
 	h.wantScreen(" at the end") // wrapped onto the next row
 	h.noScreen("past the right edge")
+}
+
+// TestTranscriptSearchCountsWhatItMarks: in the transcript view of a real
+// host (a claude agent that ran a tool), the matches the host counts are
+// the entries the pane marks, for text seen on screen ("✓ result", the two
+// spaces after the tool's name) and for text only the host held (a tool
+// result repeats its call's summary, which it does not show).
+func TestTranscriptSearchCountsWhatItMarks(t *testing.T) {
+	s := presetSupervisor(t, "claude")
+	h := realHarness(t, s)
+	res, err := s.Spawn(context.Background(), "tool use please")
+	if err != nil {
+		t.Fatal(err)
+	}
+	until(t, h, s, "the agent completed", func() bool { return strings.Contains(h.screen(), "✓ result") })
+	marked := regexp.MustCompile(`\x1b\[(1;4;)?7m`)
+	for _, c := range []struct {
+		query string
+		count int
+	}{
+		{"uname", 1},      // the call; its result shows "Linux" only
+		{"result", 1},     // ✓ result · …
+		{"Bash  echo", 1}, // as the call shows it
+		{"Bash echo", 0},  // as the host joined the call's tool and summary
+		{"↳ linux", 1},    // the result's mark
+	} {
+		h.keys("esc", "/")
+		h.typeText(c.query)
+		h.keys("enter")
+		_, count := h.m.log.Matches()
+		marks := 0
+		for _, l := range strings.Split(h.m.log.View(), "\n") {
+			if marked.MatchString(l) {
+				marks++
+			}
+		}
+		if count != c.count || marks != c.count {
+			t.Errorf("%q in the transcript of %s: %d counted, %d lines marked, want %d:\n%s", c.query, res.AgentID[:8], count, marks, c.count, h.screen())
+		}
+	}
+}
+
+// TestRenderEntryDrawsItsDisplay: every kind of transcript entry, an inner
+// agent's too, is drawn as the lines of its Display (what a transcript
+// search matches), whatever the styles.
+func TestRenderEntryDrawsItsDisplay(t *testing.T) {
+	entries := append(transcriptFixture(),
+		transcript.Entry{Kind: transcript.KindUser, Text: "first\n\nthird"},
+		transcript.Entry{Kind: transcript.KindThinking},
+		transcript.Entry{Kind: transcript.KindToolResult, Tool: "Bash", Summary: "ls", IsError: true, Text: "a\n\tb", Depth: 2},
+		transcript.Entry{Kind: transcript.KindError, Text: "overloaded"},
+		transcript.Entry{Kind: transcript.KindApproval, Tool: "Bash", Summary: "rm -rf x", ID: "req-1", Text: "why"},
+		transcript.Entry{Kind: transcript.KindApprovalAnswer, Tool: "Bash", Summary: "rm -rf x", Text: "denied", IsError: true},
+		transcript.Entry{Kind: transcript.KindStderr, Text: "\x1b[31mboom\x1b[0m"},
+		transcript.Entry{Kind: transcript.KindNote, Text: "a new session starts"},
+		transcript.Entry{Kind: transcript.KindUnknown, Text: "system/hook_started", Depth: 1},
+		transcript.Entry{Kind: transcript.KindResult, IsError: true, DurationMS: 1500},
+	)
+	for _, st := range []theme.Styles{theme.Plain(), theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})} {
+		for _, e := range entries {
+			lines := strings.Split(RenderEntry(e, st), "\n") // as the pane strips them to mark
+			for i, l := range lines {
+				lines[i] = cells.Strip(l)
+			}
+			if got, want := strings.Join(lines, "\n"), e.Display().Text(); got != want {
+				t.Errorf("%s entry drawn as\n%q\nits display is\n%q", e.Kind, got, want)
+			}
+		}
+	}
+}
+
+// presetSupervisor is a host running preset name against the fake CLIs of
+// testdata/fakecli, which replay recordings of the real CLIs.
+func presetSupervisor(t *testing.T, name string) *supervisor.Supervisor {
+	t.Helper()
+	fake, err := filepath.Abs("../testdata/fakecli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := supervisor.LookupPreset(name, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hostkit.Supervisor(t, "", func(c *supervisor.Config) {
+		c.Preset = p
+		c.Environ = append(os.Environ(), "PATH="+fake+":"+os.Getenv("PATH"), "FAKECLI_LOG="+filepath.Join(t.TempDir(), "calls.log"))
+	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
@@ -257,7 +258,7 @@ func InnerMessage(in proto.InnerAgent) string {
 		parts[len(parts)-1] += ", last " + termtext.OneLine(cells.Head(in.LastTool, 64), 0)
 	}
 	if in.Tokens > 0 { // not in USAGE: claude's is its latest request's size, not a sum (SPEC §8)
-		parts = append(parts, Tokens(in.Tokens)+" tok")
+		parts = append(parts, transcript.Tokens(in.Tokens)+" tok")
 	}
 	if s := termtext.OneLine(cells.Head(in.Summary, 1024), 0); s != "" && s != InnerName(in) { // claude's is often the description
 		parts = append(parts, s)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
@@ -238,23 +239,12 @@ func Age(d time.Duration) string {
 func Usage(u proto.Usage) string {
 	var parts []string
 	if n := u.InputTokens + u.OutputTokens; n > 0 {
-		parts = append(parts, Tokens(n)+" tok")
+		parts = append(parts, transcript.Tokens(n)+" tok")
 	}
 	if u.CostUSD > 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
 	}
 	return strings.Join(parts, " ")
-}
-
-// Tokens formats a token count: 950, 12.3k, 1.2M.
-func Tokens(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }
 
 // Elapsed formats a duration in at most six cells: 9s, 3m04s, 1h02m.

@@ -15,15 +15,16 @@
 // bytes cannot match. Only candidates are converted and matched with the
 // one matcher of the log search (termtext.Matcher) or the regular
 // expression. For a structured preset's log the question is whether the
-// file may hold the query at all (Candidate): its JSON escapes the text
-// (`"` as `\"`, ESC as `\u001b`), so the query is looked for escaped as
-// well, and a line with a `\u` escape is a candidate; the transcript
-// entries are then matched by the engine.
+// file may hold a match at all (Candidate): a match is on a line of the
+// transcript view, where marks and words such as "✓ result" surround the
+// entries' fields, so the file must hold the longest run of letters of
+// the query only a field can show (transcript.FieldText); JSON escapes a
+// letter only as `\u` (and ESC as `\u001b`), so a line with a `\u`
+// escape is a candidate too; the transcript entries are then matched by
+// the engine.
 package search
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // Pattern is a compiled query: what the prefilter looks for in raw bytes
@@ -44,8 +46,12 @@ type Pattern struct {
 	m      termtext.Matcher // the plain query's matcher
 	fold   bool             // smart case: the query has no upper-case letter
 	needle []byte           // looked for in the (folded) raw bytes; nil: every line is a candidate
-	json   []byte           // needle JSON-escaped, for structured logs
 	space  bool             // the query holds a space or a tab: a tab shows as spaces
+	// field is what a structured log's raw bytes must hold for a match:
+	// the part of the query only an entry's fields show
+	// (transcript.FieldText), letters, which JSON escapes only as `\u`;
+	// nil: any log may match.
+	field []byte
 	// others are the raw forms of letters that lower-case to an ASCII
 	// letter of the query (U+212A KELVIN SIGN for k, U+0130 for i): a
 	// line holding one is a candidate.
@@ -79,9 +85,7 @@ func Compile(query string, regex bool) (*Pattern, error) {
 	p.m = termtext.NewMatcher(query)
 	p.space = strings.ContainsAny(query, " \t")
 	p.needle = p.literal(anchor(query, p.fold))
-	if p.needle != nil {
-		p.json = p.literal(jsonEscape(string(anchor(query, p.fold))))
-	}
+	p.field = p.literal(anchor(transcript.FieldText(query), p.fold))
 	if p.fold {
 		if strings.ContainsRune(query, 'k') {
 			p.others = append(p.others, []byte("\u212a"))
@@ -162,15 +166,3 @@ func anchor(query string, fold bool) []byte {
 
 // hasCase reports whether r has another case a fold would match.
 func hasCase(r rune) bool { return unicode.SimpleFold(r) != r || unicode.ToLower(r) != r }
-
-// jsonEscape is s as a JSON string holds it, without the quotes (the
-// escapes every CLI writes: `\"`, `\\`, control characters; `<`, `>`
-// and `&` kept, as Node and Rust write them).
-func jsonEscape(s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	return out[1 : len(out)-1]
-}

@@ -54,14 +54,15 @@ func (p *Pattern) ScanFrom(ctx context.Context, r io.Reader, first int64, fn fun
 }
 
 // Candidate reports whether a structured preset's log r may hold a match
-// in its transcript (see the package doc): a line holds the query as it
-// is or JSON-escaped, or a `\u` escape, or may show other than its
-// bytes. Errors: r's and ctx's.
+// in its transcript (see the package doc): a line holds the part of the
+// query only an entry's fields show, or a `\u` escape, or may show other
+// than its bytes. Errors: r's and ctx's.
 func (p *Pattern) Candidate(ctx context.Context, r io.Reader) (bool, error) {
-	if p.regex != nil || p.needle == nil {
+	if p.regex != nil || p.field == nil {
 		return true, nil // any entry may match: the transcript decides
 	}
-	s := scanner{p: p, needles: append(p.plainNeedles(), p.json, p.literal([]byte(`\u`)))}
+	needles := append([][]byte{p.field, p.literal([]byte(`\u`))}, p.literalAll(p.others)...)
+	s := scanner{p: p, needles: needles}
 	found := false
 	err := s.run(ctx, r, func(int64, string) bool { found = true; return false })
 	return found, err

@@ -167,6 +167,12 @@ func TestCandidateOfJSON(t *testing.T) {
 		{"absent", `{"text":"nothing"}` + "\n", false},
 		{"red", `{"text":"\u001b[31mred"}` + "\n", true},
 		{"x", `{"text":"\u00e9"}` + "\n", true}, // an escape may hide anything
+		// the transcript view adds marks and words around the fields
+		{"✓ result · 38.3k in", `{"type":"x"}` + "\n", true},
+		{"↳ linux", `{"content":"Linux"}` + "\n", true},
+		{"↳ linux", `{"content":"Darwin"}` + "\n", false},
+		{"thinking…", `{"type":"x"}` + "\n", true},
+		{"Bash  uname -s", `{"name":"Bash","input":{"command":"uname -s"}}` + "\n", true},
 	}
 	for _, c := range cases {
 		p, _ := Compile(c.query, false)
