@@ -230,7 +230,8 @@ func TestDashboardRestoresAfterQuit(t *testing.T) {
 	hello, failed := ids[0], ids[1]
 	// The journal names an agent before the dashboard has its spawn's
 	// answer, which moves the selection to it: wait for that, or k could
-	// come first and s go to the wrong agent.
+	// come first and s go to the wrong agent. The spawn typed last keeps
+	// the selection whatever order the two answers arrive in.
 	d.waitText(failed[:8] + " · #1/1")
 	d.keys("k") // the first one, as a new agent takes the selection
 	d.waitText(hello[:8] + " · #1/1")
@@ -247,18 +248,11 @@ func TestDashboardRestoresAfterQuit(t *testing.T) {
 	}
 
 	d.restart()
-	s := d.waitText("↺ 2 restored")
-	for _, id := range []string{hello, failed} {
-		if row := tableRow(s, id); !strings.Contains(row, "↺ ") {
-			t.Errorf("restored row shows no age: %q", row)
-		}
-	}
-	if row := tableRow(s, failed); !strings.Contains(row, "✗ errored (exit 3)") {
-		t.Errorf("errored row: %q", row)
-	}
-	if row := tableRow(s, hello); !strings.Contains(row, "✓ completed") || !strings.Contains(row, " 2 ") {
-		t.Errorf("completed row with two submissions: %q", row)
-	}
+	d.waitFor("both agents restored, with their age, status and submissions", func(s string) bool {
+		h, f := tableRow(s, hello), tableRow(s, failed)
+		return strings.Contains(s, "↺ 2 restored") && strings.Contains(h, "↺ ") && strings.Contains(f, "↺ ") &&
+			strings.Contains(f, "✗ errored (exit 3)") && strings.Contains(h, "✓ completed") && strings.Contains(h, " 2 ")
+	})
 	d.waitText(hello[:8]+" · #2/2", "got: again") // read back from the log file
 	d.keys("[")
 	d.waitText(hello[:8]+" · #1/2", "got: hello")
@@ -274,10 +268,9 @@ func TestDashboardRestoresAfterQuit(t *testing.T) {
 	d.keys("q")
 	d.waitExit()
 	d.restart()
-	s = d.waitText("↺ 1 restored")
-	if tableRow(s, failed) != "" || tableRow(s, hello) == "" {
-		t.Fatalf("after forget and restart:\n%s", s)
-	}
+	d.waitFor("the restored agent without the forgotten one", func(s string) bool {
+		return strings.Contains(s, "↺ 1 restored") && tableRow(s, hello) != "" && tableRow(s, failed) == ""
+	})
 	d.keys("q")
 	d.waitExit()
 }

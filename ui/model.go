@@ -142,6 +142,10 @@ type Model struct {
 	// shutdownErr is the error of stopping the agents on quit; Run
 	// returns it.
 	shutdownErr error
+	// spawns numbers the spawns typed here, in order; chosen is the
+	// number of the newest whose agent took the selection: the one typed
+	// last keeps it, whatever order the answers arrive in.
+	spawns, chosen int
 
 	// Attention (SPEC §11).
 	focused   bool              // the terminal has focus; true until it says otherwise
@@ -239,6 +243,9 @@ type (
 		// (the last), left how many stay queued.
 		cancelled string
 		left      int
+		// spawn is the number of a spawn typed here (Model.spawns), 0
+		// for one at startup.
+		spawn int
 		// named is the task name a spawn gave (the snapshot may come
 		// after the reply).
 		named string

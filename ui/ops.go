@@ -123,7 +123,8 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 		case !msg.startup:
 			m.say(levelInfo, "spawned "+short)
 		}
-		if !msg.startup {
+		if !msg.startup && msg.spawn > m.chosen { // an older spawn answered late keeps out
+			m.chosen = msg.spawn
 			m.pending = msg.id
 			if m.table.Select(msg.id) {
 				m.pending = ""

@@ -86,7 +86,8 @@ func (m *Model) submitSpawn(line string) tea.Cmd {
 		}
 		form.name = name
 	}
-	return m.spawnCmd(form.message, form.name)
+	m.spawns++
+	return m.spawnCmd(m.spawns, form.message, form.name)
 }
 
 // reopenSpawn opens the spawn input on the task name with why it was
@@ -111,12 +112,12 @@ func (m Model) pathHolder(path string) (string, bool) {
 }
 
 // spawnCmd spawns an agent with message, named taskName ("" for none), in
-// a command.
-func (m Model) spawnCmd(message, taskName string) tea.Cmd {
+// a command; n is its number among the spawns typed here.
+func (m Model) spawnCmd(n int, message, taskName string) tea.Cmd {
 	sup := m.sup
 	return func() tea.Msg {
 		r, err := sup.SpawnAgent(context.Background(), proto.SpawnRequest{Message: message, TaskName: taskName})
-		return opDoneMsg{op: opSpawn, id: r.AgentID, status: r.Status, err: err, named: taskName, message: message}
+		return opDoneMsg{op: opSpawn, id: r.AgentID, status: r.Status, err: err, spawn: n, named: taskName, message: message}
 	}
 }
 

@@ -60,6 +60,33 @@ func TestSpawnFromInput(t *testing.T) {
 	h.wantScreen("a0000001 · #1/1")
 }
 
+// TestTwoSpawnsTheNewestKeepsTheSelection: two spawns typed quickly whose
+// answers arrive in the other order; the one typed last is selected.
+func TestTwoSpawnsTheNewestKeepsTheSelection(t *testing.T) {
+	h := newHarness(t, threeAgents(), 100, 30)
+	typed := func(task string) tea.Cmd { // its command held back, as a slow host answers
+		h.keys("n")
+		h.typeText(task)
+		h.guard(true)
+		nm, cmd := h.m.Update(keyMsg("enter"))
+		h.guard(false)
+		h.m = nm.(Model)
+		return cmd
+	}
+	older, newer := typed("older task"), typed("newer task")
+	olderDone, newerDone := older(), newer() // a0000001, a0000002
+	h.send(newerDone)
+	h.send(olderDone)
+	h.wantCalls(`spawn "older task"`, `spawn "newer task"`)
+	h.wantScreen("› a0000002")
+	h.wantScreen("a0000002 · #1/1")
+	// in order, the last typed ends selected too
+	older, newer = typed("third"), typed("fourth")
+	h.send(older())
+	h.send(newer())
+	h.wantScreen("› a0000004")
+}
+
 func TestInputCancelAndEditing(t *testing.T) {
 	h := newHarness(t, threeAgents(), 100, 30)
 	h.keys("n")
