@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -11,7 +12,7 @@ import (
 
 // openDiff shows what the shown submission of agent a changed in its work
 // tree in the pager (SPEC §15), coloured unless NO_COLOR, or says why
-// there is nothing to show.
+// there is nothing to show: not tracked, or no changes (±0).
 func (m *Model) openDiff(a proto.AgentInfo) tea.Cmd {
 	if !m.cfg.Has(proto.FeatureChanges) {
 		m.say(levelWarn, "this host does not track changes (it is an older subdash)")
@@ -34,6 +35,9 @@ func (m *Model) openDiff(a proto.AgentInfo) tea.Cmd {
 		return nil
 	case !c.Tracked:
 		m.say(levelWarn, c.Note)
+		return nil
+	case !c.Pending && c.Files == 0: // ±0: the pager would open on nothing
+		m.say(levelInfo, fmt.Sprintf("no changes: submission %d of %s changed nothing in its work tree", seq, m.label(a.AgentID)))
 		return nil
 	}
 	sup, id, color := m.sup, a.AgentID, !m.styles.NoColor

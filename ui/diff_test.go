@@ -63,6 +63,30 @@ func TestChangesColumnAndDiff(t *testing.T) {
 	}
 }
 
+// D on a submission that changed nothing (±0) says so instead of opening
+// an empty pager; while it runs (±?) the pager shows the changes so far.
+func TestDiffOfNoChangesSaysSo(t *testing.T) {
+	f := threeAgents()
+	f.cfg.Features = []string{proto.FeatureChanges}
+	f.setChanges(idA, &proto.Changes{Tracked: true, Pending: true})
+	f.setChanges(idB, &proto.Changes{Tracked: true, Shared: true})
+	h := newHarness(t, f, 160, 30)
+	h.m.opts.Pager = func(func(io.Writer) error) tea.ExecCommand { return nil }
+	h.keys("j")
+	if !strings.Contains(h.row(idB), "±0*") {
+		t.Fatalf("row of %s lacks ±0*: %q", idB[:8], h.row(idB))
+	}
+	h.keys("D")
+	h.wantScreen("no changes: submission 1 of 7b9e4c21 changed nothing in its work tree")
+	if h.execs != 0 {
+		t.Error("a pager opened on no changes")
+	}
+	h.keys("k", "D")
+	if h.execs != 1 {
+		t.Error("no pager opened on the changes of a running submission")
+	}
+}
+
 func TestDiffOfAnOlderHost(t *testing.T) {
 	h := newHarness(t, threeAgents(), 120, 30)
 	h.noScreen("± LAST")
