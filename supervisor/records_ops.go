@@ -98,8 +98,7 @@ func (s *Supervisor) restore(runs journal.Runs, now time.Time) {
 		"restored %d agent(s); kept %d record(s) outside the restore window of %s; dropped %d older than the log retention of %s",
 		s.restored, kept, proto.FormatDuration(s.cfg.RestoreWindow), dropped, proto.FormatDuration(s.cfg.LogRetention))}))
 	if s.restored > 0 {
-		s.cfg.Notes = append(s.cfg.Notes, fmt.Sprintf("restored %d agent(s) of this directory from earlier runs (updated within %s)",
-			s.restored, proto.FormatDuration(s.cfg.RestoreWindow)))
+		s.cfg.Notes = append(s.cfg.Notes, proto.RestoredNote(s.restored, s.cfg.RestoreWindow))
 	}
 }
 

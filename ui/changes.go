@@ -70,6 +70,10 @@ func (m *Model) applyChanges(cs []proto.Change) (changed, shows bool) {
 		i, ok := m.at[c.AgentID]
 		switch {
 		case c.Info == nil: // forgotten
+			if m.restored[c.AgentID] {
+				delete(m.restored, c.AgentID)
+				m.forgotten++ // the host's note on restored agents counts it no more
+			}
 			if ok {
 				m.agents = slices.Delete(m.agents, i, i+1)
 				m.setAgents(m.agents) // the indices after it moved

@@ -146,6 +146,12 @@ type Model struct {
 	// number of the newest whose agent took the selection: the one typed
 	// last keeps it, whatever order the answers arrive in.
 	spawns, chosen int
+	// restored are the agents the host restored at start, as this
+	// dashboard first saw them (AgentInfo.Restored); forgotten counts
+	// those forgotten since, which the host's note on them
+	// (proto.RestoredNote) no longer counts.
+	restored  map[string]bool
+	forgotten int
 
 	// Attention (SPEC §11).
 	focused   bool              // the terminal has focus; true until it says otherwise
@@ -198,9 +204,13 @@ func New(s Supervisor, o Options) Model {
 	m.table.SetStopping(m.stopping)
 	m.setAgents(s.Agents())
 	// What needed you before this dashboard started is marked, not rung.
+	m.restored = map[string]bool{}
 	for _, a := range m.agents {
 		if a.NeedsYou != nil {
 			m.notified[a.AgentID] = a.NeedsYou.Seq
+		}
+		if a.Restored {
+			m.restored[a.AgentID] = true
 		}
 	}
 	return m

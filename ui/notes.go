@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -85,6 +86,9 @@ func (m Model) notes() []note {
 		add(levelWarn, s)
 	}
 	for _, s := range m.cfg.Notes {
+		if fewer, ok := proto.RestoredNoteLess(s, m.forgotten); ok {
+			s = fewer // "" once every agent it counted is forgotten
+		}
 		add(levelInfo, s)
 	}
 	return out

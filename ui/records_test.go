@@ -46,6 +46,29 @@ func TestRestoredRowsShowTheirAge(t *testing.T) {
 	}
 }
 
+// TestRestoredNoteFollowsForgottenAgents: the host's note on the agents
+// it restored counts those forgotten since no more, and goes with the last.
+func TestRestoredNoteFollowsForgottenAgents(t *testing.T) {
+	f := threeAgents()
+	f.find(idB).info.Restored = true
+	f.find(idC).info.Restored = true
+	f.cfg.Notes = []string{proto.RestoredNote(2, 7*24*time.Hour)}
+	h := newHarness(t, f, 160, 40)
+	h.keys("?")
+	h.wantScreen("restored 2 agent(s) of this directory from earlier runs (updated within 7 days)")
+	h.keys("esc", "j", "x", "y")
+	h.wantCalls("forget " + idB[:8])
+	h.keys("?")
+	h.wantScreen("restored 1 agent(s) of this directory from earlier runs (updated within 7 days)")
+	h.keys("esc")
+	h.wantScreen(idC[:8] + " · #1/1")
+	h.keys("x", "y")
+	h.wantCalls("forget "+idB[:8], "forget "+idC[:8])
+	h.keys("?")
+	h.wantScreen("?/esc close help") // the overlay, which lists every note
+	h.noScreen("agent(s) of this directory")
+}
+
 // TestResendSendsTheWholeMessage: when the snapshot holds only a message's
 // head, resend has the host send the whole message from its file, and
 // edit-and-resend (of a message up to 64 KiB) fetches it into the input.

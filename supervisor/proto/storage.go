@@ -137,3 +137,32 @@ func (g LogGap) Marker() string {
 	}
 	return fmt.Sprintf("subdash: %d bytes (%s) of output %s", g.Bytes, FormatBytes(g.Bytes), why)
 }
+
+// restoredNoteTail follows the count in RestoredNote.
+const restoredNoteTail = " agent(s) of this directory from earlier runs (updated within "
+
+// RestoredNote is a host's note on the n agents it restored from earlier
+// runs at start, those updated within window (SPEC §10): "restored 3
+// agent(s) of this directory from earlier runs (updated within 7d)".
+func RestoredNote(n int, window time.Duration) string {
+	return "restored " + strconv.Itoa(n) + restoredNoteTail + FormatDuration(window) + ")"
+}
+
+// RestoredNoteLess returns note, a RestoredNote, counting gone agents
+// fewer, as a dashboard keeps it true while restored agents are forgotten:
+// "" when none is left. ok is false when note is not a RestoredNote.
+func RestoredNoteLess(note string, gone int) (_ string, ok bool) {
+	rest, ok := strings.CutPrefix(note, "restored ")
+	i := strings.Index(rest, restoredNoteTail)
+	if !ok || i < 0 {
+		return "", false
+	}
+	n, err := strconv.Atoi(rest[:i])
+	if err != nil {
+		return "", false
+	}
+	if n-gone <= 0 {
+		return "", true
+	}
+	return "restored " + strconv.Itoa(n-gone) + rest[i:], true
+}

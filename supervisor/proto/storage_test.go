@@ -49,3 +49,26 @@ func TestParseSizeTakesBinaryUnits(t *testing.T) {
 		t.Errorf("FormatSize: %q %q %q", FormatSize(10<<20), FormatSize(1<<30), FormatSize(1000))
 	}
 }
+
+func TestRestoredNoteLess(t *testing.T) {
+	note := RestoredNote(3, 7*24*time.Hour)
+	if want := "restored 3 agent(s) of this directory from earlier runs (updated within 7 days)"; note != want {
+		t.Fatalf("note %q, want %q", note, want)
+	}
+	for _, c := range []struct {
+		note string
+		gone int
+		want string
+		ok   bool
+	}{
+		{note, 0, note, true},
+		{note, 1, "restored 2 agent(s) of this directory from earlier runs (updated within 7 days)", true},
+		{note, 3, "", true},
+		{"restored 3 run folder(s)", 1, "", false},
+		{"memo not found on PATH", 1, "", false},
+	} {
+		if got, ok := RestoredNoteLess(c.note, c.gone); got != c.want || ok != c.ok {
+			t.Errorf("RestoredNoteLess(%q, %d) = %q, %v; want %q, %v", c.note, c.gone, got, ok, c.want, c.ok)
+		}
+	}
+}
