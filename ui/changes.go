@@ -35,6 +35,9 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 			m.reply = reply{} // an earlier reply would hide it (replies go before notes)
 		}
 	}
+	if m.mode == modeInput && (m.inputKind == inputSend || m.inputKind == inputEdit) {
+		m.input.Prompt = m.inputPrompt() // "(running)" follows the target's status
+	}
 	sel := m.table.SelectedID()
 	touched, output := false, false
 	for _, c := range msg.Changes {

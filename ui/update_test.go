@@ -136,6 +136,22 @@ func TestSendToRunningAgentAsksToInterrupt(t *testing.T) {
 	h.wantScreen("3fa2c1d0 · #2/2")
 }
 
+// TestSendPromptFollowsTheStatus: the send prompt opened on a running
+// agent stops saying "(running)" when the agent completes, text intact;
+// enter then sends at once, no interrupt asked.
+func TestSendPromptFollowsTheStatus(t *testing.T) {
+	f := threeAgents()
+	h := newHarness(t, f, 100, 30)
+	h.keys("s")
+	h.typeText("summarise")
+	h.wantScreen("send 3fa2c1d0 (running) › summarise")
+	f.finish(idA, proto.StatusCompleted, 1)
+	h.sync(idA)
+	h.wantScreen("send 3fa2c1d0 › summarise")
+	h.keys("enter")
+	h.wantCalls("seen 3fa2c1d0", `send 3fa2c1d0 "summarise" interrupt=false`) // seen: it completed while shown
+}
+
 func TestResend(t *testing.T) {
 	h := newHarness(t, threeAgents(), 100, 30)
 	h.keys("j", "R")
