@@ -129,8 +129,8 @@ func addedWord(run string) bool {
 
 // addedWords are the runs of letters, lower-cased, that Display adds
 // around an entry's fields: in the displays of entries of every kind,
-// failed or not, with usage and lines left out, whose fields hold no
-// letter. A field is never next to one of them without a separator,
+// failed or not, with usage and lines left out of a tool's output, whose
+// fields hold no letter. A field is never next to one of them without a separator,
 // which is what lets FieldText split a query at every other rune.
 var addedWords = func() []string {
 	kinds := []Kind{KindInit, KindUser, KindText, KindThinking, KindToolCall, KindToolResult, KindError, KindRetry,
