@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/subdash/subdash/internal/testkit"
 )
 
 // binPath is the subdash binary built once for the end-to-end tests of this
@@ -61,10 +63,7 @@ func requireTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		if os.Getenv("SUBDASH_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is required (SUBDASH_REQUIRE_TOOLS=1) but not installed", name)
-		}
-		t.Skipf("%s not installed", name)
+		testkit.Missing(t, name+" is not installed (apt-get install "+name+")")
 	}
 	return p
 }

@@ -92,6 +92,17 @@ func isLinker(r rune) bool {
 	return false
 }
 
+// isRegional reports the regional indicators U+1F1E6–U+1F1FF, two of
+// which make a flag. Terminals disagree on the width of one and of a pair
+// (a flag is one grapheme of two cells where clusters are measured, two
+// characters of two cells each in tmux), so display text draws each as
+// its letter (regionalLetter), whose width they agree on.
+func isRegional(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }
+
+// regionalLetter is the capital letter the regional indicator r stands
+// for ("U", "S" for the flag of the United States).
+func regionalLetter(r rune) byte { return byte('A' + r - 0x1F1E6) }
+
 // Invisible reports the format characters that change what text means or
 // how it reads without a cell of their own (SPEC §5): the bidirectional
 // embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and

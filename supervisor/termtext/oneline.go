@@ -28,7 +28,8 @@ const OneLineMaxRead = 64 << 10
 //   - every run of white space (line breaks and tabs included) becomes one
 //     space, and no space leads or trails;
 //   - the code points terminals disagree on the width of are dropped (see
-//     DropAmbiguous), so the line takes the cells the dashboard counts.
+//     DropAmbiguous) and a regional indicator is its letter, as in the log
+//     pane, so the line takes the cells the dashboard counts.
 //
 // With a limit, a longer line is cut to n characters, the last one "…",
 // and "…" also ends a line whose text went on past the OneLineMaxRead
@@ -66,6 +67,8 @@ func OneLine(s string, n int) string {
 			r = utf8.RuneError // seen, as in the log pane
 		case unicode.IsControl(r), widthAmbiguous(r):
 			continue
+		case isRegional(r):
+			r = rune(regionalLetter(r)) // as in the log pane
 		}
 		if space {
 			out = append(out, ' ')

@@ -27,6 +27,7 @@ func TestOneLine(t *testing.T) {
 		{"a\u009bb\x7fc", 10, "abc"}, // C1 and DEL
 		{"ab\xffcd", 10, "ab\uFFFDcd"},
 		{"fix ⚠️ warnings 👍🏽 👨‍👩‍👧", 0, "fix ⚠ warnings 👍 👨👩👧"},
+		{"ship to 🇺🇸 and 🇫🇷", 0, "ship to US and FR"}, // flags as letters, as in the log pane
 		{"no limit at all", 0, "no limit at all"},
 		{"a\nb\tc\r\nd\x1b[31me\x1b[m\u0085f", 0, "a b c def"}, // NEL is a control, removed as in the log pane
 		{"trailing escape \x1b", 0, "trailing escape"},

@@ -276,10 +276,8 @@ func (c *Converter) decode(p []byte, i int) int {
 		c.textRune(fffd)
 	case r < 0xa0: // C1 controls, U+0080–U+009F
 	case widthAmbiguous(r):
-	case r >= 0x1F1E6 && r <= 0x1F1FF:
-		// A regional indicator is drawn as its letter: terminals disagree
-		// on the width of one and of a pair (a flag), a letter they do not.
-		c.textRune([]byte{byte('A' + r - 0x1F1E6)})
+	case isRegional(r):
+		c.textRune([]byte{regionalLetter(r)})
 	default:
 		c.textRune(p[i : i+size])
 	}
