@@ -105,13 +105,20 @@ func RunVia(ctx context.Context, client *control.Client, where string, family Fa
 func serve(ctx context.Context, bs Backends, family Family, session string, stdin io.Reader, stdout, stderr io.Writer) error {
 	out := &lockedWriter{w: stdout}
 	in := newLineFilter(stdin, out, stderr)
-	server := NewFamilyServer(family, bs, control.Version(), session)
-	server.AddReceivingMiddleware(endWith(ctx))
-	err := server.Run(ctx, lineTransport{newLineConn(in, out)})
+	err := newMCPServer(ctx, bs, family, session).Run(ctx, lineTransport{newLineConn(in, out)})
 	if err != nil && ctx.Err() == nil && errors.Is(err, io.EOF) {
 		return nil // the client closed stdin: a normal end
 	}
 	return err
+}
+
+// newMCPServer is the server `subdash mcp` serves, whatever its
+// transport: family's tools over bs (nil: none) for session, every
+// request ended when ctx ends (endWith).
+func newMCPServer(ctx context.Context, bs Backends, family Family, session string) *mcp.Server {
+	server := NewFamilyServer(family, bs, control.Version(), session)
+	server.AddReceivingMiddleware(endWith(ctx))
+	return server
 }
 
 // endWith ends the context of every request in flight when end ends (a

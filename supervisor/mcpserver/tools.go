@@ -68,7 +68,9 @@ const (
 // answers tools/list,
 // with an empty list. Every failure of an operation is a tool result with
 // isError set and the spec's message as its text; every success carries the
-// JSON result of SPEC §3 as text content and as structured content.
+// JSON result of SPEC §3 as text content and as structured content. Its
+// capabilities are tools alone: a request for prompts, resources or
+// completions is answered "method not found" (-32601).
 func NewServer(bs Backends, version string) *mcp.Server {
 	return NewFamilyServer(FamilySeed, bs, version, "")
 }
@@ -79,6 +81,7 @@ func NewServer(bs Backends, version string) *mcp.Server {
 func NewFamilyServer(f Family, bs Backends, version, session string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "subdash", Title: "subdash subagents", Version: version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	s.AddReceivingMiddleware(toolsOnly)
 	if bs == nil {
 		return s
 	}

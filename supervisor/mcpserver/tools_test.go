@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"reflect"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -147,6 +149,38 @@ func TestNoToolsWithoutOperations(t *testing.T) {
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil || len(res.Tools) != 0 {
 		t.Fatalf("tools = %v, %v; want none", res, err)
+	}
+}
+
+// TestOnlyToolsAreOffered: the server declares tools alone, and a request
+// for prompts, resources or completions is "method not found" (-32601),
+// not an empty list that says it handles them; tools/list works with or
+// without tools.
+func TestOnlyToolsAreOffered(t *testing.T) {
+	for _, f := range []Family{FamilySeed, FamilyMultiAgent} {
+		for _, bs := range []Backends{nil, One(newSupervisor(t, 1))} {
+			cs := connectTo(t, NewFamilyServer(f, bs, "test", "s"))
+			caps := cs.InitializeResult().Capabilities
+			if caps.Tools == nil || caps.Prompts != nil || caps.Resources != nil || caps.Completions != nil {
+				t.Errorf("%s, tools %v: capabilities %+v, want tools alone", f, bs != nil, caps)
+			}
+			ctx := context.Background()
+			_, errPrompts := cs.ListPrompts(ctx, nil)
+			_, errGet := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "x"})
+			_, errResources := cs.ListResources(ctx, nil)
+			_, errTemplates := cs.ListResourceTemplates(ctx, nil)
+			_, errRead := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///x"})
+			_, errComplete := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "x"}, Argument: mcp.CompleteParamsArgument{Name: "a"}})
+			for i, err := range []error{errPrompts, errGet, errResources, errTemplates, errRead, errComplete} {
+				var rpc *jsonrpc.Error
+				if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeMethodNotFound {
+					t.Errorf("%s, tools %v: request %d gave %v, want method not found (-32601)", f, bs != nil, i, err)
+				}
+			}
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Errorf("%s: tools/list: %v", f, err)
+			}
+		}
 	}
 }
 
