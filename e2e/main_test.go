@@ -75,7 +75,8 @@ func testEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "SUBDASH_SOCKET", "MEMO_ENABLE_COLLAB_TOOLS", "MEMO_SUBAGENT_MAX_AGENTS", "SUBDASH_PRESET":
+		case "SUBDASH_SOCKET", "MEMO_ENABLE_COLLAB_TOOLS", "MEMO_SUBAGENT_MAX_AGENTS", "MEMO_SUBAGENT_COMMAND", "SUBDASH_PRESET",
+			"SUBDASH_MCP_TOOLS", "SUBDASH_MCP_SESSION":
 			continue
 		}
 		env = append(env, kv)
