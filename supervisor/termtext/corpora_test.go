@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/subdash/subdash/internal/testkit"
 )
@@ -90,7 +89,7 @@ func replaced(r rune) bool {
 
 // TestUnicodeCorpora feeds every test string of Unicode's emoji-test.txt
 // and GraphemeBreakTest.txt through the cleaning of an agent's output for
-// the log pane (a Converter, styled and plain, in every chunking) and of
+// the log pane (a Converter, styled and plain) and of
 // the one-line texts (OneLine: the table, notes), and checks SPEC §5 on
 // each: the width reported is ansi.StringWidth's (graphemes) and the sum
 // of the characters' own widths (tmux's), and no joiner, variation
@@ -98,6 +97,10 @@ func replaced(r rune) bool {
 // each invisible one shows as one U+FFFD.
 func TestUnicodeCorpora(t *testing.T) {
 	corpora := readCorpora(t)
+	// One stream each, as an agent's output: every string ends its lines,
+	// so the lines of a Feed are its string's. How a string is split into
+	// reads is the other tests' (convertAll, FuzzConverter).
+	converters := map[bool]*Converter{false: newConverter(DefaultMaxWidth, false), true: newConverter(DefaultMaxWidth, true)}
 	for _, c := range corpora {
 		fffds := strings.Count(c.text, "\uFFFD")
 		for _, r := range c.text {
@@ -105,18 +108,17 @@ func TestUnicodeCorpora(t *testing.T) {
 				fffds++
 			}
 		}
-		check := func(how, text string, width int) {
+		// checkLine checks the width (ansi.StringWidth's and tmux's) and
+		// that no control byte is left; survivors the rest of SPEC §5.
+		survivors := func(how, text string) {
 			t.Helper()
-			if w := ansiWidth(text); w != width {
-				t.Errorf("%s %+q, %s: width %d, ansi.StringWidth %d: %+q", c.where, c.text, how, width, w, text)
-			}
-			if w := perCharWidth(text); w != width {
-				t.Errorf("%s %+q, %s: width %d, %d added up per character (tmux): %+q", c.where, c.text, how, width, w, text)
-			}
 			for _, r := range text {
 				if r != '\x1b' && replaced(r) {
 					t.Errorf("%s %+q, %s: %U survives in %+q", c.where, c.text, how, r, text)
 				}
+			}
+			if n := strings.Count(text, "\uFFFD"); n != fffds {
+				t.Errorf("%s %+q, %s: %d U+FFFD shown in %+q, want %d (one for each invisible character)", c.where, c.text, how, n, text, fffds)
 			}
 		}
 		for _, plain := range []bool{false, true} {
@@ -124,23 +126,18 @@ func TestUnicodeCorpora(t *testing.T) {
 			if plain {
 				how, in = "plain log pane", c.text+"\n"
 			}
+			var lines []line
+			converters[plain].Feed([]byte(in), func(text []byte, w int) { lines = append(lines, line{string(text), w}) })
 			shown := ""
-			for _, l := range convertAll(t, DefaultMaxWidth, plain, in) {
-				check(how, l.text, l.width)
+			for _, l := range lines {
+				checkLine(t, fmt.Sprintf("%s %+q, %s", c.where, c.text, how), l, DefaultMaxWidth, plain)
 				shown += l.text
 			}
-			if n := strings.Count(shown, "\uFFFD"); n != fffds {
-				t.Errorf("%s %+q, %s: %d U+FFFD shown, want %d (one for each invisible character)", c.where, c.text, how, n, fffds)
-			}
+			survivors(how, shown)
 		}
 		one := OneLine(c.text, 0)
-		check("OneLine", one, ansiWidth(one))
-		if !utf8.ValidString(one) {
-			t.Errorf("%s %+q: OneLine gives invalid UTF-8 %+q", c.where, c.text, one)
-		}
-		if n := strings.Count(one, "\uFFFD"); n != fffds {
-			t.Errorf("%s %+q, OneLine: %d U+FFFD shown, want %d", c.where, c.text, n, fffds)
-		}
+		checkLine(t, fmt.Sprintf("%s %+q, OneLine", c.where, c.text), line{one, ansiWidth(one)}, DefaultMaxWidth, true)
+		survivors("OneLine", one)
 		if t.Failed() {
 			return // one string's failures say it; thousands would bury it
 		}
