@@ -130,6 +130,13 @@ type Process interface {
 	// returns when nothing of it is left, or with an error saying what
 	// survived.
 	Terminate(grace time.Duration, cut <-chan struct{}) error
+	// Kill ends everything the submission started with SIGKILL at once, no
+	// SIGTERM first, and returns when nothing of it is left, or with an
+	// error saying what survived. The engine uses it for an agent CLI that
+	// was sent its own interrupt and did not end within the grace period
+	// (SPEC §4): a SIGTERM might make it send its killed tool's result to
+	// the model.
+	Kill() error
 	// TerminateEscapees ends what the submission started that Terminate
 	// cannot reach (processes that left the process group: SPEC §4) and
 	// returns how many it signalled; 0 for a runner where Terminate

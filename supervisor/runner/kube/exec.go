@@ -74,10 +74,11 @@ const oursFunc = `ours() { { while IFS= read -r e || [ -n "$e" ]; do case $e in 
 // processes whose environment holds its SUBDASH_SUBMISSION_ID, wherever
 // they moved. SIGTERM (and SIGCONT) to all, SIGKILL after $2 tenths of a
 // second to what is left, and again until none is left (at most 10 s more);
-// it prints "survived <pids>" when some did. Scanning environments forks
-// two processes per process of the container, so between scans it only
-// watches the pids it signalled, with shell builtins; time comes from
-// /proc/uptime (hundredths of a second).
+// $2 below 0 skips the SIGTERM: SIGKILL at once. It prints "survived
+// <pids>" when some did. Scanning environments forks two processes per
+// process of the container, so between scans it only watches the pids it
+// signalled, with shell builtins; time comes from /proc/uptime
+// (hundredths of a second).
 const killer = `id=$1; tenths=$2
 ` + oursFunc + `
 scan() { P=; for d in /proc/[0-9]*; do ours "$d" && P="$P ${d#/proc/}"; done; }
@@ -85,6 +86,7 @@ live() { L=; for q in $P; do s=; { read -r s < /proc/$q/stat; } 2>/dev/null || c
 now() { read -r u _ < /proc/uptime; T=${u%.*}${u#*.}; }
 tick() { sleep 0.05 2>/dev/null || sleep 1; }
 scan; [ -z "$P" ] && exit 0
+if [ "$tenths" -ge 0 ]; then
 kill -TERM $P 2>/dev/null; kill -CONT $P 2>/dev/null
 now; end=$((T + tenths * 10))
 while :; do
@@ -92,6 +94,7 @@ while :; do
   now; [ "$T" -ge "$end" ] && break
   tick
 done
+fi
 now; end=$((T + 1000))
 while :; do
   scan; [ -z "$P" ] && exit 0

@@ -195,6 +195,19 @@ func (p *process) WaitQuiet(quiet time.Duration) {
 // When the pod cannot be reached to do so, the pod itself is deleted (its
 // grace period, then SIGKILL), so nothing outlives the submission.
 func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
+	secs, _ := wholeSeconds(grace)
+	return p.end(secs*10, cut)
+}
+
+// Kill implements runner.Process: SIGKILL at once to every process of the
+// submission in the pod (the killer without its SIGTERM); when the pod
+// cannot be reached, the pod is deleted as Terminate deletes it.
+func (p *process) Kill() error { return p.end(-1, nil) }
+
+// end ends every process of the submission in the pod: with tenths >= 0,
+// SIGTERM, then SIGKILL after tenths of a second (at once when cut
+// closes); with tenths < 0, SIGKILL at once (Terminate, Kill).
+func (p *process) end(tenths int64, cut <-chan struct{}) error {
 	select {
 	case <-p.execing:
 	default:
@@ -215,14 +228,13 @@ func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
 		}
 	}
 	ap := p.pod.Load()
-	secs, _ := wholeSeconds(grace)
 	res := make(chan error, 2)
-	go func() { res <- p.kill(ap.name, secs*10) }()
+	go func() { res <- p.kill(ap.name, tenths) }()
 	var err error
 	select {
 	case err = <-res:
 	case <-cut:
-		go func() { res <- p.kill(ap.name, 0) }()
+		go func() { res <- p.kill(ap.name, min(tenths, 0)) }()
 		err = <-res
 	}
 	if err == nil {
@@ -230,7 +242,7 @@ func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
 	}
 	// The pod cannot be reached to signal the processes: delete it.
 	p.r.forget(p.req.AgentID, ap)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second+deleteWait)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.r.graceSec)*time.Second+deleteWait)
 	defer cancel()
 	if derr := p.r.deletePod(ctx, ap.name, true); derr != nil {
 		return fmt.Errorf("cannot terminate the submission in pod %s (%v), nor delete the pod: %v", ap.name, err, derr)
@@ -239,11 +251,11 @@ func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
 }
 
 // kill runs the killer in the pod with the grace period in tenths of a
-// second; an error means the pod could not be reached, or processes
-// survived SIGKILL.
+// second (below 0: SIGKILL at once); an error means the pod could not be
+// reached, or processes survived SIGKILL.
 func (p *process) kill(pod string, tenths int64) error {
 	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(tenths)*100*time.Millisecond+killWait+connectTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(max(tenths, 0))*100*time.Millisecond+killWait+connectTimeout)
 	defer cancel()
 	err := p.r.exec(ctx, pod, []string{"/bin/sh", "-c", killer, "subdash-terminate", p.req.SubmissionID, strconv.FormatInt(tenths, 10)},
 		nil, &out, io.Discard)

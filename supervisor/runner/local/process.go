@@ -287,6 +287,9 @@ func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
 	return terminateGroup(p.pgid, grace, cut)
 }
 
+// Kill ends the process group with SIGKILL at once (killGroup).
+func (p *process) Kill() error { return killGroup(p.pgid) }
+
 // TerminateEscapees ends the processes that left the group but carry the
 // submission's id (escapees.go).
 func (p *process) TerminateEscapees(grace time.Duration, cut <-chan struct{}) int {
@@ -314,7 +317,16 @@ func terminateGroup(pgid int, grace time.Duration, cut <-chan struct{}) error {
 	if waitGroupGone(pgid, grace, cut) {
 		return nil
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return killGroup(pgid)
+}
+
+// killGroup sends SIGKILL to every process of group pgid and returns when
+// none is left, or after killWait with an error naming the survivors'
+// group.
+func killGroup(pgid int) error {
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
 	if waitGroupGone(pgid, killWait, nil) {
 		return nil
 	}
