@@ -126,7 +126,8 @@ func (sub *submission) note(text string, k transcript.Kind) {
 // run waits for a submission's main process to exit, or for a stop request
 // or the time limit, and ends the submission (SPEC §4):
 //   - stopped (interrupt, send with interrupt, close, quit, time limit): the
-//     whole process group is terminated, then the submission ends;
+//     agent CLI's own interrupt where it has one, then the whole process
+//     group is terminated (see stop.go), then the submission ends;
 //   - the main process exited by itself and its group is empty: the output
 //     is drained and the submission ends with its exit status;
 //   - it exited by itself but left processes in its group: the submission
@@ -168,7 +169,7 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		return
 	}
 	var notes []string
-	if err := p.Terminate(s.cfg.Grace, s.cut); err != nil {
+	if err := s.terminate(sub, p); err != nil {
 		notes = append(notes, err.Error())
 	}
 	if sub.stopRequested() {
@@ -232,17 +233,6 @@ func (s *Supervisor) closeRunner() error {
 	return err
 }
 
-// stopRequested reports whether a stop (interrupt, close, quit, time limit)
-// was requested for sub.
-func (sub *submission) stopRequested() bool {
-	select {
-	case <-sub.stopCh:
-		return true
-	default:
-		return false
-	}
-}
-
 // markExited records that sub's main process ended by itself, unless a stop
 // was requested first, and reports whether it did.
 func (s *Supervisor) markExited(sub *submission) bool {
@@ -253,24 +243,6 @@ func (s *Supervisor) markExited(sub *submission) bool {
 	}
 	sub.exited = true
 	return true
-}
-
-// requestStop asks the run goroutine of sub to terminate its process group
-// with the given reason; the first reason wins, and a submission whose main
-// process already ended by itself keeps its own outcome. It returns at once.
-func (s *Supervisor) requestStop(a *agent, sub *submission, reason string) {
-	s.mu.Lock()
-	first := sub.reason == "" && sub.endedAt.IsZero() && !sub.exited
-	if first {
-		sub.reason = reason
-		a.updatedAt = time.Now()
-	}
-	s.mu.Unlock()
-	if first {
-		s.denyPending(a, sub, reason)
-		close(sub.stopCh)
-		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
-	}
 }
 
 // endSubmission records how sub ended and updates its agent (SPEC §4). p is

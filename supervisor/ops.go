@@ -447,8 +447,9 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 }
 
 // SkipGrace ends every grace period now and for the rest of the
-// supervisor's life: a process that is still alive after its SIGTERM gets
-// SIGKILL at once instead of after --grace. For a user who quits without
+// supervisor's life: a process that is still alive after its SIGTERM, or
+// an agent CLI still ending on its own interrupt (SPEC §4), gets SIGKILL
+// at once instead of after --grace. For a user who quits without
 // waiting (a second q, or ctrl+c while the dashboard stops its agents), so
 // Shutdown returns within moments. It is safe to call more than once.
 func (s *Supervisor) SkipGrace() {

@@ -15,7 +15,7 @@ import (
 // presetSupervisor runs preset name against the fake CLIs of
 // testdata/fakecli, which check their arguments and replay recordings of
 // the real CLIs. It returns the supervisor and the fakes' argument log.
-func presetSupervisor(t *testing.T, name string) (*Supervisor, string) {
+func presetSupervisor(t *testing.T, name string, edit ...func(*Config)) (*Supervisor, string) {
 	t.Helper()
 	fake, err := filepath.Abs("../testdata/fakecli")
 	if err != nil {
@@ -29,6 +29,9 @@ func presetSupervisor(t *testing.T, name string) (*Supervisor, string) {
 	s := newTestSupervisor(t, "", func(c *Config) {
 		c.Preset = p
 		c.Environ = append(os.Environ(), "PATH="+fake+":"+os.Getenv("PATH"), "FAKECLI_LOG="+log)
+		for _, e := range edit {
+			e(c)
+		}
 	})
 	return s, log
 }

@@ -201,6 +201,9 @@ type submission struct {
 	exitCode  *int
 	signal    string
 	lastError *string
+	// interrupted: its agent CLI was sent its own interrupt at the stop
+	// (SPEC §4), so run gives it the grace period to end by it.
+	interrupted bool
 
 	// Records (SPEC §10). message above is the message's head
 	// (messageHead); the whole message is in the file msgPath().

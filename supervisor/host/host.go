@@ -174,8 +174,9 @@ func (h *Host) Forward(warn, note func(msg string)) {
 }
 
 // Stop stops the host (SPEC §4, §6): it terminates every running
-// submission (SIGTERM to its process group, SIGKILL after the grace period
-// or at once on a signal, see Options.Signals), waiting at most
+// submission (the agent CLI's own interrupt where it takes one, SIGTERM to
+// its process group, SIGKILL after the grace period or at once on a
+// signal, see Options.Signals), waiting at most
 // ShutdownTimeout, then closes the control socket and removes its file. A
 // wait in flight on the socket thus answers with the final statuses
 // instead of an error. It returns what failed, joined: stopping the agents,

@@ -22,6 +22,10 @@ import (
 //	        "response":{"behavior":"allow","updatedInput":{…}}}}
 //	   or  … "response":{"behavior":"deny","message":"…"}}}
 //	stdout {"type":"control_cancel_request","request_id":"<uuid>"}   (the CLI withdrew a request)
+//	stdin  {"type":"control_request","request_id":"subdash-stop-…","request":{"subtype":"interrupt"}}   (a stop, SPEC §4)
+//	stdout {"type":"control_response","response":{"subtype":"success","request_id":"subdash-stop-…"}}
+//	stdout the running tool's result "The user doesn't want to proceed with this tool use…",
+//	       then {"type":"result","subtype":"error_during_execution","is_error":true,…}
 //
 // The CLI keeps running until its stdin closes; a request still unanswered
 // when stdin closes fails its tool with "Tool permission stream closed
@@ -161,6 +165,16 @@ func itoa(n int) string {
 func ClaudeInitialize(requestID string) []byte {
 	return controlLine(map[string]any{"type": "control_request", "request_id": requestID,
 		"request": map[string]any{"subtype": "initialize"}})
+}
+
+// ClaudeInterrupt is the interrupt control request, with its newline: the
+// CLI's own interrupt over stream-json stdin (what the Agent SDK sends), on
+// which it stops its turn (a running tool is stopped, its result not sent
+// to the model), writes a result of subtype error_during_execution, and
+// waits for more input. Seen with claude 2.1.197 and 2.1.328.
+func ClaudeInterrupt(requestID string) []byte {
+	return controlLine(map[string]any{"type": "control_request", "request_id": requestID,
+		"request": map[string]any{"subtype": "interrupt"}})
 }
 
 // ClaudeUserMessage is message as a stream-json user message, with its
