@@ -416,17 +416,9 @@ func (s *Supervisor) deliver(ctx context.Context, a *agent, m *Message) error {
 			return err
 		}
 		if !idle || full {
-			if err := s.post(a, &mailItem{msg: m, trigger: true, from: from}); err != nil {
-				return err
-			}
-			if idle {
-				s.mu.Lock()
-				a.pending = true
-				s.mu.Unlock()
-				s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
-				s.startPending() // a slot may have freed meanwhile
-			}
-			return nil
+			// post starts it, or has it wait for a slot, when the agent
+			// runs nothing by then
+			return s.post(a, &mailItem{msg: m, trigger: true, from: from})
 		}
 		_, err := s.sendMessage(ctx, a.id, m, false)
 		if c := proto.CodeOf(err); c != proto.CodeBusy && c != proto.CodeLimit {

@@ -52,7 +52,11 @@ type childEnd struct {
 // the agent first takes that final status (a wait in flight returns it),
 // then the next submission starts at once with every message held for it,
 // in order. An agent that runs nothing gets the message at once, as Send
-// does. Several messages may be queued; CancelQueue cancels the last.
+// does; one whose submission ended after the check that it ran, whatever
+// the timing, has its next submission start with the message then (the
+// result has its submission_id), or at the concurrency limit as soon as a
+// slot frees (pending_start). Several messages may be queued; CancelQueue
+// cancels the last.
 // Interrupt keeps them (they wait for the next submission), close drops
 // them and says so.
 //
@@ -99,42 +103,107 @@ func (s *Supervisor) queueMessage(ctx context.Context, id string, m *Message) (p
 			}
 			return res, err
 		}
+		from := s.pathOfLocked(c)
 		s.mu.Unlock()
-		if err := s.post(a, &mailItem{msg: m, trigger: true, from: s.pathOfLocked(c)}); err != nil {
-			return proto.SendResult{}, err
-		}
-		return proto.SendResult{AgentID: a.id, Status: proto.StatusRunning, Queued: true}, nil
+		return s.postItem(a, &mailItem{msg: m, trigger: true, from: from})
 	}
 }
 
-// post puts item into agent a's mailbox: its message is kept in a file of
-// the run first (SPEC §10: a later host restores it), then the item is
-// journaled and the agent's summary published. Errors: the file cannot be
-// written; the agent was closed or forgotten meanwhile (the message is
-// not kept then).
+// post is postItem without its result.
 func (s *Supervisor) post(a *agent, item *mailItem) error {
+	_, err := s.postItem(a, item)
+	return err
+}
+
+// postItem puts item into agent a's mailbox: its message is kept in a
+// file of the run first (SPEC §10: a later host restores it), then the
+// item is journaled and the agent's summary published. A queued item
+// (trigger) that finds a running nothing, whatever the caller saw before,
+// starts a's next submission at once (startQueuedLocked). The result says
+// what became of the item: held (Queued, with a's status: running when
+// the end of its submission takes it, else waiting for a slot, its
+// summary's pending_start), or the submission it started. Errors: the
+// file cannot be written; the agent was closed or forgotten meanwhile
+// (the message is not kept then).
+func (s *Supervisor) postItem(a *agent, item *mailItem) (proto.SendResult, error) {
 	item.seq = s.mailSeq.Add(1)
 	item.at = time.Now()
 	file := filepath.Join(s.runDir, a.id, "mail-"+strconv.FormatUint(item.seq, 10)+".msg")
 	if err := item.msg.keep(file); err != nil {
-		return errKeepMessage(file, err)
+		return proto.SendResult{}, errKeepMessage(file, err)
 	}
 	item.msg = &Message{path: file, head: item.msg.head, size: item.msg.size}
 	s.mu.Lock()
+	for item.trigger && a.ending && a.running == nil && !a.replacing {
+		// The end of its submission is being journaled, and that end
+		// found no queued message: what starts next is decided once it
+		// is written, so that the journal keeps the order of the two.
+		done := a.subs[len(a.subs)-1].done
+		s.mu.Unlock()
+		<-done
+		s.mu.Lock()
+	}
 	if _, ok := s.agents[a.id]; !ok || a.status == proto.StatusClosed {
 		s.mu.Unlock()
 		item.msg.Discard()
 		if !ok {
-			return proto.ErrNotFound(a.id)
+			return proto.SendResult{}, proto.ErrNotFound(a.id)
 		}
-		return proto.ErrClosed(a.id)
+		return proto.SendResult{}, proto.ErrClosed(a.id)
 	}
 	a.inbox = append(a.inbox, item)
 	a.updatedAt = item.at
+	var next *submission
+	var nextErr error
+	if item.trigger {
+		next, nextErr = s.startQueuedLocked(a)
+	}
+	res := proto.SendResult{AgentID: a.id, Status: a.status, Queued: true}
 	s.mu.Unlock()
 	s.journal.Write(journal.Event{Event: "mail", AgentID: a.id, Mail: mailRecord(item)})
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
-	return nil
+	if nextErr != nil {
+		s.mailKept(a, nextErr)
+	}
+	if next == nil {
+		return res, nil
+	}
+	s.journalSent(a, next, "a queued message that came as the previous submission ended")
+	res = proto.SendResult{AgentID: a.id, Status: proto.StatusRunning, SubmissionID: next.id}
+	if err := s.launch(a, next); err != nil {
+		res.Status = proto.StatusErrored // a start failure ends it as errored, as for send
+	}
+	return res, nil
+}
+
+// startQueuedLocked starts agent a's next submission with its mailbox
+// when a queued message is in it and a runs nothing: the message came
+// after the end of a's submission looked at the mailbox. That end
+// decides under s.mu, as this does, so exactly one of the two starts the
+// submission (SPEC §11). At the concurrency limit a waits for a slot
+// instead (pending_init, startPending); while the host ends the message
+// stays for the next host, as at the end of a submission. It returns the
+// submission for the caller to launch, nil when none started; an error
+// says why none could (the budget, a joined message over the limit), the
+// messages staying held. Call with s.mu held, a's end journaled (not
+// a.ending).
+func (s *Supervisor) startQueuedLocked(a *agent) (*submission, error) {
+	switch {
+	case a.running != nil || a.replacing || a.status == proto.StatusClosed || s.shutdown || !hasTriggerLocked(a):
+		return nil, nil
+	case s.runningCount() >= s.cfg.MaxAgents:
+		a.pending = true // the next end of any submission starts it (startPending)
+		return nil, nil
+	}
+	a.pending = false
+	return s.newSubmissionLocked(a, nil)
+}
+
+// mailKept journals and says on the screen that agent a's queued messages
+// could not start its next submission, and why; they stay held.
+func (s *Supervisor) mailKept(a *agent, err error) {
+	s.journal.Write(journal.Event{Event: "mail_kept", AgentID: a.id, Note: "the queued messages were not started: " + err.Error()})
+	s.warn(fmt.Sprintf("agent %s: the queued messages were not started: %v", a.id, err))
 }
 
 func (s *Supervisor) checkQueueLocked(a *agent) error {

@@ -2,6 +2,10 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,3 +177,64 @@ func TestQueueArguments(t *testing.T) {
 		t.Fatalf("closed: %v", err)
 	}
 }
+
+// TestMessageAtTheTurnsEndStartsOneSubmission: a queued message (Queue)
+// or a follow-up (followup_task) that arrives as the running submission
+// ends, at any moment around it, starts exactly one next submission with
+// that message, and nothing stays in the mailbox. The posts land 0-12 ms
+// after the spawn of an agent whose turn takes about 50 ms; a large
+// message takes long to keep in its file, which widens the moment
+// between the check that the agent runs and its post.
+func TestMessageAtTheTurnsEndStartsOneSubmission(t *testing.T) {
+	s := newTestSupervisor(t, "cat >/dev/null; sleep 0.05; echo ok")
+	large := strings.Repeat("x", 8<<20)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 41))
+	for i := range 60 {
+		text := fmt.Sprintf("next %d", i)
+		if i%3 == 0 {
+			text += " " + large
+		}
+		followup := i%2 == 1
+		first := "first"
+		if i%4 < 2 {
+			first += " " + large
+		}
+		id := spawn(t, s, first)
+		offset := time.Duration(rng.IntN(13)) * time.Millisecond
+		time.Sleep(offset) // where the post lands against the turn's end: the subject of the test
+		var err error
+		if followup {
+			_, err = s.MessageAgent(t.Context(), id, text, true)
+		} else {
+			_, err = s.Queue(t.Context(), id, text)
+		}
+		if err != nil {
+			t.Fatalf("iteration %d (followup %v, %s after the spawn): %v", i, followup, offset, err)
+		}
+		// The post returned: the message is either in the running
+		// submission's mailbox, whose end starts the next at once, or in
+		// a next submission already. An idle agent is done.
+		eventually(t, s, time.Minute, "the agent runs nothing", func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			a := s.agents[id]
+			return a.running == nil && !a.replacing && !a.ending
+		})
+		subs := submissionsOf(t, s, id)
+		sum := attnSummary(t, s, id)
+		if len(subs) != 2 || len(sum.QueuedMessages) != 0 || sum.Status != proto.StatusCompleted {
+			t.Fatalf("iteration %d (followup %v, %d bytes, posted %s after the spawn): %d submissions, status %s, queued %d message(s) %.40q",
+				i, followup, len(text), offset, len(subs), sum.Status, len(sum.QueuedMessages), sum.QueuedMessages)
+		}
+		if m, err := s.Message(t.Context(), id, 2); err != nil || m != text {
+			t.Fatalf("iteration %d: the next submission's message is %d bytes %.40q (%v), want %d bytes", i, len(m), m, err, len(text))
+		}
+		if _, err := s.Forget(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(filepath.Join(s.runDir, id)); err != nil { // its 8 MiB files
+			t.Fatal(err)
+		}
+	}
+}
+
