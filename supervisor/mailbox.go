@@ -436,6 +436,10 @@ func (s *Supervisor) startPending() {
 		var a *agent
 		if !s.shutdown && s.runningCount() < s.cfg.MaxAgents {
 			for _, o := range s.order {
+				if o.pending && !hasTriggerLocked(o) {
+					o.pending = false // nothing queued is left to start: a start with a nil message would crash the host
+					continue
+				}
 				if o.pending && o.running == nil && !o.replacing && o.status != proto.StatusClosed {
 					a = o
 					break

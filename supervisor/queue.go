@@ -195,7 +195,6 @@ func (s *Supervisor) startQueuedLocked(a *agent) (*submission, error) {
 		a.pending = true // the next end of any submission starts it (startPending)
 		return nil, nil
 	}
-	a.pending = false
 	return s.newSubmissionLocked(a, nil)
 }
 
@@ -240,6 +239,7 @@ func (s *Supervisor) CancelQueue(ctx context.Context, id string) (proto.StatusRe
 	}
 	item := a.inbox[last]
 	a.inbox = append(a.inbox[:last:last], a.inbox[last+1:]...)
+	a.pending = a.pending && hasTriggerLocked(a) // nothing left to wait for a slot
 	a.updatedAt = time.Now()
 	res := proto.StatusResult{AgentID: a.id, Status: a.status, DroppedQueued: true}
 	s.mu.Unlock()
@@ -249,9 +249,10 @@ func (s *Supervisor) CancelQueue(ctx context.Context, id string) (proto.StatusRe
 	return res, nil
 }
 
-// dropInboxLocked empties agent a's mailbox (close, SPEC §11) and returns
-// the items' numbers and whether any was a message. Call with s.mu held;
-// the caller journals the numbers (journalDropped) after unlocking.
+// dropInboxLocked empties agent a's mailbox (close, SPEC §11), so that it
+// no longer waits for a slot either, and returns the items' numbers and
+// whether any was a message. Call with s.mu held; the caller journals the
+// numbers (journalDropped) after unlocking.
 func dropInboxLocked(a *agent) (seqs []uint64, messages bool) {
 	for _, it := range a.inbox {
 		seqs = append(seqs, it.seq)
@@ -259,6 +260,7 @@ func dropInboxLocked(a *agent) (seqs []uint64, messages bool) {
 		it.msg.Discard()
 	}
 	a.inbox = nil
+	a.pending = false // nothing left to wait for a slot
 	return seqs, messages
 }
 

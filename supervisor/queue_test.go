@@ -238,3 +238,42 @@ func TestMessageAtTheTurnsEndStartsOneSubmission(t *testing.T) {
 	}
 }
 
+// TestCancelledFollowupAtTheLimitStartsNothing: a follow-up that waits for
+// a slot (pending_init) and is then cancelled, or dropped by a close
+// before a resume, leaves nothing to start: the agent is no longer
+// pending, and the freed slot starts no submission of it (the host
+// crashed on a nil message there).
+func TestCancelledFollowupAtTheLimitStartsNothing(t *testing.T) {
+	for _, how := range []string{"cancel-queue", "close and resume"} {
+		t.Run(how, func(t *testing.T) {
+			s := newTestSupervisor(t, gated, func(c *Config) { c.MaxAgents = 1 })
+			idle := spawn(t, s, "quick")
+			waitFinal(t, s, idle)
+			busy := spawn(t, s, "hold g1")
+			if _, err := s.MessageAgent(t.Context(), idle, "quick more", true); err != nil {
+				t.Fatal(err)
+			}
+			if sum := attnSummary(t, s, idle); !sum.PendingStart || len(sum.QueuedMessages) != 1 {
+				t.Fatalf("a follow-up at the limit: pending %v, queued %q", sum.PendingStart, sum.QueuedMessages)
+			}
+			var err error
+			if how == "cancel-queue" {
+				_, err = s.CancelQueue(t.Context(), idle)
+			} else if _, err = s.Close(t.Context(), idle); err == nil {
+				_, err = s.Resume(t.Context(), idle)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum := attnSummary(t, s, idle); sum.PendingStart || len(sum.QueuedMessages) != 0 {
+				t.Fatalf("after %s: pending %v, queued %q", how, sum.PendingStart, sum.QueuedMessages)
+			}
+			openGate(t, s, "g1")
+			waitFinal(t, s, busy)
+			s.runs.Wait() // busy's end handed its slot on (startPending), and what that started ended
+			if n := len(submissionsOf(t, s, idle)); n != 1 {
+				t.Fatalf("%d submissions after %s", n, how)
+			}
+		})
+	}
+}

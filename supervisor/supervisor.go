@@ -486,8 +486,9 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 	a.subs = append(a.subs, sub)
 	a.restored = false // an agent of this run now
 	a.running = sub
-	a.needsYou = nil // busy again: what it needed you for is past
-	s.runs.Add(1)    // done by run, or by launch when the process cannot start
+	a.pending = false // it took the mailbox: no follow-up waits for a slot
+	a.needsYou = nil  // busy again: what it needed you for is past
+	s.runs.Add(1)     // done by run, or by launch when the process cannot start
 	a.status = proto.StatusRunning
 	a.lastMessage = head
 	a.updatedAt = now
