@@ -27,6 +27,16 @@ type Delegate interface {
 	// Wait returns as soon as one of ids is final, with the final ones
 	// (SPEC §3 wait; ms is its timeout in milliseconds, nil for 30 s).
 	Wait(ctx context.Context, ids []string, ms *int) (proto.WaitResult, error)
+	// Info describes the host; split reads its limit of running agents
+	// (MaxAgents, SPEC §2 --max-agents).
+	Info(ctx context.Context) (proto.Info, error)
+	// List returns the summary of every agent of the host (SPEC §3 list).
+	List(ctx context.Context) (proto.ListResult, error)
+	// Events calls fn with every agent's summary, then with an agent's
+	// summary each time it changes, until ctx ends or fn returns an
+	// error, which it returns (GET /v1/events): split learns from them
+	// when a slot of the host's limit frees.
+	Events(ctx context.Context, fn func(proto.Summary) error) error
 }
 
 // errNoDelegate is split's error when the agent runs outside a host that
@@ -55,6 +65,17 @@ func (u unreachable) Wait(context.Context, []string, *int) (proto.WaitResult, er
 	return proto.WaitResult{}, u.err()
 }
 
+// Info is Delegate's: it returns u.err().
+func (u unreachable) Info(context.Context) (proto.Info, error) { return proto.Info{}, u.err() }
+
+// List is Delegate's: it returns u.err().
+func (u unreachable) List(context.Context) (proto.ListResult, error) {
+	return proto.ListResult{}, u.err()
+}
+
+// Events is Delegate's: it calls fn never and returns u.err().
+func (u unreachable) Events(context.Context, func(proto.Summary) error) error { return u.err() }
+
 // splitWaitMS is how long one wait for the children lasts before the next
 // one, in milliseconds (wait's longest).
 const splitWaitMS = proto.MaxWaitTimeoutMS
@@ -78,10 +99,10 @@ var taskNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 // child and prints a line for each as it ends (its status and its last
 // line) and the markers of all together (counted from the find summary in
 // each child's last output: a child steered to a further task counts what
-// that task's summary says). At the host's concurrency limit
-// it spawns the next child once one of its own has ended; with none of its
-// own running it fails with the host's message. A child that errored makes
-// the task fail after every child has ended.
+// that task's summary says). At the host's concurrency limit it says so
+// and spawns the next child as soon as any agent of the host frees a slot
+// (waitSlot). A child that errored makes the task fail after every child
+// has ended.
 func split(ctx context.Context, cfg config, t task, out *printer, stderr io.Writer) error {
 	if cfg.delegate == nil {
 		return errNoDelegate
@@ -147,13 +168,17 @@ type splitRun struct {
 	running []child
 	totals  map[string]int // marker lines found, by marker
 	failed  int            // children that ended otherwise than completed
+	// waitingFor is the task of the child it last said it waits for a
+	// slot for (waitSlot says so once for each).
+	waitingFor string
 }
 
-// spawn starts the child auditing target dir, waiting for one of the
-// running children to end while the host is at its limit.
+// spawn starts the child auditing target dir, waiting for a free slot
+// while the host is at its limit.
 func (s *splitRun) spawn(dir target) error {
 	name := taskName(path.Base(filepath.ToSlash(dir.abs)))
 	req := proto.SpawnRequest{Message: "audit " + dir.display, TaskName: name}
+	refused := false // the host refused it for its limit once already
 	for n := 2; ; {
 		res, err := s.d.SpawnAgent(s.ctx, req)
 		if err == nil {
@@ -166,10 +191,11 @@ func (s *splitRun) spawn(dir target) error {
 			// an earlier split of this agent (a resend) holds the path
 			req.TaskName = fmt.Sprintf("%s-%d", name, n)
 			n++
-		case code == proto.CodeLimit && len(s.running) > 0:
-			if err := s.waitOne(); err != nil {
+		case code == proto.CodeLimit:
+			if err := s.waitSlot(req.Message, refused); err != nil {
 				return err
 			}
+			refused = true
 		default:
 			return fmt.Errorf("cannot spawn a child to %s: %w", req.Message, err)
 		}
@@ -220,6 +246,81 @@ func (s *splitRun) waitOne() error {
 		s.report(c, d)
 	}
 	s.running = left
+	return s.out.err
+}
+
+// errSlotFreed ends the watch of waitSlot: an agent's change left the
+// host below its limit.
+var errSlotFreed = errors.New("a slot freed")
+
+// waitSlot waits, after the host refused the child to do task at its
+// limit of running agents, until an agent of the host changes and leaves
+// fewer running than that limit: any agent's end frees a slot, not only
+// one of this split's children. again says the host refused the child
+// after a wait already: a slot the list shows free is then one that is
+// not free yet (a closed agent's processes still ending), and it waits
+// for the next change instead of asking at once. It says in the log that
+// it waits and how full the host is ("waiting for a slot: 2/2 running"),
+// once for each child, and reports the children of its own that ended
+// meanwhile. A host that runs one agent at most can never run a child
+// beside this split, which holds that slot: that fails at once saying
+// what to do. Errors: the host cannot be asked or watched; the task is
+// stopped (ctx).
+func (s *splitRun) waitSlot(task string, again bool) error {
+	info, err := s.d.Info(s.ctx)
+	if err != nil {
+		return fmt.Errorf("cannot ask the host for its limit of running agents: %w", err)
+	}
+	if info.MaxAgents < 2 {
+		return fmt.Errorf("cannot spawn a child to %s: the host runs at most %s at once (--max-agents %d), and this split is one; raise --max-agents, or audit the folder with audit PATH",
+			task, plural(info.MaxAgents, "agent"), info.MaxAgents)
+	}
+	ls, err := s.d.List(s.ctx)
+	if err != nil {
+		return fmt.Errorf("cannot list the host's agents: %w", err)
+	}
+	agents := make(map[string]proto.Summary, len(ls.Agents))
+	for _, a := range ls.Agents {
+		agents[a.AgentID] = a
+	}
+	running := func() int {
+		n := 0
+		for _, a := range agents {
+			if a.Status == proto.StatusRunning {
+				n++
+			}
+		}
+		return n
+	}
+	if again || running() >= info.MaxAgents { // else a slot freed since the refusal: ask at once
+		if s.waitingFor != task {
+			s.waitingFor = task
+			// the host's refusal says it is full, whatever the list shows
+			// of a closed agent whose processes still end
+			s.out.printf("waiting for a slot: %d/%d running", max(running(), info.MaxAgents), info.MaxAgents)
+		}
+		ctx, cancel := context.WithCancel(s.ctx)
+		err = s.d.Events(ctx, func(a proto.Summary) error {
+			before, known := agents[a.AgentID]
+			agents[a.AgentID] = a
+			if (!known || a.UpdatedAt.After(before.UpdatedAt.Time)) && running() < info.MaxAgents {
+				return errSlotFreed
+			}
+			return nil // the state it listed, or one that frees nothing
+		})
+		cancel()
+		if !errors.Is(err, errSlotFreed) {
+			if s.ctx.Err() != nil {
+				return s.ctx.Err()
+			}
+			return fmt.Errorf("cannot watch the host for a free slot: %w", err)
+		}
+	}
+	for _, c := range s.running {
+		if a, ok := agents[c.id]; ok && a.Status.Final() {
+			return s.waitOne() // one of its own ended: say so now (the wait returns at once)
+		}
+	}
 	return s.out.err
 }
 
