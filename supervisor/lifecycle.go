@@ -301,14 +301,17 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	var next *submission // the queued messages' submission, started below
 	nextErr := ""
 	ended := false // the end is an item of the parent's mailbox (SPEC §14)
+	var endedAs proto.TreeAgent
 	switch {
 	case a.status == proto.StatusClosed:
 		a.beforeClose = sub.status
 		ended = !sub.byParent
+		endedAs = s.treeAgentLocked(a)
 	case !a.replacing:
 		a.status = sub.status
 		s.tookFinalLocked(a)
 		ended = !sub.byParent || sub.reason != "interrupted"
+		endedAs = s.treeAgentLocked(a) // before a queued message runs again
 		// Queued messages start now (SPEC §11), unless the host is ending
 		// (they stay in the journal for the next host's agent) or the
 		// submission was interrupted (they wait for the next one).
@@ -342,7 +345,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	if ended {
 		// before done: the operation that stopped it returns with the
 		// item in its parent's mailbox
-		s.postEnd(a)
+		s.postEnd(a, endedAs)
 	}
 	s.mu.Lock()
 	a.ending = false

@@ -100,11 +100,12 @@ func checkJoinLocked(a *agent, own *Message) error {
 }
 
 // postEnd puts into the mailbox of agent a's parent the item that says how
-// a ended, or that it was closed (SPEC §14). A parent that is closed, or a
-// child of the root that no multi-agent session spawned, gets none.
-func (s *Supervisor) postEnd(a *agent) {
+// a ended, or that it was closed (SPEC §14): ta is a as it was when the
+// turn ended, taken before a queued message could start its next turn, so
+// the item says how that turn went. A parent that is closed, or a child of
+// the root that no multi-agent session spawned, gets none.
+func (s *Supervisor) postEnd(a *agent, ta proto.TreeAgent) {
 	s.mu.Lock()
-	ta := s.treeAgentLocked(a)
 	detail := ""
 	switch {
 	case ta.Error != nil:

@@ -123,3 +123,33 @@ func mailOf(s *Supervisor, session string) int {
 	}
 	return len(b.items) + len(b.handed)
 }
+
+// TestEndItemSaysHowTheTurnEnded: a follow-up taken while the child runs
+// starts its next turn at once when this one ends; the item the parent
+// gets for the ended turn still says completed with the turn's answer,
+// not the running status of the turn that followed.
+func TestEndItemSaysHowTheTurnEnded(t *testing.T) {
+	s := newTestSupervisor(t, "cat >/dev/null; sleep 0.3; echo turn ok", func(c *Config) { c.MaxAgents = 8 })
+	ctx := session(t.Context(), "orchestrator")
+	if _, err := s.SpawnTree(ctx, "first", "worker"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MessageAgent(ctx, "worker", "second", true); err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	var ack uint64
+	for len(texts) < 2 {
+		res, got := waitMail(t, s, ctx, ack)
+		if len(res.Items) > 0 {
+			ack = res.Items[len(res.Items)-1].Seq
+		}
+		texts = append(texts, got...)
+	}
+	want := proto.FormatEnd("/root/worker", proto.TreeCompleted, "turn ok")
+	for i, text := range texts {
+		if text != want {
+			t.Errorf("item %d of the parent's mailbox: %q, want %q", i+1, text, want)
+		}
+	}
+}

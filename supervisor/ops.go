@@ -329,7 +329,7 @@ func (s *Supervisor) endCloses(closed []closing, roots []*agent) {
 		if cl.sub != nil {
 			<-cl.sub.done
 		} else if slices.Contains(roots, cl.a) {
-			s.postEnd(cl.a)
+			s.postEnd(cl.a, s.treeAgent(cl.a))
 		}
 	}
 }
