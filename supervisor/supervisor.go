@@ -358,6 +358,12 @@ func (s *Supervisor) RunDir() string { return s.runDir }
 // Subscribe returns a subscription to changes of every agent.
 func (s *Supervisor) Subscribe() *proto.Subscription { return s.hub.Subscribe() }
 
+// SubscribeSummaries returns a subscription to changes of agents'
+// summaries, forgets and warnings, without output alone and without
+// snapshots (proto.Feed.SubscribeSummaries): a follower of statuses (the
+// MCP server's progress of a wait) reads the agents it needs with Agent.
+func (s *Supervisor) SubscribeSummaries() *proto.Subscription { return s.hub.SubscribeSummaries() }
+
 // runningCount counts agents that hold a slot of the concurrency limit.
 // Call with s.mu held.
 func (s *Supervisor) runningCount() int {
