@@ -158,9 +158,11 @@ func addMultiAgent(s *mcp.Server, bs Backends, session string) {
 			})
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: ToolWaitAgent, Description: descWaitAgent, InputSchema: strictObject(0, prop{"timeout_ms", &jsonschema.Schema{Type: "integer", ExclusiveMinimum: &zero}})},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in treeWaitInput) (*mcp.CallToolResult, any, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in treeWaitInput) (*mcp.CallToolResult, any, error) {
 			ms := millis(in.TimeoutMS)
-			res, err := via(bs, func(b Backend) (proto.MailboxResult, error) { return b.WaitMailbox(as(ctx), ms, acked.Load()) })
+			res, err := via(bs, func(b Backend) (proto.MailboxResult, error) {
+				return waitMailboxTelling(as(ctx), req, b, ms, acked.Load())
+			})
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, nil, err // cancelled: no answer goes out

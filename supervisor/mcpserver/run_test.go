@@ -35,12 +35,18 @@ func startRun(t *testing.T, o supervisor.Options) (*mcp.ClientSession, func() (s
 // startFamily is startRun offering family's tools.
 func startFamily(t *testing.T, o supervisor.Options, family Family) (*mcp.ClientSession, func() (string, error)) {
 	t.Helper()
+	return startFamilyWith(t, o, family, nil)
+}
+
+// startFamilyWith is startFamily with a client of options co (nil: none).
+func startFamilyWith(t *testing.T, o supervisor.Options, family Family, co *mcp.ClientOptions) (*mcp.ClientSession, func() (string, error)) {
+	t.Helper()
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), o, family, toServer, fromServer, &stderr, nil) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, co).Connect(context.Background(),
 		&mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -112,10 +112,12 @@ func NewFamilyServer(f Family, bs Backends, version, session string) *mcp.Server
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolWait, InputSchema: waitSchema(), Description: descWait, OutputSchema: outputSchema[proto.WaitResult](),
 		Annotations: &mcp.ToolAnnotations{Title: "Wait for subagents", ReadOnlyHint: true, OpenWorldHint: &no}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in waitInput) (*mcp.CallToolResult, proto.WaitResult, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in waitInput) (*mcp.CallToolResult, proto.WaitResult, error) {
 			// ctx ends when the client cancels the call or the connection
 			// closes; Wait then stops at once.
-			res, err := via(bs, func(b Backend) (proto.WaitResult, error) { return b.Wait(ctx, in.IDs, millis(in.TimeoutMS)) })
+			res, err := via(bs, func(b Backend) (proto.WaitResult, error) {
+				return waitTelling(ctx, req, b, in.IDs, millis(in.TimeoutMS))
+			})
 			return textResult(res, err), res, err
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolClose, InputSchema: inputSchema[idInput](), Description: descClose, OutputSchema: outputSchema[proto.StatusResult](),

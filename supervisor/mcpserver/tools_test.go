@@ -39,12 +39,18 @@ func connect(t *testing.T, bs Backends) *mcp.ClientSession {
 // closed when the test ends.
 func connectTo(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
+	return connectWith(t, srv, nil)
+}
+
+// connectWith is connectTo with a client of options o (nil: none).
+func connectWith(t *testing.T, srv *mcp.Server, o *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, o).Connect(context.Background(), ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
