@@ -21,11 +21,17 @@ import (
 // at the latest) closes its stdin, upon which it exits.
 func startMCP(t *testing.T, env []string, args ...string) (*mcpsdk.ClientSession, *exec.Cmd, *testkit.SyncBuffer) {
 	t.Helper()
+	return startMCPWith(t, nil, env, args...)
+}
+
+// startMCPWith is startMCP with a client of options o (nil: none).
+func startMCPWith(t *testing.T, o *mcpsdk.ClientOptions, env []string, args ...string) (*mcpsdk.ClientSession, *exec.Cmd, *testkit.SyncBuffer) {
+	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"mcp"}, args...)...)
 	cmd.Env = append(testEnv(), env...)
 	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
-	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "subdash-e2e"}, nil).Connect(context.Background(),
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "subdash-e2e"}, o).Connect(context.Background(),
 		&mcpsdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connecting to subdash mcp: %v; stderr %s", err, stderr)
