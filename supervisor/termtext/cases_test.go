@@ -239,3 +239,25 @@ func TestUnterminatedStringCap(t *testing.T) {
 		t.Fatalf("got %d lines, %.40q", len(got), got[0])
 	}
 }
+
+// TestLongCSIIsRemovedWhole: a CSI of 5,000 parameters, past seqCap, is
+// removed to its final byte, without effect (no colour), whatever the
+// chunking: none of its tail shows as text. One without a final byte
+// ends at the line end, and the next line is text again.
+func TestLongCSIIsRemovedWhole(t *testing.T) {
+	params := strings.Repeat("31;", 5000)
+	for _, tc := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"with its final byte", "a\x1b[" + params + "1mb\nnext\n", []string{"ab", "next"}},
+		{"private, with intermediates", "a\x1b[?" + params + "1 qb\n", []string{"ab"}},
+		{"without a final byte", "a\x1b[" + params + "\nnext\n", []string{"a", "next"}},
+		{"a new sequence inside it", "a\x1b[" + params + "\x1b[31mb\x1b[m\n", []string{"a\x1b[31mb\x1b[m"}},
+		{"a long ESC sequence", "a\x1b" + strings.Repeat(" ", 5000) + "Fb\n", []string{"ab"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assertLines(t, tc.in, run(t, tc.in), tc.want)
+		})
+	}
+}

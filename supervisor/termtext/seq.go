@@ -21,6 +21,7 @@ func (c *Converter) startSeq() {
 	c.parser.Advance(ansi.ESC)
 	c.inSeq = true
 	c.seqLen = 1
+	c.overCap = false
 	if c.cut {
 		c.dropped++
 	}
@@ -30,6 +31,7 @@ func (c *Converter) startSeq() {
 func (c *Converter) abortSeq() {
 	c.parser.Reset()
 	c.inSeq = false
+	c.overCap = false
 }
 
 func isStringState(s parser.State) bool {
@@ -37,9 +39,11 @@ func isStringState(s parser.State) bool {
 }
 
 // seqStep feeds the bytes of p from i to the parser until the sequence ends
-// or p does, and returns where it stopped. A sequence longer than its cap
-// is abandoned at exactly the byte that passes the cap, whatever the
-// chunking; that byte and the rest are read as text.
+// or p does, and returns where it stopped. A string longer than strCap is
+// abandoned at exactly the byte that passes the cap, whatever the
+// chunking; that byte and the rest are read as text. A CSI, ESC or DCS
+// header longer than seqCap goes on to its final byte without effect
+// (overCap), or is abandoned at a line end, which is then read as text.
 func (c *Converter) seqStep(p []byte, i int) int {
 	for i < len(p) {
 		b := p[i]
@@ -65,13 +69,16 @@ func (c *Converter) seqStep(p []byte, i int) int {
 				c.abortSeq()
 				return i
 			}
-		} else if b >= 0x80 {
+		} else if b >= 0x80 || c.overCap && b == '\n' {
 			c.abortSeq()
 			return i
 		}
 		if c.seqLen >= limit {
-			c.abortSeq()
-			return i
+			if limit == strCap {
+				c.abortSeq()
+				return i
+			}
+			c.overCap = true
 		}
 		c.seqLen++
 		if c.cut && b != '\n' {
@@ -81,6 +88,7 @@ func (c *Converter) seqStep(p []byte, i int) int {
 		i++
 		if b == ansi.ESC {
 			c.seqLen = 1 // a new sequence starts (or a string ends with ST)
+			c.overCap = false
 		}
 		if c.parser.State() == parser.GroundState {
 			c.inSeq = false
@@ -106,7 +114,7 @@ func (c *Converter) execute(b byte) {
 }
 
 func (c *Converter) handleCsi(cmd ansi.Cmd, params ansi.Params) {
-	if cmd.Prefix() != 0 || cmd.Intermediate() != 0 {
+	if c.overCap || cmd.Prefix() != 0 || cmd.Intermediate() != 0 {
 		return
 	}
 	switch cmd.Final() {
@@ -121,7 +129,7 @@ func (c *Converter) handleCsi(cmd ansi.Cmd, params ansi.Params) {
 }
 
 func (c *Converter) handleEsc(cmd ansi.Cmd) {
-	if cmd.Final() == 'c' && cmd.Intermediate() == 0 { // RIS
+	if !c.overCap && cmd.Final() == 'c' && cmd.Intermediate() == 0 { // RIS
 		c.style = style{}
 	}
 }

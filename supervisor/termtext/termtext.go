@@ -37,8 +37,10 @@ const (
 	// clusterCap is the longest grapheme cluster kept, in bytes; a rune that
 	// would make a cluster longer (a flood of combining marks) is dropped.
 	clusterCap = 256
-	// seqCap is the longest CSI, ESC or DCS header, in bytes, before it is
-	// abandoned and the bytes after it are read as text.
+	// seqCap is the longest CSI, ESC or DCS header, in bytes, that takes
+	// effect. A longer one (thousands of parameters) is still read to its
+	// final byte and removed whole, without effect; a line end ends it, so
+	// a sequence without a final byte hides at most the rest of its line.
 	seqCap = 4096
 	// strCap is the longest OSC, DCS, SOS, PM or APC string, in bytes, before
 	// it is abandoned. Nothing of it is stored, so this bounds only how much
@@ -66,10 +68,11 @@ type Converter struct {
 
 	emit func(text []byte, width int) // the current Feed/Flush callback
 
-	parser ansi.Parser // escape sequences, only while inSeq
-	aux    ansi.Parser // re-reads the SGR sequences this converter wrote (no handler)
-	inSeq  bool
-	seqLen int // bytes of the current escape sequence
+	parser  ansi.Parser // escape sequences, only while inSeq
+	aux     ansi.Parser // re-reads the SGR sequences this converter wrote (no handler)
+	inSeq   bool
+	seqLen  int  // bytes of the current escape sequence
+	overCap bool // the current sequence passed seqCap: it ends without effect
 
 	style style // the active SGR state
 
@@ -196,8 +199,7 @@ func (c *Converter) Flush(emit func(text []byte, width int)) {
 		emit(text, w)
 	}
 	c.resetLine()
-	c.parser.Reset()
-	c.inSeq = false
+	c.abortSeq()
 	c.style = style{}
 	c.emit = nil
 }
