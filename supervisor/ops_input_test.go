@@ -58,7 +58,7 @@ func TestJSONResultsCutAHugeMessage(t *testing.T) {
 func TestMessageLimit(t *testing.T) {
 	s := newTestSupervisor(t, "wc -c")
 	_, err := s.Spawn(t.Context(), strings.Repeat("x", proto.MaxMessageBytes+1))
-	if proto.CodeOf(err) != proto.CodeInvalid || !strings.Contains(err.Error(), "longer than the limit of 67108864 (64 MiB); put the task in a file and send its path") {
+	if proto.CodeOf(err) != proto.CodeTooLarge || !strings.Contains(err.Error(), "longer than the limit of 67108864 (64 MiB); put the task in a file and send its path") {
 		t.Fatalf("spawn with a message over the limit: %v", err)
 	}
 	if n := len(listOf(s)); n != 0 {

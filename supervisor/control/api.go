@@ -185,6 +185,8 @@ func httpStatus(code proto.ErrorCode) int {
 	switch code {
 	case proto.CodeInvalid:
 		return http.StatusBadRequest
+	case proto.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
 	case proto.CodeNotFound:
 		return http.StatusNotFound
 	case proto.CodeLimit:

@@ -23,12 +23,14 @@ import (
 // closes.
 var errServerClosing = errors.New("control socket closed")
 
-// maxBody bounds a request body, in bytes: room for a message of
-// proto.MaxMessageBytes in which every byte is a control character
-// that JSON escapes as \u00XX (6 bytes), plus the rest of the request.
-// The supervisor itself refuses a longer message with a clear error. A
-// variable only so that a test can lower it.
-var maxBody int64 = 6*proto.MaxMessageBytes + 1<<20
+// maxBody bounds every request body as it is read, in bytes (SPEC §6):
+// 80 MiB, room for a JSON message of proto.MaxMessageBytes of text whose
+// line ends, tabs and quotes JSON escapes, and the rest of the request. A
+// JSON body is decoded whole, so this bounds what one request can make
+// the host hold; a message that escapes to more (control characters)
+// goes as a text/plain body, streamed to its file, as the clients send
+// every long message. A variable only so that a test can lower it.
+var maxBody int64 = proto.MaxMessageBytes + proto.MaxMessageBytes/4
 
 // Server serves the control socket of one supervisor (SPEC §6): HTTP/1.1
 // with JSON bodies on a Unix socket in a 0700 folder, mode 0600, for
@@ -225,7 +227,17 @@ func (srv *Server) routes() http.Handler {
 	srv.treeRoutes(mux)
 	srv.searchRoute(mux)
 	srv.changesRoute(mux)
-	return mux
+	return bounded(mux)
+}
+
+// bounded bounds the body of every request to h at maxBody bytes as it is
+// read (http.MaxBytesReader): a longer one fails its read, which decode
+// answers with 413, and nothing reads it further.
+func bounded(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
@@ -356,20 +368,23 @@ func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
 	reply(w, r, http.StatusOK, res, err)
 }
 
-// decode reads a JSON request body into v; on failure it answers 400 and
-// returns false. An empty body decodes as {}.
+// decode reads a JSON request body (bounded: routes) into v; on failure it
+// answers 400, or 413 for a body over maxBody, and returns false. An
+// empty body decodes as {}.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	body := http.MaxBytesReader(w, r.Body, maxBody)
+	body := r.Body
 	dec := json.NewDecoder(body)
 	// Unknown fields are ignored: a newer client may send more (the
 	// protocol grows additively within /v1).
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		msg := "invalid request body: " + err.Error()
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			msg = fmt.Sprintf("request body longer than %d bytes; a message may be at most %d bytes (64 MiB): put a longer task in a file and send its path", maxBody, proto.MaxMessageBytes)
+			writeError(w, &proto.Error{Code: proto.CodeTooLarge, Message: fmt.Sprintf(
+				"request body longer than %d bytes; a message may be at most %d bytes (64 MiB): send a long message as a text/plain body (feature text-message), or put the task in a file and send its path",
+				maxBody, proto.MaxMessageBytes)})
+			return false
 		}
-		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: msg})
+		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: "invalid request body: " + err.Error()})
 		return false
 	}
 	// Read the body to its end: net/http notices a client that goes away

@@ -240,20 +240,22 @@ func TestShutdownThenCloseAnswersWaits(t *testing.T) {
 	}
 }
 
-// TestBodyLimitLeavesRoomForEscaping: the body limit holds a message of
-// proto.MaxMessageBytes however the client's JSON encoding grows it.
-// The worst bytes (control characters, invalid UTF-8 as U+FFFD, U+2028)
-// become 6 bytes each; <, > and & are not escaped at all. The sizes come
-// from encoding a sample, so a change of encoder shows here. (A message
-// over the limit gets the supervisor's error: TestMessageLimit.)
+// TestBodyLimitLeavesRoomForEscaping: the body limit holds a JSON message
+// of proto.MaxMessageBytes of prose or code, its line ends, tabs and
+// quotes escaped (<, > and & are not escaped at all), and a message of the
+// worst bytes (control characters, 6 bytes each in JSON) reaches the
+// supervisor whole: a client sends any long message as a text/plain body,
+// streamed. The sizes come from encoding a sample, so a change of encoder
+// shows here. (A message over the limit gets the supervisor's error:
+// TestMessageLimit.)
 func TestBodyLimitLeavesRoomForEscaping(t *testing.T) {
 	const n = 1000
 	overhead := len(mustJSON(sendRequest{Message: "", Interrupt: true}))
-	for _, worst := range []string{"\x01", "\xff", "\u2028", "\"", "<", "&"} {
-		sample := strings.Repeat(worst, n)
+	for _, text := range []string{"a line of text\n", "\tif x == \"a\" && y < 2 { return }\n", "<", "&", "ü"} {
+		sample := strings.Repeat(text, n)
 		grown := float64(len(mustJSON(sendRequest{Message: sample, Interrupt: true}))-overhead) / float64(len(sample))
 		if need := int64(grown*proto.MaxMessageBytes) + int64(overhead); need > maxBody {
-			t.Errorf("a 64 MiB message of %q encodes to %d bytes, over the body limit %d", worst, need, maxBody)
+			t.Errorf("a 64 MiB message of %q encodes to %d bytes, over the body limit %d", text, need, maxBody)
 		}
 	}
 	if got := string(mustJSON(spawnRequest{Message: "if a < b && c > d"})); got != `{"message":"if a < b && c > d"}` {
@@ -274,24 +276,63 @@ func TestBodyLimitLeavesRoomForEscaping(t *testing.T) {
 	}
 }
 
-// TestBodyOverTheLimit: a body longer than maxBody (lowered here; the real
-// one is 385 MiB) is refused with an error that says what to do.
+// endless is a body that never ends: {"message":"xxxx…
+type endless struct{ head bool }
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := 0
+	if !e.head {
+		n = copy(p, `{"message":"`)
+		e.head = true
+	}
+	for i := n; i < len(p); i++ {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// TestBodyOverTheLimit: a body longer than maxBody (lowered here) is
+// refused with 413 and an error that says what to do, as it is read: a
+// body that never ends is answered, on every route that reads a body.
 func TestBodyOverTheLimit(t *testing.T) {
 	defer func(n int64) { maxBody = n }(maxBody)
 	maxBody = 1 << 10
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)
-	resp, err := c.http.Post("http://subdash/v1/agents", "application/json",
-		strings.NewReader(`{"message":"`+strings.Repeat("x", 2<<10)+`"}`))
+	for _, path := range []string{"/v1/agents", "/v1/agents/x/send", "/v1/wait", "/v1/close", "/v1/agents/x/approve", "/v1/multi-agent/spawn"} {
+		resp, err := c.http.Post("http://subdash"+path, "application/json", &endless{})
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var eb errorBody
+		_ = json.NewDecoder(resp.Body).Decode(&eb)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || eb.Code != proto.CodeTooLarge ||
+			!strings.Contains(eb.Error, "request body longer than 1024 bytes; a message may be at most 67108864 bytes (64 MiB): send a long message as a text/plain body (feature text-message), or put the task in a file and send its path") {
+			t.Errorf("%s: a body over the limit: %d %+v", path, resp.StatusCode, eb)
+		}
+	}
+}
+
+// TestBodyLimitIsNearTheMessageLimit: a JSON body of 90 MB is refused once
+// maxBody bytes of it are read, not read whole and decoded first (a 200 MB
+// body took a host to 676 MB when the limit was six messages long).
+func TestBodyLimitIsNearTheMessageLimit(t *testing.T) {
+	if maxBody > proto.MaxMessageBytes*3/2 {
+		t.Fatalf("the body limit %d is over 1.5 messages (%d)", maxBody, proto.MaxMessageBytes)
+	}
+	s := newSupervisor(t, 4)
+	_, c := serve(t, s)
+	body := io.MultiReader(strings.NewReader(`{"message":"`), io.LimitReader(&endless{head: true}, 90<<20), strings.NewReader(`"}`))
+	resp, err := c.http.Post("http://subdash/v1/agents", "application/json", body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close() //nolint:errcheck // a response body, read: its Close cannot lose data
 	var eb errorBody
 	_ = json.NewDecoder(resp.Body).Decode(&eb)
-	if resp.StatusCode != http.StatusBadRequest || eb.Code != proto.CodeInvalid ||
-		!strings.Contains(eb.Error, "request body longer than 1024 bytes; a message may be at most 67108864 bytes (64 MiB): put a longer task in a file and send its path") {
-		t.Fatalf("a body over the limit: %d %+v", resp.StatusCode, eb)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || eb.Code != proto.CodeTooLarge {
+		t.Fatalf("a 90 MB body: %d %+v", resp.StatusCode, eb)
 	}
 }
 

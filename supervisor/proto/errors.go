@@ -25,6 +25,7 @@ const (
 	CodeExists     ErrorCode = "exists"        // a spawn's agent path is held by another agent (SPEC §14)
 	CodeNoSteer    ErrorCode = "not_steerable" // steer of an agent that reads its message once (SPEC §11)
 	CodeBudget     ErrorCode = "budget"        // the agent's or the host's budget is spent (SPEC §11 "Budgets")
+	CodeTooLarge   ErrorCode = "too_large"     // a message or a request body over its limit (SPEC §3, §6)
 )
 
 // Error is the error type of every operation. Its message is exactly the
@@ -81,7 +82,7 @@ func ErrMessageTooLong(size int64, exact bool) *Error {
 	if !exact {
 		what = fmt.Sprintf("more than %d bytes", size)
 	}
-	return &Error{CodeInvalid, fmt.Sprintf("message is %s, longer than the limit of %d (64 MiB); put the task in a file and send its path", what, MaxMessageBytes)}
+	return &Error{CodeTooLarge, fmt.Sprintf("message is %s, longer than the limit of %d (64 MiB); put the task in a file and send its path", what, MaxMessageBytes)}
 }
 
 // ErrNotFound is the error for an unknown agent id (SPEC §3): "agent not

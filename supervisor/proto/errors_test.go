@@ -18,8 +18,8 @@ func TestErrorTextsAreTheSpecs(t *testing.T) {
 		text string
 	}{
 		{ErrEmptyMessage(), CodeInvalid, "message must not be empty"},
-		{ErrMessageTooLong(70000000, true), CodeInvalid, "message is 70000000 bytes, longer than the limit of 67108864 (64 MiB); put the task in a file and send its path"},
-		{ErrMessageTooLong(MaxMessageBytes, false), CodeInvalid, "message is more than 67108864 bytes, longer than the limit of 67108864 (64 MiB); put the task in a file and send its path"},
+		{ErrMessageTooLong(70000000, true), CodeTooLarge, "message is 70000000 bytes, longer than the limit of 67108864 (64 MiB); put the task in a file and send its path"},
+		{ErrMessageTooLong(MaxMessageBytes, false), CodeTooLarge, "message is more than 67108864 bytes, longer than the limit of 67108864 (64 MiB); put the task in a file and send its path"},
 		{ErrNotFound(id), CodeNotFound, "agent not found: " + id},
 		{ErrLimit(4), CodeLimit, "subagent concurrency limit reached (4)"},
 		{ErrClosed(id), CodeClosed, "agent " + id + " is closed; run resume_agent first"},
