@@ -39,6 +39,7 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/socket"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 func main() {
@@ -280,7 +281,9 @@ func failed(err error) int {
 		return 0
 	}
 	for _, e := range host.Each(err) {
-		fmt.Fprintf(os.Stderr, "subdash: %v\n", e)
+		// an error may carry what the user typed (a flag, a path): one
+		// safe line, no escape sequence reaches the terminal
+		fmt.Fprintf(os.Stderr, "subdash: %s\n", termtext.OneLine(e.Error(), 0))
 	}
 	if errors.As(err, new(usageError)) {
 		return exitUsage

@@ -17,6 +17,7 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/supervisor/sshlink"
+	"github.com/subdash/subdash/supervisor/termtext"
 )
 
 // Exit statuses of Ctl.
@@ -237,16 +238,23 @@ func Ctl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	// A failed write to stderr is dropped: the exit status still says
-	// what happened, and there is no other place to say it.
+	// what happened, and there is no other place to say it. What it says
+	// may carry what the user typed (an id, a flag) or a host sent: it
+	// goes out as one safe line (termtext.OneLine), so an escape sequence
+	// or a bell in it cannot act on the terminal.
 	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "subdash ctl: "+format+"\n%s\n", append(a, ctlUsageLine)...) //nolint:errcheck // see above
+		fmt.Fprintf(stderr, "subdash ctl: %s\n%s\n", termtext.OneLine(fmt.Sprintf(format, a...), 0), ctlUsageLine) //nolint:errcheck // see above
 		return ExitUsage
+	}
+	failed := func(tool string, err error) int {
+		fmt.Fprintf(stderr, "%s failed: %s\n", tool, termtext.OneLine(err.Error(), 0)) //nolint:errcheck // as usageErr's
+		return ExitError
 	}
 	// The answer is what the caller asked for: a failed write of it to
 	// stdout (a closed pipe, a full disk) is an error.
 	answer := func(text string) int {
 		if _, err := io.WriteString(stdout, text); err != nil {
-			fmt.Fprintf(stderr, "subdash ctl: cannot write the answer: %v\n", err) //nolint:errcheck // as usageErr's
+			fmt.Fprintf(stderr, "subdash ctl: cannot write the answer: %s\n", termtext.OneLine(err.Error(), 0)) //nolint:errcheck // as usageErr's
 			return ExitError
 		}
 		return ExitOK
@@ -284,14 +292,12 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if errors.As(err, &usage) {
 			return usageErr("%v", err)
 		}
-		fmt.Fprintf(stderr, "%s failed: %v\n", op.tool, err)
-		return ExitError
+		return failed(op.tool, err)
 	}
 	defer done()
 	out, err := req(ctx, client.WithOrigin("ctl"))
 	if err != nil {
-		fmt.Fprintf(stderr, "%s failed: %v\n", op.tool, err) //nolint:errcheck // as usageErr's
-		return ExitError
+		return failed(op.tool, err)
 	}
 	if _, ok := out.(streamed); ok {
 		return ExitOK

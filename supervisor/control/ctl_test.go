@@ -64,8 +64,13 @@ func TestCtlUsageErrors(t *testing.T) {
 		{[]string{"logs", "x", "--submission", "0"}, "--submission needs a sequence number"},
 		{[]string{"list", "--frob"}, "unknown flag --frob"},
 		{[]string{"list", "--socket"}, "flag --socket needs a value"},
+		{[]string{"spawn", "x", "--task-name", strings.Repeat("a", 257)}, "task_name is 257 bytes, longer than the limit of 256; use a shorter name"},
+		{[]string{"list", "--fr\x1b]0;pwned\aob"}, "unknown flag --frob"},
 	} {
 		code, out, errOut := runCtl(t, nil, "", tc.args...)
+		if strings.ContainsAny(errOut, "\x1b\a") {
+			t.Errorf("ctl %q: stderr %q holds an escape or a bell", tc.args, errOut)
+		}
 		if code != ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "usage: subdash ctl") {
 			t.Errorf("ctl %q: exit %d, stdout %q, stderr %q; want exit 2 and %q with a usage line", tc.args, code, out, errOut, tc.want)
 		}
@@ -111,6 +116,8 @@ func TestCtlAgainstAServer(t *testing.T) {
 		{[]string{"resume", "nope"}, "resume_agent failed: agent not found: nope\n"},
 		{[]string{"logs", "nope"}, "logs failed: agent not found: nope\n"},
 		{[]string{"logs", sp.AgentID, "--submission", "7"}, "logs failed: agent " + sp.AgentID + " has no submission 7; it has 1\n"},
+		// an id the user typed comes back without its escape sequence
+		{[]string{"close", "no\x1b]0;pwned\ape\x1b[2J"}, "close_agent failed: agent not found: nope\n"},
 	} {
 		code, out, errOut := runCtl(t, env, "", tc.args...)
 		if code != ExitError || out != "" || errOut != tc.want {

@@ -143,6 +143,7 @@ func TestMultiAgentErrors(t *testing.T) {
 		want string
 	}{
 		{"spawn_agent", map[string]any{"message": "x", "task_name": "bad name"}, "spawn_agent failed: task_name must contain only letters, numbers, underscores, or hyphens"},
+		{"spawn_agent", map[string]any{"message": "x", "task_name": strings.Repeat("a", 257)}, "spawn_agent failed: task_name is 257 bytes, longer than the limit of 256; use a shorter name"},
 		{"spawn_agent", map[string]any{"message": "  ", "task_name": "a"}, "spawn_agent failed: message must not be empty"},
 		{"spawn_agent", map[string]any{"message": "x", "task_name": "a", "fork_turns": "all"}, "spawn_agent failed: forking is not supported; put the context in message"},
 		{"spawn_agent", map[string]any{"message": "x", "task_name": "other"}, "spawn_agent failed: subagent concurrency limit reached"},
@@ -241,6 +242,11 @@ func TestRunMultiAgentDrivesTheHost(t *testing.T) {
 	s, quit := serveDirectory(t, o)
 	defer quit()
 	cs, stop := startFamily(t, o, FamilyMultiAgent)
+	// the host refuses a task name too long, as its own spawns
+	if out, isErr := callText(t, cs, "spawn_agent", map[string]any{"message": "remote", "task_name": strings.Repeat("n", 1<<20)}); !isErr ||
+		!strings.Contains(out[0], "task_name is 1048576 bytes, longer than the limit of 256") {
+		t.Fatalf("spawn_agent with a 1 MiB task name: %.200q", out)
+	}
 	out, isErr := callText(t, cs, "spawn_agent", map[string]any{"message": "remote", "task_name": "far"})
 	if isErr || !strings.Contains(out[0], `"agent_path": "/root/far"`) {
 		t.Fatalf("spawn_agent: %q", out)

@@ -24,12 +24,20 @@ const DefaultMaxDepth = 3
 // taskNameRule is Memo's rule for a task name, case-insensitive.
 var taskNameRule = regexp.MustCompile(`(?i)^[a-z0-9][a-z0-9_-]*$`)
 
+// MaxTaskNameBytes is the longest task name, in bytes (SPEC §14): a name
+// ends every path below it, which the table, list and the journal carry.
+const MaxTaskNameBytes = 256
+
 // CheckTaskName returns name trimmed when it is a task name by Memo's rule
-// (`^[a-z0-9][a-z0-9_-]*$`, letters of either case), else Memo's error
-// "task_name must contain only letters, numbers, underscores, or hyphens"
-// (CodeInvalid).
+// (`^[a-z0-9][a-z0-9_-]*$`, letters of either case) of at most
+// MaxTaskNameBytes bytes, else Memo's error "task_name must contain only
+// letters, numbers, underscores, or hyphens", or "task_name is N bytes,
+// longer than the limit of 256; use a shorter name" (CodeInvalid).
 func CheckTaskName(name string) (string, error) {
 	n := strings.TrimSpace(name)
+	if len(n) > MaxTaskNameBytes {
+		return "", &Error{CodeInvalid, fmt.Sprintf("task_name is %d bytes, longer than the limit of %d; use a shorter name", len(n), MaxTaskNameBytes)}
+	}
 	if !taskNameRule.MatchString(n) {
 		return "", &Error{CodeInvalid, "task_name must contain only letters, numbers, underscores, or hyphens"}
 	}
