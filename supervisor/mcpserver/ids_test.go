@@ -176,3 +176,36 @@ func TestCancelledRequestsGetNoAnswer(t *testing.T) {
 		t.Fatalf("written:\n%s\nwant:\n%s", stdout.String(), want)
 	}
 }
+
+// TestABadRequestIsAnsweredWithItsID: a request whose members have the
+// wrong types (params a string, a numeric method), or that lacks
+// "jsonrpc", is answered with an error that carries the request's id, so
+// the client's call ends; the SDK's own answer to bad params does too.
+func TestABadRequestIsAnsweredWithItsID(t *testing.T) {
+	out := runLines(t, initLine, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"id":9,"method":"tools/call","params":"x"}`,
+		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":"x"}`,
+		`{"jsonrpc":"2.0","id":"eleven","method":5}`,
+		`{"jsonrpc":"2.0","id":12,"method":"ping"}`)
+	errs := map[string]bool{"9": true, "10": true, `"eleven"`: true}
+	for _, l := range out {
+		id := rawID(t, l)
+		var m struct {
+			Error *struct{ Code int } `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(l), &m)
+		switch {
+		case id == "0" || id == "12":
+			if m.Error != nil {
+				t.Errorf("answer %s: want a result", l)
+			}
+		case errs[id] && m.Error != nil:
+			delete(errs, id)
+		default:
+			t.Errorf("answer %s: not one of an error to ids 9, 10, \"eleven\"", l)
+		}
+	}
+	if len(errs) > 0 {
+		t.Errorf("no error answer with ids %v:\n%s", errs, strings.Join(out, "\n"))
+	}
+}

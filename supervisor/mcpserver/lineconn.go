@@ -110,8 +110,8 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			c.mu.Unlock()
 			return req, nil
-		case req.Method == "notifications/cancelled" && len(v.msg.Params.RequestID) > 0:
-			for _, id := range c.ids.cancel(v.msg.Params.RequestID) {
+		case req.Method == "notifications/cancelled" && len(v.msg.requestID()) > 0:
+			for _, id := range c.ids.cancel(v.msg.requestID()) {
 				c.queued = append(c.queued, &jsonrpc.Request{Method: req.Method, Params: cancelledParams(id)})
 			}
 		default:

@@ -131,11 +131,21 @@ type message struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
-	Params  struct {
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// requestID is the requestId a notifications/cancelled names in its
+// params; nil when params is not an object that has one.
+func (m message) requestID() json.RawMessage {
+	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
-	} `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return nil
+	}
+	return p.RequestID
 }
 
 // check says whether line, which is not blank, is a JSON-RPC 2.0 object
@@ -148,10 +158,22 @@ func check(line []byte) (m message, code int, why string) {
 	if line[0] == '[' {
 		return m, -32600, "batches are not supported; send one message a line"
 	}
-	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
-		// Unmarshal fails on valid JSON when a field has another type
-		// (a numeric method, say).
+	if line[0] != '{' {
 		return message{}, -32600, "not a JSON-RPC request object"
+	}
+	if json.Unmarshal(line, &m) != nil {
+		// Unmarshal fails on valid JSON when a field has another type
+		// (a numeric method, say): the answer still carries the id when
+		// it is one (JSON-RPC 2.0 §5: null only when it cannot be told).
+		var idOnly struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(line, &idOnly)
+		m = message{}
+		if id := bytes.TrimSpace(idOnly.ID); len(id) > 0 && validID(id) {
+			m.ID = id
+		}
+		return m, -32600, "not a JSON-RPC request object"
 	}
 	if m.JSONRPC != "2.0" {
 		return m, -32600, `not a JSON-RPC 2.0 message ("jsonrpc" must be "2.0")`
