@@ -38,6 +38,15 @@ func TestPresetThroughTheBinary(t *testing.T) {
 	if out := ctlOK(t, w, nil, "list"); !strings.Contains(out, `"session_id": "`+thread+`"`) {
 		t.Fatalf("list lacks the thread id: %s", out)
 	}
+	// ctl logs prints what the agent said, as the transcript view draws
+	// it (SPEC §3 logs); --raw the CLI's JSON lines.
+	if out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1"); strings.Contains(out, `{"`) ||
+		!strings.Contains(out, "● thread "+thread) || !strings.Contains(out, "\nSTUB-REPLY #3") || !strings.Contains(out, "✓ result") {
+		t.Fatalf("logs is not the transcript as text:\n%s", out)
+	}
+	if out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1", "--raw"); !strings.Contains(out, `{"type":"thread.started"`) {
+		t.Fatalf("logs --raw is not the CLI's JSON lines:\n%s", out)
+	}
 	b, err := os.ReadFile(calls)
 	if err != nil {
 		t.Fatal(err)

@@ -284,3 +284,38 @@ func TestPresetUsageIsSummedOverSubmissions(t *testing.T) {
 		t.Fatalf("agent usage %+v, want the sum of its runs %+v", info.Usage, want)
 	}
 }
+
+// TestLogsOfAPresetAreItsTranscript (SPEC §3 logs): the logs of a claude,
+// codex or gemini agent are its transcript as text, each entry as the
+// transcript view draws it, not the CLI's stream-json; raw, they are the
+// log's bytes.
+func TestLogsOfAPresetAreItsTranscript(t *testing.T) {
+	for _, name := range []string{"claude", "codex", "gemini"} {
+		t.Run(name, func(t *testing.T) {
+			s, _ := presetSupervisor(t, name)
+			id := spawn(t, s, "say hi")
+			if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted {
+				t.Fatalf("%s: %s", name, d.Status)
+			}
+			text, err := s.Logs(id, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, _, err := s.Transcript(t.Context(), id, 0, 0, proto.MaxWindowItems)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want strings.Builder
+			for _, e := range w.Entries {
+				want.WriteString(e.Display().Text() + "\n")
+			}
+			if text != want.String() || strings.Contains(text, `{"`) || !strings.Contains(text, "STUB-REPLY") {
+				t.Fatalf("logs:\n%s\nwant the transcript as drawn:\n%s", text, want.String())
+			}
+			var raw strings.Builder
+			if err := s.WriteLogs(t.Context(), &raw, id, 0, true); err != nil || !strings.Contains(raw.String(), `{"type":`) {
+				t.Fatalf("raw logs: %v %.200q", err, raw.String())
+			}
+		})
+	}
+}

@@ -1,12 +1,16 @@
 package supervisor
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
+	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -249,4 +253,50 @@ func innerLocked(a *agent) []proto.InnerAgent {
 		out = proto.AppendInner(out, r.tr.innerAgents(r.seq))
 	}
 	return out
+}
+
+// writeTranscriptText writes the transcript that log lg of a submission of
+// preset p holds to w as text (SPEC §3 logs): every entry as the
+// transcript view draws it (transcript.Entry.Display), unstyled, each run of
+// output the log misses as its marker line. It parses the log with a
+// parser of its own, as a transcript read back is (loadTranscript), so
+// it writes every entry, not only those kept in memory, holding one entry
+// at a time. It returns the first read or write error.
+func writeTranscriptText(w io.Writer, lg *output.Log, p *Preset) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	parser := transcript.NewParser(transcript.Format(p.Format))
+	write := func(es []transcript.Entry) error {
+		for _, e := range es {
+			if _, err := bw.WriteString(e.Display().Text() + "\n"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := lg.Walk(func(part io.Reader) error {
+		r := bufio.NewReaderSize(part, 256<<10)
+		for {
+			line, rerr := r.ReadBytes('\n')
+			if len(line) > 0 {
+				if err := write(parser.Line(bytes.TrimRight(line, "\r\n"))); err != nil {
+					return err
+				}
+			}
+			if rerr == io.EOF {
+				return nil
+			}
+			if rerr != nil {
+				return rerr
+			}
+		}
+	}, func(g output.Gap) error {
+		return write([]transcript.Entry{{Kind: transcript.KindNote, Text: strings.TrimPrefix(g.Marker(), "subdash: ")}})
+	})
+	if err == nil {
+		err = write(parser.End())
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	return err
 }

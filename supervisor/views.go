@@ -207,9 +207,10 @@ func (s *Supervisor) submission(id string, seq int) (*submission, error) {
 // Logs returns the output of submission seq (1-based; 0 means the latest)
 // of agent id as plain text (SPEC §3 logs): the log file's bytes, stdout and
 // stderr in arrival order, turned into lines with every escape sequence and
-// control character removed. Errors: "agent not found: <id>", an unknown
-// submission, an unreadable log file. For large logs prefer WriteLogs,
-// which streams.
+// control character removed; for a preset with a transcript (SPEC §8), the
+// transcript the log holds, as text (writeTranscriptText). Errors: "agent
+// not found: <id>", an unknown submission, an unreadable log file. For
+// large logs prefer WriteLogs, which streams.
 func (s *Supervisor) Logs(id string, seq int) (string, error) {
 	var b strings.Builder
 	err := s.WriteLogs(context.Background(), &b, id, seq, false)
@@ -231,7 +232,18 @@ func (s *Supervisor) WriteLogs(ctx context.Context, w io.Writer, id string, seq 
 		return err
 	}
 	defer lg.Close()
-	if err := lg.WriteLines(w, false); err != nil {
+	s.mu.Lock()
+	var preset *Preset
+	if a, err := s.lookup(id); err == nil {
+		preset = a.preset
+	}
+	s.mu.Unlock()
+	if preset.Structured() {
+		err = writeTranscriptText(w, lg, preset)
+	} else {
+		err = lg.WriteLines(w, false)
+	}
+	if err != nil {
 		return &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot read log file %s: %v", path, err)}
 	}
 	return nil
