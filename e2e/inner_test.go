@@ -33,7 +33,7 @@ func TestInnerAgentsOnScreen(t *testing.T) {
 	d.waitText("│ › CALL_TOOL: Agent") // the outer inner agent's prompt, under the Agent call
 	// the deep one's task_started, which claude writes before its Agent
 	// call, at its depth: two levels in
-	d.waitText("│ │ · system/task_started")
+	d.waitText("│ │ · inner agent “deep inner” started")
 	d.keys("j")
 	d.keys("c")
 	d.waitText("outer inner is an inner agent of review and has ended (completed): select review to act on it")

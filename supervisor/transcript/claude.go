@@ -146,12 +146,15 @@ func (p *Parser) claudeSystem(line []byte, ev *claudeEvent) []Entry {
 		}
 		return nil
 	case "task_started", "task_progress", "task_updated", "task_notification":
-		// inner agents (claude_inner.go); the entry stays as it was, at
+		// inner agents and shell commands (claude_inner.go), in words, at
 		// the inner agent's depth
-		p.claudeTask(line)
-		e := unknown(line, ev.Type, ev.Subtype)
+		text := p.claudeTask(line)
+		e := Entry{Kind: KindTask, Text: text}
 		var call string
 		e.Depth, call = p.inner.taskDepth(line)
+		if text == "" {
+			return nil // it says nothing new
+		}
 		if ev.Subtype == "task_started" && p.inner.hold(e, call, p.callMade(call)) {
 			return nil // until its call's frame (claude_indent.go)
 		}

@@ -17,14 +17,18 @@ func TestClaudeInnerDepth(t *testing.T) {
 	_, es := parseInner(t, "claude-inner-nested.jsonl")
 	var got []string
 	for _, e := range es {
-		got = append(got, fmt.Sprintf("%d %s %s", e.Depth, e.Kind, strings.SplitN(e.Text, " ", 2)[0]))
+		text := strings.SplitN(e.Text, " ", 2)[0]
+		if e.Kind == KindTask {
+			text = e.Text
+		}
+		got = append(got, fmt.Sprintf("%d %s %s", e.Depth, e.Kind, text))
 	}
 	want := []string{
 		"0 init session", "0 text STUB-CALL", "0 tool_call ",
-		"1 unknown system/task_started", "1 user CALL_TOOL:", "1 unknown system/task_progress",
-		"1 tool_call ", "2 unknown system/task_started", // the deep one's: claude writes it before its call; it goes after, at its depth
-		"2 unknown system/task_updated", "2 unknown system/task_notification",
-		"1 tool_result STUB-REPLY", "1 unknown system/task_updated", "1 unknown system/task_notification",
+		"1 task inner agent “outer inner” started", "1 user CALL_TOOL:", "1 task inner agent “outer inner”: deep inner",
+		"1 tool_call ", "2 task inner agent “deep inner” started", // claude writes it before its call; it goes after, at its depth
+		"2 task inner agent “deep inner” completed", // its task_updated; the task_notification says the same
+		"1 tool_result STUB-REPLY", "1 task inner agent “outer inner” completed",
 		"0 tool_result STUB-DONE:", "0 text STUB-DONE:", "0 result ",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -34,7 +38,7 @@ func TestClaudeInnerDepth(t *testing.T) {
 	_, es = parseInner(t, "claude-inner-bash.jsonl")
 	frames := 0
 	for _, e := range es {
-		if e.Kind == KindUnknown {
+		if e.Kind == KindTask {
 			frames++
 			if e.Depth != 1 {
 				t.Errorf("a task frame of the inner agent or of its Bash call at depth %d: %q", e.Depth, e.Text)
@@ -67,7 +71,7 @@ func TestClaudeHeldTaskStartedIsNotLost(t *testing.T) {
 	started := func(es []Entry) int {
 		n := 0
 		for _, e := range es {
-			if e.Kind == KindUnknown && strings.Contains(e.Text, "task_started") {
+			if e.Kind == KindTask && strings.HasSuffix(e.Text, " started") {
 				n++
 			}
 		}
@@ -97,5 +101,37 @@ func TestClaudeHeldTaskStartedIsNotLost(t *testing.T) {
 	}
 	if n := started(p.End()); n != 1 {
 		t.Errorf("the end gave %d task_started entries, want the held one", n)
+	}
+}
+
+// TestClaudeTaskFramesInWords: claude's system/task_* frames are said in
+// words, naming the inner agent or shell command; the task_notification
+// claude writes twice when an inner agent is killed shows once, and so
+// does an end a task_updated and a task_notification both say.
+func TestClaudeTaskFramesInWords(t *testing.T) {
+	for file, want := range map[string][]string{
+		"claude-inner-sigint.jsonl": {
+			"inner agent “inner shell” started", "inner agent “inner shell”: Running stub scripted command",
+			"inner agent “inner shell” stopped", "inner agent “inner shell” killed",
+		},
+		"claude-inner-bg.jsonl": {
+			"inner agent “background inner” started", "inner agent “background inner”: Running stub scripted command",
+			"shell command “stub scripted command” started", "shell command “stub scripted command” completed",
+			"inner agent “background inner” completed", `inner agent “background inner” completed: Agent "background inner" finished`,
+		},
+	} {
+		_, es := parseInner(t, file)
+		var got []string
+		for _, e := range es {
+			if strings.Contains(e.Text, "task_") {
+				t.Errorf("%s: an entry names a raw event: %q", file, e.Text)
+			}
+			if e.Kind == KindTask {
+				got = append(got, e.Text)
+			}
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: task entries\n%s\nwant\n%s", file, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }

@@ -63,6 +63,10 @@ type innerState struct {
 	callDepth map[string]int
 	taskCall  map[string]string
 	held      []heldTask // task_started entries waiting for their call (claude_indent.go)
+	// names holds how the task of each id is named in words (taskWords);
+	// told, the words said of a task, keyed by its id and the words.
+	names map[string]string
+	told  map[string]bool
 }
 
 // SetClock sets the clock that stamps inner agents' start and end
@@ -107,12 +111,22 @@ func (p *Parser) claudeToolParent(id, parent string) {
 	s.callParent[id] = parent
 }
 
-// claudeTask applies one task_* frame. A task_started of another
+// claudeTask applies one task_* frame and returns what it says in words
+// (taskWords; "" when it says nothing new). A task_started of another
 // task_type (local_bash: a shell command) is not an inner agent; frames
-// of a task never started here are ignored.
-func (p *Parser) claudeTask(line []byte) {
+// of a task never started here change no inner agent.
+func (p *Parser) claudeTask(line []byte) string {
 	var t claudeTask
-	if !decode(line, &t) || t.TaskID == "" {
+	if !decode(line, &t) {
+		return ""
+	}
+	p.applyTask(&t)
+	return p.inner.taskWords(&t)
+}
+
+// applyTask applies task_* frame t to the inner agents.
+func (p *Parser) applyTask(t *claudeTask) {
+	if t.TaskID == "" {
 		return
 	}
 	s := &p.inner
@@ -196,4 +210,89 @@ func (s *innerState) endInner() {
 			a.EndedAt = s.clock()
 		}
 	}
+}
+
+// taskWords says task_* frame t in words, for its transcript entry (SPEC
+// §8): `inner agent “audit ui” started`, `inner agent “audit ui”:
+// Running tests`, `inner agent “audit ui” killed`, `shell command “sleep
+// 30” completed`. It returns "" for a frame that says nothing new: a
+// task_updated without a status, or words already said of its task
+// (claude writes the same task_notification twice when a task is killed,
+// and a task_updated and a task_notification of the same end).
+func (s *innerState) taskWords(t *claudeTask) string {
+	name := s.taskName(t)
+	var text string
+	switch t.Subtype {
+	case "task_started":
+		return name + " started"
+	case "task_progress":
+		switch d, tool := termtext.OneLine(t.Description, MaxSummaryRunes), termtext.OneLine(t.LastTool, MaxSummaryRunes); {
+		case d != "":
+			text = name + ": " + d
+		case tool != "":
+			text = name + ": used " + tool
+		default:
+			text = name + " is working"
+		}
+	case "task_updated":
+		if t.Patch == nil || termtext.OneLine(t.Patch.Status, 0) == "" {
+			return ""
+		}
+		text = name + " " + strings.ToLower(termtext.OneLine(t.Patch.Status, MaxSummaryRunes))
+	default: // task_notification
+		status := strings.ToLower(termtext.OneLine(t.Status, MaxSummaryRunes))
+		if status == "" {
+			status = "reported"
+		}
+		text = name + " " + status
+		if sum := termtext.OneLine(t.Summary, MaxSummaryRunes); sum != "" && !strings.Contains(name, "“"+sum+"”") {
+			text += ": " + sum
+		}
+	}
+	key := t.TaskID + "\n" + text
+	if s.told[key] {
+		return ""
+	}
+	if s.told == nil {
+		s.told = map[string]bool{}
+	}
+	s.told[key] = true
+	return text
+}
+
+// taskName names the task of frame t in words: what it is (an inner
+// agent, a shell command, a task) and its description, as its
+// task_started said them; for a task not started here, as the frame says.
+func (s *innerState) taskName(t *claudeTask) string {
+	if n, ok := s.names[t.TaskID]; ok {
+		return n
+	}
+	what := "task"
+	switch t.TaskType {
+	case "local_agent", "local_workflow":
+		what = "inner agent"
+	case "local_bash":
+		what = "shell command"
+	}
+	d := termtext.OneLine(t.Description, MaxSummaryRunes)
+	if t.Subtype != "task_started" {
+		d = termtext.OneLine(t.Summary, MaxSummaryRunes)
+		if i, ok := s.byTask[t.TaskID]; ok {
+			what, d = "inner agent", s.agents[i].Description
+		}
+	}
+	name := what
+	switch {
+	case d != "":
+		name += " “" + d + "”"
+	case t.TaskID != "":
+		name += " " + termtext.OneLine(t.TaskID, MaxSummaryRunes)
+	}
+	if t.Subtype == "task_started" && t.TaskID != "" {
+		if s.names == nil {
+			s.names = map[string]string{}
+		}
+		s.names[t.TaskID] = name
+	}
+	return name
 }

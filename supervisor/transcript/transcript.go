@@ -84,6 +84,10 @@ const (
 	// KindUnknown is a JSON event this package does not know. Text is a
 	// compact form such as "system/hook_started".
 	KindUnknown Kind = "unknown"
+	// KindTask is a step of an inner agent or a shell command the CLI ran
+	// as a task (claude's system/task_* frames, SPEC §8). Text says it in
+	// words: `inner agent “audit ui” started`.
+	KindTask Kind = "task"
 	// KindStderr is a line the CLI wrote on stderr (the supervisor adds
 	// these; a parser never makes them). Text is the line, escape sequences
 	// and all: clean it before display. It is how a CLI that fails before
