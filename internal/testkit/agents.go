@@ -12,6 +12,6 @@ const SteerAgent = `read -r first; echo working
 read -r line
 id=$(printf '%s' "$line" | sed 's/.*"uuid":"\([^"]*\)".*/\1/')
 echo "↪ took message $id (folded) after 1 file, before x.go: steer"
-echo "↪ task done; further messages are taken until stdin closes"
+echo "↪ task done"
 while read -r more; do :; done
 echo stdin-closed`

@@ -10,6 +10,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Steering (SPEC §11 steer): with --input-format stream-json (the host
@@ -210,7 +211,11 @@ func readSteered(ctx context.Context, cfg config, stdin io.Reader, stdout, stder
 			status = run(ctx, cfg, next, stdout, stderr)
 			continue
 		}
-		if out.printf("%s", doneLine); out.err != nil {
+		// The task's errors went to stderr, its end goes to stdout: two
+		// pipes the host reads apart, so the end waits until the host has
+		// taken stderr, and the log shows the error before it.
+		waitTaken(stderr, takenWait)
+		if out.printf("%s", endLine(status)); out.err != nil {
 			return StatusError
 		}
 		var m inMessage
@@ -233,14 +238,33 @@ func readSteered(ctx context.Context, cfg config, stdin io.Reader, stdout, stder
 	return status
 }
 
-// doneLine ends every task in stream-json: the agent then waits for more
-// messages until stdin closes (as claude does after a result), and the
-// host closes it when no steered message is pending (IsDone).
-const doneLine = "↪ task done; further messages are taken until stdin closes"
+// doneLine and failedLine end every task in stream-json, by its outcome:
+// the agent then takes more messages until stdin closes (as claude does
+// after a result), and the host closes it when no steered message is
+// pending (IsDone).
+const (
+	doneLine   = "↪ task done"
+	failedLine = "↪ task failed"
+)
+
+// endLine is the line that ends a task whose run returned status.
+func endLine(status int) string {
+	if status == StatusOK {
+		return doneLine
+	}
+	return failedLine
+}
 
 // IsDone reports whether a raw stdout line is the one that ends a task in
-// stream-json (its newline optional).
-func IsDone(line []byte) bool { return string(bytes.TrimRight(line, "\r\n")) == doneLine }
+// stream-json, done or failed (its newline optional).
+func IsDone(line []byte) bool {
+	s := string(bytes.TrimRight(line, "\r\n"))
+	return s == doneLine || s == failedLine
+}
+
+// takenWait bounds how long the end of a task waits for the host to take
+// what the task wrote on stderr (waitTaken).
+const takenWait = 5 * time.Second
 
 // readLine reads one line of at most maxTaskSize bytes.
 func readLine(r *bufio.Reader) ([]byte, error) {

@@ -94,6 +94,9 @@ type handoverWriter struct {
 	w io.Writer
 }
 
+// Unwrap returns the underlying writer (waitTaken asks what it is).
+func (hw handoverWriter) Unwrap() io.Writer { return hw.w }
+
 // Write writes p to the underlying writer unless the task was left behind.
 func (hw handoverWriter) Write(p []byte) (int, error) {
 	hw.h.mu.Lock()
