@@ -180,6 +180,8 @@ func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (pr
 			base[a] = a.finals
 		}
 	}
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
 	s.mu.Unlock()
 	// A final status is a change of the agent's summary: output alone
 	// (every read while an agent floods) does not wake the wait.
@@ -201,6 +203,11 @@ func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (pr
 		}
 	}
 }
+
+// Waiting returns how many Wait calls are in flight: each returns a
+// final status taken from now on, whatever comes first (a test waits for
+// its wait to be in flight before it ends an agent).
+func (s *Supervisor) Waiting() int { return int(s.waiting.Load()) }
 
 // finalOf reports the final ids among ids, keyed as given: those final
 // now, and those that took a final status since base counted their finals.

@@ -57,11 +57,7 @@ func TestQueuedMessageStartsWhenTheSubmissionEnds(t *testing.T) {
 				r, err := s.Wait(context.Background(), []string{id}, &ms)
 				got <- waited{r, err}
 			}()
-			// The wait registered: no way to observe it but the
-			// subscription count, so give it a moment first.
-			eventually(t, s, 5*time.Second, "wait subscribed", func() bool {
-				return s.hub.Subscribers() >= 2 // the wait's and eventually's own
-			})
+			eventually(t, s, 5*time.Second, "the wait in flight", func() bool { return s.Waiting() == 1 })
 			openGate(t, s, "g1")
 			w := <-got
 			if w.err != nil || w.res.TimedOut || w.res.Status[id] != c.status || *w.res.Details[id].LastSubmissionID != firstSub {

@@ -61,6 +61,8 @@ type Supervisor struct {
 	// mailSeq numbers the items of every mailbox (mailItem.seq), on
 	// from the highest a restored record holds.
 	mailSeq atomic.Uint64
+	// waiting counts the Wait calls in flight (Waiting).
+	waiting atomic.Int64
 	// sessions are the root mailboxes of the multi-agent MCP sessions;
 	// mailWake is closed (and replaced) when any mailbox changes.
 	sessions map[string]*sessionBox

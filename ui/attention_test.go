@@ -366,7 +366,9 @@ func endsThenQueueRuns(t *testing.T, h *harness, s *supervisor.Supervisor, id, s
 		r, _ := s.Wait(context.Background(), []string{id}, &ms)
 		waited <- r
 	}()
-	time.Sleep(100 * time.Millisecond) // let the wait start; it is correct either way, this makes it in flight
+	// the wait must be in flight when the submission ends: one begun
+	// after would return the queued submission's end instead
+	testkit.Eventually(t, 10*time.Second, "the wait in flight", func() bool { return s.Waiting() == 1 })
 	openGateIn(t, s, "g1")
 	r := <-waited
 	if string(r.Status[id]) != status || *r.Details[id].LastSubmissionID != first.Submissions[0].ID {

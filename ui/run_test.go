@@ -64,10 +64,17 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	o.Spawn = []string{"task"}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
+		// Run is ended once its agent runs, or at a deadline (the test
+		// then fails saying so, instead of never ending).
+		defer cancel()
+		deadline := time.Now().Add(20 * time.Second)
 		for len(s.Agents()) == 0 || !s.Agents()[0].Running() {
+			if time.Now().After(deadline) {
+				t.Errorf("the agent of the spawn did not run within 20 s")
+				return
+			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		cancel()
 	}()
 	if err := Run(ctx, s, o); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run returned %v, want context.Canceled", err)

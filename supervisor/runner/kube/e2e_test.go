@@ -191,13 +191,14 @@ func TestCasesOnKubernetes(t *testing.T) {
 	}
 
 	// H10: the leader exits on TERM, a member ignores it: SIGKILL still
-	// reaches it, via send with interrupt
-	if _, err := s.Send(t.Context(), id, `trap 'echo leader-exiting; exit 0' TERM; sh -c 'trap "" TERM; exec sleep 300' & wait`, false); err != nil {
+	// reaches it, via send with interrupt. The interrupt waits until the
+	// member has set its trap (it says so) and both processes are there.
+	if _, err := s.Send(t.Context(), id, `trap 'echo leader-exiting; exit 0' TERM; sh -c 'trap "" TERM; echo member-ignores-term; exec sleep 300' & wait`, false); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(0) // the submission starts in the background
-	waitForRunningSub(t, s, id, 2)
+	waitForRunningSub(t, s, id, 3)
 	h10 := latest(t, s, id)
+	waitLogs(t, s, id, "member-ignores-term", 30*time.Second)
 	waitForProcesses(t, s, id, h10.ID, 2)
 	if _, err := s.Send(t.Context(), id, `sleep 300 & sleep 301 & echo started; wait`, true); err != nil { // H11 next
 		t.Fatal(err)
