@@ -16,14 +16,13 @@ import (
 	"syscall"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/socket"
-	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui"
 )
 
@@ -276,7 +275,6 @@ func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
 			return
 		}
 	}()
-	styles := theme.New(theme.Detect(os.Stdout))
 	socket := r.Info().Socket
 	if where := r.HostConfig().Where; where != "" {
 		socket = fmt.Sprintf("%s (socket %s there)", where, socket)
@@ -284,7 +282,6 @@ func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
 	err := ui.Run(ctx, r, ui.Options{
 		Spawn:         spawns,
 		SocketPath:    socket,
-		Styles:        &styles,
 		Pager:         func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
 		Editor:        newEditor,
 		PagerCommand:  pagerCommand(),

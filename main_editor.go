@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"strings"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // The editor of edit-and-resend for a message over 64 KiB (SPEC §10), for

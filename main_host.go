@@ -8,14 +8,13 @@ import (
 	"io"
 	"os"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/mcpserver"
 	"github.com/subdash/subdash/supervisor/socket"
-	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui"
 )
 
@@ -81,14 +80,10 @@ func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify) int
 	if err != nil {
 		return failed(err)
 	}
-	// Ask the terminal for its background now, before Bubble Tea reads
-	// stdin: a later query would leak the reply into the input.
-	styles := theme.New(theme.Detect(os.Stdout))
 	err = ui.Run(sig.Context(), h.Supervisor(), ui.Options{
 		Spawn:        spawns,
 		SocketPath:   h.Socket(),
 		HostErrors:   h.Failed(),
-		Styles:       &styles,
 		Pager:        func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
 		Editor:       newEditor,
 		PagerCommand: pagerCommand(),

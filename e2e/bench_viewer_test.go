@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
@@ -61,7 +61,7 @@ func viewerOf(b *testing.B, lines int) ui.Model {
 	b.Cleanup(r.Detach)
 	var m tea.Model = ui.New(r, ui.Options{})
 	m = settle(m, tea.WindowSizeMsg{Width: 160, Height: 45})
-	if v := m.View(); !strings.Contains(v, fmt.Sprint(lines)) {
+	if v := m.View().Content; !strings.Contains(v, fmt.Sprint(lines)) {
 		b.Fatalf("the viewer does not show line %d:\n%s", lines, v)
 	}
 	return m.(ui.Model)
@@ -105,7 +105,7 @@ func settle(m tea.Model, msg tea.Msg) tea.Model {
 //
 //	go test -run '^$' -bench BenchmarkViewerView -benchtime 3000x .
 func BenchmarkViewerView(b *testing.B) {
-	up, down := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("K")}, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("J")}
+	up, down := tea.KeyPressMsg{Code: 'K', Text: "K"}, tea.KeyPressMsg{Code: 'J', Text: "J"}
 	small, big := tea.Model(viewerOf(b, 100)), tea.Model(viewerOf(b, 1_000_000))
 	var key, view [2]time.Duration
 	b.ResetTimer()

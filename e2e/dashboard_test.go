@@ -7,7 +7,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/muesli/termenv"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/subdash/subdash/theme"
 )
@@ -178,9 +180,8 @@ func TestDashboardNoColor(t *testing.T) {
 }
 
 // TestDashboardColourUnderCI: CI=true (GitHub Actions, where VHS demos are
-// often recorded) does not take the colours away. termenv reads a set CI as
-// "not a terminal"; the dashboard checks the terminal itself. This failed
-// on the CI machine before theme.Detect.
+// often recorded) does not take the colours away (termenv, used before,
+// read a set CI as "not a terminal"; this failed on the CI machine then).
 func TestDashboardColourUnderCI(t *testing.T) {
 	d := startDash(t, 120, 35, []string{"CI=true"}, "--command", `printf '\033[31mRED\033[m ok\n'`, "--spawn", "x")
 	d.waitText("RED ok", "✓ completed")
@@ -197,23 +198,33 @@ func TestDashboardColourUnderCI(t *testing.T) {
 }
 
 // TestDashboardLightBackgroundInTmux: in a tmux pane with a white
-// background the light colours are used, whatever TERM says (termenv alone
-// never asks under TERM=tmux* or screen*, which gave near-white text on
-// white).
+// background the light colours are used, whatever TERM says: the
+// dashboard asks the terminal (tmux answers with the pane's background).
+// termenv, used before, never asked under TERM=tmux* or screen*, which
+// gave near-white text on white.
 func TestDashboardLightBackgroundInTmux(t *testing.T) {
 	roles := theme.DefaultRoles()
-	light := fmt.Sprintf("38;5;%dm", termenv.ANSI256.Color(roles.Accent.Light).(termenv.ANSI256Color))
-	dark := fmt.Sprintf("38;5;%dm", termenv.ANSI256.Color(roles.Accent.Dark).(termenv.ANSI256Color))
 	white := [][]string{{"-g", "window-style", "bg=white,fg=black"}, {"-g", "window-active-style", "bg=white,fg=black"}}
 	for _, term := range []string{"tmux-256color", "screen-256color", "xterm-256color"} {
 		t.Run(term, func(t *testing.T) {
 			d := startDashIn(t, 120, 35, white, []string{"TERM=" + term}, "--command", "echo hi", "--spawn", "x")
 			d.waitText("hi", "✓ completed")
-			if s := d.styledScreen(); !strings.Contains(s, light) || strings.Contains(s, dark) {
-				t.Fatalf("TERM=%s on white: want the light accent %s, not the dark %s:\n%q", term, light, dark, s)
+			s := d.styledScreen()
+			if !drawsFg(s, roles.Accent.Light) || drawsFg(s, roles.Accent.Dark) {
+				t.Fatalf("TERM=%s on white: want the light accent %s, not the dark %s:\n%q", term, roles.Accent.Light, roles.Accent.Dark, s)
 			}
 		})
 	}
+}
+
+// drawsFg reports whether the styled screen s draws text in the colour
+// hex: as its nearest of 256 colours, or as RGB where the terminal takes
+// true colour.
+func drawsFg(s, hex string) bool {
+	c := lipgloss.Color(hex)
+	r, g, b, _ := c.RGBA()
+	return strings.Contains(s, fmt.Sprintf("38;5;%dm", colorprofile.ANSI256.Convert(c).(ansi.IndexedColor))) ||
+		strings.Contains(s, fmt.Sprintf("38;2;%d;%d;%dm", r>>8, g>>8, b>>8))
 }
 
 // TestDashboardEmojiKeepTheBorders: "⚠️" (VS16) and "👍🏽" (a skin tone) are

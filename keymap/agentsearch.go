@@ -1,6 +1,6 @@
 package keymap
 
-import "github.com/charmbracelet/bubbles/key"
+import "charm.land/bubbles/v2/key"
 
 // AgentSearch holds the bindings of the results of a search across agents
 // (SPEC §7, ui/agentsearch): move between the hits, jump to one, close.
@@ -16,7 +16,7 @@ func DefaultAgentSearch() AgentSearch {
 		Up:       bind([]string{"k", "up"}, "k/↑", "previous hit"),
 		Down:     bind([]string{"j", "down"}, "j/↓", "next hit"),
 		PageUp:   bind([]string{"pgup", "b"}, "pgup/b", "page up"),
-		PageDown: bind([]string{"pgdown", " "}, "pgdn/space", "page down"),
+		PageDown: bind([]string{"pgdown", "space"}, "pgdn/space", "page down"),
 		Top:      bind([]string{"g", "home"}, "g/home", "first hit"),
 		Bottom:   bind([]string{"G", "end"}, "G/end", "last hit"),
 		Jump:     bind([]string{"enter"}, "enter", "show it in its agent's log"),

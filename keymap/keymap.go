@@ -12,16 +12,16 @@
 package keymap
 
 import (
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
 // Matches reports whether k matches a binding of km (any of its
 // FullHelp): how the dashboard gives a key to the widget that owns it
 // (the agents table, the log pane) without listing that widget's keys a
 // second time.
-func Matches(k tea.KeyMsg, km help.KeyMap) bool {
+func Matches(k tea.KeyPressMsg, km help.KeyMap) bool {
 	for _, col := range km.FullHelp() {
 		if key.Matches(k, col...) {
 			return true
@@ -94,7 +94,7 @@ func DefaultKeyMap() KeyMap {
 		HalfUp:         bind([]string{"ctrl+u"}, "ctrl+u", "half page up"),
 		HalfDown:       bind([]string{"ctrl+d"}, "ctrl+d", "half page down"),
 		PageUp:         bind([]string{"pgup", "b"}, "pgup/b", "page up"),
-		PageDown:       bind([]string{"pgdown", " "}, "pgdn/space", "page down"),
+		PageDown:       bind([]string{"pgdown", "space"}, "pgdn/space", "page down"),
 		Top:            bind([]string{"g", "home"}, "g/home", "top of log"),
 		Bottom:         bind([]string{"G", "end"}, "G/end", "bottom, follow"),
 		Follow:         bind([]string{"f"}, "f", "follow on/off"),

@@ -1,81 +1,50 @@
 package theme
 
 import (
-	"os"
+	"io"
+	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/term"
-	"github.com/muesli/termenv"
+	"github.com/charmbracelet/colorprofile"
 )
 
-// Detect returns the Options for the terminal on out: its colour profile
-// from TERM and COLORTERM, NO_COLOR and CLICOLOR_FORCE honoured, and whether
-// its background is dark (asked with OSC 11; dark when the terminal does not
-// answer). Output that is not a terminal gets the Ascii profile.
+// Detect returns the Options for a terminal on out in the environment
+// environ (os.Environ()), from the environment alone: the colour profile
+// as colorprofile.Detect finds it (TERM, COLORTERM, NO_COLOR, CLICOLOR,
+// CLICOLOR_FORCE; output that is not a terminal, or TERM=dumb, gets no
+// colour), and the background COLORFGBG names (dark when it names none,
+// see DarkFromCOLORFGBG).
 //
-// Detect asks the terminal, so call it before anything else reads the
-// terminal's input (Bubble Tea would receive the reply as keys). It sets
-// what it found on lipgloss's default renderer too, which bubbles' own
-// styles use: that renderer would otherwise ask the terminal again, which
-// costs up to 5 s on a terminal that does not answer.
-//
-// Unlike termenv's default detection, a set CI variable does not turn colour
-// off: termenv takes CI to mean "not a terminal", but the dashboard only runs
-// on a real terminal, and VHS recordings made in CI (GitHub Actions sets
-// CI=true) must keep their colours. Whether out is a terminal is checked
-// directly instead.
-func Detect(out *os.File) Options {
-	if out == nil || !term.IsTerminal(out.Fd()) {
-		return Options{Profile: termenv.Ascii, Dark: true}
-	}
-	o := termenv.NewOutput(out, termenv.WithTTY(true))
-	opts := Options{Profile: o.EnvColorProfile()}
-	term := os.Getenv("TERM")
-	multiplexer := strings.HasPrefix(term, "tmux") || strings.HasPrefix(term, "screen")
-	switch {
-	case multiplexer:
-		// termenv never asks under TERM=tmux* or screen* (for fear of a
-		// Linux console behind them), so a light tmux pane got the dark
-		// colours: near-white text on white. tmux answers OSC 11 with the
-		// pane's background; a terminal that does not answers the cursor
-		// position query termenv sends after it, so nothing waits.
-		q := termenv.NewOutput(out, termenv.WithTTY(true), termenv.WithEnvironment(termAs{"xterm-256color"}))
-		opts.Dark = q.HasDarkBackground()
-	case os.Getenv("CI") == "":
-		// Bubble Tea's init asked the terminal already, through
-		// lipgloss's default renderer, which keeps the answer: asking
-		// again would cost a second round trip (5 s when nothing answers).
-		opts.Dark = lipgloss.HasDarkBackground()
-	default:
-		// That renderer skipped the question, taking CI for "not a
-		// terminal".
-		opts.Dark = o.HasDarkBackground()
-	}
-	lipgloss.SetColorProfile(opts.Profile)
-	lipgloss.SetHasDarkBackground(opts.Dark)
-	return opts
-}
-
-// termAs is the process environment with TERM replaced, for termenv's
-// background query under a terminal multiplexer.
-type termAs struct{ term string }
-
-// Getenv returns the variable key, TERM replaced.
-func (e termAs) Getenv(key string) string {
-	if key == "TERM" {
-		return e.term
-	}
-	return os.Getenv(key)
-}
-
-// Environ returns the environment, TERM replaced.
-func (e termAs) Environ() []string {
-	env := []string{"TERM=" + e.term}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TERM=") {
-			env = append(env, kv)
+// Detect asks the terminal nothing, so nothing of a reply can reach the
+// input: the dashboard asks for the background once its program reads the
+// input (tea.RequestBackgroundColor in Init) and builds the styles again
+// from the answer, which wins over COLORFGBG. A set CI variable does not
+// turn colour off (VHS recordings made in CI keep their colours).
+func Detect(out io.Writer, environ []string) Options {
+	dark := true
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "COLORFGBG="); ok {
+			if d, ok := DarkFromCOLORFGBG(v); ok {
+				dark = d
+			}
 		}
 	}
-	return env
+	return Options{Profile: colorprofile.Detect(out, environ), Dark: dark}
+}
+
+// DarkFromCOLORFGBG reads the background out of a COLORFGBG value
+// ("15;0", "0;default;15": the last field is the background's ANSI colour
+// number, as rxvt and Konsole set it). Colours 7 (white) and 9 to 15
+// (the bright ones) are light, the others dark; ok is false when v names
+// no colour number.
+func DarkFromCOLORFGBG(v string) (dark, ok bool) {
+	i := strings.LastIndexByte(v, ';')
+	if i < 0 {
+		return false, false
+	}
+	n, err := strconv.Atoi(v[i+1:])
+	if err != nil || n < 0 || n > 255 {
+		return false, false
+	}
+	return !(n == 7 || n >= 9 && n <= 15), true
 }

@@ -1,49 +1,53 @@
 // Package theme holds the dashboard's colour roles and the styles built from
-// them. Colours are adaptive (one value for light terminals, one for dark
-// ones); the background is detected by main.go before the program starts and
-// passed in through Options; only Detect queries the terminal.
+// them. Each role has one colour for light terminals and one for dark ones;
+// the styles are built for one background and one colour profile (Options),
+// and built again when the terminal reports its background (the ui asks
+// with Bubble Tea's tea.RequestBackgroundColor). Only the environment is
+// read here (Detect): the terminal is never queried by this package.
 //
-// With the Ascii profile (NO_COLOR, or output that is not a terminal) every
-// lipgloss style renders plain text: the dashboard then relies on symbols,
-// words and markers alone, never on colour. NO_COLOR forbids colour, not
-// attributes, so search matches are then marked with the attribute-only
-// Marks (reverse video), which lipgloss's Ascii renderer would drop.
+// With NO_COLOR, or output that is not a terminal, every style renders
+// plain text: the dashboard then relies on symbols, words and markers
+// alone, never on colour. NO_COLOR forbids colour, not attributes, so
+// search matches are then marked with the attribute-only Marks (reverse
+// video).
 package theme
 
 import (
-	"io"
+	"image/color"
 	"reflect"
-	"strconv"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 )
 
-// Roles are the named colours of the dashboard. Each is adaptive: Light is
-// used on light backgrounds, Dark on dark ones.
+// LightDark is a colour role: a hex colour for light backgrounds and one
+// for dark ones.
+type LightDark struct {
+	Light, Dark string
+}
+
+// Roles are the named colours of the dashboard.
 type Roles struct {
-	Text        lipgloss.AdaptiveColor // ordinary text
-	Muted       lipgloss.AdaptiveColor // secondary text: headers, hints, help descriptions
-	Accent      lipgloss.AdaptiveColor // titles, keys in help, the input prompt
-	Border      lipgloss.AdaptiveColor // pane borders
-	Selection   lipgloss.AdaptiveColor // background of the selected table row
-	Running     lipgloss.AdaptiveColor // status running
-	Completed   lipgloss.AdaptiveColor // status completed
-	Errored     lipgloss.AdaptiveColor // status errored, operation errors
-	Closed      lipgloss.AdaptiveColor // status closed
-	Stopping    lipgloss.AdaptiveColor // a stop was requested; warnings
-	Match       lipgloss.AdaptiveColor // background of a search match
-	MatchActive lipgloss.AdaptiveColor // background of the current search match
-	MatchText   lipgloss.AdaptiveColor // text on a search match
-	Stderr      lipgloss.AdaptiveColor // unstyled lines that came from stderr
+	Text        LightDark // ordinary text
+	Muted       LightDark // secondary text: headers, hints, help descriptions
+	Accent      LightDark // titles, keys in help, the input prompt
+	Border      LightDark // pane borders
+	Selection   LightDark // background of the selected table row
+	Running     LightDark // status running
+	Completed   LightDark // status completed
+	Errored     LightDark // status errored, operation errors
+	Closed      LightDark // status closed
+	Stopping    LightDark // a stop was requested; warnings
+	Match       LightDark // background of a search match
+	MatchActive LightDark // background of the current search match
+	MatchText   LightDark // text on a search match
+	Stderr      LightDark // unstyled lines that came from stderr
 }
 
 // DefaultRoles returns the dashboard's colours, chosen to keep contrast on
 // both light and dark terminals.
 func DefaultRoles() Roles {
-	c := func(light, dark string) lipgloss.AdaptiveColor {
-		return lipgloss.AdaptiveColor{Light: light, Dark: dark}
-	}
+	c := func(light, dark string) LightDark { return LightDark{Light: light, Dark: dark} }
 	return Roles{
 		Text:        c("#1f2328", "#e6edf3"),
 		Muted:       c("#59636e", "#9198a1"),
@@ -64,22 +68,24 @@ func DefaultRoles() Roles {
 
 // Options choose how styles render.
 type Options struct {
-	// Profile is the terminal's colour profile; termenv.Ascii renders no
-	// colour and no attribute at all (NO_COLOR).
-	Profile termenv.Profile
+	// Profile is the terminal's colour profile (colorprofile.Detect); Ascii
+	// and below (NO_COLOR, not a terminal) render no colour and no
+	// attribute at all.
+	Profile colorprofile.Profile
 	// Dark tells whether the terminal background is dark.
 	Dark bool
-	// Roles are the colours; the zero value means DefaultRoles.
+	// Roles are the colours; nil means DefaultRoles.
 	Roles *Roles
 }
 
 // Styles are every style the dashboard draws with. Build them with New.
 type Styles struct {
-	// NoColor is true when the profile is Ascii: styles render plain text,
-	// and the ui strips SGR from agent output too.
+	// Options are what the styles were built for; the ui builds them
+	// again with another Dark when the terminal reports its background.
+	Options Options
+	// NoColor is true when the profile is Ascii or below: styles render
+	// plain text, and the ui strips SGR from agent output too.
 	NoColor bool
-	// Renderer is the lipgloss renderer the styles were built with.
-	Renderer *lipgloss.Renderer
 
 	Text, Muted, Title, Border lipgloss.Style
 	Header                     lipgloss.Style // table column headers
@@ -101,91 +107,86 @@ type Styles struct {
 	Assistant, Thinking, Tool, ToolOutput, ToolError, Retry, Result lipgloss.Style
 }
 
-// New builds the styles for o.
+// New builds the styles for o. With NoColor every style is the empty one:
+// no colour, no attribute.
 func New(o Options) Styles {
-	r := lipgloss.NewRenderer(io.Discard)
-	r.SetColorProfile(o.Profile)
-	r.SetHasDarkBackground(o.Dark)
 	roles := DefaultRoles()
 	if o.Roles != nil {
 		roles = *o.Roles
 	}
-	roles = roles.resolved(o.Profile, o.Dark)
-	st := func() lipgloss.Style { return r.NewStyle() }
-	fg := func(c lipgloss.AdaptiveColor) lipgloss.Style { return st().Foreground(c) }
-	return Styles{
-		NoColor:         o.Profile == termenv.Ascii,
-		Renderer:        r,
-		Text:            fg(roles.Text),
-		Muted:           fg(roles.Muted),
-		Title:           fg(roles.Accent).Bold(true),
-		Border:          fg(roles.Border),
-		Header:          fg(roles.Muted).Bold(true),
-		Selected:        st().Background(roles.Selection).Foreground(roles.Text).Bold(true),
-		Running:         fg(roles.Running),
-		Completed:       fg(roles.Completed),
-		Errored:         fg(roles.Errored),
-		Closed:          fg(roles.Closed),
-		Stopping:        fg(roles.Stopping).Bold(true),
-		Warning:         fg(roles.Stopping),
-		Error:           fg(roles.Errored).Bold(true),
-		Note:            fg(roles.Accent),
-		Prompt:          fg(roles.Accent).Bold(true),
-		Cursor:          st().Reverse(true),
-		Confirm:         fg(roles.Stopping).Bold(true),
-		HelpKey:         fg(roles.Accent).Bold(true),
-		HelpDesc:        fg(roles.Muted),
-		HelpSep:         fg(roles.Border),
-		Match:           st().Background(roles.Match).Foreground(roles.MatchText),
-		MatchActive:     st().Background(roles.MatchActive).Foreground(roles.MatchText).Bold(true),
-		Stderr:          fg(roles.Stderr),
+	noColor := o.Profile <= colorprofile.ASCII
+	pick := roles.pick(o.Profile, o.Dark)
+	st := func() lipgloss.Style { return lipgloss.NewStyle() }
+	fg := func(c color.Color) lipgloss.Style { return st().Foreground(c) }
+	s := Styles{
+		Options:         o,
+		NoColor:         noColor,
 		MatchMark:       Mark{SGR: "7"},
 		MatchActiveMark: Mark{SGR: "1;4;7"},
-		Assistant:       fg(roles.Text),
-		Thinking:        fg(roles.Muted).Italic(true),
-		Tool:            fg(roles.Accent),
-		ToolOutput:      fg(roles.Muted),
-		ToolError:       fg(roles.Errored),
-		Retry:           fg(roles.Stopping),
-		Result:          fg(roles.Completed).Bold(true),
 	}
+	if noColor {
+		return s // every style the empty one
+	}
+	s.Text = fg(pick.Text)
+	s.Muted = fg(pick.Muted)
+	s.Title = fg(pick.Accent).Bold(true)
+	s.Border = fg(pick.Border)
+	s.Header = fg(pick.Muted).Bold(true)
+	s.Selected = st().Background(pick.Selection).Foreground(pick.Text).Bold(true)
+	s.Running = fg(pick.Running)
+	s.Completed = fg(pick.Completed)
+	s.Errored = fg(pick.Errored)
+	s.Closed = fg(pick.Closed)
+	s.Stopping = fg(pick.Stopping).Bold(true)
+	s.Warning = fg(pick.Stopping)
+	s.Error = fg(pick.Errored).Bold(true)
+	s.Note = fg(pick.Accent)
+	s.Prompt = fg(pick.Accent).Bold(true)
+	s.Cursor = st().Reverse(true)
+	s.Confirm = fg(pick.Stopping).Bold(true)
+	s.HelpKey = fg(pick.Accent).Bold(true)
+	s.HelpDesc = fg(pick.Muted)
+	s.HelpSep = fg(pick.Border)
+	s.Match = st().Background(pick.Match).Foreground(pick.MatchText)
+	s.MatchActive = st().Background(pick.MatchActive).Foreground(pick.MatchText).Bold(true)
+	s.Stderr = fg(pick.Stderr)
+	s.Assistant = fg(pick.Text)
+	s.Thinking = fg(pick.Muted).Italic(true)
+	s.Tool = fg(pick.Accent)
+	s.ToolOutput = fg(pick.Muted)
+	s.ToolError = fg(pick.Errored)
+	s.Retry = fg(pick.Stopping)
+	s.Result = fg(pick.Completed).Bold(true)
+	return s
 }
 
-// resolved returns the roles with each colour already converted for
-// profile and the background (dark): both variants the colour the profile
-// draws, as an ANSI or 256-colour number or the hex it was. The rendering
-// is the same, but a style no longer converts a hex colour to the
-// profile's on every Render (a nearest-colour search in HSLuv: 18 % of a
-// frame of the dashboard with 1,000 agents, BENCHMARKS "A thousand
-// agents"). With the Ascii profile the roles are kept: nothing is drawn.
-func (ro Roles) resolved(profile termenv.Profile, dark bool) Roles {
-	if profile == termenv.Ascii {
-		return ro
-	}
-	v := reflect.ValueOf(&ro).Elem()
-	for i := 0; i < v.NumField(); i++ {
-		c, ok := v.Field(i).Interface().(lipgloss.AdaptiveColor)
-		if !ok {
-			continue
-		}
+// picked are the roles' colours for one background and profile.
+type picked struct {
+	Text, Muted, Accent, Border, Selection        color.Color
+	Running, Completed, Errored, Closed, Stopping color.Color
+	Match, MatchActive, MatchText, Stderr         color.Color
+}
+
+// pick returns each role's colour for the background (dark), already in
+// the profile's kind (an ANSI or 256-colour index, or the RGB it was): a
+// style then draws the sequence the terminal takes, and Bubble Tea's
+// renderer has nothing left to convert.
+func (ro Roles) pick(profile colorprofile.Profile, dark bool) picked {
+	var out picked
+	src, dst := reflect.ValueOf(ro), reflect.ValueOf(&out).Elem()
+	for i := 0; i < src.NumField(); i++ {
+		c := src.Field(i).Interface().(LightDark)
 		hex := c.Light
 		if dark {
 			hex = c.Dark
 		}
-		var to string
-		switch pc := profile.Color(hex).(type) {
-		case termenv.ANSIColor:
-			to = strconv.Itoa(int(pc))
-		case termenv.ANSI256Color:
-			to = strconv.Itoa(int(pc))
-		case termenv.RGBColor:
-			to = string(pc)
-		default:
-			continue // not a colour the profile knows: left for lipgloss to say
+		col := lipgloss.Color(hex)
+		if profile > colorprofile.ASCII {
+			col = profile.Convert(col)
 		}
-		v.Field(i).Set(reflect.ValueOf(lipgloss.AdaptiveColor{Light: to, Dark: to}))
+		dst.FieldByName(src.Type().Field(i).Name).Set(reflect.ValueOf(&col).Elem())
 	}
-	return ro
+	return out
 }
 
 // Mark draws text with SGR attributes only, never a colour, so that it may
@@ -206,4 +207,4 @@ func (k Mark) Render(s string) string {
 
 // Plain returns styles that render no colour and no attribute (search
 // Marks excepted), as with NO_COLOR; tests use it for golden snapshots.
-func Plain() Styles { return New(Options{Profile: termenv.Ascii, Dark: true}) }
+func Plain() Styles { return New(Options{Profile: colorprofile.ASCII, Dark: true}) }

@@ -3,7 +3,7 @@ package ui
 import (
 	"context"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -81,7 +81,7 @@ func (m *Model) stopAcross() {
 
 // acrossKey gives a key to the results, then fetches the next page when
 // the cursor came near the end of what arrived.
-func (m *Model) acrossKey(k tea.KeyMsg) tea.Cmd {
+func (m *Model) acrossKey(k tea.KeyPressMsg) tea.Cmd {
 	var cmd tea.Cmd
 	m.across.results, cmd = m.across.results.Update(k)
 	return tea.Batch(cmd, m.moreAcross())

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -36,7 +36,7 @@ func (m Model) onScreenApproval() (proto.AgentInfo, proto.PendingApproval, bool)
 // approvalKey handles y (allow), Y (allow the tool for the session) and d
 // (deny, with a reason typed in the input line) for agent a. It reports
 // whether k was one of them.
-func (m *Model) approvalKey(k tea.KeyMsg, a proto.AgentInfo) (tea.Cmd, bool) {
+func (m *Model) approvalKey(k tea.KeyPressMsg, a proto.AgentInfo) (tea.Cmd, bool) {
 	km := m.keys
 	if !key.Matches(k, km.Approve, km.ApproveAlways, km.Deny) {
 		return nil, false

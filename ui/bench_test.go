@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -44,7 +44,7 @@ func benchModel(b *testing.B, lines int) (Model, string) {
 	if w, _ := s.Window(b.Context(), r.AgentID, 0, 0, 0); w.Total != int64(lines) {
 		b.Fatalf("scrollback holds %d lines, want %d", w.Total, lines)
 	}
-	st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})
+	st := theme.New(theme.Options{Profile: colorprofile.ANSI256, Dark: true})
 	m := New(s, Options{Styles: &st, Now: func() time.Time { return t0 }})
 	m.tickFn = func() tea.Cmd { return nil }
 	nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
@@ -59,7 +59,7 @@ func treeFake(n int) *fakeSup {
 func BenchmarkTreeFrame(b *testing.B) {
 	for _, n := range []int{200, 1000} {
 		f := treeFake(n)
-		st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})
+		st := theme.New(theme.Options{Profile: colorprofile.ANSI256, Dark: true})
 		m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }})
 		m.tickFn = func() tea.Cmd { return nil }
 		nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})

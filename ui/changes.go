@@ -3,7 +3,7 @@ package ui
 import (
 	"slices"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 )

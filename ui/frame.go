@@ -6,7 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -91,10 +92,20 @@ func (m *Model) stamp(ok bool) {
 	f.mu.Unlock()
 }
 
-// View draws the dashboard: exactly the terminal's height in rows, none
-// wider than the terminal. A model stamped still draws the frame drawn
-// last for its generation.
-func (m Model) View() string {
+// View draws the dashboard on the alternate screen, with focus reports
+// on (SPEC §11: whether the user looks at this terminal; a terminal that
+// sends none counts as focused) and the cursor hidden. Its content is
+// exactly the terminal's height in rows, none wider than the terminal.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.content())
+	v.AltScreen = true
+	v.ReportFocus = true
+	return v
+}
+
+// content draws the frame View shows. A model stamped still draws the
+// frame drawn last for its generation.
+func (m Model) content() string {
 	f := m.view.frames
 	if f == nil || m.view.gen == 0 {
 		return m.draw()

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
@@ -19,7 +19,7 @@ import (
 func manyOnScreen(t *testing.T, n int) (Model, []proto.AgentInfo) {
 	t.Helper()
 	f := treeFake(n)
-	st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})
+	st := theme.New(theme.Options{Profile: colorprofile.ANSI256, Dark: true})
 	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }})
 	m.tickFn = func() tea.Cmd { return nil }
 	nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
@@ -42,7 +42,7 @@ func step(t *testing.T, m Model, msg tea.Msg) Model {
 // the counts of the status line) draws the new frame.
 func TestOffScreenChangesKeepTheFrame(t *testing.T) {
 	m, agents := manyOnScreen(t, 200)
-	before := m.View()
+	before := m.View().Content
 	var last proto.AgentInfo // a running one of the last subtrees: far below the rows drawn
 	for _, a := range agents[len(agents)/2:] {
 		if a.Running() {
@@ -56,7 +56,7 @@ func TestOffScreenChangesKeepTheFrame(t *testing.T) {
 	off := last
 	off.LastMessage = "a message nobody sees"
 	m = step(t, m, changeOf(off, true))
-	if !m.view.still || m.View() != before {
+	if !m.view.still || m.View().Content != before {
 		t.Errorf("a change of an agent off screen drew a new frame (still %v)", m.view.still)
 	}
 	if got := m.draw(); got != before {
@@ -71,7 +71,7 @@ func TestOffScreenChangesKeepTheFrame(t *testing.T) {
 	ended.Submissions[len(ended.Submissions)-1].Status = proto.StatusCompleted
 	c0 := m.counts().Completed
 	m = step(t, m, changeOf(ended, false))
-	if m.view.still || !strings.Contains(m.View(), fmt.Sprintf("%d completed", c0+1)) {
+	if m.view.still || !strings.Contains(m.View().Content, fmt.Sprintf("%d completed", c0+1)) {
 		t.Errorf("an agent off screen completed: the status line does not say %d completed", c0+1)
 	}
 
@@ -81,16 +81,16 @@ func TestOffScreenChangesKeepTheFrame(t *testing.T) {
 	printed := on
 	printed.Submissions = append([]proto.SubmissionInfo(nil), on.Submissions...)
 	printed.Submissions[len(printed.Submissions)-1].Output.Lines += 40
-	frame := m.View()
+	frame := m.View().Content
 	m = step(t, m, changeOf(printed, true))
-	if !m.view.still || m.View() != frame || m.draw() != frame {
+	if !m.view.still || m.View().Content != frame || m.draw() != frame {
 		t.Errorf("output of an agent on screen (not selected) drew a new frame (still %v)", m.view.still)
 	}
 
 	// Its row's message changes: the row.
 	on.LastMessage = "drawn on its row"
 	m = step(t, m, changeOf(on, true))
-	if m.view.still || !strings.Contains(m.View(), "drawn on its row") {
+	if m.view.still || !strings.Contains(m.View().Content, "drawn on its row") {
 		t.Error("a change of a row on screen is not drawn")
 	}
 }
@@ -146,7 +146,7 @@ func TestKeptFramesAreWhatTheModelDraws(t *testing.T) {
 		if got, want := m.counts(), proto.CountAgents(m.agents); !sameCounts(got, want) {
 			t.Fatalf("step %d: the status line counts %+v, the agents are %+v", i, got, want)
 		}
-		if got, want := m.View(), m.draw(); got != want {
+		if got, want := m.View().Content, m.draw(); got != want {
 			t.Fatalf("step %d (%T, still %v): View returned a frame that is not the model's:\n%s\nwant\n%s", i, msg, m.view.still, got, want)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
@@ -106,10 +106,13 @@ func (h *harness) keys(keys ...string) {
 	}
 }
 
-// typeText types text into whatever has focus.
+// typeText types text into whatever has focus, a key per character, as
+// Bubble Tea reports typed text.
 func (h *harness) typeText(s string) {
 	h.t.Helper()
-	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)})
+	for _, r := range s {
+		h.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
 }
 
 // sync delivers the fake's current agents, as changes of every agent
@@ -141,7 +144,7 @@ func changesOf(was, now []proto.AgentInfo, output ...string) []proto.Change {
 func (h *harness) view() string {
 	h.guard(true)
 	defer h.guard(false)
-	return h.m.View()
+	return h.m.View().Content
 }
 
 // guard tells the fake that Update or View runs (on), or no longer: a call
@@ -183,22 +186,29 @@ func (h *harness) wantCalls(want ...string) {
 	}
 }
 
-func keyMsg(k string) tea.KeyMsg {
-	named := map[string]tea.KeyType{
-		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "ctrl+c": tea.KeyCtrlC, "up": tea.KeyUp, "down": tea.KeyDown,
+// keyMsg returns the key press named k as Bubble Tea reports it: a
+// character, or a name such as "enter", "esc", "space", "ctrl+c", "pgup".
+func keyMsg(k string) tea.KeyPressMsg {
+	named := map[string]rune{
+		"enter": tea.KeyEnter, "esc": tea.KeyEscape, "up": tea.KeyUp, "down": tea.KeyDown,
 		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "home": tea.KeyHome, "end": tea.KeyEnd,
-		"ctrl+u": tea.KeyCtrlU, "ctrl+d": tea.KeyCtrlD, "ctrl+y": tea.KeyCtrlY, "ctrl+e": tea.KeyCtrlE,
-		"ctrl+n": tea.KeyCtrlN, "ctrl+p": tea.KeyCtrlP, "backspace": tea.KeyBackspace, "space": tea.KeySpace,
-		"ctrl+w": tea.KeyCtrlW, "left": tea.KeyLeft, "right": tea.KeyRight, "ctrl+a": tea.KeyCtrlA,
-		"ctrl+k": tea.KeyCtrlK, "delete": tea.KeyDelete, "tab": tea.KeyTab,
+		"backspace": tea.KeyBackspace, "left": tea.KeyLeft, "right": tea.KeyRight,
+		"delete": tea.KeyDelete, "tab": tea.KeyTab,
 	}
-	if t, ok := named[k]; ok {
-		if t == tea.KeySpace {
-			return tea.KeyMsg{Type: t, Runes: []rune(" ")}
-		}
-		return tea.KeyMsg{Type: t}
+	if c, ok := named[k]; ok {
+		return tea.KeyPressMsg{Code: c}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+	if k == "space" {
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	}
+	if c, ok := strings.CutPrefix(k, "ctrl+"); ok && len(c) == 1 {
+		return tea.KeyPressMsg{Code: rune(c[0]), Mod: tea.ModCtrl}
+	}
+	r := []rune(k)
+	if len(r) != 1 {
+		panic("keyMsg: unknown key " + k)
+	}
+	return tea.KeyPressMsg{Code: r[0], Text: k}
 }
 
 // transcriptFixture is a short claude transcript.
@@ -215,7 +225,7 @@ func transcriptFixture() []transcript.Entry {
 
 // colourModel returns a copy of m drawn with colour (ANSI 256, dark).
 func colourModel(m Model, f *fakeSup) Model {
-	st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})
+	st := theme.New(theme.Options{Profile: colorprofile.ANSI256, Dark: true})
 	c := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Host: f})
 	c.tickFn = func() tea.Cmd { return nil }
 	return c

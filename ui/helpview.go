@@ -3,7 +3,7 @@ package ui
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/termtext"

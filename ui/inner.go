@@ -1,8 +1,8 @@
 package ui
 
 import (
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui/agenttable"
@@ -28,7 +28,7 @@ func (m Model) selected() (proto.AgentInfo, bool) {
 // close it, interrupting its agent ends it (SPEC §8). It reports whether
 // it took the key; the other keys (the log pane, the pager, submissions,
 // approvals) act on its agent.
-func (m *Model) innerKey(k tea.KeyMsg) bool {
+func (m *Model) innerKey(k tea.KeyPressMsg) bool {
 	in, id, ok := m.table.SelectedInner()
 	km := m.keys
 	if !ok || !key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume, km.Forget, km.CancelQueue) {

@@ -3,8 +3,8 @@ package ui
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -71,7 +71,7 @@ func (m *Model) closeInput() {
 }
 
 // inputKey edits, submits or cancels the input.
-func (m *Model) inputKey(k tea.KeyMsg) tea.Cmd {
+func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 	km := m.input.KeyMap
 	switch {
 	case key.Matches(k, km.Cancel):
@@ -84,6 +84,17 @@ func (m *Model) inputKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	m.input, _ = m.input.Update(k)
+	return nil
+}
+
+// onPaste gives pasted text (bracketed paste) to the input when it has
+// the keyboard, line breaks and tabs kept; a paste anywhere else is
+// dropped: typed at the dashboard, its characters would act as keys.
+func (m *Model) onPaste(p tea.PasteMsg) tea.Cmd {
+	if m.mode != modeInput || m.lay.tooSmall {
+		return nil
+	}
+	m.input, _ = m.input.Update(p)
 	return nil
 }
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -13,7 +13,7 @@ import (
 
 // handleKey gives the key to what has focus: the input, a confirmation,
 // the help overlay, or the dashboard.
-func (m Model) handleKey(k tea.KeyMsg) (Model, tea.Cmd) {
+func (m Model) handleKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	if m.lay.tooSmall && m.mode != modeStopping && m.mode != modeConfirm {
 		return m, m.tooSmallKey(k)
 	}
@@ -42,7 +42,7 @@ func (m Model) handleKey(k tea.KeyMsg) (Model, tea.Cmd) {
 // widget: q and ctrl+c quit as usual (asking first while agents run), every
 // other key is dropped, so nothing reaches an input or overlay the user
 // cannot see. Declining the quit goes back to what was open.
-func (m *Model) tooSmallKey(k tea.KeyMsg) tea.Cmd {
+func (m *Model) tooSmallKey(k tea.KeyPressMsg) tea.Cmd {
 	if !key.Matches(k, m.keys.Quit) {
 		return nil
 	}
@@ -58,7 +58,7 @@ func (m *Model) tooSmallKey(k tea.KeyMsg) tea.Cmd {
 }
 
 // normalKey handles a key when the dashboard itself has focus.
-func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
+func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 	km := m.keys
 	a, ok := m.selected()
 	if op := m.readOnlyOp(k); op != "" {
@@ -113,7 +113,7 @@ func (m *Model) normalKey(k tea.KeyMsg) tea.Cmd {
 
 // readOnlyOp names the operation key k asks for when this is a read-only
 // viewer, in the host connection's words (control.Remote); "" otherwise.
-func (m *Model) readOnlyOp(k tea.KeyMsg) string {
+func (m *Model) readOnlyOp(k tea.KeyPressMsg) string {
 	if !m.cfg.ReadOnly {
 		return ""
 	}
@@ -140,7 +140,7 @@ func (m *Model) readOnlyOp(k tea.KeyMsg) string {
 }
 
 // agentKey handles the keys that act on the selected agent a.
-func (m *Model) agentKey(k tea.KeyMsg, a proto.AgentInfo) tea.Cmd {
+func (m *Model) agentKey(k tea.KeyPressMsg, a proto.AgentInfo) tea.Cmd {
 	km, id, short := m.keys, a.AgentID, m.label(a.AgentID)
 	if cmd, ok := m.approvalKey(k, a); ok {
 		return cmd
@@ -316,7 +316,7 @@ func (m *Model) ask(question, yes, no string, onYes, onNo func(m *Model) tea.Cmd
 }
 
 // confirmKey answers the pending question.
-func (m *Model) confirmKey(k tea.KeyMsg) tea.Cmd {
+func (m *Model) confirmKey(k tea.KeyPressMsg) tea.Cmd {
 	c := m.confirm
 	var f func(*Model) tea.Cmd
 	switch {
@@ -337,7 +337,7 @@ func (m *Model) confirmKey(k tea.KeyMsg) tea.Cmd {
 		f = c.yes
 	case key.Matches(k, c.keys.No):
 		f = c.no
-	case k.Type == tea.KeyCtrlC && strings.HasPrefix(c.question, "Quit?"):
+	case k.Keystroke() == "ctrl+c" && strings.HasPrefix(c.question, "Quit?"):
 		f = c.yes // ctrl+c twice quits
 	default:
 		return nil
@@ -350,7 +350,7 @@ func (m *Model) confirmKey(k tea.KeyMsg) tea.Cmd {
 }
 
 // helpKey scrolls or closes the help overlay.
-func (m *Model) helpKey(k tea.KeyMsg) {
+func (m *Model) helpKey(k tea.KeyPressMsg) {
 	switch {
 	case key.Matches(k, m.helpKeys.Close):
 		m.mode = modeNormal

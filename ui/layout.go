@@ -52,9 +52,9 @@ func (m *Model) resize(w, h int) {
 	m.log.SetSize(m.lay.logW-2, m.lay.logH-2)
 	m.across.results.SetSize(m.lay.logW-2, m.lay.logH-2)
 	m.input.SetWidth(m.width)
-	if m.help.Width != m.width {
+	if m.help.Width() != m.width {
 		h := *m.help // the copies of the model share it
-		h.Width = m.width
+		h.SetWidth(m.width)
 		m.help = &h
 	}
 }

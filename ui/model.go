@@ -3,9 +3,9 @@ package ui
 import (
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -216,8 +216,9 @@ func New(s Supervisor, o Options) Model {
 	return m
 }
 
-// Init spawns the --spawn agents, one after the other, and starts the
-// clock when agents run.
+// Init spawns the --spawn agents, one after the other, starts the clock
+// when agents run, and asks the terminal for its background when the
+// dashboard draws in colour (background.go).
 func (m Model) Init() tea.Cmd {
 	cmds := make([]tea.Cmd, 0, len(m.opts.Spawn)+1)
 	for _, msg := range m.opts.Spawn {
@@ -228,7 +229,11 @@ func (m Model) Init() tea.Cmd {
 			return done
 		})
 	}
-	return tea.Batch(tea.Sequence(cmds...), m.startTick(), waitHostErr(m.opts.HostErrors))
+	var bg tea.Cmd
+	if !m.styles.NoColor {
+		bg = tea.RequestBackgroundColor
+	}
+	return tea.Batch(tea.Sequence(cmds...), m.startTick(), waitHostErr(m.opts.HostErrors), bg)
 }
 
 // Messages produced by commands.
@@ -400,11 +405,13 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.syncLog(false)
 		return m, nil
-	case tea.KeyMsg:
-		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
-			return m.splitKeys(msg)
-		}
+	case tea.KeyPressMsg:
 		return m.handleKey(msg)
+	case tea.PasteMsg:
+		return m, m.onPaste(msg)
+	case tea.BackgroundColorMsg:
+		m.onBackground(msg.IsDark())
+		return m, nil
 	case ChangesMsg:
 		return m, m.onChanges(msg)
 	case opDoneMsg:
@@ -450,22 +457,6 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, m.onHostErr(msg)
 	}
 	return m, m.onAcross(msg) // the search across agents', if its own
-}
-
-// splitKeys handles typed keys that reached the program in one read (key
-// repeat, fast typing, tmux send-keys) one at a time: Bubble Tea joins them
-// into one KeyMsg, which would match no binding.
-func (m Model) splitKeys(msg tea.KeyMsg) (Model, tea.Cmd) {
-	cur := m
-	cmds := make([]tea.Cmd, 0, len(msg.Runes))
-	for _, r := range msg.Runes {
-		k := msg
-		k.Runes = []rune{r}
-		var cmd tea.Cmd
-		cur, cmd = cur.handleKey(k)
-		cmds = append(cmds, cmd)
-	}
-	return cur, tea.Batch(cmds...)
 }
 
 // say shows a reply on the message line.

@@ -6,8 +6,9 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -111,10 +112,10 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	return t.File.Write(p)
 }
 
-// onTerminal runs an ExecCommand (the pager) on the terminal file itself:
-// Bubble Tea hands it the program's output, a *Terminal, which as a plain
-// io.Writer would reach the command as a pipe, and a pager on a pipe is no
-// pager.
+// onTerminal runs an ExecCommand (the pager, the editor) on the terminal
+// file itself: Bubble Tea hands it the program's output, a *Terminal,
+// which as a plain io.Writer would reach the command as a pipe, and a
+// pager on a pipe is no pager.
 type onTerminal struct{ tea.ExecCommand }
 
 // SetStdout passes the terminal's file, unwrapped.
@@ -124,6 +125,25 @@ func (c onTerminal) SetStdout(w io.Writer) {
 		return
 	}
 	c.ExecCommand.SetStdout(w)
+}
+
+// minExec is the least time an ExecCommand takes (onTerminal.Run).
+const minExec = 50 * time.Millisecond
+
+// Run runs the command and returns no sooner than minExec after it
+// started. Bubble Tea stops its renderer before the command and starts
+// it after, and the stopped renderer's goroutine stops the shared frame
+// ticker once it gets to run: when that comes after the restart, nothing
+// is drawn again until the program quits (a Bubble Tea race,
+// charmbracelet/bubbletea#1778). A command that ends at once (a pager or
+// editor not installed) left that goroutine no time; minExec does.
+func (c onTerminal) Run() error {
+	start := time.Now()
+	err := c.ExecCommand.Run()
+	if rest := minExec - time.Since(start); rest > 0 {
+		time.Sleep(rest)
+	}
+	return err
 }
 
 // notifyMsg reports that a notification was written (or failed).

@@ -1,40 +1,56 @@
 package ui
 
 import (
-	"bytes"
 	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/teatest"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/theme"
 )
 
 // TestProgramWithRealSupervisor runs the model in a Bubble Tea program
 // (teatest) over a real supervisor: --spawn, output arriving through the
-// forwarder, typing a message, and quitting with confirmation.
+// forwarder, typing a message, and quitting with confirmation. What it
+// waits for is the frame the program hands its renderer (the View of the
+// model it holds), read in the program's loop: the renderer writes only
+// the cells that changed, so the bytes it writes need not hold a line
+// whole.
 func TestProgramWithRealSupervisor(t *testing.T) {
 	s := realSupervisor(t, `read m; echo "got: $m"; sleep 30`)
 	st := theme.Plain()
 	m := New(s, Options{Styles: &st, Spawn: []string{"hello"}, Host: s})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	var frame atomic.Value
+	frame.Store("")
+	shown := tea.WithFilter(func(m tea.Model, msg tea.Msg) tea.Msg {
+		frame.Store(m.View().Content)
+		return msg
+	})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30), teatest.WithProgramOptions(shown))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sub := s.Subscribe()
 	defer sub.Close()
 	go Forward(ctx, sub, tm.Send, 0)
 
+	// The filter sees the model before each message: the clock's tick
+	// (a running agent) brings the next one.
 	waitOut := func(what string) {
 		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(what)) },
-			teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		testkit.Poll(t, 20*time.Second, "the screen showing "+what, func() (string, bool) {
+			f := frame.Load().(string)
+			return f, strings.Contains(f, what)
+		})
 	}
 	waitOut("got: hello")
 	tm.Type("s")
 	tm.Type("again")
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	waitOut("interrupt it and send now")
 	tm.Type("i")
 	waitOut("got: again")

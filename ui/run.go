@@ -20,7 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
@@ -83,10 +84,10 @@ type Options struct {
 	// while the dashboard runs (the control socket's Serve); each is
 	// shown as a note. nil: none.
 	HostErrors <-chan error
-	// Styles are the colours; nil builds them with theme.Detect on
-	// stdout. main.go detects them before the program starts (the
-	// background query must precede Bubble Tea's input reading) and passes
-	// them in.
+	// Styles are the colours the dashboard starts with; nil builds them
+	// with theme.Detect on stdout. Once the terminal reports its
+	// background (Init asks), the dashboard builds them again for it with
+	// the same profile (background.go).
 	Styles *theme.Styles
 	// Pager returns the command that shows what feed writes (e.g. $PAGER
 	// reading it on stdin); nil means the pager key reports that none is
@@ -142,7 +143,7 @@ const ViewerFrameInterval = proto.ViewerFrameInterval
 // panics in Update and View included (Bubble Tea recovers them).
 func Run(ctx context.Context, s Backend, o Options) error {
 	if o.Styles == nil {
-		st := theme.New(theme.Detect(os.Stdout))
+		st := theme.New(theme.Detect(os.Stdout, os.Environ()))
 		o.Styles = &st
 	}
 	if o.Terminal == nil {
@@ -151,12 +152,14 @@ func Run(ctx context.Context, s Backend, o Options) error {
 	sub := s.Subscribe()
 	defer sub.Close()
 	m := New(s, o)
-	// Focus reports tell whether the user looks at this terminal (SPEC
-	// §11); a terminal that sends none counts as focused.
-	opts := append([]tea.ProgramOption{
-		tea.WithContext(ctx), tea.WithAltScreen(), tea.WithoutSignalHandler(),
-		tea.WithOutput(o.Terminal), tea.WithReportFocus(),
-	}, o.ProgramOptions...)
+	// The alternate screen and focus reports are the View's (Model.View);
+	// the colour profile is the one the styles were built for, found the
+	// same way Bubble Tea would (colorprofile.Detect), not found twice.
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithOutput(o.Terminal)}
+	if p := o.Styles.Options.Profile; p != colorprofile.Unknown {
+		opts = append(opts, tea.WithColorProfile(p))
+	}
+	opts = append(opts, o.ProgramOptions...)
 	p := tea.NewProgram(m, opts...)
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/internal/testkit/hostkit"
@@ -30,6 +30,10 @@ func runOptions(out *testkit.SyncBuffer, extra ...tea.ProgramOption) Options {
 	return Options{Styles: &st, Terminal: out, ProgramOptions: append([]tea.ProgramOption{tea.WithInput(nil), tea.WithOutput(out)}, extra...)}
 }
 
+// drawn reports whether the program drew a frame on out: entered the
+// alternate screen, which it does with its first frame.
+func drawn(out *testkit.SyncBuffer) bool { return strings.Contains(out.String(), "\x1b[?1049h") }
+
 // restored reports whether out ends the alternate screen and shows the
 // cursor after entering the alternate screen.
 func restored(out string) bool {
@@ -39,10 +43,12 @@ func restored(out string) bool {
 }
 
 func TestRunRestoresTheTerminalAfterAPanic(t *testing.T) {
-	s := realSupervisor(t, "true")
+	s := realSupervisor(t, "sleep 30")
 	out := &testkit.SyncBuffer{}
+	// The first message once a frame is on the screen (the running
+	// agent's clock ticks) panics.
 	o := runOptions(out, tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
-		if _, ok := msg.(opDoneMsg); ok {
+		if drawn(out) {
 			panic("boom in the event loop")
 		}
 		return msg
@@ -64,13 +70,13 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	o.Spawn = []string{"task"}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		// Run is ended once its agent runs, or at a deadline (the test
-		// then fails saying so, instead of never ending).
+		// Run is ended once its agent runs and a frame is drawn, or at a
+		// deadline (the test then fails saying so, instead of never ending).
 		defer cancel()
 		deadline := time.Now().Add(20 * time.Second)
-		for len(s.Agents()) == 0 || !s.Agents()[0].Running() {
+		for len(s.Agents()) == 0 || !s.Agents()[0].Running() || !drawn(out) {
 			if time.Now().After(deadline) {
-				t.Errorf("the agent of the spawn did not run within 20 s")
+				t.Errorf("the agent of the spawn did not run, or no frame was drawn, within 20 s")
 				return
 			}
 			time.Sleep(5 * time.Millisecond)
@@ -84,23 +90,30 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	}
 }
 
-// panicky is a supervisor whose changes panic when the forwarder drains
-// them (their snapshot is taken then, proto.Feed.Payload).
+// panicky is a supervisor whose change panics when the forwarder drains
+// it (its snapshot is taken then, proto.Feed.Payload); the change comes
+// once the program drew a frame on out.
 type panicky struct {
 	*supervisor.Supervisor
 	feed proto.Feed
+	out  *testkit.SyncBuffer
 }
 
 func (p *panicky) Subscribe() *proto.Subscription {
 	p.feed.Payload = func(*proto.Change) { panic("boom in a snapshot") }
 	sub := p.feed.Subscribe()
-	p.feed.Publish(proto.Change{AgentID: "a", Agent: true})
+	go func() {
+		for !drawn(p.out) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		p.feed.Publish(proto.Change{AgentID: "a", Agent: true})
+	}()
 	return sub
 }
 
 func TestRunRestoresTheTerminalAfterAPanicOutsideTheLoop(t *testing.T) {
-	p := &panicky{Supervisor: realSupervisor(t, "true")}
 	out := &testkit.SyncBuffer{}
+	p := &panicky{Supervisor: realSupervisor(t, "true"), out: out}
 	o := runOptions(out)
 	o.Spawn = []string{"task"}
 	done := make(chan error, 1)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -123,6 +123,6 @@ func (m Model) spawnCmd(n int, message, taskName string) tea.Cmd {
 
 // spawnFieldKey reports whether k switches the spawn input's field: tab,
 // on a host of the tree.
-func (m Model) spawnFieldKey(k tea.KeyMsg) bool {
+func (m Model) spawnFieldKey(k tea.KeyPressMsg) bool {
 	return m.inputKind == inputSpawn && m.tree() && key.Matches(k, m.input.KeyMap.NextField)
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/muesli/termenv"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
@@ -292,7 +292,7 @@ func TestGoldenTreeColour(t *testing.T) {
 	for _, dark := range []bool{true, false} {
 		t.Run(map[bool]string{true: "dark", false: "light"}[dark], func(t *testing.T) {
 			f := treeAgents()
-			st := theme.New(theme.Options{Profile: termenv.ANSI256, Dark: dark})
+			st := theme.New(theme.Options{Profile: colorprofile.ANSI256, Dark: dark})
 			m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Host: f})
 			m.tickFn = func() tea.Cmd { return nil }
 			f.t = t

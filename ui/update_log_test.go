@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
@@ -368,7 +368,7 @@ func TestPagerFeedsTheWholeTranscript(t *testing.T) {
 	}
 	a.entries[1] = es
 	var b strings.Builder
-	if err := writeTranscript(&b, f, idA, 1, theme.New(theme.Options{Profile: termenv.Ascii, Dark: true})); err != nil {
+	if err := writeTranscript(&b, f, idA, 1, theme.New(theme.Options{Profile: colorprofile.ASCII, Dark: true})); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

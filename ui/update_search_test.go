@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/muesli/termenv"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor"
@@ -220,7 +220,7 @@ func TestRenderEntryDrawsItsDisplay(t *testing.T) {
 		transcript.Entry{Kind: transcript.KindUnknown, Text: "system/hook_started", Depth: 1},
 		transcript.Entry{Kind: transcript.KindResult, IsError: true, DurationMS: 1500},
 	)
-	for _, st := range []theme.Styles{theme.Plain(), theme.New(theme.Options{Profile: termenv.ANSI256, Dark: true})} {
+	for _, st := range []theme.Styles{theme.Plain(), theme.New(theme.Options{Profile: colorprofile.ANSI256, Dark: true})} {
 		for _, e := range entries {
 			lines := strings.Split(RenderEntry(e, st), "\n") // as the pane strips them to mark
 			for i, l := range lines {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -256,20 +256,23 @@ func TestStartupSpawns(t *testing.T) {
 	h.noScreen("spawned")
 }
 
-func TestKeysArrivingTogetherAreHandledOneByOne(t *testing.T) {
+// TestPasteGoesToTheInputOnly: a bracketed paste is text for the input,
+// kept whole; pasted at the dashboard, it is no keys (a pasted "q" must
+// not quit, a pasted "n" not spawn).
+func TestPasteGoesToTheInputOnly(t *testing.T) {
 	h := newHarness(t, threeAgents(), 100, 30)
-	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjK")}) // key repeat, tmux send-keys
-	h.wantScreen("c0ffee42 · #1/1")
-	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("nhi")}) // spawn, then type into the input
+	h.keys("n")
+	h.typeText("hi")
 	h.wantScreen("spawn › hi")
-	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q!"), Paste: true})
+	h.send(tea.PasteMsg{Content: "q!"})
 	h.wantScreen("spawn › hiq!")
 	h.keys("esc")
-	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("nq"), Paste: true}) // a paste is not keys
+	h.send(tea.PasteMsg{Content: "nq"})
 	h.wantCalls()
 	if h.quit {
 		t.Fatal("a pasted q quit")
 	}
+	h.noScreen("spawn ›")
 }
 
 // TestInterruptAndSendShowsTheNewRunRunning: answering yes to "interrupt it

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/lipgloss/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -385,7 +385,7 @@ func (m Model) helpLine(b []key.Binding, trim bool) string {
 	return m.view.frames.helpLine(b, trim, m.width, func() string {
 		if trim {
 			whole := *m.help
-			whole.Width = 0 // measure without bubbles' own cut
+			whole.SetWidth(0) // measure without bubbles' own cut
 			for len(b) > 3 && cells.Width(whole.ShortHelpView(b)) > m.width {
 				b = append(b[:len(b)-3:len(b)-3], b[len(b)-2:]...)
 			}

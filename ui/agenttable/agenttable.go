@@ -22,9 +22,9 @@ package agenttable
 import (
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -70,10 +70,14 @@ type Styles struct {
 
 // DefaultStyles returns the table's styles taken from t.
 func DefaultStyles(t theme.Styles) Styles {
+	needsYou := t.Warning
+	if !t.NoColor { // NO_COLOR: no attribute either, as every style of t
+		needsYou = needsYou.Bold(true)
+	}
 	return Styles{
 		Header: t.Header, Cell: t.Text, Muted: t.Muted, Selected: t.Selected,
 		Running: t.Running, Completed: t.Completed, Errored: t.Errored, Closed: t.Closed, Stopping: t.Stopping,
-		NeedsYou: t.Warning.Bold(true), Tree: t.Muted,
+		NeedsYou: needsYou, Tree: t.Muted,
 	}
 }
 
@@ -317,7 +321,7 @@ func says(text string) tea.Cmd { return func() tea.Msg { return FoldMsg{Text: te
 // the first or last row, a page up or down) and folds the tree; a fold
 // key answers with a FoldMsg.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	k, ok := msg.(tea.KeyMsg)
+	k, ok := msg.(tea.KeyPressMsg)
 	if !ok || !m.focused {
 		return m, nil
 	}

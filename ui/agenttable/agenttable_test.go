@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/subdash/subdash/supervisor/proto"
@@ -93,7 +93,7 @@ func TestViewSizeAndScrolling(t *testing.T) {
 	for _, w := range []int{1, 10, 30, 58, 100} {
 		m := table(20, w, 6)
 		for i := 0; i < 25; i++ {
-			m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
+			m, _ = m.Update(tea.KeyPressMsg{Code: 'j', Text: "j"})
 			lines := strings.Split(m.View(), "\n")
 			if len(lines) != 6 {
 				t.Fatalf("width %d: %d lines", w, len(lines))

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -287,7 +287,7 @@ func (m Model) drawInner(i int, r row) drawn {
 // innerFoldKey is foldKey on inner row r: z folds its agent (the
 // enclosing fold, as on a child agent's row), ← selects its parent row,
 // → its first inner child.
-func (m *Model) innerFoldKey(k tea.KeyMsg, r row) tea.Cmd {
+func (m *Model) innerFoldKey(k tea.KeyPressMsg, r row) tea.Cmd {
 	km := m.KeyMap
 	switch {
 	case key.Matches(k, km.Fold):

@@ -5,8 +5,8 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -396,7 +396,7 @@ func name(task, id string) string {
 // foldKey folds or unfolds for a fold key k, or moves to a parent or a
 // child (FoldOrParent, UnfoldOrChild), and says what it did where that is
 // not on screen.
-func (m *Model) foldKey(k tea.KeyMsg) tea.Cmd {
+func (m *Model) foldKey(k tea.KeyPressMsg) tea.Cmd {
 	km := m.KeyMap
 	switch {
 	case !m.tree:

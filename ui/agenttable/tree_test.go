@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
@@ -83,7 +83,7 @@ func TestParentsNotShownAndCycles(t *testing.T) {
 // each once, running first.
 func TestFoldedRowCounts(t *testing.T) {
 	m := treeTable(forest(), nil)
-	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("z")})
+	m, _ = m.Update(tea.KeyPressMsg{Code: 'z', Text: "z"})
 	want(t, m, "a +4", "f", "└─ g")
 	if v := m.View(); !strings.Contains(v, "4 agents: 1 running, 1 errored, 1 completed, 1 closed") {
 		t.Fatalf("folded row:\n%s", v)
@@ -99,8 +99,8 @@ func TestFoldedRowCounts(t *testing.T) {
 func TestChangedInPlace(t *testing.T) {
 	as := forest()
 	m := treeTable(as, nil)
-	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("z")}) // fold a
-	as[3].Status = proto.StatusCompleted                                // d, inside the fold, ends
+	m, _ = m.Update(tea.KeyPressMsg{Code: 'z', Text: "z"}) // fold a
+	as[3].Status = proto.StatusCompleted                   // d, inside the fold, ends
 	as[3].Submissions[0].EndedAt = now
 	m.Changed([]int{3})
 	if v := m.View(); !strings.Contains(v, "4 agents: 1 errored, 2 completed, 1 closed") {
@@ -127,7 +127,7 @@ func TestFlatWithoutTheTree(t *testing.T) {
 	if v := m.View(); strings.Contains(v, "├─") || !strings.Contains(v, "  ID ") || !strings.Contains(v, "gggg0000") {
 		t.Fatalf("flat table:\n%s", v)
 	}
-	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("z")})
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 'z', Text: "z"})
 	if msg, ok := cmd().(FoldMsg); !ok || !strings.Contains(msg.Text, "no tree") {
 		t.Fatalf("z without the tree said %v", cmd())
 	}

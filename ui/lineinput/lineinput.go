@@ -14,9 +14,9 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/mattn/go-runewidth"
 
 	"github.com/subdash/subdash/keymap"
@@ -90,11 +90,19 @@ func (m *Model) SetWidth(w int) { m.width = max(w, 0) }
 // Width returns the width set with SetWidth.
 func (m Model) Width() int { return m.width }
 
-// Update edits the text for a key when focused. Submit and Cancel are left
-// to the owner, which matches them before calling Update.
+// Update edits the text for a key or a paste (tea.PasteMsg, its line
+// breaks and tabs kept) when focused. Submit and Cancel are left to the
+// owner, which matches them before calling Update.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	k, ok := msg.(tea.KeyMsg)
-	if !ok || !m.focused {
+	if !m.focused {
+		return m, nil
+	}
+	if p, ok := msg.(tea.PasteMsg); ok {
+		m.insert([]rune(sanitize(p.Content)))
+		return m, nil
+	}
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
 		return m, nil
 	}
 	km := m.KeyMap
@@ -126,10 +134,10 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.cursor = 0
 	case key.Matches(k, km.DeleteToEnd):
 		m.value = m.value[:m.cursor]
-	case k.Type == tea.KeyRunes || k.Type == tea.KeySpace:
-		m.insert([]rune(sanitize(string(k.Runes))))
-	case k.Type == tea.KeyTab:
+	case k.Code == tea.KeyTab && k.Mod == 0:
 		m.insert([]rune{'\t'}) // as a paste keeps it; nothing else uses tab here
+	case k.Text != "" && k.Mod&^(tea.ModShift|tea.ModCapsLock) == 0:
+		m.insert([]rune(sanitize(k.Text))) // typed text; a ctrl or alt key types nothing
 	}
 	return m, nil
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/subdash/subdash/theme"
@@ -18,37 +18,38 @@ func newInput(w int) Model {
 	return m
 }
 
-func press(m Model, msgs ...tea.KeyMsg) Model {
+func press(m Model, msgs ...tea.Msg) Model {
 	for _, k := range msgs {
 		m, _ = m.Update(k)
 	}
 	return m
 }
 
-func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+// runes is text typed as one key, as a grapheme of several runes arrives.
+func runes(s string) tea.KeyPressMsg { return tea.KeyPressMsg{Code: tea.KeyExtended, Text: s} }
 
 func TestEditing(t *testing.T) {
 	m := press(newInput(40), runes("hello world"))
 	if m.Value() != "hello world" {
 		t.Fatalf("value %q", m.Value())
 	}
-	m = press(m, tea.KeyMsg{Type: tea.KeyCtrlW})
+	m = press(m, tea.KeyPressMsg{Code: 'w', Mod: tea.ModCtrl})
 	if m.Value() != "hello " {
 		t.Fatalf("ctrl+w: %q", m.Value())
 	}
-	m = press(m, tea.KeyMsg{Type: tea.KeyHome}, runes(">"), tea.KeyMsg{Type: tea.KeyEnd}, runes("there"))
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyHome}, runes(">"), tea.KeyPressMsg{Code: tea.KeyEnd}, runes("there"))
 	if m.Value() != ">hello there" {
 		t.Fatalf("home/end: %q", m.Value())
 	}
-	m = press(m, tea.KeyMsg{Type: tea.KeyLeft}, tea.KeyMsg{Type: tea.KeyLeft}, tea.KeyMsg{Type: tea.KeyCtrlK})
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyLeft}, tea.KeyPressMsg{Code: tea.KeyLeft}, tea.KeyPressMsg{Code: 'k', Mod: tea.ModCtrl})
 	if m.Value() != ">hello the" {
 		t.Fatalf("ctrl+k: %q", m.Value())
 	}
-	m = press(m, tea.KeyMsg{Type: tea.KeyCtrlU})
+	m = press(m, tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
 	if m.Value() != "" {
 		t.Fatalf("ctrl+u: %q", m.Value())
 	}
-	m = press(m, runes("ab"), tea.KeyMsg{Type: tea.KeyBackspace}, tea.KeyMsg{Type: tea.KeyLeft}, tea.KeyMsg{Type: tea.KeyDelete})
+	m = press(m, runes("ab"), tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyLeft}, tea.KeyPressMsg{Code: tea.KeyDelete})
 	if m.Value() != "" {
 		t.Fatalf("backspace/delete: %q", m.Value())
 	}
@@ -63,7 +64,7 @@ func TestBlurredIgnoresKeys(t *testing.T) {
 }
 
 func TestControlCharactersAreDropped(t *testing.T) {
-	m := press(newInput(40), tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a\x1b[2Jb\tc\r\nd"), Paste: true})
+	m := press(newInput(40), tea.PasteMsg{Content: "a\x1b[2Jb\tc\r\nd"})
 	if m.Value() != "a[2Jb\tc\nd" {
 		t.Fatalf("value %q", m.Value())
 	}
@@ -84,7 +85,7 @@ func TestViewFitsAndFollowsTheCursor(t *testing.T) {
 	if !strings.Contains(v, "XYZ") {
 		t.Fatalf("the cursor's end is not visible: %q", v)
 	}
-	m = press(m, tea.KeyMsg{Type: tea.KeyHome})
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyHome})
 	if v := m.View(); !strings.Contains(v, "▏abc") || ansi.StringWidth(v) > 20 {
 		t.Fatalf("after home: %q", v)
 	}
@@ -112,23 +113,23 @@ func TestPlaceholder(t *testing.T) {
 // keeps every code point as typed.
 func TestWidthAmbiguousCodePointsAreNotDrawn(t *testing.T) {
 	const msg = "fix ⚠️ warnings 👍🏽"
-	m := press(newInput(40), tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(msg), Paste: true})
+	m := press(newInput(40), tea.PasteMsg{Content: msg})
 	if m.Value() != msg {
 		t.Fatalf("value %q, want %q", m.Value(), msg)
 	}
 	if v, want := m.View(), "send › fix ⚠ warnings 👍▏"; v != want {
 		t.Fatalf("view %q, want %q", v, want)
 	}
-	m = press(m, tea.KeyMsg{Type: tea.KeyLeft}) // onto 👍, its skin tone with it
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyLeft}) // onto 👍, its skin tone with it
 	if v, want := m.View(), "send › fix ⚠ warnings ▏👍"; v != want {
 		t.Fatalf("after left: %q, want %q", v, want)
 	}
-	m = press(m, tea.KeyMsg{Type: tea.KeyRight}, tea.KeyMsg{Type: tea.KeyBackspace})
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyRight}, tea.KeyPressMsg{Code: tea.KeyBackspace})
 	if want := "fix ⚠️ warnings "; m.Value() != want {
 		t.Fatalf("backspace left %q, want %q", m.Value(), want)
 	}
 	m.SetValue("⚠️!")
-	m = press(m, tea.KeyMsg{Type: tea.KeyHome}, tea.KeyMsg{Type: tea.KeyDelete})
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyHome}, tea.KeyPressMsg{Code: tea.KeyDelete})
 	if m.Value() != "!" {
 		t.Fatalf("delete left %q, want %q", m.Value(), "!")
 	}
@@ -156,8 +157,8 @@ func TestTabsRoundTrip(t *testing.T) {
 		if m.Value() != msg {
 			t.Errorf("SetValue(%q): Value = %q", msg, m.Value())
 		}
-		m = press(m, tea.KeyMsg{Type: tea.KeyHome}, tea.KeyMsg{Type: tea.KeyRight}, tea.KeyMsg{Type: tea.KeyRight},
-			tea.KeyMsg{Type: tea.KeyCtrlRight}, tea.KeyMsg{Type: tea.KeyEnd}, tea.KeyMsg{Type: tea.KeyLeft})
+		m = press(m, tea.KeyPressMsg{Code: tea.KeyHome}, tea.KeyPressMsg{Code: tea.KeyRight}, tea.KeyPressMsg{Code: tea.KeyRight},
+			tea.KeyPressMsg{Code: tea.KeyRight, Mod: tea.ModCtrl}, tea.KeyPressMsg{Code: tea.KeyEnd}, tea.KeyPressMsg{Code: tea.KeyLeft})
 		resent := newInput(30)
 		resent.SetValue(m.Value())
 		if resent.Value() != msg {
@@ -170,17 +171,17 @@ func TestTabsRoundTrip(t *testing.T) {
 // text or in the middle of it.
 func TestPasteKeepsTabs(t *testing.T) {
 	for _, msg := range tabbed {
-		paste := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(msg), Paste: true}
+		paste := tea.PasteMsg{Content: msg}
 		m := press(newInput(30), runes("<>"), paste)
 		if want := "<>" + msg; m.Value() != want {
 			t.Errorf("paste at the end: %q, want %q", m.Value(), want)
 		}
-		m = press(newInput(30), runes("<>"), tea.KeyMsg{Type: tea.KeyLeft}, paste)
+		m = press(newInput(30), runes("<>"), tea.KeyPressMsg{Code: tea.KeyLeft}, paste)
 		if want := "<" + msg + ">"; m.Value() != want {
 			t.Errorf("paste in the middle: %q, want %q", m.Value(), want)
 		}
 	}
-	m := press(newInput(30), tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a\tb\r\n\tc"), Paste: true})
+	m := press(newInput(30), tea.PasteMsg{Content: "a\tb\r\n\tc"})
 	if m.Value() != "a\tb\n\tc" {
 		t.Errorf("paste with CRLF: %q", m.Value())
 	}
@@ -191,23 +192,23 @@ func TestPasteKeepsTabs(t *testing.T) {
 func TestTypingAfterTab(t *testing.T) {
 	m := newInput(40)
 	m.SetValue("a\tb")
-	m = press(m, tea.KeyMsg{Type: tea.KeyHome}, tea.KeyMsg{Type: tea.KeyRight}, tea.KeyMsg{Type: tea.KeyRight}, runes("x"))
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyHome}, tea.KeyPressMsg{Code: tea.KeyRight}, tea.KeyPressMsg{Code: tea.KeyRight}, runes("x"))
 	if m.Value() != "a\txb" {
 		t.Fatalf("typed after the tab: %q", m.Value())
 	}
 	if v, want := m.View(), "send › a⇥x▏b"; v != want {
 		t.Fatalf("view %q, want %q", v, want)
 	}
-	m = press(m, tea.KeyMsg{Type: tea.KeyLeft}, runes("y"))
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyLeft}, runes("y"))
 	if v, want := m.View(), "send › a⇥y▏xb"; m.Value() != "a\tyxb" || v != want {
 		t.Fatalf("typed right after the tab: %q, view %q; want %q", m.Value(), v, want)
 	}
-	m = press(m, tea.KeyMsg{Type: tea.KeyBackspace}, tea.KeyMsg{Type: tea.KeyBackspace})
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace})
 	if v, want := m.View(), "send › a▏xb"; m.Value() != "axb" || v != want {
 		t.Fatalf("backspace over the tab: %q, view %q; want %q", m.Value(), v, want)
 	}
 	m.SetValue("\t\t")
-	m = press(m, tea.KeyMsg{Type: tea.KeyLeft}, runes("z"))
+	m = press(m, tea.KeyPressMsg{Code: tea.KeyLeft}, runes("z"))
 	if v, want := m.View(), "send › ⇥z▏⇥"; m.Value() != "\tz\t" || v != want {
 		t.Fatalf("typed between two tabs: %q, view %q; want %q", m.Value(), v, want)
 	}
@@ -241,7 +242,7 @@ func TestTabsViewFitsWidth(t *testing.T) {
 // TestTypedTab: the Tab key types a tab, as a paste of one would.
 func TestTypedTab(t *testing.T) {
 	m := newInput(40)
-	m = press(m, runes("a"), tea.KeyMsg{Type: tea.KeyTab}, runes("b"))
+	m = press(m, runes("a"), tea.KeyPressMsg{Code: tea.KeyTab}, runes("b"))
 	if m.Value() != "a\tb" || m.View() != "send › a⇥b▏" {
 		t.Fatalf("typed a, tab, b: %q, view %q", m.Value(), m.View())
 	}

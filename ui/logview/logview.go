@@ -22,9 +22,9 @@ package logview
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/theme"
@@ -188,6 +188,14 @@ func (m *Model) Clear() {
 	m.Refresh()
 }
 
+// SetStyles replaces the pane's styles and renders again (the rows
+// rendered with the old ones go).
+func (m *Model) SetStyles(s Styles) {
+	m.Styles = &s
+	m.cache = map[int64]cached{}
+	m.Refresh()
+}
+
 // State returns the pane's position, to restore later with SetLog.
 func (m Model) State() State { return m.st }
 
@@ -242,7 +250,7 @@ func (m Model) Err() error { return m.err }
 // match key with nothing to show returns a command whose SearchMsg says
 // why, and clearing returns one with no error.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	k, ok := msg.(tea.KeyMsg)
+	k, ok := msg.(tea.KeyPressMsg)
 	if !ok || !m.focused {
 		return m, nil
 	}

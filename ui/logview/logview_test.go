@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -347,14 +347,14 @@ func TestKeysScroll(t *testing.T) {
 	src.add("line %d", 0, 100)
 	m := newPane(t, src, 20, 10)
 	press := func(k string) {
-		var msg tea.KeyMsg
+		var msg tea.KeyPressMsg
 		switch k {
 		case "pgup":
-			msg = tea.KeyMsg{Type: tea.KeyPgUp}
+			msg = tea.KeyPressMsg{Code: tea.KeyPgUp}
 		case "ctrl+d":
-			msg = tea.KeyMsg{Type: tea.KeyCtrlD}
+			msg = tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
 		default:
-			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+			msg = tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
 		}
 		m, _ = m.Update(msg)
 		serve(t, &m, src)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/keymap"
 )
@@ -31,8 +31,8 @@ func TestThePaneOwnsItsSearch(t *testing.T) {
 	src := &memSource{}
 	src.add("line %d", 0, 30)
 	m := newPane(t, src, 20, 5)
-	next := tea.KeyMsg{Type: tea.KeyCtrlN}
-	if !keymap.Matches(next, m.KeyMap) || !keymap.Matches(tea.KeyMsg{Type: tea.KeyEsc}, m.KeyMap) {
+	next := tea.KeyPressMsg{Code: 'n', Mod: tea.ModCtrl}
+	if !keymap.Matches(next, m.KeyMap) || !keymap.Matches(tea.KeyPressMsg{Code: tea.KeyEscape}, m.KeyMap) {
 		t.Fatal("ctrl+n and esc are not the pane's keys")
 	}
 	m, cmd := m.Update(next)
@@ -62,7 +62,7 @@ func TestThePaneOwnsItsSearch(t *testing.T) {
 		t.Fatal("enter alone did not move to the next match")
 	}
 
-	m, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	m, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
 	if err := said(t, cmd); err != nil || m.Query() != "" || m.LastQuery() != "line 2" {
 		t.Fatalf("esc said %v; query %q, last %q", err, m.Query(), m.LastQuery())
 	}
@@ -127,7 +127,7 @@ func TestKeyMapsCoverTheirBindings(t *testing.T) {
 	if n != 13 || len(km.ShortHelp()) == 0 {
 		t.Fatalf("FullHelp has %d bindings, want the 13 of the KeyMap", n)
 	}
-	if keymap.Matches(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("n")}, km) {
+	if keymap.Matches(tea.KeyPressMsg{Code: 'n', Text: "n"}, km) {
 		t.Fatal("n (spawn) is not the pane's")
 	}
 }
