@@ -198,6 +198,12 @@ func (c *tmuxCtl) screen() string {
 // returning how long that took; it fails the test after dashWait.
 func (c *tmuxCtl) answer(key string, cond func(screen string) bool) time.Duration {
 	c.t.Helper()
+	return c.answerEvery(key, 2*time.Millisecond, cond)
+}
+
+// answerEvery is answer polling the screen every poll.
+func (c *tmuxCtl) answerEvery(key string, poll time.Duration, cond func(screen string) bool) time.Duration {
+	c.t.Helper()
 	start := time.Now()
 	c.keys(key)
 	for {
@@ -208,7 +214,7 @@ func (c *tmuxCtl) answer(key string, cond func(screen string) bool) time.Duratio
 		if time.Since(start) > dashWait {
 			c.t.Fatalf("the answer to %s never showed:\n%s", key, s)
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(poll)
 	}
 }
 

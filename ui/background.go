@@ -33,6 +33,7 @@ func (m *Model) onBackground(dark bool) {
 func (m *Model) setStyles(st theme.Styles) {
 	m.styles = &st
 	m.table.SetStyles(agenttable.DefaultStyles(st))
+	m.ink = inksOf(st, m.table.Styles.NeedsYou)
 	m.log.SetStyles(logview.DefaultStyles(st))
 	in := lineinput.DefaultStyles(st)
 	m.input.Styles = &in

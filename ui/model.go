@@ -105,6 +105,7 @@ type Model struct {
 	cfg    proto.HostConfig
 	keys   keymap.KeyMap
 	styles *theme.Styles // shared by the copies of a Model (Bubble Tea copies it per message)
+	ink    *frameInks    // styles' inks for the borders and the status line; shared as styles
 	now    func() time.Time
 
 	width, height int
@@ -201,6 +202,7 @@ func New(s Supervisor, o Options) Model {
 		seenAsked: map[string]uint64{},
 		view:      viewState{frames: &frames{}},
 	}
+	m.ink = inksOf(st, m.table.Styles.NeedsYou)
 	m.table.SetStopping(m.stopping)
 	m.setAgents(s.Agents())
 	// What needed you before this dashboard started is marked, not rung.

@@ -132,6 +132,15 @@ type Options struct {
 	ProgramOptions []tea.ProgramOption
 }
 
+// frameRate is the most frames a second Bubble Tea's renderer draws
+// (its own most). The renderer draws the frame the last View returned at
+// each tick of a clock of its own, never as a key is handled: a key
+// waits for the next tick, half a frame on average and a whole one at
+// worst, so the ticks come as often as the renderer allows. A tick with
+// no new frame costs one comparison of frames; the supervisor's changes
+// still come at most once a proto.FrameInterval (Forward).
+const frameRate = 120
+
 // ViewerFrameInterval is a viewer's batching interval (SPEC §9,
 // proto.ViewerFrameInterval says why).
 const ViewerFrameInterval = proto.ViewerFrameInterval
@@ -155,7 +164,7 @@ func Run(ctx context.Context, s Backend, o Options) error {
 	// The alternate screen and focus reports are the View's (Model.View);
 	// the colour profile is the one the styles were built for, found the
 	// same way Bubble Tea would (colorprofile.Detect), not found twice.
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithOutput(o.Terminal)}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithOutput(o.Terminal), tea.WithFPS(frameRate)}
 	if p := o.Styles.Options.Profile; p != colorprofile.Unknown {
 		opts = append(opts, tea.WithColorProfile(p))
 	}

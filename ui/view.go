@@ -233,12 +233,12 @@ func (m Model) logTitles() (string, string) {
 // them) in a rounded border with a title on the top edge and a footer on
 // the bottom edge.
 func (m Model) box(title, footer, body string, w, h int) []string {
-	bs := m.styles.Border
+	k := m.ink
 	inner := w - 2
 	out := make([]string, 0, h)
-	out = append(out, bs.Render("╭")+edge(bs, m.styles.Title, title, inner, false)+bs.Render("╮"))
+	out = append(out, k.border.On("╭")+edge(k.border, k.title, title, inner, false)+k.border.On("╮"))
 	rows := strings.Split(body, "\n")
-	side := bs.Render("│")
+	side := k.border.On("│")
 	blank := strings.Repeat(" ", max(inner, 0))
 	for i := 0; i < h-2; i++ {
 		row := blank
@@ -247,22 +247,41 @@ func (m Model) box(title, footer, body string, w, h int) []string {
 		}
 		out = append(out, side+row+side)
 	}
-	out = append(out, bs.Render("╰")+edge(bs, m.styles.Muted, footer, inner, true)+bs.Render("╯"))
+	out = append(out, k.border.On("╰")+edge(k.border, k.muted, footer, inner, true)+k.border.On("╯"))
 	return out
 }
 
 // edge draws a horizontal border of w cells holding label, at the left
 // (title) or right (footer).
-func edge(bs, ls lipgloss.Style, label string, w int, right bool) string {
+func edge(bs, ls theme.Ink, label string, w int, right bool) string {
 	if label == "" || w < 6 {
-		return bs.Render(strings.Repeat("─", max(w, 0)))
+		return bs.On(strings.Repeat("─", max(w, 0)))
 	}
 	text, tw := cells.Cut(" "+label+" ", w-2)
 	fill := strings.Repeat("─", w-1-tw)
 	if right {
-		return bs.Render(fill) + ls.Render(text) + bs.Render("─")
+		return bs.On(fill) + ls.On(text) + bs.On("─")
 	}
-	return bs.Render("─") + ls.Render(text) + bs.Render(fill)
+	return bs.On("─") + ls.On(text) + bs.On(fill)
+}
+
+// frameInks are the inks of what every frame draws: the panes' borders
+// and titles, the status line (theme.Ink: a frame drawn with
+// Style.Render spent half its time in it).
+type frameInks struct {
+	border, title, muted                                 theme.Ink
+	running, completed, errored, closed, warning, failed theme.Ink
+	needsYou                                             theme.Ink
+}
+
+// inksOf returns the frame's inks for st, with the table's needs-you mark.
+func inksOf(st theme.Styles, needsYou lipgloss.Style) *frameInks {
+	return &frameInks{
+		border: theme.InkOf(st.Border), title: theme.InkOf(st.Title), muted: theme.InkOf(st.Muted),
+		running: theme.InkOf(st.Running), completed: theme.InkOf(st.Completed), errored: theme.InkOf(st.Errored),
+		closed: theme.InkOf(st.Closed), warning: theme.InkOf(st.Warning), failed: theme.InkOf(st.Error),
+		needsYou: theme.InkOf(needsYou),
+	}
 }
 
 // messageLine is the input, a question, the last operation's outcome, or
@@ -295,42 +314,42 @@ func (m Model) messageLine() string {
 // whether there are warnings.
 func (m Model) statusLine() string {
 	c := m.counts()
-	st := m.styles
+	k := m.ink
 	parts := []string{
-		st.Running.Render(fmt.Sprintf("%s %d/%d running", agenttable.SymRunning, c.Running, m.cfg.MaxAgents)),
-		st.Completed.Render(fmt.Sprintf("%s %d completed", agenttable.SymCompleted, c.Completed)),
-		st.Errored.Render(fmt.Sprintf("%s %d errored", agenttable.SymErrored, c.Errored)),
-		st.Closed.Render(fmt.Sprintf("%s %d closed", agenttable.SymClosed, c.Closed)),
+		k.running.On(fmt.Sprintf("%s %d/%d running", agenttable.SymRunning, c.Running, m.cfg.MaxAgents)),
+		k.completed.On(fmt.Sprintf("%s %d completed", agenttable.SymCompleted, c.Completed)),
+		k.errored.On(fmt.Sprintf("%s %d errored", agenttable.SymErrored, c.Errored)),
+		k.closed.On(fmt.Sprintf("%s %d closed", agenttable.SymClosed, c.Closed)),
 	}
 	if n := c.NeedYou; n > 0 {
-		parts = append(parts, m.table.Styles.NeedsYou.Render(fmt.Sprintf("%s %d need%s you (a)", agenttable.SymNeedsYou, n, map[bool]string{true: "s", false: ""}[n == 1])))
+		parts = append(parts, k.needsYou.On(fmt.Sprintf("%s %d need%s you (a)", agenttable.SymNeedsYou, n, map[bool]string{true: "s", false: ""}[n == 1])))
 	}
 	if n := c.Stalled; n > 0 {
-		parts = append(parts, st.Warning.Render(fmt.Sprintf("%s %d stalled", agenttable.SymStalled, n)))
+		parts = append(parts, k.warning.On(fmt.Sprintf("%s %d stalled", agenttable.SymStalled, n)))
 	}
 	if u := agenttable.Usage(c.Usage); u != "" {
-		parts = append(parts, st.Muted.Render(agenttable.SymSubtree+" "+u))
+		parts = append(parts, k.muted.On(agenttable.SymSubtree+" "+u))
 	}
 	if b := m.cfg.FleetBudgetUSD; b > 0 {
-		ink := st.Muted
+		ink := k.muted
 		if c.RunCostUSD >= b {
-			ink = st.Warning
+			ink = k.warning
 		}
-		parts = append(parts, ink.Render(fmt.Sprintf("%s%.2f of $%.2f fleet budget", agenttable.SymBudget, c.RunCostUSD, b)))
+		parts = append(parts, ink.On(fmt.Sprintf("%s%.2f of $%.2f fleet budget", agenttable.SymBudget, c.RunCostUSD, b)))
 	}
 	if n := c.Restored; n > 0 {
-		parts = append(parts, st.Muted.Render(fmt.Sprintf("%s %d restored", agenttable.SymRestored, n)))
+		parts = append(parts, k.muted.On(fmt.Sprintf("%s %d restored", agenttable.SymRestored, n)))
 	}
 	if n := c.Approvals; n > 0 {
-		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d need%s approval", n, map[bool]string{true: "s", false: ""}[n == 1])))
+		parts = append(parts, k.warning.On(fmt.Sprintf("⚠ %d need%s approval", n, map[bool]string{true: "s", false: ""}[n == 1])))
 	}
 	if n := c.Failing; n > 0 {
-		parts = append(parts, st.Error.Render(fmt.Sprintf("✗ %d failing to log", n)))
+		parts = append(parts, k.failed.On(fmt.Sprintf("✗ %d failing to log", n)))
 	}
 	if n := len(m.cfg.Warnings); n > 0 {
-		parts = append(parts, st.Warning.Render(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))
+		parts = append(parts, k.warning.On(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))
 	}
-	line := strings.Join(parts, "  ") + st.Muted.Render("  │ cmd: "+termtext.OneLine(m.cfg.Command, 0))
+	line := strings.Join(parts, "  ") + k.muted.On("  │ cmd: "+termtext.OneLine(m.cfg.Command, 0))
 	return cells.Fit(line, m.width)
 }
 

@@ -4,10 +4,9 @@ import (
 	"strconv"
 	"strings"
 
-	"charm.land/lipgloss/v2"
-
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
@@ -33,7 +32,7 @@ func StatusText(r Row, frame int) string {
 	return s
 }
 
-func (m Model) statusInk(r Row) ink {
+func (m Model) statusInk(r Row) theme.Ink {
 	switch {
 	case r.Stopping:
 		return m.inks.Stopping
@@ -47,42 +46,18 @@ func (m Model) statusInk(r Row) ink {
 	return m.inks.Closed
 }
 
-// ink is a style as the SGR before and after the text it styles: a row
-// is drawn in a few strings joined, not a lipgloss Render per cell (each
-// resolves its adaptive colours again; 70% of a frame with colour on).
-// The table's styles are colours and attributes only, which this keeps.
-type ink struct{ pre, post string }
-
-func inkOf(st lipgloss.Style) ink {
-	const marker = "\x00"
-	s := st.Render(marker)
-	i := strings.Index(s, marker)
-	if i < 0 {
-		return ink{}
-	}
-	return ink{s[:i], s[i+len(marker):]}
-}
-
-// on returns s styled.
-func (k ink) on(s string) string {
-	if k.pre == "" || s == "" {
-		return s
-	}
-	return k.pre + s + k.post
-}
-
 // inks are the table's Styles as inks, made by New and SetStyles.
 type inks struct {
-	Header, Cell, Muted, Selected, Tree           ink
-	Running, Completed, Errored, Closed, Stopping ink
-	NeedsYou                                      ink
+	Header, Cell, Muted, Selected, Tree           theme.Ink
+	Running, Completed, Errored, Closed, Stopping theme.Ink
+	NeedsYou                                      theme.Ink
 }
 
 func inksOf(s Styles) inks {
 	return inks{
-		Header: inkOf(s.Header), Cell: inkOf(s.Cell), Muted: inkOf(s.Muted), Selected: inkOf(s.Selected), Tree: inkOf(s.Tree),
-		Running: inkOf(s.Running), Completed: inkOf(s.Completed), Errored: inkOf(s.Errored), Closed: inkOf(s.Closed),
-		Stopping: inkOf(s.Stopping), NeedsYou: inkOf(s.NeedsYou),
+		Header: theme.InkOf(s.Header), Cell: theme.InkOf(s.Cell), Muted: theme.InkOf(s.Muted), Selected: theme.InkOf(s.Selected), Tree: theme.InkOf(s.Tree),
+		Running: theme.InkOf(s.Running), Completed: theme.InkOf(s.Completed), Errored: theme.InkOf(s.Errored), Closed: theme.InkOf(s.Closed),
+		Stopping: theme.InkOf(s.Stopping), NeedsYou: theme.InkOf(s.NeedsYou),
 	}
 }
 
@@ -171,13 +146,13 @@ func (m Model) View() string {
 	l := m.layout(rs)
 	lines := make([]string, 0, m.height)
 	head := drawn{Row: Row{Usage: "USAGE", Changes: "±"}, name: l.title, status: "STATUS", msg: "LAST MESSAGE", spark: "ACTIVITY"}
-	lines = append(lines, m.inks.Header.on(cells.Fit(m.join(l, head, "ID", "#", "TIME"), m.width)))
+	lines = append(lines, m.inks.Header.On(cells.Fit(m.join(l, head, "ID", "#", "TIME"), m.width)))
 	if len(m.order.rows) == 0 && m.height > 1 {
 		text := "  no agents yet: press n to spawn one"
 		if len(m.agents) > 0 {
 			text = "  no agent matches the filter"
 		}
-		lines = append(lines, m.inks.Muted.on(cells.Fit(text, m.width)))
+		lines = append(lines, m.inks.Muted.On(cells.Fit(text, m.width)))
 	}
 	for _, d := range rs {
 		lines = append(lines, m.row(l, d))
@@ -261,7 +236,7 @@ func (m Model) row(l layout, d drawn) string {
 		id = "" // the AGENT column shows it
 	}
 	if d.cursor {
-		return m.inks.Selected.on(m.fit(l, m.join(l, d, id, subs, el)))
+		return m.inks.Selected.On(m.fit(l, m.join(l, d, id, subs, el)))
 	}
 	// Style the glyphs, the name and the status cell; the rest is plain
 	// text.
@@ -269,20 +244,20 @@ func (m Model) row(l layout, d drawn) string {
 	b.WriteString(cells.Fit("", markW))
 	name := cells.Fit(d.name, l.name)
 	if g := len(d.glyphs); g > 0 && strings.HasPrefix(name, d.glyphs) {
-		b.WriteString(m.inks.Tree.on(d.glyphs))
+		b.WriteString(m.inks.Tree.On(d.glyphs))
 		name = name[g:]
 	}
-	b.WriteString(cell.on(name))
+	b.WriteString(cell.On(name))
 	b.WriteByte(' ')
 	if l.width[colID] > 0 {
-		b.WriteString(m.inks.Muted.on(cells.Fit(id, l.width[colID])))
+		b.WriteString(m.inks.Muted.On(cells.Fit(id, l.width[colID])))
 		b.WriteByte(' ')
 	}
 	st := m.statusInk(d.Row)
 	if d.context || d.Inner {
 		st = m.inks.Muted
 	}
-	b.WriteString(st.on(cells.Fit(d.status, l.status)))
+	b.WriteString(st.On(cells.Fit(d.status, l.status)))
 	b.WriteByte(' ')
 	var rest strings.Builder
 	l.width[colID] = 0
@@ -293,11 +268,11 @@ func (m Model) row(l layout, d drawn) string {
 		// The mark stands out; the rest of the row is plain text.
 		mark := SymNeedsYou + " needs you"
 		if i := strings.Index(tail, mark); i >= 0 {
-			b.WriteString(cell.on(tail[:i]) + m.inks.NeedsYou.on(mark))
+			b.WriteString(cell.On(tail[:i]) + m.inks.NeedsYou.On(mark))
 			tail = tail[i+len(mark):]
 		}
 	}
-	b.WriteString(cell.on(tail))
+	b.WriteString(cell.On(tail))
 	return m.fit(l, b.String())
 }
 
