@@ -24,8 +24,12 @@ import (
 // SUBDASH_BENCH_VARIANTS names the binaries compared, interleaved in one
 // run (see bench_thousand_test.go); SUBDASH_BENCH_ROUNDS how many times
 // each part runs for each (default 1); SUBDASH_BENCH_PARTS which parts
-// (default rest,flood,follow):
+// (default floor,rest,flood,follow):
 //
+//   - floor: what any program in a tmux pane pays here, the same way: a
+//     key typed into `cat` (stty raw -echo: cat itself echoes it) at
+//     160x45, at a random phase, polled every millisecond, until its echo
+//     shows; run once a round, not per variant.
 //   - rest: the host dashboard at 160x45 with four agents that ended;
 //     for 20 s j and k are pressed in turn, each after a random pause of
 //     0-50 ms (a random phase against a renderer's frame clock: a fixed
@@ -45,7 +49,7 @@ func TestBenchRender(t *testing.T) {
 	}
 	parts := os.Getenv("SUBDASH_BENCH_PARTS")
 	if parts == "" {
-		parts = "rest,flood,follow"
+		parts = "floor,rest,flood,follow"
 	}
 	rounds := 1
 	if v := os.Getenv("SUBDASH_BENCH_ROUNDS"); v != "" {
@@ -54,6 +58,10 @@ func TestBenchRender(t *testing.T) {
 	variants := benchVariants(t)
 	for r := 1; r <= rounds; r++ {
 		for _, part := range strings.Split(parts, ",") {
+			if part == "floor" {
+				t.Run(fmt.Sprintf("floor/%d", r), benchKeyFloor)
+				continue
+			}
 			for _, v := range variants {
 				t.Run(fmt.Sprintf("%s/%d/%s", part, r, v.name), func(t *testing.T) {
 					switch part {
@@ -122,6 +130,32 @@ func keysAtRandomPhase(ctl *tmuxCtl, window time.Duration) []time.Duration {
 		lat = append(lat, ctl.answerEvery(key, time.Millisecond, func(s string) bool { r := selectedID(s); return r != "" && r != before }))
 	}
 	return lat
+}
+
+// benchKeyFloor: keys typed into cat in a tmux pane at 160x45.
+func benchKeyFloor(t *testing.T) {
+	d := &dash{t: t, server: fmt.Sprintf("subdash-render-floor-%d-%d", os.Getpid(), time.Now().UnixNano()), w: 160, h: 45,
+		tmux: requireTool(t, "tmux")}
+	if out, err := d.tm("new-session", "-d", "-s", "dash", "-x", "160", "-y", "45", "stty raw -echo; exec cat"); err != nil {
+		t.Fatalf("tmux new-session: %v %s", err, out)
+	}
+	t.Cleanup(func() { _, _ = d.tm("kill-server") })
+	ctl := d.control()
+	rng := rand.New(rand.NewPCG(27, 43))
+	var lat []time.Duration
+	for i, t0 := 0, time.Now(); time.Since(t0) < keyWindow; i++ {
+		key := "j"
+		if i%2 == 1 {
+			key = "k"
+		}
+		echoed := func(s string) int { return strings.Count(s, "j") + strings.Count(s, "k") }
+		before := echoed(ctl.screen())
+		time.Sleep(time.Duration(rng.Int64N(int64(50 * time.Millisecond))))
+		lat = append(lat, ctl.answerEvery(key, time.Millisecond, func(s string) bool { return echoed(s) > before }))
+	}
+	med, p95, worst := stats(lat)
+	t.Logf("floor, cat in tmux 160x45: %d keys: median %v p95 %v max %v",
+		len(lat), med.Round(100*time.Microsecond), p95.Round(100*time.Microsecond), worst.Round(100*time.Microsecond))
 }
 
 // benchKeysAtRest: keys on a dashboard whose agents all ended.
