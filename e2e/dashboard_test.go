@@ -124,7 +124,10 @@ func TestDashboardQuitWithoutWaiting(t *testing.T) {
 	for _, how := range []string{"q twice", "SIGTERM, then ctrl+c"} {
 		t.Run(how, func(t *testing.T) {
 			d := startDash(t, 120, 35, nil, "--grace", "60s", "--command", `trap '' TERM; echo stubborn; exec sleep 600`, "--spawn", "x")
-			d.waitText("stubborn", "running")
+			// The agent's output in the log pane and the count quit reads:
+			// the status line names the command (…echo stubborn…) from the
+			// first frame on, before the agent runs.
+			d.waitText("│stubborn", "1/4 running")
 			if how == "q twice" {
 				d.keys("q")
 				d.waitText("? Quit? 1 agent is running")
