@@ -46,5 +46,6 @@ func DarkFromCOLORFGBG(v string) (dark, ok bool) {
 	if err != nil || n < 0 || n > 255 {
 		return false, false
 	}
-	return !(n == 7 || n >= 9 && n <= 15), true
+	light := n == 7 || n >= 9 && n <= 15
+	return !light, true
 }
