@@ -72,7 +72,7 @@ func TestMessageLimit(t *testing.T) {
 	if d.LastOutput == nil || strings.TrimSpace(*d.LastOutput) != "67108865" { // with the newline after the message
 		t.Fatalf("the agent read %v bytes", d.LastOutput)
 	}
-	if _, err := s.Send(t.Context(), res.AgentID, strings.Repeat("y", proto.MaxMessageBytes+1), false); proto.CodeOf(err) != proto.CodeInvalid {
+	if _, err := s.Send(t.Context(), res.AgentID, strings.Repeat("y", proto.MaxMessageBytes+1), false); proto.CodeOf(err) != proto.CodeTooLarge {
 		t.Fatalf("send with a message over the limit: %v", err)
 	}
 }
