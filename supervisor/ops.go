@@ -399,6 +399,9 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.shutdown
 	s.shutdown = true
+	if s.stateTimer != nil {
+		s.stateTimer.Stop()
+	}
 	type stop struct {
 		a   *agent
 		sub *submission

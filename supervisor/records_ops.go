@@ -188,6 +188,7 @@ func (s *Supervisor) Forget(ctx context.Context, id string) (proto.StatusResult,
 			continue
 		}
 		s.removeLocked(d)
+		s.forgotten = append(s.forgotten, d.id)
 		s.mu.Unlock()
 		s.journal.Write(journal.Event{Event: "forgotten", AgentID: d.id, Note: "its logs stay on disk"})
 		s.hub.Publish(proto.Change{AgentID: d.id, Agent: true, Forgotten: true})

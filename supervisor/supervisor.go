@@ -87,6 +87,15 @@ type Supervisor struct {
 	// spent is the cost of the submissions that ended on this host, its
 	// forgotten agents' included (SPEC §11 "Budgets").
 	spent float64
+	// The state directory kept (statedir.go): the agents forgotten in
+	// this run, for a checkpoint; what to do once the state directory was
+	// made again; whether it is gone and not made again yet; the timer
+	// that looks.
+	forgotten   []string
+	remade      []func() error
+	stateGone   bool
+	logRechecks int
+	stateTimer  *time.Timer
 }
 
 // The roles of package proto the supervisor plays for the front-ends of
@@ -314,13 +323,29 @@ func New(cfg Config) (*Supervisor, error) {
 		s.warnings = append(s.warnings, f)
 	}
 	s.giveBack()
+	s.watchState()
 	return s, nil
 }
 
 // Failure says in words, with the path, what this host failed to do that
-// belongs to no one agent: its journal could not be written (SPEC §5); ""
-// when nothing failed. Every agent's Summary.Failure says it too.
-func (s *Supervisor) Failure() string { return s.journal.Failure() }
+// belongs to no one agent: its journal could not be written, or its state
+// directory was removed and is not made again yet (SPEC §5); "" when
+// nothing failed. Every agent's Summary.Failure says it too.
+func (s *Supervisor) Failure() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hostFailureLocked()
+}
+
+// hostFailureLocked is Failure. Call with s.mu held.
+func (s *Supervisor) hostFailureLocked() string {
+	f := s.journal.Failure()
+	if s.stateGone {
+		gone := "the state directory " + s.cfg.StateDir + " was removed under this host; its journal " + s.journalPath() + " is not written again yet"
+		f = strings.TrimPrefix(f+"; "+gone, "; ")
+	}
+	return f
+}
 
 func newRunID() string {
 	var b [3]byte

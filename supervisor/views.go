@@ -326,7 +326,7 @@ func (s *Supervisor) failureLocked(a *agent) string {
 			parts = append(parts, f)
 		}
 	}
-	if f := s.journal.Failure(); f != "" {
+	if f := s.hostFailureLocked(); f != "" {
 		parts = append(parts, f)
 	}
 	return strings.Join(parts, "; ")

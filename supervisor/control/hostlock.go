@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +35,14 @@ func (e *HostedElsewhereError) Error() string {
 // by the directory, locked with flock(2) (released by the kernel when the
 // host dies, so it is never stale) and holding the host's pid and socket
 // for the message of a refused start.
-type hostLock struct{ f *os.File }
+type hostLock struct {
+	mu     sync.Mutex // guards f
+	f      *os.File
+	path   string
+	socket string
+	// stateDir and dir are for the message of a lock another host took.
+	stateDir, dir string
+}
 
 type hostLockInfo struct {
 	PID    int    `json:"pid"`
@@ -48,11 +56,23 @@ func lockHost(stateDir, dir, socket string) (*hostLock, error) {
 	if stateDir == "" {
 		return nil, nil
 	}
-	path := hostLockPath(stateDir, dir)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	l := &hostLock{path: hostLockPath(stateDir, dir), socket: socket, stateDir: stateDir, dir: dir}
+	f, err := l.take()
+	if f == nil {
+		return nil, err
+	}
+	l.f = f
+	return l, nil
+}
+
+// take opens and locks the lock file, and writes this host's pid and
+// socket in it: the file, or nil and nil when it cannot be made, or nil
+// and *HostedElsewhereError when another host holds it.
+func (l *hostLock) take() (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
 		return nil, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil
 	}
@@ -63,13 +83,43 @@ func lockHost(stateDir, dir, socket string) (*hostLock, error) {
 		}
 		var other hostLockInfo
 		_ = json.NewDecoder(f).Decode(&other)
-		return nil, &HostedElsewhereError{Dir: dir, StateDir: stateDir, PID: other.PID, Socket: other.Socket}
+		return nil, &HostedElsewhereError{Dir: l.dir, StateDir: l.stateDir, PID: other.PID, Socket: other.Socket}
 	}
-	b, _ := json.Marshal(hostLockInfo{PID: os.Getpid(), Socket: socket})
+	b, _ := json.Marshal(hostLockInfo{PID: os.Getpid(), Socket: l.socket})
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt(b, 0)
 	}
-	return &hostLock{f: f}, nil
+	return f, nil
+}
+
+// retake takes the lock again when its file is no longer at its path (the
+// state directory was removed under the host, and with it the lock: a
+// second host could start on the same folder; SPEC §10). nil when the
+// file is still the one locked or the lock was taken again; else what
+// failed, in words: another host took the lock meanwhile (both now keep
+// the directory's records), or the file cannot be made.
+func (l *hostLock) retake() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	if at, err := os.Stat(l.path); err == nil {
+		if mine, err := l.f.Stat(); err == nil && os.SameFile(at, mine) {
+			return nil
+		}
+	}
+	f, err := l.take()
+	var other *HostedElsewhereError
+	switch {
+	case errors.As(err, &other):
+		return fmt.Errorf("cannot take the host lock %s again: another subdash (pid %d, control socket %s) took it while the state directory was gone, and both now keep the records of %s; quit one of them", l.path, other.PID, other.Socket, l.dir)
+	case f == nil:
+		return fmt.Errorf("cannot take the host lock %s again: it cannot be made; a second subdash may start on this directory", l.path)
+	}
+	_ = l.f.Close() // its file is gone: closing it lets go of nothing another host sees
+	l.f = f
+	return nil
 }
 
 // hostLockPath is the file of dir's host lock in stateDir:
@@ -101,8 +151,15 @@ func (l *hostLock) release() error {
 	if l == nil {
 		return nil
 	}
-	if err := l.f.Close(); err != nil {
-		return fmt.Errorf("cannot release the host lock %s: %v", l.f.Name(), err)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	f := l.f
+	l.f = nil
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("cannot release the host lock %s: %v", l.path, err)
 	}
 	return nil
 }

@@ -129,6 +129,9 @@ func Listen(s *supervisor.Supervisor) (*Server, error) {
 
 func newServer(s *supervisor.Supervisor, ln *peerListener) *Server {
 	srv := &Server{sup: s, ln: ln}
+	if ln.host != nil {
+		s.WhenStateRemade(ln.host.retake) // the lock went with the state directory
+	}
 	srv.ctx, srv.cancel = context.WithCancelCause(context.Background())
 	srv.streams, srv.endStreams = context.WithCancel(context.Background())
 	srv.http = &http.Server{
@@ -253,7 +256,7 @@ func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Shown(),
 		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: logs, Restored: srv.sup.Restored(),
 		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(), Features: proto.HostFeatures(),
-		Failure: srv.sup.Failure(), Spend: &spend,
+		Failure: srv.sup.Failure(), Warnings: cfg.Warnings, Spend: &spend,
 	})
 }
 

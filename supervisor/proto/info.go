@@ -33,6 +33,10 @@ type Info struct {
 	// agent (supervisor.Supervisor.Failure): its journal could not be
 	// written; omitted when nothing failed.
 	Failure string `json:"failure,omitempty"`
+	// Warnings are the host's warnings, those found since it started
+	// included (a state directory removed under it and made again, a
+	// failing --notify-command), oldest first; omitted when none.
+	Warnings []string `json:"warnings,omitempty"`
 	// Features names what this host takes beyond the first /v1
 	// (FeatureTextMessage); a client asks before it relies on one.
 	Features []string `json:"features,omitempty"`

@@ -67,9 +67,11 @@ func readSeq(f *os.File, path string, fn func(Event), skip []string) (damaged []
 		}
 		at := off
 		off += int64(len(line))
-		if ev, ok, read := decodeLine(line, path, at, skip); !read {
+		ev, ok, read := decodeLine(line, path, at, skip)
+		if !read {
 			damaged = append(damaged, n)
-		} else if ok {
+		}
+		if ok {
 			fn(ev)
 		}
 	}
@@ -77,20 +79,51 @@ func readSeq(f *os.File, path string, fn func(Event), skip []string) (damaged []
 
 // decodeLine decodes the journal line read at off in path: ok false when
 // it is of an event named in skip, read false when it cannot be read.
+// A line that cannot be read may still end in a whole event (recovered):
+// then read is false and ok true.
 func decodeLine(line []byte, path string, off int64, skip []string) (ev Event, ok, read bool) {
 	if skipped(line, skip) {
 		return ev, false, true
 	}
+	read = true
 	if json.Unmarshal(line, &ev) != nil || ev.Event == "" {
-		return ev, false, false
+		var at int
+		if ev, at = recovered(line); at == 0 {
+			return ev, false, false
+		}
+		line, off, read = line[at:], off+int64(at), false
 	}
 	if contains(skip, ev.Event) {
-		return ev, false, true
+		return ev, false, read
 	}
 	if ev.Event == "record" {
 		recordAt(ev, line, path, off)
 	}
-	return ev, true, true
+	return ev, true, read
+}
+
+// eventStart is how every line Writer writes begins.
+var eventStart = []byte(`{"time":"`)
+
+// recovered returns the whole event that a damaged line ends in, and
+// where in the line it begins; 0 when it ends in none. A journal written
+// by a release before Writer cut failed writes back holds such lines: the
+// part of a line a full disk cut, then the next event, written once space
+// was back.
+func recovered(line []byte) (Event, int) {
+	for at := 1; at < len(line); {
+		i := bytes.Index(line[at:], eventStart)
+		if i < 0 {
+			break
+		}
+		at += i
+		var ev Event
+		if json.Unmarshal(line[at:], &ev) == nil && ev.Event != "" {
+			return ev, at
+		}
+		at++
+	}
+	return Event{}, 0
 }
 
 // lines is a chunk of whole lines of a journal, decoded by a worker.
@@ -148,10 +181,10 @@ func readChunks(f *os.File, path string, fn func(Event), skip []string) (damaged
 	for c := range ordered {
 		<-c.done
 		for _, d := range c.evs {
-			switch {
-			case !d.read:
+			if !d.read {
 				damaged = append(damaged, d.n)
-			case d.ok:
+			}
+			if d.ok {
 				fn(d.ev)
 			}
 		}

@@ -1,12 +1,16 @@
 package journal
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestWriterAppendsLinesReadBack: what a Writer appends, one event or a
@@ -104,5 +108,102 @@ func TestMessageHead(t *testing.T) {
 	}
 	if got := MessagePath("/r/a/2-s.log"); got != "/r/a/2-s.msg" {
 		t.Errorf("MessagePath %q", got)
+	}
+}
+
+// withFileLimit runs fn with this process's files limited to n bytes
+// (RLIMIT_FSIZE: a write past it writes up to it, then fails with
+// "file too large", as a full disk cuts a write; Go ignores SIGXFSZ).
+func withFileLimit(t *testing.T, n uint64, fn func()) {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip("cannot read RLIMIT_FSIZE:", err)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: n, Max: old.Max}); err != nil {
+		t.Skip("cannot set RLIMIT_FSIZE:", err)
+	}
+	defer func() {
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
+			t.Fatal("cannot restore RLIMIT_FSIZE:", err)
+		}
+	}()
+	fn()
+}
+
+// TestWriterCutsAFailedWriteBack: a write that fails part way (the disk
+// filled) leaves no part of its line: the record written once space is
+// back is read back whole, with its task name and message, and no line
+// is damaged. The failure lasts until a checkpoint writes the records
+// again, which ends it.
+func TestWriterCutsAFailedWriteBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close() //nolint:errcheck // the test reads the file back
+	told := make(chan string, 4)
+	w.Watch(func(msg string) { told <- msg })
+	w.Write(Event{Event: "run_started", Dir: "/w"})
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFileLimit(t, uint64(fi.Size())+100, func() {
+		w.Write(Event{Event: "submission_ended", AgentID: "a", LastError: strings.Repeat("x", 400)})
+	})
+	if got := <-told; !strings.Contains(got, "journal could not be written (file too large): "+path) {
+		t.Errorf("told %q", got)
+	}
+	if after, _ := os.Stat(path); after.Size() != fi.Size() {
+		t.Errorf("the journal is %d bytes after the failed write; want %d, its last whole line", after.Size(), fi.Size())
+	}
+	w.Write(Event{Event: "spawned", AgentID: "b", TaskName: "after", AgentPath: "/root/after", Message: "the message after"})
+	var got []Event
+	damaged, err := Read(path, func(ev Event) { got = append(got, ev) })
+	if err != nil || damaged != nil {
+		t.Fatalf("read back: damaged lines %v, %v", damaged, err)
+	}
+	if len(got) != 2 || got[1].Event != "spawned" || got[1].TaskName != "after" || got[1].Message != "the message after" {
+		t.Fatalf("read back %+v; want run_started and the spawned record whole", got)
+	}
+	if w.Failure() == "" || w.OK() {
+		t.Errorf("the failure ended before a checkpoint wrote the records again: %q", w.Failure())
+	}
+	if !w.Due(time.Now()) {
+		t.Error("a journal that missed an event and wrote again is not due for a checkpoint")
+	}
+	if err := w.Checkpoint(func() []Event {
+		return []Event{{Event: "record", AgentID: "a", Record: &AgentRecord{AgentID: "a"}}}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if w.Failure() != "" || !w.OK() || w.Due(time.Now().Add(time.Hour)) {
+		t.Errorf("after a checkpoint: failure %q, OK %v", w.Failure(), w.OK())
+	}
+}
+
+// TestReadRecoversAnEventAfterACutLine: a journal written before failed
+// writes were cut back holds the part of a line a full disk cut glued to
+// the next event; the line is reported damaged, and the event after the
+// cut is read all the same.
+func TestReadRecoversAnEventAfterACutLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	body := `{"time":"2026-12-07T18:00:00Z","event":"run_started","dir":"/w"}` + "\n" +
+		`{"time":"2026-12-07T18:00:01Z","event":"submission_ended","agent_id":"a","status":"err` +
+		`{"time":"2026-12-07T18:00:05Z","event":"spawned","agent_id":"b","task_name":"after","agent_path":"/root/after","message":"the message after","steered":{"time":"x"}}` + "\n" +
+		`{"time":"2026-12-07T18:00:06Z","event":"sent","agent_id":"b"}` + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	damaged, err := Read(path, func(ev Event) { got = append(got, ev.Event+" "+ev.TaskName+" "+ev.Message) })
+	if err != nil || !slices.Equal(damaged, []int{2}) {
+		t.Errorf("damaged %v, %v; want line 2", damaged, err)
+	}
+	want := []string{"run_started  ", "spawned after the message after", "sent  "}
+	if !slices.Equal(got, want) {
+		t.Errorf("read %q; want %q", got, want)
 	}
 }

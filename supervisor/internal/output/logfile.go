@@ -403,3 +403,30 @@ func (o *Output) LogDropped() int64 {
 	}
 	return o.logDropped.Load()
 }
+
+// errLogRemoved is the failure of a log file removed while it was
+// written (its state directory was removed).
+var errLogRemoved = errors.New("removed with its folder")
+
+// CheckLog looks whether the log file being written is still at its path
+// and, when it is not (removed with the state directory), fails the log
+// as a failed write does (SPEC §5): the failure, with the path, is the
+// agent's and the log pane says where output goes on screen only. It
+// reports whether it failed the log now.
+func (o *Output) CheckLog() bool {
+	o.feedMu.Lock()
+	defer o.feedMu.Unlock()
+	l := &o.log
+	if l.base == "" || l.err != nil {
+		return false
+	}
+	path := l.base
+	if l.cur.f != nil {
+		path = l.cur.f.Name()
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	o.failLog(l.fail(&fs.PathError{Op: "write", Path: path, Err: errLogRemoved}))
+	return true
+}
