@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// Durability (SPEC §4, §5, §10): what a user wrote or ran is never lost or
+// left behind silently, when the state directory is removed, the disk
+// fills, or an agent's child leaves its process group.
+
+// needRoot skips a test that needs root for what it does (mount a tmpfs,
+// make cgroups), saying why; under SUBDASH_REQUIRE_TOOLS=1 (CI, which runs
+// as root) it fails instead, so the test cannot hide there.
+func needRoot(t *testing.T, what string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("SUBDASH_REQUIRE_TOOLS") == "1" {
+		t.Fatalf("needs root to %s (SUBDASH_REQUIRE_TOOLS=1), runs as uid %d", what, os.Geteuid())
+	}
+	t.Skipf("needs root to %s; runs as uid %d", what, os.Geteuid())
+}
+
+// mountTmpfs mounts a tmpfs of size (mount's -o size=, "4m") on dir,
+// unmounted when the test ends (after the hosts started later stopped).
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	needRoot(t, "mount a tmpfs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount a tmpfs on %s as root: %v %s", dir, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+}
+
+// hostWarned polls ctl info until one of its warnings holds want, and
+// returns it.
+func hostWarned(t *testing.T, w workspace, want string) string {
+	t.Helper()
+	return testkit.Poll(t, dashWait, "ctl info to warn "+want, func() (string, bool) {
+		var info struct{ Warnings []string }
+		ctlOK(t, w, &info, "info")
+		for _, s := range info.Warnings {
+			if strings.Contains(s, want) {
+				return s, true
+			}
+		}
+		return "", false
+	})
+}
+
+// restoredPaths returns the agents a host lists, by path, with their
+// last messages.
+func restoredPaths(t *testing.T, w workspace) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, a := range listAgents(t, w) {
+		out[a.AgentPath] = a.LastMessage
+	}
+	return out
+}
+
+// TestStateDirRemovedUnderServe: `rm -rf` of the state directory under a
+// serving host is said within seconds (ctl info's warnings, serve's
+// stderr), the host lock is taken again (a second serve of the folder on
+// another socket is refused, naming this one), and after a kill -9 and a
+// restart every agent is restored, the one spawned after the removal with
+// its task name and message.
+func TestStateDirRemovedUnderServe(t *testing.T) {
+	w := newWorkspace(t)
+	p := startServe(t, w)
+	var before proto.SpawnResult
+	ctlOK(t, w, &before, "spawn", "before the removal")
+	waitDone(t, w, before.AgentID)
+	if err := os.RemoveAll(w.state); err != nil {
+		t.Fatal(err)
+	}
+	warned := hostWarned(t, w, "was removed under this host")
+	if !strings.Contains(warned, "took the host lock again") {
+		t.Errorf("the warning does not say the host lock was taken again: %q", warned)
+	}
+	other := w
+	other.socket = filepath.Join(w.base, "other", "s.sock")
+	second := start(t, nil, append([]string{"serve", "--command", e2eCommand}, other.flags()...)...)
+	if code, stderr := second.wait(t); code == 0 || !strings.Contains(stderr, fmt.Sprintf("another subdash (pid %d) hosts %s", p.cmd.Process.Pid, w.dir)) {
+		t.Errorf("a second serve of the folder after the removal: exit %d, stderr %q; want it refused, naming the host", code, stderr)
+	}
+	var after proto.SpawnResult
+	ctlOK(t, w, &after, "spawn", "the message after", "--task-name", "after")
+	waitDone(t, w, after.AgentID)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr := p.wait(t); !strings.Contains(stderr, "subdash serve: the state directory "+w.state+" was removed under this host") {
+		t.Errorf("serve's stderr does not say the state directory was removed:\n%s", stderr)
+	}
+	startServe(t, w)
+	got := restoredPaths(t, w)
+	want := map[string]string{"/root/" + before.AgentID[:8]: "before the removal", "/root/after": "the message after"}
+	if len(got) != len(want) || got["/root/after"] != want["/root/after"] || got["/root/"+before.AgentID[:8]] != "before the removal" {
+		t.Errorf("restored %v; want %v", got, want)
+	}
+}
+
+// fullDiskCommand floods stdout for a message beginning "flood", else answers
+// "got: <message>".
+const fullDiskCommand = `read m; case "$m" in flood*) exec yes "$m";; esac; echo "got: $m"`
+
+// fillDisk writes zeros to path until its filesystem is full.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() //nolint:errcheck // its writes fail on purpose: the disk is full
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+}
+
+// TestFullDiskJournalKeepsTheNextRecord is issue 45's repro: the state
+// directory on a 4 MiB tmpfs, an agent flooding, the disk filled, spawns
+// that fail, the space freed, `ctl spawn … --task-name after`, then kill
+// -9 of the host and a restart: /root/after comes back with its name and
+// message, and the journal's failure had ended before the kill.
+func TestFullDiskJournalKeepsTheNextRecord(t *testing.T) {
+	w := newWorkspace(t)
+	mountTmpfs(t, w.state, "4m")
+	p := serveWith(t, w, nil, "--command", fullDiskCommand, "--grace", "200ms")
+	var flood proto.SpawnResult
+	ctlOK(t, w, &flood, "spawn", "flooding-line-of-output")
+	waitAgent(t, w, flood.AgentID, "paused by the free-space floor", func(a proto.Summary) bool { return a.LogDropped > 0 })
+	filler := filepath.Join(w.state, "filler")
+	fillDisk(t, filler)
+	for i := range 3 {
+		runCtl(t, nil, "", "spawn", fmt.Sprintf("while the disk is full %d", i), "--socket", w.socket) // refused or errored: said either way
+	}
+	var full proto.Info
+	ctlOK(t, w, &full, "info")
+	if !strings.Contains(full.Failure, "journal could not be written (no space left on device)") {
+		t.Errorf("ctl info's failure on a full disk: %q", full.Failure)
+	}
+	ctlOK(t, w, nil, "interrupt", flood.AgentID)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	var after proto.SpawnResult
+	ctlOK(t, w, &after, "spawn", "the message after", "--task-name", "after")
+	waitDone(t, w, after.AgentID)
+	hostWarned(t, w, "journal written again")
+	testkit.Eventually(t, dashWait, "ctl info's failure to clear", func() bool {
+		var info proto.Info
+		ctlOK(t, w, &info, "info")
+		return info.Failure == ""
+	})
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t)
+	serveWith(t, w, nil, "--command", fullDiskCommand, "--grace", "200ms")
+	got := restoredPaths(t, w)
+	if got["/root/after"] != "the message after" {
+		t.Errorf("restored %v; want /root/after with its message", got)
+	}
+}
