@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -185,5 +186,71 @@ func TestFullDiskJournalKeepsTheNextRecord(t *testing.T) {
 	got := restoredPaths(t, w)
 	if got["/root/after"] != "the message after" {
 		t.Errorf("restored %v; want /root/after with its message", got)
+	}
+}
+
+// gitObjects counts the objects of the repository at dir (git
+// count-objects: loose, then packed).
+func gitObjects(t *testing.T, dir string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", dir, "count-objects", "-v").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "count:") || strings.HasPrefix(line, "in-pack:") {
+			n = append(n, line)
+		}
+	}
+	return strings.Join(n, " ")
+}
+
+// TestSpawnInALargeWorkTree: 70 untracked files of 9.9 MiB (694 MB; sparse
+// here, so the test costs no disk) made a spawn take over 10 s (ctl's
+// deadline: the spawn failed while the agent ran) and filled .git with
+// their blobs. The spawn answers at once, the snapshot leaves the
+// untracked files out (too large, said in the changes note), nothing is
+// added to the repository, and the diff of a tracked file still shows.
+func TestSpawnInALargeWorkTree(t *testing.T) {
+	requireTool(t, "git")
+	w := newWorkspace(t)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"}} {
+		if args[0] == "add" {
+			if err := os.WriteFile(filepath.Join(w.dir, "README"), []byte("one\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if out, err := exec.Command("git", append([]string{"-C", w.dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	for i := range 70 {
+		p := filepath.Join(w.dir, fmt.Sprintf("data%02d.bin", i))
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("%d\n", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, 99<<20/10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := gitObjects(t, w.dir)
+	serveWith(t, w, nil, "--command", `read m; echo two >> README; echo "got: $m"`, "--grace", "200ms")
+	asked := time.Now()
+	var res proto.SpawnResult
+	ctlOK(t, w, &res, "spawn", "edit the readme")
+	if took := time.Since(asked); took > 5*time.Second {
+		t.Errorf("ctl spawn answered in %s", took)
+	}
+	waitDone(t, w, res.AgentID)
+	a := listAgents(t, w)[res.AgentID]
+	if c := a.Changes; c == nil || c.Files != 1 || c.Added != 1 || !strings.Contains(c.Note, "untracked files not tracked: too large (692 MiB in 70 files, over the 64 MiB bound)") {
+		t.Errorf("changes %+v", a.Changes)
+	}
+	if diff := ctlOK(t, w, nil, "diff", res.AgentID); !strings.Contains(diff, " one\n+two\n") {
+		t.Errorf("ctl diff:\n%s", diff)
+	}
+	if after := gitObjects(t, w.dir); after != before {
+		t.Errorf("the repository's objects went from %q to %q", before, after)
 	}
 }

@@ -18,13 +18,14 @@ import (
 var _ proto.Differ = (*Supervisor)(nil)
 
 // trackerOf returns the snapshots' tracker of cfg, nil with
-// --track-changes=false: the private indexes live in
-// <state-dir>/changes, the state directory is left out of every snapshot.
-func trackerOf(cfg Config) *changes.Tracker {
+// --track-changes=false: the private indexes and the snapshots' objects
+// live in the run's folder, <run>/changes, removed with it; the state
+// directory is left out of every snapshot.
+func trackerOf(cfg Config, runDir string) *changes.Tracker {
 	if !cfg.TrackChanges {
 		return nil
 	}
-	return changes.New(filepath.Join(cfg.StateDir, "changes"), cfg.StateDir)
+	return changes.New(filepath.Join(runDir, "changes"), cfg.StateDir)
 }
 
 // latestChangesLocked is the changes of a's latest submission (nil
@@ -42,6 +43,8 @@ func (s *Supervisor) latestChangesLocked(a *agent) *proto.Changes {
 // Supervisor.mu.
 type subChanges struct {
 	root, from, to string
+	objects        string // the object store of from and to; "" for the repository's (an earlier release)
+	noUntracked    bool   // the snapshots hold the tracked files only (the bounds of SPEC §15)
 	notTracked     string // why its changes are not tracked; "" when they are
 	note           string // what a snapshot skipped, or why counting failed
 	stat           changes.Stat
@@ -49,32 +52,64 @@ type subChanges struct {
 	counted        bool // stat holds the count at the end
 }
 
-// snapshotStart records the snapshot sub starts from (SPEC §15), before
-// its process starts: shared with the submissions starting in the same
-// work tree within a second. Where changes are not tracked it says why;
-// a failed snapshot is a note, never a failed submission.
-func (s *Supervisor) snapshotStart(a *agent, sub *submission) {
+// snapshotRoot returns the top of the work tree whose snapshot sub
+// starts from (SPEC §15), for snapshotStart, before its process starts;
+// "" when there is none to take: changes are not tracked (not a git work
+// tree, a pod's files), which it records and journals.
+func (s *Supervisor) snapshotRoot(a *agent, sub *submission) string {
 	if s.changes == nil {
-		return
+		return ""
 	}
 	c := &subChanges{}
 	if r := a.runner; r != "" && r != runner.Local {
 		c.notTracked = "the " + r + " runner's pods have their own files"
 	} else {
-		snap, err := s.changes.Snapshot(context.Background(), s.cfg.Dir)
+		root, err := s.changes.Root(context.Background(), s.cfg.Dir)
 		var nt *changes.NotTrackedError
 		switch {
+		case err == nil:
+			return root
 		case errors.As(err, &nt):
 			c.notTracked = nt.Reason
-		case err != nil:
-			c.notTracked = "no snapshot at the start: " + err.Error()
 		default:
-			c.root, c.from = snap.Root, snap.Tree
-			if len(snap.Skipped) > 0 {
-				c.note = "untracked files over 10 MiB not tracked: " + strings.Join(snap.Skipped, ", ")
-			}
+			c.notTracked = "no snapshot at the start: " + err.Error()
 		}
 	}
+	s.setChanges(a, sub, c)
+	return ""
+}
+
+// snapshotStart records the snapshot of the work tree at root that sub
+// starts from (SPEC §15), before its process starts: shared with the
+// submissions starting in the same work tree within a second, bounded in
+// what it reads (changes.MaxUntrackedTotal, changes.UntrackedTime). A
+// failed snapshot is a note, never a failed submission.
+func (s *Supervisor) snapshotStart(a *agent, sub *submission, root string) {
+	c := &subChanges{}
+	snap, err := s.changes.Snapshot(context.Background(), root)
+	var nt *changes.NotTrackedError
+	switch {
+	case errors.As(err, &nt):
+		c.notTracked = nt.Reason
+	case err != nil:
+		c.notTracked = "no snapshot at the start: " + err.Error()
+	default:
+		c.root, c.from, c.objects = snap.Root, snap.Tree, snap.Objects
+		var notes []string
+		if len(snap.Skipped) > 0 {
+			notes = append(notes, "untracked files over 10 MiB not tracked: "+strings.Join(snap.Skipped, ", "))
+		}
+		if snap.NoUntracked != "" {
+			c.noUntracked = true
+			notes = append(notes, "untracked files not tracked: "+snap.NoUntracked)
+		}
+		c.note = strings.Join(notes, "; ")
+	}
+	s.setChanges(a, sub, c)
+}
+
+// setChanges gives sub its changes c and journals them.
+func (s *Supervisor) setChanges(a *agent, sub *submission, c *subChanges) {
 	s.mu.Lock()
 	sub.chg = c
 	rec := c.record()
@@ -91,12 +126,16 @@ func (s *Supervisor) countEnd(a *agent, sub *submission) {
 	if !ok {
 		return
 	}
-	to, st, err := s.countNow(context.Background(), c)
+	snap, st, err := s.countNow(context.Background(), c)
 	s.mu.Lock()
-	if err != nil {
-		c.note = "not counted at the end: " + err.Error()
-	} else {
-		c.to, c.stat = to, st
+	switch {
+	case err != nil:
+		c.note = strings.TrimPrefix(c.note+"; not counted at the end: "+err.Error(), "; ")
+	case snap.NoUntracked != "":
+		c.note = strings.TrimPrefix(c.note+"; untracked files at the end not tracked: "+snap.NoUntracked, "; ")
+		fallthrough
+	default:
+		c.to, c.stat = snap.Tree, st
 	}
 	c.counted = true
 	c.shared = s.sharedLocked(sub, time.Now())
@@ -105,16 +144,17 @@ func (s *Supervisor) countEnd(a *agent, sub *submission) {
 	s.journal.Write(journal.Event{Event: "changes", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Changes: rec})
 }
 
-// countNow snapshots c's work tree now (with the ends waiting for one) and
-// counts the changes since c's start. c.root and c.from never change, so
-// it reads them without the lock.
-func (s *Supervisor) countNow(ctx context.Context, c *subChanges) (string, changes.Stat, error) {
-	snap, err := s.changes.Now(ctx, c.root)
+// countNow snapshots c's work tree now (with the ends waiting for one; of
+// the kind of its start: its untracked files or not) and counts the
+// changes since c's start. c.root, c.from, c.objects and c.noUntracked
+// never change, so it reads them without the lock.
+func (s *Supervisor) countNow(ctx context.Context, c *subChanges) (changes.Snapshot, changes.Stat, error) {
+	snap, err := s.changes.Now(ctx, c.root, !c.noUntracked)
 	if err != nil {
-		return "", changes.Stat{}, err
+		return snap, changes.Stat{}, err
 	}
-	st, err := s.changes.Stat(ctx, c.root, c.from, snap.Tree)
-	return snap.Tree, st, err
+	st, err := s.changes.Stat(ctx, c.root, c.from, snap.Tree, c.objects, snap.Objects)
+	return snap, st, err
 }
 
 // sharedLocked reports whether another submission ran in sub's work tree
@@ -189,11 +229,13 @@ func (s *Supervisor) WriteChanges(ctx context.Context, w io.Writer, id string, s
 	case why != "":
 		return &proto.Error{Code: proto.CodeInvalid, Message: "changes not tracked: " + why}
 	case running || to == "":
-		if to, _, err = s.countNow(ctx, c); err != nil {
+		snap, _, err := s.countNow(ctx, c)
+		if err != nil {
 			return &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("cannot count the changes of submission %d of agent %s: %v", sub.seq, id, err)}
 		}
+		to = snap.Tree
 	}
-	if err := s.changes.WriteDiff(ctx, w, root, from, to, color); err != nil {
+	if err := s.changes.WriteDiff(ctx, w, root, from, to, color, c.objects, s.changes.Objects()); err != nil {
 		return &proto.Error{Code: proto.CodeInternal, Message: err.Error()}
 	}
 	return nil
@@ -201,7 +243,7 @@ func (s *Supervisor) WriteChanges(ctx context.Context, w io.Writer, id string, s
 
 // record is c as the journal keeps it. Call with s.mu held.
 func (c *subChanges) record() *journal.ChangesRecord {
-	return &journal.ChangesRecord{Root: c.root, From: c.from, To: c.to, NotTracked: c.notTracked, Note: c.note,
+	return &journal.ChangesRecord{Root: c.root, From: c.from, To: c.to, Objects: c.objects, NoUntracked: c.noUntracked, NotTracked: c.notTracked, Note: c.note,
 		Files: c.stat.Files, Added: c.stat.Added, Removed: c.stat.Removed, Shared: c.shared, Counted: c.counted}
 }
 
@@ -211,6 +253,6 @@ func changesOf(r *journal.ChangesRecord) *subChanges {
 	if r == nil {
 		return nil
 	}
-	return &subChanges{root: r.Root, from: r.From, to: r.To, notTracked: r.NotTracked, note: r.Note,
+	return &subChanges{root: r.Root, from: r.From, to: r.To, objects: r.Objects, noUntracked: r.NoUntracked, notTracked: r.NotTracked, note: r.Note,
 		stat: changes.Stat{Files: r.Files, Added: r.Added, Removed: r.Removed}, shared: r.Shared, counted: r.Counted}
 }

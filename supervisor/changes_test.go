@@ -3,11 +3,13 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -127,5 +129,57 @@ func TestChangesNotTracked(t *testing.T) {
 	waitFinal(t, off, id)
 	if c := changesOfAgent(t, off, id); c != nil {
 		t.Errorf("--track-changes=false: %+v", c)
+	}
+}
+
+// slowGit puts on PATH a git that sleeps d before each write-tree (a
+// snapshot of a large tree), then runs the real git.
+func slowGit(t *testing.T, d time.Duration) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git:", err)
+	}
+	bin := t.TempDir()
+	script := fmt.Sprintf("#!/bin/sh\ncase \" $* \" in *\" write-tree \"*) sleep %g;; esac\nexec %s \"$@\"\n", d.Seconds(), real)
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+}
+
+// TestSpawnAnswersBeforeItsSnapshot: a snapshot that takes seconds holds
+// no spawn's answer; the process starts after it, and the submission's
+// time (the TIME column) counts its run from then, not the snapshot. A
+// stop asked for meanwhile ends it without starting its process.
+func TestSpawnAnswersBeforeItsSnapshot(t *testing.T) {
+	const command = `read m; touch "ran-$m"; echo "got $m"`
+	start, dir := hostOf(t, command)
+	gitTree(t, dir)
+	slowGit(t, 2*time.Second)
+	s := start(func(c *Config) { c.TrackChanges = true })
+	asked := time.Now()
+	id := spawn(t, s, "one")
+	if took := time.Since(asked); took > time.Second {
+		t.Errorf("the spawn answered in %s, while its snapshot takes 2s", took)
+	}
+	waitFinal(t, s, id)
+	info, _ := s.Agent(id)
+	if began := info.Submissions[0].StartedAt; began.Sub(asked) < 2*time.Second {
+		t.Errorf("the submission started %s after the spawn; want its time to begin after the 2s snapshot", began.Sub(asked))
+	}
+	if c := info.Changes; c == nil || !c.Tracked || c.Pending {
+		t.Errorf("changes %+v", c)
+	}
+	stopped := spawn(t, s, "two")
+	if _, err := s.Interrupt(t.Context(), stopped); err != nil {
+		t.Fatal(err)
+	}
+	info, _ = s.Agent(stopped)
+	if info.Status != proto.StatusErrored || info.LastError == nil || *info.LastError != "interrupted" {
+		t.Errorf("interrupted during its snapshot: %s %v", info.Status, info.LastError)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran-two")); err == nil {
+		t.Error("the interrupted submission's process ran")
 	}
 }

@@ -74,9 +74,37 @@ func (s *Supervisor) launch(a *agent, sub *submission) error {
 	if err == nil {
 		err = s.checkRunner(a)
 	}
+	if err == nil {
+		if root := s.snapshotRoot(a, sub); root != "" {
+			// Where it starts from, before it runs (SPEC §15), which may
+			// take seconds: the operation answers at once.
+			go func() {
+				s.snapshotStart(a, sub, root)
+				_ = s.start(a, sub, feed, nil)
+			}()
+			return nil
+		}
+	}
+	return s.start(a, sub, feed, err)
+}
+
+// start starts sub's process, or, with err (why it cannot start), ends
+// sub as errored with it and returns it (SPEC §4). A stop asked for
+// before the process started (while its snapshot was taken) ends sub
+// without starting it.
+func (s *Supervisor) start(a *agent, sub *submission, feed func(io.WriteCloser), err error) error {
+	if err == nil && sub.stopRequested() {
+		_ = sub.out.Finish()
+		s.endSubmission(a, sub, nil, "", "")
+		sub.out.Release()
+		s.runs.Done()
+		return nil
+	}
 	var started runner.Process
 	if err == nil {
-		s.snapshotStart(a, sub) // where it starts from, before it runs (SPEC §15)
+		s.mu.Lock()
+		sub.startedAt = time.Now() // its time is its run's, not its snapshot's
+		s.mu.Unlock()
 		started, err = s.cfg.Runner.Start(runner.StartRequest{
 			Command: sub.command, Dir: s.cfg.Dir, Stdin: feed, Vars: s.submissionVars(a, sub),
 			AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Output: sub.out.Feed,

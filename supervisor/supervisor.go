@@ -287,7 +287,7 @@ func New(cfg Config) (*Supervisor, error) {
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{}, paths: map[string]*agent{},
 		sessions: map[string]*sessionBox{}, mailWake: make(chan struct{}),
 		budget: output.NewBudget(), lineMem: output.NewMemory(cfg.LineMemory, defaultResident),
-		stopped: make(chan struct{}), cut: make(chan struct{}), changes: trackerOf(cfg)}
+		stopped: make(chan struct{}), cut: make(chan struct{}), changes: trackerOf(cfg, runDir)}
 	// Changes carry the agent's snapshot, taken when a subscriber drains
 	// them (proto.Change.Info): the dashboard and the event stream need
 	// not ask for every agent's.

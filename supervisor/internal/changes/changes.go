@@ -3,17 +3,22 @@
 // (tracked files, and untracked ones git does not ignore), at its end
 // (or live, on request) another, and the diff of the two.
 //
-// A snapshot never touches the user's index, HEAD, stash or files: it is
-// a git tree object written with a private index kept in the state
-// directory, one per work tree (GIT_INDEX_FILE, `git add -A`, `git
-// write-tree`), seeded from the user's index the first time, so that only
-// files changed since are hashed again. Snapshots of one work tree asked
-// for within Share of each other are one snapshot: a thousand agents
-// starting together cost one `git add`. Untracked files over MaxUntracked
-// bytes are left out and named (Snapshot.Skipped). The tree objects and
-// the blobs of untracked files go to the repository's object store as
-// `git stash` puts them there; nothing refers to them, so `git gc`
-// removes them in its time.
+// A snapshot never touches the user's repository: not its index, HEAD,
+// stash, files or object store. It is a git tree object written with a
+// private index (GIT_INDEX_FILE, `git add -A`, `git write-tree`), seeded
+// from the user's index the first time, so that only files changed since
+// are hashed again; its trees and blobs go to an object store of the
+// tracker's own (GIT_OBJECT_DIRECTORY, the repository's store an
+// alternate it reads), in the host's run folder, removed with it. Stat
+// and WriteDiff read them from there. Snapshots of one work tree asked for
+// within Share of each other are one snapshot: a thousand agents starting
+// together cost one `git add`.
+//
+// What a snapshot reads is bounded: untracked files over MaxUntracked
+// bytes are left out and named (Snapshot.Skipped), and when the untracked
+// files together hold over MaxUntrackedTotal bytes, or hashing them takes
+// over UntrackedTime, the snapshot holds the tracked files only and says
+// why (Snapshot.NoUntracked).
 package changes
 
 import (
@@ -28,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +49,15 @@ const Share = time.Second
 // every snapshot slow.
 const MaxUntracked = 10 << 20
 
+// MaxUntrackedTotal and UntrackedTime bound what a snapshot reads of the
+// untracked files together: past 64 MiB of them, or 2 s of hashing them,
+// it holds the tracked files only (Snapshot.NoUntracked). 70 data files
+// of 9.9 MiB each took 12.6 s to hash and 694 MB in the object store.
+const (
+	MaxUntrackedTotal = 64 << 20
+	UntrackedTime     = 2 * time.Second
+)
+
 // Tracker takes snapshots. Make it with New; it is safe for concurrent
 // use.
 type Tracker struct {
@@ -55,18 +70,25 @@ type Tracker struct {
 }
 
 type tree struct {
-	mu    sync.Mutex // one snapshot at a time per work tree
-	last  Snapshot
-	began time.Time // when last began to be taken
+	mu sync.Mutex // one snapshot at a time per work tree
+	// last and began are the last snapshot of each kind (with the
+	// untracked files, [1], or without, [0]) and when it began.
+	last    [2]Snapshot
+	began   [2]time.Time
+	objects string // the repository's object store
 }
 
 // Snapshot is a work tree as it was: its top folder and the id of the git
-// tree object holding its files; Skipped names the untracked files left
-// out (MaxUntracked), as "path (12 MiB)".
+// tree object holding its files; Objects is the object store holding that
+// tree (the tracker's); Skipped names the untracked files left out
+// (MaxUntracked), as "path (12 MiB)"; NoUntracked says why the untracked
+// files are not in it at all ("" when they are, or were not asked for).
 type Snapshot struct {
-	Root    string
-	Tree    string
-	Skipped []string
+	Root        string
+	Tree        string
+	Objects     string
+	Skipped     []string
+	NoUntracked string
 }
 
 // NotTrackedError says a folder is in no git work tree (or git is
@@ -77,12 +99,17 @@ type NotTrackedError struct{ Reason string }
 // says it (SPEC §7).
 func (e *NotTrackedError) Error() string { return "changes not tracked: " + e.Reason }
 
-// New returns a tracker keeping its indexes in dir (created when needed),
+// New returns a tracker keeping its indexes and its snapshots' objects in
+// dir (created when needed; a host gives it its run folder's changes/),
 // leaving the folder exclude (the state directory; "" none) out of every
 // snapshot.
 func New(dir, exclude string) *Tracker {
 	return &Tracker{dir: dir, exclude: exclude, now: time.Now, trees: map[string]*tree{}}
 }
+
+// Objects returns the object store of the tracker's snapshots:
+// <dir>/objects.
+func (t *Tracker) Objects() string { return filepath.Join(t.dir, "objects") }
 
 // Root returns the top folder of the git work tree holding dir. Errors:
 // *NotTrackedError outside a work tree or without git.
@@ -98,23 +125,25 @@ func (t *Tracker) Root(ctx context.Context, dir string) (string, error) {
 }
 
 // Snapshot returns a snapshot of the work tree holding dir for a
-// submission's start: the one begun within Share before, or a new one.
-// Errors: *NotTrackedError; git's failure in words (a locked index, a
-// broken repository).
+// submission's start, its untracked files in it within the bounds
+// (MaxUntrackedTotal, UntrackedTime): the one begun within Share before,
+// or a new one. Errors: *NotTrackedError; git's failure in words (a
+// locked index, a broken repository).
 func (t *Tracker) Snapshot(ctx context.Context, dir string) (Snapshot, error) {
-	return t.snapshot(ctx, dir, t.now().Add(-Share))
+	return t.snapshot(ctx, dir, t.now().Add(-Share), true)
 }
 
 // Now returns a snapshot of the work tree holding dir as it is now, for a
 // submission's end: one begun after the call (another end waited for
-// first), or a new one. Errors as Snapshot's.
-func (t *Tracker) Now(ctx context.Context, dir string) (Snapshot, error) {
-	return t.snapshot(ctx, dir, t.now())
+// first), or a new one; with its untracked files when untracked is set
+// (the start's had them), within the bounds. Errors as Snapshot's.
+func (t *Tracker) Now(ctx context.Context, dir string, untracked bool) (Snapshot, error) {
+	return t.snapshot(ctx, dir, t.now(), untracked)
 }
 
-// snapshot returns the last snapshot of dir's work tree begun at or
-// after since, or takes one.
-func (t *Tracker) snapshot(ctx context.Context, dir string, since time.Time) (Snapshot, error) {
+// snapshot returns the last snapshot of dir's work tree of its kind
+// begun at or after since, or takes one.
+func (t *Tracker) snapshot(ctx context.Context, dir string, since time.Time, untracked bool) (Snapshot, error) {
 	root, err := t.Root(ctx, dir)
 	if err != nil {
 		return Snapshot{}, err
@@ -128,37 +157,74 @@ func (t *Tracker) snapshot(ctx context.Context, dir string, since time.Time) (Sn
 	t.mu.Unlock()
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	if tr.last.Tree != "" && !tr.began.Before(since) {
-		return tr.last, nil
+	k := 0
+	if untracked {
+		k = 1
+	}
+	if tr.last[k].Tree != "" && !tr.began[k].Before(since) {
+		return tr.last[k], nil
+	}
+	if tr.objects == "" {
+		out, err := git(ctx, root, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+		if err != nil {
+			return Snapshot{}, err
+		}
+		tr.objects = strings.TrimSpace(string(out))
 	}
 	began := t.now()
-	snap, err := t.take(ctx, root)
+	snap, err := t.take(ctx, root, tr.objects, untracked)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	tr.last, tr.began = snap, began
+	tr.last[k], tr.began[k] = snap, began
 	return snap, nil
 }
 
-// take writes the tree of root with its private index.
-func (t *Tracker) take(ctx context.Context, root string) (Snapshot, error) {
-	if err := os.MkdirAll(t.dir, 0o700); err != nil {
-		return Snapshot{}, fmt.Errorf("cannot keep the snapshots' index in %s: %v", t.dir, err)
+// take writes the tree of root with its private index, its objects to
+// the tracker's store (repo, the repository's, read as an alternate).
+func (t *Tracker) take(ctx context.Context, root, repo string, untracked bool) (Snapshot, error) {
+	objects := t.Objects()
+	if err := os.MkdirAll(objects, 0o700); err != nil {
+		return Snapshot{}, fmt.Errorf("cannot keep the snapshots in %s: %v", t.dir, err)
 	}
 	sum := sha256.Sum256([]byte(root))
 	index := filepath.Join(t.dir, hex.EncodeToString(sum[:8])+".index")
 	if _, err := os.Stat(index); errors.Is(err, os.ErrNotExist) {
 		seed(ctx, root, index)
 	}
-	env := []string{"GIT_INDEX_FILE=" + index, "GIT_OPTIONAL_LOCKS=0"}
-	snap := Snapshot{Root: root}
-	excludes, err := t.excludes(ctx, root, &snap)
+	env := []string{"GIT_INDEX_FILE=" + index, "GIT_OPTIONAL_LOCKS=0",
+		"GIT_OBJECT_DIRECTORY=" + objects, "GIT_ALTERNATE_OBJECT_DIRECTORIES=" + repo}
+	snap := Snapshot{Root: root, Objects: objects}
+	excludes, size, files, err := t.excludes(ctx, root, &snap)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	args := append([]string{"add", "-A", "--ignore-errors", "--", "."}, excludes...)
-	if _, err := git(ctx, root, env, nil, args...); err != nil {
-		return Snapshot{}, err
+	added := false
+	switch {
+	case !untracked:
+	case size > MaxUntrackedTotal:
+		snap.NoUntracked = fmt.Sprintf("too large (%d MiB in %d files, over the %d MiB bound)", size>>20, files, MaxUntrackedTotal>>20)
+	default:
+		actx, cancel := context.WithTimeout(ctx, UntrackedTime)
+		_, err := git(actx, root, env, nil, append([]string{"add", "-A", "--ignore-errors", "--", "."}, excludes...)...)
+		cancel()
+		switch {
+		case err == nil:
+			added = true
+		case ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded):
+			// the killed add leaves its lock on the private index
+			_ = os.Remove(index + ".lock")
+			snap.NoUntracked = fmt.Sprintf("too large (hashing %d MiB in %d files took over %s)", size>>20, files, UntrackedTime)
+		default:
+			return Snapshot{}, err
+		}
+	}
+	if !added {
+		// the files the index holds: tracked ones, and untracked ones an
+		// earlier snapshot added
+		if _, err := git(ctx, root, env, nil, append([]string{"add", "-u", "--ignore-errors", "--", "."}, excludes...)...); err != nil {
+			return Snapshot{}, err
+		}
 	}
 	out, err := git(ctx, root, env, nil, "write-tree")
 	if err != nil {
@@ -184,9 +250,9 @@ func seed(ctx context.Context, root, index string) {
 
 // excludes returns the pathspecs leaving out the state directory (when
 // it is inside root) and the untracked files over MaxUntracked, which it
-// names in snap.Skipped.
-func (t *Tracker) excludes(ctx context.Context, root string, snap *Snapshot) ([]string, error) {
-	var out []string
+// names in snap.Skipped, and the bytes and number of the other untracked
+// files.
+func (t *Tracker) excludes(ctx context.Context, root string, snap *Snapshot) (out []string, size int64, files int, err error) {
 	if t.exclude != "" {
 		rel, err := filepath.Rel(root, t.exclude)
 		inside := err == nil && rel != "." && !strings.HasPrefix(rel, "..")
@@ -197,33 +263,39 @@ func (t *Tracker) excludes(ctx context.Context, root string, snap *Snapshot) ([]
 	}
 	list, err := git(ctx, root, nil, nil, "ls-files", "--others", "--exclude-standard", "-z")
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	for _, p := range bytes.Split(list, []byte{0}) {
 		if len(p) == 0 {
 			continue
 		}
 		fi, err := os.Lstat(filepath.Join(root, string(p)))
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() <= MaxUntracked {
-			continue
+		switch {
+		case err != nil || !fi.Mode().IsRegular():
+		case fi.Size() <= MaxUntracked:
+			size += fi.Size()
+			files++
+		default:
+			out = append(out, ":(exclude,literal)"+string(p))
+			snap.Skipped = append(snap.Skipped, fmt.Sprintf("%s (%d MiB)", p, fi.Size()>>20))
 		}
-		out = append(out, ":(exclude,literal)"+string(p))
-		snap.Skipped = append(snap.Skipped, fmt.Sprintf("%s (%d MiB)", p, fi.Size()>>20))
 	}
-	return out, nil
+	return out, size, files, nil
 }
 
 // Stat is what a diff counts: files changed, lines added and removed (a
 // binary file counts as a file only).
 type Stat struct{ Files, Added, Removed int }
 
-// Stat counts the changes from snapshot tree from to tree to of root.
-func (t *Tracker) Stat(ctx context.Context, root, from, to string) (Stat, error) {
+// Stat counts the changes from snapshot tree from to tree to of root,
+// reading them from the object stores objects (Snapshot.Objects; the
+// repository's too, where the snapshots of an earlier release are).
+func (t *Tracker) Stat(ctx context.Context, root, from, to string, objects ...string) (Stat, error) {
 	var st Stat
 	if from == to {
 		return st, nil
 	}
-	out, err := git(ctx, root, nil, nil, "diff", "--numstat", "--no-renames", "--no-ext-diff", "-z", from, to)
+	out, err := git(ctx, root, alternates(objects), nil, "diff", "--numstat", "--no-renames", "--no-ext-diff", "-z", from, to)
 	if err != nil {
 		return st, err
 	}
@@ -242,14 +314,30 @@ func (t *Tracker) Stat(ctx context.Context, root, from, to string) (Stat, error)
 }
 
 // WriteDiff writes the unified diff from tree from to tree to of root to
-// w, coloured as git colours it when color is set.
-func (t *Tracker) WriteDiff(ctx context.Context, w io.Writer, root, from, to string, color bool) error {
+// w, coloured as git colours it when color is set, reading them from the
+// object stores objects as Stat does.
+func (t *Tracker) WriteDiff(ctx context.Context, w io.Writer, root, from, to string, color bool, objects ...string) error {
 	c := "--no-color"
 	if color {
 		c = "--color=always"
 	}
-	_, err := git(ctx, root, nil, w, "diff", c, "--no-renames", "--no-ext-diff", from, to)
+	_, err := git(ctx, root, alternates(objects), w, "diff", c, "--no-renames", "--no-ext-diff", from, to)
 	return err
+}
+
+// alternates is the environment that has git read objects from the stores
+// objects that exist, besides the repository's own.
+func alternates(objects []string) []string {
+	var dirs []string
+	for _, d := range objects {
+		if _, err := os.Stat(d); d != "" && err == nil && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	return []string{"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + strings.Join(dirs, string(filepath.ListSeparator))}
 }
 
 // git runs git in dir with env added and returns its output (or writes
@@ -258,6 +346,7 @@ func git(ctx context.Context, dir string, env []string, w io.Writer, args ...str
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=off"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = time.Second // a killed git leaves nothing holding its pipes for long
 	var out bytes.Buffer
 	var bw *bufio.Writer
 	if w != nil {

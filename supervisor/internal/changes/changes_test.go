@@ -29,11 +29,35 @@ func repo(t testing.TB, files map[string]string) string {
 
 func run(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	return runIn(t, dir, "", args...)
+}
+
+// runIn runs git in dir reading objects from the store objects too ("":
+// the repository's only).
+func runIn(t testing.TB, dir, objects string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	if objects != "" {
+		cmd.Env = append(os.Environ(), "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects)
+	}
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	return string(out)
+}
+
+// objectsIn counts the objects of the repository at dir: loose and
+// packed.
+func objectsIn(t testing.TB, dir string) string {
+	t.Helper()
+	var n []string
+	for _, line := range strings.Split(run(t, dir, "count-objects", "-v"), "\n") {
+		if strings.HasPrefix(line, "count:") || strings.HasPrefix(line, "in-pack:") {
+			n = append(n, line)
+		}
+	}
+	return strings.Join(n, " ")
 }
 
 func write(t testing.TB, path, text string) {
@@ -77,7 +101,7 @@ func TestSnapshotsAndTheirDiff(t *testing.T) {
 	if s1.Root != dir || len(s1.Skipped) != 1 || !strings.HasPrefix(s1.Skipped[0], "big.bin (10 MiB)") {
 		t.Fatalf("snapshot %+v", s1)
 	}
-	files := run(t, dir, "ls-tree", "-r", "--name-only", s1.Tree)
+	files := runIn(t, dir, s1.Objects, "ls-tree", "-r", "--name-only", s1.Tree)
 	if files != ".gitignore\na.txt\nsub/b.txt\nuntracked.txt\n" {
 		t.Fatalf("the snapshot holds:\n%s", files)
 	}
@@ -95,12 +119,12 @@ func TestSnapshotsAndTheirDiff(t *testing.T) {
 	if err != nil || s2.Tree == s1.Tree {
 		t.Fatalf("second snapshot %+v %v", s2, err)
 	}
-	st, err := tr.Stat(context.Background(), dir, s1.Tree, s2.Tree)
+	st, err := tr.Stat(context.Background(), dir, s1.Tree, s2.Tree, s1.Objects)
 	if err != nil || st != (Stat{Files: 3, Added: 3, Removed: 2}) {
 		t.Fatalf("stat %+v %v", st, err)
 	}
 	var diff bytes.Buffer
-	if err := tr.WriteDiff(context.Background(), &diff, dir, s1.Tree, s2.Tree, false); err != nil {
+	if err := tr.WriteDiff(context.Background(), &diff, dir, s1.Tree, s2.Tree, false, s1.Objects); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"-two\n+TWO\n+three\n", "+++ b/added.txt", "--- a/sub/b.txt"} {
@@ -177,5 +201,128 @@ func BenchmarkSnapshot(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSnapshotObjectsStayOutOfTheRepository: a snapshot's trees and blobs
+// go to the tracker's own object store, not the user's repository, which
+// keeps the objects it had; the diff reads them there.
+func TestSnapshotObjectsStayOutOfTheRepository(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	before := objectsIn(t, dir)
+	write(t, filepath.Join(dir, "new.txt"), "an untracked file\n")
+	write(t, filepath.Join(dir, "a.txt"), "one\ntwo\n")
+	state := t.TempDir()
+	tr := New(state, "")
+	c := &clock{t: time.Unix(1000, 0)}
+	tr.now = c.now
+	s1, err := tr.Snapshot(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "new.txt"), "changed\n")
+	c.t = c.t.Add(Share + time.Millisecond)
+	s2, err := tr.Now(context.Background(), dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := objectsIn(t, dir); after != before {
+		t.Errorf("the repository's objects went from %q to %q", before, after)
+	}
+	if s1.Objects != filepath.Join(state, "objects") {
+		t.Errorf("objects in %q; want the tracker's %q", s1.Objects, filepath.Join(state, "objects"))
+	}
+	var diff bytes.Buffer
+	if err := tr.WriteDiff(context.Background(), &diff, dir, s1.Tree, s2.Tree, false, s1.Objects); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(diff.String(), "-an untracked file\n+changed\n") {
+		t.Errorf("the diff:\n%s", diff.String())
+	}
+	if st, err := tr.Stat(context.Background(), dir, s1.Tree, s2.Tree, s1.Objects); err != nil || st != (Stat{Files: 1, Added: 1, Removed: 1}) {
+		t.Errorf("stat %+v %v", st, err)
+	}
+}
+
+// sparse makes path a file of size bytes that takes no room on disk.
+func sparse(t testing.TB, path string, size int64) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSnapshotBoundsTheUntrackedFiles: untracked files of over 64 MiB
+// together are not read: the snapshot holds the tracked files (and says
+// why the untracked are not in it), at once, and the end snapshot of the
+// same kind sees an edit of a tracked file and none of the untracked.
+func TestSnapshotBoundsTheUntrackedFiles(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	for i := range 8 {
+		sparse(t, filepath.Join(dir, fmt.Sprintf("data%d.bin", i)), MaxUntracked-1<<20)
+	}
+	tr := New(t.TempDir(), "")
+	c := &clock{t: time.Unix(1000, 0)}
+	tr.now = c.now
+	s1, err := tr.Snapshot(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.NoUntracked != "too large (72 MiB in 8 files, over the 64 MiB bound)" {
+		t.Errorf("NoUntracked %q", s1.NoUntracked)
+	}
+	if files := runIn(t, dir, s1.Objects, "ls-tree", "-r", "--name-only", s1.Tree); files != "a.txt\n" {
+		t.Errorf("the snapshot holds:\n%s", files)
+	}
+	write(t, filepath.Join(dir, "a.txt"), "one\ntwo\n")
+	sparse(t, filepath.Join(dir, "data0.bin"), 1)
+	c.t = c.t.Add(Share + time.Millisecond)
+	s2, err := tr.Now(context.Background(), dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := tr.Stat(context.Background(), dir, s1.Tree, s2.Tree, s1.Objects); err != nil || st != (Stat{Files: 1, Added: 1}) {
+		t.Errorf("stat %+v %v", st, err)
+	}
+}
+
+// TestSnapshotBoundsItsTime: a `git add` of the untracked files that takes
+// over UntrackedTime is ended; the snapshot holds the tracked files and
+// says why, and the private index is not left locked. A git that sleeps
+// before its `add -A` stands for a slow disk.
+func TestSnapshotBoundsItsTime(t *testing.T) {
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git:", err)
+	}
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	write(t, filepath.Join(dir, "new.txt"), "untracked\n")
+	bin := t.TempDir()
+	write(t, filepath.Join(bin, "git"), "#!/bin/sh\ncase \" $* \" in *\" add -A \"*) sleep 30;; esac\nexec "+realGit+" \"$@\"\n")
+	if err := os.Chmod(filepath.Join(bin, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	state := t.TempDir()
+	tr := New(state, "")
+	began := time.Now()
+	s1, err := tr.Snapshot(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > UntrackedTime+5*time.Second {
+		t.Errorf("the snapshot took %s", took)
+	}
+	if !strings.HasPrefix(s1.NoUntracked, "too large (hashing 0 MiB in 1 files took over 2s)") {
+		t.Errorf("NoUntracked %q", s1.NoUntracked)
+	}
+	if files := runIn(t, dir, s1.Objects, "ls-tree", "-r", "--name-only", s1.Tree); files != "a.txt\n" {
+		t.Errorf("the snapshot holds:\n%s", files)
+	}
+	if locks, _ := filepath.Glob(filepath.Join(state, "*.lock")); len(locks) > 0 {
+		t.Errorf("the private index is left locked: %v", locks)
 	}
 }

@@ -130,19 +130,24 @@ type SubmissionRecord struct {
 
 // ChangesRecord is a submission's changes to its git work tree (event
 // "changes", SPEC §15): the work tree's top, the snapshot trees at its
-// start (From) and end (To), the counts once Counted, whether other
-// submissions ran there meanwhile, and why they are not tracked.
+// start (From) and end (To) and the object store holding them (Objects,
+// in the run's folder; "" for the repository's, where an earlier release
+// put them), whether they hold the tracked files only (NoUntracked), the
+// counts once Counted, whether other submissions ran there meanwhile, and
+// why they are not tracked.
 type ChangesRecord struct {
-	Root       string `json:"root,omitempty"`
-	From       string `json:"from,omitempty"`
-	To         string `json:"to,omitempty"`
-	NotTracked string `json:"not_tracked,omitempty"`
-	Note       string `json:"note,omitempty"`
-	Files      int    `json:"files,omitempty"`
-	Added      int    `json:"added,omitempty"`
-	Removed    int    `json:"removed,omitempty"`
-	Shared     bool   `json:"shared,omitempty"`
-	Counted    bool   `json:"counted,omitempty"`
+	Root        string `json:"root,omitempty"`
+	From        string `json:"from,omitempty"`
+	To          string `json:"to,omitempty"`
+	Objects     string `json:"objects,omitempty"`
+	NoUntracked bool   `json:"no_untracked,omitempty"`
+	NotTracked  string `json:"not_tracked,omitempty"`
+	Note        string `json:"note,omitempty"`
+	Files       int    `json:"files,omitempty"`
+	Added       int    `json:"added,omitempty"`
+	Removed     int    `json:"removed,omitempty"`
+	Shared      bool   `json:"shared,omitempty"`
+	Counted     bool   `json:"counted,omitempty"`
 }
 
 // MessageHead returns the head of msg that memory and the records keep:
