@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,4 +254,124 @@ func TestSpawnInALargeWorkTree(t *testing.T) {
 	if after := gitObjects(t, w.dir); after != before {
 		t.Errorf("the repository's objects went from %q to %q", before, after)
 	}
+}
+
+// needCgroups skips a test that needs a cgroup v2 hierarchy (cgroup2 in
+// /proc/self/mountinfo) and root to make cgroups in it, saying why; under
+// SUBDASH_REQUIRE_TOOLS=1 it fails.
+func needCgroups(t *testing.T) {
+	t.Helper()
+	needRoot(t, "make cgroups")
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err != nil || !strings.Contains(string(b), " - cgroup2 ") {
+		if os.Getenv("SUBDASH_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("no cgroup v2 hierarchy in /proc/self/mountinfo (SUBDASH_REQUIRE_TOOLS=1): %v", err)
+		}
+		t.Skipf("no cgroup v2 hierarchy in /proc/self/mountinfo: %v", err)
+	}
+}
+
+// daemonCommand is the agent command of the cgroup tests: for "daemon…" a
+// child leaves the process group, the session and the environment
+// (`env -i setsid -f`), writes its pid to <agent id>.daemon and sleeps;
+// for "nest…" such a child runs `subdash ctl spawn inner` against socket
+// and writes what it printed to <agent id>.nested; the agent then sleeps.
+func daemonCommand(socket string) string {
+	return `read m; f="$PWD/$SUBDASH_AGENT_ID"; case "$m" in ` +
+		`daemon*) env -i PATH=/usr/bin:/bin setsid -f sh -c "echo \$\$ > $f.daemon.tmp; mv $f.daemon.tmp $f.daemon; exec sleep 600";; ` +
+		`nest*) env -i PATH=/usr/bin:/bin setsid -f sh -c "` + binPath + ` ctl --socket ` + socket + ` spawn inner > $f.nested.tmp 2>&1; mv $f.nested.tmp $f.nested";; ` +
+		`esac; exec sleep 600`
+}
+
+// daemonOf waits for agent id's daemon to write its pid and returns it;
+// the process is killed at the end of the test if still alive.
+func daemonOf(t *testing.T, w workspace, id string) int {
+	t.Helper()
+	pid := testkit.Poll(t, dashWait, "agent "+id[:8]+"'s daemon to write its pid", func() (int, bool) {
+		b, err := os.ReadFile(filepath.Join(w.dir, id+".daemon"))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid, err == nil && pid > 0
+	})
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	return pid
+}
+
+// processGone waits until pid is gone or a zombie.
+func processGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	testkit.Eventually(t, dashWait, what, func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return true
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		return i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
+	})
+}
+
+// TestDaemonizedChildEndsWithItsSubmission (root, cgroup v2): an agent's
+// child that leaves its process group, session and environment (`env -i
+// PATH=/usr/bin:/bin setsid -f`) ends with the agent's close and with the
+// host's exit, and running `subdash ctl spawn` that way from an agent of
+// a host without --allow-nested is refused, the agent named. A host killed
+// with SIGKILL leaves such a child; the next host ends it and removes the
+// cgroups, saying so.
+func TestDaemonizedChildEndsWithItsSubmission(t *testing.T) {
+	needCgroups(t)
+	w := newWorkspace(t)
+	p := serveWith(t, w, nil, "--command", daemonCommand(w.socket), "--grace", "200ms")
+	var closed proto.SpawnResult
+	ctlOK(t, w, &closed, "spawn", "daemon one")
+	daemon := daemonOf(t, w, closed.AgentID)
+	ctlOK(t, w, nil, "close", closed.AgentID)
+	processGone(t, daemon, "the daemon to end with the agent's close")
+
+	var nest proto.SpawnResult
+	ctlOK(t, w, &nest, "spawn", "nest")
+	said := testkit.Poll(t, dashWait, "the agent's ctl spawn to answer", func() (string, bool) {
+		b, err := os.ReadFile(filepath.Join(w.dir, nest.AgentID+".nested"))
+		return string(b), err == nil
+	})
+	if !strings.Contains(said, "agent "+nest.AgentID+" may not start or instruct agents") {
+		t.Errorf("ctl spawn from the agent's escaped child said %q; want it refused", said)
+	}
+	if n := len(listAgents(t, w)); n != 2 {
+		t.Errorf("%d agents after the refused nested spawn; want 2", n)
+	}
+
+	var atExit proto.SpawnResult
+	ctlOK(t, w, &atExit, "spawn", "daemon at exit")
+	daemon = daemonOf(t, w, atExit.AgentID)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t)
+	processGone(t, daemon, "the daemon to end with the host")
+
+	killed := serveWith(t, w, nil, "--command", daemonCommand(w.socket), "--grace", "200ms")
+	var left proto.SpawnResult
+	ctlOK(t, w, &left, "spawn", "daemon left behind")
+	daemon = daemonOf(t, w, left.AgentID)
+	if err := killed.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed.wait(t)
+	if !processAlive(daemon) {
+		t.Fatal("the daemon ended with the host killed by SIGKILL: nothing is left to sweep")
+	}
+	next := serveWith(t, w, nil, "--command", daemonCommand(w.socket), "--grace", "200ms")
+	processGone(t, daemon, "the next host to end the daemon left behind")
+	_ = next.cmd.Process.Signal(syscall.SIGTERM)
+	if _, stderr := next.wait(t); !strings.Contains(stderr, "in the cgroups of 1 earlier host(s) that are gone, and removed the cgroups") {
+		t.Errorf("the next host does not say it swept the cgroups:\n%s", stderr)
+	}
+}
+
+// processAlive reports whether pid runs and is not a zombie.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
@@ -14,12 +15,16 @@ import (
 // MEMO_ENABLE_COLLAB_TOOLS=0 "so a subagent does not spawn subagents of its
 // own" unless --allow-nested is given). pid is the requesting process, as
 // the control socket's peer credentials report it. It belongs to a
-// subagent when it, or one of its ancestors, is in the session or process
-// group of a running submission (every submission runs in a session of its
-// own; the ancestors catch a process that left it with setsid), or when
-// its environment holds a running submission's SUBDASH_SUBMISSION_ID. That
-// covers `subdash ctl` or `subdash mcp` run by an agent, and anything they
-// start, whatever their environment says.
+// subagent when it is in a running submission's cgroup (SPEC §4: where
+// submissions run in cgroups of their own, which no process of theirs
+// leaves), or when it, or one of its ancestors, is in the session or
+// process group of a running submission (every submission runs in a
+// session of its own; the ancestors catch a process that left it with
+// setsid), or when its environment holds a running submission's
+// SUBDASH_SUBMISSION_ID. That covers `subdash ctl` or `subdash mcp` run
+// by an agent, and anything they start; without cgroups a process that
+// left both its session and its environment (`env -i setsid -f`) is not
+// found: there the rule is advisory.
 //
 // It returns nil when nesting is allowed or pid is not inside a submission,
 // and otherwise an *Error with CodeNested naming the agent.
@@ -49,6 +54,10 @@ func (s *Supervisor) CallerAgent(pid int) string {
 func (s *Supervisor) agentOfProcess(pid int) string {
 	chain := local.Ancestry(pid, 64)
 	inherited := local.SubmissionOf(pid)
+	contained := ""
+	if l, ok := s.cfg.Runner.(runner.Locator); ok {
+		contained = l.Containing(pid)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, a := range s.order {
@@ -56,7 +65,7 @@ func (s *Supervisor) agentOfProcess(pid int) string {
 		if r == nil || r.proc == nil {
 			continue
 		}
-		if inherited == r.id {
+		if inherited == r.id || contained == r.id {
 			return a.id
 		}
 		// pgid 0: it runs elsewhere (a pod); 0 is also the session of

@@ -2,12 +2,17 @@ package supervisor
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/internal/cgroup"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
 // The child prints its own pid and waits; CheckNesting must recognise that
@@ -38,5 +43,46 @@ func TestCheckNestingRecognisesProcessesOfASubmission(t *testing.T) {
 	pid, _ := strconv.Atoi(lines(t, nested, id)[0])
 	if err := nested.CheckNesting(pid); err != nil {
 		t.Fatalf("--allow-nested: %v", err)
+	}
+}
+
+// needCgroups skips a test that needs a cgroup v2 hierarchy this process
+// may write in (root here), saying why; under SUBDASH_REQUIRE_TOOLS=1
+// (CI, as root) it fails.
+func needCgroups(t *testing.T) {
+	t.Helper()
+	if _, _, ok := cgroup.Writable(); ok {
+		return
+	}
+	why := "no cgroup v2 hierarchy writable by uid " + strconv.Itoa(os.Geteuid()) + " in /proc/self/mountinfo"
+	if os.Getenv("SUBDASH_REQUIRE_TOOLS") == "1" {
+		t.Fatal(why + " (SUBDASH_REQUIRE_TOOLS=1)")
+	}
+	t.Skip(why)
+}
+
+// TestCheckNestingFindsAChildThatLeftEverything: a process of a submission
+// that left its session, its parent and its environment (env -i setsid
+// -f: reparented to init, no SUBDASH_SUBMISSION_ID) is found from its
+// cgroup, and ends with the agent's close.
+func TestCheckNestingFindsAChildThatLeftEverything(t *testing.T) {
+	needCgroups(t)
+	s := newTestSupervisor(t, `env -i PATH=/usr/bin:/bin setsid -f sh -c 'echo $$ > escaped.pid; exec sleep 600'; exec sleep 600`)
+	id := spawn(t, s, "task")
+	pid := testkit.Poll(t, 10*time.Second, "the escaped process's pid", func() (int, bool) {
+		b, err := os.ReadFile(filepath.Join(s.cfg.Dir, "escaped.pid"))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid, err == nil && pid > 0
+	})
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	err := s.CheckNesting(pid)
+	if proto.CodeOf(err) != proto.CodeNested || !strings.Contains(err.Error(), id) {
+		t.Errorf("CheckNesting(the escaped process) = %v; want the agent named", err)
+	}
+	if _, err := s.Close(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	if local.ProcessAlive(pid) {
+		t.Errorf("the escaped process %d outlived the agent's close", pid)
 	}
 }

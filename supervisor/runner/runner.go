@@ -54,6 +54,17 @@ type CPUMeter interface {
 	GroupCPU(pgids []int) (map[int]time.Duration, error)
 }
 
+// Locator is a Runner that can tell which of its running submissions a
+// process of this machine belongs to, whatever its environment, session
+// and process group say: the local runner, from the process's cgroup
+// where submissions run in cgroups of their own (SPEC §4). The nesting
+// check asks it first.
+type Locator interface {
+	// Containing returns the id of the submission whose processes
+	// include pid, "" when none does or it cannot tell.
+	Containing(pid int) string
+}
+
 // StartRequest is one submission to start (Runner.Start).
 type StartRequest struct {
 	Command string // agent command line, run by /bin/sh -c

@@ -1,13 +1,14 @@
 package fdlimit
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/subdash/subdash/supervisor/internal/cgroup"
 )
 
 // Pids is the tightest limit of processes and threads over the host: its
@@ -65,95 +66,43 @@ func PidsHint(p Pids, reserve int64) string {
 // and /proc/self/mountinfo (where that hierarchy is mounted). Read once:
 // a host does not change cgroups.
 var pidsDirs = sync.OnceValue(func() []string {
-	v1, v2, ok := ownCgroups()
+	v2, v1, ok := cgroup.Of(0)
 	if !ok {
 		return nil
 	}
+	var mounts []cgroup.Mount // the v1 pids mounts first, then the v2 ones
+	for _, v2First := range []bool{false, true} {
+		for _, m := range cgroup.Mounts() {
+			if m.V2 == v2First && (m.V2 || containsWord(m.Options, "pids")) {
+				mounts = append(mounts, m)
+			}
+		}
+	}
 	var dirs []string
-	for _, m := range cgroupMounts() {
+	for _, m := range mounts {
 		path := v2
-		if !m.v2 {
-			path = v1
+		if !m.V2 {
+			path = v1["pids"]
 		}
 		if path == "" {
 			continue
 		}
-		rel, ok := strings.CutPrefix(path, m.root)
+		top, ok := m.Dir(path)
 		if !ok {
 			continue // a cgroup outside what this mount shows
 		}
-		for dir := filepath.Join(m.point, rel); strings.HasPrefix(dir, m.point); dir = filepath.Dir(dir) {
+		for dir := top; strings.HasPrefix(dir, m.Point); dir = filepath.Dir(dir) {
 			dirs = append(dirs, dir)
-			if dir == m.point {
+			if dir == m.Point {
 				break
 			}
 		}
-		if !m.v2 {
+		if !m.V2 {
 			break // the v1 pids hierarchy is the one that counts
 		}
 	}
 	return dirs
 })
-
-// ownCgroups returns the host's cgroup in the v1 pids hierarchy and in
-// the v2 one ("" when it has none there), from /proc/self/cgroup.
-func ownCgroups() (v1, v2 string, ok bool) {
-	f, err := os.Open("/proc/self/cgroup")
-	if err != nil {
-		return "", "", false
-	}
-	defer f.Close() //nolint:errcheck // read only
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3) // id:controllers:path
-		if len(parts) != 3 {
-			continue
-		}
-		switch {
-		case parts[0] == "0" && parts[1] == "":
-			v2 = parts[2]
-		case containsWord(parts[1], "pids"):
-			v1 = parts[2]
-		}
-	}
-	return v1, v2, true
-}
-
-// cgroupMount is where a cgroup hierarchy is mounted: point, the cgroup
-// its root shows (root), and whether it is v2.
-type cgroupMount struct {
-	point, root string
-	v2          bool
-}
-
-// cgroupMounts returns the v1 pids mounts first, then the v2 ones, from
-// /proc/self/mountinfo ("id parent dev root point opts … - type source
-// superopts").
-func cgroupMounts() []cgroupMount {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close() //nolint:errcheck // read only
-	var v1, v2 []cgroupMount
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(tail) < 3 {
-			continue
-		}
-		m := cgroupMount{point: fields[4], root: fields[3]}
-		switch {
-		case tail[0] == "cgroup2":
-			m.v2 = true
-			v2 = append(v2, m)
-		case tail[0] == "cgroup" && containsWord(tail[2], "pids"):
-			v1 = append(v1, m)
-		}
-	}
-	return append(v1, v2...)
-}
 
 // containsWord reports whether the comma-separated list holds word.
 func containsWord(list, word string) bool {

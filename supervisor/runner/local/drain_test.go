@@ -24,7 +24,7 @@ func TestDrainReadsWhatThePipeHolds(t *testing.T) {
 		got.Add(int64(len(b)))
 		time.Sleep(600 * time.Millisecond)
 	}
-	p, err := startProcess("head -c 921600 /dev/zero", t.TempDir(), os.Environ(), func(w io.WriteCloser) { w.Close() }, streamSink{log: slow}) //nolint:errcheck // the child's stdin, nothing written: its Close cannot lose data
+	p, err := startProcess("head -c 921600 /dev/zero", t.TempDir(), os.Environ(), func(w io.WriteCloser) { w.Close() }, streamSink{log: slow}, nil) //nolint:errcheck // the child's stdin, nothing written: its Close cannot lose data
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,25 +66,40 @@ const (
 // `/bin/sh -c` child of this process in its own session and process group,
 // in the working directory, with environ (the host's environment) plus the
 // submission's variables.
-func New(environ []string) runner.Runner { return localRunner{environ} }
+func New(environ []string) runner.Runner { return localRunner{environ: environ} }
 
 // Factory is New as a runner.Factory, for runner.Register: the
-// environment is Settings.Environ; it never fails.
-func Factory(s runner.Settings) (runner.Runner, error) { return New(s.Environ), nil }
+// environment is Settings.Environ; where a cgroup v2 hierarchy is
+// writable, each submission also runs in a cgroup of its own under one of
+// the host's (cgroup.go). It never fails.
+func Factory(s runner.Settings) (runner.Runner, error) {
+	return localRunner{environ: s.Environ, cg: newHostCgroups(s.Host)}, nil
+}
 
-type localRunner struct{ environ []string }
+type localRunner struct {
+	environ []string
+	cg      *hostCgroups // nil: the process group alone
+}
 
-// The local runner tells the CPU time of its process groups (procfs.go).
-var _ runner.CPUMeter = localRunner{}
+// The local runner tells the CPU time of its process groups (procfs.go)
+// and, with cgroups, which submission a process is of (cgroup.go).
+var (
+	_ runner.CPUMeter = localRunner{}
+	_ runner.Locator  = localRunner{}
+)
 
-// Sweep does nothing: the orphan sweep (Orphans, orphans.go), which the
-// engine runs whatever the runner, ends the process groups earlier hosts
-// left on this machine.
-func (localRunner) Sweep(string) string { return "" }
+// Sweep ends and removes the cgroups of hosts that are gone (cgroup.go);
+// the orphan sweep (Orphans, orphans.go), which the engine runs whatever
+// the runner, ends the process groups earlier hosts left on this machine.
+func (r localRunner) Sweep(string) string { return r.cg.sweep() }
 
-// Close has nothing to end: every process group is gone once its
-// submission ended.
-func (localRunner) Close(context.Context) error { return nil }
+// Close ends what is left in the host's cgroups and removes them; every
+// process group is gone once its submission ended.
+func (r localRunner) Close(context.Context) error { return r.cg.close() }
+
+// Containing implements runner.Locator: the submission whose cgroup holds
+// process pid, "" without cgroups.
+func (r localRunner) Containing(pid int) string { return r.cg.containing(pid) }
 
 // Start implements runner.Runner.
 func (r localRunner) Start(req runner.StartRequest) (runner.Process, error) {
@@ -92,8 +107,10 @@ func (r localRunner) Start(req runner.StartRequest) (runner.Process, error) {
 	if req.Log != nil && req.Display != nil {
 		out = streamSink{req.Log, req.Display}
 	}
-	p, err := startProcess(req.Command, req.Dir, mergeEnv(r.environ, req.Vars), req.Stdin, out)
+	into := r.cg.forSubmission(req.SubmissionID)
+	p, err := startProcess(req.Command, req.Dir, mergeEnv(r.environ, req.Vars), req.Stdin, out, into)
 	if err != nil {
+		into.started(0, err)
 		return nil, err
 	}
 	p.submissionID = req.SubmissionID
@@ -123,6 +140,7 @@ func mergeEnv(base, vars []string) []string {
 type process struct {
 	cmd          *exec.Cmd
 	pgid         int
+	cg           *subCgroup // its cgroup; nil for none
 	submissionID string
 	exited       chan struct{} // closed when the main process has been reaped
 	stdin        *os.File
@@ -174,10 +192,11 @@ func startError(err error) error {
 }
 
 // startProcess starts command under /bin/sh -c in dir with env, in a new
-// session, hands its stdin to feed in a goroutine of its own (feedMessage
-// writes the message and a newline, then closes it; SPEC §4), and feeds
-// stdout and stderr to out until EOF.
-func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out streamSink) (*process, error) {
+// session (and in the cgroup into, when not nil), hands its stdin to feed
+// in a goroutine of its own (feedMessage writes the message and a
+// newline, then closes it; SPEC §4), and feeds stdout and stderr to out
+// until EOF.
+func startProcess(command, dir string, env []string, feed func(stdin io.WriteCloser), out streamSink, into *subCgroup) (*process, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("cannot start submission: working directory %s does not exist", dir)
 	}
@@ -229,6 +248,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	cmd.Stdout = outW[runner.Stdout]
 	cmd.Stderr = outW[runner.Stderr]
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	into.prepare(cmd)
 	err = cmd.Start()
 	closeAll(stdinR, outW[0], outW[1])
 	if err != nil {
@@ -236,6 +256,7 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 		return nil, startError(err)
 	}
 	p.cmd, p.pgid = cmd, cmd.Process.Pid
+	p.cg = into.started(p.pgid, nil)
 	go feed(stdinW)
 	p.readers.Store(2)
 	for s := runner.Stdout; s <= runner.Stderr; s++ {
@@ -279,11 +300,16 @@ func (p *process) Exit() runner.Exit {
 	return runner.ExitOf(p.status.ExitStatus(), 0)
 }
 
-// Lingers reports whether a member of the process group is alive.
-func (p *process) Lingers() bool { return groupAlive(p.pgid) }
+// Lingers reports whether a member of the process group, or a process
+// of its cgroup, is alive.
+func (p *process) Lingers() bool { return groupAlive(p.pgid) || p.cg.populated() }
 
-// Terminate ends the process group (terminateGroup).
+// Terminate ends the process group (terminateGroup), and the whole cgroup
+// where it has one (subCgroup.terminate).
 func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
+	if p.cg != nil {
+		return p.cg.terminate(p.pgid, grace, cut)
+	}
 	return terminateGroup(p.pgid, grace, cut)
 }
 
