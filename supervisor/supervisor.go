@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -282,6 +283,7 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	runDir, j, err := openRun(&cfg, runID)
 	if err != nil {
+		_ = cfg.Runner.Close(context.Background()) // what it made (the local runner's cgroup) goes; the error said is openRun's
 		return nil, err
 	}
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{}, paths: map[string]*agent{},
