@@ -136,12 +136,12 @@ func TestChangesNotTracked(t *testing.T) {
 // snapshot of a large tree), then runs the real git.
 func slowGit(t *testing.T, d time.Duration) {
 	t.Helper()
-	real, err := exec.LookPath("git")
+	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git:", err)
 	}
 	bin := t.TempDir()
-	script := fmt.Sprintf("#!/bin/sh\ncase \" $* \" in *\" write-tree \"*) sleep %g;; esac\nexec %s \"$@\"\n", d.Seconds(), real)
+	script := fmt.Sprintf("#!/bin/sh\ncase \" $* \" in *\" write-tree \"*) sleep %g;; esac\nexec %s \"$@\"\n", d.Seconds(), gitPath)
 	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func (w *Writer) Write(ev Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(b) > 0 {
-		w.appendLocked(b)
+		_ = w.appendLocked(b) // a failure is kept and said (Failure, Watch)
 	}
 }
 
