@@ -256,18 +256,93 @@ func TestSpawnInALargeWorkTree(t *testing.T) {
 	}
 }
 
-// needCgroups skips a test that needs a cgroup v2 hierarchy (cgroup2 in
-// /proc/self/mountinfo) and root to make cgroups in it, saying why; under
-// SUBDASH_REQUIRE_TOOLS=1 it fails.
-func needCgroups(t *testing.T) {
+// testCgroup makes a cgroup v2 of this test under this process's own
+// cgroup (the hierarchy found from /proc/self/mountinfo and
+// /proc/self/cgroup) and returns its folder, opened for
+// SysProcAttr.CgroupFD; it is emptied and removed when the test ends. The
+// hosts of a test start in it, so that the cgroups they make are beside
+// no other host's (another test binary's host would sweep a dead one's).
+// Without root or a cgroup v2 hierarchy the test is skipped, saying why;
+// under SUBDASH_REQUIRE_TOOLS=1 it fails.
+func testCgroup(t *testing.T) *os.File {
 	t.Helper()
 	needRoot(t, "make cgroups")
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err != nil || !strings.Contains(string(b), " - cgroup2 ") {
+	own, err := ownCgroupDir()
+	if err != nil {
 		if os.Getenv("SUBDASH_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("no cgroup v2 hierarchy in /proc/self/mountinfo (SUBDASH_REQUIRE_TOOLS=1): %v", err)
+			t.Fatalf("%v (SUBDASH_REQUIRE_TOOLS=1)", err)
 		}
-		t.Skipf("no cgroup v2 hierarchy in /proc/self/mountinfo: %v", err)
+		t.Skip(err)
 	}
+	dir := filepath.Join(own, fmt.Sprintf("e2e-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = f.Close() // a folder opened read only
+		_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+		testkit.Eventually(t, dashWait, "the test's cgroup to be removed", func() bool {
+			var sub []string
+			_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					sub = append(sub, p)
+				}
+				return nil
+			})
+			for i := len(sub) - 1; i >= 0; i-- {
+				_ = syscall.Rmdir(sub[i])
+			}
+			_, err := os.Stat(dir)
+			return err != nil
+		})
+	})
+	return f
+}
+
+// ownCgroupDir returns the folder of this process's cgroup in the cgroup
+// v2 hierarchy.
+func ownCgroupDir() (string, error) {
+	cg, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	path, found := "", false
+	for _, line := range strings.Split(strings.TrimSpace(string(cg)), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path, found = p, true
+		}
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(mi), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f := strings.Fields(pre)
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") || len(f) < 5 || !found {
+			continue
+		}
+		if rel, ok := strings.CutPrefix(path, f[3]); ok {
+			return filepath.Join(f[4], rel), nil
+		}
+	}
+	return "", fmt.Errorf("no cgroup v2 hierarchy holding this process in /proc/self/mountinfo")
+}
+
+// serveIn starts `subdash serve` for w in the cgroup dir (testCgroup) with
+// args, and waits until its socket answers.
+func serveIn(t *testing.T, w workspace, dir *os.File, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(binPath, append(append([]string{"serve"}, args...), w.flags()...)...)
+	cmd.Env = testEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
+	p := startCmd(t, cmd)
+	waitListening(t, p, w.socket)
+	return p
 }
 
 // daemonCommand is the agent command of the cgroup tests: for "daemon…" a
@@ -316,9 +391,9 @@ func processGone(t *testing.T, pid int, what string) {
 // with SIGKILL leaves such a child; the next host ends it and removes the
 // cgroups, saying so.
 func TestDaemonizedChildEndsWithItsSubmission(t *testing.T) {
-	needCgroups(t)
+	cg := testCgroup(t)
 	w := newWorkspace(t)
-	p := serveWith(t, w, nil, "--command", daemonCommand(w.socket), "--grace", "200ms")
+	p := serveIn(t, w, cg, "--command", daemonCommand(w.socket), "--grace", "200ms")
 	var closed proto.SpawnResult
 	ctlOK(t, w, &closed, "spawn", "daemon one")
 	daemon := daemonOf(t, w, closed.AgentID)
@@ -347,7 +422,7 @@ func TestDaemonizedChildEndsWithItsSubmission(t *testing.T) {
 	p.wait(t)
 	processGone(t, daemon, "the daemon to end with the host")
 
-	killed := serveWith(t, w, nil, "--command", daemonCommand(w.socket), "--grace", "200ms")
+	killed := serveIn(t, w, cg, "--command", daemonCommand(w.socket), "--grace", "200ms")
 	var left proto.SpawnResult
 	ctlOK(t, w, &left, "spawn", "daemon left behind")
 	daemon = daemonOf(t, w, left.AgentID)
@@ -358,7 +433,7 @@ func TestDaemonizedChildEndsWithItsSubmission(t *testing.T) {
 	if !processAlive(daemon) {
 		t.Fatal("the daemon ended with the host killed by SIGKILL: nothing is left to sweep")
 	}
-	next := serveWith(t, w, nil, "--command", daemonCommand(w.socket), "--grace", "200ms")
+	next := serveIn(t, w, cg, "--command", daemonCommand(w.socket), "--grace", "200ms")
 	processGone(t, daemon, "the next host to end the daemon left behind")
 	_ = next.cmd.Process.Signal(syscall.SIGTERM)
 	if _, stderr := next.wait(t); !strings.Contains(stderr, "in the cgroups of 1 earlier host(s) that are gone, and removed the cgroups") {

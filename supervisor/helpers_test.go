@@ -159,6 +159,25 @@ func breakJournal(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer ro.Close() //nolint:errcheck // read only: its Close cannot lose data
+	replaceJournalFD(t, path, ro)
+}
+
+// mendJournal undoes breakJournal: the writer's descriptor is replaced by
+// one open for appending again, as a disk that came back.
+func mendJournal(t *testing.T, path string) {
+	t.Helper()
+	rw, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close() //nolint:errcheck // its duplicate stays the writer's; this one wrote nothing
+	replaceJournalFD(t, path, rw)
+}
+
+// replaceJournalFD replaces (dup2) the descriptor of this process that
+// names path, other than by's, with by.
+func replaceJournalFD(t *testing.T, path string, ro *os.File) {
+	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Skip("no /proc/self/fd:", err)

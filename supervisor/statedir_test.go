@@ -7,15 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// stateCommand answers "got: <message>" at once, or sleeps for a message
-// that begins with "sleep".
-const stateCommand = `read m; case "$m" in sleep*) exec sleep 30;; esac; echo "got: $m"`
+// stateCommand answers "got: <message>" at once, or says "sleeping" and
+// sleeps for a message that begins with "sleep".
+const stateCommand = `read m; case "$m" in sleep*) echo sleeping; exec sleep 30;; esac; echo "got: $m"`
 
 // TestRemovedStateDirIsWrittenAgain: the state directory removed under a
 // running host is said on every screen within seconds; the host makes its
@@ -36,6 +34,7 @@ func TestRemovedStateDirIsWrittenAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitForLine(t, s, running.AgentID, "sleeping", 10*time.Second) // it read its message from the state directory
 	if err := os.RemoveAll(s.cfg.StateDir); err != nil {
 		t.Fatal(err)
 	}
@@ -96,37 +95,27 @@ func TestRemovedStateDirIsWrittenAgain(t *testing.T) {
 	}
 }
 
-// TestJournalWrittenAgainAfterAFullDisk: events the journal could not
-// write (a full disk, here a file size limit: a write past it is cut, as
-// a full disk cuts it) are written again from memory once space is back:
-// the failure ends, a warning says so, and a later host restores the
-// agent spawned meanwhile with its task name and message.
-func TestJournalWrittenAgainAfterAFullDisk(t *testing.T) {
+// TestJournalWrittenAgainAfterAFailure: events the journal could not
+// write (its disk went away: every write fails) are written again from
+// memory once it can write: the failure ends, a warning says so, and a
+// later host restores the agent spawned meanwhile with its task name and
+// message. (A write cut part way by a full disk: the journal package's
+// TestWriterCutsAFailedWriteBack and e2e's
+// TestFullDiskJournalKeepsTheNextRecord.)
+func TestJournalWrittenAgainAfterAFailure(t *testing.T) {
 	start, _ := hostOf(t, stateCommand)
 	s := start()
-	waitFinal(t, s, spawn(t, s, "before the disk filled"))
-	fi, err := os.Stat(s.journalPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
-		t.Skip("cannot read RLIMIT_FSIZE:", err)
-	}
-	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(fi.Size()) + 50, Max: old.Max}); err != nil {
-		t.Skip("cannot set RLIMIT_FSIZE:", err)
-	}
+	waitFinal(t, s, spawn(t, s, "before the failure"))
+	breakJournal(t, s.journalPath())
 	after, err := s.SpawnAgent(t.Context(), proto.SpawnRequest{Message: "the message after", TaskName: "after"})
-	if lerr := unix.Setrlimit(unix.RLIMIT_FSIZE, &old); lerr != nil {
-		t.Fatal("cannot restore RLIMIT_FSIZE:", lerr)
-	}
 	if err != nil {
 		t.Fatal(err)
-	}
-	if f := s.Failure(); !strings.Contains(f, "journal could not be written (file too large)") {
-		t.Errorf("the host's failure %q does not say the journal could not be written", f)
 	}
 	waitFinal(t, s, after.AgentID)
+	if f := s.Failure(); !strings.Contains(f, "journal could not be written (bad file descriptor)") {
+		t.Errorf("the host's failure %q does not say the journal could not be written", f)
+	}
+	mendJournal(t, s.journalPath())
 	testkit.Poll(t, 30*time.Second, "a warning that the journal is written again", func() (string, bool) {
 		for _, w := range s.Config().Warnings {
 			if strings.HasPrefix(w, "journal written again: "+s.journalPath()) {

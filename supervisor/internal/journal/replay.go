@@ -125,7 +125,6 @@ func (rp *replay) apply(ev Event) {
 	case "submission_started":
 		s := rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time)
 		s.Command, s.Log = ev.Command, ev.Log
-		s.StartedAt = ev.Time // its process started (after the snapshot of SPEC §15)
 		if ev.Log != "" {
 			s.MessageFile = MessagePath(ev.Log)
 		}

@@ -232,7 +232,8 @@ func (h *hostCgroups) sweep() string {
 	var failed []string
 	for _, e := range entries {
 		g := cgroup.Group{Dir: filepath.Join(h.parent, e.Name())}
-		if !e.IsDir() || g.Dir == h.own.Dir || !strings.HasPrefix(e.Name(), cgroupPrefix) || hostAlive(g) {
+		pid, ok := hostOf(e.Name())
+		if !e.IsDir() || g.Dir == h.own.Dir || !ok || hostAlive(g, pid) {
 			continue
 		}
 		hosts++
@@ -255,14 +256,20 @@ func (h *hostCgroups) sweep() string {
 	return note
 }
 
-// hostAlive reports whether the host whose cgroup is g runs: its pid
-// (subdash-<pid>-<run id>) is a live process that started before g was
-// made (a later one has its pid by reuse).
-func hostAlive(g cgroup.Group) bool {
-	name := strings.TrimPrefix(filepath.Base(g.Dir), cgroupPrefix)
-	pidText, _, ok := strings.Cut(name, "-")
+// hostOf returns the pid of the host whose cgroup is named name,
+// subdash-<pid>-<run id>; ok is false for any other name.
+func hostOf(name string) (pid int, ok bool) {
+	rest, ok := strings.CutPrefix(name, cgroupPrefix)
+	pidText, runID, cut := strings.Cut(rest, "-")
 	pid, err := strconv.Atoi(pidText)
-	if !ok || err != nil || !ProcessAlive(pid) {
+	return pid, ok && cut && err == nil && pid > 0 && runID != ""
+}
+
+// hostAlive reports whether host pid, whose cgroup is g, runs: a live
+// process that started before g was made (a later one has its pid by
+// reuse).
+func hostAlive(g cgroup.Group, pid int) bool {
+	if !ProcessAlive(pid) {
 		return false
 	}
 	fi, err := os.Stat(g.Dir)
