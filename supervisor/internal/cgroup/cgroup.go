@@ -16,7 +16,7 @@
 //   - Group: one cgroup v2 folder: make it, clone a process into it
 //     (Open for SysProcAttr.CgroupFD), signal and kill all it holds
 //     (cgroup.kill, or every pid of cgroup.procs on kernels before 5.14),
-//     read its CPU and memory, remove it.
+//     remove it.
 //
 // Who imports it: internal/fdlimit and the local runner.
 package cgroup

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -27,28 +26,6 @@ func Make(parent, name string) (Group, error) {
 		return Group{}, err
 	}
 	return Group{Dir: dir}, nil
-}
-
-// Enable asks for the controllers (such as "cpu", "memory") in the
-// cgroups under g (cgroup.subtree_control), those of them g has
-// (cgroup.controllers); it returns the ones it got. A controller g may
-// not hand down (the cgroup holds processes, or its parent does not
-// hand it to g) is left out.
-func (g Group) Enable(controllers ...string) []string {
-	have, err := os.ReadFile(filepath.Join(g.Dir, "cgroup.controllers"))
-	if err != nil {
-		return nil
-	}
-	var got []string
-	for _, c := range controllers {
-		if !containsWord(string(have), c) {
-			continue
-		}
-		if os.WriteFile(filepath.Join(g.Dir, "cgroup.subtree_control"), []byte("+"+c), 0) == nil {
-			got = append(got, c)
-		}
-	}
-	return got
 }
 
 // Open opens g's folder for SysProcAttr.CgroupFD (clone3's
@@ -165,45 +142,4 @@ func (g Group) Remove() error {
 		}
 	}
 	return first
-}
-
-// Usage is what a cgroup's processes used, from its cpu.stat and
-// memory.current.
-type Usage struct {
-	CPU time.Duration // user and system time (cpu.stat usage_usec)
-	// Memory is the memory it holds now in bytes; -1 where the memory
-	// controller is not enabled for it.
-	Memory int64
-}
-
-// Usage reads g's usage; ok is false when cpu.stat cannot be read.
-func (g Group) Usage() (Usage, bool) {
-	b, err := os.ReadFile(filepath.Join(g.Dir, "cpu.stat"))
-	if err != nil {
-		return Usage{}, false
-	}
-	u := Usage{Memory: -1}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			u.CPU = time.Duration(n) * time.Microsecond
-		}
-	}
-	if m, err := os.ReadFile(filepath.Join(g.Dir, "memory.current")); err == nil {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(m)), 10, 64); err == nil {
-			u.Memory = n
-		}
-	}
-	return u, true
-}
-
-// containsWord reports whether the list of words (separated by commas or
-// white space) holds word.
-func containsWord(list, word string) bool {
-	for _, w := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
-		if w == word {
-			return true
-		}
-	}
-	return false
 }

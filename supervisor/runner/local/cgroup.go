@@ -63,7 +63,6 @@ func newHostCgroups(h runner.Host) *hostCgroups {
 	if err != nil {
 		return nil
 	}
-	own.Enable("memory") // a submission's memory, where the hierarchy hands it down
 	return &hostCgroups{parent: parent, own: own, path: path.Join(v2, name), subs: map[string]cgroup.Group{}}
 }
 
