@@ -174,6 +174,22 @@ func (c *subCgroup) terminate(pgid int, grace time.Duration, cut <-chan struct{}
 	return nil
 }
 
+// kill ends every process of c and of process group pgid with SIGKILL at
+// once (cgroup.kill, or each pid of cgroup.procs), with no SIGTERM first,
+// and removes c once empty. It returns when nothing is left, or with an
+// error naming what survived SIGKILL for killWait.
+func (c *subCgroup) kill(pgid int) error {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if err := c.g.Kill(killWait); err != nil {
+		return err
+	}
+	if !waitGroupGone(pgid, killWait, nil) {
+		return fmt.Errorf("process group %d survived SIGKILL for %s", pgid, killWait)
+	}
+	c.remove()
+	return nil
+}
+
 // remove removes c; a cgroup that cannot be removed yet stays for Close.
 func (c *subCgroup) remove() {
 	if c.g.Remove() == nil {

@@ -90,15 +90,19 @@ func daemonPID(t *testing.T, r localRunner, id string) (runner.Process, int) {
 // with the rest and removes the cgroup. With cgroup.kill and without it
 // (kernels before 5.14: every pid of cgroup.procs).
 func TestCgroupEndsWhatLeftTheGroup(t *testing.T) {
-	for _, withKill := range []bool{true, false} {
-		t.Run(fmt.Sprintf("cgroup.kill=%v", withKill), func(t *testing.T) {
+	for _, c := range []struct {
+		withKill bool
+		end      string // Terminate, or Kill: SIGKILL at once (a CLI deaf to its interrupt)
+	}{{true, "Terminate"}, {false, "Terminate"}, {true, "Kill"}, {false, "Kill"}} {
+		withKill := c.withKill
+		t.Run(fmt.Sprintf("cgroup.kill=%v/%s", withKill, c.end), func(t *testing.T) {
 			r := cgroupRunner(t)
 			if !withKill {
 				had := cgroup.HasKill
 				cgroup.HasKill = func(string) bool { return false }
 				t.Cleanup(func() { cgroup.HasKill = had })
 			}
-			id := "sub-" + strconv.FormatBool(withKill)
+			id := "sub-" + strconv.FormatBool(withKill) + "-" + c.end
 			p, daemon := daemonPID(t, r, id)
 			if got := r.Containing(daemon); got != id {
 				t.Errorf("Containing(the daemon) = %q; want %q", got, id)
@@ -107,7 +111,11 @@ func TestCgroupEndsWhatLeftTheGroup(t *testing.T) {
 				t.Fatalf("the daemon is in the submission's process group or environment: %+v", pi)
 			}
 			dir := filepath.Join(r.cg.own.Dir, id)
-			if err := p.Terminate(100*time.Millisecond, nil); err != nil {
+			end := func() error { return p.Terminate(100*time.Millisecond, nil) }
+			if c.end == "Kill" {
+				end = p.Kill
+			}
+			if err := end(); err != nil {
 				t.Fatal(err)
 			}
 			if ProcessAlive(daemon) {

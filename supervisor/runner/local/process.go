@@ -313,8 +313,15 @@ func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
 	return terminateGroup(p.pgid, grace, cut)
 }
 
-// Kill ends the process group with SIGKILL at once (killGroup).
-func (p *process) Kill() error { return killGroup(p.pgid) }
+// Kill ends the process group with SIGKILL at once (killGroup), and the
+// whole cgroup where it has one (subCgroup.kill), so a daemon that left the
+// group does not outlive a kill either.
+func (p *process) Kill() error {
+	if p.cg != nil {
+		return p.cg.kill(p.pgid)
+	}
+	return killGroup(p.pgid)
+}
 
 // TerminateEscapees ends the processes that left the group but carry the
 // submission's id (escapees.go).
