@@ -85,10 +85,14 @@ func TestApprovalsThroughCtl(t *testing.T) {
 	ctlFails(t, w, "deny failed: approval request "+pend[0].RequestID+" of agent "+sp.AgentID+" is no longer pending (denied: interrupted); nothing was sent",
 		"deny", sp.AgentID, "--request", pend[0].RequestID)
 
-	// Logs (the raw stream) hold the request; the journal every answer.
-	out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1")
+	// The raw log holds the request; the logs as text say it in words.
+	out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1", "--raw")
 	if !strings.Contains(out, `"subtype":"can_use_tool"`) {
-		t.Errorf("logs lack the control request: %s", out)
+		t.Errorf("raw logs lack the control request: %s", out)
+	}
+	out = ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1")
+	if !strings.Contains(out, "⚠ needs approval: Bash") || strings.Contains(out, `"subtype"`) {
+		t.Errorf("logs as text lack the approval in words, or hold JSON: %s", out)
 	}
 }
 
