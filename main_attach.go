@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
@@ -124,50 +125,42 @@ func describeSetting(v any) string {
 	return fmt.Sprint(v)
 }
 
-// given returns the flags set on fs's command line with their text.
-func given(fs *flag.FlagSet) map[string]string {
+// given returns the flags set on fs's command line with their text (not
+// the config file's: config.Apply leaves a flag it sets unchanged).
+func given(fs *pflag.FlagSet) map[string]string {
 	set := map[string]string{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = f.Value.String() })
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = f.Value.String() })
 	return set
 }
 
 // attach is `subdash attach [--dir D | --socket S | ssh://…] [--read-only]`:
 // a viewer of the host serving the directory (SPEC §9), here or on
-// another machine over ssh, never a host itself.
-func attach(args []string) int {
-	targets, args := takeTarget(args, map[string]bool{"dir": true, "socket": true, "spawn": true})
-	fs := flag.NewFlagSet("subdash attach", flag.ContinueOnError)
-	var o supervisor.Options
-	var readOnly bool
-	var spawns stringList
-	fs.StringVar(&o.Dir, "dir", "", "attach to the host of this working directory (default: current directory)")
-	fs.StringVar(&o.Socket, "socket", "", "attach to the host serving this control socket (env SUBDASH_SOCKET)")
-	fs.BoolVar(&readOnly, "read-only", false, "show everything, change nothing: every operation is refused")
-	fs.Var(&spawns, "spawn", "spawn an agent on the host with this message (repeatable)")
-	if name := hostFlagIn(args); name != "" {
-		return failed(usageError{fmt.Errorf("--%s is a host setting, and subdash attach takes the host as it is: leave it out, or run `subdash --%s …` in the folder, which attaches only to a host whose --%s agrees", name, name, name)})
-	}
-	if err := parse(fs, args, &o); err != nil {
+// another machine over ssh, never a host itself. targets are the ssh://
+// arguments.
+func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
+	a, err := applyConfig(cmd)
+	if err != nil {
 		return failed(err)
 	}
-	if o.Dir != "" && o.Socket != "" {
+	lk := lookOf(a.File)
+	if af.dir != "" && af.socket != "" {
 		return failed(errors.New("give --dir or --socket, not both"))
 	}
 	if len(targets) > 0 {
-		if o.Dir != "" || o.Socket != "" {
+		if af.dir != "" || af.socket != "" {
 			return failed(usageError{fmt.Errorf("give --dir, --socket or an ssh:// target, not more than one: the target names the folder there (ssh://host/abs/dir) and its socket (?socket=)")})
 		}
 		t, err := oneTarget(targets)
 		if err != nil {
 			return failed(err)
 		}
-		return attachRemote(t, readOnly, spawns)
+		return attachRemote(t, af.readOnly, af.spawns, lk)
 	}
-	socket, dir, err := viewerSocket(o)
+	socket, dir, err := viewerSocket(supervisor.Options{Dir: af.dir, Socket: af.socket})
 	if err != nil {
 		return failed(err)
 	}
-	r, err := attachTo(socket, dir, readOnly)
+	r, err := attachTo(socket, dir, af.readOnly)
 	if err != nil {
 		var ns *control.NotServingError
 		if errors.As(err, &ns) {
@@ -179,7 +172,7 @@ func attach(args []string) int {
 	if err != nil {
 		return failed(err)
 	}
-	return runViewer(r, spawns, notify)
+	return runViewer(r, af.spawns, notify, lk)
 }
 
 // slowAttach is how long attaching may take before the terminal is told
@@ -207,24 +200,6 @@ func attachTo(socket, dir string, readOnly bool) (*control.Remote, error) {
 	return r, err
 }
 
-// hostFlagIn returns the first host-only flag (hostSettings) in args, ""
-// for none; flag parsing stops at "--".
-func hostFlagIn(args []string) string {
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		if _, host := hostSettings[name]; host {
-			return name
-		}
-	}
-	return ""
-}
-
 // viewerSocket returns the socket a viewer attaches to by SPEC §6's rule
 // (socket.Resolve); dir is "" when the socket was named. A --dir that is
 // not a directory is a usage error.
@@ -243,7 +218,7 @@ func viewerSocket(o supervisor.Options) (sock, dir string, err error) {
 
 // runViewer shows the dashboard over r until the user quits (detaching at
 // once), a signal comes, or the host ends; then it says why it ended.
-func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
+func runViewer(r *control.Remote, spawns []string, notify ui.Notify, lk look) int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		// A viewer is one front-end: its goroutines (the event stream, the
 		// batching, Bubble Tea's loop and renderer) hand work to each other
@@ -287,6 +262,8 @@ func runViewer(r *control.Remote, spawns []string, notify ui.Notify) int {
 		PagerCommand:  pagerCommand(),
 		FrameInterval: ui.ViewerFrameInterval,
 		Notify:        notify,
+		Keys:          &lk.keys,
+		Styles:        &lk.styles,
 	})
 	r.Detach()
 	if herr := r.Err(); herr != nil {

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/subdash/subdash/config"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
@@ -25,24 +28,22 @@ import (
 // dashboard runs `subdash`: the host dashboard on its own supervisor and
 // control socket, or a viewer of the host serving its directory (SPEC §9).
 // It returns the exit status.
-func dashboard(args []string) int {
-	fs, op, sp := dashboardFlags()
-	if err := parse(fs, args, op); err != nil {
+func dashboard(cmd *cobra.Command, hf *hostFlags, df *dashFlags) int {
+	cfg, a, err := resolve(cmd, hf)
+	if err != nil {
 		return failed(err)
 	}
-	o, spawns := *op, *sp
-	notify, err := ui.ResolveNotify(fs.Lookup("notify").Value.String(), os.Getenv)
+	notify, err := ui.ResolveNotify(df.notify, os.Getenv)
 	if err != nil {
-		return failed(usageError{err})
+		return failed(usageError{a.Blame(err)})
 	}
-	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
-	if err != nil {
-		return failed(usageError{err}) // a setting that cannot work as given
-	}
+	lk := lookOf(a.File)
 	// Where a host serves the directory, the dashboard is its viewer
-	// (SPEC §9).
-	set := given(fs)
-	readOnly := set["read-only"] == "true"
+	// (SPEC §9); only the command line's flags are checked against the
+	// host's, not the config file's, which are this user's defaults for
+	// the hosts they start.
+	set := given(cmd.Flags())
+	readOnly := df.readOnly
 	dir := cfg.Dir
 	if _, named := socket.Resolve(set["socket"], "", os.Getenv, 0); named {
 		dir = ""
@@ -55,19 +56,19 @@ func dashboard(args []string) int {
 			r.Detach()
 			return failed(usageError{cerr})
 		}
-		return runViewer(r, spawns, notify)
+		return runViewer(r, df.spawns, notify, lk)
 	case !errors.As(err, &notServing):
 		return failed(err)
 	case readOnly:
-		return failed(usageError{fmt.Errorf("--read-only is for a viewer, and %v", err)})
+		return failed(usageError{a.Blame(fmt.Errorf("--read-only is for a viewer, and %v", err))})
 	}
-	return hostDashboard(cfg, spawns, notify)
+	return hostDashboard(cfg, df.spawns, notify, lk)
 }
 
 // hostDashboard runs the host dashboard (SPEC §7) until the user quits or
 // a signal ends it, then stops the host: every agent, then the socket.
 // It returns the exit status.
-func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify) int {
+func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify, lk look) int {
 	// While the pager runs in front, ctrl+c belongs to it (the terminal
 	// sends SIGINT to the whole foreground process group, us included).
 	var inPager pagerState
@@ -88,6 +89,8 @@ func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify) int
 		Editor:       newEditor,
 		PagerCommand: pagerCommand(),
 		Notify:       notify,
+		Keys:         &lk.keys,
+		Styles:       &lk.styles,
 		Viewers:      h.Viewers,
 		Host:         h.Supervisor(),
 	})
@@ -103,16 +106,10 @@ func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify) int
 
 // serve runs `subdash serve`: a host without a screen, until a signal or
 // the failure of its control socket. It returns the exit status.
-func serve(args []string) int {
-	fs := flag.NewFlagSet("subdash serve", flag.ContinueOnError)
-	var o supervisor.Options
-	commonFlags(fs, &o)
-	if err := parse(fs, args, &o); err != nil {
-		return failed(err)
-	}
-	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
+func serve(cmd *cobra.Command, hf *hostFlags) int {
+	cfg, _, err := resolve(cmd, hf)
 	if err != nil {
-		return failed(usageError{err}) // a setting that cannot work as given
+		return failed(err)
 	}
 	sig := host.TakeSignals(nil)
 	defer sig.Release()
@@ -137,30 +134,29 @@ func serve(args []string) int {
 }
 
 // mcp runs `subdash mcp` (mcpserver.Run) until stdin closes or a signal
-// ends it. It returns the exit status.
-func mcp(args []string) int {
-	fs := flag.NewFlagSet("subdash mcp", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr) // stdout carries protocol messages only
-	var o supervisor.Options
-	commonFlags(fs, &o)
-	tools := fs.String("tools", "", "the tool family: seed (spawn_agent, send_input, resume_agent, wait, close_agent, list_agents) or multi-agent (Memo 0.9's spawn_agent, send_message, followup_task, wait_agent, interrupt_agent, list_agents) (env SUBDASH_MCP_TOOLS; default seed)")
-	target := hostFlag(fs)
-	if err := parse(fs, args, &o); err != nil {
+// ends it. It returns the exit status. What it says goes to stderr:
+// stdout carries protocol messages only.
+func mcp(cmd *cobra.Command, hf *hostFlags, mf *mcpFlags) int {
+	a, err := applyConfig(cmd)
+	if err != nil {
 		return failed(err)
 	}
-	if *tools == "" {
-		*tools = os.Getenv("SUBDASH_MCP_TOOLS")
-	}
-	family, err := mcpserver.ParseFamily(*tools)
+	family, err := mcpTools(cmd, mf, a)
 	if err != nil {
-		return failed(usageError{err})
+		return failed(err)
 	}
-	if *target != "" {
-		return mcpRemote(*target, family, given(fs))
+	if mf.host != "" {
+		return mcpRemote(mf.host, family, given(cmd.Flags()))
 	}
-	if _, err := supervisor.Resolve(o, supervisor.SystemEnvironment()); err != nil {
-		return failed(usageError{err})
+	// mcpserver.Run resolves the options again, and hosts only where no
+	// host serves: this is the check of the command line and the file.
+	if _, err := resolveApplied(hf, a); err != nil {
+		return failed(err)
 	}
+	for _, w := range a.Warnings {
+		fmt.Fprintf(os.Stderr, "subdash mcp: %s\n", w)
+	}
+	o := hf.options()
 	sig := host.TakeSignals(nil)
 	defer sig.Release()
 	code := 0
@@ -168,4 +164,25 @@ func mcp(args []string) int {
 		code = failed(err)
 	}
 	return sig.Status(code)
+}
+
+// mcpTools returns the tool family of --tools, else SUBDASH_MCP_TOOLS,
+// else the config file's (a), else seed. An invalid
+// SUBDASH_MCP_TOOLS is a warning on stderr and the next source applies.
+func mcpTools(cmd *cobra.Command, mf *mcpFlags, a *config.Applied) (mcpserver.Family, error) {
+	tools := mf.tools
+	if !cmd.Flags().Changed("tools") && a.Source("tools").Kind != config.FromFile {
+		if v := strings.TrimSpace(os.Getenv("SUBDASH_MCP_TOOLS")); v != "" {
+			if checkTools(v) == nil {
+				tools = v
+			} else {
+				fmt.Fprintf(os.Stderr, "subdash mcp: SUBDASH_MCP_TOOLS=%q %v; using %s\n", v, checkTools(v), mcpserver.FamilySeed)
+			}
+		}
+	}
+	family, err := mcpserver.ParseFamily(tools)
+	if err != nil {
+		return family, usageError{a.Blame(err)}
+	}
+	return family, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,29 +23,6 @@ import (
 // Hosts on another machine, over the user's own ssh (SPEC §9): `subdash
 // attach ssh://…` and `subdash mcp --host ssh://…` (`subdash ctl --host`
 // is control.Ctl's).
-
-// takeTarget removes the ssh:// targets from args (wherever they are, but
-// not after "--" or as the value of a flag in valueFlags) and returns them
-// and the rest.
-func takeTarget(args []string, valueFlags map[string]bool) (targets, rest []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return targets, append(rest, args[i:]...)
-		case sshlink.IsTarget(a):
-			targets = append(targets, a)
-			continue
-		}
-		rest = append(rest, a)
-		name, _, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && !hasVal && valueFlags[name] && i+1 < len(args) {
-			i++
-			rest = append(rest, args[i])
-		}
-	}
-	return targets, rest
-}
 
 // oneTarget parses the one target of a command line; an error (a
 // usageError) for none valid or more than one.
@@ -101,7 +77,7 @@ func connectTarget(t sshlink.Target, o sshlink.Options) (*sshlink.Carrier, error
 // serving the target's folder on that machine, through an ssh link made
 // before the dashboard takes the terminal (so ssh's prompts work), which
 // is made again without prompts when it drops (for about 30 s).
-func attachRemote(t sshlink.Target, readOnly bool, spawns []string) int {
+func attachRemote(t sshlink.Target, readOnly bool, spawns []string, lk look) int {
 	c, err := connectTarget(t, linkOptions(false))
 	if err != nil {
 		return failed(err)
@@ -118,7 +94,7 @@ func attachRemote(t sshlink.Target, readOnly bool, spawns []string) int {
 	if err != nil {
 		return failed(err)
 	}
-	return runViewer(r, spawns, notify)
+	return runViewer(r, spawns, notify, lk)
 }
 
 // mcpRemote is `subdash mcp --host ssh://…`: the MCP server of the host
@@ -149,9 +125,4 @@ func mcpRemote(target string, family mcpserver.Family, set map[string]string) in
 		code = failed(err)
 	}
 	return sig.Status(code)
-}
-
-// hostFlag declares --host on fs (mcp's): a host on another machine.
-func hostFlag(fs *flag.FlagSet) *string {
-	return fs.String("host", "", "drive the host serving a folder on another machine, over ssh: ssh://[user@]host[:port]/abs/dir[?socket=/path][&subdash=/path] (SUBDASH_SSH_COMMAND, SUBDASH_REMOTE_COMMAND)")
 }

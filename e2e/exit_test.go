@@ -24,7 +24,9 @@ func TestExitStatus(t *testing.T) {
 		code int
 		says string
 	}{
-		{"unknown flag", []string{"serve", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"unknown flag", []string{"serve", "--bogus"}, 2, "unknown flag: --bogus; see subdash serve --help"},
+		{"unknown single-dash flag", []string{"serve", "-bogus"}, 2, "unknown flag: -bogus; see subdash serve --help"},
+		{"single-dash long flag", []string{"serve", "-max-agents", "0"}, 2, "invalid --max-agents 0"},
 		{"bad flag value", []string{"serve", "--max-agents", "0"}, 2, "invalid --max-agents 0"},
 		{"missing --dir", []string{"serve", "--dir", filepath.Join(w.base, "nowhere")}, 2, "does not exist"},
 		{"mcp bad setting", []string{"mcp", "--preset", "claude", "--command", "x"}, 2, "--preset"},

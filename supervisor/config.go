@@ -378,6 +378,12 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 	preset := strings.TrimSpace(o.Preset)
 	if preset == "" && strings.TrimSpace(o.Command) == "" {
 		preset = strings.TrimSpace(env.Getenv("SUBDASH_PRESET"))
+		if _, err := LookupPreset(preset, "", ""); preset != "" && err != nil {
+			// an invalid environment value is a warning, and the next
+			// step applies (SPEC §2)
+			c.Warnings = append(c.Warnings, fmt.Sprintf("SUBDASH_PRESET=%q is not a preset (%s); ignored", preset, strings.Join(Presets, ", ")))
+			preset = ""
+		}
 	}
 	if preset != "" {
 		if strings.TrimSpace(o.Command) != "" {

@@ -285,3 +285,25 @@ func TestMemoConfigWarning(t *testing.T) {
 		t.Errorf("MEMO_HOME with a config: warnings %q", cfg.Warnings)
 	}
 }
+
+// TestInvalidPresetEnvironmentIsAWarning: an unknown SUBDASH_PRESET is a
+// warning and the next step of SPEC §2 applies, as an invalid
+// MEMO_SUBAGENT_MAX_AGENTS is; a --preset flag that names none is still an
+// error.
+func TestInvalidPresetEnvironmentIsAWarning(t *testing.T) {
+	dir := t.TempDir()
+	env := fakeEnv(map[string]string{"HOME": t.TempDir(), "SUBDASH_PRESET": "claud", "MEMO_SUBAGENT_COMMAND": "cat"}, false)
+	c, err := Resolve(Options{Dir: dir}, env)
+	if err != nil {
+		t.Fatalf("Resolve: %v", err)
+	}
+	if c.Command != "cat" || c.CommandSource != SourceEnv {
+		t.Errorf("command %q from %s, want cat from MEMO_SUBAGENT_COMMAND", c.Command, c.CommandSource)
+	}
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, `SUBDASH_PRESET="claud" is not a preset`) }) {
+		t.Errorf("warnings %q do not name SUBDASH_PRESET", c.Warnings)
+	}
+	if _, err := Resolve(Options{Dir: dir, Preset: "claud"}, env); err == nil {
+		t.Error("--preset claud resolved; want an error")
+	}
+}

@@ -74,6 +74,10 @@ type Options struct {
 	Profile colorprofile.Profile
 	// Dark tells whether the terminal background is dark.
 	Dark bool
+	// Fixed says the user chose Dark (the config file's [theme]
+	// background, Background.Apply): the terminal's report of its
+	// background does not change it.
+	Fixed bool
 	// Roles are the colours; nil means DefaultRoles.
 	Roles *Roles
 }

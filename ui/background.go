@@ -16,9 +16,10 @@ import (
 // tea.BackgroundColorMsg, builds the styles again when it says otherwise.
 
 // onBackground takes the background the terminal reported: dark or
-// light. Without colour (NO_COLOR) there is nothing to adapt.
+// light. Without colour (NO_COLOR) there is nothing to adapt, and a
+// background the user chose (theme.Options.Fixed) stays.
 func (m *Model) onBackground(dark bool) {
-	if m.styles.NoColor || m.styles.Options.Dark == dark {
+	if m.styles.NoColor || m.styles.Options.Fixed || m.styles.Options.Dark == dark {
 		return
 	}
 	o := m.styles.Options

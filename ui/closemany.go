@@ -24,7 +24,7 @@ type closeShownMsg struct {
 // once (CloseMany). A host without close-many is told about, not asked.
 func (m *Model) closeShown() tea.Cmd {
 	if !m.cfg.Has(proto.FeatureCloseMany) {
-		m.say(levelWarn, "this host closes agents one at a time (its build has no close-many): c closes the selected one")
+		m.say(levelWarn, "this host closes agents one at a time (its build has no close-many): "+m.keys.Close.Help().Key+" closes the selected one")
 		return nil
 	}
 	var ids []string

@@ -103,7 +103,7 @@ func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 	case !ok:
 		if key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume, km.CancelQueue,
 			km.PrevSubmission, km.NextSubmission, km.Pager, km.Diff) {
-			m.say(levelWarn, "no agent selected: press n to spawn one")
+			m.say(levelWarn, "no agent selected: press "+km.Spawn.Help().Key+" to spawn one")
 		}
 	default:
 		return m.agentKey(k, a)
@@ -147,7 +147,7 @@ func (m *Model) agentKey(k tea.KeyPressMsg, a proto.AgentInfo) tea.Cmd {
 	}
 	if a.Status == proto.StatusClosed && key.Matches(k, km.Send, km.Resend, km.EditResend) {
 		// Refuse before the input opens: typed text would be lost.
-		m.say(levelWarn, "agent "+short+" is closed; press r to resume it first")
+		m.say(levelWarn, "agent "+short+" is closed; press "+km.Resume.Help().Key+" to resume it first")
 		return nil
 	}
 	switch {

@@ -87,7 +87,7 @@ type editedMsg struct {
 // never in Update.
 func (m *Model) editFile(id string) tea.Cmd {
 	if m.opts.Editor == nil {
-		m.say(levelWarn, "the message is too long to edit here and no editor is configured; set $EDITOR, or press R to resend it as it is")
+		m.say(levelWarn, "the message is too long to edit here and no editor is configured; set $EDITOR, or press "+m.keys.Resend.Help().Key+" to resend it as it is")
 		return nil
 	}
 	e := &editExec{sup: m.sup, id: id, editor: m.opts.Editor}

@@ -180,11 +180,15 @@ func New(s Supervisor, o Options) Model {
 		o.ShutdownTimeout = 30 * time.Second
 	}
 	st := *o.Styles
+	keys := keymap.DefaultKeyMap()
+	if o.Keys != nil {
+		keys = *o.Keys
+	}
 	m := Model{
 		sup:      s,
 		opts:     o,
 		cfg:      s.HostConfig(),
-		keys:     keymap.DefaultKeyMap(),
+		keys:     keys,
 		styles:   &st,
 		now:      o.Now,
 		table:    agenttable.New(agenttable.DefaultStyles(st)),
@@ -203,6 +207,9 @@ func New(s Supervisor, o Options) Model {
 		view:      viewState{frames: &frames{}},
 	}
 	m.ink = inksOf(st, m.table.Styles.NeedsYou)
+	m.table.KeyMap = agenttable.KeyMapOf(keys)
+	m.table.EmptyHint = "press " + keys.Spawn.Help().Key + " to spawn one"
+	m.log.KeyMap = logview.KeyMapOf(keys)
 	m.table.SetStopping(m.stopping)
 	m.setAgents(s.Agents())
 	// What needed you before this dashboard started is marked, not rung.
@@ -232,7 +239,7 @@ func (m Model) Init() tea.Cmd {
 		})
 	}
 	var bg tea.Cmd
-	if !m.styles.NoColor {
+	if !m.styles.NoColor && !m.styles.Options.Fixed {
 		bg = tea.RequestBackgroundColor
 	}
 	return tea.Batch(tea.Sequence(cmds...), m.startTick(), waitHostErr(m.opts.HostErrors), bg)

@@ -178,11 +178,11 @@ func (m Model) describe(o op, id string, err error) string {
 	short := m.label(id)
 	switch code := proto.CodeOf(err); {
 	case o == opForget && code == proto.CodeBusy:
-		return fmt.Sprintf("forget: agent %s is running; interrupt (i) or close (c) it first", short)
+		return fmt.Sprintf("forget: agent %s is running; interrupt (%s) or close (%s) it first", short, m.keys.Interrupt.Help().Key, m.keys.Close.Help().Key)
 	}
 	switch proto.CodeOf(err) {
 	case proto.CodeClosed:
-		return fmt.Sprintf("%s: agent %s is closed; press r to resume it first", o, short)
+		return fmt.Sprintf("%s: agent %s is closed; press %s to resume it first", o, short, m.keys.Resume.Help().Key)
 	case proto.CodeNotRunning:
 		return fmt.Sprintf("%s: agent %s is not running", o, short)
 	case proto.CodeBusy:

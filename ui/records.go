@@ -48,13 +48,13 @@ func (m *Model) onMessage(msg messageMsg) tea.Cmd {
 func (m *Model) forget(a proto.AgentInfo) tea.Cmd {
 	short := m.label(a.AgentID)
 	if a.Running() {
-		m.say(levelWarn, "agent "+short+" is running; interrupt (i) or close (c) it before forgetting it")
+		m.say(levelWarn, "agent "+short+" is running; interrupt ("+m.keys.Interrupt.Help().Key+") or close ("+m.keys.Close.Help().Key+") it before forgetting it")
 		return nil
 	}
 	below := m.descendants(a.AgentID)
 	for _, d := range below {
 		if d.Running() {
-			m.say(levelWarn, fmt.Sprintf("forget %s: %s is running below it; interrupt (i) or close (c) it first", short, m.label(d.AgentID)))
+			m.say(levelWarn, fmt.Sprintf("forget %s: %s is running below it; interrupt (%s) or close (%s) it first", short, m.label(d.AgentID), m.keys.Interrupt.Help().Key, m.keys.Close.Help().Key))
 			return nil
 		}
 	}

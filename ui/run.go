@@ -23,6 +23,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
+	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
@@ -121,6 +122,10 @@ type Options struct {
 	// ShutdownTimeout bounds how long quitting waits for running
 	// submissions to end; 0 means 30s.
 	ShutdownTimeout time.Duration
+	// Keys are the dashboard's bindings: the config file's [keys] over
+	// SPEC §7's defaults (keymap.KeyMap.Rebind); nil means
+	// keymap.DefaultKeyMap. The help, the hints and the widgets follow them.
+	Keys *keymap.KeyMap
 	// Notify says how this dashboard raises notifications in its terminal
 	// (--notify, SPEC §11); the zero value raises none.
 	Notify Notify

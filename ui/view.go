@@ -127,7 +127,7 @@ func (m Model) emptyLog() string {
 	w, h := m.log.Width(), m.log.Height()
 	hint := "no agent selected"
 	if len(m.agents) == 0 {
-		hint = "press n to spawn an agent"
+		hint = "press " + m.keys.Spawn.Help().Key + " to spawn an agent"
 	}
 	lines := make([]string, h)
 	for i := range lines {
@@ -211,7 +211,7 @@ func (m Model) logTitles() (string, string) {
 		cur, n := m.log.Matches()
 		foot = append(foot, fmt.Sprintf("/%s %d/%d", termtext.OneLine(q, 0), cur, n))
 		if m.log.CurrentMatchCut() {
-			foot = append(foot, "the match is past the right edge: w wraps")
+			foot = append(foot, "the match is past the right edge: "+m.keys.Wrap.Help().Key+" wraps")
 		}
 	}
 	if !m.log.Following() {
@@ -224,7 +224,7 @@ func (m Model) logTitles() (string, string) {
 	if first, total := m.log.Bounds(); total == 0 && !m.loading[m.shown] {
 		foot = append(foot, "no output yet")
 	} else if first > 0 && m.log.Top().Item <= first && !m.log.Following() {
-		foot = append(foot, fmt.Sprintf("%d older lines in the log file (o)", first))
+		foot = append(foot, fmt.Sprintf("%d older lines in the log file (%s)", first, m.keys.Pager.Help().Key))
 	}
 	return title, strings.Join(foot, " · ")
 }
@@ -322,7 +322,7 @@ func (m Model) statusLine() string {
 		k.closed.On(fmt.Sprintf("%s %d closed", agenttable.SymClosed, c.Closed)),
 	}
 	if n := c.NeedYou; n > 0 {
-		parts = append(parts, k.needsYou.On(fmt.Sprintf("%s %d need%s you (a)", agenttable.SymNeedsYou, n, map[bool]string{true: "s", false: ""}[n == 1])))
+		parts = append(parts, k.needsYou.On(fmt.Sprintf("%s %d need%s you (%s)", agenttable.SymNeedsYou, n, map[bool]string{true: "s", false: ""}[n == 1], m.keys.NextNeedsYou.Help().Key)))
 	}
 	if n := c.Stalled; n > 0 {
 		parts = append(parts, k.warning.On(fmt.Sprintf("%s %d stalled", agenttable.SymStalled, n)))

@@ -45,8 +45,11 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the table's bindings from keymap.DefaultKeyMap,
 // where every key of the dashboard is declared.
-func DefaultKeyMap() KeyMap {
-	k := keymap.DefaultKeyMap()
+func DefaultKeyMap() KeyMap { return KeyMapOf(keymap.DefaultKeyMap()) }
+
+// KeyMapOf returns the table's bindings from the dashboard's k (the
+// defaults, or those the config file rebound).
+func KeyMapOf(k keymap.KeyMap) KeyMap {
 	return KeyMap{Up: k.Up, Down: k.Down, First: k.FirstAgent, Last: k.LastAgent, PageUp: k.AgentsPageUp, PageDown: k.AgentsPageDown,
 		Fold: k.Fold, FoldAll: k.FoldAll, FoldOrParent: k.FoldOrParent, UnfoldOrChild: k.UnfoldOrChild}
 }
@@ -84,6 +87,9 @@ func DefaultStyles(t theme.Styles) Styles {
 // Model is the table of agents.
 type Model struct {
 	KeyMap KeyMap
+	// EmptyHint follows "no agents yet: " in a table without agents: how
+	// to spawn one, with the dashboard's key.
+	EmptyHint string
 	// Styles are the table's styles, shared by the copies of the Model
 	// (Bubble Tea copies a model per message: a pointer, not 6 KB);
 	// change them with SetStyles, never in place.
@@ -110,7 +116,7 @@ type Model struct {
 
 // New returns an empty, focused table.
 func New(s Styles) Model {
-	return Model{KeyMap: DefaultKeyMap(), Styles: &s, inks: inksOf(s), focused: true}
+	return Model{KeyMap: DefaultKeyMap(), EmptyHint: "press n to spawn one", Styles: &s, inks: inksOf(s), focused: true}
 }
 
 // SetStyles replaces the table's styles.

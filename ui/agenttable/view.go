@@ -148,7 +148,7 @@ func (m Model) View() string {
 	head := drawn{Row: Row{Usage: "USAGE", Changes: "±"}, name: l.title, status: "STATUS", msg: "LAST MESSAGE", spark: "ACTIVITY"}
 	lines = append(lines, m.inks.Header.On(cells.Fit(m.join(l, head, "ID", "#", "TIME"), m.width)))
 	if len(m.order.rows) == 0 && m.height > 1 {
-		text := "  no agents yet: press n to spawn one"
+		text := "  no agents yet: " + m.EmptyHint
 		if len(m.agents) > 0 {
 			text = "  no agent matches the filter"
 		}

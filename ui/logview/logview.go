@@ -68,8 +68,11 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the pane's bindings from keymap.DefaultKeyMap,
 // where every key of the dashboard is declared.
-func DefaultKeyMap() KeyMap {
-	k := keymap.DefaultKeyMap()
+func DefaultKeyMap() KeyMap { return KeyMapOf(keymap.DefaultKeyMap()) }
+
+// KeyMapOf returns the pane's bindings from the dashboard's k (the
+// defaults, or those the config file rebound).
+func KeyMapOf(k keymap.KeyMap) KeyMap {
 	return KeyMap{k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Follow, k.Wrap,
 		k.NextMatch, k.PrevMatch, k.ClearMatch}
 }
