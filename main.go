@@ -93,9 +93,26 @@ func failed(err error) int {
 // say writes err on w, a line "subdash: <what>" for each of the errors
 // joined in it (errors.Join: a host's Stop, a config file's problems).
 func say(w io.Writer, err error) {
-	for _, e := range host.Each(err) {
+	for _, e := range each(err) {
 		// an error may carry what the user typed (a flag, a path): one
 		// safe line, no escape sequence reaches the terminal
 		fmt.Fprintf(w, "subdash: %s\n", termtext.OneLine(e.Error(), 0))
 	}
+}
+
+// each returns the errors joined in err (errors.Join, also inside a
+// usageError), each joined one's own in turn.
+func each(err error) []error {
+	if u, ok := err.(usageError); ok {
+		err = u.error
+	}
+	var out []error
+	for _, e := range host.Each(err) {
+		if _, joined := e.(interface{ Unwrap() []error }); joined {
+			out = append(out, each(e)...)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -52,7 +52,7 @@ func writeConfig(w io.Writer, fs *pflag.FlagSet, cfg supervisor.Config, a *confi
 	row("agent command", cfg.Shown(), commandSource(cfg, a))
 	host := control.SettingsOf(cfg)
 	fs.VisitAll(func(fl *pflag.Flag) {
-		if fl.Name == "help" {
+		if fl.Name == "help" || fl.Name == "command" { // the agent command's row says it
 			return
 		}
 		row(fl.Name, effective(fl, host, df), sourceOf(fl.Name, a))

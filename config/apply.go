@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -190,10 +191,21 @@ func (a *Applied) Blame(err error) error {
 	var at []string
 	seen := map[string]bool{}
 	for _, m := range flagInError.FindAllStringSubmatch(err.Error(), -1) {
-		name := m[1]
-		if src := a.Sources[name]; src.Kind == FromFile && !seen[name] {
-			seen[name] = true
-			at = append(at, fmt.Sprintf("%s from %s", name, src))
+		names := []string{m[1]}
+		if prefix := m[1]; strings.HasSuffix(prefix, "-") { // "--kube-*": every flag of the family
+			names = nil
+			for name := range a.Sources {
+				if strings.HasPrefix(name, prefix) {
+					names = append(names, name)
+				}
+			}
+			slices.Sort(names)
+		}
+		for _, name := range names {
+			if src := a.Sources[name]; src.Kind == FromFile && !seen[name] {
+				seen[name] = true
+				at = append(at, fmt.Sprintf("%s from %s", name, src))
+			}
 		}
 	}
 	if len(at) == 0 {

@@ -174,11 +174,13 @@ func (r *reader) read() error {
 	}
 	r.md = md
 	var command, preset *Setting
+	var names []string // the top-level keys in the file's order, each once
 	for _, k := range md.Keys() {
-		if len(k) != 1 {
-			continue // a table's keys: read with their table
+		if !slices.Contains(names, k[0]) { // [presets.x] makes presets without a key of its own
+			names = append(names, k[0])
 		}
-		name := k[0]
+	}
+	for _, name := range names {
 		switch name {
 		case "presets":
 			r.presets(top[name])
@@ -231,9 +233,13 @@ func (c *capture) UnmarshalTOML(data any) error { c.data = data; return errCaptu
 // with each key's value; ok is false (a problem recorded) when p is no
 // table.
 func (r *reader) table(name string, p toml.Primitive) (keys []string, vals map[string]toml.Primitive, ok bool) {
-	if err := r.md.PrimitiveDecode(p, &vals); err != nil {
-		_, line := r.value(p)
+	v, line := r.value(p)
+	if _, isTable := v.(map[string]any); !isTable {
 		r.fail(line, "%s must be a table: [%s]", name, name)
+		return nil, nil, false
+	}
+	if err := r.md.PrimitiveDecode(p, &vals); err != nil {
+		r.fail(line, "[%s]: %v", name, err)
 		return nil, nil, false
 	}
 	prefix := strings.Split(name, ".")

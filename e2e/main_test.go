@@ -39,6 +39,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	repoRoot = root
+	cleanup, err := testkit.EmptyConfigHome()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer cleanup()
 	dir, err := os.MkdirTemp("", "subdash-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -18,12 +18,12 @@ const (
 // table, group by group, in the order of the help overlay.
 func readmeTable(k KeyMap) string {
 	var b strings.Builder
-	b.WriteString("| keys | action |\n|---|---|\n")
+	b.WriteString("| keys | action | `[keys]` name |\n|---|---|---|\n")
 	for _, g := range k.Groups() {
-		b.WriteString("| **" + g.Title + "** | |\n")
+		b.WriteString("| **" + g.Title + "** | | |\n")
 		for _, kb := range g.Bindings {
 			h := kb.Help()
-			b.WriteString("| `" + h.Key + "` | " + h.Desc + " |\n")
+			b.WriteString("| `" + h.Key + "` | " + h.Desc + " | `" + ActionOf(k, h) + "` |\n")
 		}
 	}
 	return b.String()

@@ -149,17 +149,12 @@ func (k KeyMap) Rebind(binds []Rebinding) (KeyMap, error) {
 	return k, nil
 }
 
-// clashes returns an error for each key bound to two actions of k, naming
-// where each got it: a line of the file (where) or its default.
+// clashes returns an error for each key bound to two actions of k, led by
+// the line of the file (where) that gave it the second time, and naming
+// where the other action got it: a line, or its default.
 func clashes(k KeyMap, where map[string]string) error {
 	owner := map[string]string{}
 	var errs []error
-	origin := func(action string) string {
-		if w, ok := where[action]; ok {
-			return w
-		}
-		return "its default"
-	}
 	for _, a := range Actions() {
 		for _, name := range a.Binding(&k).Keys() {
 			other, taken := owner[name]
@@ -167,17 +162,16 @@ func clashes(k KeyMap, where map[string]string) error {
 				owner[name] = a.Name
 				continue
 			}
-			first, second := other, a.Name
-			if _, rebound := where[first]; rebound {
-				if _, also := where[second]; !also {
-					first, second = second, first // name the line first
-				}
+			wOther, otherRebound := where[other]
+			wMine, mineRebound := where[a.Name]
+			switch {
+			case otherRebound && mineRebound:
+				errs = append(errs, fmt.Errorf("%s: %s takes key %q, which %s takes too (%s); give each key to one action", wMine, a.Name, name, other, wOther))
+			case mineRebound:
+				errs = append(errs, fmt.Errorf("%s: %s takes key %q, which is %s's by default; rebind %s too, in [keys]", wMine, a.Name, name, other, other))
+			default:
+				errs = append(errs, fmt.Errorf("%s: %s takes key %q, which is %s's by default; rebind %s too, in [keys]", wOther, other, name, a.Name, a.Name))
 			}
-			msg := fmt.Sprintf("key %q is bound to two actions: %s (%s) and %s (%s)", name, first, origin(first), second, origin(second))
-			if _, rebound := where[second]; !rebound {
-				msg += fmt.Sprintf("; rebind %s too, in [keys]", second)
-			}
-			errs = append(errs, errors.New(msg))
 		}
 	}
 	return errors.Join(errs...)

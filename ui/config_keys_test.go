@@ -1,0 +1,82 @@
+package ui
+
+import (
+	"regexp"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/subdash/subdash/keymap"
+	"github.com/subdash/subdash/theme"
+)
+
+// keysHarness is newHarness with the key map k (Options.Keys).
+func keysHarness(t *testing.T, f *fakeSup, k keymap.KeyMap, w, h int) *harness {
+	t.Helper()
+	st := theme.Plain()
+	f.t = t
+	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Host: f, Keys: &k})
+	m.tickFn = func() tea.Cmd { return nil }
+	hs := &harness{t: t, m: m, f: f}
+	hs.follow(&f.feed)
+	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
+	return hs
+}
+
+// TestRebound keys: the config file's [keys] (Options.Keys) is what the
+// dashboard answers, and what its hints and help name; the old key does
+// nothing.
+func TestReboundKeys(t *testing.T) {
+	k, err := keymap.DefaultKeyMap().Rebind([]keymap.Rebinding{
+		{Action: "spawn", Keys: []string{"N"}},
+		{Action: "down", Keys: []string{"ctrl+j"}},
+		{Action: "pager", Keys: []string{"O"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := keysHarness(t, newFake(), k, 100, 30)
+	h.wantScreen("no agents yet: press N to spawn one")
+	h.noScreen("press n")
+	h.keys("n")
+	if h.m.mode != modeNormal {
+		t.Fatal("n opened an input: it is no longer spawn's")
+	}
+	h.keys("N")
+	h.typeText("fix the bug")
+	h.keys("enter")
+	h.wantCalls(`spawn "fix the bug"`)
+	h.wantScreen("N spawn")
+	h.keys("?")
+	if !regexp.MustCompile(`│\s+N\s+spawn\s`).MatchString(h.screen()) {
+		t.Errorf("the help does not list N for spawn:\n%s", h.screen())
+	}
+}
+
+// TestChosenBackground: a background the user chose ([theme] background,
+// theme.Options.Fixed) is not asked for, and the terminal's answer does
+// not change it.
+func TestChosenBackground(t *testing.T) {
+	o := theme.BackgroundLight.Apply(theme.Options{Profile: colorprofile.ANSI256, Dark: true})
+	st := theme.New(o)
+	f := transcriptAgent()
+	f.t = t
+	m := New(f, Options{Styles: &st, Now: func() time.Time { return t0 }, Host: f})
+	m.tickFn = func() tea.Cmd { return nil }
+	h := &harness{t: t, m: m, f: f}
+	h.follow(&f.feed)
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 30})
+	if asks(h.m.Init()) {
+		t.Fatal("a dashboard with a chosen background asks the terminal for it")
+	}
+	light := colourHarness(t, transcriptAgent(), false, 120, 30)
+	if h.view() != light.view() {
+		t.Fatal("[theme] background light does not draw as a light dashboard")
+	}
+	h.send(tea.BackgroundColorMsg{Color: black})
+	if h.view() != light.view() {
+		t.Fatal("the terminal's dark answer changed the chosen light background")
+	}
+}
