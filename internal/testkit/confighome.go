@@ -16,6 +16,12 @@ func EmptyConfigHome() (cleanup func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("an empty XDG_CONFIG_HOME: %w", err)
 	}
+	// searchable by every user: tests run subdash as another user too
+	// (nobody), who must find no file there, not a folder it may not read
+	if err := os.Chmod(dir, 0o755); err != nil { //nolint:gosec // an empty folder; others must see into it
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("an empty XDG_CONFIG_HOME: %w", err)
+	}
 	if err := os.Setenv("XDG_CONFIG_HOME", dir); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("an empty XDG_CONFIG_HOME: %w", err)
