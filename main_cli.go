@@ -37,16 +37,9 @@ func newRoot() (*cobra.Command, *cli) {
 	root := &cobra.Command{
 		Use:   "subdash",
 		Short: "A terminal dashboard for supervising subagents",
-		Long: `subdash supervises subagents: child runs of an agent CLI (memo, claude,
-codex, gemini, or the built-in audit agent), each on one scoped task,
-shown side by side with their live output. subdash alone opens the
-dashboard, or a viewer of the host already serving this folder (SPEC §9).
+		Long: `subdash supervises subagents: child runs of an agent CLI (memo, claude, codex, gemini, or the built-in audit agent), each on one scoped task, shown side by side with their live output. subdash alone opens the dashboard, or a viewer of the host already serving this folder (SPEC §9).
 
-Settings come from the flags, then the environment (MEMO_*, SUBDASH_*),
-then the config file ($XDG_CONFIG_HOME/subdash/config.toml, else
-~/.config/subdash/config.toml; subdash config shows them), then the
-defaults. Exit status: 0 success, 1 a failure at run time, 2 a usage
-error, 128+n ended by signal n.`,
+Settings come from the flags, then the environment (MEMO_*, SUBDASH_*), then the config file ($XDG_CONFIG_HOME/subdash/config.toml, else ~/.config/subdash/config.toml; subdash config shows them), then the defaults. Exit status: 0 success, 1 a failure at run time, 2 a usage error, 128+n ended by signal n.`,
 		Example: `# the dashboard, with claude as the agent CLI
 subdash --preset claude --max-agents 2
 # a host without a screen, then a viewer of it, and its command line
@@ -174,9 +167,7 @@ func mcpCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "An MCP server on stdio (spawn_agent, send_input, wait, …)",
-		Long: `subdash mcp serves MCP on stdio: it drives the host serving its folder, or
-hosts the agents itself when none does (they end with it). With --host
-ssh://host/D it drives the host serving D on that machine.`,
+		Long: `subdash mcp serves MCP on stdio: it drives the host serving its folder, or hosts the agents itself when none does (they end with it). With --host ssh://host/D it drives the host serving D on that machine.`,
 		GroupID: groupClients,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -202,10 +193,7 @@ func attachCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "attach [ssh://[user@]host[:port]/abs/dir]",
 		Short: "A viewer of the subdash serving a folder, here or over ssh",
-		Long: `subdash attach shows the dashboard of the host serving a folder (--dir,
-default the current one; --socket), or over your own ssh the host serving
-a folder on another machine. Quitting a viewer only detaches; it is never
-a host itself (subdash alone attaches too, or hosts when none serves).`,
+		Long: `subdash attach shows the dashboard of the host serving a folder (--dir, default the current one; --socket), or over your own ssh the host serving a folder on another machine. Quitting a viewer only detaches; it is never a host itself (subdash alone attaches too, or hosts when none serves).`,
 		GroupID: groupHosts,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
@@ -298,11 +286,7 @@ func configCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config [flags]",
 		Short: "Print the settings in effect and where each came from",
-		Long: `subdash config prints the settings the dashboard would run with here, given
-the same flags, and where each came from: a flag, the environment, a line
-of the config file, or the default; then the config file's keys, theme
-and hosts. It starts nothing. A bad config file is an error naming its
-line (exit 2). docs/configuration.md describes the file.`,
+		Long: `subdash config prints the settings the dashboard would run with here, given the same flags, and where each came from: a flag, the environment, a line of the config file, or the default; then the config file's keys, theme and hosts. It starts nothing. A bad config file is an error naming its line (exit 2). docs/configuration.md describes the file.`,
 		GroupID: groupMore,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
