@@ -143,6 +143,10 @@ func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
 		return failed(err)
 	}
 	lk := lookOf(a.File)
+	notify, err := ui.ResolveNotify(af.notify, os.Getenv)
+	if err != nil {
+		return failed(usageError{a.Blame(err)})
+	}
 	if af.dir != "" && af.socket != "" {
 		return failed(errors.New("give --dir or --socket, not both"))
 	}
@@ -154,7 +158,7 @@ func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
 		if err != nil {
 			return failed(err)
 		}
-		return attachRemote(t, af.readOnly, af.spawns, lk)
+		return attachRemote(t, af.readOnly, af.spawns, notify, lk)
 	}
 	socket, dir, err := viewerSocket(supervisor.Options{Dir: af.dir, Socket: af.socket})
 	if err != nil {
@@ -166,10 +170,6 @@ func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
 		if errors.As(err, &ns) {
 			return failed(fmt.Errorf("%v; to keep agents independent of any screen, run `subdash serve` there and attach to it", err))
 		}
-		return failed(err)
-	}
-	notify, err := ui.ResolveNotify("auto", os.Getenv)
-	if err != nil {
 		return failed(err)
 	}
 	return runViewer(r, af.spawns, notify, lk)

@@ -183,6 +183,7 @@ func mcpCmd(c *cli) *cobra.Command {
 // attachFlags are `subdash attach`'s flags.
 type attachFlags struct {
 	dir, socket string
+	notify      string
 	readOnly    bool
 	mouse       bool
 	spawns      []string
@@ -214,6 +215,7 @@ func attachCmd(c *cli) *cobra.Command {
 	fs.StringVar(&af.socket, "socket", "", "attach to the host serving this control socket (env SUBDASH_SOCKET)")
 	fs.BoolVar(&af.readOnly, "read-only", false, "show everything, change nothing: every operation is refused")
 	fs.StringArrayVar(&af.spawns, "spawn", nil, "spawn an agent on the host with this message (repeatable)")
+	fs.StringVar(&af.notify, "notify", "auto", "notifications in this terminal when an agent needs you: auto (BEL and a desktop notification, OSC 9 or 777), bell, osc, off")
 	fs.BoolVar(&af.mouse, "mouse", true, "the mouse selects agents and scrolls the log (--mouse=false: the terminal's own selection)")
 	return cmd
 }

@@ -77,7 +77,7 @@ func connectTarget(t sshlink.Target, o sshlink.Options) (*sshlink.Carrier, error
 // serving the target's folder on that machine, through an ssh link made
 // before the dashboard takes the terminal (so ssh's prompts work), which
 // is made again without prompts when it drops (for about 30 s).
-func attachRemote(t sshlink.Target, readOnly bool, spawns []string, lk look) int {
+func attachRemote(t sshlink.Target, readOnly bool, spawns []string, notify ui.Notify, lk look) int {
 	c, err := connectTarget(t, linkOptions(false))
 	if err != nil {
 		return failed(err)
@@ -89,10 +89,6 @@ func attachRemote(t sshlink.Target, readOnly bool, spawns []string, lk look) int
 	cancel()
 	if err != nil {
 		return failed(fmt.Errorf("%s: %v", t.Name(), err))
-	}
-	notify, err := ui.ResolveNotify("auto", os.Getenv)
-	if err != nil {
-		return failed(err)
 	}
 	return runViewer(r, spawns, notify, lk)
 }
