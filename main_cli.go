@@ -165,9 +165,9 @@ func mcpCmd(c *cli) *cobra.Command {
 	var hf hostFlags
 	var mf mcpFlags
 	cmd := &cobra.Command{
-		Use:   "mcp",
-		Short: "An MCP server on stdio (spawn_agent, send_input, wait, …)",
-		Long: `subdash mcp serves MCP on stdio: it drives the host serving its folder, or hosts the agents itself when none does (they end with it). With --host ssh://host/D it drives the host serving D on that machine.`,
+		Use:     "mcp",
+		Short:   "An MCP server on stdio (spawn_agent, send_input, wait, …)",
+		Long:    `subdash mcp serves MCP on stdio: it drives the host serving its folder, or hosts the agents itself when none does (they end with it). With --host ssh://host/D it drives the host serving D on that machine.`,
 		GroupID: groupClients,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -192,9 +192,9 @@ type attachFlags struct {
 func attachCmd(c *cli) *cobra.Command {
 	var af attachFlags
 	cmd := &cobra.Command{
-		Use:   "attach [ssh://[user@]host[:port]/abs/dir]",
-		Short: "A viewer of the subdash serving a folder, here or over ssh",
-		Long: `subdash attach shows the dashboard of the host serving a folder (--dir, default the current one; --socket), or over your own ssh the host serving a folder on another machine. Quitting a viewer only detaches; it is never a host itself (subdash alone attaches too, or hosts when none serves).`,
+		Use:     "attach [ssh://[user@]host[:port]/abs/dir]",
+		Short:   "A viewer of the subdash serving a folder, here or over ssh",
+		Long:    `subdash attach shows the dashboard of the host serving a folder (--dir, default the current one; --socket), or over your own ssh the host serving a folder on another machine. Quitting a viewer only detaches; it is never a host itself (subdash alone attaches too, or hosts when none serves).`,
 		GroupID: groupHosts,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
@@ -286,9 +286,9 @@ func configCmd(c *cli) *cobra.Command {
 	var hf hostFlags
 	var df dashFlags
 	cmd := &cobra.Command{
-		Use:   "config [flags]",
-		Short: "Print the settings in effect and where each came from",
-		Long: `subdash config prints the settings the dashboard would run with here, given the same flags, and where each came from: a flag, the environment, a line of the config file, or the default; then the config file's keys, theme and hosts. It starts nothing. A bad config file is an error naming its line (exit 2). docs/configuration.md describes the file.`,
+		Use:     "config [flags]",
+		Short:   "Print the settings in effect and where each came from",
+		Long:    `subdash config prints the settings the dashboard would run with here, given the same flags, and where each came from: a flag, the environment, a line of the config file, or the default; then the config file's keys, theme and hosts. It starts nothing. A bad config file is an error naming its line (exit 2). docs/configuration.md describes the file.`,
 		GroupID: groupMore,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
