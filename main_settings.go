@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/subdash/subdash/config"
+	"github.com/subdash/subdash/internal/config"
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/mcpserver"
