@@ -28,8 +28,9 @@ import (
 //
 // SUBDASH_BENCH_AGENTS lists the counts (default 10,100,1000),
 // SUBDASH_BENCH_RATE the lines per second of each agent (default 1),
-// SUBDASH_BENCH_PARTS the parts (default serve,dash,close; flood: the four
-// `yes` floods, run once whatever the counts), and
+// SUBDASH_BENCH_PARTS the parts (default serve,dash,close; quit: only the
+// dashboard's quit of dash, without its costs; flood: the four `yes`
+// floods, run once whatever the counts), and
 // SUBDASH_BENCH_VARIANTS the binaries compared, interleaved in one run:
 // "name=binary,VAR=value,…;name=…" (an empty binary is this tree's; a
 // variable written viewer:VAR=value is the attached viewer's, the others
@@ -246,6 +247,8 @@ func TestBenchThousand(t *testing.T) {
 						benchDashMany(t, v, n, rate)
 					case "close":
 						benchCloseMany(t, v, n, rate)
+					case "quit":
+						benchQuitMany(t, v, n, rate)
 					case "flood":
 						benchDashFlood(t, v)
 					default:
@@ -298,12 +301,13 @@ func benchCloseMany(t *testing.T, v benchVariant, n int, rate float64) {
 	ids := spawnMany(t, w.socket, n)
 	waitWriting(t, w.state, n)
 	time.Sleep(3 * time.Second)
-	t0 := time.Now()
+	pid := host.cmd.Process.Pid
+	c0, t0 := cpuTicks(pid), time.Now()
 	res, err := control.NewClient(w.socket, "").CloseMany(context.Background(), proto.CloseManyRequest{All: true})
-	took := time.Since(t0)
+	took, cpu := time.Since(t0), float64(cpuTicks(pid)-c0)/100
 	left := agentProcs(ids)
-	t.Logf("serve, %d agents × %g lines/s: ctl close --all -> %d closed after %v (grace 1s), %d processes left",
-		n, rate, len(res.Closed), took.Round(time.Millisecond), len(left))
+	t.Logf("serve, %d agents × %g lines/s: ctl close --all -> %d closed after %v, the host's CPU %.2f s (grace 1s), %d processes left",
+		n, rate, len(res.Closed), took.Round(time.Millisecond), cpu, len(left))
 	if err != nil || len(res.Closed) != n || len(left) > 0 {
 		t.Errorf("close --all: %d of %d closed, %v; processes left %v", len(res.Closed), n, err, left)
 	}
@@ -316,16 +320,7 @@ func benchCloseMany(t *testing.T, v benchVariant, n int, rate float64) {
 // selection moved), a viewer's cost, then quit and the time until it
 // exited with nothing left.
 func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
-	requireTool(t, "tmux")
-	base := t.TempDir()
-	d := &dash{t: t, server: fmt.Sprintf("subdash-many-%d-%d", os.Getpid(), time.Now().UnixNano()), bin: v.bin,
-		dir: filepath.Join(base, "work"), state: filepath.Join(base, "state"), socket: filepath.Join(base, "s.sock"), w: 160, h: 45}
-	if err := os.Mkdir(d.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d.run(nil, v.env, "--dir", d.dir, "--state-dir", d.state, "--socket", d.socket,
-		"--command", lineCommand(rate), "--max-agents", strconv.Itoa(n), "--grace", "1s")
-	d.waitText("no agents yet")
+	d := manyDash(t, v, n, rate)
 	ids := spawnMany(t, d.socket, n)
 	waitWriting(t, d.state, n)
 	pid := d.dashPID()
@@ -353,6 +348,35 @@ func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
 	vw.keys("q")
 	vw.waitExit()
 
+	quit, left := quitDash(t, d, ctl, ids)
+	t.Logf("dashboard 160x45, %d agents × %g lines/s: %v; %d keys: median %v p95 %v max %v; viewer: %v; quit -> exited after %v (grace 1s), %d processes left",
+		n, rate, cost, len(lat), med.Round(100*time.Microsecond), p95.Round(100*time.Microsecond), worst.Round(100*time.Microsecond), vcost, quit.Round(time.Millisecond), len(left))
+	if len(left) > 0 {
+		t.Errorf("after quit: processes left %v", left)
+	}
+}
+
+// benchQuitMany: the host dashboard at 160x45 with n agents, quit at once
+// (dash's quit without its costs): the time from the y of "Quit?" until
+// it exited, and what was left.
+func benchQuitMany(t *testing.T, v benchVariant, n int, rate float64) {
+	d := manyDash(t, v, n, rate)
+	ids := spawnMany(t, d.socket, n)
+	waitWriting(t, d.state, n)
+	time.Sleep(3 * time.Second)
+	quit, left := quitDash(t, d, d.control(), ids)
+	t.Logf("dashboard 160x45, %d agents × %g lines/s: quit -> exited after %v (grace 1s), %d processes left",
+		n, rate, quit.Round(time.Millisecond), len(left))
+	if len(left) > 0 {
+		t.Errorf("after quit: processes left %v", left)
+	}
+}
+
+// quitDash quits dashboard d (q, then y to "Quit?") through ctl and
+// returns the time from the y until it exited and the processes of ids
+// left then.
+func quitDash(t *testing.T, d *dash, ctl *tmuxCtl, ids []string) (time.Duration, []string) {
+	t.Helper()
 	ctl.keys("q")
 	d.waitText("Quit?")
 	t1 := time.Now()
@@ -363,13 +387,24 @@ func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	quit := time.Since(t1)
-	left := agentProcs(ids)
-	t.Logf("dashboard 160x45, %d agents × %g lines/s: %v; %d keys: median %v p95 %v max %v; viewer: %v; quit -> exited after %v (grace 1s), %d processes left",
-		n, rate, cost, len(lat), med.Round(100*time.Microsecond), p95.Round(100*time.Microsecond), worst.Round(100*time.Microsecond), vcost, quit.Round(time.Millisecond), len(left))
-	if len(left) > 0 {
-		t.Errorf("after quit: processes left %v", left)
+	return time.Since(t1), agentProcs(ids)
+}
+
+// manyDash starts the host dashboard of variant v at 160x45, for n
+// agents printing rate lines a second, grace 1s, and waits for its
+// first screen.
+func manyDash(t *testing.T, v benchVariant, n int, rate float64) *dash {
+	requireTool(t, "tmux")
+	base := t.TempDir()
+	d := &dash{t: t, server: fmt.Sprintf("subdash-many-%d-%d", os.Getpid(), time.Now().UnixNano()), bin: v.bin,
+		dir: filepath.Join(base, "work"), state: filepath.Join(base, "state"), socket: filepath.Join(base, "s.sock"), w: 160, h: 45}
+	if err := os.Mkdir(d.dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	d.run(nil, v.env, "--dir", d.dir, "--state-dir", d.state, "--socket", d.socket,
+		"--command", lineCommand(rate), "--max-agents", strconv.Itoa(n), "--grace", "1s")
+	d.waitText("no agents yet")
+	return d
 }
 
 // benchDashFlood is TestBenchFlood for a variant, its keys timed through

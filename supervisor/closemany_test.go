@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
@@ -117,5 +119,57 @@ func TestCloseManyIsOneGracePeriod(t *testing.T) {
 	}
 	for _, pg := range groups {
 		assertGroupGone(t, pg)
+	}
+}
+
+// escapeeCounter is a runner whose processes count their calls of
+// TerminateEscapees.
+type escapeeCounter struct {
+	runner.Runner
+	calls atomic.Int64
+}
+
+func (r *escapeeCounter) Start(req runner.StartRequest) (runner.Process, error) {
+	p, err := r.Runner.Start(req)
+	if err != nil {
+		return nil, err
+	}
+	return countedEscapees{p, &r.calls}, nil
+}
+
+type countedEscapees struct {
+	runner.Process
+	calls *atomic.Int64
+}
+
+func (p countedEscapees) TerminateEscapees(grace time.Duration, cut <-chan struct{}) int {
+	p.calls.Add(1)
+	return p.Process.TerminateEscapees(grace, cut)
+}
+
+// TestAStopLooksForEscapeesOnce: a stopped submission's escapees (SPEC §4:
+// processes that left its group) are looked for once, after its group is
+// gone; nothing of it is left to start more. Each look reads every
+// process's environment, and a thousand stops (quit, close --all) looked
+// twice each.
+func TestAStopLooksForEscapeesOnce(t *testing.T) {
+	f, _ := runner.Lookup(runner.Local)
+	lr, err := f(runner.Settings{Environ: os.Environ(), Grace: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &escapeeCounter{Runner: lr}
+	s := newTestSupervisor(t, "sleep 30", func(c *Config) { c.Runner = r })
+	ids := []string{spawn(t, s, "a"), spawn(t, s, "b")}
+	if _, err := s.CloseMany(t.Context(), proto.CloseManyRequest{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if d := waitFinal(t, s, id); d.Status != proto.StatusClosed {
+			t.Fatalf("%s: %s", id, d.Status)
+		}
+	}
+	if got := r.calls.Load(); got != int64(len(ids)) {
+		t.Fatalf("%d stopped submissions looked for escapees %d times, want once each", len(ids), got)
 	}
 }

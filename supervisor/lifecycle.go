@@ -200,7 +200,8 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 	if err := s.terminate(sub, p); err != nil {
 		notes = append(notes, err.Error())
 	}
-	if sub.stopRequested() {
+	stopped := sub.stopRequested()
+	if stopped {
 		// processes that left the group would keep the pipes open and
 		// outlive the interrupt
 		if n := p.TerminateEscapees(s.cfg.Grace, s.cut); n > 0 {
@@ -219,6 +220,14 @@ func (s *Supervisor) run(a *agent, sub *submission, p *proc) {
 		notes = append(notes, "log file: "+err.Error())
 	}
 	s.endSubmission(a, sub, p, strings.Join(notes, "; "), "")
+	// A stopped submission's escapees were ended above, once its group was
+	// gone: nothing of it is left to start more, and one more scan of
+	// every process's environment is spared (at a thousand stops, the
+	// host's work).
+	if stopped {
+		sub.out.Release()
+		return
+	}
 	if n := p.TerminateEscapees(s.cfg.Grace, s.cut); n > 0 {
 		// left the group and the pipes before the main process exited
 		s.journal.Write(journal.Event{Event: "leftovers_terminated", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,

@@ -152,22 +152,20 @@ func (c *subCgroup) populated() bool { return c != nil && c.g.Populated() }
 // SIGTERM (and SIGCONT) to each, then, after grace or once cut is closed,
 // SIGKILL to all the cgroup holds (cgroup.kill) and to the group; it
 // removes c once empty. It returns when nothing is left, or with an
-// error naming what survived SIGKILL for killWait.
-func (c *subCgroup) terminate(pgid int, grace time.Duration, cut <-chan struct{}) error {
-	gone := func() bool { return !c.g.Populated() && !groupAlive(pgid) }
-	if !gone() {
+// error naming what survived SIGKILL for killWait. Every member of the
+// group is in c, so an empty c leaves only the group's leader to be
+// reaped, which leader (closed then; nil: not known) says without a look
+// at /proc (waitGroupGone).
+func (c *subCgroup) terminate(pgid int, grace time.Duration, cut, leader <-chan struct{}) error {
+	if c.g.Populated() || groupAlive(pgid) {
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		_ = syscall.Kill(-pgid, syscall.SIGCONT)
 		c.g.Signal(syscall.SIGTERM)
 		c.g.Signal(syscall.SIGCONT)
-		if !pollUntil(gone, grace, cut) {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			if err := c.g.Kill(killWait); err != nil {
-				return err
-			}
-			if !waitGroupGone(pgid, killWait, nil) {
-				return fmt.Errorf("process group %d survived SIGKILL for %s", pgid, killWait)
-			}
+		deadline := time.Now().Add(grace)
+		empty := pollUntil(func() bool { return !c.g.Populated() }, grace, cut)
+		if !empty || !waitGroupGone(pgid, max(time.Until(deadline), killWait), cut, leader) {
+			return c.kill(pgid, leader)
 		}
 	}
 	c.remove()
@@ -177,13 +175,14 @@ func (c *subCgroup) terminate(pgid int, grace time.Duration, cut <-chan struct{}
 // kill ends every process of c and of process group pgid with SIGKILL at
 // once (cgroup.kill, or each pid of cgroup.procs), with no SIGTERM first,
 // and removes c once empty. It returns when nothing is left, or with an
-// error naming what survived SIGKILL for killWait.
-func (c *subCgroup) kill(pgid int) error {
+// error naming what survived SIGKILL for killWait; leader is as for
+// terminate.
+func (c *subCgroup) kill(pgid int, leader <-chan struct{}) error {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	if err := c.g.Kill(killWait); err != nil {
 		return err
 	}
-	if !waitGroupGone(pgid, killWait, nil) {
+	if !waitGroupGone(pgid, killWait, nil, leader) {
 		return fmt.Errorf("process group %d survived SIGKILL for %s", pgid, killWait)
 	}
 	c.remove()

@@ -45,7 +45,7 @@ func Orphans(leftovers []Leftover) []Leftover {
 // naming the group when it survived SIGKILL.
 func TerminateOrphan(o Leftover, grace time.Duration, cut <-chan struct{}) (escaped int, err error) {
 	if o.PGID > 0 && groupHolds(o.PGID, o.SubmissionID) {
-		err = terminateGroup(o.PGID, grace, cut)
+		err = terminateGroup(o.PGID, grace, cut, nil)
 	}
 	return terminateEscapees(o.SubmissionID, grace, cut), err
 }

@@ -304,13 +304,14 @@ func (p *process) Exit() runner.Exit {
 // of its cgroup, is alive.
 func (p *process) Lingers() bool { return groupAlive(p.pgid) || p.cg.populated() }
 
-// Terminate ends the process group (terminateGroup), and the whole cgroup
-// where it has one (subCgroup.terminate).
+// Terminate ends the process group (terminateGroup), whose leader is the
+// main process, and the whole cgroup where it has one
+// (subCgroup.terminate).
 func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
 	if p.cg != nil {
-		return p.cg.terminate(p.pgid, grace, cut)
+		return p.cg.terminate(p.pgid, grace, cut, p.exited)
 	}
-	return terminateGroup(p.pgid, grace, cut)
+	return terminateGroup(p.pgid, grace, cut, p.exited)
 }
 
 // Kill ends the process group with SIGKILL at once (killGroup), and the
@@ -318,9 +319,9 @@ func (p *process) Terminate(grace time.Duration, cut <-chan struct{}) error {
 // group does not outlive a kill either.
 func (p *process) Kill() error {
 	if p.cg != nil {
-		return p.cg.kill(p.pgid)
+		return p.cg.kill(p.pgid, p.exited)
 	}
-	return killGroup(p.pgid)
+	return killGroup(p.pgid, p.exited)
 }
 
 // TerminateEscapees ends the processes that left the group but carry the
@@ -337,39 +338,57 @@ func (p *process) Place() runner.Place { return runner.Place{PGID: p.pgid} }
 // SIGKILL after grace (or once cut is closed: the engine's SkipGrace) if any
 // member is still alive. It returns when no
 // process of the group is left, or after killWait past the SIGKILL with an
-// error naming the survivors' group.
+// error naming the survivors' group. leader, when not nil, is closed once
+// the group's leader (a submission's main process) has been reaped.
 //
 // The group is signalled without asking /proc first (a group of zombies
 // takes the signal harmlessly), so that a thousand groups ended at once
 // are all signalled at once, then waited for together (GroupMembers).
-func terminateGroup(pgid int, grace time.Duration, cut <-chan struct{}) error {
+func terminateGroup(pgid int, grace time.Duration, cut, leader <-chan struct{}) error {
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); errors.Is(err, syscall.ESRCH) {
 		return nil
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
-	if waitGroupGone(pgid, grace, cut) {
+	if waitGroupGone(pgid, grace, cut, leader) {
 		return nil
 	}
-	return killGroup(pgid)
+	return killGroup(pgid, leader)
 }
 
 // killGroup sends SIGKILL to every process of group pgid and returns when
 // none is left, or after killWait with an error naming the survivors'
-// group.
-func killGroup(pgid int) error {
+// group; leader is as for waitGroupGone.
+func killGroup(pgid int, leader <-chan struct{}) error {
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
 		return nil
 	}
-	if waitGroupGone(pgid, killWait, nil) {
+	if waitGroupGone(pgid, killWait, nil, leader) {
 		return nil
 	}
 	return fmt.Errorf("process group %d survived SIGKILL for %s", pgid, killWait)
 }
 
-// waitGroupGone polls until group pgid has no live member, d has passed or
-// cut is closed, and reports whether the group is gone.
-func waitGroupGone(pgid int, d time.Duration, cut <-chan struct{}) bool {
-	return pollUntil(func() bool { return !groupAlive(pgid) }, d, cut)
+// waitGroupGone waits until group pgid has no live member, d has passed or
+// cut is closed, and reports whether the group is gone. While leader (nil:
+// not known) is open the group lives, its leader does: that is waited for
+// without a look at /proc, which at a thousand groups ended together
+// (quit, close --all) was the most of the host's work, each look reading
+// every process's stat. Then it polls (groupAlive), which a group whose
+// leader was its only member answers with one kill(2).
+func waitGroupGone(pgid int, d time.Duration, cut, leader <-chan struct{}) bool {
+	deadline := time.Now().Add(d)
+	if leader != nil {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-leader:
+		case <-cut:
+			return false
+		case <-t.C:
+			return false
+		}
+	}
+	return pollUntil(func() bool { return !groupAlive(pgid) }, time.Until(deadline), cut)
 }
 
 // pollUntil checks done every 1 ms, backing off to 10 ms, until it holds, d

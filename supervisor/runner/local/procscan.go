@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // Scans of /proc shared by every caller that asks at once. Ending a
@@ -18,13 +19,23 @@ import (
 // sharedScan runs scan for the callers of get, one run at a time: a
 // caller gets the result of a run that started after it called (never
 // one begun before, which could miss what the caller just caused), and
-// every caller that arrives while a run is under way shares the next one.
+// every caller that arrives while a run is under way, or waits to start,
+// shares the next one. A run starts no sooner than twice the previous
+// one's duration after it ended (scanGap), so that callers arriving one
+// after another (a thousand submissions ending at once, each at its own
+// moment) share few runs: scanning takes at most a third of the time,
+// which on a loaded machine was the most of the host's work at quit.
 type sharedScan[T any] struct {
 	scan    func() T
 	mu      sync.Mutex
-	busy    bool        // a run is under way
+	busy    bool        // a run is under way or waits to start
 	pending *scanRun[T] // the next run, joined by callers, started when busy ends
+	lastEnd time.Time   // when the previous run ended
+	lastDur time.Duration
 }
+
+// scanGap is how long after a run of duration d the next may start.
+func scanGap(d time.Duration) time.Duration { return 2 * d }
 
 type scanRun[T any] struct {
 	done   chan struct{}
@@ -48,15 +59,25 @@ func (s *sharedScan[T]) get() T {
 	return r.val
 }
 
-// startLocked runs the pending run in a goroutine of its own, then the
-// one that callers joined meanwhile, if any. Call with mu held.
+// startLocked runs the pending run in a goroutine of its own, once the
+// gap after the previous run has passed (callers join it meanwhile), then
+// the one that callers joined while it ran, if any. Call with mu held.
 func (s *sharedScan[T]) startLocked() {
-	r := s.pending
-	s.pending, s.busy = nil, true
+	s.busy = true
+	wait := scanGap(s.lastDur) - time.Since(s.lastEnd)
 	go func() {
+		if wait > 0 {
+			time.Sleep(wait)
+		}
+		s.mu.Lock()
+		r := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		start := time.Now()
 		r.val = s.scan()
 		close(r.done)
 		s.mu.Lock()
+		s.lastEnd, s.lastDur = time.Now(), time.Since(start)
 		s.busy = false
 		if s.pending != nil {
 			s.startLocked()

@@ -58,3 +58,46 @@ func TestSharedScanJoinsCallers(t *testing.T) {
 		t.Errorf("%d scans for 1 + %d callers; callers that arrive together share one", total, callers)
 	}
 }
+
+// TestSharedScanSpacesItsRuns: callers arriving one after another share
+// runs that start no sooner than twice the previous run's duration after
+// it ended (at most a third of the time scanning), and each still gets a
+// run that began after it asked.
+func TestSharedScanSpacesItsRuns(t *testing.T) {
+	type run struct{ start, end time.Time }
+	var mu sync.Mutex
+	var runs []run
+	s := sharedScan[time.Time]{scan: func() time.Time {
+		r := run{start: time.Now()}
+		time.Sleep(5 * time.Millisecond)
+		r.end = time.Now()
+		mu.Lock()
+		runs = append(runs, r)
+		mu.Unlock()
+		return r.start
+	}}
+	const callers = 40
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		asked := time.Now()
+		go func() {
+			defer wg.Done()
+			if began := s.get(); began.Before(asked) {
+				t.Errorf("a caller got a run that began %v before it asked", asked.Sub(began))
+			}
+		}()
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(runs); i++ {
+		if gap, prev := runs[i].start.Sub(runs[i-1].end), runs[i-1].end.Sub(runs[i-1].start); gap < 2*prev {
+			t.Errorf("run %d began %v after run %d, which took %v: want twice that", i+1, gap, i, prev)
+		}
+	}
+	if len(runs) >= callers {
+		t.Errorf("%d callers got %d runs", callers, len(runs))
+	}
+}
