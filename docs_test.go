@@ -188,3 +188,55 @@ func TestDocAnchors(t *testing.T) {
 		t.Errorf("a line in a code block made an anchor: %v", got)
 	}
 }
+
+// TestREADMECommands keeps README's two commands what they promise: the
+// first runs the dashboard, the second is exactly the test command that
+// CI (.ci/run) runs, so a newcomer's run of the tests is CI's.
+func TestREADMECommands(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "\n## Two commands\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Two commands" section`)
+	}
+	_, block, ok := strings.Cut(rest, "```sh\n")
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
+		t.Fatal(`README.md's "Two commands" has no sh code block`)
+	}
+	var cmds []string
+	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, _, _ := strings.Cut(l, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if len(cmds) != 2 || cmds[0] != "go run ." || !strings.HasPrefix(cmds[1], "go test ") {
+		t.Fatalf("README.md's two commands are %q; want go run . and the test command", cmds)
+	}
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(ci), "\n") {
+		l = strings.TrimSpace(l)
+		if l == cmds[1] || strings.HasPrefix(l, cmds[1]+" ") {
+			return
+		}
+	}
+	t.Errorf(".ci/run does not run README.md's test command %q", cmds[1])
+}
+
+// TestREADMEShort keeps README.md a front door: what subdash is, how to
+// start, a tour and the keys; the rest belongs in a page of docs/.
+func TestREADMEShort(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(raw), "\n"); n > 200 {
+		t.Errorf("README.md has %d lines, more than 200: move the detail to its page of docs/ and link to it", n)
+	}
+}

@@ -6,7 +6,7 @@ package main
 // whose package initialisation costs every process of this binary about
 // +16 MB RSS and +7 ms start-up, so the default build leaves it out and
 // `subdash ctl`, `subdash agent`, viewers and local hosts stay as light as
-// they were (README: Running subagents on Kubernetes; BENCHMARKS.md).
+// they were (docs/kubernetes.md; BENCHMARKS.md).
 
 import (
 	"github.com/subdash/subdash/supervisor/runner"

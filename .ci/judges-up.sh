@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # judges-up.sh [DIR]: what the tests that check subdash against suites it
-# did not write need (README's Development, "The judges"):
+# did not write need (docs/codebase.md, "The judges"):
 #   - Debian's unicode-data (/usr/share/unicode: emoji-test.txt,
 #     GraphemeBreakTest.txt) for termtext's TestUnicodeCorpora;
 #   - the MCP conformance suite and Node.js 22, which it needs, both

@@ -20,7 +20,7 @@
 // attach, ctl, socket, hosts, records, mcp, approvals, attention, failures,
 // exit, kube, presets), a judge replaying tests we did not write
 // (memo_collab: Memo's collab tests; sdk_goldens: the MCP Go SDK's
-// conformance files; README's Development) or a benchmark (bench_*, run with SUBDASH_BENCH=1 or
+// conformance files; docs/codebase.md) or a benchmark (bench_*, run with SUBDASH_BENCH=1 or
 // -bench; BENCHMARKS.md gives the commands). Waits poll the screen or the
 // socket with a deadline, never sleep and hope.
 //

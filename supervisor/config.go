@@ -487,7 +487,7 @@ func resolveRunner(c *Config, o Options) error {
 			c.Notes = append(c.Notes, "--runner kubernetes: the built-in agent runs as `subdash agent` from the PATH of --kube-image (this host's binary is not in the pods): put a static subdash (CGO_ENABLED=0 go build) on the image's PATH, or give --command or --preset")
 		}
 		if _, ok := runner.Lookup(name); !ok {
-			return fmt.Errorf("this subdash binary was built without the Kubernetes runner; build it with `go build -tags kube` (README: Running subagents on Kubernetes)")
+			return fmt.Errorf("this subdash binary was built without the Kubernetes runner; build it with `go build -tags kube` (docs/kubernetes.md)")
 		}
 		return nil
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// The /v1 wire stays additive (SPEC §6, README): a JSON name once sent is
+// The /v1 wire stays additive (SPEC §6, docs/automation.md): a JSON name once sent is
 // never renamed or dropped. testdata/wire.golden lists, for every route and
 // event, the JSON names of its answer: the answer type filled in whole
 // (every optional field set), flattened to paths ("logs.runs_dir",

@@ -19,7 +19,7 @@ import (
 // (packages/core/src/tools/tools/collab.ts) with its schemas, strict, its
 // results (JSON indented by two spaces, as JSON.stringify(v, null, 2)
 // writes it) and its error texts ("<tool> failed: <message>"). Where
-// subdash differs the README says so: the agents are child processes, no
+// subdash differs docs/tree.md says so: the agents are child processes, no
 // conversation is forked, and wait_agent's result carries the mailbox
 // items that Memo hands to the model's next request.
 

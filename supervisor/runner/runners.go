@@ -74,7 +74,7 @@ var (
 // Register makes --runner name available. The engine registers the local
 // runner; the Kubernetes runner registers itself from a file of package
 // main built with -tags kube, so that binaries without it do not carry
-// client-go (README: Running subagents on Kubernetes).
+// client-go (docs/kubernetes.md).
 func Register(name string, f Factory) {
 	factoriesMu.Lock()
 	defer factoriesMu.Unlock()

@@ -31,14 +31,14 @@ func (r *Runner) check(ctx context.Context) error {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("--runner kubernetes: namespace %q does not exist; create it (kubectl create namespace %s) or pass another --kube-namespace", r.ns, r.ns)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("--runner kubernetes: not allowed to create pods in namespace %q: %v; grant the host the Role in README (Running subagents on Kubernetes)", r.ns, apiMessage(err))
+		return fmt.Errorf("--runner kubernetes: not allowed to create pods in namespace %q: %v; grant the host the Role in docs/kubernetes.md", r.ns, apiMessage(err))
 	default:
 		return fmt.Errorf("--runner kubernetes: cannot create pods in namespace %q: %v", r.ns, apiMessage(err))
 	}
 	for _, need := range requiredAccess {
 		ok, known := r.allowed(ctx, need)
 		if known && !ok {
-			return fmt.Errorf("--runner kubernetes: not allowed to %s %s in namespace %q; grant the host the Role in README (Running subagents on Kubernetes)", need.verb, need.resource, r.ns)
+			return fmt.Errorf("--runner kubernetes: not allowed to %s %s in namespace %q; grant the host the Role in docs/kubernetes.md", need.verb, need.resource, r.ns)
 		}
 	}
 	return nil
@@ -47,7 +47,7 @@ func (r *Runner) check(ctx context.Context) error {
 // access is one verb on one resource of the core group.
 type access struct{ verb, resource, sub string }
 
-// requiredAccess is what the host does in its namespace; README's Role
+// requiredAccess is what the host does in its namespace; docs/kubernetes.md's Role
 // grants exactly these (pods: create, get, list, watch, patch, delete;
 // pods/exec: create).
 var requiredAccess = []access{
