@@ -14,9 +14,9 @@ import (
 	"github.com/subdash/subdash/internal/testkit"
 )
 
-// The renderer's benchmark of BENCHMARKS.md ("Bubble Tea v2: keys, bytes
-// and CPU"): how soon a key shows, what a flood costs, and how many bytes
-// the dashboard writes to its terminal.
+// The renderer's benchmark of BENCHMARKS.md ("A key answered", "Four
+// agents flooding", "Bytes to the terminal"): how soon a key shows, what a
+// flood costs, and how many bytes the dashboard writes to its terminal.
 //
 //	SUBDASH_BENCH=1 SUBDASH_BENCH_VARIANTS='v1=/tmp/subdash-v1;v2=' \
 //	    go test -run 'TestBenchRender$' -count=1 -v -timeout 60m ./e2e/
