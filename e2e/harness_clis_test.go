@@ -34,7 +34,7 @@ func fakeCLIPath() string { return filepath.Join(repoRoot, "testdata", "fakecli"
 // server; it skips the test when any of them is missing.
 func realCLI(t *testing.T, cli, server string) (bin, stubs string) {
 	t.Helper()
-	stubs = filepath.Join(repoRoot, "..", "shared", "tools", "agent-clis")
+	stubs = stubsDir()
 	root := os.Getenv("AGENTCLI_ROOT")
 	if root == "" {
 		t.Skipf("AGENTCLI_ROOT is not set: the real %s CLI is not installed (%s/install.sh)", cli, stubs)
@@ -47,6 +47,27 @@ func realCLI(t *testing.T, cli, server string) (bin, stubs string) {
 		t.Skipf("the fake model server %s is not at %s", server, stubs)
 	}
 	return bin, stubs
+}
+
+// stubsDir is the folder of the fake model servers: $AGENTCLI_STUBS, else
+// shared/tools/agent-clis beside the repository (a checkout), or beside
+// the folder of its worktrees (a worktree under <root>/wt/<name>).
+func stubsDir() string {
+	if d := os.Getenv("AGENTCLI_STUBS"); d != "" {
+		return d
+	}
+	near := filepath.Join(repoRoot, "..", "shared", "tools", "agent-clis")
+	if _, err := os.Stat(near); err != nil {
+		if far := filepath.Join(repoRoot, "..", "..", "shared", "tools", "agent-clis"); dirExists(far) {
+			return far
+		}
+	}
+	return near
+}
+
+func dirExists(d string) bool {
+	fi, err := os.Stat(d)
+	return err == nil && fi.IsDir()
 }
 
 // startStub starts the fake model server script of the folder dir on a

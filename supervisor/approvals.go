@@ -29,6 +29,9 @@ const DefaultDenyMessage = "The user denied this tool use."
 type approvals struct {
 	stdin   *steer.Stdin
 	session string // the CLI session the submission runs in
+	// reply sends the CLI the answer to request c (a decision of
+	// proto's, the message of a denial).
+	reply func(c transcript.ControlRequest, decision, message string)
 	// pending are the unanswered requests, oldest first.
 	pending []*approvalRequest
 	// answered says, for every request no longer pending, how it ended
@@ -56,7 +59,14 @@ func (s *Supervisor) newApprovalsLocked(a *agent, sub *submission) {
 	}
 	q.Write(transcript.ClaudeInitialize("subdash-init-" + sub.id))
 	_, session := a.preset.CommandFor(a.id, a.sessionID)
-	sub.appr = &approvals{stdin: q, session: session, answered: map[string]string{}}
+	sub.appr = &approvals{stdin: q, session: session, answered: map[string]string{},
+		reply: func(c transcript.ControlRequest, decision, message string) {
+			if decision == proto.DecisionDeny {
+				q.Write(transcript.ClaudeDeny(c, message))
+			} else {
+				q.Write(transcript.ClaudeAllow(c, decision == proto.DecisionAllowAlways))
+			}
+		}}
 	sub.tr.onControl = func(line []byte) { s.onControl(a, sub, line) }
 	if sub.steer == nil {
 		sub.tr.onFinal = q.Close // the CLI ends once its stdin closes
@@ -70,6 +80,9 @@ func (s *Supervisor) newApprovalsLocked(a *agent, sub *submission) {
 // and held until the child has read it. Errors: the message file cannot be
 // read.
 func (s *Supervisor) stdinFeed(a *agent, sub *submission) (func(io.WriteCloser), error) {
+	if sub.codex != nil {
+		return s.codexFeed(sub)
+	}
 	if sub.appr != nil {
 		b, err := os.ReadFile(sub.msgPath())
 		if err != nil {
@@ -93,32 +106,44 @@ func (s *Supervisor) stdinFeed(a *agent, sub *submission) (func(io.WriteCloser),
 }
 
 // onControl handles a control line of sub's CLI: a can_use_tool request
-// becomes pending (or is answered at once: allowed when an earlier "allow
-// always" covers its tool, denied when the submission is being stopped); a
-// cancellation withdraws a pending request.
+// becomes pending (approvalRequested); a cancellation withdraws a pending
+// request.
 func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 	c, ok := transcript.ParseClaudeControl(line)
 	if !ok || c.RequestID == "" {
 		return
 	}
-	ap := sub.appr
 	if c.Type == "control_cancel_request" {
-		s.mu.Lock()
-		r := ap.takeLocked(c.RequestID)
-		if r != nil {
-			ap.answered[c.RequestID] = "withdrawn by the agent CLI"
-		}
-		s.mu.Unlock()
-		if r != nil {
-			s.journal.Write(journal.Event{Event: "approval_withdrawn", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
-				RequestID: c.RequestID, Tool: r.req.Tool})
-			s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
-		}
+		s.approvalWithdrawn(a, sub, c.RequestID)
 		return
 	}
-	if c.Subtype != "can_use_tool" {
-		return
+	if c.Subtype == "can_use_tool" {
+		s.approvalRequested(a, sub, c)
 	}
+}
+
+// approvalWithdrawn records that the CLI withdrew the pending request rid
+// of sub.
+func (s *Supervisor) approvalWithdrawn(a *agent, sub *submission, rid string) {
+	ap := sub.appr
+	s.mu.Lock()
+	r := ap.takeLocked(rid)
+	if r != nil {
+		ap.answered[rid] = "withdrawn by the agent CLI"
+	}
+	s.mu.Unlock()
+	if r != nil {
+		s.journal.Write(journal.Event{Event: "approval_withdrawn", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+			RequestID: rid, Tool: r.req.Tool})
+		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true, Output: true})
+	}
+}
+
+// approvalRequested makes request c of sub's CLI pending, or answers it at
+// once: allowed when an earlier "allow always" covers its tool, denied
+// when the submission is being stopped.
+func (s *Supervisor) approvalRequested(a *agent, sub *submission, c transcript.ControlRequest) {
+	ap := sub.appr
 	s.mu.Lock()
 	stopping, always := sub.reason, a.alwaysAllowed[c.Tool]
 	var at *proto.Attention
@@ -252,11 +277,7 @@ func (s *Supervisor) findRequestLocked(a *agent, rid string) (*submission, *appr
 // answer writes the control_response for r on sub's stdin and records it
 // in the transcript and the journal.
 func (s *Supervisor) answer(a *agent, sub *submission, r *approvalRequest, decision, message, text string) {
-	if decision == proto.DecisionDeny {
-		sub.appr.stdin.Write(transcript.ClaudeDeny(r.req, message))
-	} else {
-		sub.appr.stdin.Write(transcript.ClaudeAllow(r.req, decision == proto.DecisionAllowAlways))
-	}
+	sub.appr.reply(r.req, decision, message)
 	sub.tr.add(transcript.Entry{Kind: transcript.KindApprovalAnswer, Tool: r.req.Tool, ID: r.req.RequestID,
 		Summary: r.req.Summary, Text: text, IsError: decision == proto.DecisionDeny})
 	s.journal.Write(journal.Event{Event: "approval_answered", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
@@ -324,7 +345,7 @@ func pendingLocked(a *agent) []proto.PendingApproval {
 }
 
 // errApprovalsPreset is the error for --approvals with what, a preset other
-// than claude or a plain command (SPEC §12).
+// than claude or codex, or a plain command (SPEC §12).
 func errApprovalsPreset(what string) error {
-	return fmt.Errorf("--approvals works with --preset claude only, not with %s: only claude has a headless approval channel; for codex exec use its sandbox and approval policy (--preset-args '--sandbox workspace-write', -c approval_policy=…), for gemini its --approval-mode", what)
+	return fmt.Errorf("--approvals works with --preset claude or codex only, not with %s: only they have a headless approval channel; for codex exec use its sandbox and approval policy (--preset-args '--sandbox workspace-write', -c approval_policy=…), for gemini its --approval-mode", what)
 }

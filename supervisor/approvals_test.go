@@ -238,12 +238,12 @@ func TestApprovalAllowAlwaysCarriesOver(t *testing.T) {
 	}
 }
 
-func TestApprovalsNeedTheClaudePreset(t *testing.T) {
+func TestApprovalsNeedTheClaudeOrCodexPreset(t *testing.T) {
 	st := t.TempDir()
-	for _, o := range []Options{{Command: "true", Approvals: true}, {Preset: "codex", Approvals: true}, {Preset: "gemini", Approvals: true}} {
+	for _, o := range []Options{{Command: "true", Approvals: true}, {Preset: "codex-exec", Approvals: true}, {Preset: "gemini", Approvals: true}} {
 		o.StateDir = st
 		_, err := Resolve(o, Environment{})
-		if err == nil || !strings.Contains(err.Error(), "--approvals works with --preset claude only") {
+		if err == nil || !strings.Contains(err.Error(), "--approvals works with --preset claude or codex only") {
 			t.Errorf("%+v: %v", o, err)
 		}
 	}

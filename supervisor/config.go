@@ -393,16 +393,16 @@ func resolveCommand(c *Config, o Options, env Environment) error {
 		if err != nil {
 			return err
 		}
-		if o.Approvals && p.Name != "claude" {
+		if o.Approvals && p.Name != "claude" && !p.isCodexApp() {
 			return errApprovalsPreset("--preset " + p.Name)
 		}
 		p.Approvals = o.Approvals
 		c.Preset = p
 		c.Command = p.Describe()
 		c.CommandSource = SourcePreset
-		if p.Name != "builtin" && !inPods(o) { // in a pod, the image's PATH decides
-			if _, err := env.LookPath(p.Name); err != nil {
-				c.Warnings = append(c.Warnings, fmt.Sprintf("--preset %s: %s is not on PATH, so every agent will fail (exit 127); install it, or pick another --preset or --command", p.Name, p.Name))
+		if cli := p.CLI(); cli != "" && !inPods(o) { // in a pod, the image's PATH decides
+			if _, err := env.LookPath(cli); err != nil {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("--preset %s: %s is not on PATH, so every agent will fail (exit 127); install it, or pick another --preset or --command", p.Name, cli))
 			}
 		}
 		return nil

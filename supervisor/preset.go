@@ -18,20 +18,22 @@ type Preset struct {
 	// Name is one of the names of Presets.
 	Name string
 	// Args are the --preset-args, appended to the CLI's arguments (before
-	// codex's "resume <thread> -", as codex wants its exec flags first).
+	// codex exec's "resume <thread> -", as codex wants its exec flags
+	// first).
 	Args string
 	// Format is the CLI's machine-readable output format, "" for plain text.
 	Format string
 	// Approvals relays the CLI's tool permission requests to a person
-	// (--approvals, SPEC §12; claude only): the claude command gets
-	// ApprovalArgs, and stdin carries stream-json until the final result.
+	// (--approvals, SPEC §12; claude and codex): the claude command gets
+	// ApprovalArgs, and stdin carries stream-json until the final result;
+	// codex's threads keep the approval policy of the user's codex config.
 	Approvals bool
 	// executable is this binary's path, for the builtin preset.
 	executable string
 }
 
 // Presets lists the preset names of SPEC §8.
-var Presets = []string{"claude", "codex", "gemini", "memo", "builtin"}
+var Presets = []string{"claude", "codex", "codex-exec", "gemini", "memo", "builtin"}
 
 // LookupPreset returns the preset called name with extra CLI arguments args.
 // An unknown name is an error listing the known ones.
@@ -40,6 +42,8 @@ func LookupPreset(name, args, executable string) (*Preset, error) {
 	switch p.Name {
 	case "claude", "codex", "gemini", "memo":
 		p.Format = p.Name
+	case "codex-exec":
+		p.Format = "codex"
 	case "builtin":
 	default:
 		known := append([]string(nil), Presets...)
@@ -73,11 +77,13 @@ func (p *Preset) Describe() string {
 
 // CommandFor returns the shell command line for a submission of the agent
 // agentID. session is the agent's established session (claude/gemini: the
-// agent id once a run has started it; codex: the thread id read from
-// thread.started; memo: the id of the session its latest run wrote in the
-// agent's own MEMO_HOME, which --prev continues); "" starts a new session.
-// It also returns the session id the command will establish ("" when
-// unknown until the CLI says so).
+// agent id once a run has started it; codex: the thread id of its
+// app-server's thread/start, or of codex exec's thread.started; memo: the
+// id of the session its latest run wrote in the agent's own MEMO_HOME,
+// which --prev continues); "" starts a new session. It also returns the
+// session id the command will establish ("" when unknown until the CLI
+// says so). The codex app-server's command is the same for both: the
+// thread goes in its thread/resume request (codex.go).
 func (p *Preset) CommandFor(agentID, session string) (cmd, sessionID string) {
 	extra := ""
 	if p.Args != "" {
@@ -100,6 +106,8 @@ func (p *Preset) CommandFor(agentID, session string) (cmd, sessionID string) {
 		}
 		return `gemini -p "" --output-format stream-json --session-id ` + shellQuote(agentID) + extra, agentID
 	case "codex":
+		return "codex app-server" + extra, session
+	case "codex-exec":
 		if session != "" {
 			return "codex exec --json --skip-git-repo-check" + extra + " resume " + shellQuote(session) + " -", session
 		}
@@ -112,6 +120,18 @@ func (p *Preset) CommandFor(agentID, session string) (cmd, sessionID string) {
 	default: // builtin
 		return BuiltinCommand(p.executable) + extra, ""
 	}
+}
+
+// CLI returns the name of the preset's executable: codex for codex-exec,
+// "" for builtin.
+func (p *Preset) CLI() string {
+	switch p.Name {
+	case "codex-exec":
+		return "codex"
+	case "builtin":
+		return ""
+	}
+	return p.Name
 }
 
 // name returns p's name, "" for nil (a plain agent command).

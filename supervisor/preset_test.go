@@ -36,11 +36,15 @@ func presetSupervisor(t *testing.T, name string, edit ...func(*Config)) (*Superv
 	return s, log
 }
 
-// calls returns the argument lists the fake CLIs were run with, one per run.
+// calls returns the argument lists the fake CLIs were run with, one per
+// run (not the stdin lines they log).
 func calls(t *testing.T, log string) []string {
 	t.Helper()
 	var out []string
 	for _, line := range logLines(t, log) {
+		if strings.HasPrefix(line, "stdin\t") {
+			continue
+		}
 		f := strings.SplitN(line, "\t", 3)
 		out = append(out, f[0]+" "+f[1])
 	}
@@ -69,7 +73,8 @@ func TestPresetSessionContinuity(t *testing.T) {
 			"claude -p --output-format stream-json --verbose --resume AGENT --input-format stream-json --replay-user-messages", "STUB-REPLY #10", "STUB-REPLY #12: saw 2 user message(s)", ""},
 		{"gemini", "gemini -p  --output-format stream-json --session-id AGENT",
 			"gemini -p  --output-format stream-json --resume AGENT", "STUB-REPLY #2", "STUB-REPLY #4: saw 2 user turn(s)", ""},
-		{"codex", "codex exec --json --skip-git-repo-check -",
+		{"codex", "codex app-server", "codex app-server", "FAKE: say hi", "FAKE: and again", "01a2514c-ccac-7f82-a68c-73e61de53adc"},
+		{"codex-exec", "codex exec --json --skip-git-repo-check -",
 			"codex exec --json --skip-git-repo-check resume 01a22c75-d518-7a43-8ad2-67959028ffd4 -", "STUB-REPLY #3", "STUB-REPLY #4: saw 3 user message(s)",
 			"01a22c75-d518-7a43-8ad2-67959028ffd4"},
 	} {
@@ -170,7 +175,7 @@ func TestPresetInterruptThenContinue(t *testing.T) {
 }
 
 func TestPresetTranscriptEntries(t *testing.T) {
-	s, _ := presetSupervisor(t, "codex")
+	s, _ := presetSupervisor(t, "codex-exec")
 	id := spawn(t, s, "tool use please")
 	d := waitFinal(t, s, id)
 	if d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #6: tool finished") {
@@ -217,7 +222,8 @@ func newTestSupervisorTranscript(t *testing.T) (proto.TranscriptWindow, bool, er
 func TestPresetCommands(t *testing.T) {
 	for _, c := range []struct{ name, args, session, want string }{
 		{"claude", "--model opus", "", "claude -p --output-format stream-json --verbose --session-id A --input-format stream-json --replay-user-messages --model opus"},
-		{"codex", "--model o4", "T", "codex exec --json --skip-git-repo-check --model o4 resume T -"},
+		{"codex", "--model o4", "T", "codex app-server --model o4"},
+		{"codex-exec", "--model o4", "T", "codex exec --json --skip-git-repo-check --model o4 resume T -"},
 		{"memo", "", "", "memo --dangerous"},
 		{"builtin", "--pace 1s", "", "/x/subdash agent --pace 1s"},
 	} {
@@ -290,7 +296,7 @@ func TestPresetUsageIsSummedOverSubmissions(t *testing.T) {
 // transcript view draws it, not the CLI's stream-json; raw, they are the
 // log's bytes.
 func TestLogsOfAPresetAreItsTranscript(t *testing.T) {
-	for _, name := range []string{"claude", "codex", "gemini"} {
+	for _, name := range []string{"claude", "codex", "codex-exec", "gemini"} {
 		t.Run(name, func(t *testing.T) {
 			s, _ := presetSupervisor(t, name)
 			id := spawn(t, s, "say hi")
@@ -309,11 +315,11 @@ func TestLogsOfAPresetAreItsTranscript(t *testing.T) {
 			for _, e := range w.Entries {
 				want.WriteString(e.Display().Text() + "\n")
 			}
-			if text != want.String() || strings.Contains(text, `{"`) || !strings.Contains(text, "STUB-REPLY") {
+			if text != want.String() || strings.Contains(text, `{"`) || !strings.Contains(text, "STUB-REPLY") && !strings.Contains(text, "FAKE: say hi") {
 				t.Fatalf("logs:\n%s\nwant the transcript as drawn:\n%s", text, want.String())
 			}
 			var raw strings.Builder
-			if err := s.WriteLogs(t.Context(), &raw, id, 0, true); err != nil || !strings.Contains(raw.String(), `{"type":`) {
+			if err := s.WriteLogs(t.Context(), &raw, id, 0, true); err != nil || !strings.Contains(raw.String(), `{"type":`) && !strings.Contains(raw.String(), `{"method":`) {
 				t.Fatalf("raw logs: %v %.200q", err, raw.String())
 			}
 		})

@@ -104,7 +104,7 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 			exe = p.Executable
 		}
 		if lp, err := LookupPreset(p.Name, p.Args, exe); err == nil {
-			lp.Approvals = p.Approvals && lp.Name == "claude"
+			lp.Approvals = p.Approvals && (lp.Name == "claude" || lp.isCodexApp())
 			a.preset = lp
 			if lp.isMemo() && a.runner == runner.Local {
 				a.home = p.Home

@@ -365,7 +365,7 @@ func checkCLI(a *agent, dir string, env []string) error {
 		}
 		return nil
 	case p != nil:
-		name, what = p.Name, "the "+p.Name+" preset"
+		name, what = p.CLI(), "the "+p.Name+" preset"
 	default:
 		f := strings.Fields(a.command)
 		if len(f) == 0 || strings.ContainsAny(f[0], "=$`'\"\\;|&<>(){}*?[]~") {

@@ -404,7 +404,8 @@ func TestRestoredAgentKeepsItsCommand(t *testing.T) {
 
 // TestRestoredPresetContinuesTheConversation: with the fake claude and
 // codex CLIs, an agent restored by a new host continues its session
-// (claude --resume <agent id>, codex exec resume <thread id>).
+// (claude --resume <agent id>, the app-server's thread/resume of its
+// thread, codex exec resume <thread id>).
 func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 	fake, err := filepath.Abs("../testdata/fakecli")
 	if err != nil {
@@ -412,7 +413,8 @@ func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 	}
 	for _, c := range []struct{ preset, again, answer string }{
 		{"claude", "claude -p --output-format stream-json --verbose --resume AGENT --input-format stream-json --replay-user-messages", "STUB-REPLY #12: saw 2 user message(s)"},
-		{"codex", "codex exec --json --skip-git-repo-check resume 01a22c75-d518-7a43-8ad2-67959028ffd4 -", ""},
+		{"codex", "codex app-server", "FAKE: and again"},
+		{"codex-exec", "codex exec --json --skip-git-repo-check resume 01a22c75-d518-7a43-8ad2-67959028ffd4 -", ""},
 	} {
 		t.Run(c.preset, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "calls.log")
@@ -442,7 +444,7 @@ func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 			for _, e := range w.Entries {
 				said = append(said, e.Text)
 			}
-			if first := strings.Join(said, "\n"); !strings.Contains(first, "STUB-REPLY") {
+			if first := strings.Join(said, "\n"); !strings.Contains(first, "STUB-REPLY") && !strings.Contains(first, "FAKE: hello") {
 				t.Errorf("the transcript read back lacks the answer: %q", first)
 			}
 			if _, err := s2.Send(t.Context(), id, "and again", false); err != nil {

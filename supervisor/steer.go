@@ -32,9 +32,10 @@ type steering struct {
 // output gives each its receipt.
 
 // steerable reports whether agent a takes messages while it runs: the
-// built-in agent (the default agent or --preset builtin).
+// built-in agent (the default agent or --preset builtin), the claude and
+// codex presets.
 func steerable(a *agent) bool {
-	return a.builtin || a.preset != nil && (a.preset.Name == "builtin" || a.preset.Name == "claude")
+	return a.builtin || a.preset != nil && (a.preset.Name == "builtin" || a.preset.Name == "claude" || a.preset.isCodexApp())
 }
 
 // steerSetupLocked readies sub of a steerable agent: a book, an open
@@ -42,6 +43,10 @@ func steerable(a *agent) bool {
 // lines. Call with s.mu held, before sub.out is made from opt.
 func (s *Supervisor) steerSetupLocked(a *agent, sub *submission, opt *output.Options) {
 	if !steerable(a) {
+		return
+	}
+	if a.preset.isCodexApp() { // the app-server's driver gives the receipts
+		s.codexSetupLocked(a, sub, opt)
 		return
 	}
 	sub.steer = &steering{book: &steer.Book{}, stdin: steer.NewStdin(), msgs: map[string]*Message{}}
@@ -254,8 +259,12 @@ func (s *Supervisor) steerMessage(ctx context.Context, id string, m *Message) (p
 		sub := a.running
 		mid := uuid.NewString()
 		now := time.Now()
-		written := sub.steer.book.Add(mid, sub.seq, m.head, now) &&
-			sub.steer.stdin.Write(steer.UserLine(string(text), s.steerSessionLocked(a), mid))
+		written := sub.steer.book.Add(mid, sub.seq, m.head, now)
+		if written && sub.codex != nil {
+			written = sub.codex.Steer(mid, string(text))
+		} else if written {
+			written = sub.steer.stdin.Write(steer.UserLine(string(text), s.steerSessionLocked(a), mid))
+		}
 		if !written {
 			s.mu.Unlock()
 			return s.steerMissed(ctx, a, sub, mid, m, now)

@@ -75,6 +75,10 @@ func (s *Supervisor) cliInterrupted(sub *submission) bool {
 // steered from now on is queued, not written behind the interrupt. Call
 // with s.mu held (Steer writes stdin under it).
 func (s *Supervisor) interruptCLILocked(a *agent, sub *submission) bool {
+	if sub.codex != nil { // turn/interrupt, stdin closing at the turn's end
+		sub.steer.book.Close()
+		return sub.codex.Interrupt()
+	}
 	q := sub.stdinQueue()
 	if q == nil || a.preset.name() != "claude" {
 		return false

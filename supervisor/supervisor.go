@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/subdash/subdash/supervisor/appserver"
 	"github.com/subdash/subdash/supervisor/internal/budget"
 	"github.com/subdash/subdash/supervisor/internal/changes"
 	"github.com/subdash/subdash/supervisor/internal/journal"
@@ -199,6 +200,9 @@ type submission struct {
 	// steer: what it takes while it runs (SPEC §11); nil unless its agent
 	// takes messages while it runs.
 	steer *steering
+	// codex speaks to the app-server of a codex submission (codex.go); nil
+	// for any other.
+	codex *appserver.Driver
 	// memo is the run's Memo home and the session files it held at start
 	// (memo preset, local runner; set by launch); nil otherwise.
 	memo *memoRun
@@ -515,7 +519,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 	}
 	s.steerSetupLocked(a, sub, &opt)
 	sub.out = output.New(opt)
-	if a.preset.Structured() && a.preset.Approvals {
+	if a.preset.Structured() && a.preset.Approvals && sub.appr == nil {
 		s.newApprovalsLocked(a, sub)
 	}
 	a.subs = append(a.subs, sub)

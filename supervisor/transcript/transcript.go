@@ -1,5 +1,6 @@
 // Package transcript turns the machine-readable output of agent CLIs (claude
-// stream-json, codex exec --json, gemini stream-json, Memo's plain mode)
+// stream-json, codex app-server and exec --json, gemini stream-json, Memo's
+// plain mode)
 // into transcript entries and an outcome, one output line at a time, and
 // reads Memo's session files (ReadMemoSession).
 //
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/subdash/subdash/supervisor/appserver"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
@@ -28,7 +30,8 @@ const (
 	// FormatClaude is `claude -p --output-format stream-json --verbose`
 	// (with or without --include-partial-messages).
 	FormatClaude Format = "claude"
-	// FormatCodex is `codex exec --json`.
+	// FormatCodex is `codex app-server` (its JSON-RPC lines, codex_app.go)
+	// and `codex exec --json` (codex.go), told apart line by line.
 	FormatCodex Format = "codex"
 	// FormatGemini is `gemini -p "" --output-format stream-json`.
 	FormatGemini Format = "gemini"
@@ -212,6 +215,7 @@ type Parser struct {
 	// memo is the state of FormatMemo's text parse.
 	memo  memoState
 	inner innerState // claude's inner agents (claude_inner.go)
+	app   appState   // codex app-server's turns and tokens (codex_app.go)
 }
 
 type toolCall struct {
@@ -244,6 +248,9 @@ func (p *Parser) Line(line []byte) []Entry {
 	case FormatClaude:
 		return p.claudeLine(line)
 	case FormatCodex:
+		if m, ok := appserver.Decode(line); ok {
+			return p.codexAppLine(line, m)
+		}
 		return p.codexLine(line)
 	case FormatGemini:
 		return p.geminiLine(line)
