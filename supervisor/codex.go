@@ -36,7 +36,7 @@ func (s *Supervisor) codexSetupLocked(a *agent, sub *submission, opt *output.Opt
 	sub.steer = &steering{book: &steer.Book{}, stdin: q, msgs: map[string]*Message{}}
 	sub.codex = appserver.New(appserver.Config{MessageID: sub.id, ThreadID: a.sessionID,
 		Approvals: a.preset.Approvals, Version: buildVersion()}, q)
-	sub.tr.onResult = func() { s.steerResult(a, sub) } // a turn's end: stdin closes unless a steer waits
+	sub.tr.onResult = func() { s.codexTurnEnded(sub) }
 	parse := opt.RawLine
 	opt.RawLine = func(st runner.Stream, line []byte) {
 		parse(st, line)
@@ -49,6 +49,22 @@ func (s *Supervisor) codexSetupLocked(a *agent, sub *submission, opt *output.Opt
 			reply: func(c transcript.ControlRequest, decision, _ string) {
 				sub.codex.Answer(c.RequestID, codexDecision(decision))
 			}}
+	}
+}
+
+// codexTurnEnded closes the app-server's stdin at a turn's end when no
+// steered message waits for its receipt: the submission then ends (SPEC
+// §8). The driver gives every message its receipt, so no count of turns
+// stands in for one (steer.Book.Result's rule for claude).
+func (s *Supervisor) codexTurnEnded(sub *submission) {
+	s.mu.Lock()
+	closeNow := !sub.steer.book.Pending()
+	if closeNow {
+		sub.steer.book.Close()
+	}
+	s.mu.Unlock()
+	if closeNow {
+		sub.steer.stdin.Close()
 	}
 }
 

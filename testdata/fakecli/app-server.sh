@@ -70,6 +70,8 @@ begin() { # id clientId text: answer a turn/start and start its turn
 }
 idle() { # the lines between turns
 	case $line in
+	*'"method":"turn/start"'*'"text":"refuse'*)
+		out '{"error":{"code":-32600,"message":"the fake refuses this turn"},"id":'"$(rid "$line")"'}' ;;
 	*'"method":"turn/start"'*) run "$line" ;;
 	*'"method":"turn/steer"'*) out '{"error":{"code":-32600,"message":"no active turn to steer"},"id":'"$(rid "$line")"'}' ;;
 	esac
