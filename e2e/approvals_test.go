@@ -96,12 +96,12 @@ func TestApprovalsThroughCtl(t *testing.T) {
 	}
 }
 
-func TestApprovalsNeedClaude(t *testing.T) {
+func TestApprovalsNeedClaudeOrCodex(t *testing.T) {
 	w := newWorkspace(t)
-	for _, args := range [][]string{{"--preset", "codex"}, {"--command", "cat"}} {
+	for _, args := range [][]string{{"--preset", "codex-exec"}, {"--command", "cat"}} {
 		p := start(t, nil, append(append([]string{"serve", "--approvals"}, args...), w.flags()...)...)
 		code, stderr := p.wait(t)
-		if code == 0 || !strings.Contains(stderr, "--approvals works with --preset claude only") {
+		if code == 0 || !strings.Contains(stderr, "--approvals works with --preset claude or codex only") {
 			t.Errorf("serve --approvals %v: exit %d, %q", args, code, stderr)
 		}
 	}

@@ -11,53 +11,67 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// TestPresetThroughTheBinary runs `subdash serve --preset codex` with the
-// fake CLIs of testdata/fakecli first on PATH (they check their arguments
-// and replay the real CLIs' recordings) and drives it with ctl: the
-// follow-up resumes the thread the first run reported, list and wait show
-// that thread id, and last_output is the final answer, not JSON.
+// TestPresetThroughTheBinary runs `subdash serve --preset codex` (and
+// codex-exec) with the fake CLIs of testdata/fakecli first on PATH (they
+// check their arguments and replay the real CLIs' recordings) and drives
+// it with ctl: the follow-up resumes the thread the first run reported,
+// list and wait show that thread id, and last_output is the final answer,
+// not JSON.
 func TestPresetThroughTheBinary(t *testing.T) {
-	w := newWorkspace(t)
-	env, calls := fakeCLIs(t, w.base)
-	serveWith(t, w, env, "--preset", "codex")
+	for _, c := range []struct {
+		preset, thread, answer1, answer2, raw string
+		runs                                  []string
+	}{
+		{"codex", "01a2514c-ccac-7f82-a68c-73e61de53adc", "FAKE: say hi", "FAKE: and again", `{"method":"turn/started"`,
+			[]string{"codex\tapp-server\tsay hi", "codex\tapp-server\tand again"}},
+		{"codex-exec", "01a22c75-d518-7a43-8ad2-67959028ffd4", "STUB-REPLY #3", "STUB-REPLY #4: saw 3 user message(s)", `{"type":"thread.started"`,
+			[]string{"codex\texec --json --skip-git-repo-check -\tsay hi",
+				"codex\texec --json --skip-git-repo-check resume 01a22c75-d518-7a43-8ad2-67959028ffd4 -\tand again"}},
+	} {
+		t.Run(c.preset, func(t *testing.T) {
+			w := newWorkspace(t)
+			env, calls := fakeCLIs(t, w.base)
+			serveWith(t, w, env, "--preset", c.preset)
 
-	var sp proto.SpawnResult
-	ctlOK(t, w, &sp, "spawn", "say hi")
-	var wr proto.WaitResult
-	ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
-	const thread = "01a22c75-d518-7a43-8ad2-67959028ffd4"
-	d := wr.Details[sp.AgentID]
-	if d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #3") || d.SessionID != thread {
-		t.Fatalf("first run: %s %q session %q", d.Status, *d.LastOutput, d.SessionID)
-	}
-	ctlOK(t, w, nil, "send", sp.AgentID, "and again")
-	ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
-	if d := wr.Details[sp.AgentID]; d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, "STUB-REPLY #4: saw 3 user message(s)") {
-		t.Fatalf("follow-up: %s %q", d.Status, *d.LastOutput)
-	}
-	if out := ctlOK(t, w, nil, "list"); !strings.Contains(out, `"session_id": "`+thread+`"`) {
-		t.Fatalf("list lacks the thread id: %s", out)
-	}
-	// ctl logs prints what the agent said, as the transcript view draws
-	// it (SPEC §3 logs); --raw the CLI's JSON lines.
-	if out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1"); strings.Contains(out, `{"`) ||
-		!strings.Contains(out, "● thread "+thread) || !strings.Contains(out, "\nSTUB-REPLY #3") || !strings.Contains(out, "✓ result") {
-		t.Fatalf("logs is not the transcript as text:\n%s", out)
-	}
-	if out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1", "--raw"); !strings.Contains(out, `{"type":"thread.started"`) {
-		t.Fatalf("logs --raw is not the CLI's JSON lines:\n%s", out)
-	}
-	b, err := os.ReadFile(calls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Split(strings.TrimSpace(string(b)), "\n")
-	want := []string{
-		"codex\texec --json --skip-git-repo-check -\tsay hi",
-		"codex\texec --json --skip-git-repo-check resume " + thread + " -\tand again",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("the fake codex was run as\n%q\nwant\n%q", got, want)
+			var sp proto.SpawnResult
+			ctlOK(t, w, &sp, "spawn", "say hi")
+			var wr proto.WaitResult
+			ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
+			d := wr.Details[sp.AgentID]
+			if d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, c.answer1) || d.SessionID != c.thread {
+				t.Fatalf("first run: %s %q session %q", d.Status, *d.LastOutput, d.SessionID)
+			}
+			ctlOK(t, w, nil, "send", sp.AgentID, "and again")
+			ctlOK(t, w, &wr, "wait", sp.AgentID, "--timeout-ms", "60000")
+			if d := wr.Details[sp.AgentID]; d.Status != proto.StatusCompleted || !strings.HasPrefix(*d.LastOutput, c.answer2) {
+				t.Fatalf("follow-up: %s %q", d.Status, *d.LastOutput)
+			}
+			if out := ctlOK(t, w, nil, "list"); !strings.Contains(out, `"session_id": "`+c.thread+`"`) {
+				t.Fatalf("list lacks the thread id: %s", out)
+			}
+			// ctl logs prints what the agent said, as the transcript view draws
+			// it (SPEC §3 logs); --raw the CLI's JSON lines.
+			if out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1"); strings.Contains(out, `{"`) ||
+				!strings.Contains(out, "● thread "+c.thread) || !strings.Contains(out, "\n"+c.answer1) || !strings.Contains(out, "✓ result") {
+				t.Fatalf("logs is not the transcript as text:\n%s", out)
+			}
+			if out := ctlOK(t, w, nil, "logs", sp.AgentID, "--submission", "1", "--raw"); !strings.Contains(out, c.raw) {
+				t.Fatalf("logs --raw is not the CLI's JSON lines:\n%s", out)
+			}
+			b, err := os.ReadFile(calls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				if !strings.HasPrefix(l, "stdin\t") {
+					got = append(got, l)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(c.runs, "\n") {
+				t.Fatalf("the fake codex was run as\n%q\nwant\n%q", got, c.runs)
+			}
+		})
 	}
 }
 

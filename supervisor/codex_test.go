@@ -171,9 +171,8 @@ func TestCodexFailuresSayWhy(t *testing.T) {
 }
 
 // Without --approvals every thread runs with approvalPolicy "never"; with
-// it the thread keeps the user's policy and a command approval request is
-// pending until answered: allowed, the command runs; denied, codex reads
-// decline.
+// it "untrusted", and a command approval request is pending until
+// answered: allowed, the command runs; denied, codex reads decline.
 func TestCodexApprovals(t *testing.T) {
 	s, log := presetSupervisor(t, "codex")
 	id := spawn(t, s, "say hi")
@@ -200,8 +199,8 @@ func TestCodexApprovals(t *testing.T) {
 	if d := waitFinal(t, s, id); d.Status != proto.StatusCompleted || !exists(a) {
 		t.Fatalf("allowed: %s, A exists %v", d.Status, exists(a))
 	}
-	if th := stdinLines(t, log)[2]["params"].(map[string]any); th["approvalPolicy"] != nil {
-		t.Fatalf("thread/start params %v: with --approvals the user's policy holds", th)
+	if th := stdinLines(t, log)[2]["params"].(map[string]any); th["approvalPolicy"] != "untrusted" {
+		t.Fatalf("thread/start params %v: want approvalPolicy untrusted", th)
 	}
 	if _, err := s.Send(t.Context(), id, "ask "+b, false); err != nil {
 		t.Fatal(err)

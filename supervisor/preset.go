@@ -26,7 +26,7 @@ type Preset struct {
 	// Approvals relays the CLI's tool permission requests to a person
 	// (--approvals, SPEC §12; claude and codex): the claude command gets
 	// ApprovalArgs, and stdin carries stream-json until the final result;
-	// codex's threads keep the approval policy of the user's codex config.
+	// codex's threads run with approval policy "untrusted" (appserver).
 	Approvals bool
 	// executable is this binary's path, for the builtin preset.
 	executable string

@@ -25,8 +25,11 @@ type Config struct {
 	// new one, which the transcript says (its error response).
 	ThreadID string
 	// Approvals relays the app-server's approval requests to a person
-	// (--approvals, SPEC §12): the thread keeps the approval policy of the
-	// user's codex config. Without it every thread runs with
+	// (--approvals, SPEC §12): every thread runs with approvalPolicy
+	// "untrusted", so codex asks before any command it does not know to
+	// be safe (codex 0.171.0 takes that policy from a client, no longer
+	// from its config file, whose "on-request" asks only when the model
+	// asks to leave the sandbox). Without it every thread runs with
 	// approvalPolicy "never", so no turn waits for an answer nobody gives,
 	// and a request that comes anyway is declined.
 	Approvals bool
@@ -155,9 +158,9 @@ func (d *Driver) response(m Message) []Event {
 
 // openThread resumes thread, or starts a new one when thread is "".
 func (d *Driver) openThread(thread string) {
-	p := threadParams{ThreadID: thread}
-	if !d.cfg.Approvals {
-		p.ApprovalPolicy = "never"
+	p := threadParams{ThreadID: thread, ApprovalPolicy: "never"}
+	if d.cfg.Approvals {
+		p.ApprovalPolicy = "untrusted"
 	}
 	if thread == "" {
 		d.send(MethodThreadStart, TagMessage, p)

@@ -341,7 +341,7 @@ type capabilities struct {
 // threadParams are those of thread/start and thread/resume (ThreadID set).
 type threadParams struct {
 	ThreadID       string `json:"threadId,omitempty"`
-	ApprovalPolicy string `json:"approvalPolicy,omitempty"`
+	ApprovalPolicy string `json:"approvalPolicy"`
 	ExcludeTurns   bool   `json:"excludeTurns,omitempty"`
 }
 
