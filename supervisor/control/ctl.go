@@ -42,7 +42,7 @@ ops:
                                --interrupt a running one is cancelled first (send_input);
                                with --queue MSG starts when the running one ends;
                                with --steer MSG is written into the running one
-                               (claude, the built-in agent) and the receipt
+                               (claude, codex, the built-in agent) and the receipt
                                follows in list's steered_messages
   cancel-queue ID              drop the message queued for agent ID
   seen ID                      mark agent ID as looked at: it no longer needs you
