@@ -18,8 +18,10 @@ import (
 // Approvals (SPEC §12): with --approvals, a claude submission's stdin stays
 // open and carries stream-json; each can_use_tool control request the CLI
 // writes becomes a pending approval of the agent until a person answers it
-// (Approve, Deny) or the submission is stopped, which denies it. Nothing is
-// ever allowed without an answer.
+// (Approve, Deny) or the submission is stopped, which denies it. A codex
+// submission's approval requests come the same way from its app-server
+// (codex.go), and each answer goes back through approvals.reply. Nothing
+// is ever allowed without an answer.
 
 // DefaultDenyMessage is what the agent reads when a denial gives no reason.
 const DefaultDenyMessage = "The user denied this tool use."
@@ -74,8 +76,9 @@ func (s *Supervisor) newApprovalsLocked(a *agent, sub *submission) {
 }
 
 // stdinFeed returns what writes sub's stdin: its message file and a
-// newline (SPEC §4), or, with approvals, the stream-json queue, after the
-// initialize request the message as a stream-json user message. That one
+// newline (SPEC §4); for codex, the app-server's requests (codexFeed);
+// or, with approvals, the stream-json queue, after the initialize request
+// the message as a stream-json user message. That one
 // line is JSON, so with approvals the message is read whole from its file
 // and held until the child has read it. Errors: the message file cannot be
 // read.

@@ -199,7 +199,7 @@ func steeredLocked(a *agent) []proto.SteeredMessage {
 
 // Steer writes message into the running submission of agent id, for an
 // agent that takes messages while it runs (SPEC §11 steer: the claude
-// preset, the built-in agent), and answers at once with the message's id
+// and codex presets, the built-in agent), and answers at once with the message's id
 // and receipt pending; the receipt follows in the agent's summary
 // (steered_messages) when the agent takes it: folded into the running
 // turn, or next_turn. A submission whose stdin closed already (its last

@@ -15,9 +15,11 @@ import (
 // too, and a CLI that outlives it for a moment may send that result to
 // the model: claude does on SIGTERM during a long tool call (its Bash tool
 // reports "Exit code 137", and the model's reply is billed), while its
-// interrupt ends the turn with no further model call. codex, gemini and
-// the built-in agent take SIGTERM as their interrupt and start no model
-// call on it.
+// interrupt ends the turn with no further model call. codex's app-server
+// takes turn/interrupt (codex.go), which leaves the turn's commands alive
+// until the app-server ends: its stdin closes at the interrupted turn's
+// end. codex exec, gemini and the built-in agent take SIGTERM as their
+// interrupt and start no model call on it.
 
 // stopRequested reports whether a stop (interrupt, close, quit, time limit)
 // was requested for sub.
@@ -69,9 +71,10 @@ func (s *Supervisor) cliInterrupted(sub *submission) bool {
 // interruptCLILocked asks the agent CLI of sub to stop its turn with its
 // own interrupt on its stdin and ends that stdin, so that the CLI ends
 // without starting another model call; it reports whether the interrupt
-// was written. Only claude takes one (transcript.ClaudeInterrupt); a
-// submission whose stdin closed already (its last turn ended: the CLI is
-// ending by itself) gets none. The steer book closes too, so a message
+// was written. claude takes one (transcript.ClaudeInterrupt), and codex's
+// app-server (appserver.Driver.Interrupt: turn/interrupt, stdin closing at
+// the turn's end); a submission whose stdin closed already (its last turn
+// ended: the CLI is ending by itself) gets none. The steer book closes too, so a message
 // steered from now on is queued, not written behind the interrupt. Call
 // with s.mu held (Steer writes stdin under it).
 func (s *Supervisor) interruptCLILocked(a *agent, sub *submission) bool {
