@@ -233,3 +233,37 @@ func freePort(t *testing.T) int {
 	}
 	return port
 }
+
+// TestCodexSteerAndInterruptInDashboard drives the codex preset from the
+// dashboard's keys with the stand-in app-server of testdata/fakecli (so
+// CI runs it): s during the command steers, and the receipt shows on the
+// row and in the transcript; i interrupts the next run, whose row then
+// says so.
+func TestCodexSteerAndInterruptInDashboard(t *testing.T) {
+	d := startDash(t, 160, 40, []string{"PATH=" + fakeCLIPath() + ":" + os.Getenv("PATH")}, "--preset", "codex")
+	d.waitText("no agents yet")
+	d.keys("n")
+	d.typeText("slow audit")
+	d.keys("Enter")
+	id := d.agentID("slow audit")
+	d.waitText("⚙ shell  sleep 300")
+	d.keys("s")
+	d.waitText("send " + id[:8] + " (running) › ")
+	d.typeText("also the tests")
+	d.keys("Enter")
+	d.waitText("s steer it")
+	d.keys("s")
+	d.waitRow(id, "↪ steer folded")
+	d.waitText("folded into the running turn", "FAKE: slept, and also the tests")
+	d.waitRow(id, "✓ completed")
+
+	d.keys("s")
+	d.waitText("send " + id[:8] + " › ")
+	d.typeText("slow again")
+	d.keys("Enter")
+	d.waitText(id[:8] + " · #2/2")
+	d.waitText("⚙ shell  sleep 300")
+	d.keys("i")
+	d.waitRow(id, "✗ errored (interrupted)")
+	d.waitText("the turn was interrupted")
+}
