@@ -205,7 +205,9 @@ func TestCodexApprovals(t *testing.T) {
 	if _, err := s.Send(t.Context(), id, "ask "+b, false); err != nil {
 		t.Fatal(err)
 	}
-	p = pendingOf(t, s, id, 1)
+	if p = pendingOf(t, s, id, 1); p[0].Summary != "touch "+b {
+		t.Fatalf("pending %+v", p)
+	}
 	if _, err := s.Deny(t.Context(), id, "", "not B"); err != nil {
 		t.Fatal(err)
 	}
