@@ -5,7 +5,8 @@
 # thread/start (a new thread, THREAD below) or thread/resume (THREAD only;
 # another id is refused as codex refuses a thread it does not have), then
 # runs a turn for each turn/start until stdin closes, and refuses a
-# turn/steer between turns ("no active turn to steer"). Every stdin line is
+# turn/steer between turns ("no active turn to steer") and a later
+# turn/start whose message begins "refuse". Every stdin line is
 # logged to $FAKECLI_LOG as "stdin<TAB>line", and the message of the first
 # turn/start as "codex<TAB>app-server ...<TAB>message".
 #
