@@ -31,7 +31,7 @@ import (
 
 	"charm.land/fang/v2"
 
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
@@ -48,7 +48,7 @@ func run(args []string) int {
 	root, c := newRoot()
 	root.SetArgs(longFlags(root, args))
 	err := fang.Execute(context.Background(), root,
-		fang.WithVersion(control.Version()),
+		fang.WithVersion(wire.Version()),
 		fang.WithErrorHandler(printError),
 		fang.WithColorSchemeFunc(colorScheme),
 	)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/socket"
@@ -37,43 +38,43 @@ var viewerFlags = map[string]bool{"dir": true, "socket": true, "read-only": true
 // §9: never attach silently to a host that runs another agent command).
 // A flag added for a host gets a line here; a flag missing here refuses to
 // attach rather than be ignored.
-var hostSettings = map[string]func(c control.Settings) any{
-	"command": func(c control.Settings) any { return c.Command },
-	"preset": func(c control.Settings) any {
-		return presetField(c, func(p *supervisor.Preset) string { return p.Name })
+var hostSettings = map[string]func(c wire.Settings) any{
+	"command": func(c wire.Settings) any { return c.Command },
+	"preset": func(c wire.Settings) any {
+		return presetField(c, func(p *wire.Preset) string { return p.Name })
 	},
-	"preset-args": func(c control.Settings) any {
-		return presetField(c, func(p *supervisor.Preset) string { return p.Args })
+	"preset-args": func(c wire.Settings) any {
+		return presetField(c, func(p *wire.Preset) string { return p.Args })
 	},
-	"max-agents":     func(c control.Settings) any { return c.MaxAgents },
-	"state-dir":      func(c control.Settings) any { return c.StateDir },
-	"grace":          func(c control.Settings) any { return c.Grace },
-	"scrollback":     func(c control.Settings) any { return c.Scrollback },
-	"allow-nested":   func(c control.Settings) any { return c.AllowNested },
-	"max-depth":      func(c control.Settings) any { return c.MaxDepth },
-	"timeout":        func(c control.Settings) any { return c.Timeout },
-	"restore-window": func(c control.Settings) any { return c.RestoreWindow },
-	"log-retention":  func(c control.Settings) any { return c.LogRetention },
-	"approvals":      func(c control.Settings) any { return c.Preset != nil && c.Preset.Approvals },
-	"line-memory":    func(c control.Settings) any { return c.LineMemory },
-	"max-log-size":   func(c control.Settings) any { return c.MaxLogSize },
-	"notify-command": func(c control.Settings) any { return c.NotifyCommand },
-	"track-changes":  func(c control.Settings) any { return c.TrackChanges },
-	"runner": func(c control.Settings) any {
+	"max-agents":     func(c wire.Settings) any { return c.MaxAgents },
+	"state-dir":      func(c wire.Settings) any { return c.StateDir },
+	"grace":          func(c wire.Settings) any { return c.Grace },
+	"scrollback":     func(c wire.Settings) any { return c.Scrollback },
+	"allow-nested":   func(c wire.Settings) any { return c.AllowNested },
+	"max-depth":      func(c wire.Settings) any { return c.MaxDepth },
+	"timeout":        func(c wire.Settings) any { return c.Timeout },
+	"restore-window": func(c wire.Settings) any { return c.RestoreWindow },
+	"log-retention":  func(c wire.Settings) any { return c.LogRetention },
+	"approvals":      func(c wire.Settings) any { return c.Preset != nil && c.Preset.Approvals },
+	"line-memory":    func(c wire.Settings) any { return c.LineMemory },
+	"max-log-size":   func(c wire.Settings) any { return c.MaxLogSize },
+	"notify-command": func(c wire.Settings) any { return c.NotifyCommand },
+	"track-changes":  func(c wire.Settings) any { return c.TrackChanges },
+	"runner": func(c wire.Settings) any {
 		if c.RunnerName == "" {
 			return runner.Local
 		}
 		return c.RunnerName
 	},
-	"kube-namespace":     func(c control.Settings) any { return c.Kube.Namespace },
-	"kube-image":         func(c control.Settings) any { return c.Kube.Image },
-	"kube-node":          func(c control.Settings) any { return c.Kube.Node },
-	"kube-env":           func(c control.Settings) any { return c.Kube.Env },
-	"kube-secret":        func(c control.Settings) any { return c.Kube.Secrets },
-	"kube-start-timeout": func(c control.Settings) any { return c.Kube.StartTimeout },
+	"kube-namespace":     func(c wire.Settings) any { return c.Kube.Namespace },
+	"kube-image":         func(c wire.Settings) any { return c.Kube.Image },
+	"kube-node":          func(c wire.Settings) any { return c.Kube.Node },
+	"kube-env":           func(c wire.Settings) any { return c.Kube.Env },
+	"kube-secret":        func(c wire.Settings) any { return c.Kube.Secrets },
+	"kube-start-timeout": func(c wire.Settings) any { return c.Kube.StartTimeout },
 }
 
-func presetField(c control.Settings, f func(*supervisor.Preset) string) string {
+func presetField(c wire.Settings, f func(*wire.Preset) string) string {
 	if c.Preset == nil {
 		return ""
 	}
@@ -83,7 +84,7 @@ func presetField(c control.Settings, f func(*supervisor.Preset) string) string {
 // hostConflict returns an error naming the first host-only flag in set
 // whose value (resolved into mine) differs from the host's; nil when every
 // one agrees.
-func hostConflict(set map[string]string, mine, host control.Settings, info proto.Info) error {
+func hostConflict(set map[string]string, mine, host wire.Settings, info proto.Info) error {
 	for name, given := range set {
 		if viewerFlags[name] {
 			continue
@@ -104,7 +105,7 @@ func hostConflict(set map[string]string, mine, host control.Settings, info proto
 // hostSetting is the host's setting of flag name for a message, as the
 // flags that chose it: a host running a preset has no --command of its own,
 // so for --command it names the preset.
-func hostSetting(name string, host control.Settings, get func(control.Settings) any) string {
+func hostSetting(name string, host wire.Settings, get func(wire.Settings) any) string {
 	if name == "command" {
 		if p := host.Preset; p != nil {
 			if p.Args != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/mcpserver"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/sshlink"
@@ -277,7 +278,7 @@ func versionCmd() *cobra.Command {
 		GroupID: groupMore,
 		Args:    noArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "subdash", control.Version())
+			fmt.Fprintln(cmd.OutOrStdout(), "subdash", wire.Version())
 		},
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
 )
@@ -159,7 +160,7 @@ func sourceOf(name string, a *config.Applied) string {
 // effective returns flag fl's setting in effect: the host's resolved one
 // where it has one (hostSettings), else the flag's value, as the flag
 // takes it.
-func effective(fl *pflag.Flag, host control.Settings, df *dashFlags) string {
+func effective(fl *pflag.Flag, host wire.Settings, df *dashFlags) string {
 	switch fl.Name {
 	case "dir":
 		return host.Dir

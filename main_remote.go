@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/mcpserver"
 	"github.com/subdash/subdash/supervisor/sshlink"
@@ -40,7 +41,7 @@ func oneTarget(targets []string) (sshlink.Target, error) {
 // linkOptions are the ssh link's options for this binary: batch for
 // programs (ctl, mcp), prompts on the terminal for attach.
 func linkOptions(batch bool) sshlink.Options {
-	o := sshlink.Options{Batch: batch, Protocol: control.Protocol, Version: control.Version()}
+	o := sshlink.Options{Batch: batch, Protocol: wire.Protocol, Version: wire.Version()}
 	if !batch && term.IsTerminal(os.Stdin.Fd()) {
 		o.Terminal = os.Stdin
 	}

@@ -9,12 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/supervisor/sshlink"
 )
@@ -38,42 +38,6 @@ Exit status: 0 found; 1 no host serves DIR; 2 usage error; 3 no folder DIR;
 // named in the answer, within the caller's own deadline.
 const BridgeProbeTimeout = 3 * time.Second
 
-// Version is this binary's module version (a tag, or Go's pseudo-version
-// of the commit it was built from), else "devel" with the commit's first
-// 12 hex digits and "+dirty" when the tree had changes ("devel 1a2b3c4d5e6f"),
-// else "devel" (a build without VCS stamping, -buildvcs=false): what
-// `subdash --version`, the bridge, the MCP server and the messages about
-// versions say. It was "(devel)", which those messages put in
-// parentheses again: "((devel))".
-func Version() string { return versionOf(debug.ReadBuildInfo()) }
-
-// versionOf is Version of the build information bi (ok false: none).
-func versionOf(bi *debug.BuildInfo, ok bool) string {
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "devel"
-	}
-	v := "devel " + rev[:min(12, len(rev))]
-	if dirty {
-		v += "+dirty"
-	}
-	return v
-}
-
 // Bridge runs `subdash bridge --print-socket --dir DIR` (args are the
 // words after "bridge"): the remote half of a link (package sshlink).
 // It prints sshlink.Hello at once, then sshlink.Found, each one JSON
@@ -86,7 +50,7 @@ func Bridge(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(sshlink.Hello{Bridge: sshlink.BridgeVersion, Protocol: Protocol, Version: Version(), Host: host})
+	_ = enc.Encode(sshlink.Hello{Bridge: sshlink.BridgeVersion, Protocol: wire.Protocol, Version: wire.Version(), Host: host})
 	fail := func(status int, code, format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
 		_ = enc.Encode(sshlink.Found{Error: msg, Code: code})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/supervisor/sshlink"
 )
@@ -46,7 +47,7 @@ func TestTheBridgeFindsTheHost(t *testing.T) {
 	srv, _ := serve(t, s)
 	dir := s.Config().Dir
 	h, f, status, _ := bridge(t, map[string]string{"SUBDASH_STATE_DIR": state}, "--print-socket", "--dir", dir)
-	if h.Bridge != sshlink.BridgeVersion || h.Protocol != Protocol || h.Version == "" || h.Host == "" {
+	if h.Bridge != sshlink.BridgeVersion || h.Protocol != wire.Protocol || h.Version == "" || h.Host == "" {
 		t.Fatalf("hello %+v", h)
 	}
 	if status != ExitOK || f.Socket != srv.Path() || f.Info == nil || f.Info.PID != os.Getpid() || f.Info.Dir != dir {

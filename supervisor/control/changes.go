@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -19,11 +20,6 @@ import (
 // its end (to now while it runs) as text/plain, coloured as git colours
 // it with color=1. The counts are in every snapshot and summary
 // (proto.Changes).
-
-// changesRoute registers the diff route.
-func (srv *Server) changesRoute(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/agents/{id}/diff", srv.diff)
-}
 
 func (srv *Server) diff(w http.ResponseWriter, r *http.Request) {
 	seq, ok := submissionParam(w, r)
@@ -43,7 +39,7 @@ func (c *Client) WriteChanges(ctx context.Context, w io.Writer, id string, seq i
 	if color {
 		q.Set("color", "1")
 	}
-	return c.stream(ctx, submissionPath(id, "diff", seq, q), func(body io.Reader, progress func()) error { return c.copyBody(w, body, progress) })
+	return c.stream(ctx, submissionAt(wire.Diff, id, seq, q), func(body io.Reader, progress func()) error { return c.copyBody(w, body, progress) })
 }
 
 // WriteChanges asks the host (Client.WriteChanges).

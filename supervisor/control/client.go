@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/socket"
 )
@@ -119,35 +120,23 @@ func (c *Client) Socket() string { return c.socket }
 // last connection (SO_PEERCRED); 0 before the first call.
 func (c *Client) PID() int { return int(c.pid.Load()) }
 
-// agentPath returns the path of an operation on agent id. The id is
-// escaped so any text reaches the supervisor unchanged and gets its "agent
-// not found" message; "." is escaped too, or the router would clean it
-// away, and an empty id is sent as a space, which the supervisor trims.
-func agentPath(id, op string) string {
-	if id == "" {
-		id = " "
-	}
-	return "/v1/agents/" + strings.ReplaceAll(url.PathEscape(id), ".", "%2E") + "/" + op
-}
-
 // call is do bounded by limit of this process's running time (deadline):
 // when limit passes first and a fresh request (probe) finds the host, the
 // error is *NoAnswerError naming the socket, the host's pid and what the
 // probe found.
-func (c *Client) call(ctx context.Context, limit time.Duration, method, path string, body, out any) error {
+func (c *Client) call(ctx context.Context, limit time.Duration, t wire.Target, body, out any) error {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	d := c.deadline(cctx, cancel, limit)
 	defer d.Stop()
-	sent := method == http.MethodPost && path != "/v1/wait" && path != "/v1/multi-agent/wait" // a wait changes nothing that matters
-	return c.noAnswer(ctx, cctx, sent, c.roundTrip(cctx, method, path, body, out, d.Progress))
+	return c.noAnswer(ctx, cctx, t.Changes, c.roundTrip(cctx, t, body, out, d.Progress))
 }
 
 // do is call bounded by CallTimeout: every operation but wait and the
 // streams (SPEC §6). A new operation of the client calls do and is bounded
 // without further thought.
-func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	return c.call(ctx, c.callTimeout(), method, path, body, out)
+func (c *Client) do(ctx context.Context, t wire.Target, body, out any) error {
+	return c.call(ctx, c.callTimeout(), t, body, out)
 }
 
 // noAnswer turns err into *NoAnswerError when the call's context cctx
@@ -171,8 +160,8 @@ func (c *Client) noAnswer(ctx, cctx context.Context, sent bool, err error) error
 // back into *proto.Error. progress (nil: none) is called when the headers
 // come and after each read of the answer that returned bytes: a long answer
 // that flows is not a silent host.
-func (c *Client) roundTrip(ctx context.Context, method, path string, body, out any, progress func()) error {
-	req, err := c.newRequest(ctx, method, path, body)
+func (c *Client) roundTrip(ctx context.Context, t wire.Target, body, out any, progress func()) error {
+	req, err := c.newRequest(ctx, t, body)
 	if err != nil {
 		return err
 	}
@@ -228,21 +217,21 @@ func (p *progressReader) Read(b []byte) (int, error) {
 
 // request sends a request and returns a 2xx response, or the error the
 // response or the connection carried.
-func (c *Client) request(ctx context.Context, method, path string, body any) (*http.Response, error) {
-	req, err := c.newRequest(ctx, method, path, body)
+func (c *Client) request(ctx context.Context, t wire.Target, body any) (*http.Response, error) {
+	req, err := c.newRequest(ctx, t, body)
 	if err != nil {
 		return nil, err
 	}
 	return c.response(ctx, req)
 }
 
-// newRequest returns a request with body as JSON (none when nil).
-func (c *Client) newRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
+// newRequest returns a request of t with body as JSON (none when nil).
+func (c *Client) newRequest(ctx context.Context, t wire.Target, body any) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
-		rd = bytes.NewReader(mustJSON(body))
+		rd = bytes.NewReader(wire.Marshal(body))
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://subdash"+path, rd)
+	req, err := http.NewRequestWithContext(ctx, t.Method, "http://subdash"+t.URL, rd)
 	if err != nil {
 		return nil, err
 	}
@@ -257,10 +246,10 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any) 
 // session (SessionHeader).
 func (c *Client) setOrigin(req *http.Request) {
 	if c.origin != "" {
-		req.Header.Set(OriginHeader, c.origin)
+		req.Header.Set(wire.OriginHeader, c.origin)
 	}
 	if c.session != "" {
-		req.Header.Set(SessionHeader, c.session)
+		req.Header.Set(wire.SessionHeader, c.session)
 	}
 }
 
@@ -281,7 +270,7 @@ func (c *Client) responseOn(ctx context.Context, hc *http.Client, req *http.Requ
 	}
 	defer resp.Body.Close() //nolint:errcheck // a response body: its Close cannot lose data
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var eb errorBody
+	var eb wire.ErrorBody
 	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
 		return nil, &proto.Error{Code: eb.Code, Message: eb.Error}
 	}

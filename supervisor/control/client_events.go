@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -20,7 +21,7 @@ import (
 // SSE's. After a reconnection fn gets every agent's summary again.
 func (c *Client) Events(ctx context.Context, fn func(proto.Summary) error) error {
 	return c.SSE(ctx, func(ev Event) error {
-		if ev.Name != EventAgent {
+		if ev.Name != wire.EventAgent {
 			return nil
 		}
 		var s proto.Summary
@@ -30,6 +31,12 @@ func (c *Client) Events(ctx context.Context, fn func(proto.Summary) error) error
 		return fn(s)
 	})
 }
+
+// EventReconnected is never sent by a host: SSE gives it to its caller
+// before the events of a stream it opened again (data: Reconnected),
+// which start with every agent's snapshot and wire.EventSynced, so the
+// caller replaces what it holds.
+const EventReconnected = "reconnected"
 
 // Event is one server-sent event of GET /v1/events: its name (EventAgent,
 // EventSynced, …; unknown names are to be ignored) and its JSON data; or
@@ -75,12 +82,12 @@ func (c *Client) SSE(ctx context.Context, fn func(Event) error) error {
 
 // sse is SSE with query added to the stream's (e.g. "outputs=batch").
 func (c *Client) sse(ctx context.Context, query string, fn func(Event) error) error {
-	path := "/v1/events"
 	if c.origin == "viewer" {
 		query = strings.Trim("viewer=1&"+query, "&") // counted as an attached viewer (Info.Viewers)
 	}
+	path := wire.Events.At("", nil)
 	if query != "" {
-		path += "?" + query
+		path.URL += "?" + query
 	}
 	first := c.host.Load() // the host followed: nil when never asked
 	followed := false      // a stream reached its EventSynced
@@ -113,7 +120,7 @@ func (c *Client) sse(ctx context.Context, query string, fn func(Event) error) er
 			return fmt.Errorf("the subdash host serving %s answers, but its event stream broke %d times in a row (%s); attach again, and report it if it lasts",
 				c.socket, fails, reason)
 		}
-		if err := fn(Event{Name: EventReconnected, Data: mustJSON(Reconnected{Reason: reason})}); err != nil {
+		if err := fn(Event{Name: EventReconnected, Data: wire.Marshal(Reconnected{Reason: reason})}); err != nil {
 			return err
 		}
 	}
@@ -156,7 +163,7 @@ type streamState struct{ synced, live bool }
 // sseOnce reads one event stream, calling fn with each event, until it
 // ends. fn's error comes back as fnError; a stream the host closed as
 // errStreamEnded.
-func (c *Client) sseOnce(ctx context.Context, path string, fn func(Event) error) (st streamState, err error) {
+func (c *Client) sseOnce(ctx context.Context, path wire.Target, fn func(Event) error) (st streamState, err error) {
 	err = c.stream(ctx, path, func(body io.Reader, progress func()) error {
 		sc := bufio.NewScanner(body)
 		sc.Buffer(make([]byte, 64<<10), 64<<20)
@@ -171,7 +178,7 @@ func (c *Client) sseOnce(ctx context.Context, path string, fn func(Event) error)
 					if ev.Name == "" {
 						ev.Name = "message"
 					}
-					st.synced = st.synced || ev.Name == EventSynced
+					st.synced = st.synced || ev.Name == wire.EventSynced
 					if err := fn(ev); err != nil {
 						return fnError{err}
 					}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -24,7 +24,7 @@ func waitLimit(ms *int) time.Duration {
 // Info describes the supervisor behind the socket.
 func (c *Client) Info(ctx context.Context) (proto.Info, error) {
 	var res proto.Info
-	if err := c.do(ctx, http.MethodGet, "/v1/info", nil, &res); err != nil {
+	if err := c.do(ctx, wire.Info.At("", nil), nil, &res); err != nil {
 		return res, err
 	}
 	c.host.Store(&res)
@@ -46,8 +46,8 @@ func (c *Client) SpawnAgent(ctx context.Context, req proto.SpawnRequest) (proto.
 	if err != nil {
 		return res, err
 	}
-	return res, c.sendMessage(ctx, "/v1/agents", q, req.Message, func(msg string) any {
-		return spawnRequest{Message: msg, TaskName: req.TaskName}
+	return res, c.sendMessage(ctx, wire.Spawn, "", q, req.Message, func(msg string) any {
+		return proto.SpawnRequest{Message: msg, TaskName: req.TaskName}
 	}, &res)
 }
 
@@ -59,8 +59,8 @@ func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (
 	if interrupt {
 		q.Set("interrupt", "1")
 	}
-	return res, c.sendMessage(ctx, agentPath(id, "send"), q, message,
-		func(msg string) any { return sendRequest{Message: msg, Interrupt: interrupt} }, &res)
+	return res, c.sendMessage(ctx, wire.Send, id, q, message,
+		func(msg string) any { return wire.SendRequest{Message: msg, Interrupt: interrupt} }, &res)
 }
 
 // Queue calls send with queue (SPEC §11, supervisor.Queue) on the
@@ -68,8 +68,8 @@ func (c *Client) Send(ctx context.Context, id, message string, interrupt bool) (
 // submission ends by itself, or at once when nothing runs.
 func (c *Client) Queue(ctx context.Context, id, message string) (proto.SendResult, error) {
 	var res proto.SendResult
-	return res, c.sendMessage(ctx, agentPath(id, "send"), url.Values{"queue": {"1"}}, message,
-		func(msg string) any { return sendRequest{Message: msg, Queue: true} }, &res)
+	return res, c.sendMessage(ctx, wire.Send, id, url.Values{"queue": {"1"}}, message,
+		func(msg string) any { return wire.SendRequest{Message: msg, Queue: true} }, &res)
 }
 
 // Steer calls send with steer (SPEC §11, supervisor.Steer) on the
@@ -80,8 +80,8 @@ func (c *Client) Steer(ctx context.Context, id, message string) (proto.SendResul
 	if err := c.checkSteer(ctx); err != nil {
 		return res, err
 	}
-	return res, c.sendMessage(ctx, agentPath(id, "send"), url.Values{"steer": {"1"}}, message,
-		func(msg string) any { return sendRequest{Message: msg, Steer: true} }, &res)
+	return res, c.sendMessage(ctx, wire.Send, id, url.Values{"steer": {"1"}}, message,
+		func(msg string) any { return wire.SendRequest{Message: msg, Steer: true} }, &res)
 }
 
 // checkSteer fails unless the host steers (FeatureSteer): an older one
@@ -102,7 +102,7 @@ func (c *Client) checkSteer(ctx context.Context) error {
 // supervisor.CancelQueue) on the supervisor behind the socket.
 func (c *Client) CancelQueue(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.do(ctx, http.MethodDelete, agentPath(id, "queue"), nil, &res)
+	return res, c.do(ctx, wire.CancelQueue.At(id, nil), nil, &res)
 }
 
 // MarkSeen records that a dashboard shows agent id, which then no longer
@@ -110,20 +110,20 @@ func (c *Client) CancelQueue(ctx context.Context, id string) (proto.StatusResult
 // socket. The result names the agent and its status.
 func (c *Client) MarkSeen(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "seen"), nil, &res)
+	return res, c.do(ctx, wire.Seen.At(id, nil), nil, &res)
 }
 
 // Interrupt calls interrupt (SPEC §3) on the supervisor behind the socket.
 func (c *Client) Interrupt(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "interrupt"), nil, &res)
+	return res, c.do(ctx, wire.Interrupt.At(id, nil), nil, &res)
 }
 
 // Close calls close (SPEC §3) on the supervisor behind the socket: it
 // closes the agent id, not the client, which holds nothing to release.
 func (c *Client) Close(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "close"), nil, &res)
+	return res, c.do(ctx, wire.Close.At(id, nil), nil, &res)
 }
 
 // CloseMany calls close for the agents req selects (SPEC §3 close, POST
@@ -141,20 +141,20 @@ func (c *Client) CloseMany(ctx context.Context, req proto.CloseManyRequest) (pro
 		}
 		return res, err
 	}
-	return res, c.call(ctx, CallTimeout, http.MethodPost, "/v1/close", req, &res)
+	return res, c.call(ctx, CallTimeout, wire.CloseMany.At("", nil), req, &res)
 }
 
 // Resume calls resume (SPEC §3) on the supervisor behind the socket.
 func (c *Client) Resume(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "resume"), nil, &res)
+	return res, c.do(ctx, wire.Resume.At(id, nil), nil, &res)
 }
 
 // Forget calls forget (SPEC §10) on the supervisor behind the socket: agent
 // id leaves the table and list for good; a running agent is refused.
 func (c *Client) Forget(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "forget"), nil, &res)
+	return res, c.do(ctx, wire.Forget.At(id, nil), nil, &res)
 }
 
 // Approve allows the pending tool permission request requestID ("" = the
@@ -162,7 +162,7 @@ func (c *Client) Forget(ctx context.Context, id string) (proto.StatusResult, err
 // always, its tool stays allowed for the rest of the agent's session.
 func (c *Client) Approve(ctx context.Context, id, requestID string, always bool) (proto.ApprovalResult, error) {
 	var res proto.ApprovalResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "approve"), approveRequest{RequestID: requestID, Always: always}, &res)
+	return res, c.do(ctx, wire.Approve.At(id, nil), wire.ApproveRequest{RequestID: requestID, Always: always}, &res)
 }
 
 // Deny refuses the pending tool permission request requestID ("" = the
@@ -170,7 +170,7 @@ func (c *Client) Approve(ctx context.Context, id, requestID string, always bool)
 // supervisor behind the socket (SPEC §12).
 func (c *Client) Deny(ctx context.Context, id, requestID, message string) (proto.ApprovalResult, error) {
 	var res proto.ApprovalResult
-	return res, c.do(ctx, http.MethodPost, agentPath(id, "deny"), denyRequest{RequestID: requestID, Message: message}, &res)
+	return res, c.do(ctx, wire.Deny.At(id, nil), wire.DenyRequest{RequestID: requestID, Message: message}, &res)
 }
 
 // Wait calls wait (SPEC §3) on the supervisor behind the socket. When ctx
@@ -181,11 +181,11 @@ func (c *Client) Wait(ctx context.Context, ids []string, ms *int) (proto.WaitRes
 	if ids == nil {
 		ids = []string{}
 	}
-	return res, c.call(ctx, waitLimit(ms), http.MethodPost, "/v1/wait", waitRequest{IDs: ids, TimeoutMS: (*timeoutMS)(ms)}, &res)
+	return res, c.call(ctx, waitLimit(ms), wire.Wait.At("", nil), wire.WaitRequest{IDs: ids, TimeoutMS: (*wire.TimeoutMS)(ms)}, &res)
 }
 
 // List calls list (SPEC §3) on the supervisor behind the socket.
 func (c *Client) List(ctx context.Context) (proto.ListResult, error) {
 	var res proto.ListResult
-	return res, c.do(ctx, http.MethodGet, "/v1/agents", nil, &res)
+	return res, c.do(ctx, wire.List.At("", nil), nil, &res)
 }

@@ -3,11 +3,11 @@ package control
 import (
 	"context"
 	"io"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -19,8 +19,8 @@ import (
 // the latest) of agent id from absolute line from; from < 0 asks for the
 // last n. The host reads an evicted submission back itself.
 func (c *Client) Window(ctx context.Context, id string, seq int, from int64, n int) (proto.Window, error) {
-	var wr WindowResult
-	if err := c.do(ctx, http.MethodGet, submissionPath(id, "window", seq, rangeQuery(from, n)), nil, &wr); err != nil {
+	var wr wire.WindowResult
+	if err := c.do(ctx, submissionAt(wire.Window, id, seq, rangeQuery(from, n)), nil, &wr); err != nil {
 		return proto.Window{}, err
 	}
 	return proto.Window{First: wr.First, Total: wr.Total, Lines: wr.Lines}, nil
@@ -31,8 +31,8 @@ func (c *Client) Window(ctx context.Context, id string, seq int, from int64, n i
 // Window does for display lines; ok is false when the submission has no
 // transcript.
 func (c *Client) Transcript(ctx context.Context, id string, seq int, from int64, n int) (proto.TranscriptWindow, bool, error) {
-	var tr TranscriptResult
-	if err := c.do(ctx, http.MethodGet, submissionPath(id, "transcript", seq, rangeQuery(from, n)), nil, &tr); err != nil {
+	var tr wire.TranscriptResult
+	if err := c.do(ctx, submissionAt(wire.Transcript, id, seq, rangeQuery(from, n)), nil, &tr); err != nil {
 		return proto.TranscriptWindow{}, false, err
 	}
 	return proto.TranscriptWindow{First: tr.First, Total: tr.Total, Entries: tr.Entries, Pending: tr.Pending}, tr.Structured, nil
@@ -43,19 +43,16 @@ func rangeQuery(from int64, n int) url.Values {
 	return url.Values{"from": {strconv.FormatInt(from, 10)}, "n": {strconv.Itoa(n)}}
 }
 
-// submissionPath returns the path of read op of submission seq (0: the
-// latest, left out) of agent id, with the query q (nil: none).
-func submissionPath(id, op string, seq int, q url.Values) string {
+// submissionAt returns the read rt of submission seq (0: the latest, left
+// out) of agent id, with the query q (nil: none).
+func submissionAt(rt wire.Route, id string, seq int, q url.Values) wire.Target {
 	if seq != 0 {
 		if q == nil {
 			q = url.Values{}
 		}
 		q.Set("submission", strconv.Itoa(seq))
 	}
-	if len(q) == 0 {
-		return agentPath(id, op)
-	}
-	return agentPath(id, op) + "?" + q.Encode()
+	return rt.At(id, q)
 }
 
 // Search asks the host for the items of submission seq of agent id from
@@ -66,14 +63,14 @@ func (c *Client) Search(ctx context.Context, id string, seq int, transcript bool
 		q.Set("transcript", "1")
 	}
 	var res proto.SearchResult
-	return res, c.do(ctx, http.MethodGet, submissionPath(id, "search", seq, q), nil, &res)
+	return res, c.do(ctx, submissionAt(wire.LogSearch, id, seq, q), nil, &res)
 }
 
 // Message returns the whole message of submission seq (0 = the latest) of
 // agent id (SPEC §10), for resend and edit-and-resend in a viewer.
 func (c *Client) Message(ctx context.Context, id string, seq int) (string, error) {
 	var b strings.Builder
-	err := c.do(ctx, http.MethodGet, submissionPath(id, "message", seq, nil), nil, &b)
+	err := c.do(ctx, submissionAt(wire.Message, id, seq, nil), nil, &b)
 	return b.String(), err
 }
 
@@ -81,7 +78,7 @@ func (c *Client) Message(ctx context.Context, id string, seq int) (string, error
 // latest) of agent id to w as it arrives (proto.MessageFiles): the file
 // $EDITOR opens in a viewer.
 func (c *Client) WriteMessage(ctx context.Context, w io.Writer, id string, seq int) error {
-	return c.stream(ctx, submissionPath(id, "message", seq, nil), func(body io.Reader, progress func()) error {
+	return c.stream(ctx, submissionAt(wire.Message, id, seq, nil), func(body io.Reader, progress func()) error {
 		return c.copyBody(w, body, progress)
 	})
 }
@@ -93,7 +90,7 @@ func (c *Client) WriteLines(ctx context.Context, w io.Writer, id string, seq int
 	if keepSGR {
 		q.Set("sgr", "1")
 	}
-	return c.stream(ctx, submissionPath(id, "lines", seq, q), func(body io.Reader, progress func()) error {
+	return c.stream(ctx, submissionAt(wire.Lines, id, seq, q), func(body io.Reader, progress func()) error {
 		return c.copyBody(w, body, progress)
 	})
 }

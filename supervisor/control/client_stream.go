@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"syscall"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -35,7 +36,7 @@ func (c *Client) writeLogs(ctx context.Context, w io.Writer, id string, seq int,
 	if raw {
 		q.Set("raw", "1")
 	}
-	err := c.streamWith(ctx, submissionPath(id, "logs", seq, q), func(h http.Header, body io.Reader, progress func()) error {
+	err := c.streamWith(ctx, submissionAt(wire.Logs, id, seq, q), func(h http.Header, body io.Reader, progress func()) error {
 		if v := h.Get(proto.LogGapsHeader); v != "" {
 			if err := json.Unmarshal([]byte(v), &gaps); err != nil {
 				return fmt.Errorf("bad answer from subdash at %s: %s header: %v", c.socket, proto.LogGapsHeader, err)
@@ -84,17 +85,17 @@ func (c *Client) brokenOff(err error) error {
 // this process's running time: when the headers, or later any progress
 // read reports, do not come within CallTimeout, a fresh request probes the
 // host and the call fails with *NoAnswerError saying what it found.
-func (c *Client) stream(ctx context.Context, path string, read func(body io.Reader, progress func()) error) error {
+func (c *Client) stream(ctx context.Context, path wire.Target, read func(body io.Reader, progress func()) error) error {
 	return c.streamWith(ctx, path, func(_ http.Header, body io.Reader, progress func()) error { return read(body, progress) })
 }
 
 // streamWith is stream whose read sees the answer's header too.
-func (c *Client) streamWith(ctx context.Context, path string, read func(h http.Header, body io.Reader, progress func()) error) error {
+func (c *Client) streamWith(ctx context.Context, path wire.Target, read func(h http.Header, body io.Reader, progress func()) error) error {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	d := c.deadline(cctx, cancel, c.callTimeout())
 	defer d.Stop()
-	resp, err := c.request(cctx, http.MethodGet, path, nil)
+	resp, err := c.request(cctx, path, nil)
 	if err != nil {
 		return c.noAnswer(ctx, cctx, false, err)
 	}

@@ -2,10 +2,10 @@ package control
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -18,19 +18,19 @@ var _ proto.MultiAgent = (*Client)(nil)
 // SpawnTree calls spawn_agent's route.
 func (c *Client) SpawnTree(ctx context.Context, message, taskName string) (proto.TreeAgent, error) {
 	var res proto.TreeAgent
-	return res, c.do(ctx, http.MethodPost, "/v1/multi-agent/spawn", treeSpawnRequest{Message: message, TaskName: taskName}, &res)
+	return res, c.do(ctx, wire.TreeSpawn.At("", nil), proto.SpawnRequest{Message: message, TaskName: taskName}, &res)
 }
 
 // MessageAgent calls send_message's (followup_task's, with trigger) route.
 func (c *Client) MessageAgent(ctx context.Context, target, message string, trigger bool) (proto.TreeAgent, error) {
 	var res proto.TreeAgent
-	return res, c.do(ctx, http.MethodPost, "/v1/multi-agent/message", treeMessageRequest{Target: target, Message: message, Trigger: trigger}, &res)
+	return res, c.do(ctx, wire.TreeMessage.At("", nil), wire.MessageRequest{Target: target, Message: message, Trigger: trigger}, &res)
 }
 
 // InterruptAgent calls interrupt_agent's route.
 func (c *Client) InterruptAgent(ctx context.Context, target string) (proto.TreeAgent, error) {
 	var res proto.TreeAgent
-	return res, c.call(ctx, CallTimeout+WaitMargin, http.MethodPost, "/v1/multi-agent/interrupt", treeTargetRequest{Target: target}, &res)
+	return res, c.call(ctx, CallTimeout+WaitMargin, wire.TreeInterrupt.At("", nil), wire.TargetRequest{Target: target}, &res)
 }
 
 // WaitMailbox calls wait_agent's route, bounded by its timeout (SPEC §14:
@@ -41,11 +41,11 @@ func (c *Client) WaitMailbox(ctx context.Context, ms *int, ack uint64) (proto.Ma
 	if ms != nil {
 		limit = time.Duration(min(max(*ms, 0), proto.MaxWaitTimeoutMS)) * time.Millisecond
 	}
-	return res, c.call(ctx, limit+WaitMargin, http.MethodPost, "/v1/multi-agent/wait", treeWaitRequest{TimeoutMS: (*timeoutMS)(ms), Ack: ack}, &res)
+	return res, c.call(ctx, limit+WaitMargin, wire.TreeWait.At("", nil), wire.MailboxRequest{TimeoutMS: (*wire.TimeoutMS)(ms), Ack: ack}, &res)
 }
 
 // ListTree calls list_agents's route.
 func (c *Client) ListTree(ctx context.Context, pathPrefix string) (proto.TreeList, error) {
 	var res proto.TreeList
-	return res, c.do(ctx, http.MethodGet, "/v1/multi-agent/agents?"+url.Values{"path_prefix": {pathPrefix}}.Encode(), nil, &res)
+	return res, c.do(ctx, wire.TreeList.At("", url.Values{"path_prefix": {pathPrefix}}), nil, &res)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -34,14 +35,14 @@ func TestCountsOfOthersComeAtTheirInterval(t *testing.T) {
 	var bLines int64
 	err = c.sse(ctx, "outputs=batch&window=1&counts="+interval.String(), func(ev Event) error {
 		switch ev.Name {
-		case EventStream:
-			var se streamEvent
+		case wire.EventStream:
+			var se wire.StreamEvent
 			if err := json.Unmarshal(ev.Data, &se); err != nil {
 				return err
 			}
-			return c.follow(ctx, se.Stream, FollowRequest{AgentID: a.AgentID, Submission: 1, N: 5})
-		case EventOutputs:
-			var oe outputsEvent
+			return c.follow(ctx, se.Stream, wire.FollowRequest{AgentID: a.AgentID, Submission: 1, N: 5})
+		case wire.EventOutputs:
+			var oe wire.OutputsEvent
 			if err := json.Unmarshal(ev.Data, &oe); err != nil {
 				return err
 			}

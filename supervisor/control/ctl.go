@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/internal/search"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/socket"
@@ -467,7 +468,7 @@ func ctlClient(ctx context.Context, l ctlLine, getenv func(string) string) (*Cli
 	if err != nil {
 		return nil, nil, usageProblem{err}
 	}
-	c, err := sshlink.Connect(ctx, t, sshlink.Options{Batch: true, Getenv: getenv, Protocol: Protocol, Version: Version()})
+	c, err := sshlink.Connect(ctx, t, sshlink.Options{Batch: true, Getenv: getenv, Protocol: wire.Protocol, Version: wire.Version()})
 	if err != nil {
 		return nil, nil, err
 	}

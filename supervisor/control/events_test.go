@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -48,7 +49,7 @@ func TestEventsSendOnlyTheAgentsThatChanged(t *testing.T) {
 		})
 	}()
 	for e := range got {
-		if e.name == EventSynced {
+		if e.name == wire.EventSynced {
 			break
 		}
 	}
@@ -60,10 +61,10 @@ func TestEventsSendOnlyTheAgentsThatChanged(t *testing.T) {
 	for !closed {
 		select {
 		case e := <-got:
-			if e.name == EventAgent && e.id != ids[1] {
+			if e.name == wire.EventAgent && e.id != ids[1] {
 				t.Fatalf("an event for agent %s, which did not change", e.id)
 			}
-			closed = e.name == EventAgent && e.status == proto.StatusClosed
+			closed = e.name == wire.EventAgent && e.status == proto.StatusClosed
 		case <-deadline:
 			t.Fatal("no event for the closed agent")
 		}

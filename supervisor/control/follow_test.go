@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -30,27 +31,27 @@ func TestFollowedWindowComesFirst(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const n = 7
-	var win *windowEvent // the window of the batch being read
+	var win *wire.WindowEvent // the window of the batch being read
 	following, batches := false, 0
 	err = c.sse(ctx, "outputs=batch&window=1", func(ev Event) error {
 		switch ev.Name {
-		case EventStream:
-			var se streamEvent
+		case wire.EventStream:
+			var se wire.StreamEvent
 			if err := json.Unmarshal(ev.Data, &se); err != nil || se.Stream == "" {
 				return fmt.Errorf("stream event %q: %v", ev.Data, err)
 			}
-			if err := c.follow(ctx, se.Stream, FollowRequest{AgentID: sp.AgentID, Submission: 1, N: n}); err != nil {
+			if err := c.follow(ctx, se.Stream, wire.FollowRequest{AgentID: sp.AgentID, Submission: 1, N: n}); err != nil {
 				return err
 			}
 			following = true
-		case EventWindow:
-			var we windowEvent
+		case wire.EventWindow:
+			var we wire.WindowEvent
 			if err := json.Unmarshal(ev.Data, &we); err != nil {
 				return err
 			}
 			win = &we
-		case EventOutputs:
-			var oe outputsEvent
+		case wire.EventOutputs:
+			var oe wire.OutputsEvent
 			if err := json.Unmarshal(ev.Data, &oe); err != nil {
 				return err
 			}
@@ -97,28 +98,28 @@ func TestFollowRefusesBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specError(t, c.follow(ctx, "nope", FollowRequest{AgentID: sp.AgentID, Submission: 1, N: 5}), proto.CodeNotFound,
+	specError(t, c.follow(ctx, "nope", wire.FollowRequest{AgentID: sp.AgentID, Submission: 1, N: 5}), proto.CodeNotFound,
 		`no event stream "nope" is open on this host: open GET /v1/events?outputs=batch&window=1 and use the stream its first event names`)
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	stream := make(chan string, 1)
 	go func() {
 		_ = c.sse(sctx, "outputs=batch&window=1", func(ev Event) error {
-			var se streamEvent
-			if ev.Name == EventStream && json.Unmarshal(ev.Data, &se) == nil {
+			var se wire.StreamEvent
+			if ev.Name == wire.EventStream && json.Unmarshal(ev.Data, &se) == nil {
 				stream <- se.Stream
 			}
 			return nil
 		})
 	}()
 	id := <-stream
-	specError(t, c.follow(ctx, id, FollowRequest{AgentID: sp.AgentID, Submission: 1, N: 0}), proto.CodeInvalid, "n must be a count of 1 to 100000 lines, not 0")
-	specError(t, c.follow(ctx, id, FollowRequest{AgentID: sp.AgentID, Submission: 0, N: 5}), proto.CodeInvalid, "submission must be a submission's number (1 for the first), not 0")
+	specError(t, c.follow(ctx, id, wire.FollowRequest{AgentID: sp.AgentID, Submission: 1, N: 0}), proto.CodeInvalid, "n must be a count of 1 to 100000 lines, not 0")
+	specError(t, c.follow(ctx, id, wire.FollowRequest{AgentID: sp.AgentID, Submission: 0, N: 5}), proto.CodeInvalid, "submission must be a submission's number (1 for the first), not 0")
 	var se *proto.Error
-	if err := c.follow(ctx, id, FollowRequest{AgentID: "a-none", Submission: 1, N: 5}); !errors.As(err, &se) || se.Code != proto.CodeNotFound {
+	if err := c.follow(ctx, id, wire.FollowRequest{AgentID: "a-none", Submission: 1, N: 5}); !errors.As(err, &se) || se.Code != proto.CodeNotFound {
 		t.Errorf("an unknown agent: %v, want %s", err, proto.CodeNotFound)
 	}
-	if err := c.follow(ctx, id, FollowRequest{}); err != nil {
+	if err := c.follow(ctx, id, wire.FollowRequest{}); err != nil {
 		t.Errorf("following nothing: %v", err)
 	}
 }
@@ -166,7 +167,7 @@ func TestViewerWindowFromPushes(t *testing.T) {
 		served, stream := r.push.served, r.push.stream
 		r.mu.Unlock()
 		if served >= 5 && !stopped {
-			if err := c.follow(ctx, stream, FollowRequest{}); err != nil {
+			if err := c.follow(ctx, stream, wire.FollowRequest{}); err != nil {
 				t.Fatal(err)
 			}
 			stopped = true

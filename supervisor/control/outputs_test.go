@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -27,18 +28,18 @@ func TestOutputsInOneEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := strings.Split(strings.TrimSpace(b.String()), "\n\n")
-	if len(events) != 2 || !strings.HasPrefix(events[0], "event: "+EventAgent+"\n") {
+	if len(events) != 2 || !strings.HasPrefix(events[0], "event: "+wire.EventAgent+"\n") {
 		t.Fatalf("want a1's agent event, then one outputs event: %q", b.String())
 	}
-	data, ok := strings.CutPrefix(events[1], "event: "+EventOutputs+"\ndata: ")
+	data, ok := strings.CutPrefix(events[1], "event: "+wire.EventOutputs+"\ndata: ")
 	if !ok {
 		t.Fatalf("the last event is not outputs: %q", events[1])
 	}
-	var got outputsEvent
+	var got wire.OutputsEvent
 	if err := json.Unmarshal([]byte(data), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := []outputEvent{{AgentID: "a2", Seq: 2, Output: proto.OutputCounts{Lines: 5}, Rate: rate}, {AgentID: "a1", Seq: 2, Output: proto.OutputCounts{Lines: 3}, Rate: rate}}
+	want := []wire.OutputEvent{{AgentID: "a2", Seq: 2, Output: proto.OutputCounts{Lines: 5}, Rate: rate}, {AgentID: "a1", Seq: 2, Output: proto.OutputCounts{Lines: 3}, Rate: rate}}
 	if len(got.Outputs) != 2 || got.Outputs[0].AgentID != "a2" || got.Outputs[1].AgentID != "a1" {
 		t.Fatalf("outputs %+v, want %+v", got.Outputs, want)
 	}
@@ -51,7 +52,7 @@ func TestOutputsInOneEvent(t *testing.T) {
 	if _, err := writeChanges(&b, changes, false); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(b.String(), "event: "+EventOutput+"\n"); n != 2 || strings.Contains(b.String(), EventOutputs) {
+	if n := strings.Count(b.String(), "event: "+wire.EventOutput+"\n"); n != 2 || strings.Contains(b.String(), wire.EventOutputs) {
 		t.Fatalf("without batch: %d output events, want 2 and no outputs event: %q", n, b.String())
 	}
 }
@@ -78,17 +79,17 @@ func TestViewerTakesBatchedOutputs(t *testing.T) {
 		seen := map[string]int{}
 		_ = c.sse(ctx, query, func(ev Event) error {
 			seen[ev.Name]++
-			if seen[EventOutput]+seen[EventOutputs] >= 3 {
+			if seen[wire.EventOutput]+seen[wire.EventOutputs] >= 3 {
 				return context.Canceled // enough of them
 			}
 			return nil
 		})
 		return seen
 	}
-	if got := names("outputs=batch"); got[EventOutputs] < 3 || got[EventOutput] != 0 {
+	if got := names("outputs=batch"); got[wire.EventOutputs] < 3 || got[wire.EventOutput] != 0 {
 		t.Errorf("a stream asking for outputs=batch got %v, want outputs events only", got)
 	}
-	if got := names(""); got[EventOutput] < 3 || got[EventOutputs] != 0 {
+	if got := names(""); got[wire.EventOutput] < 3 || got[wire.EventOutputs] != 0 {
 		t.Errorf("a stream of an older client got %v, want output events only", got)
 	}
 	seen(t, r, "the viewer's snapshot to count 100 lines", func() bool {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -125,7 +125,7 @@ func TestPausedClientHelper(t *testing.T) {
 		say("end: %v", err)
 	case "wait":
 		var res proto.WaitResult
-		err := c.call(ctx, pauseLimit, http.MethodPost, "/v1/wait", waitRequest{IDs: []string{"a1"}}, &res)
+		err := c.call(ctx, pauseLimit, wire.Wait.At("", nil), wire.WaitRequest{IDs: []string{"a1"}}, &res)
 		say("end: %v %s %d", err, res.Status["a1"], len(res.Status))
 	}
 	os.Exit(0) // before goleak looks at the transport's goroutines

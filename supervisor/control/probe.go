@@ -3,9 +3,9 @@ package control
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -63,7 +63,7 @@ func (c *Client) ask(ctx context.Context, limit time.Duration) (proto.Info, erro
 	d := newDeadline(limit, func() { cancel(&silence{limit: limit, err: errNoAnswer}) })
 	defer d.Stop()
 	var info proto.Info
-	req, err := c.newRequest(actx, http.MethodGet, "/v1/info", nil)
+	req, err := c.newRequest(actx, wire.Info.At("", nil), nil)
 	if err == nil {
 		err = c.exchangeOn(actx, c.fresh, req, &info, nil)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -19,11 +20,11 @@ func TestOutputEventsCarryTheRate(t *testing.T) {
 	if _, err := writeChanges(&b, []proto.Change{{AgentID: "a1", Output: true, Info: &info}}, false); err != nil {
 		t.Fatal(err)
 	}
-	data, ok := strings.CutPrefix(strings.TrimSpace(b.String()), "event: "+EventOutput+"\ndata: ")
+	data, ok := strings.CutPrefix(strings.TrimSpace(b.String()), "event: "+wire.EventOutput+"\ndata: ")
 	if !ok {
 		t.Fatalf("no output event: %q", b.String())
 	}
-	var ev outputEvent
+	var ev wire.OutputEvent
 	if err := json.Unmarshal([]byte(data), &ev); err != nil || ev.Rate == nil || ev.Rate.Bytes != rate.Bytes {
 		t.Fatalf("output event %s: %+v, %v", data, ev, err)
 	}

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/socket"
 )
@@ -30,7 +30,7 @@ import (
 type Remote struct {
 	c        *Client
 	info     proto.Info
-	settings Settings
+	settings wire.Settings
 	preset   [3]string // the preset's name, args and format as /v1/config names them
 	readOnly bool
 	feed     proto.Feed
@@ -106,21 +106,21 @@ func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, 
 	if err != nil {
 		var se *proto.Error
 		if errors.As(err, &se) || isUnexpected(err) {
-			return nil, &IncompatibleError{Socket: socket, PID: c.hostPID(), HostProto: "unknown", OwnProto: fmt.Sprintf("v%d", Protocol),
+			return nil, &IncompatibleError{Socket: socket, PID: c.hostPID(), HostProto: "unknown", OwnProto: fmt.Sprintf("v%d", wire.Protocol),
 				HostDetail: fmt.Sprintf(" (GET /v1/info answered: %v)", err)}
 		}
 		return nil, err
 	}
-	if info.Protocol != Protocol {
+	if info.Protocol != wire.Protocol {
 		host := fmt.Sprintf("v%d", info.Protocol)
 		detail := ""
 		if info.Protocol == 0 {
 			host, detail = "v1 without viewers", " (an older subdash: restart its host with this one)"
 		}
-		return nil, &IncompatibleError{Socket: socket, PID: info.PID, HostProto: host, OwnProto: fmt.Sprintf("v%d", Protocol), HostDetail: detail}
+		return nil, &IncompatibleError{Socket: socket, PID: info.PID, HostProto: host, OwnProto: fmt.Sprintf("v%d", wire.Protocol), HostDetail: detail}
 	}
-	var cr ConfigResult
-	if err := c.do(ctx, http.MethodGet, "/v1/config", nil, &cr); err != nil {
+	var cr wire.ConfigResult
+	if err := c.do(ctx, wire.Config.At("", nil), nil, &cr); err != nil {
 		return nil, err
 	}
 	r := &Remote{c: c, info: info, settings: cr.Config, preset: [3]string{cr.PresetName, cr.PresetArgs, cr.PresetFormat},
@@ -229,16 +229,16 @@ func (r *Remote) stream(onSynced func()) error {
 			}
 		}
 	}
-	var batch outputsEvent // the outputs event's, kept for the next
-	var newest lastTime
+	var batch wire.OutputsEvent // the outputs event's, kept for the next
+	var newest wire.LastTime
 	return r.c.sse(r.ctx, query, func(ev Event) error {
 		switch ev.Name {
-		case EventSynced:
+		case wire.EventSynced:
 			r.endResync()
 			once.Do(onSynced)
-		case EventStream:
+		case wire.EventStream:
 			return r.onStream(ev.Data)
-		case EventWindow:
+		case wire.EventWindow:
 			return r.onWindow(ev.Data)
 		case EventReconnected:
 			r.mu.Lock()
@@ -247,22 +247,22 @@ func (r *Remote) stream(onSynced func()) error {
 			var rc Reconnected
 			_ = json.Unmarshal(ev.Data, &rc)
 			r.startResync(rc)
-		case EventAgent:
+		case wire.EventAgent:
 			var a proto.AgentInfo
 			if err := json.Unmarshal(ev.Data, &a); err != nil {
 				return fmt.Errorf("bad agent event from %s: %v", r.c.socket, err)
 			}
 			r.upsert(a)
 			r.feed.Publish(proto.Change{AgentID: a.AgentID, Agent: true, Forgotten: a.Status == proto.StatusForgotten})
-		case EventOutput:
-			var o outputEvent
+		case wire.EventOutput:
+			var o wire.OutputEvent
 			if err := json.Unmarshal(ev.Data, &o); err != nil {
 				return fmt.Errorf("bad output event from %s: %v", r.c.socket, err)
 			}
 			r.applyCounts(o)
 			r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
-		case EventOutputs:
-			if err := decodeOutputs(ev.Data, &batch, &newest); err != nil {
+		case wire.EventOutputs:
+			if err := wire.DecodeOutputs(ev.Data, &batch, &newest); err != nil {
 				return fmt.Errorf("bad outputs event from %s: %v", r.c.socket, err)
 			}
 			for _, o := range batch.Outputs {
@@ -270,8 +270,8 @@ func (r *Remote) stream(onSynced func()) error {
 				r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
 			}
 			r.endBatch()
-		case EventWarning:
-			var wv warningEvent
+		case wire.EventWarning:
+			var wv wire.WarningEvent
 			if err := json.Unmarshal(ev.Data, &wv); err != nil {
 				return fmt.Errorf("bad warning event from %s: %v", r.c.socket, err)
 			}
@@ -385,7 +385,7 @@ func (r *Remote) HostConfig() proto.HostConfig {
 // Settings returns the host's settings as GET /v1/config answered when the
 // viewer attached, for comparing the host flags a viewer was given (SPEC
 // §9).
-func (r *Remote) Settings() Settings { return r.settings }
+func (r *Remote) Settings() wire.Settings { return r.settings }
 
 // attachedNote is the line the dashboard shows about the attachment.
 func (r *Remote) attachedNote() string {
@@ -435,7 +435,7 @@ func (r *Remote) Subscribe() *proto.Subscription { return r.feed.Subscribe() }
 // snapshot of the agent, so that Agents answers with them. The snapshots
 // Agents returned share their Submissions with r's, so the slice is copied,
 // never written in place.
-func (r *Remote) applyCounts(o outputEvent) {
+func (r *Remote) applyCounts(o wire.OutputEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.onChanged(o.AgentID)

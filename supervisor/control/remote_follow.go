@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"slices"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -21,18 +20,18 @@ import (
 // pushed is what a Remote follows on its event stream, and the last
 // window the host pushed of it. Remote.mu guards it.
 type pushed struct {
-	stream string        // the stream's name (EventStream); "" before it or without the feature
-	target FollowRequest // what the host was asked to follow on stream
-	win    proto.Window  // the last window of target pushed
-	fresh  bool          // win holds every change of target the dashboard was told of
-	batch  bool          // a window of target came in the batch being read
-	served int           // Window requests answered from pushes (what the tests see of it)
+	stream string             // the stream's name (EventStream); "" before it or without the feature
+	target wire.FollowRequest // what the host was asked to follow on stream
+	win    proto.Window       // the last window of target pushed
+	fresh  bool               // win holds every change of target the dashboard was told of
+	batch  bool               // a window of target came in the batch being read
+	served int                // Window requests answered from pushes (what the tests see of it)
 }
 
 // onStream takes the name of a (re)opened event stream: nothing is
 // followed on it yet.
 func (r *Remote) onStream(data []byte) error {
-	var se streamEvent
+	var se wire.StreamEvent
 	if err := json.Unmarshal(data, &se); err != nil {
 		return fmt.Errorf("bad stream event from %s: %v", r.c.socket, err)
 	}
@@ -44,7 +43,7 @@ func (r *Remote) onStream(data []byte) error {
 
 // onWindow keeps a pushed window of the submission followed.
 func (r *Remote) onWindow(data []byte) error {
-	var we windowEvent
+	var we wire.WindowEvent
 	if err := json.Unmarshal(data, &we); err != nil {
 		return fmt.Errorf("bad window event from %s: %v", r.c.socket, err)
 	}
@@ -80,7 +79,7 @@ func (r *Remote) endBatch() {
 // dashboard was told of; otherwise it names that submission to the host
 // (once per stream and submission) and returns false: the caller asks.
 func (r *Remote) pushedWindow(ctx context.Context, id string, seq int, n int) (proto.Window, bool) {
-	want := FollowRequest{AgentID: id, Submission: seq, N: n}
+	want := wire.FollowRequest{AgentID: id, Submission: seq, N: n}
 	r.mu.Lock()
 	p := r.push
 	if p.stream == "" { // no stream named yet, or a host without follow-window
@@ -112,17 +111,17 @@ func (r *Remote) pushedWindow(ctx context.Context, id string, seq int, n int) (p
 func (r *Remote) unfollow(ctx context.Context) {
 	r.mu.Lock()
 	p := r.push
-	r.push.target, r.push.fresh = FollowRequest{}, false
+	r.push.target, r.push.fresh = wire.FollowRequest{}, false
 	r.mu.Unlock()
 	if p.stream != "" && p.target.AgentID != "" {
-		_ = r.c.follow(ctx, p.stream, FollowRequest{})
+		_ = r.c.follow(ctx, p.stream, wire.FollowRequest{})
 	}
 }
 
 // follow asks the host to follow req on event stream stream (PUT
 // /v1/events/{stream}/follow). Errors: the host's (an unknown stream,
 // agent or submission) or the call's.
-func (c *Client) follow(ctx context.Context, stream string, req FollowRequest) error {
-	var got FollowRequest
-	return c.do(ctx, http.MethodPut, "/v1/events/"+url.PathEscape(stream)+"/follow", req, &got)
+func (c *Client) follow(ctx context.Context, stream string, req wire.FollowRequest) error {
+	var got wire.FollowRequest
+	return c.do(ctx, wire.Follow.At(stream, nil), req, &got)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -64,10 +65,10 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 			<-r.Context().Done()
 			return
 		}
-		_ = json.NewEncoder(w).Encode(proto.Info{PID: os.Getpid(), RunDir: run, Socket: h.socket, Protocol: Protocol})
+		_ = json.NewEncoder(w).Encode(proto.Info{PID: os.Getpid(), RunDir: run, Socket: h.socket, Protocol: wire.Protocol})
 	})
 	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(ConfigResult{})
+		_ = json.NewEncoder(w).Encode(wire.ConfigResult{})
 	})
 	mux.HandleFunc("POST /v1/agents/{id}/close", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	mux.HandleFunc("POST /v1/wait", func(w http.ResponseWriter, r *http.Request) {
@@ -90,9 +91,9 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 		h.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, id := range st.agents {
-			writeEvent(w, EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
+			writeEvent(w, wire.EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
 		}
-		writeEvent(w, EventSynced, struct{}{}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
+		writeEvent(w, wire.EventSynced, struct{}{}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
 		w.(http.Flusher).Flush()
 		beat := time.NewTicker(20 * time.Millisecond)
 		defer beat.Stop()
@@ -101,7 +102,7 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 			case <-r.Context().Done():
 				return
 			case id := <-h.agents:
-				writeEvent(w, EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
+				writeEvent(w, wire.EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
 				w.(http.Flusher).Flush()
 			case <-h.end:
 				if st.then == "end" {

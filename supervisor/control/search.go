@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -26,11 +27,6 @@ import (
 // (HeartbeatInterval). An error before the first hit is the operation's
 // (400 for a bad query or regular expression); one after aborts the
 // answer, so a client never takes a short success.
-
-// searchRoute registers the search route.
-func (srv *Server) searchRoute(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/search", srv.searchAgents)
-}
 
 func (srv *Server) searchAgents(w http.ResponseWriter, r *http.Request) {
 	req, err := searchRequestOf(r.URL.Query())
@@ -67,7 +63,7 @@ func (srv *Server) searchAgents(w http.ResponseWriter, r *http.Request) {
 		close(stop)
 	}()
 	go func() {
-		beat := time.NewTicker(HeartbeatInterval)
+		beat := time.NewTicker(wire.HeartbeatInterval)
 		defer beat.Stop()
 		for {
 			select {
@@ -79,7 +75,7 @@ func (srv *Server) searchAgents(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	sum, err := srv.sup.SearchAgents(r.Context(), req, func(h proto.SearchHit) error {
-		return write(append(mustJSON(h), '\n'))
+		return write(append(wire.Marshal(h), '\n'))
 	})
 	if err != nil {
 		mu.Lock()
@@ -91,7 +87,7 @@ func (srv *Server) searchAgents(w http.ResponseWriter, r *http.Request) {
 		}
 		panic(http.ErrAbortHandler) // the connection closes before the summary
 	}
-	_ = write(append(mustJSON(sum), '\n'))
+	_ = write(append(wire.Marshal(sum), '\n'))
 }
 
 // searchRequestOf reads the query of GET /v1/search.
@@ -144,7 +140,7 @@ func (c *Client) SearchAgents(ctx context.Context, req proto.SearchRequest, emit
 	}
 	var sum proto.SearchSummary
 	done := false
-	err := c.stream(ctx, "/v1/search?"+q.Encode(), func(body io.Reader, progress func()) error {
+	err := c.stream(ctx, wire.Search.At("", q), func(body io.Reader, progress func()) error {
 		sc := bufio.NewScanner(body)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
 		for sc.Scan() {
@@ -201,14 +197,14 @@ func (r *Remote) SearchAgents(ctx context.Context, req proto.SearchRequest, emit
 func writeSearch(ctx context.Context, c *Client, w io.Writer, req proto.SearchRequest) error {
 	bw := bufio.NewWriter(w)
 	sum, err := c.SearchAgents(ctx, req, func(h proto.SearchHit) error {
-		_, err := bw.Write(append(mustJSON(h), '\n'))
+		_, err := bw.Write(append(wire.Marshal(h), '\n'))
 		if err == nil {
 			err = bw.Flush()
 		}
 		return err
 	})
 	if err == nil {
-		_, err = bw.Write(append(mustJSON(sum), '\n'))
+		_, err = bw.Write(append(wire.Marshal(sum), '\n'))
 	}
 	if ferr := bw.Flush(); err == nil {
 		err = ferr

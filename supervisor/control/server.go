@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -204,33 +204,39 @@ func (srv *Server) Close() error {
 	return srv.closeErr
 }
 
-// routes returns the handler of the control socket's HTTP API.
+// routes returns the handler of the control socket's HTTP API: a handler
+// for each route of wire.Routes (handlers), its body bounded.
 func (srv *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/info", srv.info)
-	mux.HandleFunc("GET /v1/agents", srv.list)
-	mux.HandleFunc("POST /v1/agents", srv.spawn)
-	mux.HandleFunc("POST /v1/agents/{id}/send", srv.send)
-	mux.HandleFunc("POST /v1/agents/{id}/interrupt", srv.interrupt)
-	mux.HandleFunc("POST /v1/agents/{id}/close", srv.closeAgent)
-	mux.HandleFunc("POST /v1/close", srv.closeMany)
-	mux.HandleFunc("POST /v1/agents/{id}/resume", srv.resume)
-	mux.HandleFunc("POST /v1/agents/{id}/forget", srv.forget)
-	mux.HandleFunc("GET /v1/agents/{id}/message", srv.message)
-	mux.HandleFunc("POST /v1/agents/{id}/resend", srv.resend)
-	mux.HandleFunc("POST /v1/agents/{id}/approve", srv.approve)
-	mux.HandleFunc("POST /v1/agents/{id}/deny", srv.deny)
-	mux.HandleFunc("POST /v1/agents/{id}/seen", srv.seen)
-	mux.HandleFunc("DELETE /v1/agents/{id}/queue", srv.cancelQueue)
-	mux.HandleFunc("GET /v1/agents/{id}/logs", srv.logs)
-	mux.HandleFunc("POST /v1/wait", srv.wait)
-	mux.HandleFunc("GET /v1/events", srv.events)
-	mux.HandleFunc("PUT /v1/events/{stream}/follow", srv.setFollow)
-	srv.viewerRoutes(mux)
-	srv.treeRoutes(mux)
-	srv.searchRoute(mux)
-	srv.changesRoute(mux)
+	hs := srv.handlers()
+	for _, rt := range wire.Routes {
+		h, ok := hs[rt]
+		if !ok {
+			panic("control: no handler for " + rt.Pattern())
+		}
+		mux.HandleFunc(rt.Pattern(), h)
+		delete(hs, rt)
+	}
+	for rt := range hs {
+		panic("control: a handler for " + rt.Pattern() + ", which wire.Routes lacks")
+	}
 	return bounded(mux)
+}
+
+// handlers returns the handler of each route.
+func (srv *Server) handlers() map[wire.Route]http.HandlerFunc {
+	return map[wire.Route]http.HandlerFunc{
+		wire.Info: srv.info, wire.Config: srv.config, wire.List: srv.list,
+		wire.Spawn: srv.spawn, wire.Send: srv.send, wire.Resend: srv.resend, wire.Message: srv.message,
+		wire.Interrupt: srv.interrupt, wire.Close: srv.closeAgent, wire.CloseMany: srv.closeMany,
+		wire.Resume: srv.resume, wire.Forget: srv.forget, wire.Seen: srv.seen, wire.CancelQueue: srv.cancelQueue,
+		wire.Approve: srv.approve, wire.Deny: srv.deny, wire.Wait: srv.wait,
+		wire.Logs: srv.logs, wire.Window: srv.window, wire.Transcript: srv.transcriptWindow, wire.LogSearch: srv.search,
+		wire.Lines: srv.lines, wire.Diff: srv.diff, wire.Search: srv.searchAgents,
+		wire.Events: srv.events, wire.Follow: srv.setFollow,
+		wire.TreeSpawn: srv.treeSpawn, wire.TreeMessage: srv.treeMessage, wire.TreeInterrupt: srv.treeInterrupt,
+		wire.TreeWait: srv.treeWait, wire.TreeList: srv.treeList,
+	}
 }
 
 // bounded bounds the body of every request to h at maxBody bytes as it is
@@ -255,7 +261,7 @@ func (srv *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, proto.Info{
 		PID: os.Getpid(), Dir: cfg.Dir, Socket: srv.Path(), Command: cfg.Shown(),
 		MaxAgents: cfg.MaxAgents, RunDir: srv.sup.RunDir(), Logs: logs, Restored: srv.sup.Restored(),
-		Protocol: Protocol, Kind: kind, Viewers: srv.Viewers(), Features: proto.HostFeatures(),
+		Protocol: wire.Protocol, Kind: kind, Viewers: srv.Viewers(), Features: proto.HostFeatures(),
 		Failure: srv.sup.Failure(), Warnings: cfg.Warnings, Spend: &spend,
 	})
 }
@@ -340,7 +346,7 @@ func submissionParam(w http.ResponseWriter, r *http.Request) (int, bool) {
 
 // approve answers a tool permission request with allow (SPEC §12).
 func (srv *Server) approve(w http.ResponseWriter, r *http.Request) {
-	var req approveRequest
+	var req wire.ApproveRequest
 	if !decode(w, r, &req) {
 		return
 	}
@@ -350,7 +356,7 @@ func (srv *Server) approve(w http.ResponseWriter, r *http.Request) {
 
 // deny answers a tool permission request with deny (SPEC §12).
 func (srv *Server) deny(w http.ResponseWriter, r *http.Request) {
-	var req denyRequest
+	var req wire.DenyRequest
 	if !decode(w, r, &req) {
 		return
 	}
@@ -359,7 +365,7 @@ func (srv *Server) deny(w http.ResponseWriter, r *http.Request) {
 }
 
 func (srv *Server) wait(w http.ResponseWriter, r *http.Request) {
-	var req waitRequest
+	var req wire.WaitRequest
 	if !decode(w, r, &req) {
 		return
 	}
@@ -416,25 +422,11 @@ func reply(w http.ResponseWriter, r *http.Request, status int, res any, err erro
 
 func writeError(w http.ResponseWriter, err error) {
 	code := proto.CodeOf(err)
-	writeJSON(w, httpStatus(code), errorBody{Error: err.Error(), Code: code})
+	writeJSON(w, wire.Status(code), wire.ErrorBody{Error: err.Error(), Code: code})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(mustJSON(v), '\n'))
-}
-
-// mustJSON encodes v, whose types all encode without error.
-// mustJSON encodes v without escaping <, > and & (json.Marshal turns each
-// into 6 bytes, \u003c: messages of code or HTML would grow six-fold on the
-// way to the body limit, and results would be harder to read).
-func mustJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(fmt.Sprintf("control: encoding %T: %v", v, err))
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	_, _ = w.Write(append(wire.Marshal(v), '\n'))
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -48,21 +49,21 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 		defer forget()
 		followed = f
 		held.interval = streamCounts(r.URL.Query().Get("counts"), frame)
-		if writeEvent(w, EventStream, streamEvent{Stream: id}) != nil {
+		if writeEvent(w, wire.EventStream, wire.StreamEvent{Stream: id}) != nil {
 			return
 		}
 	}
 	// A failed write (the viewer went away) ends the stream.
 	for _, a := range srv.sup.Agents() {
-		if writeEvent(w, EventAgent, a) != nil {
+		if writeEvent(w, wire.EventAgent, a) != nil {
 			return
 		}
 	}
-	if writeEvent(w, EventSynced, struct{}{}) != nil {
+	if writeEvent(w, wire.EventSynced, struct{}{}) != nil {
 		return
 	}
 	flusher.Flush()
-	beat := time.NewTicker(HeartbeatInterval)
+	beat := time.NewTicker(wire.HeartbeatInterval)
 	defer beat.Stop()
 	for {
 		due, stop := held.wake(time.Now())
@@ -169,35 +170,35 @@ func writeChanges(w io.Writer, changes []proto.Change, batch bool) (sent bool, e
 			sent = true
 		}
 	}
-	var outputs []outputEvent
+	var outputs []wire.OutputEvent
 	for _, c := range changes {
 		switch {
 		case c.Agent && c.Info != nil:
-			write(EventAgent, *c.Info)
+			write(wire.EventAgent, *c.Info)
 		case c.Agent && c.Forgotten:
 			// gone for good (SPEC §10): the status says so
-			write(EventAgent, proto.Summary{AgentID: c.AgentID, Status: proto.StatusForgotten})
+			write(wire.EventAgent, proto.Summary{AgentID: c.AgentID, Status: proto.StatusForgotten})
 		}
 		for _, text := range c.Warnings {
-			write(EventWarning, warningEvent{Text: text})
+			write(wire.EventWarning, wire.WarningEvent{Text: text})
 		}
 		if seq, counts, ok := c.LatestOutput(); c.Output && ok {
-			o := outputEvent{AgentID: c.AgentID, Seq: seq, Output: counts, Rate: c.Info.OutputRate}
+			o := wire.OutputEvent{AgentID: c.AgentID, Seq: seq, Output: counts, Rate: c.Info.OutputRate}
 			if batch {
 				outputs = append(outputs, o)
 			} else {
-				write(EventOutput, o)
+				write(wire.EventOutput, o)
 			}
 		}
 	}
 	if len(outputs) > 0 {
-		write(EventOutputs, outputsEvent{Outputs: outputs})
+		write(wire.EventOutputs, wire.OutputsEvent{Outputs: outputs})
 	}
 	return sent, err
 }
 
 // writeEvent writes one event of the stream; its error is the write's.
 func writeEvent(w io.Writer, name string, v any) error {
-	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, mustJSON(v))
+	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, wire.Marshal(v))
 	return err
 }

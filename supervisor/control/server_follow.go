@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -25,11 +26,11 @@ import (
 // nothing.
 type follow struct {
 	mu     sync.Mutex
-	target FollowRequest
+	target wire.FollowRequest
 }
 
 // get returns what the stream follows now.
-func (f *follow) get() FollowRequest {
+func (f *follow) get() wire.FollowRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.target
@@ -55,7 +56,7 @@ func (srv *Server) setFollow(w http.ResponseWriter, r *http.Request) {
 			"no event stream %q is open on this host: open GET /v1/events?outputs=batch&window=1 and use the stream its first event names", r.PathValue("stream"))})
 		return
 	}
-	var req FollowRequest
+	var req wire.FollowRequest
 	if !decode(w, r, &req) {
 		return
 	}
@@ -73,7 +74,7 @@ func (srv *Server) setFollow(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		req = FollowRequest{}
+		req = wire.FollowRequest{}
 	}
 	f := v.(*follow)
 	f.mu.Lock()
@@ -105,5 +106,5 @@ func (srv *Server) writeFollowed(ctx context.Context, w io.Writer, f *follow, ch
 	if err != nil {
 		return nil
 	}
-	return writeEvent(w, EventWindow, windowEvent{FollowRequest: t, WindowResult: windowResult(win)})
+	return writeEvent(w, wire.EventWindow, wire.WindowEvent{FollowRequest: t, WindowResult: wire.WindowOf(win)})
 }

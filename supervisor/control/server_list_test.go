@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -42,7 +43,7 @@ func TestListStreamedAsOne(t *testing.T) {
 		if err := encodeList(&got, res); err != nil {
 			t.Fatal(err)
 		}
-		if want := append(mustJSON(res), '\n'); !bytes.Equal(got.Bytes(), want) {
+		if want := append(wire.Marshal(res), '\n'); !bytes.Equal(got.Bytes(), want) {
 			t.Fatalf("%d agents, failure %q:\n got %.300q\nwant %.300q", len(res.Agents), res.Failure, got.Bytes(), want)
 		}
 	}
@@ -56,7 +57,7 @@ func TestListStreamedAsOne(t *testing.T) {
 		return m1.TotalAlloc - m0.TotalAlloc
 	}
 	res := proto.ListResult{Agents: many}
-	whole := allocated(func(w io.Writer) error { _, err := w.Write(append(mustJSON(res), '\n')); return err })
+	whole := allocated(func(w io.Writer) error { _, err := w.Write(append(wire.Marshal(res), '\n')); return err })
 	streamed := allocated(func(w io.Writer) error { return encodeList(w, res) })
 	if streamed*2 >= whole {
 		t.Fatalf("writing a list of %d agents allocated %d bytes, encoded whole %d; want less than half", len(many), streamed, whole)

@@ -6,11 +6,12 @@ import (
 	"net/http"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
 func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
-	var req spawnRequest
+	var req proto.SpawnRequest
 	if isText(r) {
 		req.TaskName = r.URL.Query().Get("task_name")
 	} else if !decode(w, r, &req) {
@@ -25,7 +26,7 @@ func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	origin := r.Header.Get(OriginHeader)
+	origin := r.Header.Get(wire.OriginHeader)
 	if origin == "" {
 		origin = "a program"
 	}
@@ -34,7 +35,7 @@ func (srv *Server) spawn(w http.ResponseWriter, r *http.Request) {
 }
 
 func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
-	var req sendRequest
+	var req wire.SendRequest
 	if isText(r) {
 		q := r.URL.Query()
 		req.Interrupt, req.Queue = flagParam(q.Get("interrupt")), flagParam(q.Get("queue"))
@@ -69,7 +70,7 @@ func (srv *Server) send(w http.ResponseWriter, r *http.Request) {
 // resend sends the agent's latest message again from its kept file
 // (FeatureResendFile): the message never crosses the socket.
 func (srv *Server) resend(w http.ResponseWriter, r *http.Request) {
-	var req resendRequest
+	var req wire.ResendRequest
 	if !decode(w, r, &req) {
 		return
 	}
@@ -122,6 +123,6 @@ func (srv *Server) messageOf(r *http.Request, jsonMessage string) (*supervisor.M
 func (srv *Server) caller(r *http.Request) context.Context {
 	return proto.WithCaller(r.Context(), proto.Caller{
 		AgentID: srv.sup.CallerAgent(peerPID(r.Context())),
-		Session: r.Header.Get(SessionHeader),
+		Session: r.Header.Get(wire.SessionHeader),
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -144,7 +145,7 @@ func TestHTTPStatusAndErrorBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var eb errorBody
+		var eb wire.ErrorBody
 		err = json.NewDecoder(resp.Body).Decode(&eb)
 		resp.Body.Close() //nolint:errcheck // a response body, read: its Close cannot lose data
 		if err != nil || resp.StatusCode != tc.status || eb.Code != tc.code || eb.Error == "" {
@@ -250,15 +251,15 @@ func TestShutdownThenCloseAnswersWaits(t *testing.T) {
 // TestMessageLimit.)
 func TestBodyLimitLeavesRoomForEscaping(t *testing.T) {
 	const n = 1000
-	overhead := len(mustJSON(sendRequest{Message: "", Interrupt: true}))
+	overhead := len(wire.Marshal(wire.SendRequest{Message: "", Interrupt: true}))
 	for _, text := range []string{"a line of text\n", "\tif x == \"a\" && y < 2 { return }\n", "<", "&", "ü"} {
 		sample := strings.Repeat(text, n)
-		grown := float64(len(mustJSON(sendRequest{Message: sample, Interrupt: true}))-overhead) / float64(len(sample))
+		grown := float64(len(wire.Marshal(wire.SendRequest{Message: sample, Interrupt: true}))-overhead) / float64(len(sample))
 		if need := int64(grown*proto.MaxMessageBytes) + int64(overhead); need > maxBody {
 			t.Errorf("a 64 MiB message of %q encodes to %d bytes, over the body limit %d", text, need, maxBody)
 		}
 	}
-	if got := string(mustJSON(spawnRequest{Message: "if a < b && c > d"})); got != `{"message":"if a < b && c > d"}` {
+	if got := string(wire.Marshal(proto.SpawnRequest{Message: "if a < b && c > d"})); got != `{"message":"if a < b && c > d"}` {
 		t.Fatalf("mustJSON escapes HTML: %s", got)
 	}
 
@@ -304,7 +305,7 @@ func TestBodyOverTheLimit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		var eb errorBody
+		var eb wire.ErrorBody
 		_ = json.NewDecoder(resp.Body).Decode(&eb)
 		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusRequestEntityTooLarge || eb.Code != proto.CodeTooLarge ||
@@ -329,7 +330,7 @@ func TestBodyLimitIsNearTheMessageLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close() //nolint:errcheck // a response body, read: its Close cannot lose data
-	var eb errorBody
+	var eb wire.ErrorBody
 	_ = json.NewDecoder(resp.Body).Decode(&eb)
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || eb.Code != proto.CodeTooLarge {
 		t.Fatalf("a 90 MB body: %d %+v", resp.StatusCode, eb)

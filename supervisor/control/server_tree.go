@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -12,42 +13,6 @@ import (
 // acts for the caller the request names: the session of SessionHeader and
 // the agent whose submission holds the calling process. Targets resolve as
 // Memo's registry does (no id prefixes).
-//
-//	POST /v1/multi-agent/spawn      {message, task_name}          proto.TreeAgent
-//	POST /v1/multi-agent/message    {target, message, trigger}    proto.TreeAgent (the receiver)
-//	POST /v1/multi-agent/interrupt  {target}                      proto.TreeAgent (its status before)
-//	POST /v1/multi-agent/wait       {timeout_ms, ack}             proto.MailboxResult
-//	GET  /v1/multi-agent/agents?path_prefix=P                     proto.TreeList
-func (srv *Server) treeRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/multi-agent/spawn", srv.treeSpawn)
-	mux.HandleFunc("POST /v1/multi-agent/message", srv.treeMessage)
-	mux.HandleFunc("POST /v1/multi-agent/interrupt", srv.treeInterrupt)
-	mux.HandleFunc("POST /v1/multi-agent/wait", srv.treeWait)
-	mux.HandleFunc("GET /v1/multi-agent/agents", srv.treeList)
-}
-
-// Request bodies of the multi-agent routes.
-type (
-	treeSpawnRequest struct {
-		Message  string `json:"message"`
-		TaskName string `json:"task_name"`
-	}
-	treeMessageRequest struct {
-		Target  string `json:"target"`
-		Message string `json:"message"`
-		// Trigger: a follow-up, which starts a submission (followup_task);
-		// else a held message (send_message).
-		Trigger bool `json:"trigger,omitempty"`
-	}
-	treeTargetRequest struct {
-		Target string `json:"target"`
-	}
-	treeWaitRequest struct {
-		TimeoutMS *timeoutMS `json:"timeout_ms,omitempty"`
-		// Ack is the highest item number the caller was handed (0: none).
-		Ack uint64 `json:"ack,omitempty"`
-	}
-)
 
 // treeCaller is caller for the multi-agent family: targets exact.
 func (srv *Server) treeCaller(r *http.Request) context.Context {
@@ -58,7 +23,7 @@ func (srv *Server) treeCaller(r *http.Request) context.Context {
 }
 
 func (srv *Server) treeSpawn(w http.ResponseWriter, r *http.Request) {
-	var req treeSpawnRequest
+	var req proto.SpawnRequest
 	if !decode(w, r, &req) {
 		return
 	}
@@ -71,7 +36,7 @@ func (srv *Server) treeSpawn(w http.ResponseWriter, r *http.Request) {
 }
 
 func (srv *Server) treeMessage(w http.ResponseWriter, r *http.Request) {
-	var req treeMessageRequest
+	var req wire.MessageRequest
 	if !decode(w, r, &req) {
 		return
 	}
@@ -84,7 +49,7 @@ func (srv *Server) treeMessage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (srv *Server) treeInterrupt(w http.ResponseWriter, r *http.Request) {
-	var req treeTargetRequest
+	var req wire.TargetRequest
 	if !decode(w, r, &req) {
 		return
 	}
@@ -93,7 +58,7 @@ func (srv *Server) treeInterrupt(w http.ResponseWriter, r *http.Request) {
 }
 
 func (srv *Server) treeWait(w http.ResponseWriter, r *http.Request) {
-	var req treeWaitRequest
+	var req wire.MailboxRequest
 	if !decode(w, r, &req) {
 		return
 	}

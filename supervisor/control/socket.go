@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/socket"
 )
 
@@ -266,7 +267,7 @@ func refuse(c *net.UnixConn, why error) {
 	if req, err := http.ReadRequest(br); err == nil {
 		_, _ = io.Copy(io.Discard, req.Body)
 	}
-	body := mustJSON(errorBody{Error: why.Error(), Code: codeForbidden})
+	body := wire.Marshal(wire.ErrorBody{Error: why.Error(), Code: wire.CodeForbidden})
 	_, err := fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		len(body), body)
 	if err == nil {

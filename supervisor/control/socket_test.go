@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/socket"
 )
 
@@ -322,7 +323,7 @@ func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
 	c := NewClient(srv.Path(), s.Config().Dir)
 	defer c.http.CloseIdleConnections()
 	_, err = c.Spawn(context.Background(), "hello")
-	specError(t, err, codeForbidden, fmt.Sprintf("connection refused: this subdash control socket belongs to uid %d; uid %d may not use it", other, os.Getuid()))
+	specError(t, err, wire.CodeForbidden, fmt.Sprintf("connection refused: this subdash control socket belongs to uid %d; uid %d may not use it", other, os.Getuid()))
 	if p := <-refused; p.PID != os.Getpid() {
 		t.Errorf("refused peer = %+v", p)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -32,7 +33,7 @@ func (c *Client) SpawnFrom(ctx context.Context, r io.Reader, taskName string) (p
 	if err != nil {
 		return res, err
 	}
-	return res, c.message(ctx, "/v1/agents", q, r, func(msg string) any { return spawnRequest{Message: msg, TaskName: taskName} }, &res)
+	return res, c.message(ctx, wire.Spawn, "", q, r, func(msg string) any { return proto.SpawnRequest{Message: msg, TaskName: taskName} }, &res)
 }
 
 // spawnQuery is the query of a spawn with taskName, checking first that
@@ -64,8 +65,8 @@ func (c *Client) SendFrom(ctx context.Context, id string, r io.Reader, interrupt
 	if queue {
 		q.Set("queue", "1")
 	}
-	return res, c.message(ctx, agentPath(id, "send"), q, r,
-		func(msg string) any { return sendRequest{Message: msg, Interrupt: interrupt, Queue: queue} }, &res)
+	return res, c.message(ctx, wire.Send, id, q, r,
+		func(msg string) any { return wire.SendRequest{Message: msg, Interrupt: interrupt, Queue: queue} }, &res)
 }
 
 // SteerFrom calls send with steer (SPEC §11, supervisor.Steer) with the
@@ -75,14 +76,14 @@ func (c *Client) SteerFrom(ctx context.Context, id string, r io.Reader) (proto.S
 	if err := c.checkSteer(ctx); err != nil {
 		return res, err
 	}
-	return res, c.message(ctx, agentPath(id, "send"), url.Values{"steer": {"1"}}, r,
-		func(msg string) any { return sendRequest{Message: msg, Steer: true} }, &res)
+	return res, c.message(ctx, wire.Send, id, url.Values{"steer": {"1"}}, r,
+		func(msg string) any { return wire.SendRequest{Message: msg, Steer: true} }, &res)
 }
 
-// message makes a spawn or send call to path whose message is read from
-// r: as a text/plain body with the query q when it is long and the host
-// takes one, else as the JSON body asJSON makes of it.
-func (c *Client) message(ctx context.Context, path string, q url.Values, r io.Reader, asJSON func(string) any, out any) error {
+// message makes a spawn or send call (rt of agent id) whose message is
+// read from r: as a text/plain body with the query q when it is long and
+// the host takes one, else as the JSON body asJSON makes of it.
+func (c *Client) message(ctx context.Context, rt wire.Route, id string, q url.Values, r io.Reader, asJSON func(string) any, out any) error {
 	var head bytes.Buffer
 	if _, err := io.CopyN(&head, r, textAbove+1); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("reading the message: %v", err)
@@ -93,17 +94,14 @@ func (c *Client) message(ctx context.Context, path string, q url.Values, r io.Re
 			return err
 		}
 		if text {
-			if len(q) > 0 {
-				path += "?" + q.Encode()
-			}
-			return c.upload(ctx, path, io.MultiReader(&head, r), out)
+			return c.upload(ctx, rt.At(id, q), io.MultiReader(&head, r), out)
 		}
 		// A host older than FeatureTextMessage: the whole message in JSON.
 		if _, err := head.ReadFrom(r); err != nil {
 			return fmt.Errorf("reading the message: %v", err)
 		}
 	}
-	return c.do(ctx, http.MethodPost, path, asJSON(head.String()), out)
+	return c.do(ctx, rt.At(id, nil), asJSON(head.String()), out)
 }
 
 // Has asks the host, once per Client, for its feature words
@@ -126,13 +124,13 @@ func (c *Client) Has(ctx context.Context, feature string) (bool, error) {
 // process's running time, except that the time spent reading body's source
 // does not count: the clock runs while the host takes what was read, and
 // until it answers.
-func (c *Client) upload(ctx context.Context, path string, body io.Reader, out any) error {
+func (c *Client) upload(ctx context.Context, t wire.Target, body io.Reader, out any) error {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	d := c.deadline(cctx, cancel, c.callTimeout())
 	defer d.Stop()
 	src := &unclockedReader{r: body, clock: d}
-	req, err := http.NewRequestWithContext(cctx, http.MethodPost, "http://subdash"+path, src)
+	req, err := http.NewRequestWithContext(cctx, t.Method, "http://subdash"+t.URL, src)
 	if err != nil {
 		return err
 	}
@@ -177,11 +175,11 @@ func (u *unclockedReader) readErr() error {
 
 // sendMessage is how Spawn, Send and Queue pass a message given as a
 // string: in the JSON body when it is short, else as SpawnFrom does.
-func (c *Client) sendMessage(ctx context.Context, path string, q url.Values, message string, asJSON func(string) any, out any) error {
+func (c *Client) sendMessage(ctx context.Context, rt wire.Route, id string, q url.Values, message string, asJSON func(string) any, out any) error {
 	if len(message) <= textAbove {
-		return c.do(ctx, http.MethodPost, path, asJSON(message), out)
+		return c.do(ctx, rt.At(id, nil), asJSON(message), out)
 	}
-	return c.message(ctx, path, q, strings.NewReader(message), asJSON, out)
+	return c.message(ctx, rt, id, q, strings.NewReader(message), asJSON, out)
 }
 
 // Resend sends again (queue: queues) the whole message of agent id's latest
@@ -196,7 +194,7 @@ func (c *Client) Resend(ctx context.Context, id string, interrupt, queue bool) (
 		return res, err
 	}
 	if has {
-		return res, c.do(ctx, http.MethodPost, agentPath(id, "resend"), resendRequest{Interrupt: interrupt, Queue: queue}, &res)
+		return res, c.do(ctx, wire.Resend.At(id, nil), wire.ResendRequest{Interrupt: interrupt, Queue: queue}, &res)
 	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(c.WriteMessage(ctx, pw, id, 0)) }()

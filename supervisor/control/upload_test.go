@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -42,18 +44,18 @@ func TestTextMessageBody(t *testing.T) {
 	if code := post("/v1/agents", "\n  sleep a while \n", &sp); code != http.StatusCreated || sp.LastMessage != "sleep a while" {
 		t.Fatalf("spawn with a text body: %d %+v", code, sp)
 	}
-	var eb errorBody
-	if code := post(agentPath(sp.AgentID, "send")+"?interrupt=1&queue=1", "x", &eb); code != http.StatusBadRequest || !strings.HasPrefix(eb.Error, "queue and interrupt exclude each other") {
+	var eb wire.ErrorBody
+	if code := post(wire.Send.At(sp.AgentID, url.Values{"interrupt": {"1"}, "queue": {"1"}}).URL, "x", &eb); code != http.StatusBadRequest || !strings.HasPrefix(eb.Error, "queue and interrupt exclude each other") {
 		t.Errorf("send with interrupt and queue: %d %+v", code, eb)
 	}
 	var sr proto.SendResult
-	if code := post(agentPath(sp.AgentID, "send")+"?queue=1", "next one", &sr); code != http.StatusOK || !sr.Queued {
+	if code := post(wire.Send.At(sp.AgentID, url.Values{"queue": {"1"}}).URL, "next one", &sr); code != http.StatusOK || !sr.Queued {
 		t.Errorf("send with queue: %d %+v", code, sr)
 	}
 	// The interrupt keeps the queued message: the next submission takes
 	// it before its own (SPEC §14); the agent reads the first line.
 	sr = proto.SendResult{}
-	if code := post(agentPath(sp.AgentID, "send")+"?interrupt=1", "hello", &sr); code != http.StatusOK || sr.Status != proto.StatusRunning || sr.DroppedQueued {
+	if code := post(wire.Send.At(sp.AgentID, url.Values{"interrupt": {"1"}}).URL, "hello", &sr); code != http.StatusOK || sr.Status != proto.StatusRunning || sr.DroppedQueued {
 		t.Errorf("send with interrupt: %d %+v", code, sr)
 	}
 	if d := waitFinal(t, c, sp.AgentID); d.LastOutput == nil || *d.LastOutput != "got: next one" || *d.LastMessage != "next one\n\nhello" {
@@ -101,10 +103,10 @@ func TestLongMessageToAnOlderHost(t *testing.T) {
 	var message string
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, proto.Info{PID: os.Getpid(), Protocol: Protocol})
+		writeJSON(w, http.StatusOK, proto.Info{PID: os.Getpid(), Protocol: wire.Protocol})
 	})
 	mux.HandleFunc("POST /v1/agents", func(w http.ResponseWriter, r *http.Request) {
-		var req spawnRequest
+		var req proto.SpawnRequest
 		err := json.NewDecoder(r.Body).Decode(&req)
 		mu.Lock()
 		got, message = append(got, r.Header.Get("Content-Type")), req.Message

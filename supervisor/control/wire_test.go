@@ -5,240 +5,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/control/wire"
+	"github.com/subdash/subdash/supervisor/control/wire/wiretest"
 )
-
-// The /v1 wire stays additive (SPEC §6, docs/automation.md): a JSON name once sent is
-// never renamed or dropped. testdata/wire.golden lists, for every route and
-// event, the JSON names of its answer: the answer type filled in whole
-// (every optional field set), flattened to paths ("logs.runs_dir",
-// "agents[].status", "status.{}" for a map's values). A rename or a drop
-// fails TestWireNames; a new name is added to the golden with -update.
-// TestWireRoutesAnswerTheirTypes checks on a live host that each route
-// answers with no name outside its golden entry.
-
-var updateWire = flag.Bool("update", false, "rewrite testdata/wire.golden")
-
-// wireTypes maps each route or event to its answer's type.
-var wireTypes = []struct {
-	route string
-	v     any
-}{
-	{"GET /v1/info", proto.Info{}},
-	{"GET /v1/config", ConfigResult{}},
-	{"GET /v1/agents", proto.ListResult{}},
-	{"POST /v1/agents", proto.SpawnResult{}},
-	{"POST /v1/agents/{id}/send", proto.SendResult{}},
-	{"POST /v1/agents/{id}/interrupt", proto.StatusResult{}},
-	{"POST /v1/agents/{id}/close", proto.StatusResult{}},
-	{"POST /v1/agents/{id}/resume", proto.StatusResult{}},
-	{"POST /v1/agents/{id}/forget", proto.StatusResult{}},
-	{"POST /v1/agents/{id}/seen", proto.StatusResult{}},
-	{"DELETE /v1/agents/{id}/queue", proto.StatusResult{}},
-	{"POST /v1/agents/{id}/approve", proto.ApprovalResult{}},
-	{"POST /v1/agents/{id}/deny", proto.ApprovalResult{}},
-	{"POST /v1/wait", proto.WaitResult{}},
-	{"GET /v1/agents/{id}/window", WindowResult{}},
-	{"GET /v1/agents/{id}/transcript", TranscriptResult{}},
-	{"GET /v1/agents/{id}/search", proto.SearchResult{}},
-	{"GET /v1/search (a hit line)", proto.SearchHit{}},
-	{"GET /v1/search (the last line)", proto.SearchSummary{}},
-	{"POST /v1/multi-agent/spawn", proto.TreeAgent{}},
-	{"POST /v1/multi-agent/message", proto.TreeAgent{}},
-	{"POST /v1/multi-agent/interrupt", proto.TreeAgent{}},
-	{"POST /v1/multi-agent/wait", proto.MailboxResult{}},
-	{"GET /v1/multi-agent/agents", proto.TreeList{}},
-	{"error", errorBody{}},
-	{"event: agent", proto.AgentInfo{}},
-	{"event: synced", struct{}{}},
-	{"event: output", outputEvent{}},
-	{"event: warning", warningEvent{}},
-}
-
-// TestWireNames compares every answer's JSON names with the golden.
-func TestWireNames(t *testing.T) {
-	var b strings.Builder
-	for _, w := range wireTypes {
-		fmt.Fprintf(&b, "%s\n", w.route)
-		for _, p := range namesOf(t, w.v) {
-			fmt.Fprintf(&b, "\t%s\n", p)
-		}
-	}
-	golden := filepath.Join("testdata", "wire.golden")
-	if *updateWire {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Fatalf("the /v1 wire changed: JSON names are added (go test ./supervisor/control -run TestWireNames -update), never renamed or dropped\n%s",
-			diffLines(string(want), b.String()))
-	}
-}
-
-// goldenNames returns the golden's names per route.
-func goldenNames(t *testing.T) map[string]map[string]bool {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "wire.golden"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]bool{}
-	route := ""
-	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if !strings.HasPrefix(l, "\t") {
-			route = l
-			out[route] = map[string]bool{}
-			continue
-		}
-		out[route][strings.TrimSpace(l)] = true
-	}
-	return out
-}
-
-// namesOf fills v's type in whole and returns the JSON paths of its
-// encoding, sorted.
-func namesOf(t *testing.T, v any) []string {
-	t.Helper()
-	p := reflect.New(reflect.TypeOf(v))
-	fill(p.Elem(), 0)
-	data, err := json.Marshal(p.Interface())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	set := map[string]bool{}
-	paths(doc, "", nil, set)
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// fill sets every field of v to a value that JSON does not leave out.
-func fill(v reflect.Value, depth int) {
-	if depth > 8 {
-		return
-	}
-	if v.Type() == reflect.TypeOf(time.Time{}) {
-		v.Set(reflect.ValueOf(time.Unix(1e9, 0).UTC()))
-		return
-	}
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(1)
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem(), depth+1)
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		fill(v.Index(0), depth+1)
-	case reflect.Map:
-		v.Set(reflect.MakeMap(v.Type()))
-		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		fill(k, depth+1)
-		fill(e, depth+1)
-		v.SetMapIndex(k, e)
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i), depth+1)
-			}
-		}
-	}
-}
-
-// paths adds the JSON paths of doc under prefix to set. Objects whose
-// keys are a map's (in maps, from the golden; else guessed as none) get
-// "{}" instead of their keys.
-func paths(doc any, prefix string, maps map[string]bool, set map[string]bool) {
-	join := func(k string) string {
-		if prefix == "" {
-			return k
-		}
-		return prefix + "." + k
-	}
-	switch d := doc.(type) {
-	case map[string]any:
-		if len(d) == 0 {
-			if prefix != "" {
-				set[prefix] = true
-			}
-			return
-		}
-		isMap := maps[join("{}")] || maps == nil && prefix != "" && len(d) == 1 && d["x"] != nil
-		for k, v := range d {
-			if isMap {
-				k = "{}"
-			}
-			p := join(k)
-			set[p] = true
-			paths(v, p, maps, set)
-		}
-	case []any:
-		p := prefix + "[]"
-		set[p] = true
-		for _, e := range d {
-			paths(e, p, maps, set)
-		}
-	}
-}
-
-// diffLines says which lines of want are missing from got and which are
-// new.
-func diffLines(want, got string) string {
-	in := func(s string) map[string]bool {
-		m := map[string]bool{}
-		for _, l := range strings.Split(s, "\n") {
-			m[l] = true
-		}
-		return m
-	}
-	w, g := in(want), in(got)
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if !g[l] {
-			fmt.Fprintf(&b, "- %s\n", l)
-		}
-	}
-	for _, l := range strings.Split(got, "\n") {
-		if !w[l] {
-			fmt.Fprintf(&b, "+ %s\n", l)
-		}
-	}
-	return b.String()
-}
 
 // wireHost is a live host for TestWireRoutesAnswerTheirTypes: the fake
 // claude CLI of testdata/fakecli, a --notify-command that fails (a
@@ -270,7 +49,7 @@ func newWireHost(t *testing.T) (*wireHost, *supervisor.Supervisor) {
 		return d.DialContext(ctx, "unix", srv.Path())
 	}}}
 	t.Cleanup(hc.CloseIdleConnections)
-	return &wireHost{t: t, http: hc, golden: goldenNames(t)}, s
+	return &wireHost{t: t, http: hc, golden: wiretest.Golden(t)}, s
 }
 
 // call makes a request and checks its JSON answer's names against route's
@@ -284,7 +63,7 @@ func (h *wireHost) call(method, path, route string, body any) map[string]any {
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, "http://subdash"+path, rd)
-	req.Header.Set(SessionHeader, "wire") // the multi-agent routes' root mailbox
+	req.Header.Set(wire.SessionHeader, "wire") // the multi-agent routes' root mailbox
 	resp, err := h.http.Do(req)
 	if err != nil {
 		h.t.Fatal(err)
@@ -310,7 +89,7 @@ func (h *wireHost) check(route string, doc any) {
 		h.t.Fatalf("no golden entry for %s", route)
 	}
 	got := map[string]bool{}
-	paths(doc, "", want, got)
+	wiretest.Paths(doc, "", want, got)
 	for p := range got {
 		if !want[p] {
 			h.t.Errorf("%s answers %q, which its golden entry lacks", route, p)

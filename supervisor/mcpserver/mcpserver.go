@@ -21,6 +21,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner/local"
@@ -116,7 +117,7 @@ func serve(ctx context.Context, bs Backends, family Family, session string, stdi
 // transport: family's tools over bs (nil: none) for session, every
 // request ended when ctx ends (endWith).
 func newMCPServer(ctx context.Context, bs Backends, family Family, session string) *mcp.Server {
-	server := NewFamilyServer(family, bs, control.Version(), session)
+	server := NewFamilyServer(family, bs, wire.Version(), session)
 	server.AddReceivingMiddleware(endWith(ctx))
 	return server
 }

@@ -1,4 +1,4 @@
-package control
+package wire
 
 import (
 	"bytes"
@@ -7,38 +7,38 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// decodeOutputs decodes the data of an EventOutputs event into o, which
+// DecodeOutputs decodes the data of an EventOutputs event into o, which
 // it resets first. A viewer of 1,000 agents takes about 30 of these a
-// second, each naming the agents that printed in the frame (issue 27):
-// the shape json.Marshal gives an outputsEvent is read here by hand, and
+// second, each naming the agents that printed in the frame: the shape json.Marshal gives an OutputsEvent is read here by hand, and
 // anything else (a field a newer host added, a string with escapes, a
 // number with a fraction) by json.Unmarshal, so what it returns is what
 // json.Unmarshal would. last carries the output rates' newest time
 // between calls (the agents of a batch mostly share it); the zero value
 // is ready. It returns json.Unmarshal's error for data that is not JSON.
-func decodeOutputs(data []byte, o *outputsEvent, last *lastTime) error {
+func DecodeOutputs(data []byte, o *OutputsEvent, last *LastTime) error {
 	d := outputsDecoder{b: data, last: last}
 	out := o.Outputs[:0]
 	if out, ok := d.event(out); ok {
 		o.Outputs = out
 		return nil
 	}
-	*o = outputsEvent{}
+	*o = OutputsEvent{}
 	return json.Unmarshal(data, o)
 }
 
-// lastTime is the last time decodeOutputs parsed, by its JSON text.
-type lastTime struct {
+// LastTime is the last time DecodeOutputs parsed, by its JSON text; the
+// zero value is ready.
+type LastTime struct {
 	text []byte
 	t    proto.Time
 }
 
-// outputsDecoder reads one outputsEvent from b at i; each method reports
+// outputsDecoder reads one OutputsEvent from b at i; each method reports
 // false at the first byte it does not expect.
 type outputsDecoder struct {
 	b    []byte
 	i    int
-	last *lastTime
+	last *LastTime
 }
 
 func (d *outputsDecoder) ws() {
@@ -144,7 +144,7 @@ func (d *outputsDecoder) object(field func(key []byte) bool) bool {
 	}
 }
 
-func (d *outputsDecoder) event(out []outputEvent) ([]outputEvent, bool) {
+func (d *outputsDecoder) event(out []OutputEvent) ([]OutputEvent, bool) {
 	seen := false
 	ok := d.object(func(k []byte) bool {
 		if string(k) != "outputs" || seen {
@@ -162,7 +162,7 @@ func (d *outputsDecoder) event(out []outputEvent) ([]outputEvent, bool) {
 			return true
 		}
 		for {
-			out = append(out, outputEvent{})
+			out = append(out, OutputEvent{})
 			if !d.output(&out[len(out)-1]) {
 				return false
 			}
@@ -175,13 +175,13 @@ func (d *outputsDecoder) event(out []outputEvent) ([]outputEvent, bool) {
 		}
 	})
 	if !seen {
-		out = nil // as a reset outputsEvent holds
+		out = nil // as a reset OutputsEvent holds
 	}
 	d.ws()
 	return out, ok && d.i == len(d.b)
 }
 
-func (d *outputsDecoder) output(o *outputEvent) bool {
+func (d *outputsDecoder) output(o *OutputEvent) bool {
 	if d.lit("null") {
 		return true
 	}

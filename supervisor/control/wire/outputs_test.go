@@ -1,4 +1,4 @@
-package control
+package wire
 
 import (
 	"encoding/json"
@@ -13,11 +13,11 @@ import (
 
 // manyOutputs is an outputs event of n agents as a host writes it, about
 // half with an output rate (the same newest time, as in one batch).
-func manyOutputs(n int, rng *rand.Rand) outputsEvent {
+func manyOutputs(n int, rng *rand.Rand) OutputsEvent {
 	newest := proto.Time{Time: time.Unix(1_800_000_000+rng.Int63n(1000), int64(rng.Intn(1000))*1e6).UTC()}
-	var ev outputsEvent
+	var ev OutputsEvent
 	for i := 0; i < n; i++ {
-		o := outputEvent{AgentID: fmt.Sprintf("a%08x-%d", rng.Uint32(), i), Seq: rng.Intn(5),
+		o := OutputEvent{AgentID: fmt.Sprintf("a%08x-%d", rng.Uint32(), i), Seq: rng.Intn(5),
 			Output: proto.OutputCounts{FirstLine: rng.Int63n(1e6), Lines: rng.Int63n(1e9), Evicted: rng.Intn(7) == 0,
 				FirstEntry: rng.Int63n(3), Entries: rng.Int63n(50) - 2}}
 		if rng.Intn(2) == 0 {
@@ -31,12 +31,12 @@ func manyOutputs(n int, rng *rand.Rand) outputsEvent {
 	return ev
 }
 
-// decodeBoth decodes data with decodeOutputs (into a batch that held
+// decodeBoth decodes data with DecodeOutputs (into a batch that held
 // something before, as a viewer's does) and with json.Unmarshal.
-func decodeBoth(t *testing.T, data string, last *lastTime) (got, want outputsEvent, gotErr, wantErr error) {
+func decodeBoth(t *testing.T, data string, last *LastTime) (got, want OutputsEvent, gotErr, wantErr error) {
 	t.Helper()
 	got = manyOutputs(3, rand.New(rand.NewSource(9)))
-	gotErr = decodeOutputs([]byte(data), &got, last)
+	gotErr = DecodeOutputs([]byte(data), &got, last)
 	wantErr = json.Unmarshal([]byte(data), &want)
 	return got, want, gotErr, wantErr
 }
@@ -48,7 +48,7 @@ func decodeBoth(t *testing.T, data string, last *lastTime) (got, want outputsEve
 // cannot take, broken JSON (an error, as json.Unmarshal's).
 func TestDecodeOutputsAsJSON(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	var last lastTime
+	var last LastTime
 	for round := 0; round < 200; round++ {
 		b, err := json.Marshal(manyOutputs(rng.Intn(40), rng))
 		if err != nil {
@@ -56,7 +56,7 @@ func TestDecodeOutputsAsJSON(t *testing.T) {
 		}
 		got, want, gotErr, wantErr := decodeBoth(t, string(b), &last)
 		if gotErr != nil || wantErr != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("round %d: decodeOutputs %+v (%v), json.Unmarshal %+v (%v) of %s", round, got, gotErr, want, wantErr, b)
+			t.Fatalf("round %d: DecodeOutputs %+v (%v), json.Unmarshal %+v (%v) of %s", round, got, gotErr, want, wantErr, b)
 		}
 	}
 	rate := `{"bucket_seconds":15,"newest":"2027-01-15T08:00:00.000Z","bytes":[0,1,2,3,4,5,6,7]}`
@@ -84,7 +84,7 @@ func TestDecodeOutputsAsJSON(t *testing.T) {
 	} {
 		got, want, gotErr, wantErr := decodeBoth(t, data, &last)
 		if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: decodeOutputs %+v (%v), json.Unmarshal %+v (%v)", data, got, gotErr, want, wantErr)
+			t.Errorf("%s: DecodeOutputs %+v (%v), json.Unmarshal %+v (%v)", data, got, gotErr, want, wantErr)
 		}
 	}
 }
@@ -101,10 +101,10 @@ func BenchmarkDecodeOutputs(b *testing.B) {
 	}
 	b.Run("hand", func(b *testing.B) {
 		b.ReportAllocs()
-		var ev outputsEvent
-		var last lastTime
+		var ev OutputsEvent
+		var last LastTime
 		for i := 0; i < b.N; i++ {
-			if err := decodeOutputs(data, &ev, &last); err != nil {
+			if err := DecodeOutputs(data, &ev, &last); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -112,7 +112,7 @@ func BenchmarkDecodeOutputs(b *testing.B) {
 	b.Run("json", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			var ev outputsEvent
+			var ev OutputsEvent
 			if err := json.Unmarshal(data, &ev); err != nil {
 				b.Fatal(err)
 			}

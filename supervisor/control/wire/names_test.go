@@ -1,0 +1,84 @@
+package wire
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/subdash/subdash/supervisor/control/wire/wiretest"
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// The /v1 wire stays additive (SPEC §6, docs/automation.md): a JSON name once sent is
+// never renamed or dropped. testdata/wire.golden lists, for every route and
+// event, the JSON names of its answer: the answer type filled in whole
+// (every optional field set), flattened to paths ("logs.runs_dir",
+// "agents[].status", "status.{}" for a map's values). A rename or a drop
+// fails TestWireNames; a new name is added to the golden with -update.
+// TestWireRoutesAnswerTheirTypes checks on a live host that each route
+// answers with no name outside its golden entry.
+
+var updateWire = flag.Bool("update", false, "rewrite testdata/wire.golden")
+
+// wireTypes maps each route or event to its answer's type.
+var wireTypes = []struct {
+	route string
+	v     any
+}{
+	{Info.Pattern(), proto.Info{}},
+	{Config.Pattern(), ConfigResult{}},
+	{List.Pattern(), proto.ListResult{}},
+	{Spawn.Pattern(), proto.SpawnResult{}},
+	{Send.Pattern(), proto.SendResult{}},
+	{Interrupt.Pattern(), proto.StatusResult{}},
+	{Close.Pattern(), proto.StatusResult{}},
+	{Resume.Pattern(), proto.StatusResult{}},
+	{Forget.Pattern(), proto.StatusResult{}},
+	{Seen.Pattern(), proto.StatusResult{}},
+	{CancelQueue.Pattern(), proto.StatusResult{}},
+	{Approve.Pattern(), proto.ApprovalResult{}},
+	{Deny.Pattern(), proto.ApprovalResult{}},
+	{Wait.Pattern(), proto.WaitResult{}},
+	{Window.Pattern(), WindowResult{}},
+	{Transcript.Pattern(), TranscriptResult{}},
+	{LogSearch.Pattern(), proto.SearchResult{}},
+	{Search.Pattern() + " (a hit line)", proto.SearchHit{}},
+	{Search.Pattern() + " (the last line)", proto.SearchSummary{}},
+	{TreeSpawn.Pattern(), proto.TreeAgent{}},
+	{TreeMessage.Pattern(), proto.TreeAgent{}},
+	{TreeInterrupt.Pattern(), proto.TreeAgent{}},
+	{TreeWait.Pattern(), proto.MailboxResult{}},
+	{TreeList.Pattern(), proto.TreeList{}},
+	{"error", ErrorBody{}},
+	{"event: " + EventAgent, proto.AgentInfo{}},
+	{"event: " + EventSynced, struct{}{}},
+	{"event: " + EventOutput, OutputEvent{}},
+	{"event: " + EventWarning, WarningEvent{}},
+}
+
+// TestWireNames compares every answer's JSON names with the golden.
+func TestWireNames(t *testing.T) {
+	var b strings.Builder
+	for _, w := range wireTypes {
+		fmt.Fprintf(&b, "%s\n", w.route)
+		for _, p := range wiretest.Names(t, w.v) {
+			fmt.Fprintf(&b, "\t%s\n", p)
+		}
+	}
+	golden := wiretest.GoldenPath()
+	if *updateWire {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Fatalf("the /v1 wire changed: JSON names are added (go test ./supervisor/control/wire -run TestWireNames -update), never renamed or dropped\n%s",
+			wiretest.DiffLines(string(want), b.String()))
+	}
+}
