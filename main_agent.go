@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/subdash/subdash/supervisor/builtin"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/socket"
 )
@@ -39,7 +39,7 @@ func agent(args []string) int {
 	}
 	var host builtin.Delegate // a host lets its agents spawn children (split) through SUBDASH_SOCKET
 	if sock := os.Getenv(socket.Env); sock != "" {
-		host = control.NewClient(sock, "")
+		host = client.NewClient(sock, "")
 	} else if r := os.Getenv(runner.EnvRunner); r != "" && r != runner.Local {
 		host = builtin.NoHostOn(r) // a pod: the host's socket is out of reach (SPEC §13)
 	}

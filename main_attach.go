@@ -20,7 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
@@ -167,7 +167,7 @@ func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
 	}
 	r, err := attachTo(socket, dir, af.readOnly)
 	if err != nil {
-		var ns *control.NotServingError
+		var ns *client.NotServingError
 		if errors.As(err, &ns) {
 			return failed(fmt.Errorf("%v; to keep agents independent of any screen, run `subdash serve` there and attach to it", err))
 		}
@@ -180,20 +180,20 @@ func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
 // what it waits for (a stopped or busy host answers only at the deadline).
 const slowAttach = time.Second
 
-// attachTo is control.Attach, saying on stderr what it waits for once it
+// attachTo is client.Attach, saying on stderr what it waits for once it
 // takes longer than slowAttach, so a terminal is never blank and silent
 // until the deadline (SPEC §6).
-func attachTo(socket, dir string, readOnly bool) (*control.Remote, error) {
+func attachTo(socket, dir string, readOnly bool) (*client.Remote, error) {
 	var mu sync.Mutex // once attached, nothing more is written: the screen is the dashboard's
 	attached := false
 	t := time.AfterFunc(slowAttach, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if !attached {
-			fmt.Fprintf(os.Stderr, "subdash: waiting for the host on %s to answer (at most %s; ctrl+c gives up)\n", socket, control.CallTimeout)
+			fmt.Fprintf(os.Stderr, "subdash: waiting for the host on %s to answer (at most %s; ctrl+c gives up)\n", socket, client.CallTimeout)
 		}
 	})
-	r, err := control.Attach(context.Background(), socket, dir, readOnly)
+	r, err := client.Attach(context.Background(), socket, dir, readOnly)
 	mu.Lock()
 	attached = true
 	mu.Unlock()
@@ -219,7 +219,7 @@ func viewerSocket(o supervisor.Options) (sock, dir string, err error) {
 
 // runViewer shows the dashboard over r until the user quits (detaching at
 // once), a signal comes, or the host ends; then it says why it ended.
-func runViewer(r *control.Remote, spawns []string, notify ui.Notify, lk look) int {
+func runViewer(r *client.Remote, spawns []string, notify ui.Notify, lk look) int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		// A viewer is one front-end: its goroutines (the event stream, the
 		// batching, Bubble Tea's loop and renderer) hand work to each other

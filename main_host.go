@@ -15,6 +15,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/mcpserver"
 	"github.com/subdash/subdash/supervisor/socket"
@@ -49,7 +50,7 @@ func dashboard(cmd *cobra.Command, hf *hostFlags, df *dashFlags) int {
 		dir = ""
 	}
 	r, err := attachTo(cfg.Socket, dir, readOnly)
-	var notServing *control.NotServingError
+	var notServing *client.NotServingError
 	switch {
 	case err == nil:
 		if cerr := hostConflict(set, control.SettingsOf(cfg), r.Settings(), r.Info()); cerr != nil {

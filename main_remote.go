@@ -13,7 +13,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/mcpserver"
@@ -84,9 +84,9 @@ func attachRemote(t sshlink.Target, readOnly bool, spawns []string, notify ui.No
 		return failed(err)
 	}
 	defer c.Close()
-	client := control.NewClientVia(t.Name(), c.ForViewer().DialContext).WithHostInfo(c.Link().Info())
-	ctx, cancel := context.WithTimeout(context.Background(), control.CallTimeout+control.CallTimeout)
-	r, err := control.AttachVia(ctx, client, t.Name(), readOnly, c)
+	cl := client.NewClientVia(t.Name(), c.ForViewer().DialContext).WithHostInfo(c.Link().Info())
+	ctx, cancel := context.WithTimeout(context.Background(), client.CallTimeout+client.CallTimeout)
+	r, err := client.AttachVia(ctx, cl, t.Name(), readOnly, c)
 	cancel()
 	if err != nil {
 		return failed(fmt.Errorf("%s: %v", t.Name(), err))
@@ -116,9 +116,9 @@ func mcpRemote(target string, family mcpserver.Family, set map[string]string) in
 	sig := host.TakeSignals(nil)
 	defer sig.Release()
 	collab := strings.TrimSpace(os.Getenv("MEMO_ENABLE_COLLAB_TOOLS")) != "0"
-	client := control.NewClientVia(t.Name(), c.DialContext).WithHostInfo(c.Link().Info()).WithOrigin("mcp")
+	cl := client.NewClientVia(t.Name(), c.DialContext).WithHostInfo(c.Link().Info()).WithOrigin("mcp")
 	code := 0
-	if err := mcpserver.RunVia(sig.Context(), client, t.Name(), family, collab, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
+	if err := mcpserver.RunVia(sig.Context(), cl, t.Name(), family, collab, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
 		code = failed(err)
 	}
 	return sig.Status(code)

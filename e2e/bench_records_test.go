@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -94,7 +94,7 @@ func restoredStart(b *testing.B, v benchVariant, base, dir, state string, agents
 		time.Sleep(time.Millisecond)
 	}
 	out := map[string]float64{"startup-ms": float64(time.Since(t0).Microseconds()) / 1000}
-	c := control.NewClient(socket, dir)
+	c := client.NewClient(socket, dir)
 	if ls, err := c.List(context.Background()); err != nil || len(ls.Agents) != agents {
 		b.Fatalf("first list: %d agents, %v", len(ls.Agents), err)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -138,7 +138,7 @@ func measureProfiled(t *testing.T, pid int, window time.Duration, name string) h
 // time, and returns their ids.
 func spawnMany(t *testing.T, socket string, n int) []string {
 	t.Helper()
-	c := control.NewClient(socket, "")
+	c := client.NewClient(socket, "")
 	ids := make([]string, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -303,7 +303,7 @@ func benchCloseMany(t *testing.T, v benchVariant, n int, rate float64) {
 	time.Sleep(3 * time.Second)
 	pid := host.cmd.Process.Pid
 	c0, t0 := cpuTicks(pid), time.Now()
-	res, err := control.NewClient(w.socket, "").CloseMany(context.Background(), proto.CloseManyRequest{All: true})
+	res, err := client.NewClient(w.socket, "").CloseMany(context.Background(), proto.CloseManyRequest{All: true})
 	took, cpu := time.Since(t0), float64(cpuTicks(pid)-c0)/100
 	left := agentProcs(ids)
 	t.Logf("serve, %d agents × %g lines/s: ctl close --all -> %d closed after %v, the host's CPU %.2f s (grace 1s), %d processes left",

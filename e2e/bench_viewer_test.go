@@ -16,11 +16,12 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui"
 )
 
-// viewerOf returns a viewer's dashboard (ui.Model over control.Remote, as
+// viewerOf returns a viewer's dashboard (ui.Model over client.Remote, as
 // `subdash attach` runs it) of a host in this process whose one agent
 // printed lines lines, sized 160x45 with its pending fetches answered.
 func viewerOf(b *testing.B, lines int) ui.Model {
@@ -54,7 +55,7 @@ func viewerOf(b *testing.B, lines int) ui.Model {
 	if _, err := s.Wait(ctx, []string{sp.AgentID}, &timeout); err != nil {
 		b.Fatal(err)
 	}
-	r, err := control.Attach(ctx, srv.Path(), dir, false)
+	r, err := client.Attach(ctx, srv.Path(), dir, false)
 	if err != nil {
 		b.Fatal(err)
 	}

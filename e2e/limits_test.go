@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -26,7 +26,7 @@ func TestSpawnPastTheOpenFilesLimit(t *testing.T) {
 	host := startCmd(t, cmd)
 	waitListening(t, host, w.socket)
 	ctx := context.Background()
-	c := control.NewClient(w.socket, "")
+	c := client.NewClient(w.socket, "")
 
 	var running, refused []string
 	for i := range 40 {

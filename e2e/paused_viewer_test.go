@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -19,7 +19,7 @@ const pausedCommand = `read m; case "$m" in flood*) exec yes "spam $SUBDASH_AGEN
 // viewerPause is how long the paused viewer tests stop a viewer: longer
 // than a client's deadline and the probe after it, so that a viewer that
 // counted the pause against the host would say it does not answer.
-const viewerPause = control.CallTimeout + control.ProbeTimeout
+const viewerPause = client.CallTimeout + client.ProbeTimeout
 
 // TestPausedViewerCarriesOn stops a viewer (SIGSTOP, as ctrl+z, a debugger
 // or a frozen ssh session do) for longer than its deadline, with an idle

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/internal/testkit"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -78,7 +78,7 @@ func TestSpawnPastThePidsLimit(t *testing.T) {
 	host := startCmd(t, cmd)
 	waitListening(t, host, w.socket)
 	ctx := context.Background()
-	c := control.NewClient(w.socket, "")
+	c := client.NewClient(w.socket, "")
 
 	// Agents that will flood once the limit is reached: more floods than
 	// the host then reads on threads of their own.

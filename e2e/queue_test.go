@@ -18,7 +18,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/subdash/subdash/internal/testkit"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -41,7 +41,7 @@ func TestMessageAtTheTurnsEndRunsOnce(t *testing.T) {
 	w := newWorkspace(t)
 	serveWith(t, w, nil, "--command", "cat >/dev/null; sleep 0.05; echo ok", "--max-agents", "4", "--grace", "200ms")
 	cs, _, mcpErr := startMCP(t, []string{"MEMO_ENABLE_COLLAB_TOOLS=1"}, append([]string{"--tools", "multi-agent"}, w.flags()...)...)
-	c := control.NewClient(w.socket, "")
+	c := client.NewClient(w.socket, "")
 	info, err := c.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)

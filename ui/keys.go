@@ -112,7 +112,7 @@ func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 // readOnlyOp names the operation key k asks for when this is a read-only
-// viewer, in the host connection's words (control.Remote); "" otherwise.
+// viewer, in the host connection's words (client.Remote); "" otherwise.
 func (m *Model) readOnlyOp(k tea.KeyPressMsg) string {
 	if !m.cfg.ReadOnly {
 		return ""

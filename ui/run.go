@@ -30,7 +30,7 @@ import (
 
 // Supervisor is the one seam between the dashboard and a supervisor: the
 // in-process *supervisor.Supervisor (the host dashboard) and a viewer's
-// backend (*control.Remote, SPEC §9) both satisfy it, so host and viewer
+// backend (*client.Remote, SPEC §9) both satisfy it, so host and viewer
 // run the same ui code. It is the roles of package proto the dashboard
 // uses:
 //
@@ -47,7 +47,7 @@ import (
 // Stopping the agents when the dashboard quits is not part of it: only a
 // host has that (Options.Host). Adding an operation is one method on
 // proto.Operator, implemented by the supervisor, plus one endpoint on the
-// control socket (control.Server) that its client (control.Client) calls.
+// control socket (control.Server) that its client (client.Client) calls.
 type Supervisor interface {
 	proto.Viewer
 	proto.Reader

@@ -17,7 +17,7 @@ import (
 )
 
 // Delegate is the host a task that delegates (split, SPEC §14) spawns its
-// children through: *control.Client on the socket of SUBDASH_SOCKET is
+// children through: *client.Client on the socket of SUBDASH_SOCKET is
 // one. The host knows the calling process by its peer credentials, so
 // every agent spawned here is a child of the agent running this task.
 type Delegate interface {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/socket"
 	"github.com/subdash/subdash/supervisor/sshlink"
@@ -121,13 +122,13 @@ func findHost(dir string, getenv func(string) string) (found sshlink.Found, look
 			looked = append(looked, s+" (none)")
 			continue
 		}
-		// ask, not Info: its own deadline of BridgeProbeTimeout gives a
+		// Probe, not Info: its own deadline of BridgeProbeTimeout gives a
 		// *NoAnswerError naming the host's pid (and whether it is stopped),
 		// where it passes; the context only caps a dial that hangs.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*BridgeProbeTimeout)
-		info, err := NewClient(s, dir).ask(ctx, BridgeProbeTimeout)
+		info, err := client.NewClient(s, dir).Probe(ctx, BridgeProbeTimeout)
 		cancel()
-		var na *NoAnswerError
+		var na *client.NoAnswerError
 		switch {
 		case errors.As(err, &na) && !na.Answers && hung == nil:
 			hung = na

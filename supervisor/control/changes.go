@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 
-	"github.com/subdash/subdash/supervisor/control/wire"
-	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/control/client"
 )
 
 // What a submission changed (SPEC §15, feature proto.FeatureChanges):
@@ -30,23 +28,6 @@ func (srv *Server) diff(w http.ResponseWriter, r *http.Request) {
 	stream(w, r, "text/plain; charset=utf-8", func(w io.Writer) error { return srv.sup.WriteChanges(r.Context(), w, id, seq, color) })
 }
 
-// WriteChanges copies the diff of submission seq (0 = the latest) of
-// agent id to w as it arrives (GET /v1/agents/{id}/diff; proto.Differ).
-// A host without the route answers 404: check
-// HostConfig.Has(proto.FeatureChanges) first.
-func (c *Client) WriteChanges(ctx context.Context, w io.Writer, id string, seq int, color bool) error {
-	q := url.Values{}
-	if color {
-		q.Set("color", "1")
-	}
-	return c.stream(ctx, submissionAt(wire.Diff, id, seq, q), func(body io.Reader, progress func()) error { return c.copyBody(w, body, progress) })
-}
-
-// WriteChanges asks the host (Client.WriteChanges).
-func (r *Remote) WriteChanges(ctx context.Context, w io.Writer, id string, seq int, color bool) error {
-	return r.c.WriteChanges(ctx, w, id, seq, color)
-}
-
 // isTerminal reports whether w is a terminal: ctl diff colours only there.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -58,7 +39,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // diffRequest is `subdash ctl diff ID [--submission N]`.
-func diffRequest(id string, seq *int, stdout io.Writer) (func(context.Context, *Client) (any, error), error) {
+func diffRequest(id string, seq *int, stdout io.Writer) (func(context.Context, *client.Client) (any, error), error) {
 	n := 0
 	if seq != nil {
 		if *seq < 1 {
@@ -67,9 +48,7 @@ func diffRequest(id string, seq *int, stdout io.Writer) (func(context.Context, *
 		n = *seq
 	}
 	color := isTerminal(stdout)
-	return func(ctx context.Context, c *Client) (any, error) {
+	return func(ctx context.Context, c *client.Client) (any, error) {
 		return streamed{}, c.WriteChanges(ctx, stdout, id, n, color)
 	}, nil
 }
-
-var _ proto.Differ = (*Client)(nil)

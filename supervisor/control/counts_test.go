@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"testing"
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -33,14 +35,15 @@ func TestCountsOfOthersComeAtTheirInterval(t *testing.T) {
 	var aBatches, bBatches int
 	var bAt []time.Time // when each of B's counts came
 	var bLines int64
-	err = c.sse(ctx, "outputs=batch&window=1&counts="+interval.String(), func(ev Event) error {
+	err = c.SSE(ctx, url.Values{"outputs": {"batch"}, "window": {"1"}, "counts": {interval.String()}}, func(ev client.Event) error {
 		switch ev.Name {
 		case wire.EventStream:
 			var se wire.StreamEvent
 			if err := json.Unmarshal(ev.Data, &se); err != nil {
 				return err
 			}
-			return c.follow(ctx, se.Stream, wire.FollowRequest{AgentID: a.AgentID, Submission: 1, N: 5})
+			_, err := c.Follow(ctx, se.Stream, wire.FollowRequest{AgentID: a.AgentID, Submission: 1, N: 5})
+			return err
 		case wire.EventOutputs:
 			var oe wire.OutputsEvent
 			if err := json.Unmarshal(ev.Data, &oe); err != nil {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/internal/search"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -287,7 +288,7 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return usageErr("%s: %v", name, err)
 	}
-	client, done, err := ctlClient(ctx, l, getenv)
+	cl, done, err := ctlClient(ctx, l, getenv)
 	if err != nil {
 		var usage usageProblem
 		if errors.As(err, &usage) {
@@ -296,7 +297,7 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return failed(op.tool, err)
 	}
 	defer done()
-	out, err := req(ctx, client.WithOrigin("ctl"))
+	out, err := req(ctx, cl.WithOrigin("ctl"))
 	if err != nil {
 		return failed(op.tool, err)
 	}
@@ -310,7 +311,7 @@ func ctl(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // ctlRequest turns an op's arguments into the call to make. A message of
 // "-" is stdin, streamed to the host as it is read (Client.SpawnFrom), so
 // a long one is never whole in ctl's memory or the host's.
-func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Reader, stdout, stderr io.Writer) (func(context.Context, *Client) (any, error), error) {
+func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Reader, stdout, stderr io.Writer) (func(context.Context, *client.Client) (any, error), error) {
 	message := func(i int) (io.Reader, error) {
 		if pos[i] != "-" {
 			return strings.NewReader(pos[i]), nil
@@ -343,7 +344,7 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		if named && err == nil {
 			_, err = proto.CheckTaskName(name)
 		}
-		return func(ctx context.Context, c *Client) (any, error) {
+		return func(ctx context.Context, c *client.Client) (any, error) {
 			return c.SpawnFrom(ctx, msg, strings.TrimSpace(name))
 		}, err
 	case "send":
@@ -356,32 +357,32 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 			err = fmt.Errorf("--steer excludes --interrupt and --queue: --steer writes the message into the running submission")
 		}
 		if steer {
-			return func(ctx context.Context, c *Client) (any, error) { return c.SteerFrom(ctx, pos[0], msg) }, err
+			return func(ctx context.Context, c *client.Client) (any, error) { return c.SteerFrom(ctx, pos[0], msg) }, err
 		}
-		return func(ctx context.Context, c *Client) (any, error) {
+		return func(ctx context.Context, c *client.Client) (any, error) {
 			return c.SendFrom(ctx, pos[0], msg, interrupt, queue)
 		}, err
 	case "cancel-queue":
-		return func(ctx context.Context, c *Client) (any, error) { return c.CancelQueue(ctx, pos[0]) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.CancelQueue(ctx, pos[0]) }, nil
 	case "seen":
-		return func(ctx context.Context, c *Client) (any, error) { return c.MarkSeen(ctx, pos[0]) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.MarkSeen(ctx, pos[0]) }, nil
 	case "interrupt":
-		return func(ctx context.Context, c *Client) (any, error) { return c.Interrupt(ctx, pos[0]) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.Interrupt(ctx, pos[0]) }, nil
 	case "close":
 		return closeRequest(pos, flags)
 	case "resume":
-		return func(ctx context.Context, c *Client) (any, error) { return c.Resume(ctx, pos[0]) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.Resume(ctx, pos[0]) }, nil
 	case "forget":
-		return func(ctx context.Context, c *Client) (any, error) { return c.Forget(ctx, pos[0]) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.Forget(ctx, pos[0]) }, nil
 	case "wait":
 		ms, err := intFlag("timeout-ms")
 		if err == nil && ms != nil && *ms <= 0 {
 			err = fmt.Errorf("--timeout-ms must be greater than zero, not %s (it is clamped to 10000..300000)", flags["timeout-ms"])
 		}
-		return func(ctx context.Context, c *Client) (any, error) { return c.Wait(ctx, pos, ms) }, err
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.Wait(ctx, pos, ms) }, err
 	case "list":
 		if flags["tree"] == "true" {
-			return func(ctx context.Context, c *Client) (any, error) {
+			return func(ctx context.Context, c *client.Client) (any, error) {
 				res, err := c.List(ctx)
 				if err == nil {
 					err = writeTree(stdout, res)
@@ -389,15 +390,15 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 				return streamed{}, err
 			}, nil
 		}
-		return func(ctx context.Context, c *Client) (any, error) { return c.List(ctx) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.List(ctx) }, nil
 	case "info":
-		return func(ctx context.Context, c *Client) (any, error) { return c.Info(ctx) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.Info(ctx) }, nil
 	case "approve":
 		rid, always := flags["request"], flags["always"] == "true"
-		return func(ctx context.Context, c *Client) (any, error) { return c.Approve(ctx, pos[0], rid, always) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.Approve(ctx, pos[0], rid, always) }, nil
 	case "deny":
 		rid, msg := flags["request"], flags["message"]
-		return func(ctx context.Context, c *Client) (any, error) { return c.Deny(ctx, pos[0], rid, msg) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.Deny(ctx, pos[0], rid, msg) }, nil
 	case "diff":
 		seq, err := intFlag("submission")
 		if err != nil {
@@ -416,7 +417,9 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 		if err == nil {
 			_, err = search.Compile(req.Query, req.Regex) // a bad regular expression is a usage error
 		}
-		return func(ctx context.Context, c *Client) (any, error) { return streamed{}, writeSearch(ctx, c, stdout, req) }, err
+		return func(ctx context.Context, c *client.Client) (any, error) {
+			return streamed{}, writeSearch(ctx, c, stdout, req)
+		}, err
 	case "logs":
 		seq, err := intFlag("submission")
 		if err == nil && seq != nil && *seq < 1 {
@@ -427,7 +430,7 @@ func ctlRequest(name string, pos []string, flags map[string]string, stdin io.Rea
 			n = *seq
 		}
 		raw := flags["raw"] == "true"
-		return func(ctx context.Context, c *Client) (any, error) {
+		return func(ctx context.Context, c *client.Client) (any, error) {
 			if !raw {
 				return streamed{}, c.WriteLogs(ctx, stdout, pos[0], n, false)
 			}
@@ -453,13 +456,13 @@ type usageProblem struct{ error }
 // what to call when done: a local socket (ctlSocket), or with --host an
 // ssh link made without prompts (BatchMode) and closed by done. Errors:
 // usageProblem, or the link's (*sshlink.Error, naming the target).
-func ctlClient(ctx context.Context, l ctlLine, getenv func(string) string) (*Client, func(), error) {
+func ctlClient(ctx context.Context, l ctlLine, getenv func(string) string) (*client.Client, func(), error) {
 	if l.host == "" {
 		socket, dir, err := ctlSocket(l, getenv)
 		if err != nil {
 			return nil, nil, usageProblem{err}
 		}
-		return NewClient(socket, dir), func() {}, nil
+		return client.NewClient(socket, dir), func() {}, nil
 	}
 	if l.dir != "" || l.socket != "" {
 		return nil, nil, usageProblem{errors.New("give --dir, --socket or --host, not more than one: the target names the folder there (ssh://host/abs/dir) and its socket (?socket=)")}
@@ -472,7 +475,7 @@ func ctlClient(ctx context.Context, l ctlLine, getenv func(string) string) (*Cli
 	if err != nil {
 		return nil, nil, err
 	}
-	return NewClientVia(t.Name(), c.DialContext).WithHostInfo(c.Link().Info()), c.Close, nil
+	return client.NewClientVia(t.Name(), c.DialContext).WithHostInfo(c.Link().Info()), c.Close, nil
 }
 
 // ctlSocket picks the socket by SPEC §6's rule (socket.Resolve) for --dir

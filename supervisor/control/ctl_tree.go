@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
@@ -85,12 +86,12 @@ func treeLine(a proto.Summary) string {
 
 // closeRequest is `ctl close`: one agent (ID), or many (--all, --status S)
 // in one call (POST /v1/close).
-func closeRequest(pos []string, flags map[string]string) (func(context.Context, *Client) (any, error), error) {
+func closeRequest(pos []string, flags map[string]string) (func(context.Context, *client.Client) (any, error), error) {
 	status, byStatus := flags["status"]
 	all := flags["all"] == "true"
 	switch {
 	case len(pos) == 1 && !all && !byStatus:
-		return func(ctx context.Context, c *Client) (any, error) { return c.Close(ctx, pos[0]) }, nil
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.Close(ctx, pos[0]) }, nil
 	case len(pos) == 1:
 		return nil, fmt.Errorf("give an agent ID or --all or --status, not both")
 	case all && byStatus:
@@ -102,5 +103,5 @@ func closeRequest(pos []string, flags map[string]string) (func(context.Context, 
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, c *Client) (any, error) { return c.CloseMany(ctx, req) }, nil
+	return func(ctx context.Context, c *client.Client) (any, error) { return c.CloseMany(ctx, req) }, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -41,7 +42,7 @@ func TestEventsSendOnlyTheAgentsThatChanged(t *testing.T) {
 	got := make(chan ev, 100)
 	done := make(chan error, 1)
 	go func() {
-		done <- c.SSE(sctx, func(e Event) error {
+		done <- c.SSE(sctx, nil, func(e client.Event) error {
 			var a proto.AgentInfo
 			_ = json.Unmarshal(e.Data, &a)
 			got <- ev{e.Name, a.AgentID, a.Status}

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"net/url"
 	"testing"
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -33,14 +34,14 @@ func TestFollowedWindowComesFirst(t *testing.T) {
 	const n = 7
 	var win *wire.WindowEvent // the window of the batch being read
 	following, batches := false, 0
-	err = c.sse(ctx, "outputs=batch&window=1", func(ev Event) error {
+	err = c.SSE(ctx, url.Values{"outputs": {"batch"}, "window": {"1"}}, func(ev client.Event) error {
 		switch ev.Name {
 		case wire.EventStream:
 			var se wire.StreamEvent
 			if err := json.Unmarshal(ev.Data, &se); err != nil || se.Stream == "" {
 				return fmt.Errorf("stream event %q: %v", ev.Data, err)
 			}
-			if err := c.follow(ctx, se.Stream, wire.FollowRequest{AgentID: sp.AgentID, Submission: 1, N: n}); err != nil {
+			if _, err := c.Follow(ctx, se.Stream, wire.FollowRequest{AgentID: sp.AgentID, Submission: 1, N: n}); err != nil {
 				return err
 			}
 			following = true
@@ -98,13 +99,13 @@ func TestFollowRefusesBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specError(t, c.follow(ctx, "nope", wire.FollowRequest{AgentID: sp.AgentID, Submission: 1, N: 5}), proto.CodeNotFound,
+	specError(t, followErr(c, ctx, "nope", wire.FollowRequest{AgentID: sp.AgentID, Submission: 1, N: 5}), proto.CodeNotFound,
 		`no event stream "nope" is open on this host: open GET /v1/events?outputs=batch&window=1 and use the stream its first event names`)
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	stream := make(chan string, 1)
 	go func() {
-		_ = c.sse(sctx, "outputs=batch&window=1", func(ev Event) error {
+		_ = c.SSE(sctx, url.Values{"outputs": {"batch"}, "window": {"1"}}, func(ev client.Event) error {
 			var se wire.StreamEvent
 			if ev.Name == wire.EventStream && json.Unmarshal(ev.Data, &se) == nil {
 				stream <- se.Stream
@@ -113,85 +114,14 @@ func TestFollowRefusesBadInput(t *testing.T) {
 		})
 	}()
 	id := <-stream
-	specError(t, c.follow(ctx, id, wire.FollowRequest{AgentID: sp.AgentID, Submission: 1, N: 0}), proto.CodeInvalid, "n must be a count of 1 to 100000 lines, not 0")
-	specError(t, c.follow(ctx, id, wire.FollowRequest{AgentID: sp.AgentID, Submission: 0, N: 5}), proto.CodeInvalid, "submission must be a submission's number (1 for the first), not 0")
+	specError(t, followErr(c, ctx, id, wire.FollowRequest{AgentID: sp.AgentID, Submission: 1, N: 0}), proto.CodeInvalid, "n must be a count of 1 to 100000 lines, not 0")
+	specError(t, followErr(c, ctx, id, wire.FollowRequest{AgentID: sp.AgentID, Submission: 0, N: 5}), proto.CodeInvalid, "submission must be a submission's number (1 for the first), not 0")
 	var se *proto.Error
-	if err := c.follow(ctx, id, wire.FollowRequest{AgentID: "a-none", Submission: 1, N: 5}); !errors.As(err, &se) || se.Code != proto.CodeNotFound {
+	if _, err := c.Follow(ctx, id, wire.FollowRequest{AgentID: "a-none", Submission: 1, N: 5}); !errors.As(err, &se) || se.Code != proto.CodeNotFound {
 		t.Errorf("an unknown agent: %v, want %s", err, proto.CodeNotFound)
 	}
-	if err := c.follow(ctx, id, wire.FollowRequest{}); err != nil {
+	if _, err := c.Follow(ctx, id, wire.FollowRequest{}); err != nil {
 		t.Errorf("following nothing: %v", err)
-	}
-}
-
-// TestViewerWindowFromPushes: a viewer's requests for the last lines of
-// the submission it follows are answered from the windows its host
-// pushed, and each answer holds every line the viewer's snapshot counted
-// before it asked, also once the host stopped pushing them (here told to
-// by the test: its output counts then come without a window); once the
-// agent ended, the answer is the host's own.
-func TestViewerWindowFromPushes(t *testing.T) {
-	s := newSupervisorWith(t, func(c *supervisor.Config) { c.Command = countingCommand })
-	r, c := attach(t, s)
-	if !slices.Contains(r.Info().Features, proto.FeatureFollowWindow) {
-		t.Fatalf("this build's host lacks %s: %v", proto.FeatureFollowWindow, r.Info().Features)
-	}
-	ctx := context.Background()
-	sp, err := c.Spawn(ctx, "go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen(t, r, "the agent in the viewer's table", func() bool { _, ok := agentOf(r, sp.AgentID); return ok })
-	sub := r.Subscribe()
-	defer sub.Close()
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	stopped := false // the host was told to push no more windows
-	for {
-		a, ok := agentOf(r, sp.AgentID)
-		if !ok || len(a.Submissions) != 1 {
-			t.Fatalf("the viewer lost agent %s", sp.AgentID)
-		}
-		counted := a.Submissions[0].Output.Lines
-		w, err := r.Window(ctx, sp.AgentID, 1, -1, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w.Total < counted {
-			t.Fatalf("a window of %d lines after the viewer counted %d", w.Total, counted)
-		}
-		if !a.Running() {
-			break
-		}
-		r.mu.Lock()
-		served, stream := r.push.served, r.push.stream
-		r.mu.Unlock()
-		if served >= 5 && !stopped {
-			if err := c.follow(ctx, stream, wire.FollowRequest{}); err != nil {
-				t.Fatal(err)
-			}
-			stopped = true
-		}
-		if _, err := sub.Next(wctx); err != nil {
-			t.Fatalf("no change while the agent ran: %v", err)
-		}
-	}
-	r.mu.Lock()
-	served := r.push.served
-	r.mu.Unlock()
-	if !stopped {
-		t.Errorf("only %d requests were answered from the windows pushed", served)
-	}
-	got, err := r.Window(ctx, sp.AgentID, 1, -1, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := c.Window(ctx, sp.AgentID, 1, -1, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Total != 400 || !slices.Equal(got.Lines, want.Lines) || got.Lines[2].Text != "line 399" {
-		t.Errorf("the ended agent's last lines: %+v, the host's %+v", got, want)
 	}
 }
 
@@ -223,4 +153,10 @@ func TestManyViewersShareTheBatches(t *testing.T) {
 	if got := viewerFrame(time.Second, 20); got != time.Second {
 		t.Errorf("a viewer asking for a batch a second gets one every %v", got)
 	}
+}
+
+// followErr is c.Follow's error alone.
+func followErr(c *client.Client, ctx context.Context, stream string, req wire.FollowRequest) error {
+	_, err := c.Follow(ctx, stream, req)
+	return err
 }

@@ -3,6 +3,8 @@ package control
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -42,7 +45,7 @@ func newSupervisorWith(t *testing.T, edit func(*supervisor.Config)) *supervisor.
 
 // serve starts a control socket server for s, closed when the test ends
 // (before the supervisor shuts down), and returns it with a client.
-func serve(t *testing.T, s *supervisor.Supervisor) (*Server, *Client) {
+func serve(t *testing.T, s *supervisor.Supervisor) (*Server, *client.Client) {
 	t.Helper()
 	srv, err := Listen(s)
 	if err != nil {
@@ -58,8 +61,8 @@ func serve(t *testing.T, s *supervisor.Supervisor) (*Server, *Client) {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	c := NewClient(srv.Path(), s.Config().Dir)
-	t.Cleanup(c.http.CloseIdleConnections)
+	c := client.NewClient(srv.Path(), s.Config().Dir)
+	t.Cleanup(c.CloseIdleConnections)
 	return srv, c
 }
 
@@ -76,7 +79,7 @@ func specError(t *testing.T, err error, code proto.ErrorCode, message string) {
 }
 
 // waitFinal waits through c until agent id is final and returns its detail.
-func waitFinal(t *testing.T, c *Client, id string) proto.WaitDetail {
+func waitFinal(t *testing.T, c *client.Client, id string) proto.WaitDetail {
 	t.Helper()
 	ms := proto.MaxWaitTimeoutMS
 	res, err := c.Wait(context.Background(), []string{id}, &ms)
@@ -88,7 +91,7 @@ func waitFinal(t *testing.T, c *Client, id string) proto.WaitDetail {
 
 // spawnFinal spawns an agent with message through c, waits until it is
 // final and returns what the spawn answered.
-func spawnFinal(t *testing.T, c *Client, message string) proto.SpawnResult {
+func spawnFinal(t *testing.T, c *client.Client, message string) proto.SpawnResult {
 	t.Helper()
 	sp, err := c.Spawn(context.Background(), message)
 	if err != nil {
@@ -106,4 +109,17 @@ func mustList(t *testing.T, s *supervisor.Supervisor) proto.ListResult {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// rawHTTP returns an HTTP client of c's socket, for requests the client
+// never makes (bad bodies, raw answers); its connections close when the
+// test ends.
+func rawHTTP(t *testing.T, c *client.Client) *http.Client {
+	t.Helper()
+	var d net.Dialer
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, "unix", c.Socket())
+	}}}
+	t.Cleanup(hc.CloseIdleConnections)
+	return hc
 }

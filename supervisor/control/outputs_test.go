@@ -1,14 +1,11 @@
 package control
 
 import (
-	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -55,47 +52,6 @@ func TestOutputsInOneEvent(t *testing.T) {
 	if n := strings.Count(b.String(), "event: "+wire.EventOutput+"\n"); n != 2 || strings.Contains(b.String(), wire.EventOutputs) {
 		t.Fatalf("without batch: %d output events, want 2 and no outputs event: %q", n, b.String())
 	}
-}
-
-// TestViewerTakesBatchedOutputs: over a real socket, a stream that asks
-// for outputs=batch (what a viewer of a host with output-batch asks) gets
-// outputs events and no output event, one that does not (an older
-// viewer) gets output events; a viewer's snapshot follows the counts.
-func TestViewerTakesBatchedOutputs(t *testing.T) {
-	s := newSupervisorWith(t, func(c *supervisor.Config) {
-		c.Command = `i=0; while [ $i -lt 400 ]; do echo "line $i"; i=$((i+1)); sleep 0.01; done`
-	})
-	r, c := attach(t, s)
-	if !slices.Contains(r.Info().Features, proto.FeatureOutputBatch) {
-		t.Fatalf("this build's host lacks %s: %v", proto.FeatureOutputBatch, r.Info().Features)
-	}
-	sp, err := c.Spawn(context.Background(), "go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := func(query string) map[string]int {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		seen := map[string]int{}
-		_ = c.sse(ctx, query, func(ev Event) error {
-			seen[ev.Name]++
-			if seen[wire.EventOutput]+seen[wire.EventOutputs] >= 3 {
-				return context.Canceled // enough of them
-			}
-			return nil
-		})
-		return seen
-	}
-	if got := names("outputs=batch"); got[wire.EventOutputs] < 3 || got[wire.EventOutput] != 0 {
-		t.Errorf("a stream asking for outputs=batch got %v, want outputs events only", got)
-	}
-	if got := names(""); got[wire.EventOutput] < 3 || got[wire.EventOutputs] != 0 {
-		t.Errorf("a stream of an older client got %v, want output events only", got)
-	}
-	seen(t, r, "the viewer's snapshot to count 100 lines", func() bool {
-		a, ok := agentOf(r, sp.AgentID)
-		return ok && len(a.Submissions) == 1 && a.Submissions[0].Output.Lines >= 100
-	})
 }
 
 // A stream's batches come once per frame it asked for (a viewer's 30 Hz),

@@ -67,9 +67,8 @@ func TestCtlSearch(t *testing.T) {
 		t.Errorf("unknown agent: exit %d, stderr %q", code, errOut)
 	}
 
-	r := &Remote{c: c}
 	var got []proto.SearchHit
-	sum, err := r.SearchAgents(context.Background(), proto.SearchRequest{Query: "audit", After: &proto.SearchHitAt{AgentID: ids[0], Seq: 1, Line: 0}}, func(h proto.SearchHit) error {
+	sum, err := c.SearchAgents(context.Background(), proto.SearchRequest{Query: "audit", After: &proto.SearchHitAt{AgentID: ids[0], Seq: 1, Line: 0}}, func(h proto.SearchHit) error {
 		got = append(got, h)
 		return nil
 	})

@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -49,17 +48,17 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) {
 		defer forget()
 		followed = f
 		held.interval = streamCounts(r.URL.Query().Get("counts"), frame)
-		if writeEvent(w, wire.EventStream, wire.StreamEvent{Stream: id}) != nil {
+		if wire.WriteEvent(w, wire.EventStream, wire.StreamEvent{Stream: id}) != nil {
 			return
 		}
 	}
 	// A failed write (the viewer went away) ends the stream.
 	for _, a := range srv.sup.Agents() {
-		if writeEvent(w, wire.EventAgent, a) != nil {
+		if wire.WriteEvent(w, wire.EventAgent, a) != nil {
 			return
 		}
 	}
-	if writeEvent(w, wire.EventSynced, struct{}{}) != nil {
+	if wire.WriteEvent(w, wire.EventSynced, struct{}{}) != nil {
 		return
 	}
 	flusher.Flush()
@@ -166,7 +165,7 @@ func untilBoundary(now time.Time, frame time.Duration) time.Duration {
 func writeChanges(w io.Writer, changes []proto.Change, batch bool) (sent bool, err error) {
 	write := func(name string, v any) {
 		if err == nil {
-			err = writeEvent(w, name, v)
+			err = wire.WriteEvent(w, name, v)
 			sent = true
 		}
 	}
@@ -195,10 +194,4 @@ func writeChanges(w io.Writer, changes []proto.Change, batch bool) (sent bool, e
 		write(wire.EventOutputs, wire.OutputsEvent{Outputs: outputs})
 	}
 	return sent, err
-}
-
-// writeEvent writes one event of the stream; its error is the write's.
-func writeEvent(w io.Writer, name string, v any) error {
-	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, wire.Marshal(v))
-	return err
 }

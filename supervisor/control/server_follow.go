@@ -106,5 +106,5 @@ func (srv *Server) writeFollowed(ctx context.Context, w io.Writer, f *follow, ch
 	if err != nil {
 		return nil
 	}
-	return writeEvent(w, wire.EventWindow, wire.WindowEvent{FollowRequest: t, WindowResult: wire.WindowOf(win)})
+	return wire.WriteEvent(w, wire.EventWindow, wire.WindowEvent{FollowRequest: t, WindowResult: wire.WindowOf(win)})
 }

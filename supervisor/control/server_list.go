@@ -26,14 +26,14 @@ func writeList(w http.ResponseWriter, res proto.ListResult) {
 }
 
 // mustEncode appends v's JSON to b, without escaping <, > and & (as
-// mustJSON), and a newline.
+// wire.Marshal), and a newline.
 func mustEncode(b *bytes.Buffer, v any) error {
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
-// encodeList writes res to w as mustJSON encodes it, then a newline.
+// encodeList writes res to w as wire.Marshal encodes it, then a newline.
 func encodeList(w io.Writer, res proto.ListResult) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b) // escaping HTML, as proto.Summary's MarshalJSON (json.Marshal)

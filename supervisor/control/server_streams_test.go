@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // streamHost serves GET /v1/agents/{id}/logs and /lines on a socket with
 // stream and write, as the Server does, and returns a client of it.
-func streamHost(t *testing.T, write func(io.Writer) error) *Client {
+func streamHost(t *testing.T, write func(io.Writer) error) *client.Client {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	ln, err := net.Listen("unix", sock)
@@ -28,8 +29,8 @@ func streamHost(t *testing.T, write func(io.Writer) error) *Client {
 	mux.HandleFunc("GET /v1/agents/{id}/lines", h)
 	hs := &http.Server{Handler: mux}
 	go func() { _ = hs.Serve(ln) }()
-	c := NewClient(sock, "")
-	t.Cleanup(func() { c.http.CloseIdleConnections(); _ = hs.Close() })
+	c := client.NewClient(sock, "")
+	t.Cleanup(func() { c.CloseIdleConnections(); _ = hs.Close() })
 	return c
 }
 

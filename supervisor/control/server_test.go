@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -141,7 +142,7 @@ func TestHTTPStatusAndErrorBody(t *testing.T) {
 		{"GET", "/v1/agents/nope/logs?submission=x", ``, http.StatusBadRequest, proto.CodeInvalid},
 	} {
 		req, _ := http.NewRequest(tc.method, "http://subdash"+tc.path, strings.NewReader(tc.body))
-		resp, err := c.http.Do(req)
+		resp, err := rawHTTP(t, c).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +261,7 @@ func TestBodyLimitLeavesRoomForEscaping(t *testing.T) {
 		}
 	}
 	if got := string(wire.Marshal(proto.SpawnRequest{Message: "if a < b && c > d"})); got != `{"message":"if a < b && c > d"}` {
-		t.Fatalf("mustJSON escapes HTML: %s", got)
+		t.Fatalf("wire.Marshal escapes HTML: %s", got)
 	}
 
 	// And a real 1 MiB message of control characters, a common size, gets
@@ -301,7 +302,7 @@ func TestBodyOverTheLimit(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)
 	for _, path := range []string{"/v1/agents", "/v1/agents/x/send", "/v1/wait", "/v1/close", "/v1/agents/x/approve", "/v1/multi-agent/spawn"} {
-		resp, err := c.http.Post("http://subdash"+path, "application/json", &endless{})
+		resp, err := rawHTTP(t, c).Post("http://subdash"+path, "application/json", &endless{})
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -325,7 +326,7 @@ func TestBodyLimitIsNearTheMessageLimit(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)
 	body := io.MultiReader(strings.NewReader(`{"message":"`), io.LimitReader(&endless{head: true}, 90<<20), strings.NewReader(`"}`))
-	resp, err := c.http.Post("http://subdash/v1/agents", "application/json", body)
+	resp, err := rawHTTP(t, c).Post("http://subdash/v1/agents", "application/json", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +359,7 @@ func TestWaitTimeoutForms(t *testing.T) {
 		{`"soon"`, http.StatusBadRequest, `timeout_ms must be a whole number of milliseconds, not \"soon\"`},
 	} {
 		body := `{"ids":["` + sp.AgentID + `"],"timeout_ms":` + tc.timeout + `}`
-		resp, err := c.http.Post("http://subdash/v1/wait", "application/json", strings.NewReader(body))
+		resp, err := rawHTTP(t, c).Post("http://subdash/v1/wait", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,18 +409,18 @@ func TestInfoAndServeEnd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
-	c := NewClient(srv.Path(), s.Config().Dir)
+	c := client.NewClient(srv.Path(), s.Config().Dir)
 	info, err := c.Info(context.Background())
 	if err != nil || info.Dir != s.Config().Dir || info.Socket != srv.Path() || info.MaxAgents != 3 || info.PID == 0 {
 		t.Fatalf("info = %+v, %v", info, err)
 	}
-	c.http.CloseIdleConnections()
+	c.CloseIdleConnections()
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Serve returned %v, want context.Canceled", err)
 	}
 	_, err = c.List(context.Background())
-	var ns *NotServingError
+	var ns *client.NotServingError
 	if !errors.As(err, &ns) {
 		t.Fatalf("after Serve ended: %v, want NotServingError", err)
 	}
@@ -454,7 +455,7 @@ func TestWaitEndsWhenTheClientGoesAwayAfterTrailingBytes(t *testing.T) {
 }
 
 // logsOf returns what Client.Logs writes.
-func logsOf(ctx context.Context, c *Client, id string, seq int, raw bool) (string, error) {
+func logsOf(ctx context.Context, c *client.Client, id string, seq int, raw bool) (string, error) {
 	var b strings.Builder
 	err := c.WriteLogs(ctx, &b, id, seq, raw)
 	return b.String(), err

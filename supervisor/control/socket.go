@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/socket"
 )
@@ -35,7 +36,7 @@ type InUseError struct {
 	// NoAnswer is set when the holder accepted the probe's connection but
 	// did not answer it (stopped or hung): it still holds the socket, which
 	// is not stale, so it is not replaced (SPEC §6).
-	NoAnswer *NoAnswerError
+	NoAnswer *client.NoAnswerError
 }
 
 // Error names the socket and the process that holds it, and what to do.
@@ -180,7 +181,7 @@ func clearStale(path, dir string) error {
 		// Name the folder the other subdash serves, which is not
 		// necessarily ours when --socket was given.
 		in := &InUseError{Socket: path, Dir: dir, PID: pid}
-		res, err := NewClient(path, dir).ask(context.Background(), probeTimeout)
+		res, err := client.NewClient(path, dir).Probe(context.Background(), probeTimeout)
 		if err == nil && res.Dir != "" {
 			in.Dir = res.Dir
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/socket"
 )
@@ -91,7 +92,7 @@ func TestClientRefusesASocketOthersCouldHold(t *testing.T) {
 	if err := os.Chmod(folder, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	fresh := NewClient(srv.Path(), "")
+	fresh := client.NewClient(srv.Path(), "")
 	_, err := fresh.Spawn(context.Background(), "SECRET")
 	var untrusted *socket.UntrustedError
 	want := fmt.Sprintf("control socket folder %s has mode 0777: its group and every other user can write in it, and so put a socket of their own there; run chmod go-w %s", folder, folder)
@@ -320,8 +321,8 @@ func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
 	defer func() { cancel(); <-done }() //nolint:errcheck // ctx's error: the test ends the server
-	c := NewClient(srv.Path(), s.Config().Dir)
-	defer c.http.CloseIdleConnections()
+	c := client.NewClient(srv.Path(), s.Config().Dir)
+	defer c.CloseIdleConnections()
 	_, err = c.Spawn(context.Background(), "hello")
 	specError(t, err, wire.CodeForbidden, fmt.Sprintf("connection refused: this subdash control socket belongs to uid %d; uid %d may not use it", other, os.Getuid()))
 	if p := <-refused; p.PID != os.Getpid() {
@@ -334,7 +335,7 @@ func TestConnectionOfAnotherUserIsRefused(t *testing.T) {
 
 func TestNotServingError(t *testing.T) {
 	dir := t.TempDir()
-	c := NewClient(filepath.Join(dir, "none.sock"), dir)
+	c := client.NewClient(filepath.Join(dir, "none.sock"), dir)
 	_, err := c.Spawn(context.Background(), "x")
 	want := fmt.Sprintf("no subdash is serving %s (socket %s); start subdash or subdash serve", dir, filepath.Join(dir, "none.sock"))
 	if err == nil || err.Error() != want {

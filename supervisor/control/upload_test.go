@@ -4,14 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/subdash/subdash/supervisor/control/wire"
@@ -30,7 +27,7 @@ func TestTextMessageBody(t *testing.T) {
 	}
 	post := func(path, body string, out any) int {
 		t.Helper()
-		resp, err := c.http.Post("http://subdash"+path, "text/plain; charset=utf-8", strings.NewReader(body))
+		resp, err := rawHTTP(t, c).Post("http://subdash"+path, "text/plain; charset=utf-8", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,51 +84,5 @@ func TestLongMessageIsStreamed(t *testing.T) {
 	}
 	if whole, err := s.Message(t.Context(), sp.AgentID, 2); err != nil || whole != strings.TrimSpace(msg) {
 		t.Fatalf("send: the supervisor did not get the whole message (%d bytes, %v)", len(whole), err)
-	}
-}
-
-// TestLongMessageToAnOlderHost: a host whose info names no
-// FeatureTextMessage gets even a long message in a JSON body.
-func TestLongMessageToAnOlderHost(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var got []string // content types of spawn requests
-	var message string
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, proto.Info{PID: os.Getpid(), Protocol: wire.Protocol})
-	})
-	mux.HandleFunc("POST /v1/agents", func(w http.ResponseWriter, r *http.Request) {
-		var req proto.SpawnRequest
-		err := json.NewDecoder(r.Body).Decode(&req)
-		mu.Lock()
-		got, message = append(got, r.Header.Get("Content-Type")), req.Message
-		mu.Unlock()
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusCreated, proto.SpawnResult{Summary: proto.Summary{AgentID: "a1"}})
-	})
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)  //nolint:errcheck // http.ErrServerClosed at the deferred Close
-	defer srv.Close() //nolint:errcheck // cleanup of the stand-in host
-	c := NewClient(path, "")
-	defer c.http.CloseIdleConnections()
-	msg := strings.Repeat("x", textAbove+1) // just long enough for a text body
-	if _, err := c.SpawnFrom(context.Background(), strings.NewReader(msg), ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Spawn(context.Background(), msg); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 2 || got[0] != "application/json" || got[1] != "application/json" || message != msg {
-		t.Fatalf("an older host got %v and a message of %d bytes; want two JSON bodies with the whole %d", got, len(message), len(msg))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/control/wire/wiretest"
 )
@@ -147,20 +148,20 @@ func TestWireRoutesAnswerTheirTypes(t *testing.T) {
 }
 
 // stream reads GET /v1/events until the test ends, sending each event.
-func (h *wireHost) stream(t *testing.T) <-chan Event {
+func (h *wireHost) stream(t *testing.T) <-chan client.Event {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", "http://subdash/v1/events", nil)
 	resp, err := h.http.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(chan Event, 1000)
+	out := make(chan client.Event, 1000)
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done }) //nolint:errcheck // the stream is ended on purpose
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(resp.Body)
-		var ev Event
+		var ev client.Event
 		for sc.Scan() {
 			switch l := sc.Text(); {
 			case l == "" && ev.Name != "":
@@ -168,7 +169,7 @@ func (h *wireHost) stream(t *testing.T) <-chan Event {
 				case out <- ev:
 				default:
 				}
-				ev = Event{}
+				ev = client.Event{}
 			case strings.HasPrefix(l, "event: "):
 				ev.Name = strings.TrimPrefix(l, "event: ")
 			case strings.HasPrefix(l, "data: "):

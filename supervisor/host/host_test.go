@@ -15,6 +15,7 @@ import (
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -115,7 +116,7 @@ func TestStopAnswersAWaitInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := control.NewClient(h.Socket(), cfg.Dir)
+	c := client.NewClient(h.Socket(), cfg.Dir)
 	ctx := context.Background()
 	sp, err := c.Spawn(ctx, "sleep")
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -23,7 +23,7 @@ type Backend interface {
 type Backends interface {
 	// Do runs op on the current backend and returns op's error. A
 	// failover runs op once more, on a new backend, when the current one
-	// could not be reached at all (*control.NotServingError), so no
+	// could not be reached at all (*client.NotServingError), so no
 	// operation runs twice.
 	Do(op func(Backend) error) error
 }
@@ -92,7 +92,7 @@ func (f *failover) close() {
 func (f *failover) Do(op func(Backend) error) error {
 	b := f.current()
 	err := op(b)
-	var notServing *control.NotServingError
+	var notServing *client.NotServingError
 	if !errors.As(err, &notServing) {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -71,21 +72,21 @@ func Run(ctx context.Context, o supervisor.Options, family Family, stdin io.Read
 }
 
 // RunVia serves MCP on stdin and stdout as Run does, for the host on
-// another machine that client reaches (control.NewClientVia over an ssh
+// another machine that client reaches (client.NewClientVia over an ssh
 // link, named where): every tool call goes to that host, and when none
 // serves there the calls fail saying so; it never supervises agents
 // itself (they would run on the wrong machine). collab false
 // (MEMO_ENABLE_COLLAB_TOOLS=0) lists no tools. family and the session
 // are Run's; the multi-agent family needs a host there that offers it.
-func RunVia(ctx context.Context, client *control.Client, where string, family Family, collab bool, stdin io.Reader, stdout, stderr io.Writer) error {
+func RunVia(ctx context.Context, cl *client.Client, where string, family Family, collab bool, stdin io.Reader, stdout, stderr io.Writer) error {
 	session := ""
 	if family == FamilyMultiAgent {
 		session = SessionID(os.Getenv)
-		client = client.WithSession(session)
+		cl = cl.WithSession(session)
 	}
 	var bs Backends
 	if collab {
-		info, err := client.Info(ctx)
+		info, err := cl.Info(ctx)
 		if err != nil {
 			return err
 		}
@@ -94,7 +95,7 @@ func RunVia(ctx context.Context, client *control.Client, where string, family Fa
 		}
 		logf(stderr, "subdash mcp: driving the subdash (pid %d there) that serves %s on %s: its agent command (%s) and limit (%d running agents) apply\n",
 			info.PID, info.Dir, where, info.Command, info.MaxAgents)
-		bs = One(client)
+		bs = One(cl)
 	} else {
 		logf(stderr, "subdash mcp: MEMO_ENABLE_COLLAB_TOOLS=0: offering no tools\n")
 	}
@@ -147,26 +148,26 @@ type backend struct {
 // attach connects to the subdash serving cfg.Socket, or supervises agents
 // in this process and serves the socket when nobody does.
 func attach(ctx context.Context, cfg supervisor.Config, family Family, session string, stderr io.Writer, sig *host.Signals) (backend, error) {
-	client := control.NewClient(cfg.Socket, cfg.Dir).WithOrigin("mcp").WithSession(session)
+	cl := client.NewClient(cfg.Socket, cfg.Dir).WithOrigin("mcp").WithSession(session)
 	remote := func(info proto.Info) backend {
 		line := fmt.Sprintf("subdash mcp: driving the subdash (pid %d) that serves %s on %s", info.PID, info.Dir, cfg.Socket)
 		if info.Command != "" {
 			line += fmt.Sprintf(": its agent command (%s) and limit (%d running agents) apply, not this server's flags", info.Command, info.MaxAgents)
 		}
 		logf(stderr, "%s\n", line)
-		return backend{b: client, close: func() {}}
+		return backend{b: cl, close: func() {}}
 	}
-	// The client bounds the probe (control.CallTimeout): a host that is
+	// The client bounds the probe (client.CallTimeout): a host that is
 	// stopped or hung gives an error naming its socket and pid instead of
 	// an initialize that never answers.
-	info, err := client.Info(ctx)
+	info, err := cl.Info(ctx)
 	if err == nil && family == FamilyMultiAgent && !slices.Contains(info.Features, proto.FeatureMultiAgent) {
 		return backend{}, fmt.Errorf("the subdash (pid %d) serving %s on %s is older than the multi-agent tools; quit it and start it again with this subdash, or use --tools seed", info.PID, info.Dir, cfg.Socket)
 	}
 	if err == nil {
 		return remote(info), nil
 	}
-	var notServing *control.NotServingError
+	var notServing *client.NotServingError
 	if !errors.As(err, &notServing) {
 		return backend{}, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -284,7 +284,7 @@ func treeStatus(ctx context.Context, b Backend, s proto.Summary) string {
 }
 
 // summaryEvents is the control client's follower of summaries
-// (control.Client.Events, GET /v1/events).
+// (client.Client.Events, GET /v1/events).
 type summaryEvents interface {
 	Events(ctx context.Context, fn func(proto.Summary) error) error
 }
@@ -298,7 +298,7 @@ type summaryFeed interface {
 // Both backends follow summaries: the client of a host over its socket,
 // and a supervisor of this process.
 var (
-	_ summaryEvents = (*control.Client)(nil)
+	_ summaryEvents = (*client.Client)(nil)
 	_ summaryFeed   = (*supervisor.Supervisor)(nil)
 )
 

@@ -21,6 +21,7 @@ import (
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -80,7 +81,7 @@ func TestRunSupervisesAndServesTheSocketWhenNobodyServes(t *testing.T) {
 	var sp proto.SpawnResult
 	callOK(t, cs, ToolSpawn, map[string]any{"message": "work"}, &sp)
 	// `subdash ctl` works against it: it serves the control socket.
-	c := control.NewClient(o.Socket, o.Dir)
+	c := client.NewClient(o.Socket, o.Dir)
 	list, err := c.List(context.Background())
 	if err != nil || len(list.Agents) != 1 || list.Agents[0].AgentID != sp.AgentID {
 		t.Fatalf("list over the socket = %+v, %v", list, err)
@@ -180,7 +181,7 @@ func TestRunTakesOverWhenTheDrivenSubdashGoesAway(t *testing.T) {
 		t.Fatalf("after the takeover: %+v", w)
 	}
 	// the mcp server now serves the socket: a client reaches it
-	info, err := control.NewClient(o.Socket, o.Dir).Info(context.Background())
+	info, err := client.NewClient(o.Socket, o.Dir).Info(context.Background())
 	if err != nil || info.PID != os.Getpid() {
 		t.Fatalf("the socket after the takeover: %+v, %v", info, err)
 	}

@@ -8,8 +8,8 @@ import (
 // The role interfaces: what a front-end asks of a host, split by how the
 // answer comes. The engine (*supervisor.Supervisor) implements every one
 // for the agents of its own process; the control socket's client
-// (*control.Client) implements Reader, Operator, Waiter and Lister over
-// the socket, and a viewer's backend (*control.Remote) adds Viewer from
+// (*client.Client) implements Reader, Operator, Waiter and Lister over
+// the socket, and a viewer's backend (*client.Remote) adds Viewer from
 // what the host pushed. A front-end composes the roles it needs: the
 // dashboard Viewer, Reader and Operator (ui.Supervisor), the MCP tools
 // Operator, Waiter and Lister. Starting and stopping a host is not a role

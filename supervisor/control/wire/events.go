@@ -1,6 +1,11 @@
 package wire
 
-import "github.com/subdash/subdash/supervisor/proto"
+import (
+	"fmt"
+	"io"
+
+	"github.com/subdash/subdash/supervisor/proto"
+)
 
 // Names of the server-sent events of Events (GET /v1/events). A client
 // ignores names it does not know (the protocol grows additively).
@@ -71,4 +76,11 @@ type WindowEvent struct {
 // WarningEvent is the data of EventWarning.
 type WarningEvent struct {
 	Text string `json:"text"`
+}
+
+// WriteEvent writes one server-sent event of Events: its name and v as
+// its data (Marshal); its error is the write's.
+func WriteEvent(w io.Writer, name string, v any) error {
+	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, Marshal(v))
+	return err
 }

@@ -1,4 +1,4 @@
-package control
+package client_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit/controlkit"
 	"github.com/subdash/subdash/supervisor"
+	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -22,13 +24,13 @@ func TestViewerHostConfigIsTheHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSupervisorWith(t, func(c *supervisor.Config) {
+	s := controlkit.Supervisor(t, func(c *supervisor.Config) {
 		c.Preset, c.CommandShown, c.MaxAgents, c.Notes = p, "claude (preset)", 3, []string{"a note"}
 	})
-	srv, _ := serve(t, s)
+	srv, _ := controlkit.Serve(t, s)
 	for _, readOnly := range []bool{false, true} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		r, err := Attach(ctx, srv.Path(), "", readOnly)
+		r, err := client.Attach(ctx, srv.Path(), "", readOnly)
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +77,7 @@ func TestViewerOfAnOlderHostHasNoFeatures(t *testing.T) {
 	t.Cleanup(func() { _ = hs.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := Attach(ctx, sock, "", false)
+	r, err := client.Attach(ctx, sock, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

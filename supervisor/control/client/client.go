@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"bytes"
@@ -57,6 +57,26 @@ type Client struct {
 	// via: the host is on another machine (NewClientVia); /proc here
 	// says nothing of its pid.
 	via bool
+	// refuse, when set, is asked before every request whether to send it
+	// (a read-only viewer's refuseChanges).
+	refuse func(wire.Route) error
+}
+
+// refuseChanges refuses every route that changes agents
+// (wire.Route.Changes), naming its operation: the client of a viewer
+// attached read-only (SPEC §9).
+func refuseChanges(rt wire.Route) error {
+	if rt.Changes {
+		return proto.ErrReadOnly(rt.Op)
+	}
+	return nil
+}
+
+// CloseIdleConnections closes the connections c keeps to its host that
+// carry no request now; a later call makes a new one.
+func (c *Client) CloseIdleConnections() {
+	c.http.CloseIdleConnections()
+	c.fresh.CloseIdleConnections()
 }
 
 // callTimeout is CallTimeout, or the limit a test set.
@@ -227,16 +247,27 @@ func (c *Client) request(ctx context.Context, t wire.Target, body any) (*http.Re
 
 // newRequest returns a request of t with body as JSON (none when nil).
 func (c *Client) newRequest(ctx context.Context, t wire.Target, body any) (*http.Request, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(wire.Marshal(body))
+	if body == nil {
+		return c.newRequestOf(ctx, t, nil, "")
+	}
+	return c.newRequestOf(ctx, t, bytes.NewReader(wire.Marshal(body)), "application/json")
+}
+
+// newRequestOf returns a request of t with the body rd (nil: none) of
+// contentType, naming the client (setOrigin); the error of a route c
+// refuses (refuse) is returned before anything is sent.
+func (c *Client) newRequestOf(ctx context.Context, t wire.Target, rd io.Reader, contentType string) (*http.Request, error) {
+	if c.refuse != nil {
+		if err := c.refuse(t.Route); err != nil {
+			return nil, err
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, t.Method, "http://subdash"+t.URL, rd)
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	c.setOrigin(req)
 	return req, nil

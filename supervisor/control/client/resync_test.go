@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"context"
@@ -91,9 +91,9 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 		h.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, id := range st.agents {
-			writeEvent(w, wire.EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
+			wire.WriteEvent(w, wire.EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
 		}
-		writeEvent(w, wire.EventSynced, struct{}{}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
+		wire.WriteEvent(w, wire.EventSynced, struct{}{}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
 		w.(http.Flusher).Flush()
 		beat := time.NewTicker(20 * time.Millisecond)
 		defer beat.Stop()
@@ -102,7 +102,7 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 			case <-r.Context().Done():
 				return
 			case id := <-h.agents:
-				writeEvent(w, wire.EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
+				wire.WriteEvent(w, wire.EventAgent, proto.Summary{AgentID: id, Status: proto.StatusRunning}) //nolint:errcheck // a scripted host's stream: the client under test judges what arrives
 				w.(http.Flusher).Flush()
 			case <-h.end:
 				if st.then == "end" {
@@ -255,7 +255,7 @@ func TestStreamThatKeepsBreakingIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	reconnects := 0
-	err := c.SSE(context.Background(), func(ev Event) error {
+	err := c.SSE(context.Background(), nil, func(ev Event) error {
 		if ev.Name == EventReconnected {
 			reconnects++
 		}

@@ -1,4 +1,4 @@
-package control
+package client_test
 
 import (
 	"context"
@@ -7,57 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit/controlkit"
+	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 )
-
-// attach connects a viewer's Remote to s over a real socket.
-func attach(t *testing.T, s *supervisor.Supervisor) (*Remote, *Client) {
-	t.Helper()
-	srv, c := serve(t, s)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r, err := Attach(ctx, srv.Path(), "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Detach)
-	return r, c
-}
-
-// seen waits for cond over the changes r publishes.
-func seen(t *testing.T, r *Remote, what string, cond func() bool) {
-	t.Helper()
-	sub := r.Subscribe()
-	defer sub.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for !cond() {
-		if _, err := sub.Next(ctx); err != nil {
-			t.Fatalf("%s: never happened (%v)", what, err)
-		}
-	}
-}
-
-func agentOf(r *Remote, id string) (proto.AgentInfo, bool) {
-	for _, a := range r.Agents() {
-		if a.AgentID == id {
-			return a, true
-		}
-	}
-	return proto.AgentInfo{}, false
-}
 
 // TestRemoteFollowsTheHost: a viewer's snapshots follow spawn, output
 // (with the counts the output events carry), close and forget made by
 // another client, and its windows are the host's.
 func TestRemoteFollowsTheHost(t *testing.T) {
-	s := newSupervisor(t, 2)
-	r, c := attach(t, s)
+	s := controlkit.Supervisor(t, hostkit.MaxAgentsOf(2))
+	r, c := controlkit.Attach(t, s)
 	ctx := context.Background()
-	sp := spawnFinal(t, c, "hello")
-	seen(t, r, "the completed agent with its one line", func() bool {
-		a, ok := agentOf(r, sp.AgentID)
+	sp := controlkit.SpawnFinal(t, c, "hello")
+	controlkit.Seen(t, r, "the completed agent with its one line", func() bool {
+		a, ok := controlkit.AgentOf(r, sp.AgentID)
 		return ok && a.Status == proto.StatusCompleted && len(a.Submissions) == 1 && a.Submissions[0].Output.Lines == 1
 	})
 	w, err := r.Window(ctx, sp.AgentID, 0, -1, 10)
@@ -68,8 +33,8 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 	if _, err := c.Close(ctx, sp.AgentID); err != nil {
 		t.Fatal(err)
 	}
-	seen(t, r, "the closed agent", func() bool {
-		a, ok := agentOf(r, sp.AgentID)
+	controlkit.Seen(t, r, "the closed agent", func() bool {
+		a, ok := controlkit.AgentOf(r, sp.AgentID)
 		return ok && a.Status == proto.StatusClosed
 	})
 	changes := r.Subscribe()
@@ -77,8 +42,8 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 	if _, err := c.Forget(ctx, sp.AgentID); err != nil {
 		t.Fatal(err)
 	}
-	seen(t, r, "the forgotten agent gone", func() bool {
-		_, ok := agentOf(r, sp.AgentID)
+	controlkit.Seen(t, r, "the forgotten agent gone", func() bool {
+		_, ok := controlkit.AgentOf(r, sp.AgentID)
 		return !ok
 	})
 	// the dashboard learns it from the change: forgotten, no snapshot
@@ -101,14 +66,14 @@ func TestRemoteFollowsTheHost(t *testing.T) {
 // the viewer's snapshot grow with every output event, without a window
 // being asked for.
 func TestRemoteCountsFollowAStream(t *testing.T) {
-	s := newSupervisor(t, 2)
-	r, c := attach(t, s)
-	sp := spawnFinal(t, c, "hello")
+	s := controlkit.Supervisor(t, hostkit.MaxAgentsOf(2))
+	r, c := controlkit.Attach(t, s)
+	sp := controlkit.SpawnFinal(t, c, "hello")
 	if _, err := c.Send(context.Background(), sp.AgentID, fmt.Sprintf("lines %d", 500), false); err != nil {
 		t.Fatal(err)
 	}
-	seen(t, r, "submission 2's counts", func() bool {
-		a, ok := agentOf(r, sp.AgentID)
+	controlkit.Seen(t, r, "submission 2's counts", func() bool {
+		a, ok := controlkit.AgentOf(r, sp.AgentID)
 		return ok && len(a.Submissions) == 2 && a.Submissions[1].Output.Lines >= 1
 	})
 }
@@ -117,11 +82,11 @@ func TestRemoteCountsFollowAStream(t *testing.T) {
 // is attached (here its --notify-command failing) reaches the viewer as a
 // warning, once.
 func TestRemoteGetsTheHostsWarnings(t *testing.T) {
-	s := newSupervisorWith(t, func(c *supervisor.Config) { c.NotifyCommand = "echo broken >&2; exit 3" })
-	r, c := attach(t, s)
+	s := controlkit.Supervisor(t, func(c *supervisor.Config) { c.NotifyCommand = "echo broken >&2; exit 3" })
+	r, c := controlkit.Attach(t, s)
 	sub := r.Subscribe()
 	defer sub.Close()
-	spawnFinal(t, c, "hello")
+	controlkit.SpawnFinal(t, c, "hello")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {

@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -130,12 +129,10 @@ func (c *Client) upload(ctx context.Context, t wire.Target, body io.Reader, out 
 	d := c.deadline(cctx, cancel, c.callTimeout())
 	defer d.Stop()
 	src := &unclockedReader{r: body, clock: d}
-	req, err := http.NewRequestWithContext(cctx, t.Method, "http://subdash"+t.URL, src)
+	req, err := c.newRequestOf(cctx, t, src, "text/plain; charset=utf-8")
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
-	c.setOrigin(req)
 	err = c.exchange(cctx, req, out, d.Progress)
 	if rerr := src.readErr(); err != nil && rerr != nil {
 		return fmt.Errorf("reading the message: %v", rerr)

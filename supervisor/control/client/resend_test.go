@@ -1,4 +1,4 @@
-package control
+package client_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subdash/subdash/internal/testkit/controlkit"
+	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -15,8 +17,8 @@ import (
 // its kept file into the new submission, whole; WriteMessage streams the
 // message to a writer; an agent with no such message gets the host's words.
 func TestResendFromTheHostsFile(t *testing.T) {
-	s := newSupervisor(t, 4)
-	_, c := serve(t, s)
+	s := controlkit.Supervisor(t, hostkit.MaxAgentsOf(4))
+	_, c := controlkit.Serve(t, s)
 	info, err := c.Info(context.Background())
 	if err != nil || !slices.Contains(info.Features, proto.FeatureResendFile) {
 		t.Fatalf("info features %v (%v), want %q", info.Features, err, proto.FeatureResendFile)
@@ -26,7 +28,7 @@ func TestResendFromTheHostsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFinal(t, c, sp.AgentID)
+	controlkit.WaitFinal(t, c, sp.AgentID)
 	var got bytes.Buffer
 	if err := c.WriteMessage(context.Background(), &got, sp.AgentID, 0); err != nil || got.String() != strings.TrimSpace(msg) {
 		t.Fatalf("WriteMessage: %d bytes (%v), want the whole %d", got.Len(), err, len(strings.TrimSpace(msg)))
@@ -38,7 +40,7 @@ func TestResendFromTheHostsFile(t *testing.T) {
 	if whole, err := s.Message(t.Context(), sp.AgentID, 2); err != nil || whole != strings.TrimSpace(msg) {
 		t.Fatalf("the resent submission holds %d bytes (%v), want the whole %d", len(whole), err, len(strings.TrimSpace(msg)))
 	}
-	waitFinal(t, c, sp.AgentID)
+	controlkit.WaitFinal(t, c, sp.AgentID)
 	if res, err := c.Resend(context.Background(), sp.AgentID, false, true); err != nil || res.Queued {
 		t.Errorf("Resend with queue of a finished agent: %+v %v; want it sent at once", res, err)
 	}

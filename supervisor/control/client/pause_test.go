@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"bufio"
@@ -116,7 +116,7 @@ func TestPausedClientHelper(t *testing.T) {
 	}
 	switch scenario {
 	case "events":
-		err := c.SSE(ctx, func(ev Event) error {
+		err := c.SSE(ctx, nil, func(ev Event) error {
 			var s proto.Summary
 			_ = json.Unmarshal(ev.Data, &s)
 			say("event %s %s", ev.Name, s.AgentID)

@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type pushed struct {
 func (r *Remote) onStream(data []byte) error {
 	var se wire.StreamEvent
 	if err := json.Unmarshal(data, &se); err != nil {
-		return fmt.Errorf("bad stream event from %s: %v", r.c.socket, err)
+		return fmt.Errorf("bad stream event from %s: %v", r.socket, err)
 	}
 	r.mu.Lock()
 	r.push = pushed{stream: se.Stream}
@@ -45,7 +45,7 @@ func (r *Remote) onStream(data []byte) error {
 func (r *Remote) onWindow(data []byte) error {
 	var we wire.WindowEvent
 	if err := json.Unmarshal(data, &we); err != nil {
-		return fmt.Errorf("bad window event from %s: %v", r.c.socket, err)
+		return fmt.Errorf("bad window event from %s: %v", r.socket, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -102,7 +102,7 @@ func (r *Remote) pushedWindow(ctx context.Context, id string, seq int, n int) (p
 	r.mu.Unlock()
 	// Not following is no loss (each request is answered by the host):
 	// its error is the next window request's to say, if it lasts.
-	_ = r.c.follow(ctx, p.stream, want)
+	_, _ = r.Follow(ctx, p.stream, want)
 	return proto.Window{}, false
 }
 
@@ -114,14 +114,6 @@ func (r *Remote) unfollow(ctx context.Context) {
 	r.push.target, r.push.fresh = wire.FollowRequest{}, false
 	r.mu.Unlock()
 	if p.stream != "" && p.target.AgentID != "" {
-		_ = r.c.follow(ctx, p.stream, wire.FollowRequest{})
+		_, _ = r.Follow(ctx, p.stream, wire.FollowRequest{})
 	}
-}
-
-// follow asks the host to follow req on event stream stream (PUT
-// /v1/events/{stream}/follow). Errors: the host's (an unknown stream,
-// agent or submission) or the call's.
-func (c *Client) follow(ctx context.Context, stream string, req wire.FollowRequest) error {
-	var got wire.FollowRequest
-	return c.do(ctx, wire.Follow.At(stream, nil), req, &got)
 }

@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"bufio"
@@ -8,7 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"maps"
+	"net/url"
 	"syscall"
 
 	"github.com/subdash/subdash/supervisor/control/wire"
@@ -20,7 +21,7 @@ import (
 // an error, or the host is gone. It returns ctx's error, fn's error, or
 // SSE's. After a reconnection fn gets every agent's summary again.
 func (c *Client) Events(ctx context.Context, fn func(proto.Summary) error) error {
-	return c.SSE(ctx, func(ev Event) error {
+	return c.SSE(ctx, nil, func(ev Event) error {
 		if ev.Name != wire.EventAgent {
 			return nil
 		}
@@ -58,7 +59,8 @@ type Reconnected struct {
 // not followed forever.
 const maxReconnects = 3
 
-// SSE calls fn with every event of GET /v1/events until ctx ends, fn
+// SSE calls fn with every event of GET /v1/events with query (nil: none;
+// wire.Events names what it takes) until ctx ends, fn
 // returns an error, or the host is gone or does not answer. Heartbeats
 // (comments the host sends every HeartbeatInterval) count as the host's
 // voice. The stream's deadline is CallTimeout of this process's running
@@ -66,7 +68,7 @@ const maxReconnects = 3
 // in the socket is read before the host is judged.
 //
 // A stream that ends, or is silent for that long, is judged by a fresh
-// request (Client.ask): when the same host answers (its pid and run), SSE
+// request (Client.Probe): when the same host answers (its pid and run), SSE
 // opens the stream again, calls fn with an EventReconnected event saying
 // why, then with the host's events from the start (every agent, then
 // EventSynced), so the caller replaces its state at EventSynced. It gives
@@ -76,19 +78,15 @@ const maxReconnects = 3
 // does not answer the fresh request either, or the error that broke the
 // stream. This is the one place a client follows a host (Remote, and
 // through it the dashboard of a viewer, whatever carries its socket).
-func (c *Client) SSE(ctx context.Context, fn func(Event) error) error {
-	return c.sse(ctx, "", fn)
-}
-
-// sse is SSE with query added to the stream's (e.g. "outputs=batch").
-func (c *Client) sse(ctx context.Context, query string, fn func(Event) error) error {
+func (c *Client) SSE(ctx context.Context, query url.Values, fn func(Event) error) error {
 	if c.origin == "viewer" {
-		query = strings.Trim("viewer=1&"+query, "&") // counted as an attached viewer (Info.Viewers)
+		query = maps.Clone(query)
+		if query == nil {
+			query = url.Values{}
+		}
+		query.Set("viewer", "1") // counted as an attached viewer (Info.Viewers)
 	}
-	path := wire.Events.At("", nil)
-	if query != "" {
-		path.URL += "?" + query
-	}
+	path := wire.Events.At("", query)
 	first := c.host.Load() // the host followed: nil when never asked
 	followed := false      // a stream reached its EventSynced
 	for fails := 1; ; fails++ {
@@ -139,7 +137,7 @@ func (c *Client) judgeStream(ctx context.Context, err error) (string, error) {
 		}
 		return fmt.Sprintf("the event stream was silent for %s while the host answered", na.After), nil
 	case errors.Is(err, errStreamEnded), errors.As(err, &ns):
-		if _, perr := c.ask(ctx, c.probeTimeout()); perr != nil {
+		if _, perr := c.Probe(ctx, c.probeTimeout()); perr != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
@@ -197,4 +195,13 @@ func (c *Client) sseOnce(ctx context.Context, path wire.Target, fn func(Event) e
 		return fmt.Errorf("event stream from %s: %v", c.socket, err)
 	})
 	return st, err
+}
+
+// Follow asks the host to follow req on event stream stream (wire.Follow,
+// a stream opened with window=1 names itself in its first event) and
+// returns what the stream follows now. Errors: the host's (an unknown
+// stream, agent or submission; n out of range) or the call's.
+func (c *Client) Follow(ctx context.Context, stream string, req wire.FollowRequest) (wire.FollowRequest, error) {
+	var got wire.FollowRequest
+	return got, c.do(ctx, wire.Follow.At(stream, nil), req, &got)
 }

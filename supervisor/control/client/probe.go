@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func (c *Client) deadline(cctx context.Context, cancel context.CancelCauseFunc, 
 	return newDeadline(limit, func() {
 		s := &silence{limit: limit}
 		start := time.Now()
-		s.info, s.err = c.ask(cctx, c.probeTimeout())
+		s.info, s.err = c.Probe(cctx, c.probeTimeout())
 		s.took = time.Since(start)
 		cancel(s)
 	})
@@ -52,12 +52,12 @@ func (c *Client) probeTimeout() time.Duration {
 	return ProbeTimeout
 }
 
-// ask is a fresh short request: GET /v1/info on a connection of its own
+// Probe is a fresh short request: GET /v1/info on a connection of its own
 // (never one a stalled call holds), bounded by limit of this process's
 // running time and by nothing else (no second probe). It returns what the
 // host said of itself, or *NoAnswerError when it did not answer within
 // limit, *NotServingError when nothing listens, or the connection's error.
-func (c *Client) ask(ctx context.Context, limit time.Duration) (proto.Info, error) {
+func (c *Client) Probe(ctx context.Context, limit time.Duration) (proto.Info, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	d := newDeadline(limit, func() { cancel(&silence{limit: limit, err: errNoAnswer}) })

@@ -1,10 +1,11 @@
-package control
+package client
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -24,11 +25,12 @@ import (
 // socket; the snapshots carry the output counts the host pushes with every
 // output event, so the dashboard knows what changed without asking. The
 // reads (proto.Reader) and operations (proto.Operator) are its Client's
-// calls on the socket; with read-only, every operation but MarkSeen is
-// refused (proto.ErrReadOnly). Lifecycle is not a viewer's: Detach ends
-// the event stream, and nothing on the host stops.
+// calls on the socket, but for the windows it holds pushed
+// (remote_follow.go); read-only, its client refuses every route that
+// changes agents (proto.ErrReadOnly). Lifecycle is not a viewer's: Detach
+// ends the event stream, and nothing on the host stops.
 type Remote struct {
-	c        *Client
+	*Client
 	info     proto.Info
 	settings wire.Settings
 	preset   [3]string // the preset's name, args and format as /v1/config names them
@@ -123,7 +125,10 @@ func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, 
 	if err := c.do(ctx, wire.Config.At("", nil), nil, &cr); err != nil {
 		return nil, err
 	}
-	r := &Remote{c: c, info: info, settings: cr.Config, preset: [3]string{cr.PresetName, cr.PresetArgs, cr.PresetFormat},
+	if readOnly {
+		c.refuse = refuseChanges
+	}
+	r := &Remote{Client: c, info: info, settings: cr.Config, preset: [3]string{cr.PresetName, cr.PresetArgs, cr.PresetFormat},
 		readOnly: readOnly, ended: make(chan struct{}), relink: relink, where: where}
 	// The changes republished carry the snapshot the host pushed, with the
 	// counts of its output events (proto.Change.Info), as a supervisor's
@@ -135,7 +140,7 @@ func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, 
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	synced := make(chan struct{})
-	go r.follow(synced)
+	go r.followHost(synced)
 	select {
 	case <-synced:
 		return r, nil
@@ -181,13 +186,13 @@ func (r *Remote) Err() error {
 // Detach ends the event stream; the host and its agents go on.
 func (r *Remote) Detach() { r.cancel() }
 
-// follow applies the host's events until the stream ends and, for a host
+// followHost applies the host's events until the stream ends and, for a host
 // on another machine, until relink gives up. After a reconnection
 // (EventReconnected, or a new link) the host's snapshots replace the
 // table at EventSynced: an agent forgotten meanwhile leaves it, and the
 // dashboard is told so and why.
-func (r *Remote) follow(synced chan struct{}) {
-	err := r.stream(func() { close(synced) })
+func (r *Remote) followHost(synced chan struct{}) {
+	err := r.applyStream(func() { close(synced) })
 	for err != nil && r.ctx.Err() == nil && r.relink != nil {
 		var stopped *StoppedError
 		down := time.Now()
@@ -203,7 +208,7 @@ func (r *Remote) follow(synced chan struct{}) {
 		r.mu.Lock()
 		r.resync = map[string]bool{} // the new link's snapshots replace the table at EventSynced
 		r.mu.Unlock()
-		err = r.stream(func() {
+		err = r.applyStream(func() {
 			r.feed.Publish(proto.Change{Link: fmt.Sprintf("reconnected to %s after %s", r.where, time.Since(down).Round(100*time.Millisecond)), LinkUp: true})
 		})
 	}
@@ -214,24 +219,24 @@ func (r *Remote) follow(synced chan struct{}) {
 	close(r.ended)
 }
 
-// stream applies the events of one event stream until it ends, calling
+// applyStream applies the events of one event stream until it ends, calling
 // onSynced at its first synced event (after the resync it ends).
-func (r *Remote) stream(onSynced func()) error {
+func (r *Remote) applyStream(onSynced func()) error {
 	var once sync.Once
 	// batches at the viewer's interval (an older host sends them at its own)
-	query := "frame=" + proto.ViewerFrameInterval.String()
+	query := url.Values{"frame": {proto.ViewerFrameInterval.String()}}
 	if slices.Contains(r.info.Features, proto.FeatureOutputBatch) {
-		query += "&outputs=batch" // one event a batch for the output of every agent
+		query.Set("outputs", "batch") // one event a batch for the output of every agent
 		if slices.Contains(r.info.Features, proto.FeatureFollowWindow) {
-			query += "&window=1" // the followed log's lines with each batch (remote_follow.go)
+			query.Set("window", "1") // the followed log's lines with each batch (remote_follow.go)
 			if slices.Contains(r.info.Features, proto.FeatureCountsInterval) {
-				query += "&counts=" + proto.ViewerCountsInterval.String() // the others' counts 4 times a second
+				query.Set("counts", proto.ViewerCountsInterval.String()) // the others' counts 4 times a second
 			}
 		}
 	}
 	var batch wire.OutputsEvent // the outputs event's, kept for the next
 	var newest wire.LastTime
-	return r.c.sse(r.ctx, query, func(ev Event) error {
+	return r.SSE(r.ctx, query, func(ev Event) error {
 		switch ev.Name {
 		case wire.EventSynced:
 			r.endResync()
@@ -250,20 +255,20 @@ func (r *Remote) stream(onSynced func()) error {
 		case wire.EventAgent:
 			var a proto.AgentInfo
 			if err := json.Unmarshal(ev.Data, &a); err != nil {
-				return fmt.Errorf("bad agent event from %s: %v", r.c.socket, err)
+				return fmt.Errorf("bad agent event from %s: %v", r.socket, err)
 			}
 			r.upsert(a)
 			r.feed.Publish(proto.Change{AgentID: a.AgentID, Agent: true, Forgotten: a.Status == proto.StatusForgotten})
 		case wire.EventOutput:
 			var o wire.OutputEvent
 			if err := json.Unmarshal(ev.Data, &o); err != nil {
-				return fmt.Errorf("bad output event from %s: %v", r.c.socket, err)
+				return fmt.Errorf("bad output event from %s: %v", r.socket, err)
 			}
 			r.applyCounts(o)
 			r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
 		case wire.EventOutputs:
 			if err := wire.DecodeOutputs(ev.Data, &batch, &newest); err != nil {
-				return fmt.Errorf("bad outputs event from %s: %v", r.c.socket, err)
+				return fmt.Errorf("bad outputs event from %s: %v", r.socket, err)
 			}
 			for _, o := range batch.Outputs {
 				r.applyCounts(o)
@@ -273,7 +278,7 @@ func (r *Remote) stream(onSynced func()) error {
 		case wire.EventWarning:
 			var wv wire.WarningEvent
 			if err := json.Unmarshal(ev.Data, &wv); err != nil {
-				return fmt.Errorf("bad warning event from %s: %v", r.c.socket, err)
+				return fmt.Errorf("bad warning event from %s: %v", r.socket, err)
 			}
 			r.feed.Publish(proto.Change{Warnings: []string{wv.Text}})
 		}
