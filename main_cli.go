@@ -10,6 +10,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/mcpserver"
 	"github.com/subdash/subdash/supervisor/runner"
@@ -265,7 +266,7 @@ func bridgeCmd(c *cli) *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(_ *cobra.Command, args []string) error {
-			c.code = control.Bridge(args, os.Stdout, os.Stderr, os.Getenv)
+			c.code = server.Bridge(args, os.Stdout, os.Stderr, os.Getenv)
 			return nil
 		},
 	}

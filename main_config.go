@@ -15,7 +15,7 @@ import (
 	"github.com/subdash/subdash/internal/config"
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
@@ -51,7 +51,7 @@ func writeConfig(w io.Writer, fs *pflag.FlagSet, cfg supervisor.Config, a *confi
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, value, src)
 	}
 	row("agent command", cfg.Shown(), commandSource(cfg, a))
-	host := control.SettingsOf(cfg)
+	host := server.SettingsOf(cfg)
 	fs.VisitAll(func(fl *pflag.Flag) {
 		if fl.Name == "help" || fl.Name == "command" { // the agent command's row says it
 			return

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/server"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/cli.md from the command tree")
@@ -67,7 +68,7 @@ func writeCommand(b *strings.Builder, c *cobra.Command) {
 		fmt.Fprintf(b, "\n`subdash ctl help` says:\n\n```text\n%s```\n", control.CtlUsage)
 		return
 	case "bridge":
-		fmt.Fprintf(b, "\n```text\n%s```\n", control.BridgeUsage)
+		fmt.Fprintf(b, "\n```text\n%s```\n", server.BridgeUsage)
 		return
 	}
 	if c.DisableFlagParsing {

@@ -14,8 +14,8 @@ import (
 	"github.com/subdash/subdash/internal/config"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/control/client"
+	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/mcpserver"
 	"github.com/subdash/subdash/supervisor/socket"
@@ -53,7 +53,7 @@ func dashboard(cmd *cobra.Command, hf *hostFlags, df *dashFlags) int {
 	var notServing *client.NotServingError
 	switch {
 	case err == nil:
-		if cerr := hostConflict(set, control.SettingsOf(cfg), r.Settings(), r.Info()); cerr != nil {
+		if cerr := hostConflict(set, server.SettingsOf(cfg), r.Settings(), r.Info()); cerr != nil {
 			r.Detach()
 			return failed(usageError{cerr})
 		}

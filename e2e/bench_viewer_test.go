@@ -15,8 +15,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/control/client"
+	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/ui"
 )
@@ -40,7 +40,7 @@ func viewerOf(b *testing.B, lines int) ui.Model {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := control.Listen(s)
+	srv, err := server.Listen(s)
 	if err != nil {
 		b.Fatal(err)
 	}

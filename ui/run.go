@@ -47,7 +47,7 @@ import (
 // Stopping the agents when the dashboard quits is not part of it: only a
 // host has that (Options.Host). Adding an operation is one method on
 // proto.Operator, implemented by the supervisor, plus one endpoint on the
-// control socket (control.Server) that its client (client.Client) calls.
+// control socket (server.Server) that its client (client.Client) calls.
 type Supervisor interface {
 	proto.Viewer
 	proto.Reader

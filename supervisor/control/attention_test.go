@@ -6,14 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subdash/subdash/internal/testkit/controlkit"
+	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // The operations of SPEC §11 over the socket and `subdash ctl`: send
 // --queue, cancel-queue, seen, and needs_you in list.
 func TestQueueAndSeenOverTheSocket(t *testing.T) {
-	s := newSupervisor(t, 4)
-	srv, c := serve(t, s)
+	s := controlkit.Supervisor(t, hostkit.MaxAgentsOf(4))
+	srv, c := controlkit.Serve(t, s)
 	ctx := context.Background()
 	env := map[string]string{"SUBDASH_SOCKET": srv.Path()}
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subdash/subdash/internal/testkit/controlkit"
+	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -31,8 +33,8 @@ func TestCtlCloseMany(t *testing.T) {
 		}
 	}
 
-	s := newSupervisor(t, 4)
-	srv, _ := serve(t, s)
+	s := controlkit.Supervisor(t, hostkit.MaxAgentsOf(4))
+	srv, _ := controlkit.Serve(t, s)
 	env := map[string]string{"SUBDASH_SOCKET": srv.Path()}
 	var ids []string
 	for _, msg := range []string{"one", "two"} {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subdash/subdash/internal/testkit/controlkit"
+	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/socket"
 )
@@ -82,8 +84,8 @@ func TestCtlUsageErrors(t *testing.T) {
 }
 
 func TestCtlAgainstAServer(t *testing.T) {
-	s := newSupervisor(t, 4)
-	srv, _ := serve(t, s)
+	s := controlkit.Supervisor(t, hostkit.MaxAgentsOf(4))
+	srv, _ := controlkit.Serve(t, s)
 	env := map[string]string{"SUBDASH_SOCKET": srv.Path()}
 
 	// A message of "-" comes from stdin, unchanged but trimmed.
@@ -138,8 +140,8 @@ func TestCtlAgainstAServer(t *testing.T) {
 }
 
 func TestCtlPicksTheSocket(t *testing.T) {
-	s := newSupervisor(t, 4)
-	srv, _ := serve(t, s)
+	s := controlkit.Supervisor(t, hostkit.MaxAgentsOf(4))
+	srv, _ := controlkit.Serve(t, s)
 	dir := s.Config().Dir
 	runtime := t.TempDir()
 	def := socket.Default(dir, runtime, os.Getuid())

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subdash/subdash/internal/testkit/controlkit"
+	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -13,8 +15,8 @@ import (
 // Remote gets the same hits over the socket; a bad regular expression is
 // a usage error.
 func TestCtlSearch(t *testing.T) {
-	s := newSupervisor(t, 4)
-	srv, c := serve(t, s)
+	s := controlkit.Supervisor(t, hostkit.MaxAgentsOf(4))
+	srv, c := controlkit.Serve(t, s)
 	env := map[string]string{"SUBDASH_SOCKET": srv.Path()}
 	var ids []string
 	for _, m := range []string{"audit one", "audit two: unsafe found", "audit three"} {
@@ -22,7 +24,7 @@ func TestCtlSearch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFinal(t, c, res.AgentID)
+		controlkit.WaitFinal(t, c, res.AgentID)
 		ids = append(ids, res.AgentID)
 	}
 	code, out, errOut := runCtl(t, env, "", "search", "UNSAFE")

@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/runner/local"
 )
@@ -64,7 +64,7 @@ type Options struct {
 type Host struct {
 	opts   Options
 	sup    *supervisor.Supervisor
-	srv    *control.Server
+	srv    *server.Server
 	failed chan error // the socket stopped serving before Stop; buffered
 	served chan error // what Serve returned; buffered
 
@@ -77,18 +77,18 @@ type Host struct {
 	stopErr  error
 }
 
-// Start takes the control socket cfg.Socket (control.Take), creates the
+// Start takes the control socket cfg.Socket (server.Take), creates the
 // supervisor of cfg (supervisor.New: this run's folder, the records
 // restored, the orphan sweep) and serves the socket. cfg is as
 // supervisor.Resolve returns it.
 //
-// Errors: control.Take's (*control.InUseError while another subdash
-// serves the socket, *control.HostedElsewhereError for a second host of
+// Errors: server.Take's (*server.InUseError while another subdash
+// serves the socket, *server.HostedElsewhereError for a second host of
 // the directory on another socket, a socket folder of another user, …),
 // then supervisor.New's (a state directory that cannot be written); the
 // socket is let go again in that case, so nothing is left behind.
 func Start(cfg supervisor.Config, o Options) (*Host, error) {
-	sock, err := control.Take(cfg)
+	sock, err := server.Take(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/control/client"
+	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -79,7 +79,7 @@ func TestASecondHostIsRefusedAndWritesNothing(t *testing.T) {
 	cfg := config(t)
 	start(t, cfg, Options{Kind: "serve"})
 	_, err := Start(cfg, Options{Kind: "serve"})
-	var inUse *control.InUseError
+	var inUse *server.InUseError
 	if !errors.As(err, &inUse) || inUse.PID != os.Getpid() {
 		t.Fatalf("second start: %v; want the socket in use by pid %d", err, os.Getpid())
 	}

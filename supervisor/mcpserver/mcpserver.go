@@ -20,8 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/control/client"
+	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -118,9 +118,9 @@ func serve(ctx context.Context, bs Backends, family Family, session string, stdi
 // transport: family's tools over bs (nil: none) for session, every
 // request ended when ctx ends (endWith).
 func newMCPServer(ctx context.Context, bs Backends, family Family, session string) *mcp.Server {
-	server := NewFamilyServer(family, bs, wire.Version(), session)
-	server.AddReceivingMiddleware(endWith(ctx))
-	return server
+	s := NewFamilyServer(family, bs, wire.Version(), session)
+	s.AddReceivingMiddleware(endWith(ctx))
+	return s
 }
 
 // endWith ends the context of every request in flight when end ends (a
@@ -176,7 +176,7 @@ func attach(ctx context.Context, cfg supervisor.Config, family Family, session s
 	// belong to that host).
 	h, err := host.Start(cfg, host.Options{Kind: "mcp", Signals: sig})
 	if err != nil {
-		var inUse *control.InUseError
+		var inUse *server.InUseError
 		if errors.As(err, &inUse) && inUse.NoAnswer == nil {
 			return remote(proto.Info{PID: inUse.PID, Dir: inUse.Dir}), nil
 		}

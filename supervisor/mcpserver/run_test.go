@@ -20,8 +20,8 @@ import (
 
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/control/client"
+	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -206,7 +206,7 @@ func serveDirectory(t *testing.T, o supervisor.Options) (s *supervisor.Superviso
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := control.Listen(s)
+	srv, err := server.Listen(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/subdash/subdash/internal/testkit/hostkit"
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
 	"github.com/subdash/subdash/supervisor/control/client"
+	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -40,9 +40,9 @@ func Supervisor(t *testing.T, edits ...func(*supervisor.Config)) *supervisor.Sup
 // Serve serves s's control socket until the test ends (the server is
 // closed before the supervisor shuts down) and returns the server with a
 // client of it. A failure to serve or to close fails the test.
-func Serve(t *testing.T, s *supervisor.Supervisor) (*control.Server, *client.Client) {
+func Serve(t *testing.T, s *supervisor.Supervisor) (*server.Server, *client.Client) {
 	t.Helper()
-	srv, err := control.Listen(s)
+	srv, err := server.Listen(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // A viewer's windows pushed by its host (feature word follow-window,
-// server_follow.go): the submission the log pane follows is named to the
+// server.follow.go): the submission the log pane follows is named to the
 // host once, and each batch in which its output changed brings its last
 // lines before the batch's output counts; Window answers a request for
 // them from what came, when it holds at least what the counts the
