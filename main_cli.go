@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/ctl"
 	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/mcpserver"
@@ -222,8 +222,8 @@ func attachCmd(c *cli) *cobra.Command {
 	return cmd
 }
 
-// ctlCmd is `subdash ctl`: its arguments go to control.Ctl untouched,
-// which parses them and prints its own help (control.CtlUsage).
+// ctlCmd is `subdash ctl`: its arguments go to ctl.Run untouched,
+// which parses them and prints its own help (ctl.Usage).
 func ctlCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:                "ctl <op> [args]",
@@ -231,18 +231,19 @@ func ctlCmd(c *cli) *cobra.Command {
 		GroupID:            groupClients,
 		DisableFlagParsing: true,
 		RunE: func(_ *cobra.Command, args []string) error {
-			c.code = control.Ctl(args, os.Stdin, os.Stdout, os.Stderr)
+			c.code = ctl.Run(args, os.Stdin, os.Stdout, os.Stderr)
 			return nil
 		},
 	}
-	cmd.SetHelpFunc(func(cmd *cobra.Command, _ []string) { fmt.Fprint(cmd.OutOrStdout(), control.CtlUsage) })
+	cmd.SetHelpFunc(func(cmd *cobra.Command, _ []string) { fmt.Fprint(cmd.OutOrStdout(), ctl.Usage) })
 	ctlOps(cmd)
 	return cmd
 }
 
 // ctlOps adds `subdash ctl`'s operations to cmd as commands of their own.
-// None yet: ctl parses its operations itself (control.Ctl) until its
-// table of operations is plain data to make commands from.
+// None yet: ctl.Run parses its operations itself; ctl.Ops holds each
+// one's name, arguments, flags, usage and call as plain data to make
+// the commands from.
 func ctlOps(*cobra.Command) {}
 
 func agentCmd(c *cli) *cobra.Command {

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/subdash/subdash/supervisor/control"
+	"github.com/subdash/subdash/supervisor/control/ctl"
 	"github.com/subdash/subdash/supervisor/control/server"
 )
 
@@ -65,7 +65,7 @@ func writeCommand(b *strings.Builder, c *cobra.Command) {
 	}
 	switch c.Name() {
 	case "ctl":
-		fmt.Fprintf(b, "\n`subdash ctl help` says:\n\n```text\n%s```\n", control.CtlUsage)
+		fmt.Fprintf(b, "\n`subdash ctl help` says:\n\n```text\n%s```\n", ctl.Usage)
 		return
 	case "bridge":
 		fmt.Fprintf(b, "\n```text\n%s```\n", server.BridgeUsage)

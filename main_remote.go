@@ -23,7 +23,7 @@ import (
 
 // Hosts on another machine, over the user's own ssh (SPEC §9): `subdash
 // attach ssh://…` and `subdash mcp --host ssh://…` (`subdash ctl --host`
-// is control.Ctl's).
+// is package ctl's).
 
 // oneTarget parses the one target of a command line; an error (a
 // usageError) for none valid or more than one.

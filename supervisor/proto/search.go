@@ -1,6 +1,11 @@
 package proto
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+)
 
 // DefaultSearchLimit is how many hits a search across agents returns when
 // its request names no limit (SPEC §6 `ctl search --limit`).
@@ -22,6 +27,23 @@ type SearchRequest struct {
 	Regex bool         `json:"regex,omitempty"`
 	Limit int          `json:"limit,omitempty"`
 	After *SearchHitAt `json:"after,omitempty"`
+}
+
+// Check returns why r's query cannot be searched for, in words: it is
+// empty, or with Regex it is a regular expression that does not compile
+// (`bad regular expression "(": missing closing )`); nil when it can. A
+// front-end calls it before it asks (ctl: a usage error), the engine
+// before it searches.
+func (r SearchRequest) Check() error {
+	if r.Query == "" {
+		return fmt.Errorf("the query is empty; give the text to search for")
+	}
+	if r.Regex {
+		if _, err := regexp.Compile(r.Query); err != nil {
+			return fmt.Errorf("bad regular expression %q: %s", r.Query, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+	}
+	return nil
 }
 
 // SearchHitAt names where a hit is: an agent, its submission and a line

@@ -25,12 +25,12 @@
 package search
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/supervisor/transcript"
 )
@@ -64,14 +64,11 @@ type Pattern struct {
 // query; a regular expression that does not compile, in words
 // (`bad regular expression "(": missing closing )`).
 func Compile(query string, regex bool) (*Pattern, error) {
-	if query == "" {
-		return nil, fmt.Errorf("the query is empty; give the text to search for")
+	if err := (proto.SearchRequest{Query: query, Regex: regex}).Check(); err != nil {
+		return nil, err
 	}
 	p := &Pattern{query: query, fold: strings.ToLower(query) == query}
 	if regex {
-		if _, err := regexp.Compile(query); err != nil {
-			return nil, fmt.Errorf("bad regular expression %q: %v", query, regexErr(err))
-		}
 		expr := query
 		if p.fold {
 			expr = "(?i)" + expr
@@ -95,12 +92,6 @@ func Compile(query string, regex bool) (*Pattern, error) {
 		}
 	}
 	return p, nil
-}
-
-// regexErr is the reason of a regexp error, without the expression it
-// repeats.
-func regexErr(err error) string {
-	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
 }
 
 // Query returns the query as given.

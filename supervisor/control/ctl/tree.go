@@ -1,12 +1,10 @@
-package control
+package ctl
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
@@ -82,26 +80,4 @@ func treeLine(a proto.Summary) string {
 		parts = append(parts, fmt.Sprintf("%q", m))
 	}
 	return strings.Join(parts, "  ")
-}
-
-// closeRequest is `ctl close`: one agent (ID), or many (--all, --status S)
-// in one call (POST /v1/close).
-func closeRequest(pos []string, flags map[string]string) (func(context.Context, *client.Client) (any, error), error) {
-	status, byStatus := flags["status"]
-	all := flags["all"] == "true"
-	switch {
-	case len(pos) == 1 && !all && !byStatus:
-		return func(ctx context.Context, c *client.Client) (any, error) { return c.Close(ctx, pos[0]) }, nil
-	case len(pos) == 1:
-		return nil, fmt.Errorf("give an agent ID or --all or --status, not both")
-	case all && byStatus:
-		return nil, fmt.Errorf("--all and --status exclude each other: --all closes every agent not closed yet")
-	case !all && !byStatus:
-		return nil, fmt.Errorf("missing argument: an agent ID, --all or --status S")
-	}
-	req := proto.CloseManyRequest{All: all, Status: proto.Status(status)}
-	if err := req.Check(); err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, c *client.Client) (any, error) { return c.CloseMany(ctx, req) }, nil
 }

@@ -1,4 +1,4 @@
-package control
+package ctl
 
 import (
 	"bytes"
@@ -31,9 +31,9 @@ func TestParseCtlFlagsAnywhere(t *testing.T) {
 		{[]string{"spawn", "--", "--not-a-flag"}, []string{"spawn", "--not-a-flag"}, map[string]string{}, ""},
 		{[]string{"logs", "--submission=2", "ID", "--dir", "x"}, []string{"logs", "ID"}, map[string]string{"submission": "2"}, "x"},
 	} {
-		l, err := parseCtl(tc.args)
+		l, err := parse(tc.args)
 		if err != nil || !reflect.DeepEqual(l.pos, tc.pos) || !reflect.DeepEqual(l.flags, tc.flags) || l.dir != tc.dir {
-			t.Errorf("parseCtl(%q) = %+v, %v; want pos %q flags %v dir %q", tc.args, l, err, tc.pos, tc.flags, tc.dir)
+			t.Errorf("parse(%q) = %+v, %v; want pos %q flags %v dir %q", tc.args, l, err, tc.pos, tc.flags, tc.dir)
 		}
 	}
 }
@@ -43,7 +43,7 @@ func TestParseCtlFlagsAnywhere(t *testing.T) {
 func runCtl(t *testing.T, env map[string]string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := ctl(context.Background(), args, strings.NewReader(stdin), &out, &errb, func(k string) string { return env[k] })
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, func(k string) string { return env[k] })
 	return code, out.String(), errb.String()
 }
 
@@ -78,7 +78,7 @@ func TestCtlUsageErrors(t *testing.T) {
 		}
 	}
 	code, out, _ := runCtl(t, nil, "", "help")
-	if code != ExitOK || out != CtlUsage {
+	if code != ExitOK || out != Usage {
 		t.Errorf("ctl help: exit %d, stdout %q", code, out)
 	}
 }
@@ -166,6 +166,33 @@ func TestCtlPicksTheSocket(t *testing.T) {
 		want := "list_agents failed: no subdash is serving " + dir + " (socket " + tc.socket + "); start subdash or subdash serve\n"
 		if code != ExitError || errOut != want {
 			t.Errorf("%s: exit %d, stderr %q; want %q", tc.name, code, errOut, want)
+		}
+	}
+}
+
+// TestOpsTable: every operation can be listed and called, and a flag has
+// one meaning: a value, or none, whichever operation takes it (parse
+// reads a flag before it knows the operation).
+func TestOpsTable(t *testing.T) {
+	takes := map[string]bool{}
+	for _, f := range Globals {
+		takes[f.Name] = f.Value != ""
+	}
+	for _, op := range Ops {
+		if op.Name == "" || op.Usage == "" || op.Call == nil || op.MaxArgs >= 0 && op.MaxArgs < op.MinArgs {
+			t.Errorf("op %q: %+v", op.Name, op)
+		}
+		if !strings.Contains(Usage, "\n  "+strings.TrimSpace(op.Name+" "+op.Args)) {
+			t.Errorf("the help does not list %s %s", op.Name, op.Args)
+		}
+		for _, f := range op.Flags {
+			if v, ok := takes[f.Name]; ok && v != (f.Value != "") {
+				t.Errorf("--%s takes a value for one operation and none for another (%s)", f.Name, op.Name)
+			}
+			takes[f.Name] = f.Value != ""
+			if !strings.Contains(op.Args, "--"+f.Name) {
+				t.Errorf("%s: --%s is not in its synopsis %q", op.Name, f.Name, op.Args)
+			}
 		}
 	}
 }

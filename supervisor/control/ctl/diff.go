@@ -1,0 +1,16 @@
+package ctl
+
+import (
+	"io"
+	"os"
+)
+
+// isTerminal reports whether w is a terminal: ctl diff colours only there.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,348 @@
+package ctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/subdash/subdash/supervisor/control/client"
+	"github.com/subdash/subdash/supervisor/proto"
+)
+
+// Op is one operation of `subdash ctl`, as plain data: what the help
+// lists (Usage) and a command line is checked against, and the call it
+// makes on the host.
+type Op struct {
+	// Name is the word on the command line: "send".
+	Name string
+	// Tool is what a failure is named by ("<tool> failed: …"): the MCP
+	// tool of the same operation ("send_input"), else Name.
+	Tool string
+	// Args is the synopsis after Name, flags included: "ID MSG
+	// [--interrupt | --queue | --steer]".
+	Args string
+	// MinArgs and MaxArgs bound the positional arguments (MaxArgs -1:
+	// no bound).
+	MinArgs, MaxArgs int
+	// Flags are the flags it takes.
+	Flags []Flag
+	// Usage says what it does, in the lines the help shows under "ops:".
+	Usage string
+	// Call checks an invocation beyond its counts (an error is a usage
+	// error: nothing is sent) and returns the call to make.
+	Call func(in Input) (Call, error)
+}
+
+// Flag is a flag of an operation or of ctl itself: its name and the name
+// of its value ("" for a switch, which takes no value or true/false).
+// Usage is a global flag's line in the help (an operation's flags are in
+// its Usage).
+type Flag struct {
+	Name, Value, Usage string
+}
+
+// Input is an operation's command line: its positional arguments, the
+// flags given (a switch given as "true") and the process's streams.
+type Input struct {
+	Args   []string
+	Flags  map[string]string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Call is an operation's call on the host: its result is printed as
+// indented JSON, or it wrote its output itself (Streamed).
+type Call func(ctx context.Context, c *client.Client) (any, error)
+
+// Streamed is the result of a call that wrote its output itself (logs).
+type Streamed struct{}
+
+// Ops are the operations of `subdash ctl`, in the order of its help.
+var Ops = []Op{
+	{Name: "spawn", Tool: "spawn_agent", Args: "MSG [--task-name NAME]", MinArgs: 1, MaxArgs: 1,
+		Flags: []Flag{{Name: "task-name", Value: "NAME"}},
+		Usage: `start a new agent working on MSG, named NAME in
+the tree (letters, digits, _ and -)      (spawn_agent)`,
+		Call: spawnCall},
+	{Name: "send", Tool: "send_input", Args: "ID MSG [--interrupt | --queue | --steer]", MinArgs: 2, MaxArgs: 2,
+		Flags: []Flag{{Name: "interrupt"}, {Name: "queue"}, {Name: "steer"}},
+		Usage: `start a new submission of agent ID; with
+--interrupt a running one is cancelled first (send_input);
+with --queue MSG starts when the running one ends;
+with --steer MSG is written into the running one
+(claude, codex, the built-in agent) and the receipt
+follows in list's steered_messages`,
+		Call: sendCall},
+	{Name: "cancel-queue", Args: "ID", MinArgs: 1, MaxArgs: 1,
+		Usage: "drop the message queued for agent ID",
+		Call:  onAgent((*client.Client).CancelQueue)},
+	{Name: "seen", Args: "ID", MinArgs: 1, MaxArgs: 1,
+		Usage: "mark agent ID as looked at: it no longer needs you",
+		Call:  onAgent((*client.Client).MarkSeen)},
+	{Name: "interrupt", Args: "ID", MinArgs: 1, MaxArgs: 1,
+		Usage: "terminate the running submission of agent ID",
+		Call:  onAgent((*client.Client).Interrupt)},
+	{Name: "close", Tool: "close_agent", Args: "ID | --all | --status S", MinArgs: 0, MaxArgs: 1,
+		Flags: []Flag{{Name: "all"}, {Name: "status", Value: "S"}},
+		Usage: `close agent ID and its descendants, terminating
+their submissions                         (close_agent);
+--all: every agent not closed yet, --status S: every
+agent of status S (running, completed, errored), with
+their descendants; every process group is
+terminated at once, in one grace period`,
+		Call: closeCall},
+	{Name: "resume", Tool: "resume_agent", Args: "ID", MinArgs: 1, MaxArgs: 1,
+		Usage: `reopen closed agent ID, and the descendants its
+close closed                              (resume_agent)`,
+		Call: onAgent((*client.Client).Resume)},
+	{Name: "forget", Args: "ID", MinArgs: 1, MaxArgs: 1,
+		Usage: `remove finished or closed agent ID and its
+descendants for good, also after a restart; their
+logs stay on disk`,
+		Call: onAgent((*client.Client).Forget)},
+	{Name: "wait", Args: "ID... [--timeout-ms N]", MinArgs: 1, MaxArgs: -1,
+		Flags: []Flag{{Name: "timeout-ms", Value: "N"}},
+		Usage: `wait until one of the agents is final; N defaults
+to 30000 and is clamped to 10000..300000  (wait)`,
+		Call: waitCall},
+	{Name: "list", Tool: "list_agents", Args: "[--tree]", MinArgs: 0, MaxArgs: 0,
+		Flags: []Flag{{Name: "tree"}},
+		Usage: `every agent's summary, oldest first      (list_agents);
+--tree: the agent tree as indented text, for people`,
+		Call: listCall},
+	{Name: "info", MinArgs: 0, MaxArgs: 0,
+		Usage: `the host: pid, directory, agent command, where the
+logs are and how much space they take`,
+		Call: func(Input) (Call, error) {
+			return func(ctx context.Context, c *client.Client) (any, error) { return c.Info(ctx) }, nil
+		}},
+	{Name: "approve", Args: "ID [--request RID] [--always]", MinArgs: 1, MaxArgs: 1,
+		Flags: []Flag{{Name: "request", Value: "RID"}, {Name: "always"}},
+		Usage: `allow a pending tool permission request of agent ID
+(--approvals; without --request: the oldest one);
+--always allows its tool for the rest of the session`,
+		Call: func(in Input) (Call, error) {
+			id, rid, always := in.Args[0], in.Flags["request"], in.Flags["always"] == "true"
+			return func(ctx context.Context, c *client.Client) (any, error) { return c.Approve(ctx, id, rid, always) }, nil
+		}},
+	{Name: "deny", Args: "ID [--request RID] [--message M]", MinArgs: 1, MaxArgs: 1,
+		Flags: []Flag{{Name: "request", Value: "RID"}, {Name: "message", Value: "M"}},
+		Usage: "deny it; M is the reason the agent reads",
+		Call: func(in Input) (Call, error) {
+			id, rid, msg := in.Args[0], in.Flags["request"], in.Flags["message"]
+			return func(ctx context.Context, c *client.Client) (any, error) { return c.Deny(ctx, id, rid, msg) }, nil
+		}},
+	{Name: "logs", Args: "ID [--submission SEQ] [--raw]", MinArgs: 1, MaxArgs: 1,
+		Flags: []Flag{{Name: "submission", Value: "SEQ"}, {Name: "raw"}},
+		Usage: `output of the latest (or SEQ-th) submission, as
+plain text, or with --raw the log file's bytes`,
+		Call: logsCall},
+	{Name: "diff", Args: "ID [--submission SEQ]", MinArgs: 1, MaxArgs: 1,
+		Flags: []Flag{{Name: "submission", Value: "SEQ"}},
+		Usage: `what the latest (or SEQ-th) submission changed in
+its git work tree, as a unified diff (coloured on
+a terminal); list shows the counts (changes)`,
+		Call: diffCall},
+	{Name: "search", Args: "QUERY [--agent ID] [--regex] [--limit N]", MinArgs: 1, MaxArgs: 1,
+		Flags: []Flag{{Name: "agent", Value: "ID"}, {Name: "regex"}, {Name: "limit", Value: "N"}},
+		Usage: `every agent's output (agent ID and its
+descendants with --agent), smart case; JSON Lines:
+one hit a line (agent_id, agent_path, seq, line,
+text), then {"hits", "truncated"}; N defaults to 1000`,
+		Call: searchCall},
+}
+
+// onAgent is the call of an operation on the agent its one argument
+// names.
+func onAgent(op func(*client.Client, context.Context, string) (proto.StatusResult, error)) func(Input) (Call, error) {
+	return func(in Input) (Call, error) {
+		id := in.Args[0]
+		return func(ctx context.Context, c *client.Client) (any, error) { return op(c, ctx, id) }, nil
+	}
+}
+
+// message returns argument i as a message: "-" is stdin, streamed to the
+// host as it is read (Client.SpawnFrom), so a long one is never whole in
+// ctl's memory or the host's.
+func (in Input) message(i int) io.Reader {
+	if in.Args[i] != "-" {
+		return strings.NewReader(in.Args[i])
+	}
+	return stdinMessage{in.Stdin}
+}
+
+// intFlag returns flag f as a whole number, nil when not given. A number
+// too large for an int is the nearest int: the host clamps it (SPEC §3)
+// as it would the number.
+func (in Input) intFlag(f string) (*int, error) {
+	v, ok := in.Flags[f]
+	if !ok {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(v)
+	if errors.Is(err, strconv.ErrRange) {
+		n, err = math.MaxInt, nil
+		if strings.HasPrefix(v, "-") {
+			n = math.MinInt
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--%s needs a whole number, not %q", f, v)
+	}
+	return &n, nil
+}
+
+// submission returns --submission (0, the latest, when not given).
+func (in Input) submission() (int, error) {
+	seq, err := in.intFlag("submission")
+	if err != nil || seq == nil {
+		return 0, err
+	}
+	if *seq < 1 {
+		return 0, fmt.Errorf("--submission needs a sequence number (1, 2, …), not %d", *seq)
+	}
+	return *seq, nil
+}
+
+func spawnCall(in Input) (Call, error) {
+	name, named := in.Flags["task-name"]
+	if named {
+		if _, err := proto.CheckTaskName(name); err != nil {
+			return nil, err
+		}
+	}
+	msg, name := in.message(0), strings.TrimSpace(name)
+	return func(ctx context.Context, c *client.Client) (any, error) { return c.SpawnFrom(ctx, msg, name) }, nil
+}
+
+func sendCall(in Input) (Call, error) {
+	interrupt, queue, steer := in.Flags["interrupt"] == "true", in.Flags["queue"] == "true", in.Flags["steer"] == "true"
+	switch {
+	case interrupt && queue:
+		return nil, fmt.Errorf("--interrupt and --queue exclude each other: --queue waits for the running submission, --interrupt cancels it")
+	case steer && (interrupt || queue):
+		return nil, fmt.Errorf("--steer excludes --interrupt and --queue: --steer writes the message into the running submission")
+	}
+	id, msg := in.Args[0], in.message(1)
+	if steer {
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.SteerFrom(ctx, id, msg) }, nil
+	}
+	return func(ctx context.Context, c *client.Client) (any, error) {
+		return c.SendFrom(ctx, id, msg, interrupt, queue)
+	}, nil
+}
+
+// closeCall is one agent (ID), or many (--all, --status S) in one call.
+func closeCall(in Input) (Call, error) {
+	status, byStatus := in.Flags["status"]
+	all := in.Flags["all"] == "true"
+	switch {
+	case len(in.Args) == 1 && !all && !byStatus:
+		return onAgent((*client.Client).Close)(in)
+	case len(in.Args) == 1:
+		return nil, fmt.Errorf("give an agent ID or --all or --status, not both")
+	case all && byStatus:
+		return nil, fmt.Errorf("--all and --status exclude each other: --all closes every agent not closed yet")
+	case !all && !byStatus:
+		return nil, fmt.Errorf("missing argument: an agent ID, --all or --status S")
+	}
+	req := proto.CloseManyRequest{All: all, Status: proto.Status(status)}
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, c *client.Client) (any, error) { return c.CloseMany(ctx, req) }, nil
+}
+
+func waitCall(in Input) (Call, error) {
+	ms, err := in.intFlag("timeout-ms")
+	if err == nil && ms != nil && *ms <= 0 {
+		err = fmt.Errorf("--timeout-ms must be greater than zero, not %s (it is clamped to 10000..300000)", in.Flags["timeout-ms"])
+	}
+	ids := in.Args
+	return func(ctx context.Context, c *client.Client) (any, error) { return c.Wait(ctx, ids, ms) }, err
+}
+
+func listCall(in Input) (Call, error) {
+	if in.Flags["tree"] != "true" {
+		return func(ctx context.Context, c *client.Client) (any, error) { return c.List(ctx) }, nil
+	}
+	return func(ctx context.Context, c *client.Client) (any, error) {
+		res, err := c.List(ctx)
+		if err == nil {
+			err = writeTree(in.Stdout, res)
+		}
+		return Streamed{}, err
+	}, nil
+}
+
+func logsCall(in Input) (Call, error) {
+	seq, err := in.submission()
+	if err != nil {
+		return nil, err
+	}
+	id, raw := in.Args[0], in.Flags["raw"] == "true"
+	return func(ctx context.Context, c *client.Client) (any, error) {
+		if !raw {
+			return Streamed{}, c.WriteLogs(ctx, in.Stdout, id, seq, false)
+		}
+		// the bytes on stdout stay the child's; where output is missing
+		// in them is said on stderr (SPEC §5)
+		gaps, err := c.WriteRawLog(ctx, in.Stdout, id, seq)
+		for _, g := range gaps {
+			fmt.Fprintf(in.Stderr, "%s, after byte %d of this output\n", g.Marker(), g.At) //nolint:errcheck // stderr: nowhere else to say it
+		}
+		return Streamed{}, err
+	}, nil
+}
+
+// diffCall is coloured as git colours it when stdout is a terminal.
+func diffCall(in Input) (Call, error) {
+	seq, err := in.submission()
+	if err != nil {
+		return nil, err
+	}
+	id, color := in.Args[0], isTerminal(in.Stdout)
+	return func(ctx context.Context, c *client.Client) (any, error) {
+		return Streamed{}, c.WriteChanges(ctx, in.Stdout, id, seq, color)
+	}, nil
+}
+
+// searchCall checks the query here: a bad regular expression is a usage
+// error.
+func searchCall(in Input) (Call, error) {
+	limit, err := in.intFlag("limit")
+	if err != nil {
+		return nil, err
+	}
+	if limit != nil && *limit < 1 {
+		return nil, fmt.Errorf("--limit must be at least 1, not %d", *limit)
+	}
+	req := proto.SearchRequest{Query: in.Args[0], Agent: in.Flags["agent"], Regex: in.Flags["regex"] == "true"}
+	if limit != nil {
+		req.Limit = *limit
+	}
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, c *client.Client) (any, error) {
+		return Streamed{}, writeSearch(ctx, c, in.Stdout, req)
+	}, nil
+}
+
+// stdinMessage is a message read from stdin: its read errors say so.
+type stdinMessage struct{ r io.Reader }
+
+// Read is io.Reader's: an error of stdin other than EOF is wrapped to say
+// it came from stdin.
+func (s stdinMessage) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("from stdin: %w", err)
+	}
+	return n, err
+}
