@@ -185,7 +185,7 @@ func TestAttachBadInput(t *testing.T) {
 		t.Errorf("attach --dir of no folder: exit %d, %q", code, out)
 	}
 
-	// Any listener answering 404 to /v1/info: another protocol.
+	// Any listener answering 404 to /v1/info: not a subdash host.
 	other := filepath.Join(w.base, "other.sock")
 	ln, err := net.Listen("unix", other)
 	if err != nil {
@@ -206,7 +206,7 @@ func TestAttachBadInput(t *testing.T) {
 			}()
 		}
 	}()
-	if code, out := run("attach", "--socket", other); code == 0 || !strings.Contains(out, "speaks control protocol unknown, this subdash speaks v1") {
+	if code, out := run("attach", "--socket", other); code == 0 || !strings.Contains(out, "does not answer as a subdash host (GET /v1/info answered: ") {
 		t.Errorf("not a subdash: exit %d, %q", code, out)
 	}
 

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,7 +99,7 @@ func TestNeedsYouMarkedOnFinalStatusAndClearedWhenSeen(t *testing.T) {
 		t.Fatalf("closed agent: %+v", at)
 	}
 	// list carries it as JSON.
-	b, _ := attnSummary(t, s, bad).MarshalJSON()
+	b, _ := json.Marshal(proto.ListResult{Agents: []proto.Summary{attnSummary(t, s, bad)}})
 	if !strings.Contains(string(b), `"needs_you":{"reason":"closed"`) {
 		t.Fatalf("list JSON: %s", b)
 	}

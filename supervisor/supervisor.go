@@ -377,7 +377,7 @@ func (s *Supervisor) Config() Config {
 func (s *Supervisor) HostConfig() proto.HostConfig {
 	c := s.Config()
 	h := proto.HostConfig{Command: c.Shown(), MaxAgents: c.MaxAgents, Dir: c.Dir,
-		Warnings: c.Warnings, Notes: append([]string(nil), c.Notes...), Features: proto.HostFeatures(),
+		Warnings: c.Warnings, Notes: append([]string(nil), c.Notes...), Features: append(proto.Protocol2Features(), proto.HostFeatures()...),
 		MaxBudgetUSD: c.Budget.Agent, FleetBudgetUSD: c.Budget.Fleet}
 	if p := c.Preset; p != nil {
 		h.PresetName, h.PresetArgs, h.PresetFormat, h.Approvals = p.Name, p.Args, p.Format, p.Approvals

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,7 +76,8 @@ func Run(ctx context.Context, o supervisor.Options, family Family, stdin io.Read
 // serves there the calls fail saying so; it never supervises agents
 // itself (they would run on the wrong machine). collab false
 // (MEMO_ENABLE_COLLAB_TOOLS=0) lists no tools. family and the session
-// are Run's; the multi-agent family needs a host there that offers it.
+// are Run's; a host of another control protocol is refused, saying which
+// side to upgrade (client.ProtocolError).
 func RunVia(ctx context.Context, cl *client.Client, where string, family Family, collab bool, stdin io.Reader, stdout, stderr io.Writer) error {
 	session := ""
 	if family == FamilyMultiAgent {
@@ -89,9 +89,6 @@ func RunVia(ctx context.Context, cl *client.Client, where string, family Family,
 		info, err := cl.Info(ctx)
 		if err != nil {
 			return err
-		}
-		if family == FamilyMultiAgent && !slices.Contains(info.Features, proto.FeatureMultiAgent) {
-			return fmt.Errorf("the subdash (pid %d there) serving %s on %s is older than the multi-agent tools; upgrade subdash there and start it again, or use --tools seed", info.PID, info.Dir, where)
 		}
 		logf(stderr, "subdash mcp: driving the subdash (pid %d there) that serves %s on %s: its agent command (%s) and limit (%d running agents) apply\n",
 			info.PID, info.Dir, where, info.Command, info.MaxAgents)
@@ -161,9 +158,6 @@ func attach(ctx context.Context, cfg supervisor.Config, family Family, session s
 	// stopped or hung gives an error naming its socket and pid instead of
 	// an initialize that never answers.
 	info, err := cl.Info(ctx)
-	if err == nil && family == FamilyMultiAgent && !slices.Contains(info.Features, proto.FeatureMultiAgent) {
-		return backend{}, fmt.Errorf("the subdash (pid %d) serving %s on %s is older than the multi-agent tools; quit it and start it again with this subdash, or use --tools seed", info.PID, info.Dir, cfg.Socket)
-	}
 	if err == nil {
 		return remote(info), nil
 	}

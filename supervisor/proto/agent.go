@@ -2,24 +2,27 @@ package proto
 
 import (
 	"encoding/json"
-	"reflect"
-	"strings"
 	"time"
 )
 
 // AgentInfo is a snapshot of one agent for display: its summary plus what a
-// dashboard shows. It holds copies; the caller owns it.
+// dashboard shows. It holds copies; the caller owns it. In JSON (a
+// viewer's agent event, SPEC §9) it is one object, the summary's fields
+// whole (no message cut) beside its own, under their tags.
 type AgentInfo struct {
 	Summary
 	// LastOutput and LastError are the latest submission's last_output
 	// (SPEC §4: the tail of stdout, then of stderr) and last_error, nil
 	// when there is none.
-	LastOutput  *string
-	LastError   *string
-	Stopping    bool             // a stop was requested and the process group is not gone yet
-	Submissions []SubmissionInfo // oldest first
-	Activity    string           // what the agent CLI is doing now (presets), "" when unknown
-	Usage       Usage            // tokens and cost the agent CLI reported, summed over all its submissions (presets)
+	LastOutput  *string          `json:"last_output,omitempty"`
+	LastError   *string          `json:"last_error,omitempty"`
+	Stopping    bool             `json:"stopping,omitempty"` // a stop was requested and the process group is not gone yet
+	Submissions []SubmissionInfo `json:"submissions"`        // oldest first
+	Activity    string           `json:"activity,omitempty"` // what the agent CLI is doing now (presets), "" when unknown
+	// Usage is the tokens and cost the agent CLI reported, summed over
+	// all its submissions (presets): Summary.Usage's value, which the
+	// JSON carries (under "usage") and UnmarshalJSON copies here.
+	Usage Usage `json:"-"`
 	// Preset names the preset the agent was spawned with (SPEC §8; a
 	// restored agent keeps its own, whatever its host runs), "" for an
 	// agent command. Structured is true when that preset's output is
@@ -51,25 +54,25 @@ func (u *Usage) Add(v Usage) {
 
 // SubmissionInfo is a snapshot of one submission.
 type SubmissionInfo struct {
-	ID        string // the submission id (a UUID), SUBDASH_SUBMISSION_ID
-	Seq       int    // 1-based within its agent
-	Message   string // the whole message, not cut
-	Command   string // what ran: the agent command or the preset's command line
-	Status    Status // running, completed or errored
-	StartedAt time.Time
-	EndedAt   time.Time // zero while running
-	ExitCode  *int      // nil while running, when killed by a signal, or when it never started
-	Signal    string    // e.g. "SIGKILL" when the main process died of a signal
-	LastError *string   // why it errored (SPEC §3), nil when it did not
-	Stopping  bool      // a stop was requested and its process group is not gone yet
-	LogPath   string    // its output log file (SPEC §5), "" before it started
+	ID        string    `json:"id"`                   // the submission id (a UUID), SUBDASH_SUBMISSION_ID
+	Seq       int       `json:"seq"`                  // 1-based within its agent
+	Message   string    `json:"message"`              // the whole message, not cut
+	Command   string    `json:"command"`              // what ran: the agent command or the preset's command line
+	Status    Status    `json:"status"`               // running, completed or errored
+	StartedAt time.Time `json:"started_at"`           // RFC 3339
+	EndedAt   time.Time `json:"ended_at,omitzero"`    // zero (left out) while running
+	ExitCode  *int      `json:"exit_code,omitempty"`  // nil while running, when killed by a signal, or when it never started
+	Signal    string    `json:"signal,omitempty"`     // e.g. "SIGKILL" when the main process died of a signal
+	LastError *string   `json:"last_error,omitempty"` // why it errored (SPEC §3), nil when it did not
+	Stopping  bool      `json:"stopping,omitempty"`   // a stop was requested and its process group is not gone yet
+	LogPath   string    `json:"log_path,omitempty"`   // its output log file (SPEC §5), "" before it started
 	// Output is how much output the submission has now, so that a
 	// dashboard knows from the snapshot alone whether what it shows
 	// changed (SPEC §9: events carry what changed).
-	Output OutputCounts
+	Output OutputCounts `json:"output"`
 	// Changes is what it changed in its working tree (SPEC §15); nil
 	// with --track-changes=false.
-	Changes *Changes `json:",omitempty"`
+	Changes *Changes `json:"changes,omitempty"`
 }
 
 // OutputCounts says how many display lines and transcript entries a
@@ -98,85 +101,18 @@ func (a AgentInfo) Running() bool {
 	return n > 0 && a.Submissions[n-1].EndedAt.IsZero()
 }
 
-// MarshalJSON encodes the snapshot as one object: the summary's fields
-// (SPEC §3, as list has them) and every other field of AgentInfo under its
-// json tag, or its Go name when it has none. Fields added to AgentInfo
-// travel to viewers (SPEC §9) without further code; a reader that does not
-// know a field ignores it.
-func (a AgentInfo) MarshalJSON() ([]byte, error) {
-	sum, err := json.Marshal(summaryFields(a.Summary)) // the whole message, not cut
-	if err != nil {
-		return nil, err
-	}
-	obj := map[string]json.RawMessage{}
-	if err := json.Unmarshal(sum, &obj); err != nil {
-		return nil, err
-	}
-	v := reflect.ValueOf(a)
-	for _, f := range reflect.VisibleFields(v.Type()) {
-		if f.Anonymous || len(f.Index) != 1 || !f.IsExported() {
-			continue
-		}
-		name, ok := jsonName(f)
-		if !ok {
-			continue
-		}
-		b, err := json.Marshal(v.FieldByIndex(f.Index).Interface())
-		if err != nil {
-			return nil, err
-		}
-		obj[name] = b
-	}
-	return json.Marshal(obj)
-}
+// agentInfoFields is AgentInfo without its methods, for decoding.
+type agentInfoFields AgentInfo
 
-// UnmarshalJSON decodes what MarshalJSON encodes; unknown fields are
-// ignored.
+// UnmarshalJSON decodes what json.Marshal encodes of an AgentInfo, and
+// sets Usage from the summary's usage, which the JSON carries for both.
 func (a *AgentInfo) UnmarshalJSON(b []byte) error {
-	var sum summaryFields
-	if err := json.Unmarshal(b, &sum); err != nil {
+	if err := json.Unmarshal(b, (*agentInfoFields)(a)); err != nil {
 		return err
 	}
-	obj := map[string]json.RawMessage{}
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return err
-	}
-	*a = AgentInfo{Summary: Summary(sum)}
-	// "Usage" (AgentInfo's) also matches the summary's "usage" when
-	// decoding, as keys match case-insensitively: the summary keeps its own
-	a.Summary.Usage = nil
-	if raw, ok := obj["usage"]; ok && string(raw) != "null" {
-		a.Summary.Usage = new(Usage)
-		if err := json.Unmarshal(raw, a.Summary.Usage); err != nil {
-			return err
-		}
-	}
-	v := reflect.ValueOf(a).Elem()
-	for _, f := range reflect.VisibleFields(v.Type()) {
-		if f.Anonymous || len(f.Index) != 1 || !f.IsExported() {
-			continue
-		}
-		name, ok := jsonName(f)
-		raw, present := obj[name]
-		if !ok || !present {
-			continue
-		}
-		if err := json.Unmarshal(raw, v.FieldByIndex(f.Index).Addr().Interface()); err != nil {
-			return err
-		}
+	a.Usage = Usage{}
+	if a.Summary.Usage != nil {
+		a.Usage = *a.Summary.Usage
 	}
 	return nil
-}
-
-// jsonName is the key of field f: its json tag's name, else its Go name;
-// ok is false for a field tagged "-".
-func jsonName(f reflect.StructField) (string, bool) {
-	tag := f.Tag.Get("json")
-	if tag == "-" {
-		return "", false
-	}
-	if name, _, _ := strings.Cut(tag, ","); name != "" {
-		return name, true
-	}
-	return f.Name, true
 }

@@ -30,8 +30,9 @@ type HostConfig struct {
 	// showing (memo not found, the built-in agent is used; for a viewer,
 	// first, that it is attached). Shown in the status line and help.
 	Warnings, Notes []string
-	// Features are the words of what the host takes beyond the first /v1
-	// (Info.Features; the Feature constants); a front-end hides what its
+	// Features are the words of what the host takes (the Feature
+	// constants): those of its control protocol (Protocol2Features) and
+	// those it lists beyond (Info.Features); a front-end hides what its
 	// host cannot do (Has).
 	Features []string
 	// MaxBudgetUSD and FleetBudgetUSD are the host's --max-budget-usd and
@@ -50,12 +51,13 @@ func (c HostConfig) Has(feature string) bool { return slices.Contains(c.Features
 // that becomes transcripts (SPEC §8).
 func (c HostConfig) Structured() bool { return c.PresetFormat != "" }
 
-// The feature words of Info.Features and HostConfig.Features: each names a
-// capability that a host of this protocol version may lack (SPEC §9: the
-// /v1 wire grows additively, and a viewer of an older host hides what that
-// host cannot do). A capability added within /v1 adds its word here, to
-// HostFeatures once the host takes it, and a Has check where a front-end
-// offers it.
+// The feature words of HostConfig.Features: each names a capability a
+// front-end offers only when its host has it. Every host of control
+// protocol 2 has those below (Protocol2Features), so its GET /v1/info
+// lists none of them. A capability added from now on adds its word here,
+// to HostFeatures once the host takes it (Info.Features lists it: the
+// protocol grows additively, behind feature words, SPEC §6), and a Has
+// check where a front-end offers it.
 const (
 	// FeatureTextMessage: spawn (POST /v1/agents) and send (POST
 	// /v1/agents/{id}/send?interrupt=1|queue=1) take the message itself
@@ -131,8 +133,15 @@ const (
 	FeatureCountsInterval = "counts-interval"
 )
 
-// HostFeatures returns the feature words a host of this build takes, as
-// GET /v1/info lists them; the caller owns the slice.
-func HostFeatures() []string {
+// Protocol2Features returns the feature words every host of control
+// protocol 2 has, which its Info.Features does not list: a front-end's
+// HostConfig holds them for every host it works on. The caller owns the
+// slice.
+func Protocol2Features() []string {
 	return []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureLogCap, FeatureCloseMany, FeatureResendFile, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate, FeatureOutputBatch, FeatureFollowWindow, FeatureCountsInterval}
 }
+
+// HostFeatures returns the feature words a host of this build lists in
+// GET /v1/info (Info.Features): what it takes beyond protocol 2, none
+// yet. The caller owns the slice.
+func HostFeatures() []string { return []string{} }

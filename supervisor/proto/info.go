@@ -1,16 +1,5 @@
 package proto
 
-// ListResult is the result of list (SPEC §3) on the control socket, in
-// `subdash ctl list` and in the MCP tool list_agents: every agent's summary,
-// oldest first, under "agents" (an object, so that it can be an MCP tool's
-// structured content).
-type ListResult struct {
-	Agents []Summary `json:"agents"`
-	// Failure is the host's own (supervisor.Supervisor.Failure): its
-	// journal could not be written, said also when there is no agent.
-	Failure string `json:"failure,omitempty"`
-}
-
 // Info describes the supervisor behind a control socket (GET /v1/info).
 type Info struct {
 	PID       int    `json:"pid"`        // process id of the dashboard or `subdash serve`
@@ -23,9 +12,10 @@ type Info struct {
 	// (SPEC §10); Restored is how many agents were restored at start.
 	Logs     Storage `json:"logs"`
 	Restored int     `json:"restored"`
-	// Protocol is the version of the control socket's protocol (1 for
-	// /v1); Kind says what the host is ("dashboard", "serve" or "mcp");
-	// Viewers counts the dashboards attached to it (SPEC §9).
+	// Protocol is the version of the control socket's protocol (2; its
+	// routes are under /v1); Kind says what the host is ("dashboard",
+	// "serve" or "mcp"); Viewers counts the dashboards attached to it
+	// (SPEC §9).
 	Protocol int    `json:"protocol"`
 	Kind     string `json:"kind,omitempty"`
 	Viewers  int    `json:"viewers"`
@@ -37,8 +27,8 @@ type Info struct {
 	// included (a state directory removed under it and made again, a
 	// failing --notify-command), oldest first; omitted when none.
 	Warnings []string `json:"warnings,omitempty"`
-	// Features names what this host takes beyond the first /v1
-	// (FeatureTextMessage); a client asks before it relies on one.
+	// Features names what this host takes beyond its Protocol
+	// (HostFeatures); a client asks before it relies on one.
 	Features []string `json:"features,omitempty"`
 	// Spend is what the host spent against its budgets (SPEC §11
 	// "Budgets", FeatureBudget); omitted by an older host.

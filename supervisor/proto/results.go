@@ -27,7 +27,8 @@ type Summary struct {
 	CreatedAt Time `json:"created_at"`
 	UpdatedAt Time `json:"updated_at"`
 	// LastMessage is the message of its latest submission, cut at
-	// MaxJSONMessage characters in JSON; LastSubmissionID that
+	// MaxJSONMessage characters in the JSON of list, spawn and wait (not
+	// in a viewer's agent event, AgentInfo); LastSubmissionID that
 	// submission's id.
 	LastMessage      string `json:"last_message"`
 	LastSubmissionID string `json:"last_submission_id"`
@@ -119,7 +120,8 @@ type SpawnResult struct {
 }
 
 // MaxJSONMessage is the length, in characters, at which last_message is cut
-// in JSON results (list, wait, spawn): a message may be megabytes (a diff
+// in JSON results (list, wait, spawn: ListResult, WaitDetail and
+// SpawnResult encode so; a Summary alone is whole): a message may be megabytes (a diff
 // sent with `ctl send ID -`), and an orchestrating model reads these results
 // into its context. The cut keeps the head and ends with "...[truncated]".
 // Go callers (the dashboard's resend) get the whole message.
@@ -127,13 +129,6 @@ const MaxJSONMessage = 2000
 
 // summaryFields is Summary without its methods, for encoding.
 type summaryFields Summary
-
-// MarshalJSON encodes the summary with last_message cut at MaxJSONMessage.
-func (s Summary) MarshalJSON() ([]byte, error) {
-	f := summaryFields(s)
-	f.capMessages()
-	return json.Marshal(f)
-}
 
 // MarshalJSON encodes the spawn result with last_message cut at
 // MaxJSONMessage.
@@ -146,11 +141,10 @@ func (r SpawnResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(f)
 }
 
-// WriteJSON encodes the summary to enc as MarshalJSON does, when enc
-// escapes HTML as json.Marshal does, without the copy of its bytes that
-// MarshalJSON returns: a list of 10,000 agents is written a summary at a
-// time (GET /v1/agents). The summary is not changed.
-func (s *Summary) WriteJSON(enc *json.Encoder) error {
+// writeJSON encodes the summary to enc with its messages cut at
+// MaxJSONMessage, copying it only when one is cut; the summary is not
+// changed.
+func (s *Summary) writeJSON(enc *json.Encoder) error {
 	f := (*summaryFields)(s)
 	if f.long() {
 		c := *f

@@ -16,10 +16,10 @@ func TestOriginTravelsInTheContext(t *testing.T) {
 	}
 }
 
-// A host of this build says what it takes; a front-end asks Has, and a
-// host of an older subdash (no features) has none of them.
+// A host of protocol 2 has what protocol 2 takes; a front-end asks Has,
+// and a host config without features has none of them.
 func TestHostConfigHas(t *testing.T) {
-	now := HostConfig{Features: HostFeatures()}
+	now := HostConfig{Features: Protocol2Features()}
 	for _, w := range []string{FeatureTextMessage, FeatureTree, FeatureMultiAgent, FeatureInnerAgents, FeatureSteer, FeatureSearch, FeatureChanges, FeatureStall, FeatureBudget, FeatureOutputRate, FeatureOutputBatch} {
 		if !now.Has(w) {
 			t.Errorf("this build's host lacks %s: %v", w, now.Features)
@@ -28,9 +28,9 @@ func TestHostConfigHas(t *testing.T) {
 	if (HostConfig{}).Has(FeatureTextMessage) {
 		t.Error("a host that lists no features has text-message")
 	}
-	a := HostFeatures()
+	a := Protocol2Features()
 	a[0] = "changed"
-	if HostFeatures()[0] != FeatureTextMessage {
-		t.Error("HostFeatures shares its slice with callers")
+	if Protocol2Features()[0] != FeatureTextMessage {
+		t.Error("Protocol2Features shares its slice with callers")
 	}
 }

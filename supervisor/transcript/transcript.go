@@ -123,44 +123,45 @@ const (
 // did not report it. Every string field a parser sets is plain text, as the
 // dashboard draws it: escape sequences and control characters other than
 // "\n" removed, tabs expanded (see termtext.Plain); a stderr entry's Text is
-// as the supervisor made it.
+// as the supervisor made it. Its JSON (a viewer's transcript window, SPEC
+// §9) names the fields in snake_case and leaves out the zero ones.
 type Entry struct {
 	// Kind says what the entry is.
-	Kind Kind
+	Kind Kind `json:"kind"`
 	// Text is the readable text: assistant text, thinking, tool output (first
 	// MaxResultLines lines), error or retry message, result text, the compact
 	// form of an unknown event, or the malformed line itself.
-	Text string
+	Text string `json:"text,omitempty"`
 	// Tool is the tool name on tool_call and tool_result entries.
-	Tool string
+	Tool string `json:"tool,omitempty"`
 	// ID is the CLI's id of a tool call; it pairs a tool_result with its
 	// tool_call. (codex to-do lists are tool_call entries of the tool
 	// "todo_list" with no result: a later one with the same ID is the same
 	// list updated.)
-	ID string
+	ID string `json:"id,omitempty"`
 	// Summary is a one-line summary of the tool input (the command, file
 	// path, pattern...), at most MaxSummaryRunes runes. A tool_result repeats
 	// the summary of its call when the call was seen.
-	Summary string
+	Summary string `json:"summary,omitempty"`
 	// MoreLines is the number of tool output lines left out of Text.
-	MoreLines int
+	MoreLines int `json:"more_lines,omitempty"`
 	// IsError is set on a tool_result or result that reports a failure.
-	IsError bool
+	IsError bool `json:"is_error,omitempty"`
 	// InputTokens counts all input tokens of the run, cached ones included
 	// (result entries only).
-	InputTokens int64
+	InputTokens int64 `json:"input_tokens,omitempty"`
 	// OutputTokens counts the output tokens of the run (result entries only).
-	OutputTokens int64
+	OutputTokens int64 `json:"output_tokens,omitempty"`
 	// CostUSD is the cost the CLI reports, in US dollars; 0 when unknown
 	// (only claude reports it).
-	CostUSD float64
+	CostUSD float64 `json:"cost_usd,omitempty"`
 	// DurationMS is the run's duration the CLI reports, in milliseconds.
-	DurationMS int64
+	DurationMS int64 `json:"duration_ms,omitempty"`
 	// Depth is how deep inside inner agents the entry is (SPEC §8 "Inner
 	// agents"): 0 for the agent's own, 1 for a frame of an inner agent it
 	// started (claude's parent_tool_use_id), 2 for one that inner agent
 	// started; omitted when 0.
-	Depth int `json:",omitempty"`
+	Depth int `json:"depth,omitempty"`
 }
 
 // Outcome is what the output says about how the run ended. The supervisor

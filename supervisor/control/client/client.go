@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -296,13 +297,21 @@ func (c *Client) responseOn(ctx context.Context, hc *http.Client, req *http.Requ
 	if err != nil {
 		return nil, c.connError(ctx, err)
 	}
+	host, named := hostProtocol(resp.Header)
 	if resp.StatusCode/100 == 2 {
+		if host != wire.Protocol {
+			resp.Body.Close() //nolint:errcheck // a response body, not read: its Close cannot lose data
+			return nil, &ProtocolError{Socket: c.socket, PID: c.hostPID(), Host: host, Own: wire.Protocol}
+		}
 		return resp, nil
 	}
 	defer resp.Body.Close() //nolint:errcheck // a response body: its Close cannot lose data
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var eb wire.ErrorBody
 	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
+		if host != wire.Protocol && (named || eb.Code != "") {
+			return nil, &ProtocolError{Socket: c.socket, PID: c.hostPID(), Host: host, Own: wire.Protocol}
+		}
 		return nil, &proto.Error{Code: eb.Code, Message: eb.Error}
 	}
 	return nil, fmt.Errorf("unexpected answer %q from subdash at %s: %s", resp.Status, c.socket, bytes.TrimSpace(data))
@@ -332,4 +341,16 @@ func (c *Client) connError(ctx context.Context, err error) error {
 		err = ue.Err
 	}
 	return fmt.Errorf("cannot reach subdash at %s: %v", c.socket, err)
+}
+
+// hostProtocol returns the protocol an answer's header names
+// (wire.ProtocolHeader): 1 when it names none (protocol 1, the last
+// without it; named false), 0 when it names no number.
+func hostProtocol(h http.Header) (n int, named bool) {
+	v := h.Get(wire.ProtocolHeader)
+	if v == "" {
+		return 1, false
+	}
+	n, _ = strconv.Atoi(v)
+	return n, true
 }

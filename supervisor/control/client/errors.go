@@ -136,3 +136,30 @@ func (e *StoppedError) Error() string {
 	}
 	return text
 }
+
+// ProtocolError is returned when the host speaks another version of the
+// control socket protocol than this subdash (wire.Protocol), as its
+// answers say (wire.ProtocolHeader, none from protocol 1), or, with Host
+// 0, answers as no subdash does. It says which side to upgrade.
+type ProtocolError struct {
+	Socket string // the control socket, or the ssh target of a host there
+	PID    int    // the host's pid (there, for a host over ssh); 0 when unknown
+	Host   int    // the host's protocol; 0 when it answered as no subdash does
+	Own    int    // this subdash's: wire.Protocol
+	Answer string // with Host 0, what it answered
+}
+
+// Error names both protocols and the side to upgrade.
+func (e *ProtocolError) Error() string {
+	who := fmt.Sprintf("the subdash serving %s", e.Socket)
+	if e.PID > 0 {
+		who = fmt.Sprintf("the subdash (pid %d) serving %s", e.PID, e.Socket)
+	}
+	switch {
+	case e.Host == 0:
+		return fmt.Sprintf("what serves %s does not answer as a subdash host (GET /v1/info answered: %s); give the socket of a subdash host", e.Socket, e.Answer)
+	case e.Host < e.Own:
+		return fmt.Sprintf("%s speaks control protocol %d, older than this subdash's %d: upgrade the host (quit it and start it again with this subdash), or use the subdash that started it", who, e.Host, e.Own)
+	}
+	return fmt.Sprintf("%s speaks control protocol %d, newer than this subdash's %d: upgrade this subdash to the host's version, or use the subdash that started the host", who, e.Host, e.Own)
+}

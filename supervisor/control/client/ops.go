@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/url"
 	"time"
 
@@ -38,15 +36,11 @@ func (c *Client) Spawn(ctx context.Context, message string) (proto.SpawnResult, 
 }
 
 // SpawnAgent calls spawn with a task name (SPEC §3, §14) on the supervisor
-// behind the socket, which must take task names (FeatureTree) when one is
-// given. A message longer than 64 KiB goes as SpawnFrom sends it.
+// behind the socket. A message longer than 64 KiB goes as SpawnFrom sends
+// it.
 func (c *Client) SpawnAgent(ctx context.Context, req proto.SpawnRequest) (proto.SpawnResult, error) {
 	var res proto.SpawnResult
-	q, err := c.spawnQuery(ctx, req.TaskName)
-	if err != nil {
-		return res, err
-	}
-	return res, c.sendMessage(ctx, wire.Spawn, "", q, req.Message, func(msg string) any {
+	return res, c.sendMessage(ctx, wire.Spawn, "", spawnQuery(req.TaskName), req.Message, func(msg string) any {
 		return proto.SpawnRequest{Message: msg, TaskName: req.TaskName}
 	}, &res)
 }
@@ -73,29 +67,11 @@ func (c *Client) Queue(ctx context.Context, id, message string) (proto.SendResul
 }
 
 // Steer calls send with steer (SPEC §11, supervisor.Steer) on the
-// supervisor behind the socket. A host without FeatureSteer is told
-// nothing: the call fails, saying so.
+// supervisor behind the socket.
 func (c *Client) Steer(ctx context.Context, id, message string) (proto.SendResult, error) {
 	var res proto.SendResult
-	if err := c.checkSteer(ctx); err != nil {
-		return res, err
-	}
 	return res, c.sendMessage(ctx, wire.Send, id, url.Values{"steer": {"1"}}, message,
 		func(msg string) any { return wire.SendRequest{Message: msg, Steer: true} }, &res)
-}
-
-// checkSteer fails unless the host steers (FeatureSteer): an older one
-// would take the message as a plain send.
-func (c *Client) checkSteer(ctx context.Context) error {
-	ok, err := c.Has(ctx, proto.FeatureSteer)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf(
-			"the subdash serving %s cannot steer (it is older than steering); queue the message (--queue) or interrupt the agent (--interrupt), or restart it with this subdash", c.socket)}
-	}
-	return nil
 }
 
 // CancelQueue drops the message queued for agent id (SPEC §11,
@@ -127,18 +103,11 @@ func (c *Client) Close(ctx context.Context, id string) (proto.StatusResult, erro
 }
 
 // CloseMany calls close for the agents req selects (SPEC §3 close, POST
-// /v1/close) on the supervisor behind the socket. A host without the
-// feature word close-many (an older build) is not asked: the error says
-// to close the agents one by one.
+// /v1/close) on the supervisor behind the socket; a req that selects in
+// none or several ways is refused here (proto.CloseManyRequest.Check).
 func (c *Client) CloseMany(ctx context.Context, req proto.CloseManyRequest) (proto.CloseManyResult, error) {
 	var res proto.CloseManyResult
 	if err := req.Check(); err != nil {
-		return res, err
-	}
-	if ok, err := c.Has(ctx, proto.FeatureCloseMany); err != nil || !ok {
-		if err == nil {
-			err = errors.New("this host closes agents one at a time (its build has no close-many): close each with `subdash ctl close ID`")
-		}
 		return res, err
 	}
 	return res, c.call(ctx, CallTimeout, wire.CloseMany.At("", nil), req, &res)

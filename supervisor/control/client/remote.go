@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"sync"
 	"time"
 
@@ -53,27 +52,12 @@ type Remote struct {
 	push   pushed // the submission followed on the stream (remote_follow.go)
 }
 
-// IncompatibleError is returned by Attach when the host speaks another
-// version of the control socket protocol.
-type IncompatibleError struct {
-	Socket     string // the control socket, or the ssh target of a host there
-	PID        int    // the host's pid (there, for a host over ssh); 0 when unknown
-	HostProto  string // e.g. "v2", or "unknown" when the host answers no /v1/info
-	OwnProto   string // "v1"
-	HostDetail string // more on the host's side, with a leading space: "" or " (an older subdash: …)"
-}
-
-// Error names both versions and what to do.
-func (e *IncompatibleError) Error() string {
-	return fmt.Sprintf("the subdash serving %s (pid %d) speaks control protocol %s, this subdash speaks %s%s; attach with the subdash version that started it",
-		e.Socket, e.PID, e.HostProto, e.OwnProto, e.HostDetail)
-}
-
 // Attach connects a viewer to the host serving socket (dir names the
 // working directory in messages, "" when the socket was given): it checks
 // the host's protocol, reads its configuration and waits for the first
 // snapshot of every agent. Errors: *NotServingError, *NoAnswerError,
-// *IncompatibleError, or one naming the socket.
+// *ProtocolError (also for a listener that does not answer as a subdash),
+// or one naming the socket.
 func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, error) {
 	return attachWith(ctx, NewClient(socket, dir), readOnly, nil, "")
 }
@@ -105,21 +89,16 @@ func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, 
 	c = c.WithOrigin("viewer")
 	socket := c.socket
 	info, err := c.Info(ctx)
-	if err != nil {
-		var se *proto.Error
-		if errors.As(err, &se) || isUnexpected(err) {
-			return nil, &IncompatibleError{Socket: socket, PID: c.hostPID(), HostProto: "unknown", OwnProto: fmt.Sprintf("v%d", wire.Protocol),
-				HostDetail: fmt.Sprintf(" (GET /v1/info answered: %v)", err)}
-		}
+	var pe *ProtocolError
+	switch {
+	case errors.As(err, &pe):
+		return nil, pe
+	case err != nil && isUnexpected(err):
+		return nil, &ProtocolError{Socket: socket, PID: c.hostPID(), Own: wire.Protocol, Answer: err.Error()}
+	case err != nil:
 		return nil, err
-	}
-	if info.Protocol != wire.Protocol {
-		host := fmt.Sprintf("v%d", info.Protocol)
-		detail := ""
-		if info.Protocol == 0 {
-			host, detail = "v1 without viewers", " (an older subdash: restart its host with this one)"
-		}
-		return nil, &IncompatibleError{Socket: socket, PID: info.PID, HostProto: host, OwnProto: fmt.Sprintf("v%d", wire.Protocol), HostDetail: detail}
+	case info.Protocol != wire.Protocol:
+		return nil, &ProtocolError{Socket: socket, PID: info.PID, Host: info.Protocol, Own: wire.Protocol}
 	}
 	var cr wire.ConfigResult
 	if err := c.do(ctx, wire.Config.At("", nil), nil, &cr); err != nil {
@@ -152,9 +131,9 @@ func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, 
 	}
 }
 
-// isUnexpected reports an answer that is not the protocol's (a 404 from a
-// host without /v1, or any other listener's reply); a socket the rule of
-// trust refused gave no answer at all.
+// isUnexpected reports an answer to GET /v1/info that is not a subdash
+// host's (any other listener's reply, or an error of the route's); a
+// socket the rule of trust refused gave no answer at all.
 func isUnexpected(err error) bool {
 	var ne *NotServingError
 	var na *NoAnswerError
@@ -223,16 +202,12 @@ func (r *Remote) followHost(synced chan struct{}) {
 // onSynced at its first synced event (after the resync it ends).
 func (r *Remote) applyStream(onSynced func()) error {
 	var once sync.Once
-	// batches at the viewer's interval (an older host sends them at its own)
-	query := url.Values{"frame": {proto.ViewerFrameInterval.String()}}
-	if slices.Contains(r.info.Features, proto.FeatureOutputBatch) {
-		query.Set("outputs", "batch") // one event a batch for the output of every agent
-		if slices.Contains(r.info.Features, proto.FeatureFollowWindow) {
-			query.Set("window", "1") // the followed log's lines with each batch (remote_follow.go)
-			if slices.Contains(r.info.Features, proto.FeatureCountsInterval) {
-				query.Set("counts", proto.ViewerCountsInterval.String()) // the others' counts 4 times a second
-			}
-		}
+	// batches at the viewer's interval
+	query := url.Values{
+		"frame":   {proto.ViewerFrameInterval.String()},
+		"outputs": {"batch"},                             // one event a batch for the output of every agent
+		"window":  {"1"},                                 // the followed log's lines with each batch (remote_follow.go)
+		"counts":  {proto.ViewerCountsInterval.String()}, // the others' counts 4 times a second
 	}
 	var batch wire.OutputsEvent // the outputs event's, kept for the next
 	var newest wire.LastTime
@@ -369,20 +344,17 @@ func (r *Remote) reindex() {
 // HostConfig returns what the dashboard shows of the host's settings
 // (proto.Viewer), from GET /v1/info and /v1/config as they answered when
 // the viewer attached: the notes start with one saying this is a viewer
-// (and read-only when it is), and Features are the host's own, so the
-// dashboard hides what an older host cannot do.
+// (and read-only when it is), and Features are protocol 2's and those the
+// host lists beyond, so the dashboard hides what the host cannot do.
 func (r *Remote) HostConfig() proto.HostConfig {
 	st := r.settings
 	h := proto.HostConfig{Command: st.Shown(), MaxAgents: st.MaxAgents, Dir: st.Dir,
 		PresetName: r.preset[0], PresetArgs: r.preset[1], PresetFormat: r.preset[2],
 		Warnings: append([]string(nil), st.Warnings...), Notes: append([]string{r.attachedNote()}, st.Notes...),
-		Features: append([]string(nil), r.info.Features...), ReadOnly: r.readOnly, Where: r.where,
+		Features: append(proto.Protocol2Features(), r.info.Features...), ReadOnly: r.readOnly, Where: r.where,
 		MaxBudgetUSD: st.MaxBudgetUSD, FleetBudgetUSD: st.FleetBudgetUSD}
 	if p := st.Preset; p != nil {
 		h.Approvals = p.Approvals
-		if h.PresetName == "" { // a host that named its preset only in config
-			h.PresetName, h.PresetArgs, h.PresetFormat = p.Name, p.Args, p.Format
-		}
 	}
 	return h
 }

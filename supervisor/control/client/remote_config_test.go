@@ -2,10 +2,12 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/subdash/subdash/internal/testkit/controlkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control/client"
+	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -52,9 +55,12 @@ func TestViewerHostConfigIsTheHosts(t *testing.T) {
 	}
 }
 
-// A viewer of a host of an older subdash, whose /v1/info lists no
-// features, has none (SPEC §9: it hides what that host cannot do).
-func TestViewerOfAnOlderHostHasNoFeatures(t *testing.T) {
+// oldHost serves, on a socket of its own, GET /v1/info, /v1/config,
+// /v1/events and /v1/agents as a host of protocol n does (1: as the last
+// without wire.ProtocolHeader, answering an unknown agent's close with
+// its error body).
+func oldHost(t *testing.T, n int) string {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "old.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -62,32 +68,61 @@ func TestViewerOfAnOlderHostHasNoFeatures(t *testing.T) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"pid": 4242, "dir": "/src", "socket": "`+sock+`", "command": "memo --dangerous", "max_agents": 4, "protocol": 1, "kind": "serve", "viewers": 0}`) //nolint:errcheck // a failed answer fails the client under test
+		fmt.Fprintf(w, `{"pid": 4242, "dir": "/src", "socket": %q, "command": "memo", "max_agents": 4, "protocol": %d, "kind": "serve", "viewers": 0}`, sock, n) //nolint:errcheck // a failed answer fails the client under test
 	})
 	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"config": {"Command": "memo --dangerous", "MaxAgents": 4, "Dir": "/src", "Environ": null, "Runner": null, "Notes": ["memo is old"]}}`) //nolint:errcheck // a failed answer fails the client under test
+		fmt.Fprint(w, `{"config": {"Command": "memo", "MaxAgents": 4, "Dir": "/src", "Environ": null, "Runner": null}}`) //nolint:errcheck // as above
+	})
+	mux.HandleFunc("GET /v1/agents", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"agents": []}`) //nolint:errcheck // as above
+	})
+	mux.HandleFunc("POST /v1/agents/{id}/close", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, `{"error": "agent not found: %s", "code": "not_found"}`, r.PathValue("id")) //nolint:errcheck // as above
 	})
 	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "event: synced\ndata: {}\n\n") //nolint:errcheck // a failed answer fails the client under test
+		fmt.Fprint(w, "event: synced\ndata: {}\n\n") //nolint:errcheck // as above
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	hs := &http.Server{Handler: mux}
+	h := http.Handler(mux)
+	if n != 1 {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(wire.ProtocolHeader, strconv.Itoa(n))
+			mux.ServeHTTP(w, r)
+		})
+	}
+	hs := &http.Server{Handler: h}
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r, err := client.Attach(ctx, sock, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Detach()
-	h := r.HostConfig()
-	if h.Has(proto.FeatureTextMessage) || len(h.Features) != 0 {
-		t.Errorf("features of an older host: %v", h.Features)
-	}
-	if h.Command != "memo --dangerous" || h.MaxAgents != 4 || len(h.Notes) != 2 || h.Notes[1] != "memo is old" ||
-		!strings.HasPrefix(h.Notes[0], "attached to subdash serve, pid 4242") {
-		t.Errorf("host config %+v", h)
+	return sock
+}
+
+// TestAnotherProtocolSaysWhichSideToUpgrade: a client (ctl's, the MCP
+// server's) and a viewer that meet a host of another control protocol
+// refuse it, saying which side to upgrade: a host of protocol 1 (no
+// header, its answers otherwise alike), an error answer of one, and a
+// host newer than this subdash.
+func TestAnotherProtocolSaysWhichSideToUpgrade(t *testing.T) {
+	older := "speaks control protocol 1, older than this subdash's 2: upgrade the host (quit it and start it again with this subdash), or use the subdash that started it"
+	newer := "speaks control protocol 3, newer than this subdash's 2: upgrade this subdash to the host's version, or use the subdash that started the host"
+	for _, c := range []struct {
+		host int
+		want string
+	}{{1, older}, {3, newer}} {
+		sock := oldHost(t, c.host)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cl := client.NewClient(sock, "")
+		_, listErr := cl.List(ctx)
+		_, closeErr := cl.Close(ctx, "a1")
+		_, attachErr := client.Attach(ctx, sock, "", false)
+		cl.CloseIdleConnections()
+		cancel()
+		for what, err := range map[string]error{"list": listErr, "close": closeErr, "attach": attachErr} {
+			var pe *client.ProtocolError
+			if !errors.As(err, &pe) || pe.Host != c.host || !strings.HasSuffix(err.Error(), c.want) || !strings.Contains(err.Error(), sock) {
+				t.Errorf("%s on a host of protocol %d: %v\nwant it to end %q", what, c.host, err, c.want)
+			}
+		}
 	}
 }

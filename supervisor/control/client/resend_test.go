@@ -3,7 +3,6 @@ package client_test
 import (
 	"bytes"
 	"context"
-	"slices"
 	"strings"
 	"testing"
 
@@ -19,10 +18,6 @@ import (
 func TestResendFromTheHostsFile(t *testing.T) {
 	s := controlkit.Supervisor(t, hostkit.MaxAgentsOf(4))
 	_, c := controlkit.Serve(t, s)
-	info, err := c.Info(context.Background())
-	if err != nil || !slices.Contains(info.Features, proto.FeatureResendFile) {
-		t.Fatalf("info features %v (%v), want %q", info.Features, err, proto.FeatureResendFile)
-	}
 	msg := strings.Repeat("sleep ", 1<<18) // 1.5 MiB
 	sp, err := c.SpawnFrom(context.Background(), strings.NewReader(msg), "")
 	if err != nil {

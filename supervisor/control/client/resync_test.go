@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -116,7 +117,7 @@ func startScriptHost(t *testing.T, streams ...scriptStream) *scriptHost {
 			}
 		}
 	})
-	srv := &http.Server{Handler: mux}
+	srv := &http.Server{Handler: protocol2(mux)}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return h
@@ -282,4 +283,13 @@ func TestCallLeftWithoutAnAnswerByAnAnsweringHost(t *testing.T) {
 	if s := err.Error(); !strings.HasPrefix(s, want) || !strings.HasSuffix(s, "check with subdash ctl list before repeating it") || strings.Contains(s, "hung") {
 		t.Fatalf("close left without an answer:\n%s\nwant it to start %q", s, want)
 	}
+}
+
+// protocol2 is h answering as a host of protocol 2 does: every answer
+// names it (wire.ProtocolHeader).
+func protocol2(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(wire.ProtocolHeader, strconv.Itoa(wire.Protocol))
+		h.ServeHTTP(w, r)
+	})
 }

@@ -16,41 +16,26 @@ import (
 )
 
 // textAbove is the length, in bytes, from which a Client sends a message as
-// a text/plain body (FeatureTextMessage) to a host that takes one: a
-// shorter message goes in the JSON body every /v1 host takes.
+// a text/plain body: a shorter one goes in a JSON body.
 const textAbove = 64 << 10
 
 // SpawnFrom calls spawn (SPEC §3) with the message read from r to its end.
-// A message longer than textAbove is streamed to a host that takes it
-// (FeatureTextMessage), so neither side holds it whole; an older host gets
-// it in a JSON body. Reading r does not count against the call's deadline:
-// a slow r is not a silent host.
+// A message longer than textAbove is streamed to the host as a text/plain
+// body, so neither side holds it whole. Reading r does not count against
+// the call's deadline: a slow r is not a silent host.
 // taskName names the agent in the tree (SPEC §14; "" for its short id).
 func (c *Client) SpawnFrom(ctx context.Context, r io.Reader, taskName string) (proto.SpawnResult, error) {
 	var res proto.SpawnResult
-	q, err := c.spawnQuery(ctx, taskName)
-	if err != nil {
-		return res, err
-	}
-	return res, c.message(ctx, wire.Spawn, "", q, r, func(msg string) any { return proto.SpawnRequest{Message: msg, TaskName: taskName} }, &res)
+	return res, c.message(ctx, wire.Spawn, "", spawnQuery(taskName), r, func(msg string) any { return proto.SpawnRequest{Message: msg, TaskName: taskName} }, &res)
 }
 
-// spawnQuery is the query of a spawn with taskName, checking first that
-// the host takes task names (FeatureTree): an older host would spawn the
-// agent without one.
-func (c *Client) spawnQuery(ctx context.Context, taskName string) (url.Values, error) {
+// spawnQuery is the query of a text/plain spawn with taskName (nil for
+// none).
+func spawnQuery(taskName string) url.Values {
 	if taskName == "" {
-		return nil, nil
+		return nil
 	}
-	tree, err := c.Has(ctx, proto.FeatureTree)
-	if err != nil {
-		return nil, err
-	}
-	if !tree {
-		return nil, &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf(
-			"the subdash serving %s takes no task names (it is older than the agent tree); spawn without --task-name, or restart it with this subdash", c.socket)}
-	}
-	return url.Values{"task_name": {taskName}}, nil
+	return url.Values{"task_name": {taskName}}
 }
 
 // SendFrom calls send (SPEC §3), or with queue send with queue (SPEC §11,
@@ -72,39 +57,27 @@ func (c *Client) SendFrom(ctx context.Context, id string, r io.Reader, interrupt
 // message read from r, as SendFrom sends it.
 func (c *Client) SteerFrom(ctx context.Context, id string, r io.Reader) (proto.SendResult, error) {
 	var res proto.SendResult
-	if err := c.checkSteer(ctx); err != nil {
-		return res, err
-	}
 	return res, c.message(ctx, wire.Send, id, url.Values{"steer": {"1"}}, r,
 		func(msg string) any { return wire.SendRequest{Message: msg, Steer: true} }, &res)
 }
 
 // message makes a spawn or send call (rt of agent id) whose message is
-// read from r: as a text/plain body with the query q when it is long and
-// the host takes one, else as the JSON body asJSON makes of it.
+// read from r: as a text/plain body with the query q when it is longer
+// than textAbove, else as the JSON body asJSON makes of it.
 func (c *Client) message(ctx context.Context, rt wire.Route, id string, q url.Values, r io.Reader, asJSON func(string) any, out any) error {
 	var head bytes.Buffer
 	if _, err := io.CopyN(&head, r, textAbove+1); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("reading the message: %v", err)
 	}
 	if head.Len() > textAbove {
-		text, err := c.Has(ctx, proto.FeatureTextMessage)
-		if err != nil {
-			return err
-		}
-		if text {
-			return c.upload(ctx, rt.At(id, q), io.MultiReader(&head, r), out)
-		}
-		// A host older than FeatureTextMessage: the whole message in JSON.
-		if _, err := head.ReadFrom(r); err != nil {
-			return fmt.Errorf("reading the message: %v", err)
-		}
+		return c.upload(ctx, rt.At(id, q), io.MultiReader(&head, r), out)
 	}
 	return c.do(ctx, rt.At(id, nil), asJSON(head.String()), out)
 }
 
 // Has asks the host, once per Client, for its feature words
-// (Info.Features) and reports whether feature is one of them.
+// (Info.Features: what it takes beyond wire.Protocol) and reports whether
+// feature is one of them.
 func (c *Client) Has(ctx context.Context, feature string) (bool, error) {
 	if v := c.features.Load(); v != nil {
 		return slices.Contains(*v, feature), nil
@@ -180,21 +153,9 @@ func (c *Client) sendMessage(ctx context.Context, rt wire.Route, id string, q ur
 }
 
 // Resend sends again (queue: queues) the whole message of agent id's latest
-// submission (proto.MessageFiles). A host that takes it
-// (FeatureResendFile) reads the message from its kept file, so it never
-// crosses the socket; an older host's message is streamed from it and
-// back (WriteMessage into SendFrom), never whole in this process.
+// submission (proto.MessageFiles), which the host reads from its kept
+// file: it never crosses the socket.
 func (c *Client) Resend(ctx context.Context, id string, interrupt, queue bool) (proto.SendResult, error) {
 	var res proto.SendResult
-	has, err := c.Has(ctx, proto.FeatureResendFile)
-	if err != nil {
-		return res, err
-	}
-	if has {
-		return res, c.do(ctx, wire.Resend.At(id, nil), wire.ResendRequest{Interrupt: interrupt, Queue: queue}, &res)
-	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(c.WriteMessage(ctx, pw, id, 0)) }()
-	defer pr.Close()
-	return c.SendFrom(ctx, id, pr, interrupt, queue)
+	return res, c.do(ctx, wire.Resend.At(id, nil), wire.ResendRequest{Interrupt: interrupt, Queue: queue}, &res)
 }

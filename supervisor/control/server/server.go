@@ -242,9 +242,12 @@ func (srv *Server) handlers() map[wire.Route]http.HandlerFunc {
 
 // bounded bounds the body of every request to h at maxBody bytes as it is
 // read (http.MaxBytesReader): a longer one fails its read, which decode
-// answers with 413, and nothing reads it further.
+// answers with 413, and nothing reads it further. Every answer names the
+// protocol (wire.ProtocolHeader).
 func bounded(h http.Handler) http.Handler {
+	protocol := strconv.Itoa(wire.Protocol)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(wire.ProtocolHeader, protocol)
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		h.ServeHTTP(w, r)
 	})

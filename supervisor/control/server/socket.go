@@ -269,8 +269,8 @@ func refuse(c *net.UnixConn, why error) {
 		_, _ = io.Copy(io.Discard, req.Body)
 	}
 	body := wire.Marshal(wire.ErrorBody{Error: why.Error(), Code: wire.CodeForbidden})
-	_, err := fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		len(body), body)
+	_, err := fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n%s: %d\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		wire.ProtocolHeader, wire.Protocol, len(body), body)
 	if err == nil {
 		_ = c.CloseWrite()
 	}

@@ -27,7 +27,7 @@ func streamHost(t *testing.T, write func(io.Writer) error) *client.Client {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/agents/{id}/logs", h)
 	mux.HandleFunc("GET /v1/agents/{id}/lines", h)
-	hs := &http.Server{Handler: mux}
+	hs := &http.Server{Handler: bounded(mux)}
 	go func() { _ = hs.Serve(ln) }()
 	c := client.NewClient(sock, "")
 	t.Cleanup(func() { c.CloseIdleConnections(); _ = hs.Close() })

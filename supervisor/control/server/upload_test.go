@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -21,10 +20,6 @@ import (
 func TestTextMessageBody(t *testing.T) {
 	s := newSupervisor(t, 4)
 	_, c := serve(t, s)
-	info, err := c.Info(context.Background())
-	if err != nil || !slices.Contains(info.Features, proto.FeatureTextMessage) {
-		t.Fatalf("info features %v (%v), want %q", info.Features, err, proto.FeatureTextMessage)
-	}
 	post := func(path, body string, out any) int {
 		t.Helper()
 		resp, err := rawHTTP(t, c).Post("http://subdash"+path, "text/plain; charset=utf-8", strings.NewReader(body))

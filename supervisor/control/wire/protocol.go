@@ -6,9 +6,17 @@ import (
 )
 
 // Protocol is the version of the control socket protocol this build
-// speaks: its routes are under /v1. Changes within a version are additive
-// (new fields, routes and events; a reader ignores what it does not know).
-const Protocol = 1
+// speaks (SPEC §6): 2. Its routes are under /v1 (the path names no
+// version); GET /v1/info says it (proto.Info.Protocol), as does the
+// ProtocolHeader of every answer, and a client that meets another says
+// which side to upgrade. Within a version changes are additive, behind
+// feature words (proto.HostFeatures): new routes, fields and events; a
+// reader ignores what it does not know.
+const Protocol = 2
+
+// ProtocolHeader is the header in which every answer of a host names its
+// Protocol ("2"); protocol 1, the last without it, sent none.
+const ProtocolHeader = "Subdash-Protocol"
 
 // OriginHeader names the kind of client in a request ("ctl", "mcp",
 // "viewer"); a spawned agent keeps it (proto.AgentInfo.Origin).
