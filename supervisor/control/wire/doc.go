@@ -5,7 +5,7 @@
 // code, and the decoder of the outputs event a viewer reads at every
 // frame. The server (package server) and the client (package client)
 // both speak it, and SPEC §6's route table is made from Routes
-// (routes_test.go checks it).
+// (spec_test.go checks it).
 //
 // It imports no engine package: its values are proto's (the contract) and
 // transcript's entries. testdata/wire.golden pins the JSON name of every

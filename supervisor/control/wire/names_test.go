@@ -22,7 +22,7 @@ import (
 // The server's TestWireRoutesAnswerTheirTypes checks on a live host that
 // each route answers with no name outside its golden entry.
 
-var updateWire = flag.Bool("update", false, "rewrite testdata/wire.golden")
+var update = flag.Bool("update", false, "rewrite testdata/wire.golden and the route table of SPEC.md")
 
 // wireTypes maps each route or event to its answer's type.
 var wireTypes = []struct {
@@ -95,7 +95,7 @@ func TestWireNames(t *testing.T) {
 		}
 	}
 	golden := wiretest.GoldenPath()
-	if *updateWire {
+	if *update {
 		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -120,10 +120,10 @@ var (
 		Answers: "JSON Lines, streamed as found: `{agent_id, agent_path, seq, line, text}` a hit, then `{hits, truncated, notes}`; blank lines keep a long search alive; `after_*` resumes after a hit"}
 	Events = Route{Method: "GET", Path: "/v1/events", Op: "events",
 		Takes:   "`?viewer=1&frame=D&outputs=batch&window=1&counts=D`",
-		Answers: "server-sent events (below)"}
+		Answers: "server-sent events: `agent` (one agent's snapshot, every agent first), `synced`, `output` (or, with `outputs=batch`, one `outputs` a batch), `warning`, and with `window=1` first `stream` and then `window` (§9); a comment every 3 s"}
 	Follow = Route{Method: "PUT", Path: "/v1/events/{stream}/follow", Op: "follow",
 		Takes:   "`{agent_id, submission, n}`",
-		Answers: "what the event stream follows from now on, the same object (below)"}
+		Answers: "what the event stream follows from now on, the same object: its `window` events carry that submission's last n lines (§9)"}
 	TreeSpawn = Route{Method: "POST", Path: "/v1/multi-agent/spawn", Op: "spawn_agent", Changes: true,
 		Takes:   "`{message, task_name}`",
 		Answers: "the new agent (§14): `{agent_id, agent_path, task_name, status, last_message, error}`"}
