@@ -248,7 +248,7 @@ func TestEveryRouteOverAFakeEngine(t *testing.T) {
 				return nil
 			})
 		}()
-		defer func() { stop(); <-ended }()
+		defer func() { stop(); <-ended }() //nolint:errcheck // the stream ended on purpose: its error is the cancel's
 		select {
 		case name := <-named:
 			return c.Follow(ctx, name, req)

@@ -2,10 +2,10 @@ package wire
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/subdash/subdash/internal/testkit"
 )
 
 // The engine's packages, each with the packages below it: its internal/
@@ -38,7 +38,7 @@ func isEngine(path string) bool {
 func TestFrontEndsImportNoEngine(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		testkit.Missing(t, "no go command on PATH to list the imports with: put Go's bin on PATH")
 	}
 	const module = "github.com/subdash/subdash/"
 	out, err := exec.Command(goCmd, "list", "-deps", "-f", "{{.ImportPath}}:{{join .Imports \" \"}}",
