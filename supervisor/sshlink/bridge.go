@@ -15,10 +15,10 @@ const BridgeVersion = 1
 type Hello struct {
 	// Bridge is BridgeVersion of the subdash there (0: not a bridge).
 	Bridge int `json:"subdash_bridge"`
-	// Protocol is the control socket protocol it speaks (control.Protocol).
+	// Protocol is the control socket protocol it speaks (wire.Protocol).
 	Protocol int `json:"protocol"`
 	// Version is its module version, "devel …" for a local build
-	// (control.Version).
+	// (wire.Version).
 	Version string `json:"version"`
 	// Host is the remote machine's name (os.Hostname), for messages.
 	Host string `json:"host,omitempty"`

@@ -45,7 +45,7 @@ type Options struct {
 	// os.Getenv when nil.
 	Getenv func(string) string
 	// Protocol and Version are this subdash's control protocol
-	// (control.Protocol) and module version, checked against the bridge's
+	// (wire.Protocol) and module version, checked against the bridge's
 	// Hello and the host's GET /v1/info.
 	Protocol int
 	Version  string

@@ -1,6 +1,7 @@
 // Package hostkit starts real hosts (supervisor.Supervisor) for the tests
-// of the packages built on the engine: control, mcpserver and ui's tests
-// import it instead of each keeping a copy of the same set-up. Only tests
+// of the packages built on the engine: the tests of the control socket's
+// packages, mcpserver and ui import it instead of each keeping a copy of
+// the same set-up. Only tests
 // import it. The engine's own tests (package supervisor) cannot, since
 // hostkit imports the engine; they keep newTestSupervisor.
 package hostkit
