@@ -36,19 +36,20 @@ const WaitMargin = 5 * time.Second
 // its errors are *proto.Error carrying the server's message,
 // *NotServingError when nothing listens, *socket.UntrustedError when the
 // rule of trust refuses the socket (SPEC §6), *NoAnswerError when the host
-// accepts but does not answer in time, or an error naming the socket when
-// the connection fails otherwise. Its methods are safe for
-// concurrent use. Each call is bounded by its own deadline (SPEC §6):
-// CallTimeout, wait's timeout plus WaitMargin, and for streams (logs,
-// events) CallTimeout without progress; ctx may end it sooner.
+// accepts but does not answer in time, *ProtocolError when it speaks
+// another protocol than wire.Protocol, or an error naming the socket when
+// the connection fails otherwise. Its methods are safe for concurrent use.
+// Each call is bounded by its own deadline (SPEC §6): CallTimeout, wait's
+// timeout plus WaitMargin, and for streams (logs, events) CallTimeout
+// without progress; ctx may end it sooner.
 type Client struct {
 	socket  string
 	dir     string
 	http    *http.Client
 	fresh   *http.Client // a connection per request: the probe's
 	pid     atomic.Int64 // the host's pid, from the last connection made
-	origin  string       // OriginHeader of its requests
-	session string       // SessionHeader of its requests
+	origin  string       // wire.OriginHeader of its requests
+	session string       // wire.SessionHeader of its requests
 	// host is what the host said of itself last (Info), nil before.
 	host atomic.Pointer[proto.Info]
 	// features caches the host's feature words (Info.Features).
@@ -96,7 +97,7 @@ func (c *Client) WithOrigin(origin string) *Client {
 }
 
 // WithSession returns c naming the multi-agent MCP session it serves in
-// every request (SessionHeader): the host keeps that session's root
+// every request (wire.SessionHeader): the host keeps that session's root
 // mailbox (SPEC §14). Call it before use.
 func (c *Client) WithSession(session string) *Client {
 	c.session = session
@@ -274,8 +275,8 @@ func (c *Client) newRequestOf(ctx context.Context, t wire.Target, rd io.Reader, 
 	return req, nil
 }
 
-// setOrigin names the client's kind in req (OriginHeader) and its
-// session (SessionHeader).
+// setOrigin names the client's kind in req (wire.OriginHeader) and its
+// session (wire.SessionHeader).
 func (c *Client) setOrigin(req *http.Request) {
 	if c.origin != "" {
 		req.Header.Set(wire.OriginHeader, c.origin)

@@ -39,8 +39,8 @@ func (c *Client) Events(ctx context.Context, fn func(proto.Summary) error) error
 // caller replaces what it holds.
 const EventReconnected = "reconnected"
 
-// Event is one server-sent event of GET /v1/events: its name (EventAgent,
-// EventSynced, …; unknown names are to be ignored) and its JSON data; or
+// Event is one server-sent event of GET /v1/events: its name (wire.EventAgent,
+// wire.EventSynced, …; unknown names are to be ignored) and its JSON data; or
 // EventReconnected, which SSE itself gives.
 type Event struct {
 	Name string // the event: line, "message" when the host sent none
@@ -62,7 +62,7 @@ const maxReconnects = 3
 // SSE calls fn with every event of GET /v1/events with query (nil: none;
 // wire.Events names what it takes) until ctx ends, fn
 // returns an error, or the host is gone or does not answer. Heartbeats
-// (comments the host sends every HeartbeatInterval) count as the host's
+// (comments the host sends every wire.HeartbeatInterval) count as the host's
 // voice. The stream's deadline is CallTimeout of this process's running
 // time (a pause of the process does not count, see deadline): what waits
 // in the socket is read before the host is judged.
@@ -71,7 +71,7 @@ const maxReconnects = 3
 // request (Client.Probe): when the same host answers (its pid and run), SSE
 // opens the stream again, calls fn with an EventReconnected event saying
 // why, then with the host's events from the start (every agent, then
-// EventSynced), so the caller replaces its state at EventSynced. It gives
+// wire.EventSynced), so the caller replaces its state at wire.EventSynced. It gives
 // up after maxReconnects tries in a row. It returns ctx's error, fn's
 // error, *StoppedError when the host closed the stream and does not answer
 // (it quit or died) or another host answers now, *NoAnswerError when it
@@ -88,7 +88,7 @@ func (c *Client) SSE(ctx context.Context, query url.Values, fn func(Event) error
 	}
 	path := wire.Events.At("", query)
 	first := c.host.Load() // the host followed: nil when never asked
-	followed := false      // a stream reached its EventSynced
+	followed := false      // a stream reached its wire.EventSynced
 	for fails := 1; ; fails++ {
 		st, err := c.sseOnce(ctx, path, fn)
 		var fe fnError
@@ -154,7 +154,7 @@ type fnError struct{ err error }
 // Error returns fn's error's text; SSE hands the caller fn's error itself.
 func (e fnError) Error() string { return e.err.Error() }
 
-// streamState is what one event stream got to: its EventSynced (synced),
+// streamState is what one event stream got to: its wire.EventSynced (synced),
 // and something after it (live: it lived past its snapshot).
 type streamState struct{ synced, live bool }
 

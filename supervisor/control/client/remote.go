@@ -47,7 +47,7 @@ type Remote struct {
 	agents []proto.AgentInfo
 	at     map[string]int // agent id → index in agents (find)
 	// resync holds the agents a reopened stream named so far, until its
-	// EventSynced; nil when not resyncing.
+	// wire.EventSynced; nil when not resyncing.
 	resync map[string]bool
 	push   pushed // the submission followed on the stream (remote_follow.go)
 }
@@ -168,7 +168,7 @@ func (r *Remote) Detach() { r.cancel() }
 // followHost applies the host's events until the stream ends and, for a host
 // on another machine, until relink gives up. After a reconnection
 // (EventReconnected, or a new link) the host's snapshots replace the
-// table at EventSynced: an agent forgotten meanwhile leaves it, and the
+// table at wire.EventSynced: an agent forgotten meanwhile leaves it, and the
 // dashboard is told so and why.
 func (r *Remote) followHost(synced chan struct{}) {
 	err := r.applyStream(func() { close(synced) })
@@ -185,7 +185,7 @@ func (r *Remote) followHost(synced chan struct{}) {
 			break
 		}
 		r.mu.Lock()
-		r.resync = map[string]bool{} // the new link's snapshots replace the table at EventSynced
+		r.resync = map[string]bool{} // the new link's snapshots replace the table at wire.EventSynced
 		r.mu.Unlock()
 		err = r.applyStream(func() {
 			r.feed.Publish(proto.Change{Link: fmt.Sprintf("reconnected to %s after %s", r.where, time.Since(down).Round(100*time.Millisecond)), LinkUp: true})
@@ -271,7 +271,7 @@ func (r *Remote) startResync(rc Reconnected) {
 		time.Now().Format("15:04:05"), rc.Reason)}})
 }
 
-// endResync drops, at a reopened stream's EventSynced, the agents it did
+// endResync drops, at a reopened stream's wire.EventSynced, the agents it did
 // not name (forgotten while the viewer was away), and tells the dashboard
 // that every agent and its output may have changed.
 func (r *Remote) endResync() {

@@ -10,8 +10,8 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// A viewer's windows pushed by its host (feature word follow-window,
-// server.follow.go): the submission the log pane follows is named to the
+// A viewer's windows pushed by its host (SPEC §9; the server's
+// follow.go): the submission the log pane follows is named to the
 // host once, and each batch in which its output changed brings its last
 // lines before the batch's output counts; Window answers a request for
 // them from what came, when it holds at least what the counts the
@@ -20,7 +20,7 @@ import (
 // pushed is what a Remote follows on its event stream, and the last
 // window the host pushed of it. Remote.mu guards it.
 type pushed struct {
-	stream string             // the stream's name (EventStream); "" before it or without the feature
+	stream string             // the stream's name (wire.EventStream); "" before it
 	target wire.FollowRequest // what the host was asked to follow on stream
 	win    proto.Window       // the last window of target pushed
 	fresh  bool               // win holds every change of target the dashboard was told of
@@ -82,7 +82,7 @@ func (r *Remote) pushedWindow(ctx context.Context, id string, seq int, n int) (p
 	want := wire.FollowRequest{AgentID: id, Submission: seq, N: n}
 	r.mu.Lock()
 	p := r.push
-	if p.stream == "" { // no stream named yet, or a host without follow-window
+	if p.stream == "" { // no stream named yet
 		r.mu.Unlock()
 		return proto.Window{}, false
 	}

@@ -23,7 +23,7 @@ import (
 
 // scriptHost is a host of this process whose event streams follow a
 // script: the n-th GET /v1/events (the last script for later ones) sends
-// the snapshots of streams[n].agents and EventSynced, then an agent event
+// the snapshots of streams[n].agents and wire.EventSynced, then an agent event
 // for each id sent on agents, and heartbeats every 20 ms ("beat"), nothing
 // else ("silent"), or ends ("end") once end is closed. GET /v1/info
 // answers (run "run-1" unless changed), or never once infoSilent is set;

@@ -7,10 +7,9 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// heldCounts holds back, for a stream opened with ?counts= (feature word
-// counts-interval, SPEC §9), the changes that carry only output counts of
-// agents the stream does not follow, and lets them go at most once per
-// interval: a viewer of 1,000 agents each printing a line a second then
+// heldCounts holds back, for a stream opened with ?counts= (SPEC §9), the
+// changes that carry only output counts of agents the stream does not
+// follow, and lets them go at most once per interval: a viewer of 1,000 agents each printing a line a second then
 // wakes for the followed agent's output and for changes of status, and
 // four times a second for the rest, instead of at every frame. They are
 // held in the subscription (proto.Subscription.DrainHolding), so nothing

@@ -13,12 +13,12 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// A viewer following a submission (feature word follow-window, SPEC §9):
+// A viewer following a submission (SPEC §9):
 // its event stream, opened with window=1, is named by its first event
-// (EventStream); PUT /v1/events/{stream}/follow says which submission it
+// (wire.EventStream); PUT /v1/events/{stream}/follow says which submission it
 // follows and how many lines it shows; each batch in which that
 // submission's output changed then starts with its last n display lines
-// (EventWindow). Twenty viewers following a flood ask for no window each
+// (wire.EventWindow). Twenty viewers following a flood ask for no window each
 // per frame: the host reads it once per batch of each stream, where it
 // reads the batch's changes anyway.
 

@@ -119,7 +119,7 @@ func (srv *Server) messageOf(r *http.Request, jsonMessage string) (*supervisor.M
 // caller returns r's context naming who makes the request (SPEC §14): the
 // agent whose running submission holds the calling process, found from
 // the connection's peer credentials as SPEC §6 nesting finds it, and the
-// multi-agent session the request names (SessionHeader).
+// multi-agent session the request names (wire.SessionHeader).
 func (srv *Server) caller(r *http.Request) context.Context {
 	return proto.WithCaller(r.Context(), proto.Caller{
 		AgentID: srv.sup.CallerAgent(peerPID(r.Context())),

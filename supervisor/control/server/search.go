@@ -20,7 +20,7 @@ import (
 // answers JSON Lines (application/x-ndjson) as the host finds them: one
 // proto.SearchHit a line, then the proto.SearchSummary (the line with
 // "hits"). Blank lines keep a long search without hits alive
-// (HeartbeatInterval). An error before the first hit is the operation's
+// (wire.HeartbeatInterval). An error before the first hit is the operation's
 // (400 for a bad query or regular expression); one after aborts the
 // answer, so a client never takes a short success.
 

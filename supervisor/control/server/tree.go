@@ -10,7 +10,7 @@ import (
 
 // The routes of the multi-agent family (SPEC §14, FeatureMultiAgent): what
 // `subdash mcp --tools multi-agent` calls when another subdash hosts. Each
-// acts for the caller the request names: the session of SessionHeader and
+// acts for the caller the request names: the session of wire.SessionHeader and
 // the agent whose submission holds the calling process. Targets resolve as
 // Memo's registry does (no id prefixes).
 
