@@ -56,7 +56,7 @@ func (r Route) At(name string, q url.Values) Target {
 // The routes of the control socket, in the order of SPEC §6's table.
 var (
 	Info = Route{Method: "GET", Path: "/v1/info", Op: "info",
-		Answers: "the host: `{pid, dir, socket, command, max_agents, run_dir, logs, restored, protocol, kind, viewers, features, failure, spend}` (`failure`: the journal could not be written)"}
+		Answers: "the host: `{pid, dir, socket, command, max_agents, run_dir, logs, restored, protocol, kind, viewers, features, failure, warnings, spend}` (`failure`: the journal could not be written; `warnings`: the host's warnings, oldest first)"}
 	Config = Route{Method: "GET", Path: "/v1/config", Op: "config",
 		Answers: "`{config, preset_name, preset_args, preset_format}`: the host's settings, for a viewer (§9)"}
 	List = Route{Method: "GET", Path: "/v1/agents", Op: "list",
