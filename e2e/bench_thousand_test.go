@@ -3,7 +3,11 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +19,6 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
-	"github.com/subdash/subdash/supervisor/control/client"
-	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // The many-agents benchmark of BENCHMARKS.md ("A thousand agents", issue
@@ -135,10 +137,12 @@ func measureProfiled(t *testing.T, pid int, window time.Duration, name string) h
 }
 
 // spawnMany spawns n agents on the host at socket, eight requests at a
-// time, and returns their ids.
+// time, and returns their ids. It speaks to the host as hostCall does, so
+// a host of either protocol takes them.
 func spawnMany(t *testing.T, socket string, n int) []string {
 	t.Helper()
-	c := client.NewClient(socket, "")
+	hc := hostHTTP(socket)
+	defer hc.CloseIdleConnections()
 	ids := make([]string, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -156,7 +160,10 @@ func spawnMany(t *testing.T, socket string, n int) []string {
 				if i >= n || firstErr != nil {
 					return
 				}
-				sp, err := c.Spawn(context.Background(), fmt.Sprintf("task %d", i))
+				var sp struct {
+					AgentID string `json:"agent_id"`
+				}
+				err := hostCall(hc, http.MethodPost, "/v1/agents", map[string]string{"message": fmt.Sprintf("task %d", i)}, &sp)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -171,6 +178,48 @@ func spawnMany(t *testing.T, socket string, n int) []string {
 		t.Fatalf("spawning %d agents: %v", n, firstErr)
 	}
 	return ids
+}
+
+// hostHTTP is an HTTP client of the control socket at socket, which
+// speaks to the host without this tree's client: a benchmark compares a
+// binary of another protocol too (SUBDASH_BENCH_VARIANTS), which that
+// client refuses.
+func hostHTTP(socket string) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		},
+		MaxIdleConnsPerHost: 8,
+	}}
+}
+
+// hostCall makes the request method path with body in JSON and decodes
+// its answer into out: JSON whose names (spawn's message and agent_id,
+// close's all and closed) every protocol of the control socket shares. An
+// answer other than 2xx is the error, with its body.
+func hostCall(hc *http.Client, method, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(method, "http://subdash"+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close() //nolint:errcheck // a response body: its Close cannot lose data
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s %s", method, path, resp.Status, bytes.TrimSpace(data))
+	}
+	return json.Unmarshal(data, out)
 }
 
 // waitWriting waits until n log files under state hold output.
@@ -303,7 +352,12 @@ func benchCloseMany(t *testing.T, v benchVariant, n int, rate float64) {
 	time.Sleep(3 * time.Second)
 	pid := host.cmd.Process.Pid
 	c0, t0 := cpuTicks(pid), time.Now()
-	res, err := client.NewClient(w.socket, "").CloseMany(context.Background(), proto.CloseManyRequest{All: true})
+	var res struct {
+		Closed []json.RawMessage `json:"closed"`
+	}
+	hc := hostHTTP(w.socket)
+	err := hostCall(hc, http.MethodPost, "/v1/close", map[string]bool{"all": true}, &res)
+	hc.CloseIdleConnections()
 	took, cpu := time.Since(t0), float64(cpuTicks(pid)-c0)/100
 	left := agentProcs(ids)
 	t.Logf("serve, %d agents × %g lines/s: ctl close --all -> %d closed after %v, the host's CPU %.2f s (grace 1s), %d processes left",
