@@ -3,11 +3,6 @@ package client_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +10,6 @@ import (
 	"github.com/subdash/subdash/internal/testkit/controlkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control/client"
-	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
@@ -55,49 +49,6 @@ func TestViewerHostConfigIsTheHosts(t *testing.T) {
 	}
 }
 
-// oldHost serves, on a socket of its own, GET /v1/info, /v1/config,
-// /v1/events and /v1/agents as a host of protocol n does (1: as the last
-// without wire.ProtocolHeader, answering an unknown agent's close with
-// its error body).
-func oldHost(t *testing.T, n int) string {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "old.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, `{"pid": 4242, "dir": "/src", "socket": %q, "command": "memo", "max_agents": 4, "protocol": %d, "kind": "serve", "viewers": 0}`, sock, n) //nolint:errcheck // a failed answer fails the client under test
-	})
-	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"config": {"Command": "memo", "MaxAgents": 4, "Dir": "/src", "Environ": null, "Runner": null}}`) //nolint:errcheck // as above
-	})
-	mux.HandleFunc("GET /v1/agents", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"agents": []}`) //nolint:errcheck // as above
-	})
-	mux.HandleFunc("POST /v1/agents/{id}/close", func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error": "agent not found: %s", "code": "not_found"}`, r.PathValue("id")) //nolint:errcheck // as above
-	})
-	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "event: synced\ndata: {}\n\n") //nolint:errcheck // as above
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	})
-	h := http.Handler(mux)
-	if n != 1 {
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set(wire.ProtocolHeader, strconv.Itoa(n))
-			mux.ServeHTTP(w, r)
-		})
-	}
-	hs := &http.Server{Handler: h}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return sock
-}
-
 // TestAnotherProtocolSaysWhichSideToUpgrade: a client (ctl's, the MCP
 // server's) and a viewer that meet a host of another control protocol
 // refuse it, saying which side to upgrade: a host of protocol 1 (no
@@ -110,7 +61,7 @@ func TestAnotherProtocolSaysWhichSideToUpgrade(t *testing.T) {
 		host int
 		want string
 	}{{1, older}, {3, newer}} {
-		sock := oldHost(t, c.host)
+		sock, _ := controlkit.ProtocolHost(t, c.host)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		cl := client.NewClient(sock, "")
 		_, listErr := cl.List(ctx)
