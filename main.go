@@ -30,7 +30,9 @@ import (
 	"os"
 
 	"charm.land/fang/v2"
+	"github.com/spf13/cobra"
 
+	"github.com/subdash/subdash/supervisor/control/ctl"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -46,6 +48,12 @@ func main() {
 // carries only the mistakes cobra finds in the command line: usage errors.
 func run(args []string) int {
 	root, c := newRoot()
+	return execute(root, c, args)
+}
+
+// execute runs args on root, the tree newRoot returned with c, and
+// returns the exit status, as run says.
+func execute(root *cobra.Command, c *cli, args []string) int {
 	root.SetArgs(longFlags(root, args))
 	err := fang.Execute(context.Background(), root,
 		fang.WithVersion(wire.Version()),
@@ -74,8 +82,15 @@ type usageError struct{ error }
 func (e usageError) Unwrap() error { return e.error }
 
 // printError is fang's error handler: a mistake cobra found in the command
-// line, said as subdash says every error (say).
-func printError(w io.Writer, _ fang.Styles, err error) { say(w, err) }
+// line, said as subdash says every error (say), or as ctl says its own
+// (ctl.UsageError.Say).
+func printError(w io.Writer, _ fang.Styles, err error) {
+	if u := (*ctl.UsageError)(nil); errors.As(err, &u) {
+		u.Say(w)
+		return
+	}
+	say(w, err)
+}
 
 // failed prints err on stderr and returns its exit status: exitUsage for a
 // usageError, 0 for -h, exitFailure for anything else.

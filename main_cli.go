@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/subdash/subdash/supervisor"
-	"github.com/subdash/subdash/supervisor/control/ctl"
 	"github.com/subdash/subdash/supervisor/control/server"
 	"github.com/subdash/subdash/supervisor/control/wire"
 	"github.com/subdash/subdash/supervisor/mcpserver"
@@ -222,30 +221,6 @@ func attachCmd(c *cli) *cobra.Command {
 	return cmd
 }
 
-// ctlCmd is `subdash ctl`: its arguments go to ctl.Run untouched,
-// which parses them and prints its own help (ctl.Usage).
-func ctlCmd(c *cli) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:                "ctl <op> [args]",
-		Short:              "Drive a running dashboard or serve: spawn, send, list, wait, logs, … (subdash ctl help)",
-		GroupID:            groupClients,
-		DisableFlagParsing: true,
-		RunE: func(_ *cobra.Command, args []string) error {
-			c.code = ctl.Run(args, os.Stdin, os.Stdout, os.Stderr)
-			return nil
-		},
-	}
-	cmd.SetHelpFunc(func(cmd *cobra.Command, _ []string) { fmt.Fprint(cmd.OutOrStdout(), ctl.Usage) })
-	ctlOps(cmd)
-	return cmd
-}
-
-// ctlOps adds `subdash ctl`'s operations to cmd as commands of their own.
-// None yet: ctl.Run parses its operations itself; ctl.Ops holds each
-// one's name, arguments, flags, usage and call as plain data to make
-// the commands from.
-func ctlOps(*cobra.Command) {}
-
 func agentCmd(c *cli) *cobra.Command {
 	return &cobra.Command{
 		Use:                "agent [--pace D]",
@@ -341,7 +316,8 @@ func attachFlagError(cmd *cobra.Command, err error) error {
 }
 
 // completions registers the values the shells complete for the flags
-// that take one of a few words, on every command that has them.
+// that take one of a few words, on every command that has them (ctl's
+// operations register their own, from ctl's table).
 func completions(root *cobra.Command) {
 	words := map[string][]string{
 		"preset": supervisor.Presets,
@@ -351,14 +327,16 @@ func completions(root *cobra.Command) {
 	}
 	var visit func(*cobra.Command)
 	visit = func(cmd *cobra.Command) {
-		for name, ws := range words {
-			if cmd.Flags().Lookup(name) != nil {
-				_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(ws, cobra.ShellCompDirectiveNoFileComp))
+		for _, fs := range []*pflag.FlagSet{cmd.Flags(), cmd.PersistentFlags()} {
+			for name, ws := range words {
+				if fs.Lookup(name) != nil {
+					_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(ws, cobra.ShellCompDirectiveNoFileComp))
+				}
 			}
-		}
-		for _, name := range []string{"dir", "state-dir"} {
-			if cmd.Flags().Lookup(name) != nil {
-				_ = cmd.MarkFlagDirname(name)
+			for _, name := range []string{"dir", "state-dir"} {
+				if fs.Lookup(name) != nil {
+					_ = cobra.MarkFlagDirname(fs, name)
+				}
 			}
 		}
 		for _, sub := range cmd.Commands() {

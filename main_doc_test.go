@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/subdash/subdash/supervisor/control/ctl"
 	"github.com/subdash/subdash/supervisor/control/server"
 )
 
@@ -63,11 +62,7 @@ func writeCommand(b *strings.Builder, c *cobra.Command) {
 	if c.Example != "" {
 		fmt.Fprintf(b, "\nExamples:\n\n```sh\n%s\n```\n", strings.TrimSpace(c.Example))
 	}
-	switch c.Name() {
-	case "ctl":
-		fmt.Fprintf(b, "\n`subdash ctl help` says:\n\n```text\n%s```\n", ctl.Usage)
-		return
-	case "bridge":
+	if c.Name() == "bridge" {
 		fmt.Fprintf(b, "\n```text\n%s```\n", server.BridgeUsage)
 		return
 	}
@@ -75,13 +70,15 @@ func writeCommand(b *strings.Builder, c *cobra.Command) {
 		return
 	}
 	var rows []string
-	c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 		if f.Hidden {
 			return
 		}
 		name := "`--" + f.Name
 		if v, ok := valueNames[f.Value.Type()]; ok {
 			name += " " + v
+		} else if t := f.Value.Type(); t != "bool" {
+			name += " " + t // its own word for it (wordValue)
 		}
 		name += "`"
 		def := f.DefValue

@@ -73,41 +73,70 @@ func (sizeFlag) Type() string { return "size" }
 // scripts call subdash with them. A word is rewritten when it names a long
 // flag of any command of root (or help, version); never a flag's value,
 // nothing after "--", nor the arguments of a command that parses its own
-// (ctl, agent, bridge), and single-letter shorthands stay as they are.
+// (agent, bridge), and single-letter shorthands stay as they are.
+//
+// Flags met before a command's name go after it (`subdash ctl --interrupt
+// send ID MSG` as `subdash ctl send --interrupt ID MSG`): ctl took an
+// operation's flags anywhere, and cobra, which finds the command before
+// it knows its flags, would take the name for the value of a switch it
+// does not know. The command parses them as it would have.
 func longFlags(root *cobra.Command, args []string) []string {
 	flags := map[string]*pflag.Flag{}
-	own := map[string]bool{}
 	var visit func(*cobra.Command)
 	visit = func(c *cobra.Command) {
-		if c.DisableFlagParsing {
-			own[c.Name()] = true
-		}
 		c.Flags().VisitAll(func(f *pflag.Flag) { flags[f.Name] = f })
+		c.PersistentFlags().VisitAll(func(f *pflag.Flag) { flags[f.Name] = f })
 		for _, sub := range c.Commands() {
 			visit(sub)
 		}
 	}
 	visit(root)
 	out := make([]string, 0, len(args))
+	var held []string // flags met before the next word
+	cmd, positional := root, false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" || own[a] {
-			return append(out, args[i:]...)
+		if a == "--" {
+			return append(append(out, held...), args[i:]...)
 		}
-		if !strings.HasPrefix(a, "-") || len(a) < 3 {
-			out = append(out, a)
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			sub := subcommand(cmd, a)
+			if positional || sub == nil {
+				out = append(append(out, held...), a)
+				held, positional = nil, true
+				continue
+			}
+			out = append(append(out, a), held...)
+			held, cmd = nil, sub
+			if sub.DisableFlagParsing {
+				return append(out, args[i+1:]...)
+			}
 			continue
 		}
-		name, _, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
-		f, known := flags[name]
-		if !strings.HasPrefix(a, "--") && (known || name == "help" || name == "version") {
-			a = "-" + a
+		if len(a) >= 3 {
+			name, _, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+			f, known := flags[name]
+			if !strings.HasPrefix(a, "--") && (known || name == "help" || name == "version") {
+				a = "-" + a
+			}
+			if known && !hasValue && f.NoOptDefVal == "" && i+1 < len(args) {
+				i++ // its value, whatever it looks like ("-1", "-help")
+				held = append(held, a, args[i])
+				continue
+			}
 		}
-		out = append(out, a)
-		if known && !hasValue && f.NoOptDefVal == "" && i+1 < len(args) {
-			i++ // its value, whatever it looks like ("-1", "-help")
-			out = append(out, args[i])
+		held = append(held, a)
+	}
+	return append(out, held...)
+}
+
+// subcommand returns c's command called name (or by an alias), nil when
+// it has none.
+func subcommand(c *cobra.Command, name string) *cobra.Command {
+	for _, sub := range c.Commands() {
+		if sub.Name() == name || sub.HasAlias(name) {
+			return sub
 		}
 	}
-	return out
+	return nil
 }

@@ -13,9 +13,10 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// Op is one operation of `subdash ctl`, as plain data: what the help
-// lists (Usage) and a command line is checked against, and the call it
-// makes on the host.
+// Op is one operation of `subdash ctl`, as plain data: the command
+// `subdash ctl <Name>` is made from it (its help, flags and completions),
+// its command line is checked against it, and it makes its call on the
+// host.
 type Op struct {
 	// Name is the word on the command line: "send".
 	Name string
@@ -28,21 +29,30 @@ type Op struct {
 	// MinArgs and MaxArgs bound the positional arguments (MaxArgs -1:
 	// no bound).
 	MinArgs, MaxArgs int
-	// Flags are the flags it takes.
+	// Flags are the flags it takes, in the order of its help.
 	Flags []Flag
-	// Usage says what it does, in the lines the help shows under "ops:".
+	// Usage says what it does in one line, without a final period: the
+	// line `subdash ctl --help` lists it by.
 	Usage string
+	// More is what its own help (`subdash ctl <Name> --help`) says after
+	// Usage; "" when Usage says it all.
+	More string
 	// Call checks an invocation beyond its counts (an error is a usage
 	// error: nothing is sent) and returns the call to make.
 	Call func(in Input) (Call, error)
 }
 
-// Flag is a flag of an operation or of ctl itself: its name and the name
-// of its value ("" for a switch, which takes no value or true/false).
-// Usage is a global flag's line in the help (an operation's flags are in
-// its Usage).
+// Flag is a flag of an operation or of ctl itself.
 type Flag struct {
-	Name, Value, Usage string
+	// Name is its long name, without dashes: "task-name".
+	Name string
+	// Value names its value in help ("NAME"); "" for a switch, which
+	// takes no value or true/false.
+	Value string
+	// Usage says what it does, in one line.
+	Usage string
+	// Words are the values a shell completes for it; nil when any.
+	Words []string
 }
 
 // Input is an operation's command line: its positional arguments, the
@@ -62,22 +72,32 @@ type Call func(ctx context.Context, c *client.Client) (any, error)
 // Streamed is the result of a call that wrote its output itself (logs).
 type Streamed struct{}
 
-// Ops are the operations of `subdash ctl`, in the order of its help.
+// What the help of an operation says of its ID and MSG arguments.
+const (
+	IDHelp  = "ID is an agent id, an agent path (/root/review/tests), a path relative to the calling agent's or to /root (review/tests), or a unique id prefix of at least 4 characters."
+	MsgHelp = "A MSG of - is read from stdin, streamed to the host as it is read. A message is UTF-8 text (invalid bytes become U+FFFD) of at most 64 MiB (put a longer task in a file); put -- before a message that starts with -."
+)
+
+// submissionFlag is --submission of logs and diff.
+var submissionFlag = Flag{Name: "submission", Value: "SEQ", Usage: "the SEQ-th submission (1, 2, …) instead of the latest"}
+
+// Ops are the operations of `subdash ctl`, in the order of its usage
+// errors' list (its help lists them by name).
 var Ops = []Op{
 	{Name: "spawn", Tool: "spawn_agent", Args: "MSG [--task-name NAME]", MinArgs: 1, MaxArgs: 1,
-		Flags: []Flag{{Name: "task-name", Value: "NAME"}},
-		Usage: `start a new agent working on MSG, named NAME in
-the tree (letters, digits, _ and -)      (spawn_agent)`,
-		Call: spawnCall},
+		Flags: []Flag{{Name: "task-name", Value: "NAME", Usage: "name the agent NAME in the tree (letters, digits, _ and -): its path is /root/NAME, or NAME under the calling agent's"}},
+		Usage: "start a new agent working on MSG",
+		More:  "It prints the new agent: its id, path, status and submission.",
+		Call:  spawnCall},
 	{Name: "send", Tool: "send_input", Args: "ID MSG [--interrupt | --queue | --steer]", MinArgs: 2, MaxArgs: 2,
-		Flags: []Flag{{Name: "interrupt"}, {Name: "queue"}, {Name: "steer"}},
-		Usage: `start a new submission of agent ID; with
---interrupt a running one is cancelled first (send_input);
-with --queue MSG starts when the running one ends;
-with --steer MSG is written into the running one
-(claude, codex, the built-in agent) and the receipt
-follows in list's steered_messages`,
-		Call: sendCall},
+		Flags: []Flag{
+			{Name: "interrupt", Usage: "cancel the running submission first"},
+			{Name: "queue", Usage: "start MSG when the running submission ends (cancel-queue drops it)"},
+			{Name: "steer", Usage: "write MSG into the running submission (claude, codex, the built-in agent); the receipt follows in list's steered_messages"},
+		},
+		Usage: "start a new submission of agent ID with MSG",
+		More:  "While agent ID runs, a send fails (the agent is busy) unless a flag says what to do with the running submission: --interrupt, --queue or --steer, one at most.",
+		Call:  sendCall},
 	{Name: "cancel-queue", Args: "ID", MinArgs: 1, MaxArgs: 1,
 		Usage: "drop the message queued for agent ID",
 		Call:  onAgent((*client.Client).CancelQueue)},
@@ -88,73 +108,75 @@ follows in list's steered_messages`,
 		Usage: "terminate the running submission of agent ID",
 		Call:  onAgent((*client.Client).Interrupt)},
 	{Name: "close", Tool: "close_agent", Args: "ID | --all | --status S", MinArgs: 0, MaxArgs: 1,
-		Flags: []Flag{{Name: "all"}, {Name: "status", Value: "S"}},
-		Usage: `close agent ID and its descendants, terminating
-their submissions                         (close_agent);
---all: every agent not closed yet, --status S: every
-agent of status S (running, completed, errored), with
-their descendants; every process group is
-terminated at once, in one grace period`,
-		Call: closeCall},
+		Flags: []Flag{
+			{Name: "all", Usage: "close every agent not closed yet"},
+			{Name: "status", Value: "S", Usage: "close every agent of status S (running, completed, errored)",
+				Words: []string{string(proto.StatusRunning), string(proto.StatusCompleted), string(proto.StatusErrored)}},
+		},
+		Usage: "close agent ID and its descendants, terminating their submissions",
+		More:  "Give an agent ID, --all or --status S. Many agents close in one call: every process group is terminated at once, in one grace period, and the answer lists the agents closed.",
+		Call:  closeCall},
 	{Name: "resume", Tool: "resume_agent", Args: "ID", MinArgs: 1, MaxArgs: 1,
-		Usage: `reopen closed agent ID, and the descendants its
-close closed                              (resume_agent)`,
-		Call: onAgent((*client.Client).Resume)},
+		Usage: "reopen closed agent ID, and the descendants its close closed",
+		Call:  onAgent((*client.Client).Resume)},
 	{Name: "forget", Args: "ID", MinArgs: 1, MaxArgs: 1,
-		Usage: `remove finished or closed agent ID and its
-descendants for good, also after a restart; their
-logs stay on disk`,
-		Call: onAgent((*client.Client).Forget)},
+		Usage: "remove finished or closed agent ID and its descendants for good",
+		More:  "They stay forgotten after a restart; their logs stay on disk.",
+		Call:  onAgent((*client.Client).Forget)},
 	{Name: "wait", Args: "ID... [--timeout-ms N]", MinArgs: 1, MaxArgs: -1,
-		Flags: []Flag{{Name: "timeout-ms", Value: "N"}},
-		Usage: `wait until one of the agents is final; N defaults
-to 30000 and is clamped to 10000..300000  (wait)`,
-		Call: waitCall},
+		Flags: []Flag{{Name: "timeout-ms", Value: "N", Usage: "give up after N milliseconds, clamped to 10000..300000 (default 30000); the answer says timed_out"}},
+		Usage: "wait until one of the agents is final",
+		More:  "It prints the status and details of the agents that are final; an unknown id is not_found.",
+		Call:  waitCall},
 	{Name: "list", Tool: "list_agents", Args: "[--tree]", MinArgs: 0, MaxArgs: 0,
-		Flags: []Flag{{Name: "tree"}},
-		Usage: `every agent's summary, oldest first      (list_agents);
---tree: the agent tree as indented text, for people`,
-		Call: listCall},
+		Flags: []Flag{{Name: "tree", Usage: "the agent tree as indented text, for people"}},
+		Usage: "every agent's summary, oldest first",
+		Call:  listCall},
 	{Name: "info", MinArgs: 0, MaxArgs: 0,
-		Usage: `the host: pid, directory, agent command, where the
-logs are and how much space they take`,
+		Usage: "the host: pid, directory, agent command, where the logs are and how much space they take",
 		Call: func(Input) (Call, error) {
 			return func(ctx context.Context, c *client.Client) (any, error) { return c.Info(ctx) }, nil
 		}},
 	{Name: "approve", Args: "ID [--request RID] [--always]", MinArgs: 1, MaxArgs: 1,
-		Flags: []Flag{{Name: "request", Value: "RID"}, {Name: "always"}},
-		Usage: `allow a pending tool permission request of agent ID
-(--approvals; without --request: the oldest one);
---always allows its tool for the rest of the session`,
+		Flags: []Flag{
+			{Name: "request", Value: "RID", Usage: "the request to allow (default: the oldest pending one)"},
+			{Name: "always", Usage: "allow its tool for the rest of the session"},
+		},
+		Usage: "allow a pending tool permission request of agent ID",
+		More:  "Requests are relayed by a host started with --approvals (the claude and codex presets).",
 		Call: func(in Input) (Call, error) {
 			id, rid, always := in.Args[0], in.Flags["request"], in.Flags["always"] == "true"
 			return func(ctx context.Context, c *client.Client) (any, error) { return c.Approve(ctx, id, rid, always) }, nil
 		}},
 	{Name: "deny", Args: "ID [--request RID] [--message M]", MinArgs: 1, MaxArgs: 1,
-		Flags: []Flag{{Name: "request", Value: "RID"}, {Name: "message", Value: "M"}},
-		Usage: "deny it; M is the reason the agent reads",
+		Flags: []Flag{
+			{Name: "request", Value: "RID", Usage: "the request to deny (default: the oldest pending one)"},
+			{Name: "message", Value: "M", Usage: "the reason the agent reads"},
+		},
+		Usage: "deny a pending tool permission request of agent ID",
+		More:  "Requests are relayed by a host started with --approvals (the claude and codex presets).",
 		Call: func(in Input) (Call, error) {
 			id, rid, msg := in.Args[0], in.Flags["request"], in.Flags["message"]
 			return func(ctx context.Context, c *client.Client) (any, error) { return c.Deny(ctx, id, rid, msg) }, nil
 		}},
 	{Name: "logs", Args: "ID [--submission SEQ] [--raw]", MinArgs: 1, MaxArgs: 1,
-		Flags: []Flag{{Name: "submission", Value: "SEQ"}, {Name: "raw"}},
-		Usage: `output of the latest (or SEQ-th) submission, as
-plain text, or with --raw the log file's bytes`,
-		Call: logsCall},
+		Flags: []Flag{submissionFlag, {Name: "raw", Usage: "the log file's bytes; where output is missing in them is said on stderr"}},
+		Usage: "the output of agent ID's latest submission, as plain text",
+		Call:  logsCall},
 	{Name: "diff", Args: "ID [--submission SEQ]", MinArgs: 1, MaxArgs: 1,
-		Flags: []Flag{{Name: "submission", Value: "SEQ"}},
-		Usage: `what the latest (or SEQ-th) submission changed in
-its git work tree, as a unified diff (coloured on
-a terminal); list shows the counts (changes)`,
-		Call: diffCall},
+		Flags: []Flag{submissionFlag},
+		Usage: "what agent ID's latest submission changed in its git work tree, as a unified diff",
+		More:  "Coloured on a terminal; list shows the counts (changes).",
+		Call:  diffCall},
 	{Name: "search", Args: "QUERY [--agent ID] [--regex] [--limit N]", MinArgs: 1, MaxArgs: 1,
-		Flags: []Flag{{Name: "agent", Value: "ID"}, {Name: "regex"}, {Name: "limit", Value: "N"}},
-		Usage: `every agent's output (agent ID and its
-descendants with --agent), smart case; JSON Lines:
-one hit a line (agent_id, agent_path, seq, line,
-text), then {"hits", "truncated"}; N defaults to 1000`,
-		Call: searchCall},
+		Flags: []Flag{
+			{Name: "agent", Value: "ID", Usage: "search agent ID and its descendants only"},
+			{Name: "regex", Usage: "take QUERY as a regular expression (Go's RE2 syntax); a bad one is a usage error"},
+			{Name: "limit", Value: "N", Usage: "stop after N hits (default 1000); the last line says truncated"},
+		},
+		Usage: "search every agent's output for QUERY, smart case, as JSON Lines",
+		More:  `One hit a line ({"agent_id", "agent_path", "seq", "line", "text"}), then {"hits", "truncated"}.`,
+		Call:  searchCall},
 }
 
 // onAgent is the call of an operation on the agent its one argument

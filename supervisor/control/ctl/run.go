@@ -1,9 +1,10 @@
 // Package ctl is `subdash ctl` (SPEC §6): a client of the control socket
 // on the command line. Its operations are a table of plain data (Ops:
-// each one's name, arguments, flags, usage and call), from which the help
-// (Usage) and the checks of a command line come. It imports no engine
-// package: the client (package client), the contract (proto, wire) and
-// the rule of trust (socket, and sshlink for --host).
+// each one's name, arguments, flags, usage and call), from which package
+// main makes the commands `subdash ctl <op>` (their help, flags and
+// completions); Run checks and runs one. It imports no engine package:
+// the client (package client), the contract (proto, wire) and the rule of
+// trust (socket, and sshlink for --host).
 package ctl
 
 import (
@@ -15,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/subdash/subdash/supervisor/control/client"
@@ -25,73 +25,49 @@ import (
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
-// Exit statuses of Run.
+// Exit statuses of `subdash ctl`.
 const (
 	ExitOK    = 0 // the operation succeeded
 	ExitError = 1 // the operation failed: "<tool> failed: <message>" on stderr
-	ExitUsage = 2 // the command line was not understood
+	ExitUsage = 2 // the command line was not understood: a *UsageError
 )
 
-// Globals are the flags of ctl itself, which name the host; they may come
-// anywhere on the command line.
+// Globals are the flags of ctl itself, which name the host (Target); they
+// may come anywhere on the command line.
 var Globals = []Flag{
-	{Name: "dir", Value: "DIR", Usage: "use the socket of working directory DIR (default: current directory)"},
+	{Name: "dir", Value: "DIR", Usage: "use the socket of the host serving working directory DIR (default: the current directory)"},
 	{Name: "socket", Value: "PATH", Usage: "use this control socket (env SUBDASH_SOCKET)"},
-	{Name: "host", Value: "ssh://[user@]host[:port]/abs/dir[?socket=/path][&subdash=/path]", Usage: `drive the host serving that folder there, over your own ssh
-(SUBDASH_SSH_COMMAND replaces ssh, as GIT_SSH_COMMAND does;
-SUBDASH_REMOTE_COMMAND names the subdash there); ssh runs with
-BatchMode=yes: load a key with a passphrase into ssh-agent`},
+	{Name: "host", Value: "TARGET", Usage: "drive the host serving a folder on another machine, over your own ssh: TARGET is ssh://[user@]host[:port]/abs/dir[?socket=/path][&subdash=/path]; SUBDASH_SSH_COMMAND replaces ssh (as GIT_SSH_COMMAND does), SUBDASH_REMOTE_COMMAND names the subdash there; ssh runs with BatchMode=yes, so load a key with a passphrase into ssh-agent"},
 }
 
-// Usage is the help text of `subdash ctl`: Ops and Globals in words.
-var Usage = usage()
-
-func usage() string {
-	var b strings.Builder
-	b.WriteString(`usage: subdash ctl [--dir DIR | --socket PATH | --host ssh://…] <op> [args]
-
-Drives the subdash (dashboard or subdash serve) that serves a directory,
-here or on another machine over ssh.
-Prints the JSON result of the operation on stdout; logs prints plain text.
-
-ops:
-`)
-	for _, op := range Ops {
-		entry(&b, 28, strings.TrimSpace(op.Name+" "+op.Args), op.Usage)
-	}
-	b.WriteString(`
-A MSG of - is read from stdin (streamed to the host as it is read). A message is UTF-8 text (invalid bytes become
-U+FFFD) of at most 64 MiB (put a longer task in a file). ID is an agent id, an
-agent path (/root/review/tests), a path relative to the calling agent's or to
-/root (review/tests), or a unique id prefix of at least 4 characters. Flags may come before or after the arguments; -- ends them (use
-it before a message that starts with -).
-
-`)
-	for _, f := range Globals {
-		entry(&b, 15, "--"+f.Name+" "+f.Value, f.Usage)
-	}
-	b.WriteString(`
-Exit status: 0 success; 1 the operation failed, with "<tool> failed: <message>"
-on stderr; 2 usage error.
-`)
-	return b.String()
+// Target is the host a command line names: its --dir, --socket and
+// --host ("" when not given).
+type Target struct {
+	Dir, Socket, Host string
 }
 
-// entry writes one entry of the help: its synopsis in a column of width,
-// then the lines of its usage beside it, or under it when the synopsis
-// is wider.
-func entry(b *strings.Builder, width int, synopsis, usage string) {
-	indent := strings.Repeat(" ", width+3)
-	lines := strings.Split(usage, "\n")
-	if len(synopsis) > width {
-		fmt.Fprintf(b, "  %s\n", synopsis)
-	} else {
-		fmt.Fprintf(b, "  %-*s %s\n", width, synopsis, lines[0])
-		lines = lines[1:]
-	}
-	for _, l := range lines {
-		b.WriteString(indent + l + "\n")
-	}
+// UsageError is a command line ctl cannot use (exit status ExitUsage):
+// nothing was sent to the host.
+type UsageError struct{ Err error }
+
+// Usagef returns a *UsageError that says what is wrong, as fmt.Errorf.
+func Usagef(format string, a ...any) *UsageError {
+	return &UsageError{fmt.Errorf(format, a...)}
+}
+
+// Error returns what is wrong.
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error it wraps.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Say writes e as ctl says a usage error: "subdash ctl: <what is wrong>"
+// and the usage line, each one safe line (termtext.OneLine), since what
+// is wrong may carry what the user typed. A failed write is dropped: the
+// exit status still says what happened, and there is no other place to
+// say it.
+func (e *UsageError) Say(w io.Writer) {
+	fmt.Fprintf(w, "subdash ctl: %s\n%s\n", termtext.OneLine(e.Error(), 0), usageLine()) //nolint:errcheck // see above
 }
 
 // usageLine is what a usage error ends with.
@@ -103,8 +79,8 @@ func usageLine() string {
 	return "usage: subdash ctl [--dir DIR | --socket PATH | --host ssh://host/dir] <op> [args]; ops: " + strings.Join(names, ", ") + " (subdash ctl help)"
 }
 
-// opNamed returns the operation called name.
-func opNamed(name string) (Op, bool) {
+// Named returns the operation called name.
+func Named(name string) (Op, bool) {
 	i := slices.IndexFunc(Ops, func(op Op) bool { return op.Name == name })
 	if i < 0 {
 		return Op{}, false
@@ -112,167 +88,64 @@ func opNamed(name string) (Op, bool) {
 	return Ops[i], true
 }
 
-// flagNamed returns the flag called name of ctl or of any operation.
-func flagNamed(name string) (Flag, bool) {
-	if i := slices.IndexFunc(Globals, func(f Flag) bool { return f.Name == name }); i >= 0 {
-		return Globals[i], true
-	}
-	for _, op := range Ops {
-		if i := slices.IndexFunc(op.Flags, func(f Flag) bool { return f.Name == name }); i >= 0 {
-			return op.Flags[i], true
-		}
-	}
-	return Flag{}, false
+// Run runs op on the host t names with the command line in, and returns
+// its exit status: ExitOK once the answer is written on in.Stdout (the
+// call's JSON, indented, or what it wrote itself), ExitError when the
+// operation failed, said on in.Stderr as "<tool> failed: <message>"
+// (<tool> being the MCP tool name where there is one). A command line
+// it cannot use (a missing argument, a bad flag value, --host with
+// --dir) is a *UsageError, returned with ExitUsage before anything is
+// sent or written.
+func Run(ctx context.Context, op Op, t Target, in Input) (int, error) {
+	return run(ctx, op, t, in, os.Getenv)
 }
 
-// line is a parsed `subdash ctl` command line.
-type line struct {
-	dir, socket string
-	host        string            // an ssh:// target
-	flags       map[string]string // the operation's flags given
-	pos         []string          // the operation and its arguments
-	help        bool
-}
-
-// parse parses args, accepting flags before, between and after the
-// positional arguments ("-" alone is an argument: a message read from
-// stdin).
-func parse(args []string) (line, error) {
-	l := line{flags: map[string]string{}}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			l.pos = append(l.pos, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			l.pos = append(l.pos, a)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		f, ok := flagNamed(name)
-		if name == "help" || name == "h" {
-			f, ok = Flag{Name: name}, true
-		}
-		switch {
-		case !ok:
-			return l, fmt.Errorf("unknown flag %s", a)
-		case f.Value != "":
-			if !hasVal {
-				if i+1 >= len(args) {
-					return l, fmt.Errorf("flag --%s needs a value", name)
-				}
-				i++
-				val = args[i]
-			}
-		default:
-			if hasVal {
-				b, err := strconv.ParseBool(val)
-				if err != nil {
-					return l, fmt.Errorf("flag --%s takes no value or true/false, not %q", name, val)
-				}
-				if !b {
-					continue
-				}
-			}
-			val = "true"
-		}
-		switch name {
-		case "help", "h":
-			l.help = true
-		case "dir":
-			l.dir = val
-		case "socket":
-			l.socket = val
-		case "host":
-			l.host = val
-		default:
-			l.flags[name] = val
-		}
-	}
-	return l, nil
-}
-
-// Run runs `subdash ctl` with args (the words after "ctl") and returns
-// its exit status: ExitOK, ExitError when the operation failed (stderr
-// "<tool> failed: <message>", <tool> being the MCP tool name where there
-// is one), ExitUsage for an unknown op, a missing argument or a bad flag.
-func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return run(context.Background(), args, stdin, stdout, stderr, os.Getenv)
-}
-
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	// A failed write to stderr is dropped: the exit status still says
-	// what happened, and there is no other place to say it. What it says
-	// may carry what the user typed (an id, a flag) or a host sent: it
-	// goes out as one safe line (termtext.OneLine), so an escape sequence
-	// or a bell in it cannot act on the terminal.
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "subdash ctl: %s\n%s\n", termtext.OneLine(fmt.Sprintf(format, a...), 0), usageLine()) //nolint:errcheck // see above
-		return ExitUsage
-	}
+func run(ctx context.Context, op Op, t Target, in Input, getenv func(string) string) (int, error) {
+	// What a failure says may carry what the user typed (an id) or a
+	// host sent: it goes out as one safe line (termtext.OneLine), so an
+	// escape sequence or a bell in it cannot act on the terminal; a
+	// failed write of it is dropped, as UsageError.Say's.
 	failed := func(tool string, err error) int {
-		fmt.Fprintf(stderr, "%s failed: %s\n", tool, termtext.OneLine(err.Error(), 0)) //nolint:errcheck // as usageErr's
+		fmt.Fprintf(in.Stderr, "%s failed: %s\n", tool, termtext.OneLine(err.Error(), 0)) //nolint:errcheck // see above
 		return ExitError
 	}
-	// The answer is what the caller asked for: a failed write of it to
-	// stdout (a closed pipe, a full disk) is an error.
-	answer := func(text string) int {
-		if _, err := io.WriteString(stdout, text); err != nil {
-			fmt.Fprintf(stderr, "subdash ctl: cannot write the answer: %s\n", termtext.OneLine(err.Error(), 0)) //nolint:errcheck // as usageErr's
-			return ExitError
-		}
-		return ExitOK
+	if in.Flags == nil {
+		in.Flags = map[string]string{}
 	}
-	l, err := parse(args)
+	if problem := op.checkCount(in.Args); problem != "" {
+		return ExitUsage, Usagef("%s: %s; usage: subdash ctl %s %s", op.Name, problem, op.Name, op.Args)
+	}
+	call, err := op.Call(in)
 	if err != nil {
-		return usageErr("%v", err)
-	}
-	if l.help || (len(l.pos) > 0 && l.pos[0] == "help") {
-		return answer(Usage)
-	}
-	if len(l.pos) == 0 {
-		return usageErr("missing operation")
-	}
-	name, pos := l.pos[0], l.pos[1:]
-	op, ok := opNamed(name)
-	if !ok {
-		return usageErr("unknown operation %q", name)
-	}
-	for f := range l.flags {
-		if !slices.ContainsFunc(op.Flags, func(g Flag) bool { return g.Name == f }) {
-			return usageErr("%s does not take --%s; usage: subdash ctl %s %s", name, f, name, op.Args)
-		}
-	}
-	if problem := op.checkCount(pos); problem != "" {
-		return usageErr("%s: %s; usage: subdash ctl %s %s", name, problem, name, op.Args)
-	}
-	call, err := op.Call(Input{Args: pos, Flags: l.flags, Stdin: stdin, Stdout: stdout, Stderr: stderr})
-	if err != nil {
-		return usageErr("%s: %v", name, err)
+		return ExitUsage, Usagef("%s: %w", op.Name, err)
 	}
 	tool := op.Tool
 	if tool == "" {
 		tool = op.Name
 	}
-	c, done, err := clientOf(ctx, l, getenv)
+	c, done, err := clientOf(ctx, t, getenv)
 	if err != nil {
-		var usage usageProblem
-		if errors.As(err, &usage) {
-			return usageErr("%v", err)
+		if u := (*UsageError)(nil); errors.As(err, &u) {
+			return ExitUsage, u
 		}
-		return failed(tool, err)
+		return failed(tool, err), nil
 	}
 	defer done()
 	out, err := call(ctx, c.WithOrigin("ctl"))
 	if err != nil {
-		return failed(tool, err)
+		return failed(tool, err), nil
 	}
 	if _, ok := out.(Streamed); ok {
-		return ExitOK
+		return ExitOK, nil
 	}
+	// The answer is what the caller asked for: a failed write of it to
+	// stdout (a closed pipe, a full disk) is an error.
 	b, _ := json.MarshalIndent(out, "", "  ")
-	return answer(string(b) + "\n")
+	if _, err := in.Stdout.Write(append(b, '\n')); err != nil {
+		fmt.Fprintf(in.Stderr, "subdash ctl: cannot write the answer: %s\n", termtext.OneLine(err.Error(), 0)) //nolint:errcheck // as failed's
+		return ExitError, nil
+	}
+	return ExitOK, nil
 }
 
 // checkCount says what is wrong with the count of positional arguments
@@ -289,27 +162,24 @@ func (op Op) checkCount(pos []string) string {
 	return ""
 }
 
-// usageProblem is a command line ctl cannot use (exit ExitUsage).
-type usageProblem struct{ error }
-
-// clientOf returns the client of the host the command line names, and
-// what to call when done: a local socket (socketOf), or with --host an
-// ssh link made without prompts (BatchMode) and closed by done. Errors:
-// usageProblem, or the link's (*sshlink.Error, naming the target).
-func clientOf(ctx context.Context, l line, getenv func(string) string) (*client.Client, func(), error) {
-	if l.host == "" {
-		sock, dir, err := socketOf(l, getenv)
+// clientOf returns the client of the host t names, and what to call when
+// done: a local socket (socketOf), or with --host an ssh link made
+// without prompts (BatchMode) and closed by done. Errors: *UsageError,
+// or the link's (*sshlink.Error, naming the target).
+func clientOf(ctx context.Context, target Target, getenv func(string) string) (*client.Client, func(), error) {
+	if target.Host == "" {
+		sock, dir, err := socketOf(target, getenv)
 		if err != nil {
-			return nil, nil, usageProblem{err}
+			return nil, nil, &UsageError{err}
 		}
 		return client.NewClient(sock, dir), func() {}, nil
 	}
-	if l.dir != "" || l.socket != "" {
-		return nil, nil, usageProblem{errors.New("give --dir, --socket or --host, not more than one: the target names the folder there (ssh://host/abs/dir) and its socket (?socket=)")}
+	if target.Dir != "" || target.Socket != "" {
+		return nil, nil, Usagef("give --dir, --socket or --host, not more than one: the target names the folder there (ssh://host/abs/dir) and its socket (?socket=)")
 	}
-	t, err := sshlink.ParseTarget(l.host)
+	t, err := sshlink.ParseTarget(target.Host)
 	if err != nil {
-		return nil, nil, usageProblem{err}
+		return nil, nil, &UsageError{err}
 	}
 	c, err := sshlink.Connect(ctx, t, sshlink.Options{Batch: true, Getenv: getenv, Protocol: wire.Protocol, Version: wire.Version()})
 	if err != nil {
@@ -321,13 +191,13 @@ func clientOf(ctx context.Context, l line, getenv func(string) string) (*client.
 // socketOf picks the socket by SPEC §6's rule (socket.Resolve) for --dir
 // or the current directory; dir is "" when the socket was named and no
 // --dir given, so that messages name the socket, not the current folder.
-func socketOf(l line, getenv func(string) string) (sock, dir string, err error) {
+func socketOf(t Target, getenv func(string) string) (sock, dir string, err error) {
 	// filepath.Abs("") is the current directory.
-	if dir, err = filepath.Abs(strings.TrimSpace(l.dir)); err != nil {
+	if dir, err = filepath.Abs(strings.TrimSpace(t.Dir)); err != nil {
 		return "", "", fmt.Errorf("working directory: %v", err)
 	}
-	sock, named := socket.Resolve(l.socket, dir, getenv, os.Getuid())
-	if named && strings.TrimSpace(l.dir) == "" {
+	sock, named := socket.Resolve(t.Socket, dir, getenv, os.Getuid())
+	if named && strings.TrimSpace(t.Dir) == "" {
 		dir = ""
 	}
 	return sock, dir, nil

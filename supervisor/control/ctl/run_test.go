@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,70 +17,92 @@ import (
 	"github.com/subdash/subdash/supervisor/socket"
 )
 
-func TestParseCtlFlagsAnywhere(t *testing.T) {
-	for _, tc := range []struct {
-		args  []string
-		pos   []string
-		flags map[string]string
-		dir   string
-	}{
-		{[]string{"send", "ID", "MSG", "--interrupt"}, []string{"send", "ID", "MSG"}, map[string]string{"interrupt": "true"}, ""},
-		{[]string{"--interrupt", "send", "ID", "MSG"}, []string{"send", "ID", "MSG"}, map[string]string{"interrupt": "true"}, ""},
-		{[]string{"send", "--interrupt=false", "ID", "MSG"}, []string{"send", "ID", "MSG"}, map[string]string{}, ""},
-		{[]string{"wait", "a", "--timeout-ms", "5", "b", "-dir=/d"}, []string{"wait", "a", "b"}, map[string]string{"timeout-ms": "5"}, "/d"},
-		{[]string{"spawn", "-"}, []string{"spawn", "-"}, map[string]string{}, ""},
-		{[]string{"spawn", "--", "--not-a-flag"}, []string{"spawn", "--not-a-flag"}, map[string]string{}, ""},
-		{[]string{"logs", "--submission=2", "ID", "--dir", "x"}, []string{"logs", "ID"}, map[string]string{"submission": "2"}, "x"},
-	} {
-		l, err := parse(tc.args)
-		if err != nil || !reflect.DeepEqual(l.pos, tc.pos) || !reflect.DeepEqual(l.flags, tc.flags) || l.dir != tc.dir {
-			t.Errorf("parse(%q) = %+v, %v; want pos %q flags %v dir %q", tc.args, l, err, tc.pos, tc.flags, tc.dir)
-		}
-	}
-}
-
-// runCtl runs ctl with a fake environment and returns exit status, stdout
-// and stderr.
+// runCtl runs the operation args[0] with the rest of args as its command
+// line, with a fake environment, and returns the exit status, stdout and
+// stderr (a usage error said as ctl says it). The command line is read
+// by the table, as package main's commands made from it read it: a flag
+// "--name value" or "--name=value" anywhere, a switch given as "true",
+// "--" before arguments only.
 func runCtl(t *testing.T, env map[string]string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
+	op, ok := Named(args[0])
+	if !ok {
+		t.Fatalf("no operation %q", args[0])
+	}
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, func(k string) string { return env[k] })
+	in := Input{Flags: map[string]string{}, Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}
+	var target Target
+	globals := map[string]*string{"dir": &target.Dir, "socket": &target.Socket, "host": &target.Host}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			in.Args = append(in.Args, args[i+1:]...)
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !strings.HasPrefix(a, "--") {
+			in.Args = append(in.Args, a)
+			continue
+		}
+		flags := slices.Concat(op.Flags, Globals)
+		j := slices.IndexFunc(flags, func(f Flag) bool { return f.Name == name })
+		switch {
+		case j < 0:
+			t.Fatalf("%s takes no flag %s", op.Name, a)
+		case flags[j].Value == "":
+			val = "true"
+		case !hasVal:
+			i++
+			val = args[i]
+		}
+		if p, ok := globals[name]; ok {
+			*p = val
+			continue
+		}
+		in.Flags[name] = val
+	}
+	code, err := run(context.Background(), op, target, in, func(k string) string { return env[k] })
+	if u := (*UsageError)(nil); errors.As(err, &u) {
+		u.Say(&errb)
+	} else if err != nil {
+		t.Fatalf("ctl %q: %v, not a usage error", args, err)
+	}
 	return code, out.String(), errb.String()
 }
 
+// TestCtlUsageErrors: a command line the operation cannot use is a usage
+// error (exit 2) that says what is wrong and what the operation takes,
+// with ctl's usage line, before anything is sent. The mistakes cobra
+// finds (an unknown operation or flag) are package main's tests'.
 func TestCtlUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{nil, "missing operation"},
-		{[]string{"frob"}, `unknown operation "frob"`},
 		{[]string{"spawn"}, "spawn: missing argument; usage: subdash ctl spawn MSG"},
 		{[]string{"spawn", "a", "b"}, `unexpected argument "b"`},
 		{[]string{"send", "ID"}, "send: missing argument; usage: subdash ctl send ID MSG [--interrupt | --queue | --steer]"},
+		{[]string{"send", "ID", "x", "--interrupt", "--queue"}, "send: --interrupt and --queue exclude each other"},
+		{[]string{"send", "ID", "x", "--steer", "--queue"}, "send: --steer excludes --interrupt and --queue"},
 		{[]string{"close"}, "close: missing argument"},
 		{[]string{"list", "x"}, `unexpected argument "x"`},
-		{[]string{"list", "--interrupt"}, "list does not take --interrupt"},
 		{[]string{"wait", "x", "--timeout-ms", "soon"}, `--timeout-ms needs a whole number, not "soon"`},
 		{[]string{"wait"}, "wait: missing argument; usage: subdash ctl wait ID... [--timeout-ms N]"},
 		{[]string{"wait", "x", "--timeout-ms", "-5"}, "wait: --timeout-ms must be greater than zero, not -5 (it is clamped to 10000..300000)"},
 		{[]string{"logs", "x", "--submission", "0"}, "--submission needs a sequence number"},
-		{[]string{"list", "--frob"}, "unknown flag --frob"},
-		{[]string{"list", "--socket"}, "flag --socket needs a value"},
+		{[]string{"search", "x", "--limit", "0"}, "search: --limit must be at least 1, not 0"},
 		{[]string{"spawn", "x", "--task-name", strings.Repeat("a", 257)}, "task_name is 257 bytes, longer than the limit of 256; use a shorter name"},
-		{[]string{"list", "--fr\x1b]0;pwned\aob"}, "unknown flag --frob"},
+		{[]string{"spawn", "x", "--task-name", "a\x1b]0;pwned\ab"}, "spawn: task_name"},
+		{[]string{"list", "--dir", "d", "--host", "ssh://h/d"}, "give --dir, --socket or --host, not more than one"},
+		{[]string{"list", "--host", "nope"}, "not an ssh:// target"},
 	} {
 		code, out, errOut := runCtl(t, nil, "", tc.args...)
 		if strings.ContainsAny(errOut, "\x1b\a") {
 			t.Errorf("ctl %q: stderr %q holds an escape or a bell", tc.args, errOut)
 		}
-		if code != ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "usage: subdash ctl") {
+		if code != ExitUsage || out != "" || !strings.HasPrefix(errOut, "subdash ctl: ") || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "\nusage: subdash ctl") {
 			t.Errorf("ctl %q: exit %d, stdout %q, stderr %q; want exit 2 and %q with a usage line", tc.args, code, out, errOut, tc.want)
 		}
-	}
-	code, out, _ := runCtl(t, nil, "", "help")
-	if code != ExitOK || out != Usage {
-		t.Errorf("ctl help: exit %d, stdout %q", code, out)
 	}
 }
 
@@ -153,7 +176,7 @@ func TestCtlPicksTheSocket(t *testing.T) {
 		socket string // the socket ctl must have used
 	}{
 		{"--socket wins over the environment", map[string]string{"SUBDASH_SOCKET": none}, []string{"list", "--socket", srv.Path()}, srv.Path()},
-		{"SUBDASH_SOCKET wins over --dir", map[string]string{"SUBDASH_SOCKET": srv.Path()}, []string{"--dir", dir, "list"}, srv.Path()},
+		{"SUBDASH_SOCKET wins over --dir", map[string]string{"SUBDASH_SOCKET": srv.Path()}, []string{"list", "--dir", dir}, srv.Path()},
 		{"--dir picks the default socket", map[string]string{"XDG_RUNTIME_DIR": runtime}, []string{"list", "--dir", dir}, def},
 	} {
 		code, out, errOut := runCtl(t, tc.env, "", tc.args...)
@@ -170,20 +193,19 @@ func TestCtlPicksTheSocket(t *testing.T) {
 	}
 }
 
-// TestOpsTable: every operation can be listed and called, and a flag has
-// one meaning: a value, or none, whichever operation takes it (parse
-// reads a flag before it knows the operation).
+// TestOpsTable: every operation can be listed and called, its synopsis
+// names each of its flags, each flag says what it does, and a flag has
+// one meaning: a value, or none, whichever operation takes it (`subdash`
+// reads a single-dash long flag by its name before it knows the
+// operation).
 func TestOpsTable(t *testing.T) {
 	takes := map[string]bool{}
 	for _, f := range Globals {
 		takes[f.Name] = f.Value != ""
 	}
 	for _, op := range Ops {
-		if op.Name == "" || op.Usage == "" || op.Call == nil || op.MaxArgs >= 0 && op.MaxArgs < op.MinArgs {
+		if op.Name == "" || op.Usage == "" || strings.Contains(op.Usage, "\n") || op.Call == nil || op.MaxArgs >= 0 && op.MaxArgs < op.MinArgs {
 			t.Errorf("op %q: %+v", op.Name, op)
-		}
-		if !strings.Contains(Usage, "\n  "+strings.TrimSpace(op.Name+" "+op.Args)) {
-			t.Errorf("the help does not list %s %s", op.Name, op.Args)
 		}
 		for _, f := range op.Flags {
 			if v, ok := takes[f.Name]; ok && v != (f.Value != "") {
@@ -192,6 +214,9 @@ func TestOpsTable(t *testing.T) {
 			takes[f.Name] = f.Value != ""
 			if !strings.Contains(op.Args, "--"+f.Name) {
 				t.Errorf("%s: --%s is not in its synopsis %q", op.Name, f.Name, op.Args)
+			}
+			if f.Usage == "" || strings.Contains(f.Usage, "\n") {
+				t.Errorf("%s: --%s says what it does in no line or in more than one: %q", op.Name, f.Name, f.Usage)
 			}
 		}
 	}
