@@ -29,7 +29,7 @@ func ctlCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ctl [command]",
 		Short: "Drive a running dashboard or serve: spawn, send, list, wait, logs, …",
-		Long: `subdash ctl drives the host (the dashboard or subdash serve) serving a folder: this one, --dir's or --socket's, or with --host one on another machine over ssh. Each operation prints its answer on stdout: indented JSON, or text for logs, diff and list --tree, JSON Lines for search. Flags may come before or after the arguments.
+		Long: `subdash ctl drives the host (the dashboard or subdash serve) serving a folder: this one, --dir's or --socket's, or with --host one on another machine over ssh. Each operation prints its answer on stdout: indented JSON, or text for logs, diff and list --tree, JSON Lines for search. Flags may come before or after the arguments. ` + ctl.HostHelp + `
 
 ` + ctl.IDHelp + ` ` + ctl.MsgHelp + `
 

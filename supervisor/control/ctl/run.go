@@ -33,12 +33,15 @@ const (
 )
 
 // Globals are the flags of ctl itself, which name the host (Target); they
-// may come anywhere on the command line.
+// may come anywhere on the command line. HostHelp says more of --host.
 var Globals = []Flag{
 	{Name: "dir", Value: "DIR", Usage: "use the socket of the host serving working directory DIR (default: the current directory)"},
 	{Name: "socket", Value: "PATH", Usage: "use this control socket (env SUBDASH_SOCKET)"},
-	{Name: "host", Value: "TARGET", Usage: "drive the host serving a folder on another machine, over your own ssh: TARGET is ssh://[user@]host[:port]/abs/dir[?socket=/path][&subdash=/path]; SUBDASH_SSH_COMMAND replaces ssh (as GIT_SSH_COMMAND does), SUBDASH_REMOTE_COMMAND names the subdash there; ssh runs with BatchMode=yes, so load a key with a passphrase into ssh-agent"},
+	{Name: "host", Value: "TARGET", Usage: "drive the host serving a folder on another machine, over your own ssh: ssh://[user@]host[:port]/abs/dir[?socket=/path][&subdash=/path]"},
 }
+
+// HostHelp is what ctl's help says of --host besides its line.
+const HostHelp = "With --host, SUBDASH_SSH_COMMAND replaces ssh (as GIT_SSH_COMMAND does) and SUBDASH_REMOTE_COMMAND names the subdash there; ssh runs with BatchMode=yes, so load a key with a passphrase into ssh-agent."
 
 // Target is the host a command line names: its --dir, --socket and
 // --host ("" when not given).
