@@ -143,11 +143,7 @@ func opHelp(op ctl.Op) string {
 	if len(args) > 0 {
 		parts = append(parts, strings.Join(args, " "))
 	}
-	tool := op.Tool
-	if tool == "" {
-		tool = op.Name
-	}
-	parts = append(parts, fmt.Sprintf(`A failure is said on stderr as "%s failed: <message>" (exit status 1).`, tool))
+	parts = append(parts, fmt.Sprintf(`A failure is said on stderr as "%s failed: <message>" (exit status 1).`, op.ToolName()))
 	return strings.Join(parts, "\n\n")
 }
 

@@ -179,6 +179,14 @@ var Ops = []Op{
 		Call:  searchCall},
 }
 
+// ToolName is what a failure of op is named by: Tool, else Name.
+func (op Op) ToolName() string {
+	if op.Tool == "" {
+		return op.Name
+	}
+	return op.Tool
+}
+
 // onAgent is the call of an operation on the agent its one argument
 // names.
 func onAgent(op func(*client.Client, context.Context, string) (proto.StatusResult, error)) func(Input) (Call, error) {

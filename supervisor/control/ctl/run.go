@@ -122,10 +122,7 @@ func run(ctx context.Context, op Op, t Target, in Input, getenv func(string) str
 	if err != nil {
 		return ExitUsage, Usagef("%s: %w", op.Name, err)
 	}
-	tool := op.Tool
-	if tool == "" {
-		tool = op.Name
-	}
+	tool := op.ToolName()
 	c, done, err := clientOf(ctx, t, getenv)
 	if err != nil {
 		if u := (*UsageError)(nil); errors.As(err, &u) {
