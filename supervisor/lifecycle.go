@@ -326,6 +326,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	}
 	a.lastOutput = &lastOutput
 	a.lastError = sub.lastError
+	endNowLocked(a)
 	a.updatedAt = sub.endedAt
 	if a.running == sub {
 		a.running = nil
@@ -406,6 +407,16 @@ func (s *Supervisor) tookFinalLocked(a *agent) {
 	a.lastFinal = &d
 }
 
+// The last_errors that say only how a submission's process ended, in
+// subdash's words (failure): the row's "now" says the output's last line
+// before them (endText).
+const (
+	signalFailure   = "submission killed by signal "
+	exitFailure     = "submission failed with exit code "
+	noResultFailure = "ended without a result"
+	cliNoMessage    = "the agent CLI reported an error without a message"
+)
+
 // failure returns last_error for a submission that ended, or "" when it
 // completed (SPEC §4 and, for structured output, §8: the final event decides,
 // not the exit status alone).
@@ -416,16 +427,16 @@ func failure(startErr, reason string, code *int, sig string, oc *outcome) string
 	case reason != "":
 		return reason
 	case sig != "":
-		return "submission killed by signal " + sig
+		return signalFailure + sig
 	case oc != nil && oc.final && !oc.success:
 		if oc.err == "" {
-			return "the agent CLI reported an error without a message"
+			return cliNoMessage
 		}
 		return oc.err
 	case code != nil && *code != 0:
-		return fmt.Sprintf("submission failed with exit code %d", *code)
+		return exitFailure + strconv.Itoa(*code)
 	case oc != nil && !oc.final:
-		return "ended without a result"
+		return noResultFailure
 	}
 	return ""
 }

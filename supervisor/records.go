@@ -136,6 +136,7 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 		}
 	}
 	packRestored(a)
+	endNowLocked(a)
 	return a
 }
 

@@ -124,6 +124,7 @@ type agent struct {
 	lastMessage string
 	lastOutput  *string
 	lastError   *string
+	endNow      string // how its latest submission ended, in one line (endText)
 	subs        []*submission
 	running     *submission        // the submission whose process group may be alive
 	replacing   bool               // a send with interrupt is between two submissions
@@ -445,6 +446,7 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		OutputRate:       rateLocked(a),
 	}
 	sum.Usage, sum.RunCostUSD = usageLocked(a)
+	sum.Now = s.nowLocked(a, sum.PendingApprovals)
 	if len(sum.QueuedMessages) > 0 {
 		sum.QueuedMessage = sum.QueuedMessages[0]
 	}

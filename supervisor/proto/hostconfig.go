@@ -131,6 +131,10 @@ const (
 	// (snapshots, forgets, warnings, the followed agent's output) still
 	// goes at the stream's frame. A viewer asks for ViewerCountsInterval.
 	FeatureCountsInterval = "counts-interval"
+	// FeatureNow: Summary carries now, what the agent is doing now or how
+	// it ended in one line, and output events carry it too (SPEC §7, the
+	// table's NOW column).
+	FeatureNow = "now"
 )
 
 // Protocol2Features returns the feature words every host of control
@@ -142,6 +146,6 @@ func Protocol2Features() []string {
 }
 
 // HostFeatures returns the feature words a host of this build lists in
-// GET /v1/info (Info.Features): what it takes beyond protocol 2, none
-// yet. The caller owns the slice.
-func HostFeatures() []string { return []string{} }
+// GET /v1/info (Info.Features): what it takes beyond protocol 2. The
+// caller owns the slice.
+func HostFeatures() []string { return []string{FeatureNow} }

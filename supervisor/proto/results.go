@@ -110,6 +110,17 @@ type Summary struct {
 	// the last RateBuckets buckets (SPEC §7 the activity column,
 	// FeatureOutputRate); omitted when it read none in that time.
 	OutputRate *OutputRate `json:"output_rate,omitempty"`
+	// Now says in one clean line (at most 200 characters) what the agent
+	// is doing now, or how its latest submission ended (SPEC §7, the
+	// table's NOW column, FeatureNow): while it runs, its agent CLI's
+	// current tool and argument ("→ Bash npm test") or latest words,
+	// else its newest output line; what an approval it waits for asks;
+	// that a follow-up waits for a free slot; once ended, why it errored
+	// (the CLI's own error, else the last line of stderr, else of stdout,
+	// and how the process ended: "oops · exit 3") or the first line of
+	// its answer (a preset) or last line of its output. Omitted when
+	// there is nothing to say (no output yet).
+	Now string `json:"now,omitempty"`
 }
 
 // SpawnResult is the result of Spawn (SPEC §3 spawn): the new agent's summary

@@ -121,3 +121,34 @@ func ShortID(id string) string {
 	}
 	return id
 }
+
+// FirstLine returns the first line of s with text in it as OneLine makes
+// it, at most n runes (n < 1: no limit); "" when no line has text.
+func FirstLine(s string, n int) string {
+	for s != "" {
+		line, rest, _ := strings.Cut(s, "\n")
+		if l := OneLine(line, n); l != "" {
+			return l
+		}
+		s = rest
+	}
+	return ""
+}
+
+// LastLine returns the last line of s with text in it as OneLine makes
+// it, at most n runes (n < 1: no limit); "" when no line has text. It
+// reads s from its end: the cost is that of the lines after the one it
+// returns, not of s.
+func LastLine(s string, n int) string {
+	for s != "" {
+		i := strings.LastIndexByte(s, '\n')
+		if l := OneLine(s[i+1:], n); l != "" {
+			return l
+		}
+		if i < 0 {
+			return ""
+		}
+		s = s[:i]
+	}
+	return ""
+}

@@ -99,3 +99,20 @@ func TestShortID(t *testing.T) {
 		t.Errorf("ShortID of a short id = %q", got)
 	}
 }
+
+func TestFirstAndLastLine(t *testing.T) {
+	for _, c := range []struct{ in, first, last string }{
+		{"one\ntwo\n\n  \n", "one", "two"},
+		{"only", "only", "only"},
+		{"\n\x1b[31mred\x1b[m\n\t\n", "red", "red"},
+		{"", "", ""},
+		{"a\n" + strings.Repeat("x", 300), "a", strings.Repeat("x", 19) + "…"},
+	} {
+		if got := FirstLine(c.in, 20); got != c.first {
+			t.Errorf("FirstLine(%q) = %q, want %q", c.in, got, c.first)
+		}
+		if got := LastLine(c.in, 20); got != c.last {
+			t.Errorf("LastLine(%q) = %q, want %q", c.in, got, c.last)
+		}
+	}
+}

@@ -136,6 +136,7 @@ func (p *Parser) memoClassify(out []Entry, text string) []Entry {
 	case strings.HasPrefix(text, "[tool] "):
 		m.tool, m.hasTool = strings.TrimPrefix(text, "[tool] "), true
 		p.activity = runningActivity(termtext.OneLine(m.tool, MaxSummaryRunes), "")
+		p.idless = &toolCall{name: termtext.OneLine(m.tool, MaxSummaryRunes)}
 	case strings.HasPrefix(text, "[input] ") && m.hasTool:
 		out = append(out, p.toolCall("", m.tool, toolSummary([]byte(strings.TrimPrefix(text, "[input] ")))))
 		m.hasTool = false

@@ -211,6 +211,9 @@ type Parser struct {
 	// their ids in start order (the last one names the activity).
 	calls   map[string]toolCall
 	running []string
+	// idless is the call running without an id (memo's tool lines), nil
+	// when none: the activity names it until the model speaks again.
+	idless *toolCall
 	// retries counts retry events since the last other event.
 	retries int
 	// memo is the state of FormatMemo's text parse.
@@ -273,7 +276,7 @@ func (p *Parser) End() []Entry {
 	out = p.inner.release(out, p.callMade, true)
 	out = p.flush(out)
 	p.activity = ""
-	p.running = nil
+	p.running, p.idless = nil, nil
 	p.inner.endInner()
 	return out
 }
@@ -335,6 +338,7 @@ func (p *Parser) boundary() {
 // start of a turn.
 func (p *Parser) thinking() {
 	p.retries = 0
+	p.idless = nil
 	if len(p.running) == 0 {
 		p.activity = "thinking"
 	}
@@ -348,6 +352,8 @@ func (p *Parser) toolCall(id, name, summary string) Entry {
 	if id != "" {
 		p.calls[id] = toolCall{name: name, summary: summary}
 		p.running = append(p.running, id)
+	} else {
+		p.idless = &toolCall{name: name, summary: summary}
 	}
 	p.activity = runningActivity(name, summary)
 	return Entry{Kind: KindToolCall, Tool: name, ID: plain(id), Summary: summary}
@@ -391,6 +397,7 @@ func (p *Parser) errorEntry(msg string) Entry {
 func (p *Parser) retry(msg string, attempt, most int) Entry {
 	msg = plain(msg)
 	p.retries++
+	p.idless = nil
 	if attempt <= 0 {
 		attempt = p.retries
 	}
@@ -439,7 +446,7 @@ func (p *Parser) final(e Entry, success bool, answer, errMsg string) Entry {
 	}
 	o.InputTokens, o.OutputTokens = e.InputTokens, e.OutputTokens
 	o.CostUSD, o.DurationMS = e.CostUSD, e.DurationMS
-	p.activity, p.running, p.retries = "", nil, 0
+	p.activity, p.running, p.retries, p.idless = "", nil, 0, nil
 	e.Kind, e.IsError = KindResult, !success
 	return e
 }

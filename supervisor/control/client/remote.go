@@ -425,7 +425,7 @@ func (r *Remote) applyCounts(o wire.OutputEvent) {
 		subs[o.Seq-1].Output = o.Output
 		a.Submissions = subs
 		if o.Seq == len(subs) {
-			a.OutputRate = o.Rate
+			a.OutputRate, a.Now = o.Rate, o.Now
 		}
 	}
 }

@@ -182,7 +182,7 @@ func writeChanges(w io.Writer, changes []proto.Change, batch bool) (sent bool, e
 			write(wire.EventWarning, wire.WarningEvent{Text: text})
 		}
 		if seq, counts, ok := c.LatestOutput(); c.Output && ok {
-			o := wire.OutputEvent{AgentID: c.AgentID, Seq: seq, Output: counts, Rate: c.Info.OutputRate}
+			o := wire.OutputEvent{AgentID: c.AgentID, Seq: seq, Output: counts, Rate: c.Info.OutputRate, Now: c.Info.Now}
 			if batch {
 				outputs = append(outputs, o)
 			} else {

@@ -54,6 +54,10 @@ type OutputEvent struct {
 	// viewer's activity column moves with the output as the host's does;
 	// omitted when none.
 	Rate *proto.OutputRate `json:"output_rate,omitempty"`
+	// Now is the agent's Summary.Now then, so a viewer's NOW column moves
+	// with the output as the host's does (SPEC §7, FeatureNow); omitted
+	// when "".
+	Now string `json:"now,omitempty"`
 }
 
 // OutputsEvent is the data of EventOutputs.

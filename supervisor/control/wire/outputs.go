@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -88,6 +89,34 @@ func (d *outputsDecoder) raw() ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// str reads a string as json.Unmarshal does: its bytes when it holds no
+// escape and is valid UTF-8, else the string json.Unmarshal makes of it
+// (escapes, invalid bytes replaced).
+func (d *outputsDecoder) str() (string, bool) {
+	if !d.is('"') {
+		return "", false
+	}
+	start, plain := d.i, true
+	for j := d.i; j < len(d.b); j++ {
+		switch c := d.b[j]; {
+		case c == '\\':
+			plain = false
+			j++ // the escaped byte, a quote too
+		case c < 0x20:
+			return "", false
+		case c == '"':
+			d.i = j + 1
+			if s := d.b[start:j]; plain && utf8.Valid(s) {
+				return string(s), true
+			}
+			var s string
+			err := json.Unmarshal(d.b[start-1:j+1], &s)
+			return s, err == nil
+		}
+	}
+	return "", false
 }
 
 // int reads an integer without fraction or exponent.
@@ -197,6 +226,10 @@ func (d *outputsDecoder) output(o *OutputEvent) bool {
 			return ok && int64(o.Seq) == n
 		case "output":
 			return d.counts(&o.Output)
+		case "now":
+			s, ok := d.str()
+			o.Now = s
+			return ok
 		case "output_rate":
 			if d.lit("null") {
 				o.Rate = nil

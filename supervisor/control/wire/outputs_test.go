@@ -20,6 +20,12 @@ func manyOutputs(n int, rng *rand.Rand) OutputsEvent {
 		o := OutputEvent{AgentID: fmt.Sprintf("a%08x-%d", rng.Uint32(), i), Seq: rng.Intn(5),
 			Output: proto.OutputCounts{FirstLine: rng.Int63n(1e6), Lines: rng.Int63n(1e9), Evicted: rng.Intn(7) == 0,
 				FirstEntry: rng.Int63n(3), Entries: rng.Int63n(50) - 2}}
+		switch rng.Intn(4) {
+		case 0:
+			o.Now = "→ Bash go test ./... 2>&1 | tee <out> \"quoted\" é"
+		case 1:
+			o.Now = fmt.Sprintf("step %d of the refactor", rng.Intn(100))
+		}
 		if rng.Intn(2) == 0 {
 			o.Rate = &proto.OutputRate{BucketSeconds: 15, Newest: newest}
 			for k := range o.Rate.Bytes {
@@ -65,7 +71,10 @@ func TestDecodeOutputsAsJSON(t *testing.T) {
 		` { "outputs" : [ { "agent_id" : "a1" , "seq" : 2 , "output" : { "lines" : 5 } , "output_rate" : ` + rate + ` } ] } `,
 		`{"outputs":[{"agent_id":"a1","output_rate":null}]}`,
 		`{"outputs":[{"agent_id":"a1","seq":1,"output":{"lines":3},"output_rate":{"newest":null}}]}`,
-		`{"outputs":[{"agent_id":"a\u00e91","seq":1}]}`, `{"outputs":[{"agent_id":"aé1"}]}`,
+		`{"outputs":[{"agent_id":"a\u00e91","seq":1}]}`,
+		`{"outputs":[{"agent_id":"a1","now":"→ é"}]}`, `{"outputs":[{"agent_id":"a1","now":"a\u0026b \\ \"c\" \n"}]}`,
+		`{"outputs":[{"agent_id":"a1","now":"bad ` + "\xff" + ` byte"}]}`, `{"outputs":[{"agent_id":"a1","now":"unterminated}]}`,
+		`{"outputs":[{"agent_id":"a1","now":null}]}`, `{"outputs":[{"agent_id":"a1","now":3}]}`, `{"outputs":[{"agent_id":"aé1"}]}`,
 		`{"outputs":[{"agent_id":"a1","seq":1,"host_added":{"x":[1,2]}}]}`,
 		`{"outputs":[{"agent_id":"a1","output":{"lines":3,"tokens":9}}]}`,
 		`{"outputs":[{"agent_id":"a1"}],"more":true}`,

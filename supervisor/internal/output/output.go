@@ -362,6 +362,30 @@ func (o *Output) Window(from int64, n int) (first, total int64, lines []proto.Li
 	return o.sb.first, o.sb.total(), lines, false
 }
 
+// lastLineLook is how many of the newest display lines LastLine looks
+// at for one with text.
+const lastLineLook = 16
+
+// LastLine returns the newest display line with text in it (a partial one
+// too), as one clean line of at most n runes (termtext.OneLine: escape
+// sequences and control characters removed, the log pane's cleaning),
+// looking at the newest lastLineLook lines only; "" when none of them
+// has text or the lines were released from memory. The string is the
+// caller's. Cost: those lines' length, whatever the scrollback holds.
+func (o *Output) LastLine(n int) string {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if o.evicted {
+		return ""
+	}
+	for abs := o.sb.total() - 1; abs >= max(o.sb.first, o.sb.total()-lastLineLook); abs-- {
+		if s := termtext.OneLine(o.sb.ring[o.sb.slot(abs)].Text, n); s != "" {
+			return strings.Clone(s) // the line's text is in a reused block
+		}
+	}
+	return ""
+}
+
 // ownText gives lines text of their own: a copy in one allocation.
 func ownText(lines []proto.Line) {
 	size := 0

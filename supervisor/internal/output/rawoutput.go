@@ -78,6 +78,21 @@ func (o *Output) StderrOutput() string { return o.tails(false) }
 // submission's final answer), cut as LastOutput cuts.
 func LastOutputOf(text string) string { return composeLastOutput(text, "", false, false) }
 
+// SplitLastOutput returns the stdout and the stderr parts of a
+// last_output that LastOutput, StderrOutput or LastOutputOf made (SPEC
+// §4: the stdout tail, then a blank line, "stderr:" and the stderr tail),
+// each with its truncatedMarker if it was cut. A stdout part that itself
+// holds a blank line and "stderr:" is split at the last one.
+func SplitLastOutput(s string) (stdout, stderr string) {
+	if rest, ok := strings.CutPrefix(s, "stderr:\n"); ok {
+		return "", rest
+	}
+	if i := strings.LastIndex(s, "\n\nstderr:\n"); i >= 0 {
+		return s[:i], s[i+len("\n\nstderr:\n"):]
+	}
+	return s, ""
+}
+
 func (o *Output) tails(withStdout bool) string {
 	o.feedMu.Lock()
 	var out string
