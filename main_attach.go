@@ -31,7 +31,7 @@ import (
 // viewerFlags are the flags that mean something to a viewer; every other
 // flag given to a dashboard that attaches is a host setting, checked
 // against the host's (hostSettings).
-var viewerFlags = map[string]bool{"dir": true, "socket": true, "read-only": true, "spawn": true, "notify": true}
+var viewerFlags = map[string]bool{"dir": true, "socket": true, "read-only": true, "spawn": true, "notify": true, "mouse": true}
 
 // hostSettings maps a host-only flag to the resolved setting it chose, so
 // that a viewer given the flag compares its value with the host's (SPEC
@@ -143,7 +143,7 @@ func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
 	if err != nil {
 		return failed(err)
 	}
-	lk := lookOf(a.File)
+	lk := lookOf(a.File, af.mouse)
 	notify, err := ui.ResolveNotify(af.notify, os.Getenv)
 	if err != nil {
 		return failed(usageError{a.Blame(err)})
@@ -265,6 +265,7 @@ func runViewer(r *client.Remote, spawns []string, notify ui.Notify, lk look) int
 		Notify:        notify,
 		Keys:          &lk.keys,
 		Styles:        &lk.styles,
+		NoMouse:       !lk.mouse,
 	})
 	r.Detach()
 	if herr := r.Err(); herr != nil {

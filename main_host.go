@@ -38,7 +38,7 @@ func dashboard(cmd *cobra.Command, hf *hostFlags, df *dashFlags) int {
 	if err != nil {
 		return failed(usageError{a.Blame(err)})
 	}
-	lk := lookOf(a.File)
+	lk := lookOf(a.File, df.mouse)
 	// Where a host serves the directory, the dashboard is its viewer
 	// (SPEC §9); only the command line's flags are checked against the
 	// host's, not the config file's, which are this user's defaults for
@@ -92,6 +92,7 @@ func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify, lk 
 		Notify:       notify,
 		Keys:         &lk.keys,
 		Styles:       &lk.styles,
+		NoMouse:      !lk.mouse,
 		Viewers:      h.Viewers,
 		Host:         h.Supervisor(),
 	})

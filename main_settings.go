@@ -141,16 +141,18 @@ func resolveApplied(h *hostFlags, a *config.Applied) (supervisor.Config, error) 
 	return cfg, nil
 }
 
-// look is how the dashboard looks and answers keys, from the config file:
-// its key map ([keys] over SPEC §7's) and its styles ([theme] over the
-// terminal's).
+// look is how the dashboard looks and answers keys and the mouse: its key
+// map ([keys] over SPEC §7's), its styles ([theme] over the terminal's)
+// and whether it takes the mouse (--mouse, or the file's mouse).
 type look struct {
 	keys   keymap.KeyMap
 	styles theme.Styles
+	mouse  bool
 }
 
-// lookOf returns the dashboard's look for f, on stdout.
-func lookOf(f *config.File) look {
+// lookOf returns the dashboard's look for f, on stdout; mouse is the
+// --mouse flag's value (the file's mouse when the command line leaves it).
+func lookOf(f *config.File, mouse bool) look {
 	o := theme.Detect(os.Stdout, os.Environ())
-	return look{keys: f.Keys, styles: theme.New(f.Theme.Background.Apply(o))}
+	return look{keys: f.Keys, styles: theme.New(f.Theme.Background.Apply(o)), mouse: mouse}
 }

@@ -62,6 +62,10 @@ type KeyMap struct {
 	// CloseShown closes every agent the table shows (the filtered set),
 	// after one confirmation (issue 27).
 	CloseShown key.Binding
+	// The layout (SPEC §7 "the split"): move the border between the
+	// table and the log pane, zoom the focused pane to the whole screen
+	// and back, move the focus between the two.
+	SplitLess, SplitMore, Zoom, FocusPane key.Binding
 }
 
 // Group is a titled set of bindings, one section of the full help.
@@ -81,11 +85,11 @@ func DefaultKeyMap() KeyMap {
 		Down:           bind([]string{"j", "down"}, "j/↓", "next agent"),
 		Spawn:          bind([]string{"n"}, "n", "spawn"),
 		Send:           bind([]string{"s"}, "s", "send"),
-		Resend:         bind([]string{"R"}, "R", "resend"),
+		Resend:         bind([]string{"R"}, "R", "resend: rerun the last message"),
 		EditResend:     bind([]string{"e"}, "e", "edit & resend"),
 		Interrupt:      bind([]string{"i"}, "i", "interrupt"),
-		Close:          bind([]string{"c"}, "c", "close"),
-		Resume:         bind([]string{"r"}, "r", "resume"),
+		Close:          bind([]string{"c"}, "c", "close: stop & archive"),
+		Resume:         bind([]string{"r"}, "r", "resume: reopen, no run"),
 		Forget:         bind([]string{"x"}, "x", "forget (for good)"),
 		PrevSubmission: bind([]string{"["}, "[", "earlier submission"),
 		NextSubmission: bind([]string{"]"}, "]", "later submission"),
@@ -124,6 +128,10 @@ func DefaultKeyMap() KeyMap {
 		Approve:        bind([]string{"y"}, "y", "allow the tool request"),
 		ApproveAlways:  bind([]string{"Y"}, "Y", "allow the tool for the session"),
 		Deny:           bind([]string{"d"}, "d", "deny the tool request (reason optional)"),
+		SplitLess:      bind([]string{"-"}, "-", "narrow the table (the split)"),
+		SplitMore:      bind([]string{"+", "="}, "+", "widen the table (the split)"),
+		Zoom:           bind([]string{"m"}, "m", "zoom the focused pane, and back"),
+		FocusPane:      bind([]string{"tab"}, "tab", "focus the table or the log pane"),
 	}
 }
 
@@ -150,6 +158,7 @@ func (k KeyMap) Groups() []Group {
 		{"Agent tree", []key.Binding{k.Fold, k.FoldAll, k.FoldOrParent, k.UnfoldOrChild}},
 		{"Log", []key.Binding{k.PrevSubmission, k.NextSubmission, k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch, k.SearchAgents, k.Diff}},
+		{"Layout", []key.Binding{k.SplitLess, k.SplitMore, k.Zoom, k.FocusPane}},
 		{"General", []key.Binding{k.Help, k.Quit}},
 		{"Approvals (--approvals)", []key.Binding{k.Approve, k.ApproveAlways, k.Deny}},
 	}

@@ -63,7 +63,7 @@ func TestSearchAcrossAgentsJumps(t *testing.T) {
 	f := searchHost()
 	f.print(idC, 1, "unsafe pointer in TestFlaky")
 	f.print(idB, 1, "no Unsafe here", "one unsafe line")
-	h := newHarness(t, f, 120, 30)
+	h := newHarness(t, f, 200, 30)
 	h.keys("S")
 	h.wantScreen("search every agent › ")
 	h.typeText("unsafe")
@@ -86,14 +86,14 @@ func TestSearchAcrossAgentsJumps(t *testing.T) {
 }
 
 func TestSearchAcrossAgentsNoHitAndOldHost(t *testing.T) {
-	h := newHarness(t, searchHost(), 120, 30)
+	h := newHarness(t, searchHost(), 200, 30)
 	h.keys("S")
 	h.typeText("nowhere")
 	h.keys("enter")
 	h.wantScreen("no agent's output holds “nowhere”")
 	h.wantScreen("0 hits in 0 agents")
 
-	old := newHarness(t, threeAgents(), 120, 30)
+	old := newHarness(t, threeAgents(), 200, 30)
 	old.keys("S")
 	old.wantScreen("this host does not search across agents")
 	old.noScreen("search every agent ›")
@@ -106,7 +106,7 @@ func TestSearchAcrossAgentsPages(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		f.print(idB, 1, fmt.Sprintf("match %d", i))
 	}
-	h := newHarness(t, f, 120, 20)
+	h := newHarness(t, f, 200, 20)
 	h.keys("S")
 	h.typeText("match")
 	h.keys("enter")

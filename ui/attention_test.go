@@ -46,7 +46,7 @@ func TestNeedsYouMarkNotificationAndSeen(t *testing.T) {
 	// D (not selected) finishes: marked, counted, one BEL and one OSC 9.
 	f.finish(idDocs, proto.StatusCompleted, 1)
 	h.sync(idDocs)
-	if r := h.row(idDocs); !strings.Contains(r, "◆ needs you · update the docs") {
+	if r := h.row(idDocs); !strings.HasPrefix(r, "│◆  d00dfeed ✓ completed") || !strings.Contains(r, "update the docs") {
 		t.Fatalf("row of D: %q", r)
 	}
 	h.wantScreen("◆ 1 needs you (a)")

@@ -36,9 +36,9 @@ func TestChangesColumnAndDiff(t *testing.T) {
 	f.setChanges(idA, &proto.Changes{Tracked: true, Pending: true})
 	f.setChanges(idB, &proto.Changes{Tracked: true, Files: 2, Added: 12, Removed: 3, Shared: true})
 	f.setChanges(idC, &proto.Changes{Note: "changes not tracked: not in a git work tree"})
-	h := newHarness(t, f, 160, 30)
-	h.wantScreen("± LAST MESSAGE")
-	for id, want := range map[string]string{idA: "±?", idB: "+12 −3*", idC: "1 42s            run the"} {
+	h := newHarness(t, f, 200, 30)
+	h.wantScreen("± NOW")
+	for id, want := range map[string]string{idA: "±?", idB: "+12 −3*", idC: "1 42s              exit 2"} {
 		if !strings.Contains(h.row(id), want) {
 			t.Errorf("row of %s lacks %q: %q", id[:8], want, h.row(id))
 		}

@@ -94,12 +94,17 @@ func (m *Model) stamp(ok bool) {
 
 // View draws the dashboard on the alternate screen, with focus reports
 // on (SPEC §11: whether the user looks at this terminal; a terminal that
-// sends none counts as focused) and the cursor hidden. Its content is
-// exactly the terminal's height in rows, none wider than the terminal.
+// sends none counts as focused), the mouse reporting clicks, the wheel
+// and drags unless Options.NoMouse (SPEC §7; mouse.go), and the cursor
+// hidden. Its content is exactly the terminal's height in rows, none
+// wider than the terminal.
 func (m Model) View() tea.View {
 	v := tea.NewView(m.content())
 	v.AltScreen = true
 	v.ReportFocus = true
+	if !m.opts.NoMouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	return v
 }
 

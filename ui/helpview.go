@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/termtext"
@@ -68,11 +69,12 @@ func (m Model) helpView(w, h int) []string {
 		}
 		lines = append(lines, row.String())
 	}
-	legend := strings.Join([]string{
-		agenttable.SymRunning + " running", agenttable.SymCompleted + " completed", agenttable.SymErrored + " errored",
-		agenttable.SymClosed + " closed", agenttable.SymStopping + " stopping",
-	}, "  ")
-	lines = append(lines, m.styles.Title.Render("Status"), "  "+legend, "")
+	lines = append(lines, m.legend(inner)...)
+	lines = append(lines, m.styles.Title.Render("Mouse"))
+	for _, l := range strings.Split(ansi.Wordwrap(m.mouseHelp(), max(inner-2, 10), ""), "\n") {
+		lines = append(lines, "  "+m.styles.HelpDesc.Render(l))
+	}
+	lines = append(lines, "")
 	if p := m.opts.SocketPath; p != "" {
 		lines = append(lines, m.styles.Muted.Render("control socket: "+termtext.OneLine(p, 0)))
 	}
@@ -92,6 +94,36 @@ func (m Model) helpView(w, h int) []string {
 		footer = "j/k scroll"
 	}
 	return m.box("help", footer, strings.Join(shown, "\n"), w, h)
+}
+
+// legend is the help's "Symbols" section in inner cells: every glyph the
+// screen can show and what it means (agenttable.Legend), the words
+// wrapped under themselves.
+func (m Model) legend(inner int) []string {
+	entries := agenttable.Legend()
+	glyphW := 0
+	for _, e := range entries {
+		glyphW = max(glyphW, cells.Width(e.Glyph))
+	}
+	lines := []string{m.styles.Title.Render("Symbols")}
+	indent := strings.Repeat(" ", 2+glyphW+2)
+	for _, e := range entries {
+		words := strings.Split(ansi.Wordwrap(e.Words, max(inner-len(indent), 10), ""), "\n")
+		lines = append(lines, "  "+m.styles.HelpKey.Render(cells.Fit(e.Glyph, glyphW))+"  "+m.styles.HelpDesc.Render(words[0]))
+		for _, w := range words[1:] {
+			lines = append(lines, indent+m.styles.HelpDesc.Render(w))
+		}
+	}
+	return append(lines, "")
+}
+
+// mouseHelp says in one line what the mouse does here (mouse.go), or
+// that it is off.
+func (m Model) mouseHelp() string {
+	if m.opts.NoMouse {
+		return "off (--mouse=false): a drag selects text as in any terminal"
+	}
+	return "a click selects a row (on a fold's +N or a parent's tree glyphs it unfolds or folds) · the wheel moves the selection over the table and scrolls the log pane · a drag of the border between the panes moves it · shift+drag selects text in most terminals (--mouse=false turns the mouse off)"
 }
 
 // balance splits blocks, in order, into at most n columns so that the

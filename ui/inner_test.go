@@ -86,7 +86,7 @@ func TestGoldenInner(t *testing.T) {
 // parent task, marked inner, with status, tool, tool count, tokens and
 // elapsed time; without the feature none shows.
 func TestInnerRowsUnderTheirAgent(t *testing.T) {
-	h := newHarness(t, innerAgents(), 100, 40)
+	h := newHarness(t, innerAgents(), 160, 40)
 	for _, want := range []string{
 		"  ├─ ◇ Explore the parser ",
 		"  │  └─ ◇ Read the lexer ",
@@ -156,7 +156,7 @@ func TestInnerRowRefusesAgentKeys(t *testing.T) {
 // counts the inner agents it hides; ← goes to the parent row, → to the
 // first nested inner agent.
 func TestInnerRowsFoldAndWalk(t *testing.T) {
-	h := newHarness(t, innerAgents(), 100, 40)
+	h := newHarness(t, innerAgents(), 160, 40)
 	h.keys("j", "right") // Explore, then its nested Read the lexer
 	if in, _, _ := h.m.table.SelectedInner(); in.TaskID != "t2" {
 		t.Fatalf("→ on Explore selected %q, want t2", in.TaskID)
@@ -203,7 +203,7 @@ func TestInnerRowsFollowTheSnapshot(t *testing.T) {
 	if in, _, ok := h.m.table.SelectedInner(); !ok || in.TaskID != "n2" {
 		t.Fatalf("the rows laid out again moved the selection off the inner agent to %s (inner %v %q)", h.m.table.SelectedID(), ok, in.TaskID)
 	}
-	if l := h.line("Fix a finding"); !strings.Contains(l, "✗ interrupted") {
+	if l := h.line("Fix a finding"); !strings.Contains(l, "✗ errored") || !strings.Contains(l, "inner interrupted") {
 		t.Errorf("an interrupted inner agent's row: %q", l)
 	}
 }

@@ -71,9 +71,20 @@ func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.Help):
 		m.mode, m.helpTop = modeHelp, 0
 		return m.storageCmd()
+	case key.Matches(k, km.SplitLess, km.SplitMore):
+		m.moveSplit(map[bool]int{true: 1, false: -1}[key.Matches(k, km.SplitMore)])
+	case key.Matches(k, km.Zoom):
+		m.toggleZoom()
+	case key.Matches(k, km.FocusPane):
+		m.focus = map[pane]pane{paneTable: paneLog, paneLog: paneTable}[m.focus]
+		if m.zoom != paneNone {
+			m.zoom = m.focus // the zoom shows what has the focus
+			m.relayout()
+		}
 	case keymap.Matches(k, m.table.KeyMap):
 		var cmd tea.Cmd
 		m.table, cmd = m.table.Update(k)
+		m.needChanged() // a fold changes the rows the table measures
 		m.syncLog(false)
 		return cmd
 	case keymap.Matches(k, m.log.KeyMap):

@@ -165,6 +165,15 @@ type Model struct {
 	across    across            // the search across agents (across.go)
 
 	view viewState // the counts of agents and the frame drawn last (frame.go)
+
+	// The layout's state (layout.go): where the user put the border
+	// between the panes, which pane is zoomed and which has the focus
+	// (what m zooms); dragging is set while the mouse drags the border
+	// (mouse.go).
+	split    split
+	zoom     pane
+	focus    pane
+	dragging bool
 }
 
 // New returns the dashboard for s, with the agents s has now.
@@ -202,6 +211,7 @@ func New(s Supervisor, o Options) Model {
 		tickFn:   tick,
 
 		focused:   true,
+		focus:     paneLog,
 		notified:  map[string]uint64{},
 		seenAsked: map[string]uint64{},
 		view:      viewState{frames: &frames{}},
@@ -335,6 +345,9 @@ func (m *Model) agentsChanged(changed []int, recount bool) bool {
 		m.view.count = proto.CountAgents(m.agents)
 	}
 	m.settled()
+	if rebuilt {
+		m.needChanged()
+	}
 	return rebuilt
 }
 
@@ -368,6 +381,7 @@ func (m *Model) refreshRows() {
 	m.table.SetInner(m.cfg.Has(proto.FeatureInnerAgents))
 	m.table.SetActivity(m.cfg.Has(proto.FeatureOutputRate))
 	m.table.SetAgents(m.agents, m.match)
+	m.needChanged()
 }
 
 // Update handles a message: window size, keys by focus, supervisor changes
@@ -418,6 +432,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.handleKey(msg)
 	case tea.PasteMsg:
 		return m, m.onPaste(msg)
+	case tea.MouseMsg:
+		return m, m.onMouse(msg)
 	case tea.BackgroundColorMsg:
 		m.onBackground(msg.IsDark())
 		return m, nil

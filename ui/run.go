@@ -132,6 +132,10 @@ type Options struct {
 	// Terminal is where notifications are written, the program's output
 	// too when Run is given none; nil in Run means a Terminal on stdout.
 	Terminal io.Writer
+	// NoMouse turns the mouse off (--mouse=false, SPEC §7): the terminal
+	// then reports no click, wheel or drag, and a plain drag selects text
+	// as it does outside the dashboard.
+	NoMouse bool
 	// ProgramOptions are extra Bubble Tea options (tests pass input and
 	// output here).
 	ProgramOptions []tea.ProgramOption

@@ -223,7 +223,7 @@ func TestTranscriptToggle(t *testing.T) {
 	a.entries[1] = transcriptFixture()
 	h := newHarness(t, f, 180, 35)
 	h.wantScreen("3fa2c1d0 · #1/1 ● running · session 3fa2c1d0 · transcript")
-	h.wantScreen("1.6k tok $0.0123 → Bash: go test ./...") // usage column, then the activity
+	h.wantScreen("$0.0123 → Bash: go test ./...") // usage column (the cost), then the activity of an older host
 	h.wantScreen("⚙ Bash  go test ./...")
 	h.wantScreen("✓ result · 1.2k in / 345 out tokens · $0.0123")
 	h.keys("t")
@@ -348,7 +348,7 @@ func TestLogTitleSaysWhereTheAgentRuns(t *testing.T) {
 	f := newFake()
 	a := f.add(idB, "task", proto.StatusRunning)
 	a.info.Pod, a.info.Node = "subdash-7b9e4c21-x", "node-3"
-	h := newHarness(t, f, 120, 30)
+	h := newHarness(t, f, 200, 30)
 	if got := h.logTitle(); !strings.HasPrefix(got, "╭─ 7b9e4c21 · #1/1 ● running · pod subdash-7b9e4c21-x on node-3") {
 		t.Fatalf("title %q does not say where the agent runs", got)
 	}
@@ -386,7 +386,7 @@ func TestLogPaneSaysWhatTheLogFileMisses(t *testing.T) {
 	a := f.add(idA, "flood", proto.StatusCompleted, proto.StatusRunning)
 	a.info.LogDropped = 3 << 30
 	f.print(idA, 2, "y")
-	h := newHarness(t, f, 120, 30)
+	h := newHarness(t, f, 200, 30)
 	h.wantScreen("3.2 GB of this output not in its log file (o marks where)")
 	h.keys("[")
 	h.wantScreen("#1/2")

@@ -38,7 +38,7 @@ func TestHelpScrollsWhenSmall(t *testing.T) {
 	h.keys("?")
 	h.wantScreen("j/k scroll")
 	h.wantScreen("Agents")
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 300; i++ {
 		h.keys("j")
 	}
 	h.noScreen("Agents")
@@ -269,7 +269,7 @@ func TestNotesNeverHideEachOther(t *testing.T) {
 	h := newHarness(t, f, 80, 30)
 	h.wantScreen("✗ 3fa2c1d0: log file could not be written (file too")
 	h.wantScreen("· 3 more (? lists them)")
-	h.wantScreen("✓ completed ✗ no log")
+	h.wantScreen("✓ completed   1 42s    ✗ no log · flood")
 	h.wantScreen("✗ 1 failing to log")
 	h.keys("?")
 	for _, s := range []string{"Notes", "/state/a.log", "found 3 agent process group(s)", "memo not found on PATH", "MEMO_SUBAGENT_MAX_AGENTS"} {

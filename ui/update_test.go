@@ -184,7 +184,9 @@ func TestInterruptShowsStoppingAtOnce(t *testing.T) {
 	}
 	h.send(cmd())
 	h.wantCalls("interrupt 3fa2c1d0")
-	h.wantScreen("✗ errored (interrupted)")
+	if r := h.row(idA); !strings.Contains(r, "✗ errored") || !strings.Contains(r, "interrupted") {
+		t.Fatalf("row of the interrupted agent: %q", r)
+	}
 	h.wantScreen("interrupted 3fa2c1d0")
 	h.keys("i")
 	h.wantScreen("agent 3fa2c1d0 is not running")

@@ -94,25 +94,37 @@ func (m Model) tooSmallMessage() []string {
 	}
 }
 
-// panes draws the table and the log pane, side by side or stacked.
+// panes draws the table and the log pane, side by side or stacked, or
+// the one a zoom shows.
 func (m Model) panes() []string {
 	l := m.lay
-	// When not every agent fits, the footer says which rows are drawn.
-	tableFooter := ""
-	if first, end := m.table.Shown(); first > 0 || end < m.table.Len() {
-		tableFooter = fmt.Sprintf("%d–%d of %d · j/k", first+1, end, m.table.Len())
+	var table, logBox []string
+	if l.tableW > 0 {
+		// When not every agent fits, the footer says which rows are drawn.
+		tableFooter := ""
+		if first, end := m.table.Shown(); first > 0 || end < m.table.Len() {
+			tableFooter = fmt.Sprintf("%d–%d of %d · j/k", first+1, end, m.table.Len())
+		}
+		if l.zoom == paneTable {
+			tableFooter = strings.TrimPrefix(tableFooter+" · m: back", " · ")
+		}
+		table = m.box(m.tableTitle(), tableFooter, m.table.View(), l.tableW, l.tableH)
 	}
-	table := m.box(m.tableTitle(), tableFooter, m.table.View(), l.tableW, l.tableH)
-	logTitle, logFooter := m.logTitles()
-	body := m.log.View()
-	if m.shown.agent == "" {
-		body = m.emptyLog()
+	if l.logW > 0 {
+		logTitle, task, logFooter := m.logTitles()
+		body := m.log.View()
+		if m.shown.agent == "" {
+			body = m.emptyLog()
+		}
+		if m.mode == modeAcross {
+			logTitle, task, logFooter, body = m.across.results.Title(), "", m.across.results.Footer(), m.across.results.View()
+		}
+		if l.zoom == paneLog {
+			logFooter = strings.TrimPrefix(logFooter+" · m: back", " · ")
+		}
+		logBox = m.boxTask(logTitle, task, logFooter, body, l.logW, l.logH)
 	}
-	if m.mode == modeAcross {
-		logTitle, logFooter, body = m.across.results.Title(), m.across.results.Footer(), m.across.results.View()
-	}
-	logBox := m.box(logTitle, logFooter, body, l.logW, l.logH)
-	if !l.wide {
+	if !l.wide || l.zoom != paneNone {
 		return append(table, logBox...)
 	}
 	out := make([]string, l.mainH)
@@ -140,11 +152,13 @@ func (m Model) emptyLog() string {
 }
 
 // logTitles returns the log pane's title and footer: which submission, how
-// it went, the view mode, follow state and its message; new lines and search
-// matches.
-func (m Model) logTitles() (string, string) {
+// it went, the view mode, follow state and what it was asked; new lines
+// and search matches. What it was asked ends the title where it fits, else
+// it is task, for the bottom border's left (SPEC §7: the table's NOW says
+// what it does, the pane's title what it was asked).
+func (m Model) logTitles() (title, task, footer string) {
 	if m.shown.agent == "" {
-		return "log", ""
+		return "log", "", ""
 	}
 	a, _ := m.agent(m.shown.agent)
 	head := fmt.Sprintf("%s · #%d/%d", m.labelWithID(a.AgentID), m.shown.seq, len(a.Submissions))
@@ -184,13 +198,18 @@ func (m Model) logTitles() (string, string) {
 	default:
 		parts = append(parts, c.Short())
 	}
-	title := strings.Join(parts, " · ")
+	if u := agenttable.Usage(a.Usage); u != "" {
+		parts = append(parts, u) // the USAGE cell says the cost alone
+	}
+	title = strings.Join(parts, " · ")
 	// What the submission was asked, cut to the room left on the border
 	// (see edge: a corner, a line and a space each side of the label).
 	room := m.lay.logW - 6 - cells.Width(title) - len(" · ") - 2
-	if msg := termtext.OneLine(sub.Message, 0); msg != "" && room >= 4 {
+	if msg := termtext.OneLine(cells.Head(sub.Message, 4096), 0); msg != "" && room >= minTask {
 		msg, _ = cells.Cut(msg, room)
 		title += " · “" + msg + "”"
+	} else if msg != "" {
+		task = "“" + msg + "”"
 	}
 	var foot []string
 	if err := m.log.Err(); err != nil {
@@ -226,13 +245,23 @@ func (m Model) logTitles() (string, string) {
 	} else if first > 0 && m.log.Top().Item <= first && !m.log.Following() {
 		foot = append(foot, fmt.Sprintf("%d older lines in the log file (%s)", first, m.keys.Pager.Help().Key))
 	}
-	return title, strings.Join(foot, " · ")
+	return title, task, strings.Join(foot, " · ")
 }
+
+// minTask is the fewest cells of what the shown submission was asked that
+// the log pane's title shows; with less room it goes to the bottom border.
+const minTask = 12
 
 // box draws body (h-2 rows of exactly w-2 cells, as every widget draws
 // them) in a rounded border with a title on the top edge and a footer on
 // the bottom edge.
 func (m Model) box(title, footer, body string, w, h int) []string {
+	return m.boxTask(title, "", footer, body, w, h)
+}
+
+// boxTask is box with task at the left of the bottom edge, in the room
+// the footer leaves.
+func (m Model) boxTask(title, task, footer, body string, w, h int) []string {
 	k := m.ink
 	inner := w - 2
 	out := make([]string, 0, h)
@@ -247,8 +276,31 @@ func (m Model) box(title, footer, body string, w, h int) []string {
 		}
 		out = append(out, side+row+side)
 	}
-	out = append(out, k.border.On("╰")+edge(k.border, k.muted, footer, inner, true)+k.border.On("╯"))
+	out = append(out, k.border.On("╰")+bottomEdge(k.border, k.title, k.muted, task, footer, inner)+k.border.On("╯"))
 	return out
+}
+
+// bottomEdge draws a bottom border of w cells with footer at the right,
+// as edge does, and left at the left in the room the footer leaves, cut
+// with "…"; left goes when fewer than minTask cells of it would show.
+func bottomEdge(bs, leftInk, footInk theme.Ink, left, footer string, w int) string {
+	if left == "" || w < 6 {
+		return edge(bs, footInk, footer, w, true)
+	}
+	ft, fw := "", 0
+	if footer != "" {
+		ft, fw = cells.Cut(" "+footer+" ", w-2)
+	}
+	room := w - fw - 3 // a line before the left label, one after, and the footer's last
+	if room < minTask+2 {
+		return edge(bs, footInk, footer, w, true)
+	}
+	lt, lw := cells.Cut(" "+left+" ", room)
+	s := bs.On("─") + leftInk.On(lt) + bs.On(strings.Repeat("─", w-2-lw-fw))
+	if fw > 0 {
+		s += footInk.On(ft)
+	}
+	return s + bs.On("─")
 }
 
 // edge draws a horizontal border of w cells holding label, at the left
@@ -389,6 +441,18 @@ func (m Model) shortHelpLine() string {
 			// a read-only viewer offers what it can do: look
 			b = []key.Binding{m.keys.Down, m.keys.Search, m.keys.Transcript, m.keys.Pager, m.keys.Help, m.keys.Quit}
 		}
+		// what m zooms: the focused pane (tab moves the focus), or back
+		z := m.keys.Zoom
+		switch {
+		case m.zoom != paneNone:
+			z.SetHelp(z.Help().Key, "unzoom")
+		case m.focus == paneTable:
+			z.SetHelp(z.Help().Key, "zoom table")
+		default:
+			z.SetHelp(z.Help().Key, "zoom log")
+		}
+		n := len(b) // before search, help and quit: a narrow line drops search first
+		b = append(b[:n-3:n-3], z, b[n-3], b[n-2], b[n-1])
 		return m.helpLine(b, true)
 	}
 	return m.helpLine(b, false)

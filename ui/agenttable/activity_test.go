@@ -67,7 +67,7 @@ func TestActivityColumnDropsFirst(t *testing.T) {
 	}
 	m.SetActivity(true)
 	head := strings.SplitN(m.View(), "\n", 2)[0]
-	if !strings.Contains(head, "TIME   ACTIVITY LAST MESSAGE") || !strings.Contains(m.View(), "▁▁▁▁▁▁▁▁") {
+	if !strings.Contains(head, "TIME   ACTIVITY NOW") || !strings.Contains(m.View(), "▁▁▁▁▁▁▁▁") {
 		t.Fatalf("no ACTIVITY at 120:\n%s", m.View())
 	}
 	for w := 119; w > 30; w-- {
@@ -84,10 +84,8 @@ func TestActivityColumnDropsFirst(t *testing.T) {
 }
 
 // TestActivityShowsWhereItFits: beside task names, at every width
-// ACTIVITY shows when the message keeps its 16 cells beside it, also
-// where ID, which goes before it there, had to go: ACTIVITY, the lowest
-// priority, dropped first and stayed out once ID's going made room (the
-// tree at 160 columns had no ACTIVITY).
+// ACTIVITY shows when NOW keeps its MinNow cells beside it, also where
+// ID, which goes before it there, had to go.
 func TestActivityShowsWhereItFits(t *testing.T) {
 	m := treeTable(forest(), nil)
 	m.SetActivity(true)
@@ -96,14 +94,14 @@ func TestActivityShowsWhereItFits(t *testing.T) {
 	for w := 120; w > 40; w-- {
 		m.SetSize(w, 10)
 		head := strings.SplitN(m.View(), "\n", 2)[0]
-		at := strings.Index(head, "LAST MES")
+		at := strings.Index(head, "NOW")
 		if at < 0 {
-			t.Fatalf("at %d no message column: %q", w, head)
+			t.Fatalf("at %d no NOW column: %q", w, head)
 		}
 		msg := cells.Width(head) - cells.Width(head[:at])
 		shown := strings.Contains(head, "ACTIVITY")
-		if !shown && msg-(proto.RateBuckets+1) >= 16 {
-			t.Fatalf("at %d ACTIVITY dropped though the message would keep %d cells beside it: %q", w, msg-(proto.RateBuckets+1), head)
+		if !shown && msg-(proto.RateBuckets+1) >= MinNow {
+			t.Fatalf("at %d ACTIVITY dropped though NOW would keep %d cells beside it: %q", w, msg-(proto.RateBuckets+1), head)
 		}
 		spared = spared || shown && !strings.Contains(head, " ID ")
 	}

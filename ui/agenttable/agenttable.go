@@ -29,6 +29,7 @@ import (
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/internal/cells"
 )
 
 // KeyMap is the table's bindings: moving the selection, folding the
@@ -348,4 +349,51 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, m.foldKey(k)
 	}
 	return m, nil
+}
+
+// RowAt returns the row drawn at cell (x, y) of the table's inside (0, 0:
+// the header's first cell), for the mouse; ok is false for the header
+// and below the last row. fold is set when the cell is the fold glyph of
+// a row that folds: a folded row's count (" +3"), or the tree glyphs
+// before the name of a parent in the tree. Cost: O(1).
+func (m Model) RowAt(x, y int) (row int, fold, ok bool) {
+	first, end := m.Shown()
+	row = first + y - 1
+	if y < 1 || row >= end || x < 0 || x >= m.width {
+		return 0, false, false
+	}
+	return row, m.onFoldGlyph(row, x), true
+}
+
+// onFoldGlyph reports whether cell x of row i is its fold glyph (RowAt).
+func (m Model) onFoldGlyph(i, x int) bool {
+	r := m.order.rows[i]
+	if !m.tree || m.match != nil || r.inner > 0 || m.order.kids == nil {
+		return false
+	}
+	w := m.layout().name
+	if r.hidden > 0 { // its count, at the end of the name cell
+		return x >= markW+w-len(foldCount(r.hidden)) && x < markW+w
+	}
+	g := cells.Width(glyphs(r.depth, r.last))
+	return m.order.kids[r.agent]+m.order.inners(r.agent) > 0 && x >= markW && x < markW+min(g, w)
+}
+
+// SelectRow selects row i (a click); out of range does nothing.
+func (m *Model) SelectRow(i int) {
+	if i >= 0 && i < m.Len() {
+		m.cursor = i
+		m.clampOffset()
+	}
+}
+
+// ToggleFold selects row i and folds its agent's subtree, or unfolds it
+// when folded (a click on its fold glyph, RowAt).
+func (m *Model) ToggleFold(i int) {
+	if i < 0 || i >= m.Len() || m.order.rows[i].inner > 0 {
+		return
+	}
+	id := m.agents[m.order.rows[i].agent].AgentID
+	m.setFold(id, !m.folded[id])
+	m.rebuild(id)
 }

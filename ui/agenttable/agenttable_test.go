@@ -23,34 +23,42 @@ func info(id string, st proto.Status, sub proto.SubmissionInfo) proto.AgentInfo 
 
 func ptr[T any](v T) *T { return &v }
 
+// TestRowOfStatusAndReason: the status cell is one of five words, why an
+// errored agent ended is NOW's (the host's Summary.Now, else its reason
+// from an older host), and NOW is one clean line.
 func TestRowOfStatusAndReason(t *testing.T) {
 	start := now.Add(-90 * time.Second)
 	for _, c := range []struct {
-		a    proto.AgentInfo
-		stop bool
-		want string
+		a           proto.AgentInfo
+		stop        bool
+		status, now string
 	}{
-		{info("aaaaaaaa-1", proto.StatusRunning, proto.SubmissionInfo{StartedAt: start}), false, "⠋ running"},
-		{info("aaaaaaaa-2", proto.StatusRunning, proto.SubmissionInfo{StartedAt: start}), true, "◌ stopping"},
-		{info("aaaaaaaa-3", proto.StatusCompleted, proto.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(0)}), false, "✓ completed"},
+		{info("aaaaaaaa-1", proto.StatusRunning, proto.SubmissionInfo{StartedAt: start}), false, "⠋ running", "do the thing now"},
+		{info("aaaaaaaa-2", proto.StatusRunning, proto.SubmissionInfo{StartedAt: start}), true, "◌ stopping", "do the thing now"},
+		{info("aaaaaaaa-3", proto.StatusCompleted, proto.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(0)}), false, "✓ completed", "do the thing now"},
 		{info("aaaaaaaa-4", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(2),
-			LastError: ptr("submission failed with exit code 2")}), false, "✗ errored (exit 2)"},
+			LastError: ptr("submission failed with exit code 2")}), false, "✗ errored", "exit 2"},
 		{info("aaaaaaaa-5", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now, Signal: "SIGKILL",
-			LastError: ptr("interrupted")}), false, "✗ errored (interrupted)"},
+			LastError: ptr("interrupted")}), false, "✗ errored", "interrupted"},
 		{info("aaaaaaaa-6", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now, Signal: "SIGSEGV",
-			LastError: ptr("submission killed by signal SIGSEGV")}), false, "✗ errored (SIGSEGV)"},
+			LastError: ptr("submission killed by signal SIGSEGV")}), false, "✗ errored", "SIGSEGV"},
 		{info("aaaaaaaa-7", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now, ExitCode: ptr(0),
-			LastError: ptr("ended without a result")}), false, "✗ errored (no result)"},
+			LastError: ptr("ended without a result")}), false, "✗ errored", "no result"},
 		{info("aaaaaaaa-8", proto.StatusErrored, proto.SubmissionInfo{StartedAt: start, EndedAt: now,
-			LastError: ptr("timed out after 5m0s")}), false, "✗ errored (timed out)"},
-		{info("aaaaaaaa-9", proto.StatusClosed, proto.SubmissionInfo{StartedAt: start, EndedAt: now}), false, "■ closed"},
+			LastError: ptr("timed out after 5m0s")}), false, "✗ errored", "timed out"},
+		{info("aaaaaaaa-9", proto.StatusClosed, proto.SubmissionInfo{StartedAt: start, EndedAt: now}), false, "■ closed", "do the thing now"},
 	} {
 		r := RowOf(c.a, now, c.stop)
-		if got := StatusText(r, 0); got != c.want {
-			t.Errorf("%s: status %q, want %q", c.a.AgentID, got, c.want)
+		if got := StatusText(r, 0); got != c.status {
+			t.Errorf("%s: status %q, want %q", c.a.AgentID, got, c.status)
 		}
-		if r.Message != "do the thing now" {
-			t.Errorf("message not cleaned: %q", r.Message)
+		if r.Message != c.now {
+			t.Errorf("%s: now %q, want %q", c.a.AgentID, r.Message, c.now)
+		}
+		// the host's now wins, cleaned
+		c.a.Now = "oops:\tdisk\x1b[31m full · exit 3"
+		if r := RowOf(c.a, now, c.stop); r.Message != "oops: disk full · exit 3" {
+			t.Errorf("%s: the host's now %q", c.a.AgentID, r.Message)
 		}
 	}
 	if r := RowOf(info("x", proto.StatusRunning, proto.SubmissionInfo{StartedAt: start}), now, false); Elapsed(r.Elapsed) != "1m30s" {
@@ -140,11 +148,11 @@ func TestNarrowDropsColumnsNotStatus(t *testing.T) {
 	}
 }
 
-// TestUsageColumn: tokens and cost get a column of their own (a long
-// message cannot push them out), which narrow tables drop after TIME and
-// before #; without usage there is no column.
+// TestUsageColumn: the cost (else the tokens) gets a column of its own
+// (a long NOW cannot push it out), which narrow tables drop after # and
+// before TIME; a table of agents that report no usage has no column.
 func TestUsageColumn(t *testing.T) {
-	m := table(2, 70, 4)
+	m := table(2, 100, 4)
 	if strings.Contains(m.View(), "USAGE") {
 		t.Fatalf("USAGE column without usage:\n%s", m.View())
 	}
@@ -153,15 +161,15 @@ func TestUsageColumn(t *testing.T) {
 	as[0].LastMessage = strings.Repeat("a long message ", 10)
 	m.SetAgents(as, nil)
 	v := m.View()
-	if !strings.Contains(v, "USAGE") || !strings.Contains(v, "38.4k tok $0.1937 a long message") {
-		t.Fatalf("usage at 70 cells:\n%s", v)
+	if !strings.Contains(v, "USAGE") || !strings.Contains(v, "    $0.1937 a long message") {
+		t.Fatalf("usage at 100 cells:\n%s", v)
 	}
-	m.SetSize(56, 4) // no room for TIME and USAGE: TIME goes first
-	if v := m.View(); strings.Contains(v, "TIME") || !strings.Contains(v, "$0.1937") {
-		t.Fatalf("at 56 cells:\n%s", v)
+	m.SetSize(84, 4) // no room for #, TIME and USAGE: # goes first
+	if v := m.View(); !strings.Contains(v, "TIME") || !strings.Contains(v, "$0.1937") || strings.Contains(v, " # ") {
+		t.Fatalf("at 84 cells:\n%s", v)
 	}
-	m.SetSize(40, 4)
-	if v := m.View(); strings.Contains(v, "USAGE") || !strings.Contains(v, "#") {
-		t.Fatalf("at 40 cells:\n%s", v)
+	m.SetSize(70, 4) // NOW keeps MinNow cells: TIME goes too, # comes back
+	if v := m.View(); strings.Contains(v, "USAGE") || strings.Contains(v, "TIME") || !strings.Contains(v, " # ") {
+		t.Fatalf("at 70 cells:\n%s", v)
 	}
 }

@@ -211,8 +211,10 @@ func InnerName(in proto.InnerAgent) string {
 	return termtext.OneLine(cells.Head(in.TaskID, 64), 0)
 }
 
-// InnerStatusText is the status cell of an inner agent: "● running"
-// (with the spinner frame), "✓ completed", "✗ interrupted", "✗ errored".
+// InnerStatusText is the status cell of an inner agent, one of the
+// table's five words: "● running" (with the spinner frame), "✓
+// completed", "✗ errored" (interrupted or failed: InnerMessage says
+// which), "? unknown".
 func InnerStatusText(in proto.InnerAgent, frame int) string {
 	switch in.Status {
 	case proto.InnerRunning:
@@ -222,7 +224,7 @@ func InnerStatusText(in proto.InnerAgent, frame int) string {
 	case "":
 		return "? unknown"
 	}
-	return SymErrored + " " + termtext.OneLine(cells.Head(in.Status, 32), 0)
+	return SymErrored + " errored"
 }
 
 // InnerElapsed is how long inner agent in ran by now: since its start
@@ -240,11 +242,15 @@ func InnerElapsed(in proto.InnerAgent, now time.Time) time.Duration {
 	return 0
 }
 
-// InnerMessage is the message cell of an inner agent: "inner · → Bash ·
-// 3 tools · 12.3k tok" while it runs, "inner · 3 tools, last Bash ·
-// <summary>" after; the tokens where the CLI reported them.
+// InnerMessage is the NOW cell of an inner agent: "inner · → Bash · 3
+// tools · 12.3k tok" while it runs, "inner · 3 tools, last Bash ·
+// <summary>" after ("inner interrupted · …" when it did not complete);
+// the tokens where the CLI reported them.
 func InnerMessage(in proto.InnerAgent) string {
 	parts := []string{"inner"}
+	if st := in.Status; st != proto.InnerRunning && st != proto.InnerCompleted && st != "" {
+		parts[0] += " " + termtext.OneLine(cells.Head(st, 32), 0) // how it ended: the status cell says errored
+	}
 	if in.Status == proto.InnerRunning && in.LastTool != "" {
 		parts = append(parts, "→ "+termtext.OneLine(cells.Head(in.LastTool, 64), 0))
 	}
@@ -272,15 +278,15 @@ func (m Model) drawInner(i int, r row) drawn {
 	d := drawn{cursor: i == m.cursor, glyphs: glyphs(r.depth, r.last)}
 	d.Inner = true
 	if int(r.inner) > len(a.InnerAgents) { // the list changed under the order: drawn empty until it is rebuilt
-		d.name = d.glyphs + SymInner
+		d.name = SymInner
 		return d
 	}
 	in := a.InnerAgents[r.inner-1]
 	d.Name = InnerName(in)
-	d.name = d.glyphs + SymInner + " " + d.Name
+	d.name = SymInner + " " + d.Name
 	d.Elapsed = InnerElapsed(in, m.now)
 	d.status = InnerStatusText(in, m.frame)
-	d.msg = InnerMessage(in)
+	d.now = InnerMessage(in)
 	return d
 }
 

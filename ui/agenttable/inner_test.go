@@ -76,7 +76,7 @@ func TestInnerMessageAndNote(t *testing.T) {
 		t.Errorf("note: %q", got)
 	}
 	in.Status, in.Summary, in.Tokens = proto.InnerInterrupted, "", 0
-	if got := InnerMessage(in); got != "inner · 1 tool, last Bash" {
+	if got := InnerMessage(in); got != "inner interrupted · 1 tool, last Bash" {
 		t.Errorf("ended: %q", got)
 	}
 	if got := InnerNote(in, "review"); !strings.Contains(got, "has ended (interrupted)") {

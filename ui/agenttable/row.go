@@ -93,18 +93,20 @@ type Row struct {
 	Name        string // task name (SPEC §14), one clean line; "" when none
 	Status      proto.Status
 	Stopping    bool   // a stop was requested and the process group is not gone yet
-	Reason      string // why the latest submission errored
+	Reason      string // why the latest submission errored, in a word or two (Reason)
 	Submissions int
 	Elapsed     time.Duration
-	Usage       string // tokens and cost of all its submissions (presets), "" when none reported
-	Message     string // activity or last message, one clean line
+	Usage       string // the cost, else the tokens, of all its submissions (presets: UsageCell), "" when none reported
+	// Message is what the agent is doing now, or how it ended, one clean
+	// line (Summary.Now, NowOf): the NOW cell after its marks.
+	Message string
 	// Restored is set for an agent restored from an earlier run (SPEC
 	// §10) that has run nothing since: the time column shows its Age
 	// (since it was last updated) and the row is muted.
 	Restored bool
 	Age      time.Duration
 	// Failing is set when subdash failed to write the agent's log file or
-	// the journal (Summary.Failure, SPEC §5): the status cell says so.
+	// the journal (Summary.Failure, SPEC §5): NOW says so first.
 	Failing  bool
 	NeedsYou string // why the agent needs you (SPEC §11), "" when it does not
 	Queued   string // the first message queued after its submission, one clean line; "" for none
@@ -146,11 +148,8 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 		}
 	}
 	r.Name = termtext.OneLine(cells.Head(a.TaskName, 256), 0)
-	r.Message = termtext.OneLine(a.LastMessage, 0)
-	if a.Activity != "" && a.Running() {
-		r.Message = "→ " + termtext.OneLine(a.Activity, 0)
-	}
-	r.Usage = Usage(a.Usage)
+	r.Message = NowOf(a, r.Reason)
+	r.Usage = UsageCell(a.Usage)
 	r.Changes = a.Changes.Short()
 	r.Failing = strings.HasPrefix(a.Failure, "log file ") // the journal's failure is every agent's, said once below the table
 	if a.Restored {
@@ -173,10 +172,28 @@ func RowOf(a proto.AgentInfo, now time.Time, stopping bool) Row {
 	return r
 }
 
-// Marks of SPEC §11 in the message column, a symbol and words so that
-// NO_COLOR loses nothing. SymQueued is U+25B8, one column in every width
-// table and present in the common monospace fonts (U+23F5, used before,
-// is missing from the font VHS renders with).
+// NowOf is what the NOW cell says of agent a, whose latest submission
+// errored for reason (Reason; "" otherwise): the host's Summary.Now, one
+// clean line. From a host without it (an older subdash, or nothing to
+// say yet): what its agent CLI does while it runs ("→ thinking"), why it
+// errored ("exit 2"), else its message.
+func NowOf(a proto.AgentInfo, reason string) string {
+	switch {
+	case a.Now != "":
+		return termtext.OneLine(a.Now, 0)
+	case a.Activity != "" && a.Running():
+		return "→ " + termtext.OneLine(a.Activity, 0)
+	case reason != "":
+		return reason
+	}
+	return termtext.OneLine(cells.Head(a.LastMessage, 1024), 0)
+}
+
+// Marks of SPEC §11 in the NOW column, a symbol and words so that
+// NO_COLOR loses nothing; SymNeedsYou has a column of its own. SymQueued
+// is U+25B8, one column in every width table and present in the common
+// monospace fonts (U+23F5, used before, is missing from the font VHS
+// renders with).
 const (
 	SymNeedsYou = "◆"
 	SymQueued   = "▸"
@@ -189,11 +206,13 @@ const (
 // row shows it: "pending", "folded", "next turn", "not delivered".
 func ReceiptWords(r string) string { return strings.ReplaceAll(r, "_", " ") }
 
-// MessageText is the message cell of r: "◆ needs you · " when the agent
-// needs you, "⊘ stalled 2m05s · " while it is stalled, "$ budget reached · "
-// once it spent its --max-budget-usd, "▸ queued: “…” · "
-// when a message waits ("▸ 3 queued: “…” · " when several do, the first
-// shown), then the activity or last message.
+// MessageText is the NOW cell of r: its marks, then what the agent is
+// doing now or how it ended. The marks: "✗ no log · " when its log file
+// could not be written, "⊘ stalled 2m05s · " while it is stalled, "$
+// budget reached · " once it spent its --max-budget-usd, "↪ steer folded
+// · " for a steered message's receipt, "▸ queued: “…” · " when a message
+// waits ("▸ 3 queued: “…” · " when several do, the first shown). Whether
+// it needs you is the glyph column's (SymNeedsYou), not a mark here.
 func MessageText(r Row) string {
 	msg := r.Message
 	switch {
@@ -211,10 +230,10 @@ func MessageText(r Row) string {
 	if r.Stalled {
 		msg = SymStalled + " stalled " + Elapsed(r.StalledFor) + " · " + msg
 	}
-	if r.NeedsYou != "" {
-		msg = SymNeedsYou + " needs you · " + msg
+	if r.Failing {
+		msg = SymErrored + " no log · " + msg
 	}
-	return msg
+	return strings.TrimSuffix(msg, " · ")
 }
 
 // SymRestored marks the age of an agent restored from an earlier run.
@@ -245,6 +264,20 @@ func Usage(u proto.Usage) string {
 		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
 	}
 	return strings.Join(parts, " ")
+}
+
+// UsageCell is the USAGE cell of u: the cost an agent CLI reported
+// ("$0.1937"), else its tokens ("38.4k tok"); "" when it reported
+// neither. Usage says both, where there is room (the status line, the
+// log pane's title).
+func UsageCell(u proto.Usage) string {
+	switch {
+	case u.CostUSD > 0:
+		return fmt.Sprintf("$%.4f", u.CostUSD)
+	case u.InputTokens+u.OutputTokens > 0:
+		return transcript.Tokens(u.InputTokens+u.OutputTokens) + " tok"
+	}
+	return ""
 }
 
 // Elapsed formats a duration in at most six cells: 9s, 3m04s, 1h02m.

@@ -3,6 +3,7 @@ package agenttable
 import (
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/ui/internal/cells"
 )
 
 // order is the table's rows: which agent each row shows and how the tree
@@ -30,6 +32,11 @@ type order struct {
 	cat    []uint8
 	named  bool // an agent has a task name: the ID column joins the names
 	nested bool // an agent has a parent in the table, or inner rows
+	// usage: an agent is of a preset that reports usage, or reported
+	// some (the USAGE column); changes: an agent's work tree is tracked
+	// (the ± column); nameW: the widest name cell of the rows (measure).
+	usage, changes bool
+	nameW          int
 	// innerN is per agent how many inner rows it has, isig what they were
 	// built from (inner.go); both nil without inner agents shown.
 	innerN []int32
@@ -146,9 +153,12 @@ func build(agents []proto.AgentInfo, match []bool, tree, inner bool, folded map[
 	n := len(agents)
 	o := order{index: make(map[string]int32, n), rowOf: make([]int32, n), rows: make([]row, 0, n)}
 	for i := range agents {
-		o.index[agents[i].AgentID] = int32(i)
+		a := &agents[i]
+		o.index[a.AgentID] = int32(i)
 		o.rowOf[i] = -1
-		o.named = o.named || tree && agents[i].TaskName != ""
+		o.named = o.named || tree && a.TaskName != ""
+		o.usage = o.usage || hasUsage(a)
+		o.changes = o.changes || a.Changes != nil
 	}
 	if match != nil {
 		o.matched = append([]bool(nil), match...)
@@ -164,6 +174,7 @@ func build(agents []proto.AgentInfo, match []bool, tree, inner bool, folded map[
 				o.addInner(agents, int32(i), 0, 0, false)
 			}
 		}
+		o.measure(agents, tree)
 		return o
 	}
 	o.link(agents)
@@ -261,6 +272,7 @@ func build(agents []proto.AgentInfo, match []bool, tree, inner bool, folded map[
 	for r := shown(first[n]); r >= 0; r = shown(next[r]) {
 		walk(r, 0, 0)
 	}
+	o.measure(agents, tree)
 	return o
 }
 
@@ -299,6 +311,46 @@ func (o *order) link(agents []proto.AgentInfo) {
 			state[k] = done
 		}
 	}
+}
+
+// hasUsage reports whether agent a calls for the USAGE column: its preset
+// reports tokens and cost (a transcript), or it reported some.
+func hasUsage(a *proto.AgentInfo) bool { return a.Structured || a.Usage != (proto.Usage{}) }
+
+// measure sets o.nameW, the widest name cell of o's rows (nameCell).
+// Cost: O(rows), at each build only.
+func (o *order) measure(agents []proto.AgentInfo, tree bool) {
+	o.nameW = 0
+	for _, r := range o.rows {
+		o.nameW = max(o.nameW, cells.Width(nameCell(&agents[r.agent], r, tree)))
+	}
+}
+
+// nameCell is what the AGENT column shows of row r of agent a: the tree's
+// glyphs, the task name (tree) or short id, and what a fold hides ("
+// +3"); for an inner row, SymInner and its description.
+func nameCell(a *proto.AgentInfo, r row, tree bool) string {
+	g := glyphs(r.depth, r.last)
+	if r.inner > 0 {
+		if int(r.inner) > len(a.InnerAgents) {
+			return g + SymInner
+		}
+		return g + SymInner + " " + InnerName(a.InnerAgents[r.inner-1])
+	}
+	task := ""
+	if tree {
+		task = termtext.OneLine(cells.Head(a.TaskName, 256), 0)
+	}
+	return g + name(task, a.AgentID) + foldCount(r.hidden)
+}
+
+// foldCount is what a folded row adds to its name: " +3", the rows it
+// hides; "" when not folded.
+func foldCount(hidden int32) string {
+	if hidden <= 0 {
+		return ""
+	}
+	return " +" + strconv.Itoa(int(hidden))
 }
 
 func (o *order) add(r row) {
@@ -344,6 +396,8 @@ func (o order) touches(i int, agents []proto.AgentInfo, match []bool) bool {
 		return true
 	case o.isig != nil && sigOf(a) != o.isig[i]:
 		return true
+	case !o.usage && hasUsage(a), !o.changes && a.Changes != nil:
+		return true // a column comes
 	}
 	return o.cat != nil && o.cat[i] != 0 && o.cat[i] != category(a)
 }

@@ -49,7 +49,8 @@ func treeTable(agents []proto.AgentInfo, match []bool) Model {
 func names(m Model) []string {
 	out := make([]string, m.Len())
 	for i := range out {
-		out[i] = m.drawRow(i).name
+		d := m.drawRow(i)
+		out[i] = d.glyphs + d.name + d.fold
 	}
 	return out
 }

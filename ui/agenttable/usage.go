@@ -39,5 +39,5 @@ func (m Model) rollUp(d *drawn, i int32, sums []proto.Usage) {
 	if sums == nil || m.order.kids[i] == 0 || sums[i] == m.agents[i].Usage {
 		return
 	}
-	d.Usage = SymSubtree + " " + Usage(sums[i])
+	d.Usage = SymSubtree + " " + UsageCell(sums[i])
 }

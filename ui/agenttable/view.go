@@ -10,26 +10,18 @@ import (
 	"github.com/subdash/subdash/ui/internal/cells"
 )
 
-// StatusText returns the status cell of r: a symbol and a word, with the
-// reason for errored; frame picks the spinner frame of a running agent.
-// A row whose log file or journal could not be written ends with
-// " ✗ no log" (the message line and help say which and where).
+// StatusText returns the status cell of r: a symbol and a word, one of
+// five, at most statusW cells: why an errored one ended, and a log file
+// that could not be written, are NOW's (MessageText); frame picks the
+// spinner frame of a running agent.
 func StatusText(r Row, frame int) string {
-	s := ""
 	switch {
 	case r.Stopping:
-		s = SymStopping + " stopping"
+		return SymStopping + " stopping"
 	case r.Status == proto.StatusRunning:
-		s = Frames[frame%len(Frames)] + " running"
-	case r.Status == proto.StatusErrored && r.Reason != "":
-		s = SymErrored + " errored (" + r.Reason + ")"
-	default:
-		s = Symbol(r.Status) + " " + string(r.Status)
+		return Frames[frame%len(Frames)] + " running"
 	}
-	if r.Failing {
-		s += " " + SymErrored + " no log"
-	}
-	return s
+	return Symbol(r.Status) + " " + string(r.Status)
 }
 
 func (m Model) statusInk(r Row) theme.Ink {
@@ -65,9 +57,10 @@ func inksOf(s Styles) inks {
 type drawn struct {
 	Row
 	glyphs  string // the tree's: "│  ├─ "
-	name    string // glyphs, the task name or short id, "+3" when folded
+	name    string // the name or short id, without the glyphs
+	fold    string // what a fold hides: " +3" (foldCount), "" when not folded
 	status  string
-	msg     string
+	now     string // the NOW cell: marks and text (MessageText)
 	spark   string // the ACTIVITY cell (activity.go), "" for none
 	context bool   // an ancestor shown for a filter's match: muted
 	cursor  bool
@@ -109,24 +102,36 @@ func (m Model) drawRow(i int) drawn {
 	if !m.tree {
 		d.Name = "" // a host without the tree names no agent: today's table
 	}
-	d.name = d.glyphs + name(d.Name, a.AgentID)
-	if r.hidden > 0 {
-		d.name += " +" + strconv.Itoa(int(r.hidden))
-	}
+	d.name = name(d.Name, a.AgentID)
+	d.fold = foldCount(r.hidden)
 	d.status = StatusText(d.Row, m.frame)
-	d.msg = MessageText(d.Row)
+	d.now = MessageText(d.Row)
 	if m.activity {
 		d.spark = Spark(a, m.now)
 	}
 	switch {
 	case r.hidden > 0:
-		d.msg = MessageText(Row{NeedsYou: d.NeedsYou, Queued: d.Queued, QueuedN: d.QueuedN, Message: r.below.String() + " · " + d.Message})
+		d.now = MessageText(Row{Queued: d.Queued, QueuedN: d.QueuedN, Message: r.below.String() + " · " + d.Message})
 	case r.context && r.matches == 1:
-		d.msg = "1 match below"
+		d.now = "1 match below"
 	case r.context:
-		d.msg = strconv.Itoa(int(r.matches)) + " matches below"
+		d.now = strconv.Itoa(int(r.matches)) + " matches below"
 	}
 	return d
+}
+
+// nameCell fits d's name cell in w cells: the glyphs, the name (cut with
+// "…" when too long) and what a fold hides, which is never cut.
+func (d drawn) nameCell(w int) string {
+	if d.fold == "" {
+		return cells.Fit(d.glyphs+d.name, w)
+	}
+	room := w - cells.Width(d.glyphs) - len(d.fold)
+	if room < 1 {
+		return cells.Fit(d.glyphs+d.name+d.fold, w)
+	}
+	n, _ := cells.Cut(d.name, room)
+	return cells.Fit(d.glyphs+n+d.fold, w)
 }
 
 // View returns exactly the table's height in rows of exactly its width: a
@@ -140,17 +145,19 @@ func (m Model) View() string {
 	sums := m.subtreeUsage()
 	for i := first; i < end; i++ {
 		d := m.drawRow(i)
-		m.rollUp(&d, m.order.rows[i].agent, sums)
+		if m.order.rows[i].inner == 0 {
+			m.rollUp(&d, m.order.rows[i].agent, sums)
+		}
 		rs = append(rs, d)
 	}
-	l := m.layout(rs)
+	l := m.layout()
 	lines := make([]string, 0, m.height)
-	head := drawn{Row: Row{Usage: "USAGE", Changes: "±"}, name: l.title, status: "STATUS", msg: "LAST MESSAGE", spark: "ACTIVITY"}
+	head := drawn{Row: Row{Usage: "USAGE", Changes: "±"}, name: l.title, status: "STATUS", now: "NOW", spark: "ACTIVITY"}
 	lines = append(lines, m.inks.Header.On(cells.Fit(m.join(l, head, "ID", "#", "TIME"), m.width)))
 	if len(m.order.rows) == 0 && m.height > 1 {
-		text := "  no agents yet: " + m.EmptyHint
+		text := "   no agents yet: " + m.EmptyHint
 		if len(m.agents) > 0 {
-			text = "  no agent matches the filter"
+			text = "   no agent matches the filter"
 		}
 		lines = append(lines, m.inks.Muted.On(cells.Fit(text, m.width)))
 	}
@@ -164,26 +171,36 @@ func (m Model) View() string {
 	return strings.Join(lines, "\n")
 }
 
+// mark is the first markW cells of d's row: the needs-you glyph, the
+// cursor and a space.
+func mark(d drawn) string {
+	switch {
+	case d.cursor && d.NeedsYou != "":
+		return SymNeedsYou + "› "
+	case d.cursor:
+		return " › "
+	case d.NeedsYou != "":
+		return SymNeedsYou + "  "
+	}
+	return "   "
+}
+
 // join lays out one row's cells as plain text; id, subs and elapsed are
 // the ID, # and TIME cells.
 func (m Model) join(l layout, d drawn, id, subs, elapsed string) string {
 	var b strings.Builder
 	b.Grow(m.width + 16)
-	mark := ""
-	if d.cursor {
-		mark = "›"
-	}
-	b.WriteString(cells.Fit(mark, markW))
-	b.WriteString(cells.Fit(d.name, l.name))
+	b.WriteString(mark(d))
+	b.WriteString(d.nameCell(l.name))
 	b.WriteByte(' ')
 	m.middle(&b, l, d, id, subs, elapsed, true)
-	b.WriteString(cells.Fit(d.msg, l.msg))
+	b.WriteString(cells.Fit(d.now, l.now))
 	return b.String()
 }
 
-// middle writes the cells between the name and the message: ID, STATUS
-// (with status), #, TIME and USAGE, each followed by a space; without
-// status the STATUS cell is left out.
+// middle writes the cells between the name and NOW: ID, STATUS (with
+// status), #, TIME, USAGE, ± and ACTIVITY, each followed by a space;
+// without status the STATUS cell is left out.
 func (m Model) middle(b *strings.Builder, l layout, d drawn, id, subs, elapsed string, status bool) {
 	cell := func(c column, s string) {
 		w := l.width[c.key]
@@ -238,11 +255,15 @@ func (m Model) row(l layout, d drawn) string {
 	if d.cursor {
 		return m.inks.Selected.On(m.fit(l, m.join(l, d, id, subs, el)))
 	}
-	// Style the glyphs, the name and the status cell; the rest is plain
-	// text.
+	// Style the needs-you glyph, the tree's glyphs, the name and the
+	// status cell; the rest is plain text.
 	var b strings.Builder
-	b.WriteString(cells.Fit("", markW))
-	name := cells.Fit(d.name, l.name)
+	if d.NeedsYou != "" {
+		b.WriteString(m.inks.NeedsYou.On(SymNeedsYou) + "  ")
+	} else {
+		b.WriteString("   ")
+	}
+	name := d.nameCell(l.name)
 	if g := len(d.glyphs); g > 0 && strings.HasPrefix(name, d.glyphs) {
 		b.WriteString(m.inks.Tree.On(d.glyphs))
 		name = name[g:]
@@ -262,17 +283,8 @@ func (m Model) row(l layout, d drawn) string {
 	var rest strings.Builder
 	l.width[colID] = 0
 	m.middle(&rest, l, d, "", subs, el, false)
-	rest.WriteString(cells.Fit(d.msg, l.msg))
-	tail := rest.String()
-	if d.NeedsYou != "" {
-		// The mark stands out; the rest of the row is plain text.
-		mark := SymNeedsYou + " needs you"
-		if i := strings.Index(tail, mark); i >= 0 {
-			b.WriteString(cell.On(tail[:i]) + m.inks.NeedsYou.On(mark))
-			tail = tail[i+len(mark):]
-		}
-	}
-	b.WriteString(cell.On(tail))
+	rest.WriteString(cells.Fit(d.now, l.now))
+	b.WriteString(cell.On(rest.String()))
 	return m.fit(l, b.String())
 }
 
