@@ -162,7 +162,7 @@ func TestApprovalsRealClaude(t *testing.T) {
 // a reason typed in the input line denies the next one (no file, the
 // transcript shows the denial), and the agent completes.
 func TestDashboardApprovalKeys(t *testing.T) {
-	d := startDash(t, 160, 40, []string{"PATH=" + fakeCLIPath() + ":" + os.Getenv("PATH")}, "--preset", "claude", "--approvals")
+	d := startDash(t, 240, 40, []string{"PATH=" + fakeCLIPath() + ":" + os.Getenv("PATH")}, "--preset", "claude", "--approvals")
 	d.waitText("no agents yet")
 	a, b := filepath.Join(d.dir, "A"), filepath.Join(d.dir, "B")
 	msg := "ask " + a + " " + b

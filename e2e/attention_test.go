@@ -54,7 +54,7 @@ func TestNotificationsEndToEnd(t *testing.T) {
 	read := d.capture()
 
 	d.openGate("g2") // not selected
-	d.waitRow(second, "◆ needs you")
+	d.waitNeedsYou(second)
 	waitCount(t, "BELs after the unselected agent finished", 1, func() int { b, _ := notifications(t, read()); return b })
 	if b, o := notifications(t, read()); b != 1 || o != 1 {
 		t.Fatalf("unselected agent finished: %d BELs, %d OSCs; want 1 and 1", b, o)
@@ -66,12 +66,12 @@ func TestNotificationsEndToEnd(t *testing.T) {
 	d.openGate("g1") // selected, focused
 	d.waitText("✓ 2 completed")
 	d.openGate("g3") // not selected: rings, and proves g1's turn is over
-	d.waitRow(third, "◆ needs you")
+	d.waitNeedsYou(third)
 	waitCount(t, "BELs", 2, func() int { b, _ := notifications(t, read()); return b })
 	if b, o := notifications(t, read()); b != 2 || o != 2 {
 		t.Fatalf("after the selected agent and a third finished: %d BELs, %d OSCs; want 2 and 2 (none for the selected one)", b, o)
 	}
-	if strings.Contains(tableRow(d.screen(), first), "needs you") {
+	if needsYou(tableRow(d.screen(), first)) {
 		t.Fatal("the selected agent is marked as needing you")
 	}
 
@@ -109,7 +109,7 @@ func TestNotifyOffEndToEnd(t *testing.T) {
 	d.waitText("2/4 running", "› "+first[:8])
 	read := d.capture()
 	d.openGate("g2")
-	d.waitRow(second, "◆ needs you")
+	d.waitNeedsYou(second)
 	d.waitText("◆ 1 needs you (a)")
 	d.keys("j") // a key round trip: any notification would be written by now
 	d.waitText("› " + second[:8])
@@ -153,9 +153,9 @@ func TestManyAgentsFilterAndJumpEndToEnd(t *testing.T) {
 	d.keys("j", "j")
 	// The selection is on the third row once both keys were handled (the
 	// screen shows task-027 before that: wait for the marker on it).
+	// (The row says what it did, exit 3; the log pane what it was asked.)
 	s := d.waitFor("the selection on task-027", func(s string) bool {
-		i := strings.Index(s, "› ")
-		return i >= 0 && strings.Contains(strings.SplitN(s[i:], "\n", 2)[0], "task-027-oops")
+		return strings.Contains(s, "“task-027-oops”") && strings.Contains(s, "› ")
 	})
 	sel := strings.Fields(strings.SplitN(s[strings.Index(s, "› ")+len("› "):], "\n", 2)[0])[0]
 	// Rows change under the filter (the agent is resent, runs and
@@ -231,8 +231,8 @@ func TestViewerNotificationsEndToEnd(t *testing.T) {
 	readHost, readViewer := host.capture(), viewer.capture()
 
 	host.openGate("g2")
-	host.waitRow(second, "◆ needs you")
-	viewer.waitRow(second, "◆ needs you")
+	host.waitNeedsYou(second)
+	viewer.waitNeedsYou(second)
 	for name, read := range map[string]func() string{"host": readHost, "viewer": readViewer} {
 		waitCount(t, name+" BELs", 1, func() int { b, _ := notifications(t, read()); return b })
 	}
@@ -245,7 +245,7 @@ func TestViewerNotificationsEndToEnd(t *testing.T) {
 	viewer.keys("j")
 	viewer.waitText("› " + second[:8])
 	host.waitFor("the mark cleared on the host", func(s string) bool {
-		return !strings.Contains(tableRow(s, second), "needs you")
+		return !needsYou(tableRow(s, second))
 	})
 	viewer.keys("k")
 	viewer.waitText("› " + first[:8])

@@ -52,7 +52,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 	// group ended: the final status replaces it.
 	d.keys("i")
 	d.waitRow(alpha, "◌ stopping")
-	d.waitRow(alpha, "✗ errored (interrupted)")
+	d.waitRow(alpha, "✗ errored")
+	d.waitRow(alpha, "interrupted")
 	d.waitText("interrupted " + alpha[:8])
 	d.waitRow(beta, "running")
 
@@ -70,7 +71,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 
 	// Resume: back to the status it had, errored by the interrupt.
 	d.keys("r")
-	d.waitRow(alpha, "✗ errored (interrupted)")
+	d.waitRow(alpha, "✗ errored")
+	d.waitRow(alpha, "interrupted")
 	d.waitText("resumed " + alpha[:8] + ": errored")
 
 	// Send a new message through the input line.
@@ -149,7 +151,7 @@ func TestDashboardQuitWithoutWaiting(t *testing.T) {
 // agent output included, and statuses stay readable as symbol and word.
 func TestDashboardNoColor(t *testing.T) {
 	d := startDash(t, 120, 35, []string{"NO_COLOR=1"}, "--command", `printf '\033[31;1mRED\033[m ok\n'; exit 2`, "--spawn", "x")
-	d.waitText("RED ok", "✗ errored (exit 2)")
+	d.waitText("RED ok · exit 2", "✗ errored")
 	if s := d.styledScreen(); strings.Contains(s, "\x1b[") {
 		t.Fatalf("NO_COLOR screen holds SGR: %q", s)
 	}
@@ -189,9 +191,10 @@ func TestDashboardColourUnderCI(t *testing.T) {
 	d := startDash(t, 120, 35, []string{"CI=true"}, "--command", `printf '\033[31mRED\033[m ok\n'`, "--spawn", "x")
 	d.waitText("RED ok", "✓ completed")
 	red, themed := false, false
+	plain := d.screen()
 	for i, row := range parseStyled(d.styledScreen()) {
 		for j, c := range row {
-			red = red || c.fg == "31" && d.inLogPane(i, j)
+			red = red || c.fg == "31" && d.inLogPane(plain, i, j)
 			themed = themed || strings.HasPrefix(c.fg, "5;") || strings.HasPrefix(c.fg, "2;")
 		}
 	}

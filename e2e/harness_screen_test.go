@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +20,18 @@ func tableRow(screen, id string) string {
 	return ""
 }
 
+// needsYou reports whether a table row is marked as needing you: the
+// glyph column before the cursor (SPEC §11).
+func needsYou(row string) bool { return strings.HasPrefix(row, "│"+"◆") }
+
+// waitNeedsYou waits until agent id's row is marked as needing you.
+func (d *dash) waitNeedsYou(id string) string {
+	d.t.Helper()
+	return d.waitFor(fmt.Sprintf("row of %s marked as needing you", id[:8]), func(s string) bool {
+		return needsYou(tableRow(s, id))
+	})
+}
+
 // checkFrame checks that the panes' borders are where the layout puts
 // them: nothing drawn by an agent moved or overwrote them.
 func (d *dash) checkFrame(s string) {
@@ -28,10 +41,7 @@ func (d *dash) checkFrame(s string) {
 		d.t.Fatalf("screen has %d lines, want %d:\n%s", len(lines), d.h, s)
 	}
 	mainH := d.h - 3
-	tableW := 0
-	if d.w >= 110 {
-		tableW = min(max(d.w*9/20, 52), 76)
-	}
+	tableW := d.tableW(s)
 	for i := 0; i < mainH; i++ {
 		r := []rune(lines[i])
 		if len(r) != d.w {
@@ -70,7 +80,7 @@ func (d *dash) checkCellFrame(s string) {
 // logRows returns the text inside the log pane (wide layout), one string
 // per row.
 func (d *dash) logRows(s string) []string {
-	tableW := min(max(d.w*9/20, 52), 76)
+	tableW := d.tableW(s)
 	var rows []string
 	for i, l := range strings.Split(s, "\n") {
 		if i == 0 || i >= d.h-4 {
@@ -100,11 +110,41 @@ func (d *dash) aboveStatus(s string) string {
 	return strings.Join(lines[:min(len(lines), d.h-2)], "\n")
 }
 
-// inLogPane reports whether screen cell (row, col) is inside the log
-// pane of the wide layout.
-func (d *dash) inLogPane(row, col int) bool {
-	tableW := min(max(d.w*9/20, 52), 76)
-	return row >= 1 && row < d.h-4 && col > tableW && col < d.w-1
+// inLogPane reports whether cell (row, col) of screen s is inside the
+// log pane of the wide layout.
+func (d *dash) inLogPane(s string, row, col int) bool {
+	tableW := d.tableW(s)
+	return tableW > 0 && row >= 1 && row < d.h-4 && col > tableW && col < d.w-1
+}
+
+// inNowColumn reports whether cell (row, col) of screen s is in the NOW
+// column of the table's rows (SPEC §7), which shows each agent's newest
+// output line.
+func (d *dash) inNowColumn(s string, row, col int) bool {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if j := strings.Index(l, " NOW "); j >= 0 {
+			end := d.tableW(s)
+			if end == 0 {
+				end = d.w
+			}
+			return row > i && col > len([]rune(l[:j])) && col < end-1
+		}
+	}
+	return false
+}
+
+// tableW returns the table's width on screen s beside the log pane (the
+// table takes what its rows need: SPEC §7 "the split"), 0 when the panes
+// are stacked or one is zoomed.
+func (d *dash) tableW(s string) int {
+	top := []rune(strings.SplitN(s, "\n", 2)[0])
+	for i, r := range top {
+		if r == '╮' && i < len(top)-1 {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // cell is one screen cell with the attributes that matter here.

@@ -236,7 +236,8 @@ func TestDashboardRestoresAfterQuit(t *testing.T) {
 	d.keys("k") // the first one, as a new agent takes the selection
 	d.waitText(hello[:8] + " · #1/1")
 	d.waitRow(hello, "✓ completed")
-	d.waitRow(failed, "✗ errored (exit 3)")
+	d.waitRow(failed, "✗ errored")
+	d.waitRow(failed, "exit 3")
 	d.keys("s")
 	d.typeText("again")
 	d.keys("Enter")
@@ -251,7 +252,7 @@ func TestDashboardRestoresAfterQuit(t *testing.T) {
 	d.waitFor("both agents restored, with their age, status and submissions", func(s string) bool {
 		h, f := tableRow(s, hello), tableRow(s, failed)
 		return strings.Contains(s, "↺ 2 restored") && strings.Contains(h, "↺ ") && strings.Contains(f, "↺ ") &&
-			strings.Contains(f, "✗ errored (exit 3)") && strings.Contains(h, "✓ completed") && strings.Contains(h, " 2 ")
+			strings.Contains(f, "✗ errored") && strings.Contains(f, "exit 3") && strings.Contains(h, "✓ completed") && strings.Contains(h, " 2 ")
 	})
 	d.waitText(hello[:8]+" · #2/2", "got: again") // read back from the log file
 	d.keys("[")

@@ -221,7 +221,7 @@ func TestTranscriptToggle(t *testing.T) {
 	a.info.Usage = proto.Usage{InputTokens: 1234, OutputTokens: 345, CostUSD: 0.0123}
 	f.print(idA, 1, `{"type":"assistant"}`)
 	a.entries[1] = transcriptFixture()
-	h := newHarness(t, f, 180, 35)
+	h := newHarness(t, f, 240, 35)
 	h.wantScreen("3fa2c1d0 · #1/1 ● running · session 3fa2c1d0 · transcript")
 	h.wantScreen("$0.0123 → Bash: go test ./...") // usage column (the cost), then the activity of an older host
 	h.wantScreen("⚙ Bash  go test ./...")

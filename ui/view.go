@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -161,47 +162,13 @@ func (m Model) logTitles() (title, task, footer string) {
 		return "log", "", ""
 	}
 	a, _ := m.agent(m.shown.agent)
-	head := fmt.Sprintf("%s · #%d/%d", m.labelWithID(a.AgentID), m.shown.seq, len(a.Submissions))
 	var sub proto.SubmissionInfo
+	status := ""
 	if i := m.shown.seq - 1; i >= 0 && i < len(a.Submissions) {
 		sub = a.Submissions[i]
-		head += " " + agenttable.SubmissionText(sub, m.stopping[a.AgentID] && i == len(a.Submissions)-1)
+		status = agenttable.SubmissionText(sub, m.stopping[a.AgentID] && i == len(a.Submissions)-1)
 	}
-	parts := []string{head}
-	if a.Pod != "" {
-		// where it runs with the Kubernetes runner (SPEC §13)
-		where := "pod " + termtext.OneLine(a.Pod, 0)
-		if a.Node != "" {
-			where += " on " + termtext.OneLine(a.Node, 0)
-		}
-		parts = append(parts, where)
-	}
-	if id := a.SessionID; id != "" {
-		parts = append(parts, "session "+termtext.ShortID(termtext.OneLine(id, 0)))
-	}
-	if a.Structured {
-		parts = append(parts, map[bool]string{true: "transcript", false: "raw"}[m.shown.transcript])
-	}
-	if m.log.Wrap() {
-		parts = append(parts, "wrap")
-	}
-	if m.log.Following() {
-		parts = append(parts, "following")
-	} else {
-		parts = append(parts, "paused")
-	}
-	// what it changed, last: a title cut at the border keeps the rest
-	switch c := sub.Changes; {
-	case c == nil:
-	case !c.Tracked:
-		parts = append(parts, "changes not tracked")
-	default:
-		parts = append(parts, c.Short())
-	}
-	if u := agenttable.Usage(a.Usage); u != "" {
-		parts = append(parts, u) // the USAGE cell says the cost alone
-	}
-	title = strings.Join(parts, " · ")
+	title = m.logTitle(a, sub, status)
 	// What the submission was asked, cut to the room left on the border
 	// (see edge: a corner, a line and a space each side of the label).
 	room := m.lay.logW - 6 - cells.Width(title) - len(" · ") - 2
@@ -246,6 +213,83 @@ func (m Model) logTitles() (title, task, footer string) {
 		foot = append(foot, fmt.Sprintf("%d older lines in the log file (%s)", first, m.keys.Pager.Help().Key))
 	}
 	return title, task, strings.Join(foot, " · ")
+}
+
+// logTitle is the log pane's title without what the submission was asked:
+// which agent and submission (sub, how it went in status), where it runs,
+// its session, the view, wrap, whether the pane follows, what it changed,
+// its usage; narrowed to the pane's width by dropping what says least
+// first.
+func (m Model) logTitle(a proto.AgentInfo, sub proto.SubmissionInfo, status string) string {
+	// The parts in the order drawn, each named for what goes first when
+	// the title is longer than the pane (shrink).
+	type part struct{ key, text string }
+	// head is which agent, which submission and how it went.
+	head := func(label, seq, status string) string {
+		return strings.TrimSpace(strings.TrimSuffix(label+" · "+seq, " · ") + " " + status)
+	}
+	label, seq := m.labelWithID(a.AgentID), fmt.Sprintf("#%d/%d", m.shown.seq, len(a.Submissions))
+	parts := []part{{"head", head(label, seq, status)}}
+	if a.Pod != "" {
+		// where it runs with the Kubernetes runner (SPEC §13)
+		where := "pod " + termtext.OneLine(a.Pod, 0)
+		if a.Node != "" {
+			where += " on " + termtext.OneLine(a.Node, 0)
+		}
+		parts = append(parts, part{"pod", where})
+	}
+	if id := a.SessionID; id != "" {
+		parts = append(parts, part{"session", "session " + termtext.ShortID(termtext.OneLine(id, 0))})
+	}
+	if a.Structured {
+		parts = append(parts, part{"view", map[bool]string{true: "transcript", false: "raw"}[m.shown.transcript]})
+	}
+	if m.log.Wrap() {
+		parts = append(parts, part{"wrap", "wrap"})
+	}
+	parts = append(parts, part{"follow", map[bool]string{true: "following", false: "paused"}[m.log.Following()]})
+	// what it changed, last: a title cut at the border keeps the rest
+	switch c := sub.Changes; {
+	case c == nil:
+	case !c.Tracked:
+		parts = append(parts, part{"changes", "changes not tracked"})
+	default:
+		parts = append(parts, part{"changes", c.Short()})
+	}
+	if u := agenttable.Usage(a.Usage); u != "" {
+		parts = append(parts, part{"usage", u}) // the USAGE cell says the cost alone
+	}
+	joined := func() string {
+		texts := make([]string, len(parts))
+		for i, p := range parts {
+			texts[i] = p.text
+		}
+		return strings.Join(texts, " · ")
+	}
+	// shrink, in order: the parts that say least go, then the head
+	// narrows (the status's symbol alone, the name without its id, an
+	// agent of one submission without "#1/1"), then wrap; which agent and
+	// whether the pane follows stay, and the border cuts what is left.
+	symbol := strings.SplitN(status, " ", 2)[0] // ✓ ✗ ● ◌ ■
+	shrink := []func(){
+		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "usage" }) },
+		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "session" }) },
+		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "pod" }) },
+		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "view" }) },
+		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "changes" }) },
+		func() { parts[0].text = head(label, seq, symbol) },
+		func() { label = m.label(a.AgentID); parts[0].text = head(label, seq, symbol) },
+		func() {
+			if len(a.Submissions) == 1 {
+				parts[0].text = head(label, "", symbol)
+			}
+		},
+		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "wrap" }) },
+	}
+	for room := m.lay.logW - 6; cells.Width(joined()) > room && len(shrink) > 0; shrink = shrink[1:] {
+		shrink[0]()
+	}
+	return joined()
 }
 
 // minTask is the fewest cells of what the shown submission was asked that

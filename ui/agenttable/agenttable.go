@@ -1,9 +1,11 @@
 // Package agenttable is the table of agents, shaped like bubbles' table: a
-// Model with a KeyMap, Styles, SetSize, Update and View. Each row shows an
-// agent (its task name, else its short id), its status as a symbol and a
-// word (with the reason when errored), its number of submissions, the
-// elapsed time of its latest submission and its last message (or, for
-// agent CLI presets, what it is doing now).
+// Model with a KeyMap, Styles, SetSize, Update and View. Each row shows
+// whether its agent needs you (a glyph column), the agent (its task name,
+// else its short id), its status as a symbol and a word, its number of
+// submissions, the elapsed time of its latest submission and NOW: what
+// it is doing now or how it ended (Summary.Now, SPEC §7). Need says the
+// width its rows ask beside the log pane; RowAt says which row a mouse
+// event hit.
 //
 // With a host of the tree (SPEC §14) the agents are drawn as a tree:
 // children under their parent with tree glyphs, a subtree folds into its
@@ -15,8 +17,8 @@
 // The order of the rows (tree.go) is rebuilt when agents come or go, a
 // fold or the filter changes, or a change touches what a row of the
 // order shows (a folded subtree's counts, a filter's match); the rows'
-// text (RowOf) and the column widths are made in View for the rows it
-// draws.
+// text (RowOf) is made in View for the rows it draws, and the column
+// widths from the width, the host's features and the order alone.
 package agenttable
 
 import (
