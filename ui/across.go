@@ -36,9 +36,13 @@ func (m *Model) openAcross() {
 		m.say(levelWarn, "this host does not search across agents (it is an older subdash): / searches the shown log")
 		return
 	}
+	if m.zoom == paneTable { // the results take the log pane's place
+		m.zoom = paneNone
+		m.relayout()
+	}
 	if !m.across.ready {
 		m.across.results, m.across.ready = agentsearch.New(agentsearch.DefaultStyles(*m.styles)), true
-		m.across.results.SetSize(m.lay.logW-2, m.lay.logH-2)
+		m.across.results.SetSize(max(m.lay.logW-2, 0), max(m.lay.logH-2, 0))
 	}
 	m.openInput(inputAcross, "", "")
 	if q := m.across.results.Query(); q != "" {

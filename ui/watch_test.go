@@ -495,3 +495,19 @@ func TestNoMouse(t *testing.T) {
 		t.Fatal("the help does not say the mouse is off")
 	}
 }
+
+// TestZoomGivesWayToTheSearchAcrossAgents: S with the table zoomed shows
+// its results where the log pane is, the zoom ended.
+func TestZoomGivesWayToTheSearchAcrossAgents(t *testing.T) {
+	f := searchHost()
+	f.print(idC, 1, "unsafe pointer in TestFlaky")
+	f.print(idB, 1, "no Unsafe here", "one unsafe line")
+	h := newHarness(t, f, 200, 40)
+	h.keys("tab", "m")
+	h.noScreen("3fa2c1d0 · #1/1")
+	h.keys("S")
+	h.typeText("unsafe")
+	h.keys("enter")
+	h.wantScreen("search “unsafe” · 3 hits in 2 agents")
+	checkFrame(t, h.view(), 200, 40)
+}
