@@ -271,12 +271,11 @@ func (m Model) logTitle(a proto.AgentInfo, sub proto.SubmissionInfo, status stri
 	// agent of one submission without "#1/1"), then wrap; which agent and
 	// whether the pane follows stay, and the border cuts what is left.
 	symbol := strings.SplitN(status, " ", 2)[0] // ✓ ✗ ● ◌ ■
+	drop := func(key string) func() {
+		return func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == key }) }
+	}
 	shrink := []func(){
-		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "usage" }) },
-		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "session" }) },
-		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "pod" }) },
-		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "view" }) },
-		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "changes" }) },
+		drop("usage"), drop("session"), drop("pod"), drop("view"), drop("changes"),
 		func() { parts[0].text = head(label, seq, symbol) },
 		func() { label = m.label(a.AgentID); parts[0].text = head(label, seq, symbol) },
 		func() {
@@ -284,7 +283,7 @@ func (m Model) logTitle(a proto.AgentInfo, sub proto.SubmissionInfo, status stri
 				parts[0].text = head(label, "", symbol)
 			}
 		},
-		func() { parts = slices.DeleteFunc(parts, func(p part) bool { return p.key == "wrap" }) },
+		drop("wrap"),
 	}
 	for room := m.lay.logW - 6; cells.Width(joined()) > room && len(shrink) > 0; shrink = shrink[1:] {
 		shrink[0]()
