@@ -80,3 +80,53 @@ func TestChosenBackground(t *testing.T) {
 		t.Fatal("the terminal's dark answer changed the chosen light background")
 	}
 }
+
+// TestReboundLayoutKeys: the split, the zoom and the focus are actions of
+// [keys] too: their new keys move the border, zoom and switch panes, the
+// old ones do nothing, and the help line names the new zoom key.
+func TestReboundLayoutKeys(t *testing.T) {
+	k, err := keymap.DefaultKeyMap().Rebind([]keymap.Rebinding{
+		{Action: "narrow-table", Keys: []string{"("}},
+		{Action: "widen-table", Keys: []string{")"}},
+		{Action: "zoom", Keys: []string{"M"}},
+		{Action: "switch-pane", Keys: []string{"ctrl+t"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := keysHarness(t, threeAgents(), k, 200, 40)
+	auto := tableWidth(h)
+	h.keys("-", "+", "=", "m", "tab")
+	if tableWidth(h) != auto || h.m.zoom != paneNone || h.m.focus != paneLog {
+		t.Fatalf("the default layout keys still work: table %d (was %d), zoom %v, focus %v", tableWidth(h), auto, h.m.zoom, h.m.focus)
+	}
+	h.keys("(")
+	if got := tableWidth(h); got != auto-splitStep {
+		t.Fatalf("( made the table %d wide, want %d", got, auto-splitStep)
+	}
+	h.keys(")", ")")
+	if got := tableWidth(h); got != auto+splitStep {
+		t.Fatalf(") ) made the table %d wide, want %d", got, auto+splitStep)
+	}
+	h.wantScreen("M zoom log")
+	h.keys("ctrl+t")
+	h.wantScreen("M zoom table")
+	h.keys("M")
+	h.noScreen("╭─ 3fa2c1d0")
+	h.wantScreen("M: back")
+}
+
+// TestReboundKeysInTheBorders: the table's footer (which rows it shows)
+// and a zoomed pane's way back name the keys in effect.
+func TestReboundKeysInTheBorders(t *testing.T) {
+	k, err := keymap.DefaultKeyMap().Rebind([]keymap.Rebinding{
+		{Action: "down", Keys: []string{"ctrl+j"}},
+		{Action: "up", Keys: []string{"ctrl+k"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := keysHarness(t, watchAgents(), k, 80, 24)
+	h.wantScreen(" of 10 · ctrl+j/ctrl+k ")
+	h.noScreen("· j/k")
+}

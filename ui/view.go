@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
 
+	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/theme"
@@ -95,6 +96,15 @@ func (m Model) tooSmallMessage() []string {
 	}
 }
 
+// firstKey is how a border names b: its first key, as help shows it
+// ("j", "↑"), so that the border follows [keys].
+func firstKey(b key.Binding) string {
+	if ks := b.Keys(); len(ks) > 0 {
+		return keymap.HelpKey(ks[:1])
+	}
+	return ""
+}
+
 // panes draws the table and the log pane, side by side or stacked, or
 // the one a zoom shows.
 func (m Model) panes() []string {
@@ -104,10 +114,10 @@ func (m Model) panes() []string {
 		// When not every agent fits, the footer says which rows are drawn.
 		tableFooter := ""
 		if first, end := m.table.Shown(); first > 0 || end < m.table.Len() {
-			tableFooter = fmt.Sprintf("%d–%d of %d · j/k", first+1, end, m.table.Len())
+			tableFooter = fmt.Sprintf("%d–%d of %d · %s/%s", first+1, end, m.table.Len(), firstKey(m.keys.Down), firstKey(m.keys.Up))
 		}
 		if l.zoom == paneTable {
-			tableFooter = strings.TrimPrefix(tableFooter+" · m: back", " · ")
+			tableFooter = strings.TrimPrefix(tableFooter+" · "+firstKey(m.keys.Zoom)+": back", " · ")
 		}
 		table = m.box(m.tableTitle(), tableFooter, m.table.View(), l.tableW, l.tableH)
 	}
@@ -121,7 +131,7 @@ func (m Model) panes() []string {
 			logTitle, task, logFooter, body = m.across.results.Title(), "", m.across.results.Footer(), m.across.results.View()
 		}
 		if l.zoom == paneLog {
-			logFooter = strings.TrimPrefix(logFooter+" · m: back", " · ")
+			logFooter = strings.TrimPrefix(logFooter+" · "+firstKey(m.keys.Zoom)+": back", " · ")
 		}
 		logBox = m.boxTask(logTitle, task, logFooter, body, l.logW, l.logH)
 	}
