@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The watch screen (SPEC §7): what each agent does now, the split, the
@@ -130,7 +132,9 @@ func TestWatchScreen(t *testing.T) {
 
 // TestWatchMouseOff: with --mouse=false the dashboard asks for no mouse
 // reports (the terminal's own selection works with a plain drag), and a
-// report that comes anyway selects nothing.
+// report that comes anyway selects nothing; a dashboard that attaches
+// with --mouse=false and a viewer whose config file says mouse = false
+// ask for none either.
 func TestWatchMouseOff(t *testing.T) {
 	d := startDash(t, 120, 40, nil, "--mouse=false", "--command", watchCommand, "--spawn", "alpha", "--spawn", "beta")
 	alpha, beta := d.agentID("alpha"), d.agentID("beta")
@@ -148,4 +152,23 @@ func TestWatchMouseOff(t *testing.T) {
 	if s := d.screen(); strings.Contains(s, beta[:8]+" · #1/1") {
 		t.Fatalf("a click with --mouse=false selected beta:\n%s", s)
 	}
+
+	// The mouse is a viewer's own: subdash --mouse=false attaches (no
+	// host setting differs), and so does attach with the file's mouse.
+	v := startViewer(t, workspace{dir: d.dir, state: d.state, socket: d.socket}, "--dir", d.dir, "--socket", d.socket, "--mouse=false")
+	v.waitText(alpha[:8]+" · #1/1", "alpha step ")
+	if out, err := v.tm("display-message", "-p", "-t", "dash", "#{mouse_any_flag}#{mouse_sgr_flag}"); err != nil || strings.TrimSpace(out) != "00" {
+		t.Fatalf("the viewer's mouse flags %q (%v), want none", out, err)
+	}
+	v.keys("q")
+	v.waitExit()
+	env, _ := configHome(t, "mouse = false\n")
+	f := &dash{t: t, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()), dir: d.dir, state: d.state, socket: d.socket, w: 120, h: 40}
+	f.run(nil, []string{env}, "attach", "--socket", d.socket)
+	f.waitText(alpha[:8]+" · #1/1", "alpha step ")
+	if out, err := f.tm("display-message", "-p", "-t", "dash", "#{mouse_any_flag}#{mouse_sgr_flag}"); err != nil || strings.TrimSpace(out) != "00" {
+		t.Fatalf("the mouse flags of a viewer whose file says mouse = false: %q (%v), want none", out, err)
+	}
+	f.keys("q")
+	f.waitExit()
 }
