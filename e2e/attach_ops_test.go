@@ -175,7 +175,7 @@ func TestViewerActsOnAnAgentAnotherClientClosed(t *testing.T) {
 	d.waitFor("the close to be said", func(s string) bool {
 		s = strings.ReplaceAll(s, "\n", "")
 		return strings.Contains(s, "agent "+id+" is closed; run resume_agent first") ||
-			strings.Contains(s, "agent "+id[:8]+" is closed; press r to resume it first")
+			strings.Contains(s, "agent "+id[:8]+" is closed; press r to reopen it first")
 	})
 	if a := listAgents(t, w)[id]; a.Status != proto.StatusClosed || a.LastMessage != "hello" {
 		t.Fatalf("the send reached a closed agent: %+v", a)

@@ -73,7 +73,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	d.keys("r")
 	d.waitRow(alpha, "✗ errored")
 	d.waitRow(alpha, "interrupted")
-	d.waitText("resumed " + alpha[:8] + ": errored")
+	d.waitText("reopened " + alpha[:8] + " (errored): nothing runs until you send (s)")
 
 	// Send a new message through the input line.
 	d.keys("s")

@@ -310,7 +310,7 @@ func TestQueuePathsWithARealSupervisor(t *testing.T) {
 		{"closed", func(t *testing.T, h *harness, s *supervisor.Supervisor, id string) {
 			h.keys("c", "y")
 			until(t, h, s, "closed, queue dropped", func() bool {
-				return strings.Contains(h.view(), "closed "+id[:8]+"; its queued message was dropped")
+				return strings.Contains(h.view(), "closed "+id[:8]+": stopped and archived (r reopens); its queued message was dropped")
 			})
 			assertSubmissions(t, s, id, 1)
 		}},

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,4 +130,25 @@ func TestReboundKeysInTheBorders(t *testing.T) {
 	h := keysHarness(t, watchAgents(), k, 80, 24)
 	h.wantScreen(" of 10 · ctrl+j/ctrl+k ")
 	h.noScreen("· j/k")
+}
+
+// TestReboundKeysInTheWords: the help's symbols and the notes after a
+// close name the keys in effect.
+func TestReboundKeysInTheWords(t *testing.T) {
+	k, err := keymap.DefaultKeyMap().Rebind([]keymap.Rebinding{
+		{Action: "resume", Keys: []string{"ctrl+r"}},
+		{Action: "next-needs-you", Keys: []string{"A"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := keysHarness(t, threeAgents(), k, 100, 30)
+	help := strings.Join(h.m.helpView(100, 400), "\n")
+	for _, want := range []string{"ctrl+r (resume) reopens it", "(A: the next)"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("the help does not say %q", want)
+		}
+	}
+	h.keys("j", "c")
+	h.wantScreen("closed 7b9e4c21: stopped and archived (ctrl+r reopens)")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/termtext"
+	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/ui/agenttable"
 	"github.com/subdash/subdash/ui/internal/cells"
 )
@@ -96,16 +97,38 @@ func (m Model) helpView(w, h int) []string {
 	return m.box("help", footer, strings.Join(shown, "\n"), w, h)
 }
 
-// legend is the help's "Symbols" section in inner cells: every glyph the
-// screen can show and what it means (agenttable.Legend), the words
-// wrapped under themselves.
+// legend is the help's symbol sections in inner cells: every glyph the
+// screen can show and what it means, the words wrapped under themselves.
+// The table's and the status line's come from agenttable.Legend, the
+// log pane's from transcript.Marks, the lines' from this package.
 func (m Model) legend(inner int) []string {
-	entries := agenttable.Legend()
+	var log []agenttable.LegendEntry
+	for _, mk := range transcript.Marks() {
+		log = append(log, agenttable.LegendEntry{Glyph: mk.Glyph, Words: mk.Words})
+	}
+	lines := m.legendSection(inner, "Symbols: the table and the status line", agenttable.Legend(m.keys))
+	lines = append(lines, m.legendSection(inner, "Symbols: the log pane's transcript ("+m.keys.Transcript.Help().Key+": raw output)", log)...)
+	return append(lines, m.legendSection(inner, "Symbols: the message and input lines", lineLegend())...)
+}
+
+// lineLegend explains the glyphs of the message line (messageLine, the
+// notes' noteSymbol) and of the input line (lineinput's glyphs).
+func lineLegend() []agenttable.LegendEntry {
+	return []agenttable.LegendEntry{
+		{Glyph: "?", Words: "a question: its keys are on the line"},
+		{Glyph: "✓", Words: "an operation done, and what it did"},
+		{Glyph: strings.Join([]string{noteSymbol(levelInfo), noteSymbol(levelWarn), noteSymbol(levelError)}, ""), Words: "a note, a warning, an error: the most important in view, every current one listed at the top of this help"},
+		{Glyph: "↵ ⇥", Words: "a line break and a tab in what you type or paste"},
+	}
+}
+
+// legendSection is one titled section of the legend.
+func (m Model) legendSection(inner int, title string, entries []agenttable.LegendEntry) []string {
 	glyphW := 0
 	for _, e := range entries {
 		glyphW = max(glyphW, cells.Width(e.Glyph))
 	}
-	lines := []string{m.styles.Title.Render("Symbols")}
+	lines := []string{m.styles.Title.Render(title)}
 	indent := strings.Repeat(" ", 2+glyphW+2)
 	for _, e := range entries {
 		words := strings.Split(ansi.Wordwrap(e.Words, max(inner-len(indent), 10), ""), "\n")
@@ -121,9 +144,9 @@ func (m Model) legend(inner int) []string {
 // that it is off.
 func (m Model) mouseHelp() string {
 	if m.opts.NoMouse {
-		return "off (--mouse=false): a drag selects text as in any terminal"
+		return "off (--mouse=false, or mouse = false in the config file): a drag selects text as in any terminal"
 	}
-	return "a click selects a row (on a fold's +N or a parent's tree glyphs it unfolds or folds) · the wheel moves the selection over the table and scrolls the log pane · a drag of the border between the panes moves it · shift+drag selects text in most terminals (--mouse=false turns the mouse off)"
+	return "a click selects a row (on a fold's +N or a parent's tree glyphs it unfolds or folds) · the wheel moves the selection over the table and scrolls the log pane · a drag of the border between the panes moves it · shift+drag selects text in most terminals (--mouse=false, or mouse = false in the config file, turns the mouse off)"
 }
 
 // balance splits blocks, in order, into at most n columns so that the

@@ -158,7 +158,7 @@ func (m *Model) agentKey(k tea.KeyPressMsg, a proto.AgentInfo) tea.Cmd {
 	}
 	if a.Status == proto.StatusClosed && key.Matches(k, km.Send, km.Resend, km.EditResend) {
 		// Refuse before the input opens: typed text would be lost.
-		m.say(levelWarn, "agent "+short+" is closed; press "+km.Resume.Help().Key+" to resume it first")
+		m.say(levelWarn, "agent "+short+" is closed; press "+km.Resume.Help().Key+" to reopen it first")
 		return nil
 	}
 	switch {
@@ -194,7 +194,8 @@ func (m *Model) agentKey(k tea.KeyPressMsg, a proto.AgentInfo) tea.Cmd {
 		return m.closeAgent(a)
 	case key.Matches(k, km.Resume):
 		if a.Status != proto.StatusClosed {
-			m.say(levelInfo, fmt.Sprintf("agent %s is open (%s); nothing to resume", short, a.Status))
+			// resume reads as "go on"; say what does that
+			m.say(levelInfo, fmt.Sprintf("agent %s is open (%s): resume only reopens closed ones; %s reruns its last message", short, a.Status, km.Resend.Help().Key))
 			return nil
 		}
 		return m.opCmd(opResume, id, "", false)

@@ -156,11 +156,11 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 		}
 		m.say(levelInfo, "interrupted "+short+": "+gone+dropped(msg))
 	case opClose:
-		m.say(levelInfo, "closed "+short+withDescendants(msg.below, "")+dropped(msg))
+		m.say(levelInfo, "closed "+short+withDescendants(msg.below)+": stopped and archived ("+m.keys.Resume.Help().Key+" reopens)"+dropped(msg))
 	case opResume:
-		m.say(levelInfo, fmt.Sprintf("resumed %s: %s%s", short, msg.status, withDescendants(msg.below, "reopened")))
+		m.say(levelInfo, fmt.Sprintf("reopened %s%s (%s): nothing runs until you send (%s)", short, withDescendants(msg.below), msg.status, m.keys.Send.Help().Key))
 	case opForget:
-		m.say(levelInfo, "forgot "+short+withDescendants(msg.below, "")+": gone from the table and list, also after a restart; its logs stay on disk")
+		m.say(levelInfo, "forgot "+short+withDescendants(msg.below)+": gone from the table and list, also after a restart; its logs stay on disk")
 	}
 	return nil
 }
@@ -182,7 +182,7 @@ func (m Model) describe(o op, id string, err error) string {
 	}
 	switch proto.CodeOf(err) {
 	case proto.CodeClosed:
-		return fmt.Sprintf("%s: agent %s is closed; press %s to resume it first", o, short, m.keys.Resume.Help().Key)
+		return fmt.Sprintf("%s: agent %s is closed; press %s to reopen it first", o, short, m.keys.Resume.Help().Key)
 	case proto.CodeNotRunning:
 		return fmt.Sprintf("%s: agent %s is not running", o, short)
 	case proto.CodeBusy:

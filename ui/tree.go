@@ -82,7 +82,7 @@ func (m *Model) closeAgent(a proto.AgentInfo) tea.Cmd {
 		}
 	}
 	if a.Status == proto.StatusClosed && !a.Running() && open == 0 {
-		m.say(levelInfo, "agent "+name+" is already closed; r resumes it")
+		m.say(levelInfo, "agent "+name+" is already closed; "+m.keys.Resume.Help().Key+" reopens it")
 		return nil
 	}
 	if !a.Running() && running == 0 {
@@ -118,17 +118,13 @@ func agentsN(n int) string {
 	return fmt.Sprintf("%d agents", n)
 }
 
-// withDescendants says what an operation did to the agents below (the
-// ids StatusResult.Descendants names): " and 4 agents below it", or with
-// a verb "; reopened 4 agents below it".
-func withDescendants(n int, verb string) string {
-	switch {
-	case n == 0:
+// withDescendants says what else an operation took (the n ids
+// StatusResult.Descendants names): " and 4 agents below it", "" for none.
+func withDescendants(n int) string {
+	if n == 0 {
 		return ""
-	case verb == "":
-		return fmt.Sprintf(" and %s below it", agentsN(n))
 	}
-	return fmt.Sprintf("; %s %s below it", verb, agentsN(n))
+	return fmt.Sprintf(" and %s below it", agentsN(n))
 }
 
 // cancelQueued cancels the last message queued for agent a (SPEC §11,

@@ -222,12 +222,13 @@ func TestCloseRunningAgentConfirms(t *testing.T) {
 func TestCloseIdleAgentAndResume(t *testing.T) {
 	h := newHarness(t, threeAgents(), 100, 30)
 	h.keys("j", "r")
-	h.wantScreen("agent 7b9e4c21 is open (completed); nothing to resume")
+	h.wantScreen("agent 7b9e4c21 is open (completed): resume only reopens closed ones; R reruns its last message")
 	h.keys("c")
 	h.wantCalls("close 7b9e4c21")
 	h.wantScreen("■ closed")
+	h.wantScreen("closed 7b9e4c21: stopped and archived (r reopens)")
 	h.keys("r")
-	h.wantScreen("resumed 7b9e4c21: completed")
+	h.wantScreen("reopened 7b9e4c21 (completed): nothing runs until you send (s)")
 	h.wantScreen("✓ completed")
 }
 
@@ -323,7 +324,7 @@ func TestClosedAgentRefusesSendAtOnce(t *testing.T) {
 	for _, k := range []string{"s", "R", "e"} {
 		h.keys("esc") // clear the last message
 		h.keys(k)
-		h.wantScreen("⚠ agent d15ea5ed is closed; press r to resume it first")
+		h.wantScreen("⚠ agent d15ea5ed is closed; press r to reopen it first")
 		h.noScreen("d15ea5ed (closed) ›")
 		h.typeText("z") // not typed into an input: z means nothing
 		h.noScreen("› z")

@@ -167,6 +167,12 @@ func TestGoldenWatch(t *testing.T) {
 				h.keys("j")
 			}
 		}},
+		{"watch_help_end", watchAgents, func(h *harness) {
+			h.keys("?")
+			for range 200 {
+				h.keys("j")
+			}
+		}},
 	}, [][2]int{{120, 40}})
 }
 
@@ -351,7 +357,8 @@ func TestZoom(t *testing.T) {
 func TestHelpExplainsEverySymbol(t *testing.T) {
 	h := newHarness(t, watchAgents(), 120, 40)
 	help := strings.Join(h.m.helpView(120, 400), "\n")
-	for _, glyph := range []string{"◆", "±", "*", "↪", "↺", "Σ", "⊘", "▸", "◇", "▁▂▃▄▅▆▇█", "├─ └─ │", "+3", "→", "›", "$", "✓", "✗", "■", "◌", "●"} {
+	for _, glyph := range []string{"◆", "±", "*", "↪", "↺", "Σ", "⊘", "▸", "◇", "▁▂▃▄▅▆▇█", "├─ └─ │", "+3", "→", "›", "$", "✓", "✗", "■", "◌", "●",
+		"⚙", "↳", "∴", "↻", "⚠", "stderr", "subdash:", "·", "│", "?", "ℹ ⚠ ✗", "↵ ⇥"} {
 		if !strings.Contains(help, " "+glyph+" ") {
 			t.Errorf("the help does not explain %q", glyph)
 		}
@@ -491,7 +498,7 @@ func TestNoMouse(t *testing.T) {
 	if h.m.table.SelectedID() != idA {
 		t.Fatalf("a click with NoMouse selected %s", h.m.table.SelectedID())
 	}
-	if help := strings.Join(h.m.helpView(160, 400), "\n"); !strings.Contains(help, "off (--mouse=false)") {
+	if help := strings.Join(h.m.helpView(160, 400), "\n"); !strings.Contains(help, "off (--mouse=false, or mouse = false in the config file)") {
 		t.Fatal("the help does not say the mouse is off")
 	}
 }

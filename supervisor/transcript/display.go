@@ -221,6 +221,32 @@ func (e Entry) shown() (role Role, mark, text string) {
 	return RoleMuted, "· ", text
 }
 
+// Mark is a glyph or word the transcript view leads an entry's lines
+// with, and what it means: the dashboard's help explains each (SPEC §7).
+type Mark struct {
+	Glyph, Words string
+}
+
+// Marks returns every mark Display leads a line with (an assistant's text
+// has none), the inner agent's bar last. The caller owns the slice.
+func Marks() []Mark {
+	return []Mark{
+		{"●", "the session started: its id and model"},
+		{"›", "a message to the agent, as its CLI echoes it"},
+		{"∴", "the model's thinking"},
+		{"⚙", "a tool call and its argument"},
+		{"↳", "the tool's output, its first lines (… N more lines: the whole log in $PAGER); the answer to an approval"},
+		{"✗", "an error the CLI reported (✗ result: the run failed)"},
+		{"↻", "the CLI retries the model after a failure"},
+		{"⚠", "a tool request that waits for your approval"},
+		{"✓ result", "the run's end, with its tokens, cost and time"},
+		{"stderr", "a line the CLI wrote to stderr"},
+		{"subdash:", "a note of subdash's own, not the agent's"},
+		{"·", "an event shown as it came: an inner agent's step, an unknown event, a line that is not JSON"},
+		{"│", "an inner agent's entries, under the Agent call that started it"},
+	}
+}
+
 // joinHead is head, then "  " and summary when there is one, then text on
 // the lines below when there is any.
 func joinHead(head, summary, text string) string {

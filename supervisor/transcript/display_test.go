@@ -46,3 +46,43 @@ func TestFieldText(t *testing.T) {
 		}
 	}
 }
+
+// TestMarksExplainEveryMark: every line the transcript view leads with a
+// mark (an entry of any kind, failed or not, an inner agent's) starts
+// with one of Marks, and every one of Marks is shown by some entry: the
+// help explains what the log pane can show, and nothing it cannot.
+func TestMarksExplainEveryMark(t *testing.T) {
+	kinds := []Kind{KindInit, KindUser, KindText, KindThinking, KindToolCall, KindToolResult, KindError, KindRetry,
+		KindResult, KindUnknown, KindTask, KindStderr, KindNote, KindMalformed, KindApproval, KindApprovalAnswer}
+	used := map[string]bool{}
+	for _, k := range kinds {
+		for _, failed := range []bool{false, true} {
+			d := Entry{Kind: k, Text: "words", Tool: "Bash", Summary: "ls", IsError: failed, MoreLines: 2, Depth: 1}.Display()
+			first := strings.TrimLeft(d.Lines[0], " ")
+			if k == KindText {
+				if first != "words" {
+					t.Errorf("an assistant's text shows %q: a mark no help explains", first)
+				}
+				continue
+			}
+			found := ""
+			for _, m := range Marks() {
+				if strings.HasPrefix(first, m.Glyph) && len(m.Glyph) > len(found) {
+					found = m.Glyph
+				}
+			}
+			if found == "" {
+				t.Errorf("a %s entry (failed %v) shows %q: its mark is not in Marks", k, failed, first)
+			}
+			used[found] = true
+			if strings.HasPrefix(d.Bar, "│") {
+				used["│"] = true
+			}
+		}
+	}
+	for _, m := range Marks() {
+		if !used[m.Glyph] {
+			t.Errorf("Marks explains %q, which no entry shows", m.Glyph)
+		}
+	}
+}
