@@ -84,7 +84,7 @@ func dashboardFlags(fs *pflag.FlagSet, d *dashFlags) {
 	fs.StringArrayVar(&d.spawns, "spawn", nil, "spawn an agent with this message at start (repeatable)")
 	fs.StringVar(&d.notify, "notify", "auto", "notifications in this terminal when an agent needs you: auto (BEL and a desktop notification, OSC 9 or 777), bell, osc, off")
 	fs.BoolVar(&d.readOnly, "read-only", false, "as a viewer of a host already serving the directory: change nothing")
-	fs.BoolVar(&d.mouse, "mouse", true, "the mouse selects agents and scrolls the log (--mouse=false: the terminal's own selection)")
+	fs.BoolVar(&d.mouse, "mouse", true, "the mouse selects agents, scrolls and drags the split; shift-drag selects text in most terminals (--mouse=false: off, a plain drag selects)")
 }
 
 // hostFlags are the settings of a host (SPEC §2): the dashboard's, serve's
@@ -217,7 +217,7 @@ func attachCmd(c *cli) *cobra.Command {
 	fs.BoolVar(&af.readOnly, "read-only", false, "show everything, change nothing: every operation is refused")
 	fs.StringArrayVar(&af.spawns, "spawn", nil, "spawn an agent on the host with this message (repeatable)")
 	fs.StringVar(&af.notify, "notify", "auto", "notifications in this terminal when an agent needs you: auto (BEL and a desktop notification, OSC 9 or 777), bell, osc, off")
-	fs.BoolVar(&af.mouse, "mouse", true, "the mouse selects agents and scrolls the log (--mouse=false: the terminal's own selection)")
+	fs.BoolVar(&af.mouse, "mouse", true, "the mouse selects agents, scrolls and drags the split; shift-drag selects text in most terminals (--mouse=false: off, a plain drag selects)")
 	return cmd
 }
 
