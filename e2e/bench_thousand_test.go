@@ -22,13 +22,15 @@ import (
 )
 
 // The many-agents benchmark of BENCHMARKS.md ("A thousand agents", issue
-// 27): what an agent costs a host (serve, the dashboard at 160x45, a
-// viewer of it) at 10, 100 and 1,000 agents each printing a short line a
+// 27): what an agent costs a host (serve, the dashboard at 160x45 or
+// SUBDASH_BENCH_SIZE, a viewer of it) at 10, 100 and 1,000 agents each printing a short line a
 // second, and how long a host takes to stop them all.
 //
 //	SUBDASH_BENCH=1 go test -run 'TestBenchThousand$' -count=1 -v -timeout 60m ./e2e/
 //
 // SUBDASH_BENCH_AGENTS lists the counts (default 10,100,1000),
+// SUBDASH_BENCH_SIZE the terminal of the dash part's dashboard and viewer
+// (default 160x45),
 // SUBDASH_BENCH_RATE the lines per second of each agent (default 1),
 // SUBDASH_BENCH_PARTS the parts (default serve,dash,close; quit: only the
 // dashboard's quit of dash, without its costs; flood: the four `yes`
@@ -369,11 +371,25 @@ func benchCloseMany(t *testing.T, v benchVariant, n int, rate float64) {
 	host.wait(t)
 }
 
-// benchDashMany: the host dashboard at 160x45 with n agents; its cost,
+// benchSize is the terminal of the dash part's dashboard and viewer:
+// SUBDASH_BENCH_SIZE, columns x lines (default 160x45).
+func benchSize(t *testing.T) (w, h int) {
+	v := os.Getenv("SUBDASH_BENCH_SIZE")
+	if v == "" {
+		return 160, 45
+	}
+	if _, err := fmt.Sscanf(v, "%dx%d", &w, &h); err != nil || w < 40 || h < 10 {
+		t.Fatalf("SUBDASH_BENCH_SIZE=%q: give columns x lines, at least 40x10 (200x60)", v)
+	}
+	return w, h
+}
+
+// benchDashMany: the host dashboard at benchSize with n agents; its cost,
 // its keys (j/k, timed through one tmux control client until the
 // selection moved), a viewer's cost, then quit and the time until it
 // exited with nothing left.
 func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
+	w, h := benchSize(t)
 	d := manyDash(t, v, n, rate)
 	ids := spawnMany(t, d.socket, n)
 	waitWriting(t, d.state, n)
@@ -394,7 +410,7 @@ func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
 	med, p95, worst := stats(lat)
 
 	vw := &dash{t: t, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()),
-		dir: d.dir, state: d.state, socket: d.socket, w: 160, h: 45, bin: v.bin}
+		dir: d.dir, state: d.state, socket: d.socket, w: w, h: h, bin: v.bin}
 	vw.run(nil, v.viewerEnv, "attach", "--socket", d.socket)
 	vw.waitText(" line ")
 	time.Sleep(2 * time.Second)
@@ -403,14 +419,14 @@ func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
 	vw.waitExit()
 
 	quit, left := quitDash(t, d, ctl, ids)
-	t.Logf("dashboard 160x45, %d agents × %g lines/s: %v; %d keys: median %v p95 %v max %v; viewer: %v; quit -> exited after %v (grace 1s), %d processes left",
-		n, rate, cost, len(lat), med.Round(100*time.Microsecond), p95.Round(100*time.Microsecond), worst.Round(100*time.Microsecond), vcost, quit.Round(time.Millisecond), len(left))
+	t.Logf("dashboard %dx%d, %d agents × %g lines/s: %v; %d keys: median %v p95 %v max %v; viewer: %v; quit -> exited after %v (grace 1s), %d processes left",
+		w, h, n, rate, cost, len(lat), med.Round(100*time.Microsecond), p95.Round(100*time.Microsecond), worst.Round(100*time.Microsecond), vcost, quit.Round(time.Millisecond), len(left))
 	if len(left) > 0 {
 		t.Errorf("after quit: processes left %v", left)
 	}
 }
 
-// benchQuitMany: the host dashboard at 160x45 with n agents, quit at once
+// benchQuitMany: the host dashboard at benchSize with n agents, quit at once
 // (dash's quit without its costs): the time from the y of "Quit?" until
 // it exited, and what was left.
 func benchQuitMany(t *testing.T, v benchVariant, n int, rate float64) {
@@ -419,8 +435,9 @@ func benchQuitMany(t *testing.T, v benchVariant, n int, rate float64) {
 	waitWriting(t, d.state, n)
 	time.Sleep(3 * time.Second)
 	quit, left := quitDash(t, d, d.control(), ids)
-	t.Logf("dashboard 160x45, %d agents × %g lines/s: quit -> exited after %v (grace 1s), %d processes left",
-		n, rate, quit.Round(time.Millisecond), len(left))
+	w, h := benchSize(t)
+	t.Logf("dashboard %dx%d, %d agents × %g lines/s: quit -> exited after %v (grace 1s), %d processes left",
+		w, h, n, rate, quit.Round(time.Millisecond), len(left))
 	if len(left) > 0 {
 		t.Errorf("after quit: processes left %v", left)
 	}
@@ -444,14 +461,15 @@ func quitDash(t *testing.T, d *dash, ctl *tmuxCtl, ids []string) (time.Duration,
 	return time.Since(t1), agentProcs(ids)
 }
 
-// manyDash starts the host dashboard of variant v at 160x45, for n
+// manyDash starts the host dashboard of variant v at benchSize, for n
 // agents printing rate lines a second, grace 1s, and waits for its
 // first screen.
 func manyDash(t *testing.T, v benchVariant, n int, rate float64) *dash {
 	requireTool(t, "tmux")
 	base := t.TempDir()
+	w, h := benchSize(t)
 	d := &dash{t: t, server: fmt.Sprintf("subdash-many-%d-%d", os.Getpid(), time.Now().UnixNano()), bin: v.bin,
-		dir: filepath.Join(base, "work"), state: filepath.Join(base, "state"), socket: filepath.Join(base, "s.sock"), w: 160, h: 45}
+		dir: filepath.Join(base, "work"), state: filepath.Join(base, "state"), socket: filepath.Join(base, "s.sock"), w: w, h: h}
 	if err := os.Mkdir(d.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
