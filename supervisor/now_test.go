@@ -99,3 +99,20 @@ func TestNowOfARestoredAgent(t *testing.T) {
 		t.Fatalf("restored now %q", a.Now)
 	}
 }
+
+// TestNowOfMemo: an errored Memo turn (Memo exits 0 after it) says Memo's
+// own error, and a good one the first line of its answer.
+func TestNowOfMemo(t *testing.T) {
+	start, _, _ := memoHost(t)
+	s := start()
+	for msg, want := range map[string]string{
+		"please FAIL_STATUS: 500": "LLM call failed: Failed after 3 attempts. Last error: stub: scripted failure",
+		"say hi":                  "MEMO-STUB-REPLY #1: saw 1 user message(s)",
+	} {
+		id := spawn(t, s, msg)
+		d := waitFinal(t, s, id)
+		if got := nowOf(t, s, id); !strings.HasPrefix(got, want) {
+			t.Errorf("%s (%s): now %q, want %q…", msg, d.Status, got, want)
+		}
+	}
+}
