@@ -93,12 +93,37 @@ func TestOffScreenChangesKeepTheFrame(t *testing.T) {
 	if m.view.still || !strings.Contains(m.View().Content, "drawn on its row") {
 		t.Error("a change of a row on screen is not drawn")
 	}
+
+	// A running agent on screen says what it does now: the clock's next
+	// tick draws it, not the batch (with every row on screen printing, a
+	// frame per batch).
+	drawn := false
+	for i, a := range agents[2:] {
+		if !a.Running() || a.AgentID == m.table.SelectedID() {
+			continue
+		}
+		a.Now = fmt.Sprintf("→ Bash go test ./pkg%d/...", i)
+		frame = m.View().Content
+		m = step(t, m, changeOf(a, true))
+		if !m.view.still || m.View().Content != frame {
+			t.Fatalf("a running agent's NOW drew a frame at once (still %v)", m.view.still)
+		}
+		m = step(t, m, tickMsg(t0))
+		if drawn = strings.Contains(m.View().Content, a.Now); drawn {
+			break // on screen: the tick drew it
+		}
+	}
+	if !drawn {
+		t.Fatal("no tick drew a running agent's NOW")
+	}
 }
 
 // Whatever arrives, in whatever order, the frame View returns is the one
-// the model draws, and its counts are the agents': 400 random batches of changes (off screen and on,
-// output, messages, statuses, attention), keys moving the selection and
-// the clock's ticks.
+// the model draws, but for the NOW text of agents that run on, which the
+// clock's next tick draws (agenttable.Model.Redraws); and its counts are
+// the agents': 400 random batches of changes (off screen and on, output,
+// messages, statuses, attention), keys moving the selection and the
+// clock's ticks.
 func TestKeptFramesAreWhatTheModelDraws(t *testing.T) {
 	m, agents := manyOnScreen(t, 200)
 	rng := rand.New(rand.NewPCG(27, 1))
@@ -147,7 +172,10 @@ func TestKeptFramesAreWhatTheModelDraws(t *testing.T) {
 			t.Fatalf("step %d: the status line counts %+v, the agents are %+v", i, got, want)
 		}
 		if got, want := m.View().Content, m.draw(); got != want {
-			t.Fatalf("step %d (%T, still %v): View returned a frame that is not the model's:\n%s\nwant\n%s", i, msg, m.view.still, got, want)
+			ticked := step(t, m, tickMsg(t0))
+			if !m.view.still || ticked.View().Content != ticked.draw() {
+				t.Fatalf("step %d (%T, still %v): View returned a frame that is not the model's, nor is the next tick's:\n%s\nwant\n%s", i, msg, m.view.still, got, want)
+			}
 		}
 	}
 	if kept == 0 {

@@ -154,11 +154,15 @@ func (m *Model) Changed(changed []int) (rebuilt bool) {
 	return false
 }
 
-// Redraws reports whether agents[i] changing from was to now changes
-// what View draws, the order aside (Changed): it has a row on screen and
-// that row (RowOf, all a row shows of its agent) differs. A change of an
-// agent off screen, or of what its row does not show (its output), draws
-// the same table. Cost: O(1).
+// Redraws reports whether agents[i] changing from was to now must be
+// drawn at once, the order aside (Changed): it has a row on screen and
+// that row (RowOf, all a row shows of its agent) differs in more than
+// the NOW text of an agent that runs on. A change of an agent off screen,
+// or of what its row does not show (its output), draws the same table.
+// A running agent's new NOW waits for the next SetClock, which draws the
+// rows of running agents anew (their spinner and time) a few times a
+// second: with every row on screen printing a line a second, drawing
+// each line at once would draw a frame per batch of the host. Cost: O(1).
 func (m Model) Redraws(i int, was, now *proto.AgentInfo) bool {
 	if i < 0 || i >= len(m.order.rowOf) {
 		return true
@@ -168,7 +172,11 @@ func (m Model) Redraws(i int, was, now *proto.AgentInfo) bool {
 		return false
 	}
 	stop := m.stopping[was.AgentID]
-	return RowOf(*was, m.now, stop) != RowOf(*now, m.now, stop)
+	a, b := RowOf(*was, m.now, stop), RowOf(*now, m.now, stop)
+	if was.Running() && now.Running() {
+		a.Message = b.Message
+	}
+	return a != b
 }
 
 // SetTree says whether to draw the tree (SPEC §14: the host has the
