@@ -149,7 +149,10 @@ func TestCaseH05LongLine(t *testing.T) {
 
 func TestCaseH07Tabs(t *testing.T) {
 	d := startDash(t, 120, 35, nil, "--command", `printf 'a\tb\n1234567\tc\n12345678\td\n\tindented\n'`, "--spawn", "x")
-	s := d.waitText("✓ completed", "indented")
+	s := d.waitFor("the tabbed lines in the log pane", func(s string) bool {
+		rows := d.logRows(s)
+		return strings.Contains(s, "✓ completed") && len(rows) > 0 && strings.Contains(strings.Join(rows, "\n"), "indented")
+	})
 	d.checkFrame(s)
 	if strings.Contains(s, "\t") {
 		t.Fatal("a raw tab reached the terminal")

@@ -197,8 +197,8 @@ func TestConfigKeysInTheDashboard(t *testing.T) {
 	d.waitText("spawn ›")
 	d.typeText("hello")
 	d.keys("Enter")
-	d.waitText("got: hello")
-	if s := d.screen(); strings.Count(s, "got: hello") > 1 || strings.Contains(s, "got: nhello") {
+	s := d.waitFor("the answer in the log pane", func(s string) bool { return strings.Contains(strings.Join(d.logRows(s), "\n"), "got: hello") })
+	if strings.Count(strings.Join(d.logRows(s), "\n"), "got: hello") > 1 || strings.Contains(s, "got: nhello") {
 		t.Errorf("n did something besides nothing:\n%s", s)
 	}
 }

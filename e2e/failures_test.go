@@ -62,7 +62,7 @@ func TestLogFileFailureIsSeenOnScreen(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(d.dir, "go"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := d.waitText("after-limit", "completed ✗ no log", "✗ 1 failing to log", "log file could not be written (file too large): "+d.state)
+	s := d.waitText("✓ completed", "✗ no log · after-limit", "✗ 1 failing to log", "log file could not be written (file too large): "+d.state)
 	d.checkFrame(s)
 	d.keys("?")
 	d.waitText("Notes", "output from here on is on screen only")
@@ -130,5 +130,6 @@ func TestLogFileFailureIsSeenInAViewer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.dir, "go"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	v.waitText("after-limit", "running ✗ no log", "✗ 1 failing to log")
+	v.waitRow(a.AgentID, "running")
+	v.waitText("✗ no log · after-limit", "✗ 1 failing to log")
 }
