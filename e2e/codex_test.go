@@ -254,7 +254,9 @@ func TestCodexSteerAndInterruptInDashboard(t *testing.T) {
 	d.waitText("s steer it")
 	d.keys("s")
 	d.waitRow(id, "↪ steer folded")
+	d.keys("m") // the log pane's whole width: its lines are longer than a third
 	d.waitText("folded into the running turn", "FAKE: slept, and also the tests")
+	d.keys("m")
 	d.waitRow(id, "✓ completed")
 
 	d.keys("s")
@@ -264,6 +266,7 @@ func TestCodexSteerAndInterruptInDashboard(t *testing.T) {
 	d.waitText(id[:8] + " · #2/2")
 	d.waitText("⚙ shell  sleep 300")
 	d.keys("i")
-	d.waitRow(id, "✗ errored (interrupted)")
+	d.waitRow(id, "✗ errored")
+	d.waitRow(id, " interrupted") // NOW says why
 	d.waitText("the turn was interrupted")
 }

@@ -18,6 +18,8 @@ func TestNowFollowsTheRun(t *testing.T) {
 		{"claude-stream-tooluse.jsonl", []string{"thinking", "STUB-REPLY #17: running a command.", "→ Bash echo hello-from-tool > tool_out.txt; uname -s", "STUB-REPLY #18"}, "STUB-REPLY #18"},
 		{"claude-stream-http500.jsonl", []string{"retrying model (attempt 1/2)", "retrying model (attempt 2/2)"}, "API Error: 500 stub: injected failure."},
 		{"codex-exec-tooluse.jsonl", []string{"→ "}, ""},
+		{"codex-app-server-steer.jsonl", []string{"→ shell sleep 6", "STUB-REPLY #2"}, "STUB-REPLY #2"},
+		{"codex-app-server-http500.jsonl", nil, "We’re currently experiencing high demand"},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
 			p := NewParser(fixtureFormat(t, c.fixture))
