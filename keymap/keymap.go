@@ -66,6 +66,10 @@ type KeyMap struct {
 	// table and the log pane, zoom the focused pane to the whole screen
 	// and back, move the focus between the two.
 	SplitLess, SplitMore, Zoom, FocusPane key.Binding
+	// Tiles shows the running agents' output side by side, and back
+	// (ClearMatch's esc goes back too); TileOpen opens the selected tile
+	// in the usual view (SPEC §7 "Tiles").
+	Tiles, TileOpen key.Binding
 }
 
 // Group is a titled set of bindings, one section of the full help.
@@ -132,6 +136,8 @@ func DefaultKeyMap() KeyMap {
 		SplitMore:      bind([]string{"+", "="}, "+", "widen the table (the split)"),
 		Zoom:           bind([]string{"m"}, "m", "zoom the focused pane, and back"),
 		FocusPane:      bind([]string{"tab"}, "tab", "focus the table or the log pane"),
+		Tiles:          bind([]string{"v"}, "v", "tiles: running agents side by side, and back"),
+		TileOpen:       bind([]string{"enter"}, "enter", "tiles: open the selected one"),
 	}
 }
 
@@ -158,7 +164,7 @@ func (k KeyMap) Groups() []Group {
 		{"Agent tree", []key.Binding{k.Fold, k.FoldAll, k.FoldOrParent, k.UnfoldOrChild}},
 		{"Log", []key.Binding{k.PrevSubmission, k.NextSubmission, k.LineUp, k.LineDown, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom}},
 		{"View", []key.Binding{k.Follow, k.Wrap, k.Transcript, k.Pager, k.Search, k.NextMatch, k.PrevMatch, k.ClearMatch, k.SearchAgents, k.Diff}},
-		{"Layout", []key.Binding{k.SplitLess, k.SplitMore, k.Zoom, k.FocusPane}},
+		{"Layout", []key.Binding{k.SplitLess, k.SplitMore, k.Zoom, k.FocusPane, k.Tiles, k.TileOpen}},
 		{"General", []key.Binding{k.Help, k.Quit}},
 		{"Approvals (--approvals)", []key.Binding{k.Approve, k.ApproveAlways, k.Deny}},
 	}

@@ -73,6 +73,8 @@ func Actions() []Action {
 		{"widen-table", func(k *KeyMap) *key.Binding { return &k.SplitMore }},
 		{"zoom", func(k *KeyMap) *key.Binding { return &k.Zoom }},
 		{"switch-pane", func(k *KeyMap) *key.Binding { return &k.FocusPane }},
+		{"tiles", func(k *KeyMap) *key.Binding { return &k.Tiles }},
+		{"open-tile", func(k *KeyMap) *key.Binding { return &k.TileOpen }},
 		{"help", func(k *KeyMap) *key.Binding { return &k.Help }},
 		{"quit", func(k *KeyMap) *key.Binding { return &k.Quit }},
 		{"approve", func(k *KeyMap) *key.Binding { return &k.Approve }},

@@ -50,6 +50,7 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 		m.syncLog(output)
 		shows = true
 	}
+	shows = m.tilesChanged(msg.Changes) || shows
 	m.view.still = !shows && m.mode == modeNormal && sameCounts(before, m.view.count)
 	cmds = append(cmds, m.startTick())
 	return tea.Batch(cmds...)

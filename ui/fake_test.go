@@ -39,6 +39,7 @@ type fakeSup struct {
 	ids         int
 	shutdown    bool
 	windows     map[string]int    // Window calls per agent
+	reads       map[string]int    // Window and Transcript calls per agent
 	whole       map[string]string // agent → its whole latest message, when the snapshot holds a head
 }
 
@@ -55,6 +56,7 @@ func newFake() *fakeSup {
 		cfg:     proto.HostConfig{Command: "sh ./agent.sh", MaxAgents: 4},
 		fail:    map[string]error{},
 		windows: map[string]int{},
+		reads:   map[string]int{},
 	}
 	f.feed.Payload = func(c *proto.Change) {
 		f.mu.Lock()
@@ -327,6 +329,7 @@ func (f *fakeSup) Window(ctx context.Context, id string, seq int, from int64, n 
 	defer f.mu.Unlock()
 	a := f.find(id)
 	f.windows[a.info.AgentID]++
+	f.reads[a.info.AgentID]++
 	if seq == 0 {
 		seq = len(a.info.Submissions)
 	}
@@ -354,6 +357,7 @@ func (f *fakeSup) Transcript(ctx context.Context, id string, seq int, from int64
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a := f.find(id)
+	f.reads[a.info.AgentID]++
 	es := a.entries[seq]
 	if es == nil {
 		return proto.TranscriptWindow{}, false, nil
@@ -446,4 +450,11 @@ func (f *fakeSup) windowCalls(id string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.windows[id]
+}
+
+// readCalls counts the Window and Transcript calls of agent id.
+func (f *fakeSup) readCalls(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads[id]
 }

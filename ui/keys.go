@@ -60,6 +60,11 @@ func (m *Model) tooSmallKey(k tea.KeyPressMsg) tea.Cmd {
 // normalKey handles a key when the dashboard itself has focus.
 func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 	km := m.keys
+	if m.tilesOn() {
+		if cmd, done := m.tilesKey(k); done {
+			return cmd
+		}
+	}
 	a, ok := m.selected()
 	if op := m.readOnlyOp(k); op != "" {
 		m.say(levelWarn, "read-only viewer: "+op+" refused; attach without --read-only to change anything")
@@ -75,6 +80,8 @@ func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 		m.moveSplit(map[bool]int{true: 1, false: -1}[key.Matches(k, km.SplitMore)])
 	case key.Matches(k, km.Zoom):
 		m.toggleZoom()
+	case key.Matches(k, km.Tiles):
+		m.toggleTiles()
 	case key.Matches(k, km.FocusPane):
 		m.focus = map[pane]pane{paneTable: paneLog, paneLog: paneTable}[m.focus]
 		if m.zoom != paneNone {

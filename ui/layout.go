@@ -114,7 +114,11 @@ func (m *Model) relayout() {
 		return
 	}
 	m.table.SetSize(max(m.lay.tableW-2, 0), max(m.lay.tableH-2, 0))
-	m.log.SetSize(max(m.lay.logW-2, 0), max(m.lay.logH-2, 0))
+	if m.tiles.on { // the tiles hide the log pane: it fetches nothing
+		m.log.SetSize(0, 0)
+	} else {
+		m.log.SetSize(max(m.lay.logW-2, 0), max(m.lay.logH-2, 0))
+	}
 	m.across.results.SetSize(max(m.lay.logW-2, 0), max(m.lay.logH-2, 0))
 	m.input.SetWidth(m.width)
 	if m.help.Width() != m.width {
@@ -122,6 +126,7 @@ func (m *Model) relayout() {
 		h.SetWidth(m.width)
 		m.help = &h
 	}
+	m.layoutTiles()
 }
 
 // needChanged lays the dashboard out again when the table's need changed

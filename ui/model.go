@@ -174,6 +174,8 @@ type Model struct {
 	zoom     pane
 	focus    pane
 	dragging bool
+
+	tiles tiles // the tiles screen (v, tiles.go)
 }
 
 // New returns the dashboard for s, with the agents s has now.
@@ -392,7 +394,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	// Whatever moved the log pane or changed what it shows: fetch what it
 	// needs to draw, and scan what its search has not looked at, in
 	// commands.
+	nm.tilesSettle()
 	fetch, scan := nm.fetchLog(), nm.scanLog()
+	if tf := nm.fetchTiles(); tf != nil {
+		fetch = tea.Batch(fetch, tf)
+	}
 	// Whatever changed the selection, the focus or the agents: the agent
 	// on screen no longer needs you (SPEC §11).
 	seen := nm.seenCmd()
@@ -460,6 +466,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, nil
 	case scanMsg:
 		m.onScan(msg)
+		return m, nil
+	case tilesMsg:
+		m.onTiles(msg)
 		return m, nil
 	case agenttable.FoldMsg:
 		m.say(levelInfo, msg.Text)

@@ -93,6 +93,10 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 		m.dragging = false
 		return nil
 	}
+	if m.tilesOn() {
+		m.tilesMouse(msg)
+		return nil
+	}
 	switch msg.(type) {
 	case tea.MouseMotionMsg:
 		if m.dragging {

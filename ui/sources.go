@@ -6,6 +6,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/transcript"
 	"github.com/subdash/subdash/theme"
 	"github.com/subdash/subdash/ui/logview"
@@ -23,25 +24,36 @@ func fetchPage(sup Supervisor, key logKey, req logview.Request, st theme.Styles)
 		if err != nil || !ok {
 			return logview.Page{}, err
 		}
-		pg := logview.Page{First: w.First, Total: w.Total, From: max(req.From, w.First)}
-		if req.From < 0 {
-			pg.From = w.Total - int64(len(w.Entries))
-		}
-		for _, e := range w.Entries {
-			pg.Items = append(pg.Items, logview.Item{Text: RenderEntry(e, st)})
-		}
-		if w.Pending != "" {
-			pg.Total++
-			if req.From < 0 || pg.From+int64(len(w.Entries)) == w.Total && len(w.Entries) < req.N {
-				pg.Items = append(pg.Items, logview.Item{Text: styleLines(st.Assistant, transcript.ShowText(w.Pending)) + "▍"})
-			}
-		}
-		return pg, nil
+		return entriesPage(w, req, st), nil
 	}
 	w, err := sup.Window(context.Background(), key.agent, key.seq, req.From, req.N)
 	if err != nil {
 		return logview.Page{}, err
 	}
+	return windowPage(w, req), nil
+}
+
+// entriesPage is the page of the transcript window w that answers req.
+func entriesPage(w proto.TranscriptWindow, req logview.Request, st theme.Styles) logview.Page {
+	pg := logview.Page{First: w.First, Total: w.Total, From: max(req.From, w.First)}
+	if req.From < 0 {
+		pg.From = w.Total - int64(len(w.Entries))
+	}
+	for _, e := range w.Entries {
+		pg.Items = append(pg.Items, logview.Item{Text: RenderEntry(e, st)})
+	}
+	if w.Pending != "" {
+		pg.Total++
+		if req.From < 0 || pg.From+int64(len(w.Entries)) == w.Total && len(w.Entries) < req.N {
+			pg.Items = append(pg.Items, logview.Item{Text: styleLines(st.Assistant, transcript.ShowText(w.Pending)) + "▍"})
+		}
+	}
+	return pg
+}
+
+// windowPage is the page of the window of display lines w that answers
+// req.
+func windowPage(w proto.Window, req logview.Request) logview.Page {
 	pg := logview.Page{First: w.First, Total: w.Total, From: max(req.From, w.First)}
 	if req.From < 0 {
 		pg.From = w.Total - int64(len(w.Lines))
@@ -50,7 +62,7 @@ func fetchPage(sup Supervisor, key logKey, req logview.Request, st theme.Styles)
 	for i, l := range w.Lines {
 		pg.Items[i] = logview.Item{Text: l.Text, Stderr: l.Stderr}
 	}
-	return pg, nil
+	return pg
 }
 
 // styleLines draws every line of text in st, one Render per line, so no

@@ -38,9 +38,12 @@ func (m Model) draw() string {
 		return m.tooSmallView()
 	}
 	var main []string
-	if m.mode == modeHelp {
+	switch {
+	case m.mode == modeHelp:
 		main = m.helpView(m.width, m.lay.mainH)
-	} else {
+	case m.tilesOn():
+		main = m.tilesView()
+	default:
 		main = m.panes()
 	}
 	main = append(main, m.messageLine(), m.statusLine(), m.shortHelpLine())
@@ -486,29 +489,37 @@ func (m Model) shortHelpLine() string {
 		q.SetHelp("q", "kill them now and quit")
 		b = []key.Binding{q}
 	default:
-		if ab, ok := m.approvalHelp(); ok && !m.cfg.ReadOnly {
-			return m.helpLine(ab, false)
+		if m.tilesOn() {
+			return m.tilesHelpLine()
 		}
-		b = m.keys.ShortHelp()
-		if m.cfg.ReadOnly {
-			// a read-only viewer offers what it can do: look
-			b = []key.Binding{m.keys.Down, m.keys.Search, m.keys.Transcript, m.keys.Pager, m.keys.Help, m.keys.Quit}
-		}
-		// what m zooms: the focused pane (tab moves the focus), or back
-		z := m.keys.Zoom
-		switch {
-		case m.zoom != paneNone:
-			z.SetHelp(z.Help().Key, "unzoom")
-		case m.focus == paneTable:
-			z.SetHelp(z.Help().Key, "zoom table")
-		default:
-			z.SetHelp(z.Help().Key, "zoom log")
-		}
-		n := len(b) // before search, help and quit: a narrow line drops search first
-		b = append(b[:n-3:n-3], z, b[n-3], b[n-2], b[n-1])
-		return m.helpLine(b, true)
+		return m.normalHelpLine()
 	}
 	return m.helpLine(b, false)
+}
+
+// normalHelpLine is the one-line help of the usual view.
+func (m Model) normalHelpLine() string {
+	if ab, ok := m.approvalHelp(); ok && !m.cfg.ReadOnly {
+		return m.helpLine(ab, false)
+	}
+	b := m.keys.ShortHelp()
+	if m.cfg.ReadOnly {
+		// a read-only viewer offers what it can do: look
+		b = []key.Binding{m.keys.Down, m.keys.Search, m.keys.Transcript, m.keys.Pager, m.keys.Help, m.keys.Quit}
+	}
+	// what m zooms: the focused pane (tab moves the focus), or back
+	z := m.keys.Zoom
+	switch {
+	case m.zoom != paneNone:
+		z.SetHelp(z.Help().Key, "unzoom")
+	case m.focus == paneTable:
+		z.SetHelp(z.Help().Key, "zoom table")
+	default:
+		z.SetHelp(z.Help().Key, "zoom log")
+	}
+	n := len(b) // before search, help and quit: a narrow line drops search first
+	b = append(b[:n-3:n-3], z, b[n-3], b[n-2], b[n-1])
+	return m.helpLine(b, true)
 }
 
 // helpLine draws bindings b as the one-line help, cut to the width; with

@@ -135,6 +135,10 @@ const (
 	// it ended in one line, and output events carry it too (SPEC §7, the
 	// table's NOW column).
 	FeatureNow = "now"
+	// FeatureFollowMany: POST /v1/windows reads several windows of
+	// lines or transcript entries in one request (WindowsReader): a
+	// viewer's tiles (SPEC §7 "Tiles") fetch what they draw once a frame.
+	FeatureFollowMany = "follow-many"
 )
 
 // Protocol2Features returns the feature words every host of control
@@ -148,4 +152,4 @@ func Protocol2Features() []string {
 // HostFeatures returns the feature words a host of this build lists in
 // GET /v1/info (Info.Features): what it takes beyond protocol 2. The
 // caller owns the slice.
-func HostFeatures() []string { return []string{FeatureNow} }
+func HostFeatures() []string { return []string{FeatureNow, FeatureFollowMany} }

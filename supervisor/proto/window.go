@@ -1,6 +1,10 @@
 package proto
 
-import "github.com/subdash/subdash/supervisor/transcript"
+import (
+	"context"
+
+	"github.com/subdash/subdash/supervisor/transcript"
+)
 
 // Line is one display line of a submission's output (SPEC §5). Text holds
 // printable text and SGR sequences only, and ends with a reset when it holds
@@ -40,4 +44,35 @@ type TranscriptWindow struct {
 type SearchResult struct {
 	Matches []int64 `json:"matches"`
 	To      int64   `json:"to"`
+}
+
+// WindowRequest names one window of a WindowsReader.Windows call: what
+// Reader.Window (or, with Transcript, Reader.Transcript) would be asked
+// for submission Submission (≥ 1) of agent AgentID, from From (-1: the
+// last N), N items.
+type WindowRequest struct {
+	AgentID    string
+	Submission int
+	Transcript bool
+	From       int64
+	N          int
+}
+
+// WindowAnswer is one window of a WindowsReader.Windows call, in the
+// order asked: Lines (Window) or, for a Transcript request, Transcript
+// (Structured false when the submission has none), or Err, that window's
+// own error (the others still come).
+type WindowAnswer struct {
+	Window     Window
+	Transcript TranscriptWindow
+	Structured bool
+	Err        error
+}
+
+// WindowsReader reads several windows in one call (FeatureFollowMany: a
+// viewer's tiles, SPEC §7, §9, cost one request a frame whatever their
+// number). It may block; the error is the call's (the link, a host
+// without the feature), each answer's Err its window's.
+type WindowsReader interface {
+	Windows(ctx context.Context, reqs []WindowRequest) ([]WindowAnswer, error)
 }

@@ -407,3 +407,20 @@ func (m *Model) ToggleFold(i int) {
 	m.setFold(id, !m.folded[id])
 	m.rebuild(id)
 }
+
+// RowAgents returns, in the rows' order, the ids of the agents that have
+// a row of their own (the filter and the folds choose them; an ancestor a
+// filter shows only for what matches below it is left out), those keep
+// takes: the agents the dashboard's tiles show (SPEC §7). Cost: O(rows).
+func (m Model) RowAgents(keep func(a *proto.AgentInfo) bool) []string {
+	var ids []string
+	for _, r := range m.order.rows {
+		if r.inner > 0 || r.context {
+			continue
+		}
+		if a := &m.agents[r.agent]; keep(a) {
+			ids = append(ids, a.AgentID)
+		}
+	}
+	return ids
+}
