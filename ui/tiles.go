@@ -31,9 +31,13 @@ import (
 
 // Smallest tile, border included: two tiles stack at 80x24, four fit at
 // 120x40.
+// maxTiles bounds the tiles on screen (a terminal over 400x100 would fit
+// more): a viewer asks for them in one request, which takes at most 64
+// windows (the control socket's POST /v1/windows).
 const (
 	minTileW = 48
 	minTileH = 10
+	maxTiles = 64
 )
 
 // tiles is the state of the tiles screen.
@@ -114,7 +118,7 @@ func (m *Model) layoutTiles() {
 	t := &m.tiles
 	t.ids = m.tileAgents()
 	cols, rows := m.tileGrid()
-	page := cols * rows
+	page := min(cols*rows, maxTiles)
 	sel := slices.Index(t.ids, m.table.SelectedID())
 	if sel < 0 && len(t.ids) > 0 {
 		sel = 0

@@ -38,6 +38,33 @@ func (c *Client) Transcript(ctx context.Context, id string, seq int, from int64,
 	return proto.TranscriptWindow{First: tr.First, Total: tr.Total, Entries: tr.Entries, Pending: tr.Pending}, tr.Structured, nil
 }
 
+// Windows asks the host for several windows in one request (POST
+// /v1/windows, proto.FeatureFollowMany): each answer holds its window or
+// its own error. A host without the feature answers 404.
+func (c *Client) Windows(ctx context.Context, reqs []proto.WindowRequest) ([]proto.WindowAnswer, error) {
+	body := wire.WindowsRequest{Windows: make([]wire.WindowAsk, len(reqs))}
+	for i, q := range reqs {
+		body.Windows[i] = wire.WindowAsk{AgentID: q.AgentID, Submission: q.Submission, Transcript: q.Transcript, From: q.From, N: q.N}
+	}
+	var res wire.WindowsResult
+	if err := c.do(ctx, wire.Windows.At("", nil), body, &res); err != nil {
+		return nil, err
+	}
+	out := make([]proto.WindowAnswer, len(res.Windows))
+	for i, a := range res.Windows {
+		switch {
+		case a.Error != "":
+			out[i].Err = &proto.Error{Code: a.Code, Message: a.Error}
+		case i < len(reqs) && reqs[i].Transcript:
+			out[i].Structured = a.Structured
+			out[i].Transcript = proto.TranscriptWindow{First: a.First, Total: a.Total, Entries: a.Entries, Pending: a.Pending}
+		default:
+			out[i].Window = proto.Window{First: a.First, Total: a.Total, Lines: a.Lines}
+		}
+	}
+	return out, nil
+}
+
 // rangeQuery is the query of a window or transcript request.
 func rangeQuery(from int64, n int) url.Values {
 	return url.Values{"from": {strconv.FormatInt(from, 10)}, "n": {strconv.Itoa(n)}}

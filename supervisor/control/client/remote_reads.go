@@ -33,6 +33,15 @@ func (r *Remote) Transcript(ctx context.Context, id string, seq int, from int64,
 	return r.Client.Transcript(ctx, id, seq, from, n)
 }
 
+// Windows asks the host for several windows in one request
+// (Client.Windows); the pushed window the log pane follows is left as it
+// is. The call ends when the viewer detaches, too.
+func (r *Remote) Windows(ctx context.Context, reqs []proto.WindowRequest) ([]proto.WindowAnswer, error) {
+	ctx, stop := r.bound(ctx)
+	defer stop()
+	return r.Client.Windows(ctx, reqs)
+}
+
 // bound returns ctx ended also when the viewer detaches, and the function
 // that lets go of it.
 func (r *Remote) bound(ctx context.Context) (context.Context, func()) {

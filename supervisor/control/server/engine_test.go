@@ -301,6 +301,10 @@ func TestEveryRouteOverAFakeEngine(t *testing.T) {
 			w, ok, err := c.Transcript(ctx, "a1", 1, 0, 5)
 			return fmt.Sprint(w, ok), err
 		}, []string{"Transcript(a1, 1, 0, 5)"}, "true"},
+		{wire.Windows, func() (any, error) {
+			ws, err := c.Windows(ctx, []proto.WindowRequest{{AgentID: "a1", Submission: 1, From: -1, N: 5}, {AgentID: "a1", Submission: 2, Transcript: true, N: 3}, {AgentID: "a1", Submission: 1}})
+			return fmt.Sprint(ws), err
+		}, []string{"Window(a1, 1, -1, 5)", "Transcript(a1, 2, 0, 3)"}, "a line"},
 		{wire.LogSearch, func() (any, error) { return c.Search(ctx, "a1", 1, true, "x", 3) }, []string{"Search(a1, 1, true, x, 3)"}, "Matches:[4]"},
 		{wire.Lines, func() (any, error) { return text(c.WriteLines(ctx, &out, "a1", 1, true)) }, []string{"WriteLines(a1, 1, true)"}, "lines"},
 		{wire.Diff, func() (any, error) { return text(c.WriteChanges(ctx, &out, "a1", 1, true)) }, []string{"WriteChanges(a1, 1, true)"}, "diff"},

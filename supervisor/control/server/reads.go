@@ -77,6 +77,50 @@ func (srv *Server) transcriptWindow(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wire.TranscriptResult{Structured: structured, First: tw.First, Total: tw.Total, Entries: tw.Entries, Pending: tw.Pending})
 }
 
+// windows answers several windows in one request (FeatureFollowMany): a
+// viewer's tiles. Each is read as window or transcriptWindow reads it; a
+// window's error is its own answer, the others still come.
+func (srv *Server) windows(w http.ResponseWriter, r *http.Request) {
+	var req wire.WindowsRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if len(req.Windows) > wire.MaxWindows {
+		writeError(w, &proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("at most %d windows a request, not %d", wire.MaxWindows, len(req.Windows))})
+		return
+	}
+	res := wire.WindowsResult{Windows: make([]wire.WindowAnswer, len(req.Windows))}
+	for i, ask := range req.Windows {
+		res.Windows[i] = srv.windowAnswer(r, ask)
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// windowAnswer reads the window ask names.
+func (srv *Server) windowAnswer(r *http.Request, ask wire.WindowAsk) wire.WindowAnswer {
+	fail := func(err error) wire.WindowAnswer {
+		return wire.WindowAnswer{Error: err.Error(), Code: proto.CodeOf(err)}
+	}
+	switch {
+	case ask.N < 1 || ask.N > proto.MaxWindowItems:
+		return fail(proto.ErrWindowCount(strconv.Itoa(ask.N)))
+	case ask.Submission < 1:
+		return fail(&proto.Error{Code: proto.CodeInvalid, Message: fmt.Sprintf("submission must be a submission's number (1 for the first), not %d", ask.Submission)})
+	}
+	if ask.Transcript {
+		tw, structured, err := srv.sup.Transcript(r.Context(), ask.AgentID, ask.Submission, ask.From, ask.N)
+		if err != nil {
+			return fail(err)
+		}
+		return wire.WindowAnswer{Structured: structured, First: tw.First, Total: tw.Total, Entries: tw.Entries, Pending: tw.Pending}
+	}
+	win, err := srv.sup.Window(r.Context(), ask.AgentID, ask.Submission, ask.From, ask.N)
+	if err != nil {
+		return fail(err)
+	}
+	return wire.WindowAnswer{First: win.First, Total: win.Total, Lines: win.Lines}
+}
+
 func (srv *Server) search(w http.ResponseWriter, r *http.Request) {
 	seq, from, _, ok := rangeParams(w, r)
 	if !ok {

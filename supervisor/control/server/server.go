@@ -232,7 +232,7 @@ func (srv *Server) handlers() map[wire.Route]http.HandlerFunc {
 		wire.Interrupt: srv.interrupt, wire.Close: srv.closeAgent, wire.CloseMany: srv.closeMany,
 		wire.Resume: srv.resume, wire.Forget: srv.forget, wire.Seen: srv.seen, wire.CancelQueue: srv.cancelQueue,
 		wire.Approve: srv.approve, wire.Deny: srv.deny, wire.Wait: srv.wait,
-		wire.Logs: srv.logs, wire.Window: srv.window, wire.Transcript: srv.transcriptWindow, wire.LogSearch: srv.search,
+		wire.Logs: srv.logs, wire.Window: srv.window, wire.Transcript: srv.transcriptWindow, wire.Windows: srv.windows, wire.LogSearch: srv.search,
 		wire.Lines: srv.lines, wire.Diff: srv.diff, wire.Search: srv.searchAgents,
 		wire.Events: srv.events, wire.Follow: srv.setFollow,
 		wire.TreeSpawn: srv.treeSpawn, wire.TreeMessage: srv.treeMessage, wire.TreeInterrupt: srv.treeInterrupt,

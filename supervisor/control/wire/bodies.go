@@ -135,3 +135,42 @@ type TranscriptResult struct {
 	Entries    []transcript.Entry `json:"entries"`
 	Pending    string             `json:"pending,omitempty"`
 }
+
+// MaxWindows is the most windows one Windows request names.
+const MaxWindows = 64
+
+// WindowsRequest is the body of Windows (FeatureFollowMany): up to
+// MaxWindows windows, each as Window (or, with Transcript, Transcript)
+// would be asked; N is 1 to proto.MaxWindowItems, From -1 for the last N.
+type WindowsRequest struct {
+	Windows []WindowAsk `json:"windows"`
+}
+
+// WindowAsk is one window of a WindowsRequest; Submission is 1-based.
+type WindowAsk struct {
+	AgentID    string `json:"agent_id"`
+	Submission int    `json:"submission"`
+	Transcript bool   `json:"transcript,omitempty"`
+	From       int64  `json:"from"`
+	N          int    `json:"n"`
+}
+
+// WindowsResult is the answer of Windows: one WindowAnswer per window
+// asked, in the order asked.
+type WindowsResult struct {
+	Windows []WindowAnswer `json:"windows"`
+}
+
+// WindowAnswer is one window of a WindowsResult: lines as WindowResult
+// carries them, or entries as TranscriptResult does (for a transcript
+// ask), or that window's error alone (Error and Code, as ErrorBody).
+type WindowAnswer struct {
+	First      int64              `json:"first"`
+	Total      int64              `json:"total"`
+	Lines      []proto.Line       `json:"lines,omitempty"`
+	Structured bool               `json:"structured,omitempty"`
+	Entries    []transcript.Entry `json:"entries,omitempty"`
+	Pending    string             `json:"pending,omitempty"`
+	Error      string             `json:"error,omitempty"`
+	Code       proto.ErrorCode    `json:"code,omitempty"`
+}

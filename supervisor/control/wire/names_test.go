@@ -47,6 +47,7 @@ var wireTypes = []struct {
 	{Wait.Pattern(), proto.WaitResult{}},
 	{Window.Pattern(), WindowResult{}},
 	{Transcript.Pattern(), TranscriptResult{}},
+	{Windows.Pattern(), WindowsResult{}},
 	{LogSearch.Pattern(), proto.SearchResult{}},
 	{Follow.Pattern(), FollowRequest{}},
 	{Search.Pattern() + " (a hit line)", proto.SearchHit{}},

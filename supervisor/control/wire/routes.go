@@ -106,6 +106,9 @@ var (
 	Transcript = Route{Method: "GET", Path: "/v1/agents/{id}/transcript", Op: "transcript",
 		Takes:   "`?submission=N&from=F&n=K`",
 		Answers: "`{structured, first, total, entries, pending}`: transcript entries (§8) as `window` answers lines"}
+	Windows = Route{Method: "POST", Path: "/v1/windows", Op: "windows",
+		Takes:   "`{windows: [{agent_id, submission, transcript, from, n}]}` (at most 64; feature `follow-many`)",
+		Answers: "`{windows: [...]}`, one per request in its order: `window`'s answer, `transcript`'s with `transcript`, or `{error, code}` for that one alone: several agents' windows in one request (a viewer's tiles, §7)"}
 	LogSearch = Route{Method: "GET", Path: "/v1/agents/{id}/search", Op: "log search",
 		Takes:   "`?submission=N&q=Q&from=F&transcript=1`",
 		Answers: "`{matches: [line…], to}`: the lines (entries) from F whose text holds Q (case ignored when Q is lower case)"}
@@ -145,6 +148,6 @@ var (
 // table. The caller must not change it.
 var Routes = []Route{
 	Info, Config, List, Spawn, Send, Resend, Message, Interrupt, Close, CloseMany, Resume, Forget, Seen, CancelQueue,
-	Approve, Deny, Wait, Logs, Window, Transcript, LogSearch, Lines, Diff, Search, Events, Follow,
+	Approve, Deny, Wait, Logs, Window, Transcript, Windows, LogSearch, Lines, Diff, Search, Events, Follow,
 	TreeSpawn, TreeMessage, TreeInterrupt, TreeWait, TreeList,
 }
