@@ -38,7 +38,8 @@ import (
 // SUBDASH_BENCH_VARIANTS the binaries compared, interleaved in one run:
 // "name=binary,VAR=value,…;name=…" (an empty binary is this tree's; a
 // variable written viewer:VAR=value is the attached viewer's, the others
-// the host's).
+// the host's; keys:K types the keys K, e.g. v for the tiles, into the
+// dash part's dashboard and viewer once they show the agents).
 // SUBDASH_BENCH_PROFILE=dir records, while a dashboard's or a viewer's
 // cost is measured, where its CPU goes (perf record -g at 499 Hz, into
 // dir/<part>-<agents>-<variant>-<dashboard|viewer>.data; read it with
@@ -50,6 +51,7 @@ type benchVariant struct {
 	name, bin string
 	env       []string // the host's
 	viewerEnv []string // the viewer's (viewer:VAR=value)
+	keys      string   // typed into the dash part's dashboard and viewer first (keys:K)
 }
 
 // benchVariants parses SUBDASH_BENCH_VARIANTS (default: this tree's binary).
@@ -66,6 +68,8 @@ func benchVariants(t testing.TB) []benchVariant {
 		for _, kv := range f[1:] {
 			if vkv, ok := strings.CutPrefix(kv, "viewer:"); ok {
 				bv.viewerEnv = append(bv.viewerEnv, vkv)
+			} else if k, ok := strings.CutPrefix(kv, "keys:"); ok {
+				bv.keys = k
 			} else {
 				bv.env = append(bv.env, kv)
 			}
@@ -394,6 +398,10 @@ func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
 	ids := spawnMany(t, d.socket, n)
 	waitWriting(t, d.state, n)
 	pid := d.dashPID()
+	if v.keys != "" {
+		d.waitText(" line ")
+		d.typeText(v.keys)
+	}
 	time.Sleep(3 * time.Second)
 	cost := measureProfiled(t, pid, benchWindow, fmt.Sprintf("dash-%d-%s-dashboard", n, v.name))
 
@@ -413,6 +421,9 @@ func benchDashMany(t *testing.T, v benchVariant, n int, rate float64) {
 		dir: d.dir, state: d.state, socket: d.socket, w: w, h: h, bin: v.bin}
 	vw.run(nil, v.viewerEnv, "attach", "--socket", d.socket)
 	vw.waitText(" line ")
+	if v.keys != "" {
+		vw.typeText(v.keys)
+	}
 	time.Sleep(2 * time.Second)
 	vcost := measureProfiled(t, vw.dashPID(), benchWindow, fmt.Sprintf("dash-%d-%s-viewer", n, v.name))
 	vw.keys("q")

@@ -225,6 +225,11 @@ func (c *tmuxCtl) answerEvery(key string, poll time.Duration, cond func(screen s
 // as answered at the next tick.
 func selectedID(screen string) string {
 	for _, l := range strings.Split(screen, "\n") {
+		if _, after, ok := strings.Cut(l, "┏━ ▶ "); ok { // the tiles' (v) selected tile
+			if f := strings.Fields(after); len(f) > 0 {
+				return f[0]
+			}
+		}
 		if i := strings.Index(l, "›"); i >= 0 && i < 8 {
 			if f := strings.Fields(l[i+len("›"):]); len(f) > 0 {
 				return f[0]

@@ -36,6 +36,9 @@ func (m *Model) setStyles(st theme.Styles) {
 	m.table.SetStyles(agenttable.DefaultStyles(st))
 	m.ink = inksOf(st, m.table.Styles.NeedsYou)
 	m.log.SetStyles(logview.DefaultStyles(st))
+	for i := range m.tiles.shown {
+		m.tiles.shown[i].log.SetStyles(logview.DefaultStyles(st))
+	}
 	in := lineinput.DefaultStyles(st)
 	m.input.Styles = &in
 	h := newHelp(st)

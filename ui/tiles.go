@@ -134,12 +134,14 @@ func (m *Model) layoutTiles() {
 	// as few rows as the columns allow, as evenly filled as they go
 	nrows := (n + cols - 1) / cols
 	t.cols = (n + nrows - 1) / nrows
-	w, h := m.width/t.cols, m.lay.mainH/nrows
+	h := m.lay.mainH / nrows
 	for i := range n {
 		c, r := i%t.cols, i/t.cols
+		inRow := min(t.cols, n-r*t.cols) // a last row of fewer tiles shares the width too
+		w := m.width / inRow
 		x0, y0 := c*w, r*h
 		x1, y1 := x0+w, y0+h
-		if c == t.cols-1 {
+		if c == inRow-1 {
 			x1 = m.width
 		}
 		if r == nrows-1 {
