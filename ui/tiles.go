@@ -261,9 +261,10 @@ func (m *Model) tilesKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		if i := m.selectedTile(); i >= 0 {
 			m.tiles.shown[i].log, _ = m.tiles.shown[i].log.Update(k)
 		}
-	case key.Matches(k, km.Quit, km.Help, km.Filter, km.Fold, km.FoldAll, km.NextNeedsYou), !key.Matches(k, km.SplitLess, km.SplitMore, km.Zoom, km.FocusPane, km.FirstAgent, km.LastAgent, km.AgentsPageUp, km.AgentsPageDown, km.Search, km.SearchAgents, km.PrevSubmission, km.NextSubmission, km.Transcript):
-		return nil, false
-	default:
+	case !key.Matches(k, km.SplitLess, km.SplitMore, km.Zoom, km.FocusPane, km.FirstAgent, km.LastAgent, km.AgentsPageUp, km.AgentsPageDown,
+		km.Search, km.SearchAgents, km.PrevSubmission, km.NextSubmission, km.Transcript):
+		return nil, false // quit, help, the filter, folds and the agent keys as usual
+	default: // the keys of the table's and the log pane's layout and views
 		m.say(levelInfo, "not on the tiles: "+firstKey(km.TileOpen)+" opens the selected agent in the usual view")
 	}
 	return nil, true
