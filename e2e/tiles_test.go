@@ -17,6 +17,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/proto"
 )
 
 // The tiles (SPEC §7 "Tiles", v): the running agents' live output side
@@ -193,5 +196,28 @@ func TestTilesOnAnOlderHost(t *testing.T) {
 	d.keys("q")
 	d.waitText("Quit?")
 	d.keys("y")
+	d.waitExit()
+}
+
+// TestTilesOverSSH: a viewer over ssh draws the tiles of the agents its
+// host runs, each following its output.
+func TestTilesOverSSH(t *testing.T) {
+	sshd := testkit.StartSSHD(t, testkit.SSHDOptions{Own: true})
+	env := sshEnv(sshd)
+	w := newWorkspace(t)
+	serveThere(t, w, watchCommand, 3)
+	target := "ssh://" + sshd.Host + w.dir
+	for _, m := range []string{"alpha", "beta", "gamma"} {
+		var sp proto.SpawnResult
+		ctlHost(t, env, target, &sp, "spawn", m)
+	}
+	d := startSSHViewer(t, w, env, target)
+	d.waitText("gamma step ")
+	d.keys("v")
+	s := d.waitFor("three tiles over ssh", func(s string) bool {
+		return tileCount(s) == 3 && strings.Contains(s, "tiles: 3 running") && strings.Contains(s, "alpha step") && strings.Contains(s, "gamma step")
+	})
+	d.checkTiles(s)
+	d.keys("q")
 	d.waitExit()
 }
