@@ -23,8 +23,9 @@ import (
 
 // The many-agents benchmark of BENCHMARKS.md ("A thousand agents", issue
 // 27): what an agent costs a host (serve, the dashboard at 160x45 or
-// SUBDASH_BENCH_SIZE, a viewer of it) at 10, 100 and 1,000 agents each printing a short line a
-// second, and how long a host takes to stop them all.
+// SUBDASH_BENCH_SIZE, a viewer of it) at 10, 100 and 1,000 agents each
+// printing a short line a second, and how long a host takes to stop them
+// all.
 //
 //	SUBDASH_BENCH=1 go test -run 'TestBenchThousand$' -count=1 -v -timeout 60m ./e2e/
 //
