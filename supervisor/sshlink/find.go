@@ -256,8 +256,12 @@ func (l *Link) answer(ctx context.Context) error {
 			return &Error{Kind: Forwarding, Text: untrusted.Text, Hint: untrusted.Hint}
 		}
 		// ssh closes the channel it cannot open: the request's read sees
-		// EOF or a reset, or its write a broken pipe, whichever comes first.
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		// EOF or a reset, or its write a broken pipe, whichever comes first;
+		// net/http says an EOF that came before the request was written as
+		// "server closed idle connection" (its errServerClosedIdle, not
+		// exported).
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+			strings.Contains(err.Error(), "server closed idle connection") {
 			return l.refused(ctx)
 		}
 		return &Error{Text: fmt.Sprintf("the host's socket %s through ssh: %v", l.remote, err)}
