@@ -129,6 +129,7 @@ func commonFlags(fs *pflag.FlagSet, h *hostFlags) {
 	fs.Var(sizeFlag{&o.MaxLogSize, supervisor.DefaultMaxLogSize}, "max-log-size", "the bytes each submission's log files may hold: the first and the last half are kept, a marker says what was dropped (10MiB, 10M, 1GiB; 0: no cap)")
 	fs.Var(durationFlag{&o.LogRetention, supervisor.DefaultLogRetention}, "log-retention", "at start, remove this directory's runs (logs, journal) older than this, never those of restored agents (30d; 0: keep all)")
 	fs.BoolVar(&o.Approvals, "approvals", false, "relay the claude and codex presets' tool permission requests to you (answer with y/Y/d or subdash ctl approve/deny)")
+	fs.BoolVar(&o.MCPAnswers, "mcp-answers", false, "let the answer_question MCP tool answer the questions agents ask (claude's AskUserQuestion); without it a person answers them (A in the dashboard, subdash ctl answer)")
 	fs.BoolVar(&h.trackChanges, "track-changes", true, "count what each submission changes in its git work tree (SPEC §15; --track-changes=false: off)")
 	fs.Float64Var(&o.MaxBudgetUSD, "max-budget-usd", 0, "at most this many US dollars spent by each agent over its life (--preset claude; claude gets what is left as its own --max-budget-usd); no new submission starts past it (0: none)")
 	fs.Float64Var(&o.FleetBudgetUSD, "fleet-budget-usd", 0, "at most this many US dollars spent by this host's agents since it started (--preset claude); spawns and sends are refused past it, running submissions go on (0: none)")

@@ -82,6 +82,7 @@ func ctlOps(parent *cobra.Command, c *cli, t *ctl.Target) {
 // opCmd is the command of one of ctl's operations.
 func opCmd(op ctl.Op, c *cli, t *ctl.Target) *cobra.Command {
 	values := map[string]*string{}
+	lists := map[string]*[]string{}
 	switches := map[string]*bool{}
 	cmd := &cobra.Command{
 		Use:     strings.TrimSpace(op.Name + " " + op.Args),
@@ -94,10 +95,15 @@ func opCmd(op ctl.Op, c *cli, t *ctl.Target) *cobra.Command {
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in := ctl.Input{Args: args, Flags: map[string]string{}, Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+			in := ctl.Input{Args: args, Flags: map[string]string{}, Lists: map[string][]string{}, Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
 			for name, v := range values {
 				if cmd.Flags().Changed(name) {
 					in.Flags[name] = *v
+				}
+			}
+			for name, l := range lists {
+				if len(*l) > 0 {
+					in.Lists[name] = *l
 				}
 			}
 			for name, on := range switches {
@@ -117,7 +123,12 @@ func opCmd(op ctl.Op, c *cli, t *ctl.Target) *cobra.Command {
 			continue
 		}
 		values[f.Name] = new(string)
-		fs.Var(wordValue{values[f.Name], f.Value}, f.Name, f.Usage)
+		if f.Repeat {
+			lists[f.Name] = new([]string)
+			fs.Var(listValue{wordValue{values[f.Name], f.Value}, lists[f.Name]}, f.Name, f.Usage)
+		} else {
+			fs.Var(wordValue{values[f.Name], f.Value}, f.Name, f.Usage)
+		}
 		if f.Words != nil {
 			_ = cmd.RegisterFlagCompletionFunc(f.Name, cobra.FixedCompletions(f.Words, cobra.ShellCompDirectiveNoFileComp))
 		}
@@ -219,3 +230,16 @@ func (v wordValue) Set(s string) error {
 
 // Type is the value's name in help ("NAME", "N").
 func (v wordValue) Type() string { return v.name }
+
+// listValue is the value of a flag that may be given more than once
+// (ctl.Flag.Repeat): every value in order, and the last as wordValue's.
+type listValue struct {
+	wordValue
+	all *[]string
+}
+
+// Set keeps s after the values given before.
+func (v listValue) Set(s string) error {
+	*v.all = append(*v.all, s)
+	return v.wordValue.Set(s)
+}

@@ -57,7 +57,7 @@ func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "claude\t-p --output-format stream-json --verbose --resume " + claude + " --input-format stream-json --replay-user-messages\tsecond message: what was the word?"; !strings.Contains(string(log), want) {
+	if want := "claude\t-p --output-format stream-json --verbose --resume " + claude + " --input-format stream-json --replay-user-messages --permission-prompt-tool stdio\tsecond message: what was the word?"; !strings.Contains(string(log), want) {
 		t.Fatalf("the host did not continue the conversation; the fake claude ran as\n%s\nwant a line %q", log, want)
 	}
 

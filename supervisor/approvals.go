@@ -31,6 +31,10 @@ const DefaultDenyMessage = "The user denied this tool use."
 type approvals struct {
 	stdin   *steer.Stdin
 	session string // the CLI session the submission runs in
+	// relay says that tool permission requests reach a person
+	// (--approvals); without it they are denied at once as the CLI denies
+	// them without a prompt tool. Questions are always relayed.
+	relay bool
 	// reply sends the CLI the answer to request c (a decision of
 	// proto's, the message of a denial).
 	reply func(c transcript.ControlRequest, decision, message string)
@@ -44,6 +48,9 @@ type approvals struct {
 type approvalRequest struct {
 	req transcript.ControlRequest
 	at  time.Time
+	// questions are what an AskUserQuestion request asks; nil for a
+	// tool permission request.
+	questions []proto.Question
 }
 
 func (r *approvalRequest) info(sub *submission) proto.PendingApproval {
@@ -61,7 +68,7 @@ func (s *Supervisor) newApprovalsLocked(a *agent, sub *submission) {
 	}
 	q.Write(transcript.ClaudeInitialize("subdash-init-" + sub.id))
 	_, session := a.preset.CommandFor(a.id, a.sessionID)
-	sub.appr = &approvals{stdin: q, session: session, answered: map[string]string{},
+	sub.appr = &approvals{stdin: q, session: session, relay: a.preset.Approvals, answered: map[string]string{},
 		reply: func(c transcript.ControlRequest, decision, message string) {
 			if decision == proto.DecisionDeny {
 				q.Write(transcript.ClaudeDeny(c, message))
@@ -120,9 +127,18 @@ func (s *Supervisor) onControl(a *agent, sub *submission, line []byte) {
 		s.approvalWithdrawn(a, sub, c.RequestID)
 		return
 	}
-	if c.Subtype == "can_use_tool" {
-		s.approvalRequested(a, sub, c)
+	if c.Subtype != "can_use_tool" {
+		return
 	}
+	if qs, ok := transcript.ParseQuestions(c); ok {
+		s.questionRequested(a, sub, c, qs)
+		return
+	}
+	if !sub.appr.relay {
+		s.notRelayed(a, sub, c)
+		return
+	}
+	s.approvalRequested(a, sub, c)
 }
 
 // approvalWithdrawn records that the CLI withdrew the pending request rid
@@ -253,18 +269,18 @@ func (s *Supervisor) decide(id, requestID, decision, message string) (proto.Appr
 // pending one), with the errors of Approve. Call with s.mu held.
 func (s *Supervisor) findRequestLocked(a *agent, rid string) (*submission, *approvalRequest, error) {
 	sub := a.running
-	if rid == "" {
-		if sub == nil || sub.appr == nil || len(sub.appr.pending) == 0 {
-			return nil, nil, proto.ErrNoPendingApproval(a.id)
-		}
-		return sub, sub.appr.pending[0], nil
-	}
 	if sub != nil && sub.appr != nil {
 		for _, r := range sub.appr.pending {
-			if r.req.RequestID == rid {
+			if rid == "" && r.questions == nil || rid != "" && r.req.RequestID == rid {
+				if r.questions != nil {
+					return nil, nil, proto.ErrBadAnswer("request " + rid + " of agent " + a.id + " is a question: answer it with subdash ctl answer, or the question panel")
+				}
 				return sub, r, nil
 			}
 		}
+	}
+	if rid == "" {
+		return nil, nil, proto.ErrNoPendingApproval(a.id)
 	}
 	for _, old := range a.subs {
 		if old.appr == nil {
@@ -283,10 +299,14 @@ func (s *Supervisor) answer(a *agent, sub *submission, r *approvalRequest, decis
 	sub.appr.reply(r.req, decision, message)
 	sub.tr.add(transcript.Entry{Kind: transcript.KindApprovalAnswer, Tool: r.req.Tool, ID: r.req.RequestID,
 		Summary: r.req.Summary, Text: text, IsError: decision == proto.DecisionDeny})
-	s.journal.Write(journal.Event{Event: "approval_answered", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+	ev := "approval_answered"
+	if r.questions != nil {
+		ev = "question_answered"
+	}
+	s.journal.Write(journal.Event{Event: ev, AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 		RequestID: r.req.RequestID, Tool: r.req.Tool, Decision: decision, Note: message})
 	s.mu.Lock()
-	if at := a.needsYou; at != nil && at.Reason == proto.ReasonApproval && len(sub.appr.pending) == 0 {
+	if at := a.needsYou; at != nil && (at.Reason == proto.ReasonApproval || at.Reason == proto.ReasonQuestion) && len(sub.appr.pending) == 0 {
 		a.needsYou = nil // answered, from wherever: nothing left to ask you
 	}
 	s.mu.Unlock()
@@ -327,7 +347,11 @@ func (s *Supervisor) expirePending(a *agent, sub *submission) {
 	}
 	s.mu.Unlock()
 	for _, r := range pending {
-		s.journal.Write(journal.Event{Event: "approval_expired", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
+		ev := "approval_expired"
+		if r.questions != nil {
+			ev = "question_expired"
+		}
+		s.journal.Write(journal.Event{Event: ev, AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
 			RequestID: r.req.RequestID, Tool: r.req.Tool, Note: "the submission ended before an answer"})
 	}
 	sub.appr.stdin.Close()
@@ -337,12 +361,14 @@ func (s *Supervisor) expirePending(a *agent, sub *submission) {
 // submission, oldest first; nil when none. Call with s.mu held.
 func pendingLocked(a *agent) []proto.PendingApproval {
 	sub := a.running
-	if sub == nil || sub.appr == nil || len(sub.appr.pending) == 0 {
+	if sub == nil || sub.appr == nil {
 		return nil
 	}
-	out := make([]proto.PendingApproval, len(sub.appr.pending))
-	for i, r := range sub.appr.pending {
-		out[i] = r.info(sub)
+	var out []proto.PendingApproval
+	for _, r := range sub.appr.pending {
+		if r.questions == nil {
+			out = append(out, r.info(sub))
+		}
 	}
 	return out
 }

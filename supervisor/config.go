@@ -68,6 +68,7 @@ type Options struct {
 	MaxDepth    int                // --max-depth (SPEC §14); 0 = not given; negative is an error
 	Timeout     time.Duration      // --timeout per submission; 0 = none
 	Approvals   bool               // --approvals: relay claude's tool permission requests (SPEC §12)
+	MCPAnswers  bool               // --mcp-answers: the answer_question MCP tool may answer agents' questions (SPEC §12)
 	Runner      string             // --runner (SPEC §13): "" or runner.Local, runner.Kubernetes
 	Kube        runner.KubeOptions // --kube-* (SPEC §13), with --runner kubernetes
 
@@ -141,6 +142,10 @@ type Config struct {
 	AllowNested bool          // keep MEMO_ENABLE_COLLAB_TOOLS for children
 	MaxDepth    int           // deepest agent path below the root (SPEC §14), ≥ 1
 	Timeout     time.Duration // per-submission time limit; 0 = none
+	// MCPAnswers lets an MCP client (origin "mcp") answer agents'
+	// questions (--mcp-answers, SPEC §12 "Questions"); without it a
+	// person must.
+	MCPAnswers bool
 	// NotifyCommand is run with /bin/sh -c once per transition to needing
 	// you, with SUBDASH_AGENT_ID, SUBDASH_STATUS and SUBDASH_MESSAGE in its
 	// environment (SPEC §11); "" for none.
@@ -206,6 +211,7 @@ func Resolve(o Options, env Environment) (Config, error) {
 		Scrollback:    o.Scrollback,
 		AllowNested:   o.AllowNested,
 		Timeout:       o.Timeout,
+		MCPAnswers:    o.MCPAnswers,
 		NotifyCommand: strings.TrimSpace(o.NotifyCommand),
 		Environ:       env.Environ,
 		CollabTools:   strings.TrimSpace(env.Getenv("MEMO_ENABLE_COLLAB_TOOLS")) != "0",

@@ -148,7 +148,8 @@ func (s *Supervisor) postEnd(a *agent, ta proto.TreeAgent) {
 // DefaultWaitTimeoutMS; other values are clamped to [MinWaitTimeoutMS,
 // MaxWaitTimeoutMS]. It returns at once when an id is already final, as soon
 // as one becomes final (driven by events, not a polling tick), or at the
-// timeout with empty maps and TimedOut set. An unknown id is final as
+// timeout with TimedOut set, no Status, and Details only of the ids that
+// ask a question (pending_questions, SPEC §12). An unknown id is final as
 // not_found. Errors: "ids must not be empty"; "timeout_ms must be greater
 // than zero"; ctx's error when ctx ends first (a cancelled client).
 func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (proto.WaitResult, error) {
@@ -197,11 +198,27 @@ func (s *Supervisor) Wait(ctx context.Context, ids []string, timeoutMS *int) (pr
 		case <-sub.Ready():
 			sub.Drain()
 		case <-timer.C:
-			return proto.WaitResult{Status: map[string]proto.Status{}, Details: map[string]proto.WaitDetail{}, TimedOut: true}, nil
+			return proto.WaitResult{Status: map[string]proto.Status{}, Details: s.askingOf(c, ids), TimedOut: true}, nil
 		case <-ctx.Done():
 			return proto.WaitResult{}, ctx.Err()
 		}
 	}
+}
+
+// askingOf returns the details of those of ids that ask a question and
+// wait on it (SPEC §12 "Questions"), keyed as given: a wait that timed
+// out shows what keeps them (their status stays out of Status, which
+// holds final ones).
+func (s *Supervisor) askingOf(c proto.Caller, ids []string) map[string]proto.WaitDetail {
+	out := map[string]proto.WaitDetail{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if a, err := s.resolveLocked(c, id); err == nil && len(questionsLocked(a)) > 0 {
+			out[id] = s.detailLocked(a)
+		}
+	}
+	return out
 }
 
 // Waiting returns how many Wait calls are in flight: each returns a
@@ -252,6 +269,7 @@ func (s *Supervisor) detailLocked(a *agent) proto.WaitDetail {
 		TaskName:         sum.TaskName,
 		AgentPath:        sum.AgentPath,
 		ParentID:         sum.ParentID,
+		PendingQuestions: sum.PendingQuestions,
 	}
 	return d
 }

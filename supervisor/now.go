@@ -20,14 +20,16 @@ import (
 const maxNow = transcript.MaxNowRunes
 
 // nowLocked returns Summary.Now of agent a, whose pending approvals are
-// pending: what it asks while it waits for an answer; while it runs, its
+// pending and pending questions questions: what it asks while it waits for an answer; while it runs, its
 // agent CLI's current tool and argument (transcript.Parser.Now), else its
 // newest output line; a follow-up that waits for a slot, what it waits
 // for; else how its latest submission ended (a.endNow). Call with s.mu
 // held.
-func (s *Supervisor) nowLocked(a *agent, pending []proto.PendingApproval) string {
+func (s *Supervisor) nowLocked(a *agent, pending []proto.PendingApproval, questions []proto.PendingQuestion) string {
 	r := a.running
 	switch {
+	case r != nil && len(questions) > 0 && (len(pending) == 0 || questions[0].RequestedAt.Before(pending[0].RequestedAt.Time)):
+		return termtext.OneLine(proto.QuestionActivity(questions[0]), maxNow)
 	case r != nil && len(pending) > 0:
 		return termtext.OneLine(proto.ApprovalActivity(pending[0]), maxNow)
 	case r != nil && r.tr != nil:

@@ -59,9 +59,11 @@ func LookupPreset(name, args, executable string) (*Preset, error) {
 // echoed back (its receipt).
 const SteerArgs = "--input-format stream-json --replay-user-messages"
 
-// ApprovalArgs are the claude arguments with --approvals (SPEC §12):
-// SteerArgs, and tool permission requests come as control requests on
-// stdout, answered on stdin.
+// ApprovalArgs are the claude arguments of every submission (SPEC §12):
+// SteerArgs, and tool permission requests and questions come as control
+// requests on stdout, answered on stdin. Without --approvals a permission
+// request is denied at once as claude denies it without a prompt tool;
+// questions are always relayed.
 const ApprovalArgs = SteerArgs + " --permission-prompt-tool stdio"
 
 // Structured reports whether the preset's output is JSON lines to be parsed
@@ -91,11 +93,9 @@ func (p *Preset) CommandFor(agentID, session string) (cmd, sessionID string) {
 	}
 	switch p.Name {
 	case "claude":
-		if p.Approvals {
-			extra = " " + ApprovalArgs + extra
-		} else {
-			extra = " " + SteerArgs + extra
-		}
+		// always the prompt tool: claude offers AskUserQuestion only
+		// with it (SPEC §12 "Questions")
+		extra = " " + ApprovalArgs + extra
 		if session != "" {
 			return "claude -p --output-format stream-json --verbose --resume " + shellQuote(session) + extra, session
 		}

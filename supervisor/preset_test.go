@@ -69,8 +69,8 @@ func TestPresetSessionContinuity(t *testing.T) {
 		answer2      string
 		session      string // "" = the agent id
 	}{
-		{"claude", "claude -p --output-format stream-json --verbose --session-id AGENT --input-format stream-json --replay-user-messages",
-			"claude -p --output-format stream-json --verbose --resume AGENT --input-format stream-json --replay-user-messages", "STUB-REPLY #10", "STUB-REPLY #12: saw 2 user message(s)", ""},
+		{"claude", "claude -p --output-format stream-json --verbose --session-id AGENT --input-format stream-json --replay-user-messages --permission-prompt-tool stdio",
+			"claude -p --output-format stream-json --verbose --resume AGENT --input-format stream-json --replay-user-messages --permission-prompt-tool stdio", "STUB-REPLY #10", "STUB-REPLY #12: saw 2 user message(s)", ""},
 		{"gemini", "gemini -p  --output-format stream-json --session-id AGENT",
 			"gemini -p  --output-format stream-json --resume AGENT", "STUB-REPLY #2", "STUB-REPLY #4: saw 2 user turn(s)", ""},
 		{"codex", "codex app-server", "codex app-server", "FAKE: say hi", "FAKE: and again", "01a2514c-ccac-7f82-a68c-73e61de53adc"},
@@ -147,7 +147,7 @@ func TestPresetNewSessionAfterRunWithoutSession(t *testing.T) {
 		t.Fatalf("second run: %+v", d)
 	}
 	got := calls(t, log)
-	if len(got) != 2 || !strings.HasSuffix(got[1], "--session-id "+id+" "+SteerArgs) {
+	if len(got) != 2 || !strings.HasSuffix(got[1], "--session-id "+id+" "+ApprovalArgs) {
 		t.Fatalf("calls %q: the second run must start a new session", got)
 	}
 	if l := lines(t, s, id); len(l) == 0 || !strings.Contains(l[0], "starts a new session") {
@@ -169,7 +169,7 @@ func TestPresetInterruptThenContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFinal(t, s, id)
-	if got := calls(t, log); !strings.HasSuffix(got[1], "--resume "+id+" "+SteerArgs) {
+	if got := calls(t, log); !strings.HasSuffix(got[1], "--resume "+id+" "+ApprovalArgs) {
 		t.Fatalf("after an interrupt the conversation must continue: %q", got)
 	}
 }
@@ -221,7 +221,7 @@ func newTestSupervisorTranscript(t *testing.T) (proto.TranscriptWindow, bool, er
 
 func TestPresetCommands(t *testing.T) {
 	for _, c := range []struct{ name, args, session, want string }{
-		{"claude", "--model opus", "", "claude -p --output-format stream-json --verbose --session-id A --input-format stream-json --replay-user-messages --model opus"},
+		{"claude", "--model opus", "", "claude -p --output-format stream-json --verbose --session-id A --input-format stream-json --replay-user-messages --permission-prompt-tool stdio --model opus"},
 		{"codex", "--model o4", "T", "codex app-server --model o4"},
 		{"codex-exec", "--model o4", "T", "codex exec --json --skip-git-repo-check --model o4 resume T -"},
 		{"memo", "", "", "memo --dangerous"},

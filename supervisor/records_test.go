@@ -412,7 +412,7 @@ func TestRestoredPresetContinuesTheConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ preset, again, answer string }{
-		{"claude", "claude -p --output-format stream-json --verbose --resume AGENT --input-format stream-json --replay-user-messages", "STUB-REPLY #12: saw 2 user message(s)"},
+		{"claude", "claude -p --output-format stream-json --verbose --resume AGENT --input-format stream-json --replay-user-messages --permission-prompt-tool stdio", "STUB-REPLY #12: saw 2 user message(s)"},
 		{"codex", "codex app-server", "FAKE: and again"},
 		{"codex-exec", "codex exec --json --skip-git-repo-check resume 01a22c75-d518-7a43-8ad2-67959028ffd4 -", ""},
 	} {

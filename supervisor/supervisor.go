@@ -427,6 +427,7 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		SessionID:        a.sessionID,
 		Restored:         a.restored,
 		PendingApprovals: pendingLocked(a),
+		PendingQuestions: questionsLocked(a),
 		NeedsYou:         copyAttention(a.needsYou),
 		AgentPath:        a.path,
 		TaskName:         a.taskName,
@@ -446,7 +447,7 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		OutputRate:       rateLocked(a),
 	}
 	sum.Usage, sum.RunCostUSD = usageLocked(a)
-	sum.Now = s.nowLocked(a, sum.PendingApprovals)
+	sum.Now = s.nowLocked(a, sum.PendingApprovals, sum.PendingQuestions)
 	if len(sum.QueuedMessages) > 0 {
 		sum.QueuedMessage = sum.QueuedMessages[0]
 	}
@@ -521,7 +522,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 	}
 	s.steerSetupLocked(a, sub, &opt)
 	sub.out = output.New(opt)
-	if a.preset.Structured() && a.preset.Approvals && sub.appr == nil {
+	if a.preset.Structured() && (a.preset.Approvals || a.preset.Name == "claude") && sub.appr == nil {
 		s.newApprovalsLocked(a, sub)
 	}
 	a.subs = append(a.subs, sub)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"slices"
 	"strings"
@@ -75,7 +76,7 @@ func (t *transcriptState) line(s runner.Stream, raw []byte) {
 	results := 0
 	for _, e := range es {
 		t.events = t.events || e.Kind != transcript.KindMalformed
-		control = control || e.Kind == transcript.KindApproval || e.Kind == transcript.KindApprovalAnswer
+		control = control || e.Kind == transcript.KindApproval || e.Kind == transcript.KindApprovalAnswer || e.Kind == transcript.KindQuestion
 		if e.Kind == transcript.KindUser && e.ID != "" {
 			echoes = append(echoes, e.ID)
 		}
@@ -83,6 +84,9 @@ func (t *transcriptState) line(s runner.Stream, raw []byte) {
 			results++
 		}
 	}
+	// a line the parser takes without an entry (claude's answer to the
+	// initialize request) is an event too: NOW is not the raw line
+	t.events = t.events || len(es) == 0 && json.Valid(raw)
 	t.appendLocked(es)
 	changed := ""
 	if id := t.parser.SessionID(); id != "" && id != t.session {

@@ -236,7 +236,7 @@ func (s *Supervisor) lockTrees(pick func() ([]*agent, error)) ([][]*agent, func(
 // §14, Memo's compactAgent). Call with s.mu held.
 func (s *Supervisor) treeAgentLocked(a *agent) proto.TreeAgent {
 	ta := proto.TreeAgent{AgentID: a.id, AgentPath: a.path, TaskName: a.path[strings.LastIndexByte(a.path, '/')+1:],
-		LastMessage: copyStr(a.lastOutput)}
+		LastMessage: copyStr(a.lastOutput), PendingQuestions: questionsLocked(a)}
 	switch {
 	case a.status == proto.StatusClosed:
 		ta.Status = proto.TreeShutdown

@@ -69,6 +69,9 @@ func (s *Supervisor) infoLocked(a *agent) proto.AgentInfo {
 		if p := info.PendingApprovals; len(p) > 0 {
 			info.Activity = proto.ApprovalActivity(p[0])
 		}
+		if q := info.PendingQuestions; len(q) > 0 && len(info.PendingApprovals) == 0 {
+			info.Activity = proto.QuestionActivity(q[0])
+		}
 	}
 	return info
 }

@@ -17,6 +17,7 @@ type Backend interface {
 	proto.Waiter
 	proto.Lister
 	proto.MultiAgent
+	proto.Answerer
 }
 
 // Backends gives each tool call its backend.

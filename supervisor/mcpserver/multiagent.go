@@ -171,7 +171,14 @@ func addMultiAgent(s *mcp.Server, bs Backends, session string) {
 			}
 			msg := map[string]string{proto.ActivityMailbox: "Wait completed.", proto.ActivityTimeout: "Wait timed out.",
 				proto.ActivityClosed: "Agent mailbox closed."}[res.Activity]
-			out, _, _ := answer(ToolWaitAgent, ordered{{"message", msg}, {"timed_out", res.TimedOut}}, nil)
+			result := ordered{{"message", msg}, {"timed_out", res.TimedOut}}
+			if asked := askingAgents(as(ctx), bs); len(asked) > 0 {
+				result = append(result, struct {
+					k string
+					v any
+				}{"pending_questions", asked})
+			}
+			out, _, _ := answer(ToolWaitAgent, result, nil)
 			for _, it := range res.Items {
 				out.Content = append(out.Content, &mcp.TextContent{Text: it.Text})
 				for {
@@ -197,6 +204,7 @@ func addMultiAgent(s *mcp.Server, bs Backends, session string) {
 			res, err := via(bs, func(b Backend) (proto.TreeList, error) { return b.ListTree(as(ctx), prefix) })
 			return answer(ToolList, res, err)
 		})
+	addAnswer(s, bs)
 }
 
 // ordered is a JSON object whose keys keep their order, as Memo's results
@@ -259,4 +267,21 @@ func answer(tool string, v any, err error) (*mcp.CallToolResult, any, error) {
 // error.
 func failure(tool string, err error) (*mcp.CallToolResult, any, error) {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: tool + " failed: " + err.Error()}}}, nil, nil
+}
+
+// askingAgents returns the caller's agents that ask a question and wait on
+// it (SPEC §12 "Questions"), as list_agents shows them; nil when none or
+// when the list cannot be had (the wait's answer goes out anyway).
+func askingAgents(ctx context.Context, bs Backends) []proto.TreeAgent {
+	list, err := via(bs, func(b Backend) (proto.TreeList, error) { return b.ListTree(ctx, "") })
+	if err != nil {
+		return nil
+	}
+	var out []proto.TreeAgent
+	for _, a := range list.Agents {
+		if len(a.PendingQuestions) > 0 {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -20,6 +20,9 @@ const (
 	ToolWait   = "wait"
 	ToolClose  = "close_agent"
 	ToolList   = "list_agents"
+	// ToolAnswer answers an agent's pending question (both families,
+	// SPEC §12 "Questions"); the host refuses it without --mcp-answers.
+	ToolAnswer = "answer_question"
 )
 
 // Tool inputs. The jsonschema tags are the parameter descriptions a client
@@ -40,7 +43,12 @@ type (
 		IDs       []string `json:"ids" jsonschema:"Agent ids to wait for (at least one); wait returns as soon as any of them is final."`
 		TimeoutMS *float64 `json:"timeout_ms,omitempty" jsonschema:"How long to wait, in milliseconds. Default 30000 (also when null); clamped to 10000..300000; must be greater than zero."`
 	}
-	listInput struct{}
+	listInput   struct{}
+	answerInput struct {
+		ID        string              `json:"id" jsonschema:"The agent that asks: its agent_id (or agent path)."`
+		RequestID string              `json:"request_id,omitempty" jsonschema:"The request_id of its pending question (pending_questions in list_agents and wait); default the oldest."`
+		Answers   map[string][]string `json:"answers" jsonschema:"Each question of the request (its text or header; \"\" when it asks one) to the chosen option labels or other text; more than one label only for a multi-select question."`
+	}
 )
 
 // Tool descriptions, after Memo's.
@@ -60,7 +68,10 @@ const (
 		"with their last_output and last_error; timed_out is true when none became final."
 	descClose = "Close an agent you are done with; its running submission, if any, is terminated " +
 		"before this returns. Closing a closed agent is not an error."
-	descList = "List every agent with its status, last message and submission, oldest first."
+	descList   = "List every agent with its status, last message and submission, oldest first; pending_questions are what an agent asks and waits on."
+	descAnswer = "Answer a question a subagent asks (its pending_questions, from list_agents or wait): " +
+		"every question of the request gets option labels or other text. Only when the host runs with " +
+		"--mcp-answers; otherwise it fails: a person must answer."
 )
 
 // NewServer returns an MCP server whose tools call the backends of bs.
@@ -132,7 +143,22 @@ func NewFamilyServer(f Family, bs Backends, version, session string) *mcp.Server
 			res, err := via(bs, func(b Backend) (proto.ListResult, error) { return b.List(ctx) })
 			return textResult(res, err), res, err
 		})
+	addAnswer(s, bs)
 	return s
+}
+
+// addAnswer adds answer_question to s. The call names its origin "mcp":
+// the host answers only with --mcp-answers (supervisor.ErrMCPAnswers).
+func addAnswer(s *mcp.Server, bs Backends) {
+	no := false
+	mcp.AddTool(s, &mcp.Tool{Name: ToolAnswer, InputSchema: inputSchema[answerInput](), Description: descAnswer, OutputSchema: outputSchema[proto.QuestionResult](),
+		Annotations: &mcp.ToolAnnotations{Title: "Answer a subagent's question", DestructiveHint: &no, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in answerInput) (*mcp.CallToolResult, proto.QuestionResult, error) {
+			res, err := via(bs, func(b Backend) (proto.QuestionResult, error) {
+				return b.Answer(proto.WithOrigin(ctx, "mcp"), in.ID, in.RequestID, in.Answers)
+			})
+			return textResult(res, err), res, err
+		})
 }
 
 // via runs op on a backend of bs and returns its result.

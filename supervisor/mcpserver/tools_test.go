@@ -114,9 +114,9 @@ func TestToolsAndTheirSchemas(t *testing.T) {
 	}
 	want := map[string][]string{ // tool → required parameters
 		ToolSpawn: {"message"}, ToolSend: {"id", "message"}, ToolResume: {"id"},
-		ToolWait: {"ids"}, ToolClose: {"id"}, ToolList: nil,
+		ToolWait: {"ids"}, ToolClose: {"id"}, ToolList: nil, ToolAnswer: {"id", "answers"},
 	}
-	optional := map[string][]string{ToolSend: {"interrupt"}, ToolWait: {"timeout_ms"}}
+	optional := map[string][]string{ToolSend: {"interrupt"}, ToolWait: {"timeout_ms"}, ToolAnswer: {"request_id"}}
 	if len(res.Tools) != len(want) {
 		t.Fatalf("%d tools, want %d", len(res.Tools), len(want))
 	}

@@ -139,6 +139,10 @@ const (
 	// lines or transcript entries in one request (WindowsReader): a
 	// viewer's tiles (SPEC §7 "Tiles") fetch what they draw once a frame.
 	FeatureFollowMany = "follow-many"
+	// FeatureQuestions: Summary carries pending_questions (an agent's
+	// AskUserQuestion, SPEC §12 "Questions") and POST
+	// /v1/agents/{id}/answer answers one.
+	FeatureQuestions = "questions"
 )
 
 // Protocol2Features returns the feature words every host of control
@@ -152,4 +156,4 @@ func Protocol2Features() []string {
 // HostFeatures returns the feature words a host of this build lists in
 // GET /v1/info (Info.Features): what it takes beyond protocol 2. The
 // caller owns the slice.
-func HostFeatures() []string { return []string{FeatureNow, FeatureFollowMany} }
+func HostFeatures() []string { return []string{FeatureNow, FeatureFollowMany, FeatureQuestions} }

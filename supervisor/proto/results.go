@@ -45,6 +45,10 @@ type Summary struct {
 	// PendingApprovals are the tool permission requests that wait for an
 	// answer, oldest first (--approvals, SPEC §12); omitted when none.
 	PendingApprovals []PendingApproval `json:"pending_approvals,omitempty"`
+	// PendingQuestions are the questions the agent asks and waits on,
+	// oldest first (claude's AskUserQuestion, SPEC §12 "Questions");
+	// omitted when none.
+	PendingQuestions []PendingQuestion `json:"pending_questions,omitempty"`
 	// NeedsYou says why the agent needs the user (SPEC §11); omitted when
 	// it does not.
 	NeedsYou *Attention `json:"needs_you,omitempty"`
@@ -264,6 +268,9 @@ type WaitDetail struct {
 	TaskName  string `json:"task_name,omitempty"`
 	AgentPath string `json:"agent_path,omitempty"`
 	ParentID  string `json:"parent_id,omitempty"`
+	// PendingQuestions is Summary.PendingQuestions: what a running agent
+	// asks and waits on (SPEC §12 "Questions"); omitted when none.
+	PendingQuestions []PendingQuestion `json:"pending_questions,omitempty"`
 }
 
 // waitDetailFields is WaitDetail without its methods, for encoding.

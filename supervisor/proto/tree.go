@@ -190,6 +190,9 @@ type TreeAgent struct {
 	Status      string  `json:"status"`
 	LastMessage *string `json:"last_message"`
 	Error       *string `json:"error"`
+	// PendingQuestions are what the agent asks and waits on (SPEC §12
+	// "Questions"), beyond Memo's fields; omitted when none.
+	PendingQuestions []PendingQuestion `json:"pending_questions,omitempty"`
 }
 
 // TreeList is the answer of the multi-agent family's list_agents.

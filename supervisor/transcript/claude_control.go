@@ -121,6 +121,9 @@ func (p *Parser) claudeControlLine(line []byte, typ string) []Entry {
 	if c.Type == "control_cancel_request" {
 		return []Entry{{Kind: KindApprovalAnswer, ID: plain(c.RequestID), Text: "request withdrawn by the CLI"}}
 	}
+	if qs, ok := ParseQuestions(c); ok {
+		return []Entry{{Kind: KindQuestion, Tool: c.Tool, ID: plain(c.RequestID), Text: QuestionsText(qs)}}
+	}
 	if c.Subtype != "can_use_tool" {
 		return []Entry{{Kind: KindUnknown, Text: termtext.OneLine("control_request/"+c.Subtype, MaxSummaryRunes)}}
 	}

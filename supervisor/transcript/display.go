@@ -134,7 +134,7 @@ func addedWord(run string) bool {
 // which is what lets FieldText split a query at every other rune.
 var addedWords = func() []string {
 	kinds := []Kind{KindInit, KindUser, KindText, KindThinking, KindToolCall, KindToolResult, KindError, KindRetry,
-		KindResult, KindUnknown, KindStderr, KindNote, KindMalformed, KindApproval, KindApprovalAnswer}
+		KindResult, KindUnknown, KindStderr, KindNote, KindMalformed, KindApproval, KindApprovalAnswer, KindQuestion}
 	seen := map[string]bool{}
 	var words []string
 	for _, k := range kinds {
@@ -194,6 +194,8 @@ func (e Entry) shown() (role Role, mark, text string) {
 		}
 		head += "  (request " + ShowText(e.ID) + ")"
 		return RoleWarning, "", joinHead(head, "", text)
+	case KindQuestion:
+		return RoleWarning, "", joinHead("? asks  (request "+ShowText(e.ID)+")", "", text)
 	case KindApprovalAnswer:
 		role = RoleResult
 		if e.IsError {

@@ -262,6 +262,7 @@ func TestFixturesOutcome(t *testing.T) {
 		{"gemini-stream-tooluse.jsonl", true, true, "5f26f264-1ef1-4303-8a19-db3ecaa8b46f", "STUB-REPLY #9: tool finished; response was:", ""},
 		{"claude-stream-approval-allow.jsonl", true, true, "7ba03943-5990-4915-82f6-bc62382f7e4c", "STUB-REPLY #6: tool finished; output was: '(Bash completed with no output)'", ""},
 		{"claude-stream-approval-deny.jsonl", true, true, "dea7eb75-f299-4ff7-be28-ce6c71bf4664", "STUB-REPLY #9: tool finished; output was: 'no'", ""},
+		{"claude-stream-askuserquestion.jsonl", true, true, "5ba57bdb-5b01-4716-b736-f2c48afb1010", `STUB-DONE: results: [1] Your questions have been answered: "Which DB?"="SQLite".`, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

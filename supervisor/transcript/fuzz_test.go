@@ -11,7 +11,7 @@ import (
 
 var allKinds = map[Kind]bool{KindInit: true, KindUser: true, KindText: true, KindThinking: true,
 	KindToolCall: true, KindToolResult: true, KindError: true, KindRetry: true, KindResult: true,
-	KindUnknown: true, KindMalformed: true, KindNote: true, KindApproval: true, KindApprovalAnswer: true}
+	KindUnknown: true, KindMalformed: true, KindNote: true, KindApproval: true, KindApprovalAnswer: true, KindQuestion: true}
 
 // FuzzLine feeds arbitrary input, split into lines, to a parser of each
 // format: it must never panic, and every entry must keep the documented

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"time"
 
@@ -124,6 +125,21 @@ func (c *Client) Resume(ctx context.Context, id string) (proto.StatusResult, err
 func (c *Client) Forget(ctx context.Context, id string) (proto.StatusResult, error) {
 	var res proto.StatusResult
 	return res, c.do(ctx, wire.Forget.At(id, nil), nil, &res)
+}
+
+// Answer answers the pending question request requestID ("" = the
+// oldest) of agent id (SPEC §12 "Questions"): answers maps each question,
+// by its text or header ("" for the only one), to the chosen option labels
+// or other text. Errors: a host without FeatureQuestions, and those of
+// supervisor.Answer.
+func (c *Client) Answer(ctx context.Context, id, requestID string, answers map[string][]string) (proto.QuestionResult, error) {
+	var res proto.QuestionResult
+	if has, err := c.Has(ctx, proto.FeatureQuestions); err != nil {
+		return res, err
+	} else if !has {
+		return res, fmt.Errorf("the host does not relay questions (no %q feature): upgrade the host's subdash", proto.FeatureQuestions)
+	}
+	return res, c.do(ctx, wire.Answer.At(id, nil), wire.AnswerRequest{RequestID: requestID, Answers: answers}, &res)
 }
 
 // Approve allows the pending tool permission request requestID ("" = the

@@ -2,6 +2,7 @@ package ctl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,9 @@ type Flag struct {
 	Usage string
 	// Words are the values a shell completes for it; nil when any.
 	Words []string
+	// Repeat: the flag may be given more than once; Input.Lists holds
+	// every value, Input.Flags the last.
+	Repeat bool
 }
 
 // Input is an operation's command line: its positional arguments, the
@@ -60,6 +64,7 @@ type Flag struct {
 type Input struct {
 	Args   []string
 	Flags  map[string]string
+	Lists  map[string][]string
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
@@ -159,6 +164,15 @@ var Ops = []Op{
 			id, rid, msg := in.Args[0], in.Flags["request"], in.Flags["message"]
 			return func(ctx context.Context, c *client.Client) (any, error) { return c.Deny(ctx, id, rid, msg) }, nil
 		}},
+	{Name: "answer", Args: "ID (--answer Q=LABELS | --answers JSON | --option LABEL) [--request RID]", MinArgs: 1, MaxArgs: 1,
+		Flags: []Flag{
+			{Name: "request", Value: "RID", Usage: "the question's request id (pending_questions); without it the oldest one"},
+			{Name: "answer", Value: "Q=LABEL", Repeat: true, Usage: "a question (its text or header) and its labels or other text, once per question"},
+			{Name: "answers", Value: "JSON", Usage: `every answer as JSON: '{"Q":["LABEL"]}'`},
+			{Name: "option", Value: "LABEL", Repeat: true, Usage: "a label, when it asks one question"},
+		},
+		Usage: "answer a question agent ID asks (pending_questions)",
+		Call:  answerCall},
 	{Name: "logs", Args: "ID [--submission SEQ] [--raw]", MinArgs: 1, MaxArgs: 1,
 		Flags: []Flag{submissionFlag, {Name: "raw", Usage: "the log file's bytes; where output is missing in them is said on stderr"}},
 		Usage: "the output of agent ID's latest submission, as plain text",
@@ -375,4 +389,55 @@ func (s stdinMessage) Read(p []byte) (int, error) {
 		err = fmt.Errorf("from stdin: %w", err)
 	}
 	return n, err
+}
+
+// answerCall is `ctl answer`: the answers from --answer (repeatable,
+// QUESTION=LABEL[,LABEL]), --answers (a JSON object of question to label
+// or labels) or --option (repeatable, the only question's labels); one
+// form at a time.
+func answerCall(in Input) (Call, error) {
+	answers := map[string][]string{}
+	forms := 0
+	if raw, ok := in.Flags["answers"]; ok {
+		forms++
+		var v map[string]any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			return nil, fmt.Errorf(`--answers takes a JSON object of question to label or labels, e.g. '{"Which DB?":"SQLite"}': %v`, err)
+		}
+		for q, a := range v {
+			switch a := a.(type) {
+			case string:
+				answers[q] = []string{a}
+			case []any:
+				for _, l := range a {
+					s, ok := l.(string)
+					if !ok {
+						return nil, fmt.Errorf("--answers: the labels of %q must be strings", q)
+					}
+					answers[q] = append(answers[q], s)
+				}
+			default:
+				return nil, fmt.Errorf("--answers: the answer to %q must be a label or a list of labels", q)
+			}
+		}
+	}
+	if list := in.Lists["answer"]; len(list) > 0 {
+		forms++
+		for _, a := range list {
+			q, labels, ok := strings.Cut(a, "=")
+			if !ok || strings.TrimSpace(q) == "" {
+				return nil, fmt.Errorf("--answer %q: write QUESTION=LABEL (the question's text or header, then its label or labels, comma-separated)", a)
+			}
+			answers[q] = append(answers[q], strings.Split(labels, ",")...)
+		}
+	}
+	if list := in.Lists["option"]; len(list) > 0 {
+		forms++
+		answers[""] = list
+	}
+	if forms != 1 {
+		return nil, errors.New("give the answer once: --answer QUESTION=LABEL (repeatable), --answers JSON or --option LABEL")
+	}
+	id, rid := in.Args[0], in.Flags["request"]
+	return func(ctx context.Context, c *client.Client) (any, error) { return c.Answer(ctx, id, rid, answers) }, nil
 }

@@ -30,7 +30,7 @@ func runCtl(t *testing.T, env map[string]string, stdin string, args ...string) (
 		t.Fatalf("no operation %q", args[0])
 	}
 	var out, errb bytes.Buffer
-	in := Input{Flags: map[string]string{}, Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}
+	in := Input{Flags: map[string]string{}, Lists: map[string][]string{}, Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}
 	var target Target
 	globals := map[string]*string{"dir": &target.Dir, "socket": &target.Socket, "host": &target.Host}
 	for i := 1; i < len(args); i++ {
@@ -60,6 +60,9 @@ func runCtl(t *testing.T, env map[string]string, stdin string, args ...string) (
 			continue
 		}
 		in.Flags[name] = val
+		if flags[j].Repeat {
+			in.Lists[name] = append(in.Lists[name], val)
+		}
 	}
 	code, err := run(context.Background(), op, target, in, func(k string) string { return env[k] })
 	if u := (*UsageError)(nil); errors.As(err, &u) {

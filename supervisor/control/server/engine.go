@@ -62,6 +62,7 @@ type Engine interface {
 	MarkSeen(ctx context.Context, id string) (proto.StatusResult, error)
 	CancelQueue(ctx context.Context, id string) (proto.StatusResult, error)
 	Approve(ctx context.Context, id, requestID string, always bool) (proto.ApprovalResult, error)
+	Answer(ctx context.Context, id, requestID string, answers map[string][]string) (proto.QuestionResult, error)
 	Deny(ctx context.Context, id, requestID, message string) (proto.ApprovalResult, error)
 
 	// The reads: a viewer's windows, logs raw with their gaps (SPEC §5),

@@ -135,6 +135,10 @@ func (f *fakeEngine) Approve(_ context.Context, id, requestID string, always boo
 	f.did("Approve(%s, %s, %v)", id, requestID, always)
 	return proto.ApprovalResult{AgentID: id, Decision: "allow"}, nil
 }
+func (f *fakeEngine) Answer(_ context.Context, id, requestID string, answers map[string][]string) (proto.QuestionResult, error) {
+	f.did("Answer(%s, %s, %v)", id, requestID, answers)
+	return proto.QuestionResult{AgentID: id, RequestID: requestID, Answers: map[string]string{"Which DB?": strings.Join(answers["DB"], ", ")}}, nil
+}
 func (f *fakeEngine) Deny(_ context.Context, id, requestID, message string) (proto.ApprovalResult, error) {
 	f.did("Deny(%s, %s, %s)", id, requestID, message)
 	return proto.ApprovalResult{AgentID: id, Decision: "deny"}, nil
@@ -289,6 +293,7 @@ func TestEveryRouteOverAFakeEngine(t *testing.T) {
 		{wire.CancelQueue, func() (any, error) { return c.CancelQueue(ctx, "a1") }, []string{"CancelQueue(a1)"}, "AgentID:a1"},
 		{wire.Approve, func() (any, error) { return c.Approve(ctx, "a1", "r1", true) }, []string{"Approve(a1, r1, true)"}, "Decision:allow"},
 		{wire.Deny, func() (any, error) { return c.Deny(ctx, "a1", "r1", "no") }, []string{"Deny(a1, r1, no)"}, "Decision:deny"},
+		{wire.Answer, func() (any, error) { return c.Answer(ctx, "a1", "r1", map[string][]string{"DB": {"SQLite"}}) }, []string{"Answer(a1, r1, map[DB:[SQLite]])"}, "Answers:map[Which DB?:SQLite]"},
 		{wire.Wait, func() (any, error) { return c.Wait(ctx, []string{"a1"}, &ms) }, []string{"Wait([a1], 20000)"}, "a1:completed"},
 		{wire.Logs, func() (any, error) { return text(c.WriteLogs(ctx, &out, "a1", 1, false)) }, []string{"WriteLogs(a1, 1, false)"}, "the log"},
 		{wire.Logs, func() (any, error) {

@@ -231,7 +231,7 @@ func (srv *Server) handlers() map[wire.Route]http.HandlerFunc {
 		wire.Spawn: srv.spawn, wire.Send: srv.send, wire.Resend: srv.resend, wire.Message: srv.message,
 		wire.Interrupt: srv.interrupt, wire.Close: srv.closeAgent, wire.CloseMany: srv.closeMany,
 		wire.Resume: srv.resume, wire.Forget: srv.forget, wire.Seen: srv.seen, wire.CancelQueue: srv.cancelQueue,
-		wire.Approve: srv.approve, wire.Deny: srv.deny, wire.Wait: srv.wait,
+		wire.Approve: srv.approve, wire.Deny: srv.deny, wire.Answer: srv.answer, wire.Wait: srv.wait,
 		wire.Logs: srv.logs, wire.Window: srv.window, wire.Transcript: srv.transcriptWindow, wire.Windows: srv.windows, wire.LogSearch: srv.search,
 		wire.Lines: srv.lines, wire.Diff: srv.diff, wire.Search: srv.searchAgents,
 		wire.Events: srv.events, wire.Follow: srv.setFollow,
@@ -365,6 +365,16 @@ func (srv *Server) deny(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := srv.sup.Deny(r.Context(), r.PathValue("id"), req.RequestID, req.Message)
+	reply(w, r, http.StatusOK, res, err)
+}
+
+// answer answers an agent's pending question (SPEC §12 "Questions").
+func (srv *Server) answer(w http.ResponseWriter, r *http.Request) {
+	var req wire.AnswerRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := srv.sup.Answer(proto.WithOrigin(r.Context(), r.Header.Get(wire.OriginHeader)), r.PathValue("id"), req.RequestID, req.Answers)
 	reply(w, r, http.StatusOK, res, err)
 }
 

@@ -42,6 +42,14 @@ type (
 		RequestID string `json:"request_id"`
 		Message   string `json:"message"`
 	}
+	// AnswerRequest is the body of Answer (SPEC §12 "Questions"): each
+	// question, by its text or header ("" for the only one), to the chosen
+	// option labels or other text. An empty RequestID means the oldest
+	// pending question.
+	AnswerRequest struct {
+		RequestID string              `json:"request_id"`
+		Answers   map[string][]string `json:"answers"`
+	}
 	// WaitRequest is the body of Wait (SPEC §3 wait).
 	WaitRequest struct {
 		IDs       []string   `json:"ids"`

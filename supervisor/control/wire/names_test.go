@@ -44,6 +44,7 @@ var wireTypes = []struct {
 	{CancelQueue.Pattern(), proto.StatusResult{}},
 	{Approve.Pattern(), proto.ApprovalResult{}},
 	{Deny.Pattern(), proto.ApprovalResult{}},
+	{Answer.Pattern(), proto.QuestionResult{}},
 	{Wait.Pattern(), proto.WaitResult{}},
 	{Window.Pattern(), WindowResult{}},
 	{Transcript.Pattern(), TranscriptResult{}},

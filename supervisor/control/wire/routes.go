@@ -94,6 +94,9 @@ var (
 	Deny = Route{Method: "POST", Path: "/v1/agents/{id}/deny", Op: "deny", Changes: true,
 		Takes:   "`{request_id, message}`",
 		Answers: "the request denied, `message` the reason the agent reads (§12), as approve answers"}
+	Answer = Route{Method: "POST", Path: "/v1/agents/{id}/answer", Op: "answer", Changes: true,
+		Takes:   "`{request_id, answers: {question: [label…]}}` (no `request_id`: the oldest; feature `questions`)",
+		Answers: "the agent's question answered (§12 Questions): `{agent_id, request_id, answers: {question: answer}}`"}
 	Wait = Route{Method: "POST", Path: "/v1/wait", Op: "wait",
 		Takes:   "`{ids, timeout_ms}`",
 		Answers: "wait (§3): `{status, details, timed_out}`; it stops waiting when the client goes away"}
@@ -148,6 +151,6 @@ var (
 // table. The caller must not change it.
 var Routes = []Route{
 	Info, Config, List, Spawn, Send, Resend, Message, Interrupt, Close, CloseMany, Resume, Forget, Seen, CancelQueue,
-	Approve, Deny, Wait, Logs, Window, Transcript, Windows, LogSearch, Lines, Diff, Search, Events, Follow,
+	Approve, Deny, Answer, Wait, Logs, Window, Transcript, Windows, LogSearch, Lines, Diff, Search, Events, Follow,
 	TreeSpawn, TreeMessage, TreeInterrupt, TreeWait, TreeList,
 }

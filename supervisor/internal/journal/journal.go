@@ -56,6 +56,11 @@ type Event struct {
 	Tool       string `json:"tool,omitempty"`       // approval events
 	Decision   string `json:"decision,omitempty"`   // approval_answered: allow, allow_always, deny
 	Note       string `json:"note,omitempty"`
+	// Questions are what a question_requested event asks (SPEC §12
+	// "Questions"); Answers what its question_answered event answered,
+	// question text to answer.
+	Questions []proto.Question  `json:"questions,omitempty"`
+	Answers   map[string]string `json:"answers,omitempty"`
 	// Dir is the working directory of the run (run_started) (SPEC §10).
 	Dir string `json:"dir,omitempty"`
 	// LastOutput is the agent's last_output after the submission ended
