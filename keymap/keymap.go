@@ -52,6 +52,10 @@ type KeyMap struct {
 	// Approvals (SPEC §12): answer the selected agent's oldest pending
 	// tool permission request.
 	Approve, ApproveAlways, Deny key.Binding
+	// AnswerQuestion opens the question panel of the selected agent's
+	// oldest pending question (SPEC §12 "Questions"); enter on its row
+	// does too. The panel's own keys are Question's.
+	AnswerQuestion key.Binding
 	// Attention and many agents (SPEC §11).
 	NextNeedsYou, CancelQueue, Filter                   key.Binding
 	FirstAgent, LastAgent, AgentsPageUp, AgentsPageDown key.Binding
@@ -132,6 +136,7 @@ func DefaultKeyMap() KeyMap {
 		Approve:        bind([]string{"y"}, "y", "allow the tool request"),
 		ApproveAlways:  bind([]string{"Y"}, "Y", "allow the tool for the session"),
 		Deny:           bind([]string{"d"}, "d", "deny the tool request (reason optional)"),
+		AnswerQuestion: bind([]string{"A"}, "A", "answer the question asked"),
 		SplitLess:      bind([]string{"-"}, "-", "narrow the table (the split)"),
 		SplitMore:      bind([]string{"+", "="}, "+", "widen the table (the split)"),
 		Zoom:           bind([]string{"m"}, "m", "zoom the focused pane, and back"),
@@ -167,6 +172,7 @@ func (k KeyMap) Groups() []Group {
 		{"Layout", []key.Binding{k.SplitLess, k.SplitMore, k.Zoom, k.FocusPane, k.Tiles, k.TileOpen}},
 		{"General", []key.Binding{k.Help, k.Quit}},
 		{"Approvals (--approvals)", []key.Binding{k.Approve, k.ApproveAlways, k.Deny}},
+		{"Questions", []key.Binding{k.AnswerQuestion}},
 	}
 }
 
@@ -246,6 +252,35 @@ func (k Confirm) ShortHelp() []key.Binding { return []key.Binding{k.Yes, k.No} }
 
 // FullHelp returns the confirmation's bindings.
 func (k Confirm) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// Question holds the bindings of the question panel (SPEC §12
+// "Questions"); 1-9 choose an option by its number. It implements
+// help.KeyMap.
+type Question struct {
+	Up, Down, Toggle, Other, Send, Close key.Binding
+}
+
+// DefaultQuestion returns the question panel's bindings.
+func DefaultQuestion() Question {
+	return Question{
+		Up:     bind([]string{"up", "k"}, "↑/1-9", "choose"),
+		Down:   bind([]string{"down", "j"}, "↓", "next option"),
+		Toggle: bind([]string{"space"}, "space", "toggle (multi-select)"),
+		Other:  bind([]string{"o"}, "o", "other answer"),
+		Send:   bind([]string{"enter"}, "enter", "send"),
+		Close:  bind([]string{"esc"}, "esc", "close, not answered"),
+	}
+}
+
+// ShortHelp returns the panel's one-line help.
+func (k Question) ShortHelp() []key.Binding {
+	return []key.Binding{k.Up, k.Toggle, k.Other, k.Send, k.Close}
+}
+
+// FullHelp returns the panel's bindings.
+func (k Question) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.Toggle, k.Other, k.Send, k.Close}}
+}
 
 // HelpOverlay holds the bindings of the full help overlay.
 type HelpOverlay struct {

@@ -41,6 +41,7 @@ func checkNoConflicts(t *testing.T, name string, km any) {
 func TestNoConflictingKeys(t *testing.T) {
 	checkNoConflicts(t, "KeyMap", DefaultKeyMap())
 	checkNoConflicts(t, "Input", DefaultInput())
+	checkNoConflicts(t, "Question", DefaultQuestion())
 	checkNoConflicts(t, "Confirm", DefaultConfirm())
 	checkNoConflicts(t, "HelpOverlay", DefaultHelpOverlay())
 }

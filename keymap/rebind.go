@@ -80,6 +80,7 @@ func Actions() []Action {
 		{"approve", func(k *KeyMap) *key.Binding { return &k.Approve }},
 		{"approve-always", func(k *KeyMap) *key.Binding { return &k.ApproveAlways }},
 		{"deny", func(k *KeyMap) *key.Binding { return &k.Deny }},
+		{"answer", func(k *KeyMap) *key.Binding { return &k.AnswerQuestion }},
 	}
 }
 

@@ -137,14 +137,14 @@ func TestReboundKeysInTheBorders(t *testing.T) {
 func TestReboundKeysInTheWords(t *testing.T) {
 	k, err := keymap.DefaultKeyMap().Rebind([]keymap.Rebinding{
 		{Action: "resume", Keys: []string{"ctrl+r"}},
-		{Action: "next-needs-you", Keys: []string{"A"}},
+		{Action: "next-needs-you", Keys: []string{"W"}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := keysHarness(t, threeAgents(), k, 100, 30)
 	help := strings.Join(h.m.helpView(100, 400), "\n")
-	for _, want := range []string{"ctrl+r (resume) reopens it", "(A: the next)"} {
+	for _, want := range []string{"ctrl+r (resume) reopens it", "(W: the next)"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("the help does not say %q", want)
 		}

@@ -27,6 +27,8 @@ func (m Model) handleKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, nil
 	case modeAcross:
 		return m, m.acrossKey(k)
+	case modeQuestion:
+		return m, m.questionKey(k)
 	case modeStopping:
 		if key.Matches(k, m.keys.Quit) {
 			// A second quit does not wait: what is still alive after its
@@ -82,6 +84,8 @@ func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 		m.toggleZoom()
 	case key.Matches(k, km.Tiles):
 		m.toggleTiles()
+	case ok && (key.Matches(k, km.AnswerQuestion) || k.Code == tea.KeyEnter && len(a.PendingQuestions) > 0):
+		return m.openQuestion(a)
 	case key.Matches(k, km.FocusPane):
 		m.focus = map[pane]pane{paneTable: paneLog, paneLog: paneTable}[m.focus]
 		if m.zoom != paneNone {
@@ -149,6 +153,7 @@ func (m *Model) readOnlyOp(k tea.KeyPressMsg) string {
 		{"cancel queue", []key.Binding{km.CancelQueue}},
 		{"approve", []key.Binding{km.Approve, km.ApproveAlways}},
 		{"deny", []key.Binding{km.Deny}},
+		{"answer", []key.Binding{km.AnswerQuestion}},
 	} {
 		if key.Matches(k, op.keys...) {
 			return op.name

@@ -25,6 +25,7 @@ const (
 	modeConfirm       // a yes/no question
 	modeHelp          // the full help overlay
 	modeStopping      // quitting: waiting for running submissions to end
+	modeQuestion      // the question panel (questions.go)
 )
 
 // inputKind says what the input line is for.
@@ -101,6 +102,7 @@ type agentView struct {
 // Model is the dashboard. Create it with New; Run runs it.
 type Model struct {
 	sup    Supervisor
+	qp     questionPanel // the question panel, in modeQuestion
 	opts   Options
 	cfg    proto.HostConfig
 	keys   keymap.KeyMap
@@ -461,6 +463,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, nil
 	case approvalDoneMsg:
 		return m, m.onApprovalDone(msg)
+	case questionDoneMsg:
+		return m, m.onQuestionDone(msg)
 	case pageMsg:
 		m.onPage(msg)
 		return m, nil

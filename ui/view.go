@@ -133,6 +133,9 @@ func (m Model) panes() []string {
 		if m.mode == modeAcross {
 			logTitle, task, logFooter, body = m.across.results.Title(), "", m.across.results.Footer(), m.across.results.View()
 		}
+		if m.mode == modeQuestion {
+			logTitle, task, logFooter, body = "question", "", "", m.questionView(l.logW-2)
+		}
 		if l.zoom == paneLog {
 			logFooter = strings.TrimPrefix(logFooter+" · "+firstKey(m.keys.Zoom)+": back", " · ")
 		}
@@ -484,6 +487,8 @@ func (m Model) shortHelpLine() string {
 		b = m.helpKeys.ShortHelp()
 	case modeAcross:
 		b = m.across.results.KeyMap.ShortHelp()
+	case modeQuestion:
+		b = keymap.DefaultQuestion().ShortHelp()
 	case modeStopping:
 		q := m.keys.Quit
 		q.SetHelp("q", "kill them now and quit")

@@ -26,7 +26,7 @@ func Legend(k keymap.KeyMap) []LegendEntry {
 		{SymErrored, "errored: NOW says why (its CLI's error, its last stderr line, the exit status)"},
 		{SymClosed, "closed: stopped and archived; " + keyOf(k.Resume) + " (resume) reopens it, running nothing"},
 		{SymStopping, "stopping: its process group is being stopped"},
-		{SymNeedsYou, "needs you: it ended or asks for approval since you last selected it (" + keyOf(k.NextNeedsYou) + ": the next)"},
+		{SymNeedsYou, "needs you: it ended, asks for approval or asks a question since you last selected it (" + keyOf(k.NextNeedsYou) + ": the next)"},
 		{"›", "the selected row"},
 		{"→", "the tool its agent CLI runs now, with its argument"},
 		{SymStalled, "stalled: no output, no event and no CPU time for --stall-after"},
