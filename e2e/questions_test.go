@@ -69,3 +69,26 @@ func TestQuestionsRealClaude(t *testing.T) {
 		t.Fatalf("a Bash request without --approvals: %s, file %v", d.Status, fileExists(file))
 	}
 }
+
+// TestDashboardQuestionPanel answers a question with the dashboard's keys
+// in tmux, with the stand-in claude of testdata/fakecli replaying the
+// recorded AskUserQuestion: the row says what the agent asks, A opens the
+// panel, 2 chooses SQLite, enter sends, and the agent completes with the
+// answer.
+func TestDashboardQuestionPanel(t *testing.T) {
+	d := startDash(t, 200, 40, []string{"PATH=" + fakeCLIPath() + ":" + os.Getenv("PATH")}, "--preset", "claude")
+	d.waitText("no agents yet")
+	msg := "askq which database"
+	d.keys("n")
+	d.typeText(msg)
+	d.keys("Enter")
+	id := d.agentID(msg)
+	d.waitText("asks: DB: Which DB? [Postgres / SQLite]")
+	d.keys("A")
+	d.waitText("? agent "+id[:8]+" asks", "1. ( ) Postgres — pg", "2. ( ) SQLite — lite")
+	d.keys("2")
+	d.waitText("2. (•) SQLite — lite")
+	d.keys("Enter")
+	d.waitRow(id, "✓ completed")
+	d.waitText(`answered: "Which DB?"="SQLite"`)
+}

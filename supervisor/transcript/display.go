@@ -203,7 +203,7 @@ func (e Entry) shown() (role Role, mark, text string) {
 		}
 		head := "↳ " + text
 		if e.Tool != "" {
-			head = "↳ " + ShowText(e.Tool) + " " + ShowText(e.Summary) + ": " + text
+			head = "↳ " + strings.TrimSpace(ShowText(e.Tool)+" "+ShowText(e.Summary)) + ": " + text
 		}
 		return role, "  ", head
 	case KindStderr:
