@@ -46,8 +46,8 @@ func TestMCPAnswersEveryRequestReadBeforeStdinCloses(t *testing.T) {
 		var tools struct {
 			Tools []struct{ Name string } `json:"tools"`
 		}
-		if err := json.Unmarshal(answers["2"].Result, &tools); err != nil || len(tools.Tools) != 6 {
-			t.Errorf("tools/list answered %s, want the 6 tools", answers["2"].Result)
+		if err := json.Unmarshal(answers["2"].Result, &tools); err != nil || len(tools.Tools) != 7 {
+			t.Errorf("tools/list answered %s, want the 7 tools (answer_question among them)", answers["2"].Result)
 		}
 		sp := spawnedAgent(t, answers["3"])
 		if sp.Status != "running" || sp.SubmissionID == "" {

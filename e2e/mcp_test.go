@@ -43,7 +43,7 @@ func TestMCPToolsOverStdio(t *testing.T) {
 			}
 		}
 	})
-	if want := []string{"close_agent", "list_agents", "resume_agent", "send_input", "spawn_agent", "wait"}; !slices.Equal(names, want) {
+	if want := []string{"answer_question", "close_agent", "list_agents", "resume_agent", "send_input", "spawn_agent", "wait"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 	for tool, want := range map[string]string{
