@@ -222,5 +222,6 @@ type blamed struct {
 
 // Error says what is wrong and where: "<what> (<file>:<line>)".
 func (b blamed) Error() string { return fmt.Sprintf("%v (%s)", b.error, b.at) }
+
 // Unwrap returns what is wrong, without where.
 func (b blamed) Unwrap() error { return b.error }
