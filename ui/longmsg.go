@@ -91,7 +91,7 @@ func (m *Model) editFile(id string) tea.Cmd {
 		return nil
 	}
 	e := &editExec{sup: m.sup, id: id, editor: m.opts.Editor}
-	return tea.Exec(onTerminal{e}, func(err error) tea.Msg {
+	return tea.Exec(onTerminal{ExecCommand: e, scr: m.opts.screen}, func(err error) tea.Msg {
 		return editedMsg{id: id, path: e.path, changed: e.changed, err: err}
 	})
 }

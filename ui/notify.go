@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/termtext"
 	"github.com/subdash/subdash/ui/internal/cells"
+	"github.com/subdash/subdash/ui/screen"
 )
 
 // Notify says how a dashboard raises a notification in its own terminal
@@ -115,8 +117,12 @@ func (t *Terminal) Write(p []byte) (int, error) {
 // onTerminal runs an ExecCommand (the pager, the editor) on the terminal
 // file itself: Bubble Tea hands it the program's output, a *Terminal,
 // which as a plain io.Writer would reach the command as a pipe, and a
-// pager on a pipe is no pager.
-type onTerminal struct{ tea.ExecCommand }
+// pager on a pipe is no pager. The dashboard's Screen (scr, nil in model
+// tests) gives the terminal to the command and takes it back after.
+type onTerminal struct {
+	tea.ExecCommand
+	scr *screen.Screen
+}
 
 // SetStdout passes the terminal's file, unwrapped.
 func (c onTerminal) SetStdout(w io.Writer) {
@@ -137,9 +143,22 @@ const minExec = 50 * time.Millisecond
 // is drawn again until the program quits (a Bubble Tea race,
 // charmbracelet/bubbletea#1778). A command that ends at once (a pager or
 // editor not installed) left that goroutine no time; minExec does.
+//
+// The terminal goes back to the modes it had before the dashboard for the
+// command's run, and the dashboard's frame is drawn whole after it; an
+// error of either is the command's error when it had none.
 func (c onTerminal) Run() error {
 	start := time.Now()
-	err := c.ExecCommand.Run()
+	var err error
+	if c.scr != nil {
+		err = c.scr.Release()
+	}
+	if err == nil {
+		err = c.ExecCommand.Run()
+	}
+	if c.scr != nil {
+		err = errors.Join(err, c.scr.Restore())
+	}
 	if rest := minExec - time.Since(start); rest > 0 {
 		time.Sleep(rest)
 	}

@@ -30,7 +30,7 @@ func (m *Model) openPager(a proto.AgentInfo) tea.Cmd {
 		// The transcript view pages the transcript, not the CLI's JSON.
 		feed = func(w io.Writer) error { return writeTranscript(w, sup, id, seq, *styles) }
 	}
-	return tea.Exec(onTerminal{m.opts.Pager(feed)}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+	return tea.Exec(onTerminal{ExecCommand: m.opts.Pager(feed), scr: m.opts.screen}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
 }
 
 // writeTranscript writes the transcript of submission seq of agent id to

@@ -22,10 +22,12 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/subdash/subdash/keymap"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/theme"
+	"github.com/subdash/subdash/ui/screen"
 )
 
 // Supervisor is the one seam between the dashboard and a supervisor: the
@@ -136,19 +138,14 @@ type Options struct {
 	// then reports no click, wheel or drag, and a plain drag selects text
 	// as it does outside the dashboard.
 	NoMouse bool
+	// screen draws the frames of Run's program, nil for a model run
+	// otherwise (tests): commands that give the terminal to another
+	// program release it (onTerminal).
+	screen *screen.Screen
 	// ProgramOptions are extra Bubble Tea options (tests pass input and
 	// output here).
 	ProgramOptions []tea.ProgramOption
 }
-
-// frameRate is the most frames a second Bubble Tea's renderer draws
-// (its own most). The renderer draws the frame the last View returned at
-// each tick of a clock of its own, never as a key is handled: a key
-// waits for the next tick, half a frame on average and a whole one at
-// worst, so the ticks come as often as the renderer allows. A tick with
-// no new frame costs one comparison of frames; the supervisor's changes
-// still come at most once a proto.FrameInterval (Forward).
-const frameRate = 120
 
 // ViewerFrameInterval is a viewer's batching interval (SPEC §9,
 // proto.ViewerFrameInterval says why).
@@ -169,22 +166,42 @@ func Run(ctx context.Context, s Backend, o Options) error {
 	}
 	sub := s.Subscribe()
 	defer sub.Close()
+	profile := o.Styles.Options.Profile
+	if profile == colorprofile.Unknown {
+		profile = colorprofile.Detect(o.Terminal, os.Environ())
+	}
+	// The dashboard's frames are drawn by a screen.Screen as soon as View
+	// returns them, not by Bubble Tea's renderer at the ticks of its clock
+	// (package screen says why): Bubble Tea reads the keys and runs the
+	// model, the Screen owns the terminal's modes and its size.
+	tty := terminalFile(o.Terminal)
+	scr := screen.New(screen.Options{Out: o.Terminal, TTY: tty, Env: os.Environ(), Profile: profile, Mouse: !o.NoMouse})
+	o.screen = scr
+	if err := scr.Start(); err != nil {
+		_ = scr.Close()
+		return err
+	}
 	m := New(s, o)
-	// The alternate screen and focus reports are the View's (Model.View);
-	// the colour profile is the one the styles were built for, found the
-	// same way Bubble Tea would (colorprofile.Detect), not found twice.
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithOutput(o.Terminal), tea.WithFPS(frameRate)}
-	if p := o.Styles.Options.Profile; p != colorprofile.Unknown {
-		opts = append(opts, tea.WithColorProfile(p))
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithOutput(o.Terminal), tea.WithoutRenderer(), tea.WithColorProfile(profile)}
+	if tty != nil {
+		// Bubble Tea without its renderer does not read the terminal's
+		// size: its first WindowSizeMsg carries this one, and watchSize
+		// the later ones.
+		if w, h, err := term.GetSize(tty.Fd()); err == nil {
+			opts = append(opts, tea.WithWindowSize(w, h))
+		}
 	}
 	opts = append(opts, o.ProgramOptions...)
-	p := tea.NewProgram(m, opts...)
+	p := tea.NewProgram(onScreen{Model: m, scr: scr}, opts...)
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if tty != nil {
+		go watchSize(tty, p.Send, fctx.Done())
+	}
 	var crashed atomic.Value
 	go func() {
 		// A panic here is not Bubble Tea's to recover: kill the program,
-		// which restores the terminal, and report the panic.
+		// and report the panic; the Screen restores the terminal.
 		defer func() {
 			if r := recover(); r != nil {
 				crashed.Store(fmt.Sprint(r))
@@ -194,6 +211,13 @@ func Run(ctx context.Context, s Backend, o Options) error {
 		Forward(fctx, sub, p.Send, o.FrameInterval)
 	}()
 	final, err := p.Run()
+	cancel()
+	if cerr := scr.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if on, ok := final.(onScreen); ok {
+		final = on.Model
+	}
 	if r, ok := crashed.Load().(string); ok {
 		return fmt.Errorf("ui: supervisor events: panic: %s", r)
 	}
