@@ -258,7 +258,7 @@ func runViewer(r *client.Remote, spawns []string, notify ui.Notify, lk look) int
 	err := ui.Run(ctx, r, ui.Options{
 		Spawn:         spawns,
 		SocketPath:    socket,
-		Pager:         func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
+		Pager:         func(feed func(context.Context, io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
 		Editor:        newEditor,
 		PagerCommand:  pagerCommand(),
 		FrameInterval: ui.ViewerFrameInterval,

@@ -86,7 +86,7 @@ func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify, lk 
 		Spawn:        spawns,
 		SocketPath:   h.Socket(),
 		HostErrors:   h.Failed(),
-		Pager:        func(feed func(io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
+		Pager:        func(feed func(context.Context, io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
 		Editor:       newEditor,
 		PagerCommand: pagerCommand(),
 		Notify:       notify,

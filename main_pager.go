@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -24,7 +25,7 @@ import (
 // terminal (/dev/tty) when stdin is a pipe. inPager holds it while it runs.
 type pager struct {
 	cmd     *exec.Cmd
-	feed    func(io.Writer) error
+	feed    func(context.Context, io.Writer) error
 	inPager *pagerState
 }
 
@@ -49,7 +50,7 @@ func (s *pagerState) stop() {
 	_ = p.Signal(syscall.SIGTERM)
 }
 
-func newPager(feed func(io.Writer) error, inPager *pagerState) *pager {
+func newPager(feed func(context.Context, io.Writer) error, inPager *pagerState) *pager {
 	cmd := exec.Command("/bin/sh", "-c", pagerCommand())
 	if _, set := os.LookupEnv("LESS"); !set {
 		// less shows SGR as colours only with -R; as git does, say so
@@ -68,7 +69,9 @@ func pagerCommand() string {
 }
 
 // Run runs the pager in front of the dashboard (tea.ExecCommand), feeding
-// it the log until it ends or stops reading.
+// it the log until it ends or stops reading. The feed's context ends with
+// the pager: a feed still waiting on its host (one that stopped answering)
+// does not keep the dashboard from its keys once the pager quit.
 func (p *pager) Run() error {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -84,16 +87,20 @@ func (p *pager) Run() error {
 	p.inPager.proc.Store(p.cmd.Process)
 	defer p.inPager.proc.Store(nil)
 	fed := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
-		err := p.feed(w)
+		err := p.feed(ctx, w)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
 		fed <- err
 	}()
 	err = p.cmd.Wait()
-	// EPIPE: the pager quit before the end, as q in less does.
-	if ferr := <-fed; err == nil && ferr != nil && !errors.Is(ferr, syscall.EPIPE) {
+	cancel()
+	// EPIPE, or the feed's context cancelled: the pager quit before the
+	// end, as q in less does.
+	if ferr := <-fed; err == nil && ferr != nil && !errors.Is(ferr, syscall.EPIPE) && !errors.Is(ferr, context.Canceled) {
 		err = fmt.Errorf("the log could not be read for it: %v", ferr)
 	}
 	return err

@@ -280,6 +280,37 @@ func TestViewerOfAStoppedHost(t *testing.T) {
 	alone.checkTerminalBack()
 }
 
+// TestViewerOfAStoppedHostQuitsWithAReadInFlight: the pager's read of a
+// host that stopped answering (SIGSTOP) is in flight when the user leaves
+// the pager (ctrl+c ends cat) and quits: the viewer is back at once and q
+// ends it, exit 0 and the terminal restored, well before the host's
+// deadline (10 s) would have ended the read.
+func TestViewerOfAStoppedHostQuitsWithAReadInFlight(t *testing.T) {
+	w := newWorkspace(t)
+	serve := startAttachServe(t, w)
+	pid := serve.cmd.Process.Pid
+	ctlOK(t, w, nil, "spawn", "stream x")
+	v := startViewerIn(t, w, "", 120, 40, []string{"PAGER=cat"}, "attach", "--socket", w.socket)
+	v.waitText("tick ")
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	v.keys("o")
+	v.waitFor("the pager in front of the dashboard", func(s string) bool { return !strings.Contains(s, "╭─ agents") })
+	start := time.Now()
+	v.keys("C-c")
+	v.waitText("╭─ agents 1")
+	v.keys("q")
+	if code := v.waitExit(); code != 0 {
+		t.Errorf("q with a read in flight on a stopped host: exit %d, want 0:\n%s", code, v.screen())
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("leaving the pager and quitting took %s, want under 3 s (the host's deadline is 10 s)", took.Round(time.Millisecond))
+	}
+	v.checkTerminalBack()
+}
+
 // TestDashboardHostWithMCPAndViewer: a dashboard host, `subdash mcp` driven
 // by the go-sdk client and a viewer. The agent spawned through MCP shows in
 // the viewer; the host's quit question names it and the viewer; the viewer

@@ -72,9 +72,16 @@ func startViewer(t *testing.T, w workspace, args ...string) *dash {
 // startViewerOf is startViewer running the subdash binary bin ("": binPath).
 func startViewerOf(t *testing.T, w workspace, bin string, args ...string) *dash {
 	t.Helper()
+	return startViewerIn(t, w, bin, 160, 45, nil, args...)
+}
+
+// startViewerIn is startViewerOf at width×height with the extra
+// environment env.
+func startViewerIn(t *testing.T, w workspace, bin string, width, height int, env []string, args ...string) *dash {
+	t.Helper()
 	d := &dash{t: t, server: fmt.Sprintf("subdash-view-%d-%d", os.Getpid(), time.Now().UnixNano()),
-		dir: w.dir, state: w.state, socket: w.socket, w: 160, h: 45, bin: bin}
-	d.run(nil, nil, args...)
+		dir: w.dir, state: w.state, socket: w.socket, w: width, h: height, bin: bin}
+	d.run(nil, env, args...)
 	return d
 }
 

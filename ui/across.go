@@ -69,7 +69,7 @@ func (m *Model) submitAcross(query string) tea.Cmd {
 
 // runAcross runs one page of the search in a command.
 func (m *Model) runAcross(req proto.SearchRequest, gen int) tea.Cmd {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(m.ctx)
 	m.across.cancel = cancel
 	return agentsearch.Run(ctx, m.sup, req, gen)
 }

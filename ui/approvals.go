@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 
 	"charm.land/bubbles/v2/key"
@@ -64,14 +63,14 @@ func (m *Model) approvalKey(k tea.KeyPressMsg, a proto.AgentInfo) (tea.Cmd, bool
 
 // answerCmd answers request rid of agent id in a command.
 func (m Model) answerCmd(id, rid, decision, message string) tea.Cmd {
-	sup := m.sup
+	sup, ctx := m.sup, m.ctx
 	return func() tea.Msg {
 		var res proto.ApprovalResult
 		var err error
 		if decision == proto.DecisionDeny {
-			res, err = sup.Deny(context.Background(), id, rid, message)
+			res, err = sup.Deny(ctx, id, rid, message)
 		} else {
-			res, err = sup.Approve(context.Background(), id, rid, decision == proto.DecisionAllowAlways)
+			res, err = sup.Approve(ctx, id, rid, decision == proto.DecisionAllowAlways)
 		}
 		return approvalDoneMsg{id: id, res: res, err: err}
 	}

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -61,9 +60,9 @@ func (m *Model) seenCmd() tea.Cmd {
 		return nil
 	}
 	m.seenAsked[a.AgentID] = a.NeedsYou.Seq
-	sup, id := m.sup, a.AgentID
+	sup, id, ctx := m.sup, a.AgentID, m.ctx
 	return func() tea.Msg {
-		_, err := sup.MarkSeen(context.Background(), id)
+		_, err := sup.MarkSeen(ctx, id)
 		return seenMsg{id: id, err: err}
 	}
 }

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 
 	tea "charm.land/bubbletea/v2"
@@ -65,9 +64,9 @@ func (m *Model) closeShown() tea.Cmd {
 // closeManyCmd closes agents ids in one call (it waits for process groups
 // to end: a command, never in Update).
 func (m Model) closeManyCmd(ids []string) tea.Cmd {
-	sup := m.sup
+	sup, ctx := m.sup, m.ctx
 	return func() tea.Msg {
-		res, err := sup.CloseMany(context.Background(), proto.CloseManyRequest{AgentIDs: ids})
+		res, err := sup.CloseMany(ctx, proto.CloseManyRequest{AgentIDs: ids})
 		return closeShownMsg{ids: ids, res: res, err: err}
 	}
 }

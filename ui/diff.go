@@ -41,6 +41,5 @@ func (m *Model) openDiff(a proto.AgentInfo) tea.Cmd {
 		return nil
 	}
 	sup, id, color := m.sup, a.AgentID, !m.styles.NoColor
-	feed := func(w io.Writer) error { return sup.WriteChanges(context.Background(), w, id, seq, color) }
-	return tea.Exec(onTerminal{ExecCommand: m.opts.Pager(feed), scr: m.opts.screen}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+	return m.execPager(func(ctx context.Context, w io.Writer) error { return sup.WriteChanges(ctx, w, id, seq, color) })
 }

@@ -44,13 +44,13 @@ func TestChangesColumnAndDiff(t *testing.T) {
 		}
 	}
 	var opened strings.Builder
-	var feed func(io.Writer) error
-	h.m.opts.Pager = func(fd func(io.Writer) error) tea.ExecCommand { feed = fd; return nil }
+	var feed func(context.Context, io.Writer) error
+	h.m.opts.Pager = func(fd func(context.Context, io.Writer) error) tea.ExecCommand { feed = fd; return nil }
 	h.keys("j", "D")
 	if feed == nil || h.execs != 1 {
 		t.Fatalf("D opened no pager (%d execs)", h.execs)
 	}
-	_ = feed(&opened)
+	_ = feed(context.Background(), &opened)
 	if opened.String() != "diff of 7b9e4c21 #1 color=false\n" {
 		t.Fatalf("the pager got %q", opened.String())
 	}
@@ -71,7 +71,7 @@ func TestDiffOfNoChangesSaysSo(t *testing.T) {
 	f.setChanges(idA, &proto.Changes{Tracked: true, Pending: true})
 	f.setChanges(idB, &proto.Changes{Tracked: true, Shared: true})
 	h := newHarness(t, f, 160, 30)
-	h.m.opts.Pager = func(func(io.Writer) error) tea.ExecCommand { return nil }
+	h.m.opts.Pager = func(func(context.Context, io.Writer) error) tea.ExecCommand { return nil }
 	h.keys("j")
 	if !strings.Contains(h.row(idB), "±0*") {
 		t.Fatalf("row of %s lacks ±0*: %q", idB[:8], h.row(idB))

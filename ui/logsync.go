@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"errors"
 
 	tea "charm.land/bubbletea/v2"
@@ -95,9 +94,9 @@ func (m *Model) fetchLog() tea.Cmd {
 		// the pane says so until the page comes.
 		m.loading[m.shown] = true
 	}
-	sup, key, styles := m.sup, m.shown, m.styles
+	sup, key, styles, ctx := m.sup, m.shown, m.styles, m.ctx
 	return func() tea.Msg {
-		pg, err := fetchPage(sup, key, req, *styles)
+		pg, err := fetchPage(ctx, sup, key, req, *styles)
 		return pageMsg{key: key, req: req, page: pg, err: err}
 	}
 }
@@ -139,9 +138,9 @@ func (m *Model) scanLog() tea.Cmd {
 	if !ok {
 		return nil
 	}
-	sup, key := m.sup, m.shown
+	sup, key, ctx := m.sup, m.shown, m.ctx
 	return func() tea.Msg {
-		r, err := sup.Search(context.Background(), key.agent, key.seq, key.transcript, sc.Query, sc.From)
+		r, err := sup.Search(ctx, key.agent, key.seq, key.transcript, sc.Query, sc.From)
 		return scanMsg{key: key, scan: sc, matches: r.Matches, to: r.To, err: err}
 	}
 }

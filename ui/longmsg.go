@@ -47,7 +47,7 @@ func (m *Model) resend(id string) tea.Cmd {
 // queues the message (SPEC §11). Its outcome is reported as a send's or a
 // queue's.
 func (m Model) fileOpCmd(id, path string, interrupt, queue bool) tea.Cmd {
-	sup := m.sup
+	sup, ctx := m.sup, m.ctx
 	return func() tea.Msg {
 		done := opDoneMsg{op: opSend, id: id}
 		if queue {
@@ -56,11 +56,11 @@ func (m Model) fileOpCmd(id, path string, interrupt, queue bool) tea.Cmd {
 		var r proto.SendResult
 		var err error
 		if path == "" {
-			r, err = sup.Resend(context.Background(), id, interrupt, queue)
+			r, err = sup.Resend(ctx, id, interrupt, queue)
 		} else {
 			var f *os.File
 			if f, err = os.Open(path); err == nil {
-				r, err = sup.SendFrom(context.Background(), id, f, interrupt, queue)
+				r, err = sup.SendFrom(ctx, id, f, interrupt, queue)
 				f.Close() //nolint:errcheck // read only: its Close cannot lose data
 			}
 			if err == nil {
@@ -90,7 +90,7 @@ func (m *Model) editFile(id string) tea.Cmd {
 		m.say(levelWarn, "the message is too long to edit here and no editor is configured; set $EDITOR, or press "+m.keys.Resend.Help().Key+" to resend it as it is")
 		return nil
 	}
-	e := &editExec{sup: m.sup, id: id, editor: m.opts.Editor}
+	e := &editExec{ctx: m.ctx, sup: m.sup, id: id, editor: m.opts.Editor}
 	return tea.Exec(onTerminal{ExecCommand: e, scr: m.opts.screen}, func(err error) tea.Msg {
 		return editedMsg{id: id, path: e.path, changed: e.changed, err: err}
 	})
@@ -99,6 +99,7 @@ func (m *Model) editFile(id string) tea.Cmd {
 // editExec is the tea.ExecCommand of editFile: it streams the message into
 // a new file, runs the editor on it and notes whether it changed.
 type editExec struct {
+	ctx     context.Context // the run's (Model.ctx)
 	sup     Supervisor
 	id      string
 	editor  func(path string) tea.ExecCommand
@@ -126,7 +127,7 @@ func (e *editExec) Run() error {
 		return fmt.Errorf("cannot make a file for the editor: %v", err)
 	}
 	e.path = f.Name()
-	err = e.sup.WriteMessage(context.Background(), f, e.id, 0)
+	err = e.sup.WriteMessage(e.ctx, f, e.id, 0)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

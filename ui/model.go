@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -101,7 +102,12 @@ type agentView struct {
 
 // Model is the dashboard. Create it with New; Run runs it.
 type Model struct {
-	sup    Supervisor
+	sup Supervisor
+	// ctx is the run's context (Run): every command's call on sup takes
+	// it, so that an operation in flight (a call on a host that stopped
+	// answering) ends when the dashboard quits instead of outliving it.
+	// New sets context.Background, for a model driven without Run.
+	ctx    context.Context
 	qp     questionPanel // the question panel, in modeQuestion
 	opts   Options
 	cfg    proto.HostConfig
@@ -199,6 +205,7 @@ func New(s Supervisor, o Options) Model {
 	}
 	m := Model{
 		sup:      s,
+		ctx:      context.Background(),
 		opts:     o,
 		cfg:      s.HostConfig(),
 		keys:     keys,

@@ -29,36 +29,36 @@ const (
 // opCmd runs an operation in a command: they fork processes or wait for
 // process groups to end, so never in Update.
 func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
-	sup := m.sup
+	sup, ctx := m.sup, m.ctx
 	return func() tea.Msg {
 		done := opDoneMsg{op: o, id: id}
 		switch o {
 		case opSpawn:
-			r, err := sup.Spawn(context.Background(), message)
+			r, err := sup.Spawn(ctx, message)
 			done.id, done.status, done.err = r.AgentID, r.Status, err
 		case opSend:
-			r, err := sup.Send(context.Background(), id, message, interrupt)
+			r, err := sup.Send(ctx, id, message, interrupt)
 			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
 		case opInterrupt:
-			r, err := sup.Interrupt(context.Background(), id)
+			r, err := sup.Interrupt(ctx, id)
 			done.status, done.dropped, done.err = r.Status, r.DroppedQueued, err
 		case opClose:
-			r, err := sup.Close(context.Background(), id)
+			r, err := sup.Close(ctx, id)
 			done.status, done.dropped, done.below, done.err = r.Status, r.DroppedQueued, len(r.Descendants), err
 		case opResume:
-			r, err := sup.Resume(context.Background(), id)
+			r, err := sup.Resume(ctx, id)
 			done.status, done.below, done.err = r.Status, len(r.Descendants), err
 		case opQueue:
-			r, err := sup.Queue(context.Background(), id, message)
+			r, err := sup.Queue(ctx, id, message)
 			done.status, done.queued, done.err = r.Status, r.Queued, err
 		case opSteer:
-			r, err := sup.Steer(context.Background(), id, message)
+			r, err := sup.Steer(ctx, id, message)
 			done.status, done.receipt, done.note, done.err = r.Status, r.Receipt, r.Note, err
 		case opUnqueue:
-			r, err := sup.CancelQueue(context.Background(), id)
+			r, err := sup.CancelQueue(ctx, id)
 			done.status, done.err = r.Status, err
 		case opForget:
-			r, err := sup.Forget(context.Background(), id)
+			r, err := sup.Forget(ctx, id)
 			done.status, done.below, done.err = r.Status, len(r.Descendants), err
 		}
 		return done
@@ -68,12 +68,12 @@ func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
 // shutdownCmd stops every running submission of the host (SPEC §4)
 // before quitting; a viewer stops nothing.
 func (m Model) shutdownCmd() tea.Cmd {
-	host, timeout := m.opts.Host, m.opts.ShutdownTimeout
+	host, timeout, run := m.opts.Host, m.opts.ShutdownTimeout, m.ctx
 	return func() tea.Msg {
 		if host == nil {
 			return shutdownMsg{}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(run, timeout)
 		defer cancel()
 		return shutdownMsg{err: host.Shutdown(ctx)}
 	}

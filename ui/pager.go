@@ -25,22 +25,37 @@ func (m *Model) openPager(a proto.AgentInfo) tea.Cmd {
 		seq = 0
 	}
 	sup, id, styles := m.sup, a.AgentID, m.styles
-	feed := func(w io.Writer) error { return sup.WriteLines(context.Background(), w, id, seq, !styles.NoColor) }
+	feed := func(ctx context.Context, w io.Writer) error { return sup.WriteLines(ctx, w, id, seq, !styles.NoColor) }
 	if a.Structured && !m.raw {
 		// The transcript view pages the transcript, not the CLI's JSON.
-		feed = func(w io.Writer) error { return writeTranscript(w, sup, id, seq, *styles) }
+		feed = func(ctx context.Context, w io.Writer) error { return writeTranscript(ctx, w, sup, id, seq, *styles) }
 	}
-	return tea.Exec(onTerminal{ExecCommand: m.opts.Pager(feed), scr: m.opts.screen}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
+	return m.execPager(feed)
+}
+
+// execPager runs the pager (Options.Pager) on what feed writes, feed
+// called with a context that ends when the pager's does or the run's
+// (Model.ctx): a feed waiting on a host that stopped answering lets the
+// dashboard go on once the pager quits, and never outlives the dashboard.
+func (m Model) execPager(feed func(ctx context.Context, w io.Writer) error) tea.Cmd {
+	run := m.ctx
+	joined := func(ctx context.Context, w io.Writer) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(run, cancel)()
+		return feed(ctx, w)
+	}
+	return tea.Exec(onTerminal{ExecCommand: m.opts.Pager(joined), scr: m.opts.screen}, func(err error) tea.Msg { return pagerDoneMsg{err: err} })
 }
 
 // writeTranscript writes the transcript of submission seq of agent id to
 // w, as the transcript view draws it (the pager's feed).
 // It asks for transcriptPage entries at a time (a viewer's host answers at
 // most 100,000 per request).
-func writeTranscript(w io.Writer, sup Supervisor, id string, seq int, st theme.Styles) error {
+func writeTranscript(ctx context.Context, w io.Writer, sup Supervisor, id string, seq int, st theme.Styles) error {
 	bw := bufio.NewWriter(w)
 	for from := int64(0); ; {
-		t, _, err := sup.Transcript(context.Background(), id, seq, from, transcriptPage)
+		t, _, err := sup.Transcript(ctx, id, seq, from, transcriptPage)
 		if err != nil {
 			return err
 		}

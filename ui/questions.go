@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -143,13 +142,13 @@ func (p questionPanel) answers() map[string][]string {
 
 // answerQuestionCmd answers request rid of agent id in a command.
 func (m Model) answerQuestionCmd(id, rid string, answers map[string][]string) tea.Cmd {
-	sup := m.sup
+	sup, ctx := m.sup, m.ctx
 	return func() tea.Msg {
 		ans, ok := sup.(proto.Answerer)
 		if !ok {
 			return questionDoneMsg{id: id, err: fmt.Errorf("this host connection cannot answer questions; use subdash ctl answer")}
 		}
-		res, err := ans.Answer(context.Background(), id, rid, answers)
+		res, err := ans.Answer(ctx, id, rid, answers)
 		return questionDoneMsg{id: id, res: res, err: err}
 	}
 }

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 
 	tea "charm.land/bubbletea/v2"
@@ -24,9 +23,9 @@ type messageMsg struct {
 // wholeMessageCmd reads the whole latest message of agent id off the UI
 // goroutine.
 func (m Model) wholeMessageCmd(id string) tea.Cmd {
-	sup := m.sup
+	sup, ctx := m.sup, m.ctx
 	return func() tea.Msg {
-		text, err := sup.Message(context.Background(), id, 0)
+		text, err := sup.Message(ctx, id, 0)
 		return messageMsg{id: id, text: text, err: err}
 	}
 }
@@ -75,9 +74,9 @@ type storageMsg struct {
 
 // storageCmd measures the logs for the help overlay, off the UI goroutine.
 func (m Model) storageCmd() tea.Cmd {
-	sup := m.sup
+	sup, ctx := m.sup, m.ctx
 	return func() tea.Msg {
-		st, err := sup.Storage(context.Background())
+		st, err := sup.Storage(ctx)
 		return storageMsg{st, err}
 	}
 }

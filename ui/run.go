@@ -96,8 +96,10 @@ type Options struct {
 	// reading it on stdin); nil means the pager key reports that none is
 	// configured. The ui runs it with tea.Exec and redraws when it ends;
 	// feed runs in the pager's goroutine, never in Update, and writes the
-	// display lines (from the host's stream for a viewer).
-	Pager func(feed func(w io.Writer) error) tea.ExecCommand
+	// display lines (from the host's stream for a viewer). The pager
+	// cancels feed's ctx once it ends (feed may wait on a host that does
+	// not answer); feed also ends when the dashboard does.
+	Pager func(feed func(ctx context.Context, w io.Writer) error) tea.ExecCommand
 	// Editor returns the command that edits the file at path (e.g.
 	// $EDITOR path), for edit-and-resend of a message over 64 KiB (SPEC
 	// §10); nil means such a message cannot be edited here (R still
@@ -181,7 +183,12 @@ func Run(ctx context.Context, s Backend, o Options) error {
 		_ = scr.Close()
 		return err
 	}
+	// The run's context ends when Run returns (the user quit, or ctx
+	// ended): the operations still in flight then end with it.
+	rctx, quit := context.WithCancel(ctx)
+	defer quit()
 	m := New(s, o)
+	m.ctx = rctx
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithOutput(o.Terminal), tea.WithoutRenderer(), tea.WithColorProfile(profile)}
 	if tty != nil {
 		// Bubble Tea without its renderer does not read the terminal's

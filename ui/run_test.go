@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -191,5 +192,64 @@ func TestForwardCoalesces(t *testing.T) {
 	case m := <-got:
 		t.Fatalf("a third message: %+v", m)
 	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+// hanging is a viewer's backend whose spawn waits, as a call on a host
+// that stopped answering does, until its context ends.
+type hanging struct {
+	*fakeSup
+	called chan struct{} // closed when the spawn is in flight
+	ended  chan error    // the spawn's context's error once it ended
+}
+
+func (h *hanging) Subscribe() *proto.Subscription { return h.feed.Subscribe() }
+
+func (h *hanging) Spawn(ctx context.Context, _ string) (proto.SpawnResult, error) {
+	close(h.called)
+	<-ctx.Done()
+	h.ended <- ctx.Err()
+	return proto.SpawnResult{}, ctx.Err()
+}
+
+// TestQuitEndsTheOperationInFlight: q in a viewer with an operation in
+// flight on a host that does not answer ends the dashboard at once, and
+// the operation with it: nothing the dashboard started outlives it.
+func TestQuitEndsTheOperationInFlight(t *testing.T) {
+	f := newFake()
+	f.t = t
+	h := &hanging{fakeSup: f, called: make(chan struct{}), ended: make(chan error, 1)}
+	out := &testkit.SyncBuffer{}
+	keys, typed := io.Pipe()
+	defer typed.Close() //nolint:errcheck // a pipe: nothing to lose
+	o := runOptions(out)
+	o.ProgramOptions = []tea.ProgramOption{tea.WithInput(keys), tea.WithOutput(out)}
+	o.Spawn = []string{"audit"}
+	ran := make(chan error, 1)
+	go func() { ran <- Run(context.Background(), h, o) }()
+	select {
+	case <-h.called:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the spawn of --spawn was not called within 20 s")
+	}
+	testkit.Eventually(t, 20*time.Second, "a frame drawn", func() bool { return drawn(out) })
+	if _, err := typed.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Fatalf("Run returned %v after q", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("q did not end the dashboard within 10 s")
+	}
+	select {
+	case err := <-h.ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the spawn in flight ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the spawn in flight outlived the dashboard by 5 s: its context did not end on quit")
 	}
 }

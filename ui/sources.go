@@ -18,15 +18,15 @@ import (
 // §8), each drawn as one or more styled lines, with text that is still
 // streaming as one more item after the last entry. It may block (for a
 // viewer it is a call on the socket): the dashboard calls it in a command.
-func fetchPage(sup Supervisor, key logKey, req logview.Request, st theme.Styles) (logview.Page, error) {
+func fetchPage(ctx context.Context, sup Supervisor, key logKey, req logview.Request, st theme.Styles) (logview.Page, error) {
 	if key.transcript {
-		w, ok, err := sup.Transcript(context.Background(), key.agent, key.seq, req.From, req.N)
+		w, ok, err := sup.Transcript(ctx, key.agent, key.seq, req.From, req.N)
 		if err != nil || !ok {
 			return logview.Page{}, err
 		}
 		return entriesPage(w, req, st), nil
 	}
-	w, err := sup.Window(context.Background(), key.agent, key.seq, req.From, req.N)
+	w, err := sup.Window(ctx, key.agent, key.seq, req.From, req.N)
 	if err != nil {
 		return logview.Page{}, err
 	}

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 
 	"charm.land/bubbles/v2/key"
@@ -114,9 +113,9 @@ func (m Model) pathHolder(path string) (string, bool) {
 // spawnCmd spawns an agent with message, named taskName ("" for none), in
 // a command; n is its number among the spawns typed here.
 func (m Model) spawnCmd(n int, message, taskName string) tea.Cmd {
-	sup := m.sup
+	sup, ctx := m.sup, m.ctx
 	return func() tea.Msg {
-		r, err := sup.SpawnAgent(context.Background(), proto.SpawnRequest{Message: message, TaskName: taskName})
+		r, err := sup.SpawnAgent(ctx, proto.SpawnRequest{Message: message, TaskName: taskName})
 		return opDoneMsg{op: opSpawn, id: r.AgentID, status: r.Status, err: err, spawn: n, named: taskName, message: message}
 	}
 }

@@ -289,9 +289,9 @@ func (m *Model) fetchTiles() tea.Cmd {
 	if len(msg.keys) == 0 {
 		return nil
 	}
-	sup, styles := m.sup, m.styles
+	sup, styles, ctx := m.sup, m.styles, m.ctx
 	return func() tea.Msg {
-		msg.pages, msg.errs = fetchPages(sup, msg.keys, msg.reqs, *styles)
+		msg.pages, msg.errs = fetchPages(ctx, sup, msg.keys, msg.reqs, *styles)
 		return msg
 	}
 }
@@ -300,12 +300,12 @@ func (m *Model) fetchTiles() tea.Cmd {
 // backend reads several windows at once (a viewer's link), else one by
 // one (a host's memory). It may block: the dashboard calls it in a
 // command.
-func fetchPages(sup Supervisor, keys []logKey, reqs []logview.Request, st theme.Styles) ([]logview.Page, []error) {
+func fetchPages(ctx context.Context, sup Supervisor, keys []logKey, reqs []logview.Request, st theme.Styles) ([]logview.Page, []error) {
 	pages, errs := make([]logview.Page, len(keys)), make([]error, len(keys))
 	wr, many := sup.(proto.WindowsReader)
 	if !many {
 		for i := range keys {
-			pages[i], errs[i] = fetchPage(sup, keys[i], reqs[i], st)
+			pages[i], errs[i] = fetchPage(ctx, sup, keys[i], reqs[i], st)
 		}
 		return pages, errs
 	}
@@ -313,7 +313,7 @@ func fetchPages(sup Supervisor, keys []logKey, reqs []logview.Request, st theme.
 	for i, k := range keys {
 		asks[i] = proto.WindowRequest{AgentID: k.agent, Submission: k.seq, Transcript: k.transcript, From: reqs[i].From, N: reqs[i].N}
 	}
-	answers, err := wr.Windows(context.Background(), asks)
+	answers, err := wr.Windows(ctx, asks)
 	for i := range keys {
 		switch {
 		case err != nil:

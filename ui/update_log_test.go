@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -188,10 +189,10 @@ func TestPager(t *testing.T) {
 	h.keys("o")
 	h.wantScreen("no pager configured")
 	var opened strings.Builder
-	var feed func(io.Writer) error
-	h.m.opts.Pager = func(f func(io.Writer) error) tea.ExecCommand { feed = f; return nil }
+	var feed func(context.Context, io.Writer) error
+	h.m.opts.Pager = func(f func(context.Context, io.Writer) error) tea.ExecCommand { feed = f; return nil }
 	h.keys("o")
-	_ = feed(&opened) // as tea.Exec runs it: in the pager's goroutine, after Update
+	_ = feed(context.Background(), &opened) // as tea.Exec runs it: in the pager's goroutine, after Update
 	if opened.String() != "lines of 3fa2c1d0 #1\n" || h.execs != 1 {
 		t.Fatalf("pager opened %q (%d execs)", opened.String(), h.execs)
 	}
@@ -204,7 +205,7 @@ func TestPager(t *testing.T) {
 // command failed and what to do, not just "exit status 127".
 func TestPagerNotFoundInPlainWords(t *testing.T) {
 	h := newHarness(t, threeAgents(), 100, 30)
-	h.m.opts.Pager = func(func(io.Writer) error) tea.ExecCommand { return nil }
+	h.m.opts.Pager = func(func(context.Context, io.Writer) error) tea.ExecCommand { return nil }
 	h.m.opts.PagerCommand = "nonexistentpager"
 	h.keys("o")
 	h.send(pagerDoneMsg{err: errors.New("exit status 127")})
@@ -319,13 +320,13 @@ func TestPagerShowsTheTranscript(t *testing.T) {
 	f.print(idA, 1, `{"type":"assistant"}`)
 	a.entries[1] = transcriptFixture()
 	h := newHarness(t, f, 180, 35)
-	var feed func(io.Writer) error
-	h.m.opts.Pager = func(f func(io.Writer) error) tea.ExecCommand { feed = f; return nil }
+	var feed func(context.Context, io.Writer) error
+	h.m.opts.Pager = func(f func(context.Context, io.Writer) error) tea.ExecCommand { feed = f; return nil }
 	// paged runs the feed as tea.Exec does: after Update, in the pager's
 	// goroutine.
 	paged := func() string {
 		var b strings.Builder
-		if err := feed(&b); err != nil {
+		if err := feed(context.Background(), &b); err != nil {
 			t.Errorf("feed: %v", err)
 		}
 		return b.String()
@@ -368,7 +369,7 @@ func TestPagerFeedsTheWholeTranscript(t *testing.T) {
 	}
 	a.entries[1] = es
 	var b strings.Builder
-	if err := writeTranscript(&b, f, idA, 1, theme.New(theme.Options{Profile: colorprofile.ASCII, Dark: true})); err != nil {
+	if err := writeTranscript(context.Background(), &b, f, idA, 1, theme.New(theme.Options{Profile: colorprofile.ASCII, Dark: true})); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
