@@ -32,6 +32,10 @@ type AgentInfo struct {
 	// Origin names who spawned the agent in this host: "mcp", "ctl",
 	// "viewer", another program's name, or "" for the host's own dashboard.
 	Origin string `json:"origin,omitempty"`
+	// Host names the agent's host in a dashboard of several hosts (SPEC
+	// §9, HostState.Name): the viewer's backend sets it, "" with one host.
+	// It never crosses the wire: a host knows its agents as its own.
+	Host string `json:"-"`
 }
 
 // Usage is what an agent CLI reported about its model use.

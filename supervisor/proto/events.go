@@ -60,6 +60,11 @@ type Change struct {
 	// coalesced changes the latest is kept.
 	Link   string
 	LinkUp bool
+	// Hosts is news of the hosts of a dashboard of several hosts (SPEC
+	// §9), AgentID "": every host's state, in order, when one changed
+	// (lost, back, reconnecting); nil for none. Of coalesced changes the
+	// latest is kept.
+	Hosts []HostState
 	// Info is the agent's snapshot, taken when the change was drained
 	// (so the latest of the coalesced changes), with each submission's
 	// output counts: set for a change of the agent or of its output when
@@ -161,7 +166,7 @@ func (sub *Subscription) Next(ctx context.Context) ([]Change, error) {
 func (sub *Subscription) Close() { sub.feed.remove(sub) }
 
 func (sub *Subscription) add(c Change) {
-	if sub.summaries && !c.Agent && !c.Forgotten && len(c.Warnings) == 0 && c.Link == "" {
+	if sub.summaries && !c.Agent && !c.Forgotten && len(c.Warnings) == 0 && c.Link == "" && c.Hosts == nil {
 		return
 	}
 	sub.mu.Lock()
@@ -177,6 +182,9 @@ func (sub *Subscription) add(c Change) {
 	p.Warnings = append(p.Warnings, c.Warnings...)
 	if c.Link != "" {
 		p.Link, p.LinkUp = c.Link, c.LinkUp
+	}
+	if c.Hosts != nil {
+		p.Hosts = c.Hosts
 	}
 	sub.mu.Unlock()
 	select {
