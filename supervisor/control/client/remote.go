@@ -37,6 +37,9 @@ type Remote struct {
 	feed     proto.Feed
 	relink   Relinker // nil: the stream's end is the viewer's
 	where    string   // the target, for a host on another machine
+	// out, when not nil, takes the changes instead of feed: the Hosts of
+	// a viewer of several hosts, which republishes them.
+	out func(proto.Change)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -59,7 +62,7 @@ type Remote struct {
 // *ProtocolError (also for a listener that does not answer as a subdash),
 // or one naming the socket.
 func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, error) {
-	return attachWith(ctx, NewClient(socket, dir), readOnly, nil, "")
+	return attachWith(ctx, NewClient(socket, dir), readOnly, nil, "", nil)
 }
 
 // AttachVia connects a viewer to the host that c reaches on another
@@ -70,7 +73,7 @@ func Attach(ctx context.Context, socket, dir string, readOnly bool) (*Remote, er
 // starts again and the agents are resynced: those gone meanwhile leave
 // the table.
 func AttachVia(ctx context.Context, c *Client, where string, readOnly bool, relink Relinker) (*Remote, error) {
-	return attachWith(ctx, c, readOnly, relink, where)
+	return attachWith(ctx, c, readOnly, relink, where, nil)
 }
 
 // Relinker makes a viewer's link to a host on another machine anew
@@ -84,8 +87,10 @@ type Relinker interface {
 }
 
 // attachWith is Attach over the client c, with AttachVia's relink and
-// where for a host on another machine (nil and "" for a local one).
-func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, where string) (*Remote, error) {
+// where for a host on another machine (nil and "" for a local one); out,
+// when not nil, takes every change instead of the Remote's subscribers
+// (a viewer of several hosts, Hosts).
+func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, where string, out func(proto.Change)) (*Remote, error) {
 	c = c.WithOrigin("viewer")
 	socket := c.socket
 	info, err := c.Info(ctx)
@@ -108,7 +113,7 @@ func attachWith(ctx context.Context, c *Client, readOnly bool, relink Relinker, 
 		c.refuse = refuseChanges
 	}
 	r := &Remote{Client: c, info: info, settings: cr.Config, preset: [3]string{cr.PresetName, cr.PresetArgs, cr.PresetFormat},
-		readOnly: readOnly, ended: make(chan struct{}), relink: relink, where: where}
+		readOnly: readOnly, ended: make(chan struct{}), relink: relink, where: where, out: out}
 	// The changes republished carry the snapshot the host pushed, with the
 	// counts of its output events (proto.Change.Info), as a supervisor's
 	// carry its own.
@@ -176,7 +181,7 @@ func (r *Remote) followHost(synced chan struct{}) {
 		var stopped *StoppedError
 		down := time.Now()
 		again, rerr := r.relink.Relink(r.ctx, err, errors.As(err, &stopped), func(s string) {
-			r.feed.Publish(proto.Change{Link: s})
+			r.publish(proto.Change{Link: s})
 		})
 		if !again {
 			if rerr != nil {
@@ -188,7 +193,7 @@ func (r *Remote) followHost(synced chan struct{}) {
 		r.resync = map[string]bool{} // the new link's snapshots replace the table at wire.EventSynced
 		r.mu.Unlock()
 		err = r.applyStream(func() {
-			r.feed.Publish(proto.Change{Link: fmt.Sprintf("reconnected to %s after %s", r.where, time.Since(down).Round(100*time.Millisecond)), LinkUp: true})
+			r.publish(proto.Change{Link: fmt.Sprintf("reconnected to %s after %s", r.where, time.Since(down).Round(100*time.Millisecond)), LinkUp: true})
 		})
 	}
 	if r.ctx.Err() != nil {
@@ -233,21 +238,21 @@ func (r *Remote) applyStream(onSynced func()) error {
 				return fmt.Errorf("bad agent event from %s: %v", r.socket, err)
 			}
 			r.upsert(a)
-			r.feed.Publish(proto.Change{AgentID: a.AgentID, Agent: true, Forgotten: a.Status == proto.StatusForgotten})
+			r.publish(proto.Change{AgentID: a.AgentID, Agent: true, Forgotten: a.Status == proto.StatusForgotten})
 		case wire.EventOutput:
 			var o wire.OutputEvent
 			if err := json.Unmarshal(ev.Data, &o); err != nil {
 				return fmt.Errorf("bad output event from %s: %v", r.socket, err)
 			}
 			r.applyCounts(o)
-			r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
+			r.publish(proto.Change{AgentID: o.AgentID, Output: true})
 		case wire.EventOutputs:
 			if err := wire.DecodeOutputs(ev.Data, &batch, &newest); err != nil {
 				return fmt.Errorf("bad outputs event from %s: %v", r.socket, err)
 			}
 			for _, o := range batch.Outputs {
 				r.applyCounts(o)
-				r.feed.Publish(proto.Change{AgentID: o.AgentID, Output: true})
+				r.publish(proto.Change{AgentID: o.AgentID, Output: true})
 			}
 			r.endBatch()
 		case wire.EventWarning:
@@ -255,7 +260,7 @@ func (r *Remote) applyStream(onSynced func()) error {
 			if err := json.Unmarshal(ev.Data, &wv); err != nil {
 				return fmt.Errorf("bad warning event from %s: %v", r.socket, err)
 			}
-			r.feed.Publish(proto.Change{Warnings: []string{wv.Text}})
+			r.publish(proto.Change{Warnings: []string{wv.Text}})
 		}
 		return nil
 	})
@@ -267,7 +272,7 @@ func (r *Remote) startResync(rc Reconnected) {
 	r.mu.Lock()
 	r.resync = map[string]bool{}
 	r.mu.Unlock()
-	r.feed.Publish(proto.Change{Warnings: []string{fmt.Sprintf("reconnected to the host at %s (%s); the table is the host's again",
+	r.publish(proto.Change{Warnings: []string{fmt.Sprintf("reconnected to the host at %s (%s); the table is the host's again",
 		time.Now().Format("15:04:05"), rc.Reason)}})
 }
 
@@ -292,7 +297,7 @@ func (r *Remote) endResync() {
 	r.reindex()
 	r.mu.Unlock()
 	for _, c := range changes {
-		r.feed.Publish(c)
+		r.publish(c)
 	}
 }
 
@@ -403,6 +408,16 @@ func (r *Remote) Agents() []proto.AgentInfo {
 	out := make([]proto.AgentInfo, len(r.agents))
 	copy(out, r.agents)
 	return out
+}
+
+// publish hands a change to the dashboard: to out when set, else to the
+// Remote's subscribers.
+func (r *Remote) publish(c proto.Change) {
+	if r.out != nil {
+		r.out(c)
+		return
+	}
+	r.feed.Publish(c)
 }
 
 // Subscribe returns a subscription to the changes the host pushes.

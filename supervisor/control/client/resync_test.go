@@ -134,7 +134,7 @@ func attachScript(t *testing.T, h *scriptHost, limit time.Duration) (*Remote, *p
 	t.Helper()
 	c := NewClient(h.socket, "").WithOrigin("viewer")
 	c.limit = limit
-	r, err := attachWith(context.Background(), c, false, nil, "")
+	r, err := attachWith(context.Background(), c, false, nil, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
