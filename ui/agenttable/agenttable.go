@@ -105,7 +105,8 @@ type Model struct {
 	tree     bool              // draw the tree (the host has it)
 	inner    bool              // draw inner agents' rows (the host has them)
 	activity bool              // draw the ACTIVITY column (the host sends output rates)
-	folded   map[string]bool   // agents whose subtree is folded; copied before a change
+	folded   map[string]bool   // agents whose subtree is folded (hosts: hostKey); copied before a change
+	hosts    *hostIndex        // the hosts of a table of several hosts (hosts.go); nil for one
 	now      time.Time
 
 	order  order // the rows, built by rebuild
@@ -147,7 +148,7 @@ func (m *Model) SetAgents(agents []proto.AgentInfo, match []bool) {
 func (m *Model) Changed(changed []int) (rebuilt bool) {
 	for _, i := range changed {
 		if m.order.touches(i, m.agents, m.match) {
-			m.rebuild(m.SelectedID())
+			m.rebuild(m.selectedKey())
 			return true
 		}
 	}
@@ -185,7 +186,7 @@ func (m Model) Redraws(i int, was, now *proto.AgentInfo) bool {
 func (m *Model) SetTree(on bool) {
 	if m.tree != on {
 		m.tree = on
-		m.rebuild(m.SelectedID())
+		m.rebuild(m.selectedKey())
 	}
 }
 
@@ -195,7 +196,7 @@ func (m *Model) SetTree(on bool) {
 func (m *Model) SetInner(on bool) {
 	if m.inner != on {
 		m.inner = on
-		m.rebuild(m.SelectedID())
+		m.rebuild(m.selectedKey())
 	}
 }
 
@@ -231,11 +232,14 @@ func (m *Model) Blur() { m.focused = false }
 // Cursor returns the index of the selected row.
 func (m Model) Cursor() int { return m.cursor }
 
-// SelectedID returns the id of the selected agent, "" when there is none;
-// on an inner agent's row, its agent's (SelectedInner tells them apart).
+// SelectedID returns the id of the selected agent, "" when there is none
+// (or a host's row is selected, SelectedHost); on an inner agent's row,
+// its agent's (SelectedInner tells them apart).
 func (m Model) SelectedID() string {
 	if m.cursor < len(m.order.rows) {
-		return m.agents[m.order.rows[m.cursor].agent].AgentID
+		if r := m.order.rows[m.cursor]; r.host == 0 {
+			return m.agents[r.agent].AgentID
+		}
 	}
 	return ""
 }
@@ -277,14 +281,18 @@ func (m *Model) Reveal(id string) bool {
 		return true
 	}
 	unfolded := false
-	for _, anc := range m.order.ancestors(id, m.agents) {
+	ancestors := m.order.ancestors(id, m.agents)
+	if i, ok := m.order.index[id]; ok && m.hosts != nil {
+		ancestors = append(ancestors, hostKey(m.agents[i].Host))
+	}
+	for _, anc := range ancestors {
 		if m.folded[anc] {
 			m.setFold(anc, false)
 			unfolded = true
 		}
 	}
 	if unfolded {
-		m.rebuild(m.SelectedID())
+		m.rebuild(m.selectedKey())
 	}
 	return m.Select(id)
 }
@@ -378,12 +386,15 @@ func (m Model) RowAt(x, y int) (row int, fold, ok bool) {
 // onFoldGlyph reports whether cell x of row i is its fold glyph (RowAt).
 func (m Model) onFoldGlyph(i, x int) bool {
 	r := m.order.rows[i]
-	if !m.tree || m.match != nil || r.inner > 0 || m.order.kids == nil {
+	if !m.tree && r.host == 0 || m.match != nil || r.inner > 0 || m.order.kids == nil {
 		return false
 	}
 	w := m.layout().name
 	if r.hidden > 0 { // its count, at the end of the name cell
 		return x >= markW+w-len(foldCount(r.hidden)) && x < markW+w
+	}
+	if r.host > 0 {
+		return false // a host's row folds by its count, or z
 	}
 	g := cells.Width(glyphs(r.depth, r.last))
 	return m.order.kids[r.agent]+m.order.inners(r.agent) > 0 && x >= markW && x < markW+min(g, w)
@@ -403,6 +414,10 @@ func (m *Model) ToggleFold(i int) {
 	if i < 0 || i >= m.Len() || m.order.rows[i].inner > 0 {
 		return
 	}
+	if r := m.order.rows[i]; r.host > 0 {
+		m.foldHost(r, !m.folded[hostKey(m.hosts.list[r.host-1].Name)])
+		return
+	}
 	id := m.agents[m.order.rows[i].agent].AgentID
 	m.setFold(id, !m.folded[id])
 	m.rebuild(id)
@@ -415,7 +430,7 @@ func (m *Model) ToggleFold(i int) {
 func (m Model) RowAgents(keep func(a *proto.AgentInfo) bool) []string {
 	var ids []string
 	for _, r := range m.order.rows {
-		if r.inner > 0 || r.context {
+		if r.inner > 0 || r.context || r.host > 0 {
 			continue
 		}
 		if a := &m.agents[r.agent]; keep(a) {

@@ -153,8 +153,11 @@ func (m Model) SelectedInner() (inner proto.InnerAgent, agentID string, ok bool)
 		return proto.InnerAgent{}, "", false
 	}
 	r := m.order.rows[m.cursor]
+	if r.inner == 0 {
+		return proto.InnerAgent{}, "", false
+	}
 	a := &m.agents[r.agent]
-	if r.inner == 0 || int(r.inner) > len(a.InnerAgents) {
+	if int(r.inner) > len(a.InnerAgents) {
 		return proto.InnerAgent{}, "", false
 	}
 	return a.InnerAgents[r.inner-1], a.AgentID, true

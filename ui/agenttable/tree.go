@@ -41,11 +41,18 @@ type order struct {
 	// built from (inner.go); both nil without inner agents shown.
 	innerN []int32
 	isig   []innerSig
+	// hosts are the hosts of a table of several hosts (SetHosts), nil
+	// for one host; hostBelow counts each host's agents for its row.
+	hosts     *hostIndex
+	hostBelow []Below
 }
 
 // row is one row of the table.
 type row struct {
-	agent int32
+	agent int32 // index in agents; -1 for a host's row
+	// host is, for a host's row (hosts.go), its index in the hosts plus
+	// one; 0 for every other row.
+	host  int32
 	depth int32  // 0 for a child of the root
 	last  uint64 // bit d: the agent's ancestor at depth d (the agent at its own) is the last sibling shown
 	// hidden is how many descendants a fold hides (0: not folded), below
@@ -149,9 +156,9 @@ func (b Below) String() string {
 // (folds do not apply then: every match shows). With inner, each
 // agent's inner agents follow its row (inner.go). Cost: O(agents + inner
 // agents).
-func build(agents []proto.AgentInfo, match []bool, tree, inner bool, folded map[string]bool) order {
+func build(agents []proto.AgentInfo, match []bool, tree, inner bool, folded map[string]bool, hosts *hostIndex) order {
 	n := len(agents)
-	o := order{index: make(map[string]int32, n), rowOf: make([]int32, n), rows: make([]row, 0, n)}
+	o := order{index: make(map[string]int32, n), rowOf: make([]int32, n), rows: make([]row, 0, n), hosts: hosts}
 	for i := range agents {
 		a := &agents[i]
 		o.index[a.AgentID] = int32(i)
@@ -167,7 +174,7 @@ func build(agents []proto.AgentInfo, match []bool, tree, inner bool, folded map[
 		o.sizeInner(agents)
 	}
 	shows := func(i int32) bool { return match == nil || match[i] }
-	if !tree {
+	if !tree && hosts == nil {
 		for i := range agents {
 			if shows(int32(i)) {
 				o.add(row{agent: int32(i)})
@@ -177,7 +184,14 @@ func build(agents []proto.AgentInfo, match []bool, tree, inner bool, folded map[
 		o.measure(agents, tree)
 		return o
 	}
-	o.link(agents)
+	if tree {
+		o.link(agents)
+	} else { // a flat table under host rows: no agent has a parent
+		o.parent, o.kids = make([]int32, n), make([]int32, n)
+		for i := range o.parent {
+			o.parent[i] = -1
+		}
+	}
 	// first[p] and next[i] list each agent's children in the agents'
 	// order; p == n is the root.
 	first, next, tail := make([]int32, n+1), make([]int32, n), make([]int32, n+1)
@@ -269,8 +283,12 @@ func build(agents []proto.AgentInfo, match []bool, tree, inner bool, folded map[
 			k = after
 		}
 	}
-	for r := shown(first[n]); r >= 0; r = shown(next[r]) {
-		walk(r, 0, 0)
+	if hosts == nil {
+		for r := shown(first[n]); r >= 0; r = shown(next[r]) {
+			walk(r, 0, 0)
+		}
+	} else {
+		o.byHost(agents, first[n], next, sub, folded, hide, walk)
 	}
 	o.measure(agents, tree)
 	return o
@@ -322,6 +340,10 @@ func hasUsage(a *proto.AgentInfo) bool { return a.Structured || a.Usage != (prot
 func (o *order) measure(agents []proto.AgentInfo, tree bool) {
 	o.nameW = 0
 	for _, r := range o.rows {
+		if r.host > 0 {
+			o.nameW = max(o.nameW, cells.Width(o.hosts.list[r.host-1].Name+foldCount(r.hidden)))
+			continue
+		}
 		o.nameW = max(o.nameW, cells.Width(nameCell(&agents[r.agent], r, tree)))
 	}
 }
@@ -354,7 +376,9 @@ func foldCount(hidden int32) string {
 }
 
 func (o *order) add(r row) {
-	o.rowOf[r.agent] = int32(len(o.rows))
+	if r.host == 0 {
+		o.rowOf[r.agent] = int32(len(o.rows))
+	}
 	o.rows = append(o.rows, r)
 }
 
@@ -402,16 +426,16 @@ func (o order) touches(i int, agents []proto.AgentInfo, match []bool) bool {
 	return o.cat != nil && o.cat[i] != 0 && o.cat[i] != category(a)
 }
 
-// rebuild lays the rows out again, keeping agent sel selected: its row,
-// else (a fold hides it) its nearest shown ancestor's, else the row at its
-// place.
+// rebuild lays the rows out again, keeping the row of sel (an agent's id,
+// or a host's key: selectedKey) selected: its row, else (a fold hides it)
+// its nearest shown ancestor's, its host's, else the row at its place.
 func (m *Model) rebuild(sel string) { m.rebuildAt(sel, m.selectedTask()) }
 
 // rebuildAt is rebuild keeping the inner agent of task id task (of agent
 // sel) selected when it still has a row.
 func (m *Model) rebuildAt(sel, task string) {
-	m.order = build(m.agents, m.match, m.tree, m.inner, m.folded)
-	if sel != "" && m.Select(sel) {
+	m.order = build(m.agents, m.match, m.tree, m.inner, m.folded, m.hosts)
+	if sel != "" && m.selectKey(sel) {
 		m.selectTask(task)
 		return
 	}
@@ -419,6 +443,9 @@ func (m *Model) rebuildAt(sel, task string) {
 		if m.Select(anc) {
 			return
 		}
+	}
+	if i, ok := m.order.index[sel]; ok && m.hosts != nil && m.selectKey(hostKey(m.agents[i].Host)) {
+		return
 	}
 	m.cursor = min(m.cursor, max(m.Len()-1, 0))
 	m.clampOffset()
@@ -453,7 +480,7 @@ func name(task, id string) string {
 func (m *Model) foldKey(k tea.KeyPressMsg) tea.Cmd {
 	km := m.KeyMap
 	switch {
-	case !m.tree:
+	case !m.tree && m.hosts == nil:
 		return says("no tree to fold: this host keeps no parents (an older subdash)")
 	case m.match != nil:
 		return says("the filter shows every match and its ancestors: clear it (F, ctrl+u, enter) to fold")
@@ -462,7 +489,7 @@ func (m *Model) foldKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.FoldAll):
 		if len(m.folded) > 0 {
 			m.folded = nil
-			m.rebuild(m.SelectedID())
+			m.rebuild(m.selectedKey())
 			return says("unfolded every subtree")
 		}
 		all := map[string]bool{}
@@ -471,14 +498,24 @@ func (m *Model) foldKey(k tea.KeyPressMsg) tea.Cmd {
 				all[m.agents[i].AgentID] = true
 			}
 		}
+		if m.hosts != nil {
+			for h, b := range m.order.hostBelow {
+				if b.Agents > 0 {
+					all[hostKey(m.hosts.list[h].Name)] = true
+				}
+			}
+		}
 		m.folded = all
-		m.rebuild(m.SelectedID())
+		m.rebuild(m.selectedKey())
 		return says(fmt.Sprintf("folded %d subtrees; %s unfolds them all", len(all), km.FoldAll.Help().Key))
 	}
 	if m.cursor >= m.Len() {
 		return nil
 	}
 	r := m.order.rows[m.cursor]
+	if r.host > 0 {
+		return m.hostFoldKey(k, r)
+	}
 	i := r.agent
 	id, kids, parent := m.agents[i].AgentID, m.order.kids[i]+m.order.inners(i), m.order.parent[i]
 	if r.inner > 0 {
@@ -487,19 +524,27 @@ func (m *Model) foldKey(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, km.Fold):
 		if kids == 0 { // as vim's za inside a fold: the enclosing one
+			if parent < 0 && m.hosts != nil {
+				m.setFold(hostKey(m.agents[i].Host), true)
+				m.rebuild(m.selectedKey())
+				return nil
+			}
 			if parent < 0 {
 				return says(name(termtext.OneLine(m.agents[i].TaskName, 64), id) + " has no children to fold")
 			}
 			id = m.agents[parent].AgentID
 		}
 		m.setFold(id, !m.folded[id])
-		m.rebuild(m.SelectedID())
+		m.rebuild(m.selectedKey())
 	case key.Matches(k, km.FoldOrParent):
-		if kids > 0 && !m.folded[id] {
+		switch {
+		case kids > 0 && !m.folded[id]:
 			m.setFold(id, true)
 			m.rebuild(id)
-		} else if parent >= 0 {
+		case parent >= 0:
 			m.Select(m.agents[parent].AgentID)
+		case m.hosts != nil:
+			m.SelectHost(m.agents[i].Host)
 		}
 	case key.Matches(k, km.UnfoldOrChild):
 		if m.folded[id] {
@@ -508,6 +553,27 @@ func (m *Model) foldKey(k tea.KeyPressMsg) tea.Cmd {
 		} else if kids > 0 {
 			m.MoveDown() // a child's row follows its parent's
 		}
+	}
+	return nil
+}
+
+// hostFoldKey is foldKey on host row r: z folds or unfolds its agents, ←
+// folds them, → unfolds them, or selects its first agent.
+func (m *Model) hostFoldKey(k tea.KeyPressMsg, r row) tea.Cmd {
+	km := m.KeyMap
+	h := m.hosts.list[r.host-1]
+	folded, has := m.folded[hostKey(h.Name)], m.order.hostBelow[r.host-1].Agents > 0
+	switch {
+	case !has && key.Matches(k, km.Fold, km.FoldOrParent, km.UnfoldOrChild):
+		return says("host " + h.Name + " has no agents to fold")
+	case key.Matches(k, km.Fold):
+		m.foldHost(r, !folded)
+	case key.Matches(k, km.FoldOrParent):
+		m.foldHost(r, true)
+	case key.Matches(k, km.UnfoldOrChild) && folded:
+		m.foldHost(r, false)
+	case key.Matches(k, km.UnfoldOrChild):
+		m.MoveDown()
 	}
 	return nil
 }

@@ -64,6 +64,9 @@ type drawn struct {
 	spark   string // the ACTIVITY cell (activity.go), "" for none
 	context bool   // an ancestor shown for a filter's match: muted
 	cursor  bool
+	// host marks a host's row (hosts.go); hostLost a host's row, or an
+	// agent's, of a host that is lost.
+	host, hostLost bool
 }
 
 // glyphs returns the tree's glyphs before an agent at depth d whose
@@ -96,8 +99,16 @@ func (m Model) drawRow(i int) drawn {
 	if r.inner > 0 {
 		return m.drawInner(i, r)
 	}
+	if r.host > 0 {
+		return m.drawHost(i, r)
+	}
 	a := &m.agents[r.agent]
-	d := drawn{Row: RowOf(*a, m.now, m.stopping[a.AgentID]), context: r.context, cursor: i == m.cursor}
+	now := m.now
+	lostAt, lost := m.lost(a)
+	if lost && !lostAt.IsZero() {
+		now = lostAt // as last seen
+	}
+	d := drawn{Row: RowOf(*a, now, m.stopping[a.AgentID]), context: r.context, cursor: i == m.cursor}
 	d.glyphs = glyphs(r.depth, r.last)
 	if !m.tree {
 		d.Name = "" // a host without the tree names no agent: today's table
@@ -116,6 +127,13 @@ func (m Model) drawRow(i int) drawn {
 		d.now = "1 match below"
 	case r.context:
 		d.now = strconv.Itoa(int(r.matches)) + " matches below"
+	}
+	if lost {
+		d.hostLost = true
+		d.now = SymErrored + " host lost · " + d.now
+		if d.Status == proto.StatusRunning && !d.Stopping {
+			d.status = SymRunning + " running" // no spinner: nothing is seen turning
+		}
 	}
 	return d
 }
@@ -145,7 +163,7 @@ func (m Model) View() string {
 	sums := m.subtreeUsage()
 	for i := first; i < end; i++ {
 		d := m.drawRow(i)
-		if m.order.rows[i].inner == 0 {
+		if r := m.order.rows[i]; r.inner == 0 && r.host == 0 {
 			m.rollUp(&d, m.order.rows[i].agent, sums)
 		}
 		rs = append(rs, d)
@@ -236,10 +254,13 @@ func (m Model) middle(b *strings.Builder, l layout, d drawn, id, subs, elapsed s
 }
 
 func (m Model) row(l layout, d drawn) string {
+	if d.host {
+		return m.hostRow(l, d)
+	}
 	subs := strconv.Itoa(d.Submissions)
 	el := Elapsed(d.Elapsed)
 	cell := m.inks.Cell
-	if d.Restored || d.context || d.Inner {
+	if d.Restored || d.context || d.Inner || d.hostLost {
 		cell = m.inks.Muted
 	}
 	if d.Inner {
@@ -275,7 +296,7 @@ func (m Model) row(l layout, d drawn) string {
 		b.WriteByte(' ')
 	}
 	st := m.statusInk(d.Row)
-	if d.context || d.Inner {
+	if d.context || d.Inner || d.hostLost {
 		st = m.inks.Muted
 	}
 	b.WriteString(st.On(cells.Fit(d.status, l.status)))
