@@ -105,6 +105,11 @@ func (m *Model) moreAcross() tea.Cmd {
 func (m *Model) onAcross(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case agentsearch.HitsMsg:
+		if m.multi() {
+			for i := range msg.Hits {
+				msg.Hits[i].AgentPath = m.hitPath(msg.Hits[i])
+			}
+		}
 		if !m.across.results.Add(msg) {
 			return nil // an older query's
 		}

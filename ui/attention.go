@@ -217,5 +217,11 @@ func (m Model) tableTitle() string {
 	if m.cfg.Where != "" {
 		t += " · " + m.cfg.Where
 	}
+	if m.multi() {
+		t += fmt.Sprintf(" · %d hosts", len(m.hosts))
+		if n := len(m.lostHosts()); n > 0 {
+			t += fmt.Sprintf(", %d lost", n)
+		}
+	}
 	return t
 }

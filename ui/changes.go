@@ -21,7 +21,10 @@ func (m *Model) onChanges(msg ChangesMsg) tea.Cmd {
 		cmds = append(cmds, m.notifyTransitions(msg.Changes)...)
 	}
 	for _, c := range msg.Changes {
-		shows = shows || len(c.Warnings) > 0 || c.Link != ""
+		shows = shows || len(c.Warnings) > 0 || c.Link != "" || c.Hosts != nil
+		if c.Hosts != nil {
+			m.onHosts(c.Hosts)
+		}
 		for _, w := range c.Warnings {
 			m.cfg.Warnings = append(m.cfg.Warnings, w)
 			m.say(levelError, w)

@@ -28,13 +28,16 @@ func (m *Model) closeShown() tea.Cmd {
 	}
 	var ids []string
 	running := 0
+	perHost, runningOn := map[string]int{}, map[string]int{} // with several hosts (SPEC §9)
 	for i, a := range m.agents {
 		if m.match != nil && !m.match[i] || a.Status == proto.StatusClosed && !a.Running() {
 			continue // not in the filtered set (a muted ancestor is not), or closed
 		}
 		ids = append(ids, a.AgentID)
+		perHost[a.Host]++
 		if a.Running() {
 			running++
+			runningOn[a.Host]++
 		}
 	}
 	if len(ids) == 0 {
@@ -45,9 +48,9 @@ func (m *Model) closeShown() tea.Cmd {
 	if m.filter.active() {
 		which = "every agent the filter “" + m.filter.text + "” shows"
 	}
-	q := fmt.Sprintf("Close %s: %s, with their descendants?", which, plural(len(ids), "agent"))
+	q := fmt.Sprintf("Close %s: %s%s, with their descendants?", which, plural(len(ids), "agent"), m.perHost(perHost))
 	if running > 0 {
-		q += fmt.Sprintf(" %s running will be stopped.", plural(running, "agent"))
+		q += fmt.Sprintf(" %s running will be stopped%s.", plural(running, "agent"), m.perHost(runningOn))
 	}
 	m.ask(q, "close them", "keep them", func(m *Model) tea.Cmd {
 		for _, id := range ids {

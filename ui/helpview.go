@@ -79,7 +79,12 @@ func (m Model) helpView(w, h int) []string {
 	if p := m.opts.SocketPath; p != "" {
 		lines = append(lines, m.styles.Muted.Render("control socket: "+termtext.OneLine(p, 0)))
 	}
-	lines = append(lines, m.styles.Muted.Render("agent command: "+termtext.OneLine(m.cfg.Command, 0)))
+	if !m.multi() {
+		lines = append(lines, m.styles.Muted.Render("agent command: "+termtext.OneLine(m.cfg.Command, 0)))
+	}
+	for _, h := range m.hosts {
+		lines = append(lines, m.styles.Muted.Render("agent command of "+termtext.OneLine(h.Name+": "+h.Command, 0)))
+	}
 	if l := m.storageLine(); l != "" {
 		lines = append(lines, m.styles.Muted.Render(l))
 	}

@@ -69,6 +69,10 @@ func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	a, ok := m.selected()
 	if op := m.readOnlyOp(k); op != "" {
+		if name, _, ok := m.selectedHost(); ok && !m.cfg.ReadOnly {
+			m.say(levelWarn, "read-only viewer of "+name+": "+op+" refused; attach to it without ?read-only to change anything")
+			return nil
+		}
 		m.say(levelWarn, "read-only viewer: "+op+" refused; attach without --read-only to change anything")
 		return nil
 	}
@@ -109,7 +113,7 @@ func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, km.CloseShown):
 		return m.closeShown()
 	case key.Matches(k, km.Spawn):
-		m.openInput(inputSpawn, "", "")
+		return m.openSpawn()
 	case key.Matches(k, km.Search):
 		m.openInput(inputSearch, "", "") // as in less: empty, enter alone repeats the last search
 	case key.Matches(k, km.SearchAgents):
@@ -121,6 +125,7 @@ func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		m.raw = !m.raw
 		m.syncLog(false)
+	case m.onHostRow(k): // a host's row: said what to do
 	case m.innerKey(k): // an inner agent's row: said why not
 	case !ok:
 		if key.Matches(k, km.Send, km.Resend, km.EditResend, km.Interrupt, km.Close, km.Resume, km.CancelQueue,
@@ -136,7 +141,7 @@ func (m *Model) normalKey(k tea.KeyPressMsg) tea.Cmd {
 // readOnlyOp names the operation key k asks for when this is a read-only
 // viewer, in the host connection's words (client.Remote); "" otherwise.
 func (m *Model) readOnlyOp(k tea.KeyPressMsg) string {
-	if !m.cfg.ReadOnly {
+	if !m.readOnlyHere() {
 		return ""
 	}
 	km := m.keys
@@ -344,6 +349,11 @@ func (m *Model) confirmKey(k tea.KeyPressMsg) tea.Cmd {
 	c := m.confirm
 	var f func(*Model) tea.Cmd
 	switch {
+	case c.pick != nil:
+		var done bool
+		if f, done = c.pickKey(k); !done {
+			return nil
+		}
 	case c.queue != nil:
 		switch {
 		case key.Matches(k, c.choice.Interrupt):

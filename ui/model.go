@@ -76,10 +76,17 @@ type confirmation struct {
 	// (SPEC §11): Interrupt runs yes, Queue queue, Steer steer, Cancel no.
 	queue, steer func(m *Model) tea.Cmd
 	choice       keymap.SendChoice
+	// pick, when set, makes it a choice among picks answered by number
+	// (hosts.go): pick runs with the index chosen.
+	pick  func(m *Model, i int) tea.Cmd
+	picks int
 }
 
 // helpKeys returns the bindings the question's help line shows.
 func (c confirmation) helpKeys() []key.Binding {
+	if c.pick != nil {
+		return c.pickHelp()
+	}
 	if c.queue != nil {
 		return c.choice.ShortHelp()
 	}
@@ -184,6 +191,11 @@ type Model struct {
 	dragging bool
 
 	tiles tiles // the tiles screen (v, tiles.go)
+
+	// hosts are the hosts of a dashboard of several hosts (hosts.go), nil
+	// with one; ambiguous the labels that agents of two hosts share.
+	hosts     []proto.HostState
+	ambiguous map[string]bool
 }
 
 // New returns the dashboard for s, with the agents s has now.
@@ -232,7 +244,9 @@ func New(s Supervisor, o Options) Model {
 	m.table.EmptyHint = "press " + keys.Spawn.Help().Key + " to spawn one"
 	m.log.KeyMap = logview.KeyMapOf(keys)
 	m.table.SetStopping(m.stopping)
+	m.initHosts(s)
 	m.setAgents(s.Agents())
+	m.startOnAnAgent()
 	// What needed you before this dashboard started is marked, not rung.
 	m.restored = map[string]bool{}
 	for _, a := range m.agents {
@@ -297,6 +311,8 @@ type (
 		// message is a named spawn's message, kept for the input a
 		// refused name reopens.
 		message string
+		// host is the host a spawn went to, with several (SPEC §9).
+		host string
 	}
 	// pageMsg carries the items the log pane asked for (fetchLog).
 	pageMsg struct {
@@ -332,6 +348,7 @@ func (m *Model) setAgents(agents []proto.AgentInfo) {
 	for i := range agents {
 		m.at[agents[i].AgentID] = i
 	}
+	m.findAmbiguous()
 	m.refreshRows()
 	m.settled()
 }

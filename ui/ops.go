@@ -111,12 +111,15 @@ func (m *Model) onOpDone(msg opDoneMsg) tea.Cmd {
 		if msg.op == opSpawn && msg.named != "" && proto.CodeOf(msg.err) == proto.CodeExists && m.mode == modeNormal {
 			// Another agent took the path since the input checked it: the
 			// input comes back on the name, nothing typed lost (SPEC §14).
-			m.reopenSpawn(msg.named, msg.message, termtext.OneLine(msg.err.Error(), 72))
+			m.reopenSpawn(msg.host, msg.named, msg.message, termtext.OneLine(msg.err.Error(), 72))
 		}
 		return nil
 	}
 	switch msg.op {
 	case opSpawn:
+		if msg.host != "" {
+			short += " on " + termtext.OneLine(msg.host, 0)
+		}
 		switch {
 		case msg.status == proto.StatusErrored:
 			m.say(levelError, "spawned "+short+" but its command could not start; see its log")

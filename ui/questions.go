@@ -42,7 +42,7 @@ type questionDoneMsg struct {
 // openQuestion opens the panel on agent a's oldest pending question, or
 // says why not. A read-only viewer refuses it before (readOnlyOp).
 func (m *Model) openQuestion(a proto.AgentInfo) tea.Cmd {
-	if m.cfg.ReadOnly {
+	if m.readOnlyHere() {
 		m.say(levelWarn, "read-only viewer: answer refused; attach without --read-only to change anything")
 		return nil
 	}

@@ -75,6 +75,9 @@ type storageMsg struct {
 // storageCmd measures the logs for the help overlay, off the UI goroutine.
 func (m Model) storageCmd() tea.Cmd {
 	sup, ctx := m.sup, m.ctx
+	if name, _, ok := m.selectedHost(); ok {
+		ctx = withHost(ctx, name)
+	}
 	return func() tea.Msg {
 		st, err := sup.Storage(ctx)
 		return storageMsg{st, err}

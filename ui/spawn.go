@@ -21,20 +21,25 @@ type spawnForm struct {
 	message string // the message, while the line edits the name
 	naming  bool   // the line edits the name
 	bad     string // why the name was refused, in the prompt (the reply is under the input)
+	host    string // the host it spawns on, with several (hosts.go); "" with one
 }
 
 // spawnPrompt is the spawn input's prompt: "spawn › ", "spawn review › "
 // once named, "spawn · task name › " while the name is edited.
 func (m Model) spawnPrompt() string {
+	verb := "spawn"
+	if m.spawn.host != "" {
+		verb = "spawn on " + termtext.OneLine(m.spawn.host, 40)
+	}
 	switch {
 	case m.spawn.naming && m.spawn.bad != "":
-		return "spawn · task name (" + m.spawn.bad + ") › "
+		return verb + " · task name (" + m.spawn.bad + ") › "
 	case m.spawn.naming:
-		return "spawn · task name › "
+		return verb + " · task name › "
 	case m.spawn.name != "":
-		return "spawn " + termtext.OneLine(m.spawn.name, 40) + " › "
+		return verb + " " + termtext.OneLine(m.spawn.name, 40) + " › "
 	}
-	return "spawn › "
+	return verb + " › "
 }
 
 // spawnPlaceholder says what the spawn input's line takes.
@@ -76,34 +81,35 @@ func (m *Model) submitSpawn(line string) tea.Cmd {
 		name, err := proto.CheckTaskName(form.name)
 		if err != nil {
 			bad = "must match [A-Za-z0-9][A-Za-z0-9_-]*" // Memo's rule
-		} else if taken, ok := m.pathHolder(proto.JoinPath(proto.RootPath, name)); ok {
+		} else if taken, ok := m.pathHolder(form.host, proto.JoinPath(proto.RootPath, name)); ok {
 			bad = taken
 		}
 		if bad != "" {
-			m.reopenSpawn(form.name, form.message, bad)
+			m.reopenSpawn(form.host, form.name, form.message, bad)
 			return nil
 		}
 		form.name = name
 	}
 	m.spawns++
-	return m.spawnCmd(m.spawns, form.message, form.name)
+	return m.spawnCmd(m.spawns, form.host, form.message, form.name)
 }
 
-// reopenSpawn opens the spawn input on the task name with why it was
-// refused in the prompt, the message kept.
-func (m *Model) reopenSpawn(name, message, bad string) {
+// reopenSpawn opens the spawn input on host ("" with one host) on the
+// task name with why it was refused in the prompt, the message kept.
+func (m *Model) reopenSpawn(host, name, message, bad string) {
 	m.openInput(inputSpawn, "", message)
-	m.spawn.name = name
+	m.spawn.name, m.spawn.host = name, host
 	m.switchSpawnField() // to the name, the message kept
 	m.spawn.bad = bad
 	m.input.Prompt = m.spawnPrompt()
 }
 
-// pathHolder says who holds path in the snapshot ("/root/review exists:
-// 1e0e0e01, running"), as the host would refuse a spawn there (SPEC §14).
-func (m Model) pathHolder(path string) (string, bool) {
+// pathHolder says who holds path on host ("" with one host) in the
+// snapshot ("/root/review exists: 1e0e0e01, running"), as the host would
+// refuse a spawn there (SPEC §14).
+func (m Model) pathHolder(host, path string) (string, bool) {
 	for i := range m.agents {
-		if a := &m.agents[i]; a.AgentPath == path {
+		if a := &m.agents[i]; a.AgentPath == path && a.Host == host {
 			return fmt.Sprintf("%s exists: %s, %s", path, termtext.ShortID(a.AgentID), a.Status), true
 		}
 	}
@@ -112,11 +118,11 @@ func (m Model) pathHolder(path string) (string, bool) {
 
 // spawnCmd spawns an agent with message, named taskName ("" for none), in
 // a command; n is its number among the spawns typed here.
-func (m Model) spawnCmd(n int, message, taskName string) tea.Cmd {
-	sup, ctx := m.sup, m.ctx
+func (m Model) spawnCmd(n int, host, message, taskName string) tea.Cmd {
+	sup, ctx := m.sup, withHost(m.ctx, host)
 	return func() tea.Msg {
 		r, err := sup.SpawnAgent(ctx, proto.SpawnRequest{Message: message, TaskName: taskName})
-		return opDoneMsg{op: opSpawn, id: r.AgentID, status: r.Status, err: err, spawn: n, named: taskName, message: message}
+		return opDoneMsg{op: opSpawn, id: r.AgentID, status: r.Status, err: err, spawn: n, named: taskName, message: message, host: host}
 	}
 }
 

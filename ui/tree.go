@@ -22,11 +22,27 @@ func (m Model) tree() bool { return m.cfg.Has(proto.FeatureTree) }
 // label names agent id in the dashboard's words: its path below the root
 // ("review/tests", a target as its id is) when it has a task name on a
 // host of the tree, else its short id.
+//
+// With several hosts, a label an agent of another host has too is said
+// with the host: HOST:/root/review/tests, HOST:2e0e0e02 (SPEC §9).
 func (m Model) label(id string) string {
-	if a, ok := m.agent(id); ok && m.tree() && a.TaskName != "" && strings.HasPrefix(a.AgentPath, proto.RootPath+"/") {
+	a, ok := m.agent(id)
+	if !ok {
+		return termtext.ShortID(id)
+	}
+	l := m.plainLabel(&a)
+	if m.ambiguous[l] {
+		return hostLabel(&a, m.tree())
+	}
+	return l
+}
+
+// plainLabel is label without a host.
+func (m Model) plainLabel(a *proto.AgentInfo) string {
+	if m.tree() && a.TaskName != "" && strings.HasPrefix(a.AgentPath, proto.RootPath+"/") {
 		return termtext.OneLine(cells.Head(strings.TrimPrefix(a.AgentPath, proto.RootPath+"/"), 512), 0)
 	}
-	return termtext.ShortID(id)
+	return termtext.ShortID(a.AgentID)
 }
 
 // labelWithID is label with the short id after a name: "review/tests

@@ -162,6 +162,14 @@ func (m Model) emptyLog() string {
 	for i := range lines {
 		lines[i] = strings.Repeat(" ", w)
 	}
+	if name, onRow, _ := m.selectedHost(); onRow {
+		for i, l := range m.hostLines(name) {
+			if i+1 < h {
+				lines[i+1] = m.styles.Muted.Render(cells.Fit(" "+l, w))
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
 	if h > 0 {
 		lines[h/2] = m.styles.Muted.Render(cells.Center(hint, w))
 	}
@@ -427,7 +435,7 @@ func (m Model) statusLine() string {
 	c := m.counts()
 	k := m.ink
 	parts := []string{
-		k.running.On(fmt.Sprintf("%s %d/%d running", agenttable.SymRunning, c.Running, m.cfg.MaxAgents)),
+		k.running.On(fmt.Sprintf("%s %d/%d running", agenttable.SymRunning, c.Running, m.maxAgents())),
 		k.completed.On(fmt.Sprintf("%s %d completed", agenttable.SymCompleted, c.Completed)),
 		k.errored.On(fmt.Sprintf("%s %d errored", agenttable.SymErrored, c.Errored)),
 		k.closed.On(fmt.Sprintf("%s %d closed", agenttable.SymClosed, c.Closed)),
@@ -460,7 +468,14 @@ func (m Model) statusLine() string {
 	if n := len(m.cfg.Warnings); n > 0 {
 		parts = append(parts, k.warning.On(fmt.Sprintf("⚠ %d warning%s", n, map[bool]string{true: "", false: "s"}[n == 1])))
 	}
-	line := strings.Join(parts, "  ") + k.muted.On("  │ cmd: "+termtext.OneLine(m.cfg.Command, 0))
+	if s := m.hostsStatus(); s != "" {
+		parts = append(parts, k.failed.On(s))
+	}
+	tail := "  │ cmd: " + termtext.OneLine(m.cfg.Command, 0)
+	if m.multi() {
+		tail = fmt.Sprintf("  │ %d hosts", len(m.hosts))
+	}
+	line := strings.Join(parts, "  ") + k.muted.On(tail)
 	return cells.Fit(line, m.width)
 }
 
@@ -504,11 +519,11 @@ func (m Model) shortHelpLine() string {
 
 // normalHelpLine is the one-line help of the usual view.
 func (m Model) normalHelpLine() string {
-	if ab, ok := m.approvalHelp(); ok && !m.cfg.ReadOnly {
+	if ab, ok := m.approvalHelp(); ok && !m.readOnlyHere() {
 		return m.helpLine(ab, false)
 	}
 	b := m.keys.ShortHelp()
-	if m.cfg.ReadOnly {
+	if m.readOnlyHere() {
 		// a read-only viewer offers what it can do: look
 		b = []key.Binding{m.keys.Down, m.keys.Search, m.keys.Transcript, m.keys.Pager, m.keys.Help, m.keys.Quit}
 	}
