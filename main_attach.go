@@ -134,11 +134,12 @@ func given(fs *pflag.FlagSet) map[string]string {
 	return set
 }
 
-// attach is `subdash attach [--dir D | --socket S | ssh://…] [--read-only]`:
-// a viewer of the host serving the directory (SPEC §9), here or on
-// another machine over ssh, never a host itself. targets are the ssh://
-// arguments.
-func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
+// attach is `subdash attach [--dir D | --socket S | ssh://… | @NAME | @all]…
+// [--read-only]`: a viewer of the host serving the directory (SPEC §9),
+// here or on another machine over ssh, never a host itself; given more
+// than one host, a viewer of them all (attachHosts). args are the
+// arguments: ssh:// targets and the config file's [[hosts]] names.
+func attach(cmd *cobra.Command, af *attachFlags, args []string) int {
 	a, err := applyConfig(cmd)
 	if err != nil {
 		return failed(err)
@@ -148,24 +149,26 @@ func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
 	if err != nil {
 		return failed(usageError{a.Blame(err)})
 	}
-	if af.dir != "" && af.socket != "" {
-		return failed(errors.New("give --dir or --socket, not both"))
-	}
-	if len(targets) > 0 {
-		if af.dir != "" || af.socket != "" {
-			return failed(usageError{fmt.Errorf("give --dir, --socket or an ssh:// target, not more than one: the target names the folder there (ssh://host/abs/dir) and its socket (?socket=)")})
-		}
-		t, err := oneTarget(targets)
-		if err != nil {
-			return failed(err)
-		}
-		return attachRemote(t, af.readOnly, af.spawns, notify, lk)
-	}
-	socket, dir, err := viewerSocket(supervisor.Options{Dir: af.dir, Socket: af.socket})
+	ts, err := viewTargets(af, args, a.File.Hosts, a.File.Path)
 	if err != nil {
 		return failed(err)
 	}
-	r, err := attachTo(socket, dir, af.readOnly)
+	switch {
+	case len(ts) > 1:
+		return attachHosts(ts, af.spawns, notify, lk)
+	case len(ts) == 1 && ts[0].ssh != nil:
+		return attachRemote(*ts[0].ssh, ts[0].readOnly, af.spawns, notify, lk)
+	}
+	var o supervisor.Options
+	readOnly := af.readOnly
+	if len(ts) == 1 {
+		o, readOnly = supervisor.Options{Dir: ts[0].dir, Socket: ts[0].socket}, ts[0].readOnly
+	}
+	socket, dir, err := viewerSocket(o)
+	if err != nil {
+		return failed(err)
+	}
+	r, err := attachTo(socket, dir, readOnly)
 	if err != nil {
 		var ns *client.NotServingError
 		if errors.As(err, &ns) {
@@ -173,7 +176,7 @@ func attach(cmd *cobra.Command, af *attachFlags, targets []string) int {
 		}
 		return failed(err)
 	}
-	return runViewer(r, af.spawns, notify, lk)
+	return runViewer(r, remoteSocket(r), af.spawns, notify, lk)
 }
 
 // slowAttach is how long attaching may take before the terminal is told
@@ -217,9 +220,32 @@ func viewerSocket(o supervisor.Options) (sock, dir string, err error) {
 	return socket.Default(dir, os.Getenv("XDG_RUNTIME_DIR"), os.Getuid()), dir, nil
 }
 
+// viewerBackend is what a viewer shows: the Remote of one host, or the
+// Hosts of several (SPEC §9).
+type viewerBackend interface {
+	ui.Backend
+	// Ended is closed when the viewer's host (every host, for several)
+	// is gone for good; Err says why.
+	Ended() <-chan struct{}
+	Err() error
+	// Detach ends the event streams; the hosts go on.
+	Detach()
+}
+
+// remoteSocket names r's control socket for the help overlay, and where
+// it is for a host on another machine.
+func remoteSocket(r *client.Remote) string {
+	socket := r.Info().Socket
+	if where := r.HostConfig().Where; where != "" {
+		socket = fmt.Sprintf("%s (socket %s there)", where, socket)
+	}
+	return socket
+}
+
 // runViewer shows the dashboard over r until the user quits (detaching at
-// once), a signal comes, or the host ends; then it says why it ended.
-func runViewer(r *client.Remote, spawns []string, notify ui.Notify, lk look) int {
+// once), a signal comes, or the host ends (every host, for several); then
+// it says why it ended. socket names the control sockets in the help.
+func runViewer(r viewerBackend, socket string, spawns []string, notify ui.Notify, lk look) int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		// A viewer is one front-end: its goroutines (the event stream, the
 		// batching, Bubble Tea's loop and renderer) hand work to each other
@@ -251,10 +277,6 @@ func runViewer(r *client.Remote, spawns []string, notify ui.Notify, lk look) int
 			return
 		}
 	}()
-	socket := r.Info().Socket
-	if where := r.HostConfig().Where; where != "" {
-		socket = fmt.Sprintf("%s (socket %s there)", where, socket)
-	}
 	err := ui.Run(ctx, r, ui.Options{
 		Spawn:         spawns,
 		SocketPath:    socket,

@@ -184,24 +184,24 @@ func mcpCmd(c *cli) *cobra.Command {
 
 // attachFlags are `subdash attach`'s flags.
 type attachFlags struct {
-	dir, socket string
-	notify      string
-	readOnly    bool
-	mouse       bool
-	spawns      []string
+	dirs, sockets []string
+	notify        string
+	readOnly      bool
+	mouse         bool
+	spawns        []string
 }
 
 func attachCmd(c *cli) *cobra.Command {
 	var af attachFlags
 	cmd := &cobra.Command{
-		Use:     "attach [ssh://[user@]host[:port]/abs/dir]",
+		Use:     "attach [ssh://[user@]host[:port]/abs/dir | @NAME | @all]...",
 		Short:   "A viewer of the subdash serving a folder, here or over ssh",
-		Long:    `subdash attach shows the dashboard of the host serving a folder (--dir, default the current one; --socket), or over your own ssh the host serving a folder on another machine. Quitting a viewer only detaches; it is never a host itself (subdash alone attaches too, or hosts when none serves).`,
+		Long:    `subdash attach shows the dashboard of the host serving a folder (--dir, default the current one; --socket), or over your own ssh the host serving a folder on another machine. Given several hosts (--dir, --socket and ssh:// targets, each repeatable; @NAME or @all of the config file's [[hosts]]) it shows them all in one table, a row per host; ?read-only after one makes that host read-only. Quitting a viewer only detaches; it is never a host itself (subdash alone attaches too, or hosts when none serves).`,
 		GroupID: groupHosts,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
-				if !sshlink.IsTarget(a) {
-					return usageError{fmt.Errorf("unexpected argument %q: give an ssh://[user@]host[:port]/abs/dir target, or --dir or --socket", a)}
+				if !sshlink.IsTarget(a) && !strings.HasPrefix(a, "@") {
+					return usageError{fmt.Errorf("unexpected argument %q: give an ssh://[user@]host[:port]/abs/dir target, @NAME of the config file's [[hosts]] (or @all), or --dir or --socket", a)}
 				}
 			}
 			return nil
@@ -213,8 +213,8 @@ func attachCmd(c *cli) *cobra.Command {
 	}
 	cmd.SetFlagErrorFunc(attachFlagError)
 	fs := cmd.Flags()
-	fs.StringVar(&af.dir, "dir", "", "attach to the host of this working directory (default: current directory)")
-	fs.StringVar(&af.socket, "socket", "", "attach to the host serving this control socket (env SUBDASH_SOCKET)")
+	fs.StringArrayVar(&af.dirs, "dir", nil, "attach to the host of this working directory (default: current directory); repeatable, ?read-only after one makes it read-only")
+	fs.StringArrayVar(&af.sockets, "socket", nil, "attach to the host serving this control socket (env SUBDASH_SOCKET); repeatable, as --dir")
 	fs.BoolVar(&af.readOnly, "read-only", false, "show everything, change nothing: every operation is refused")
 	fs.StringArrayVar(&af.spawns, "spawn", nil, "spawn an agent on the host with this message (repeatable)")
 	fs.StringVar(&af.notify, "notify", "auto", "notifications in this terminal when an agent needs you: auto (BEL and a desktop notification, OSC 9 or 777), bell, osc, off")

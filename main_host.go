@@ -57,7 +57,7 @@ func dashboard(cmd *cobra.Command, hf *hostFlags, df *dashFlags) int {
 			r.Detach()
 			return failed(usageError{cerr})
 		}
-		return runViewer(r, df.spawns, notify, lk)
+		return runViewer(r, remoteSocket(r), df.spawns, notify, lk)
 	case !errors.As(err, &notServing):
 		return failed(err)
 	case readOnly:

@@ -91,7 +91,7 @@ func attachRemote(t sshlink.Target, readOnly bool, spawns []string, notify ui.No
 	if err != nil {
 		return failed(fmt.Errorf("%s: %v", t.Name(), err))
 	}
-	return runViewer(r, spawns, notify, lk)
+	return runViewer(r, remoteSocket(r), spawns, notify, lk)
 }
 
 // mcpRemote is `subdash mcp --host ssh://…`: the MCP server of the host
