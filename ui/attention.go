@@ -56,8 +56,8 @@ func (m *Model) seenCmd() tea.Cmd {
 		return nil
 	}
 	a, ok := m.selected()
-	if !ok || a.NeedsYou == nil || m.seenAsked[a.AgentID] >= a.NeedsYou.Seq {
-		return nil
+	if !ok || a.NeedsYou == nil || m.seenAsked[a.AgentID] >= a.NeedsYou.Seq || m.hostLost(a.Host) {
+		return nil // (a lost host is told once it is back, if it still needs you)
 	}
 	m.seenAsked[a.AgentID] = a.NeedsYou.Seq
 	sup, id, ctx := m.sup, a.AgentID, m.ctx
@@ -100,9 +100,10 @@ func (m *Model) jumpNeedsYou() tea.Cmd {
 
 // filter selects the table's rows (SPEC §11): status words (running,
 // completed, errored, closed, stopping, needs, queued) match any of them;
-// every other word must appear in the agent's id, task name, agent path,
-// message, activity, queued messages or error reason, case-insensitively.
-// With the tree, the table shows each match's ancestors too, muted.
+// every other word must appear in the agent's id, host (several hosts,
+// SPEC §9), task name, agent path, message, activity, queued messages or
+// error reason, case-insensitively. With the tree, the table shows each
+// match's ancestors too, muted.
 type filter struct {
 	text     string   // as typed, for the title
 	statuses []string // status words
@@ -168,7 +169,7 @@ func (f filter) match(a proto.AgentInfo) bool {
 	if len(f.words) == 0 {
 		return true
 	}
-	hay := strings.ToLower(a.AgentID + " " + cells.Head(a.TaskName, filterHead) + " " + cells.Head(a.AgentPath, filterHead) + " " +
+	hay := strings.ToLower(a.AgentID + " " + a.Host + " " + cells.Head(a.TaskName, filterHead) + " " + cells.Head(a.AgentPath, filterHead) + " " +
 		cells.Head(a.LastMessage, filterHead) + " " + cells.Head(a.Activity, filterHead) + " " + cells.Head(a.QueuedMessage, filterHead))
 	for _, q := range a.QueuedMessages[min(1, len(a.QueuedMessages)):] { // the first is QueuedMessage
 		hay += " " + strings.ToLower(cells.Head(q, filterHead))

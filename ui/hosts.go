@@ -83,6 +83,12 @@ func (m Model) hostState(name string) (proto.HostState, bool) {
 	return proto.HostState{}, false
 }
 
+// hostLost reports whether host name is lost ("" with one host: no).
+func (m Model) hostLost(name string) bool {
+	h, ok := m.hostState(name)
+	return ok && h.Lost != ""
+}
+
 // lostHosts returns the names of the hosts that are lost.
 func (m Model) lostHosts() []string {
 	var out []string

@@ -41,9 +41,9 @@ type HostTarget struct {
 	// Dial makes the client of the host: at the start and at each try
 	// after it was lost. Over ssh it makes the link too, and returns it as
 	// the Relinker of the host's event stream (nil for a host here) and
-	// close, which ends it once the viewer lets go of the client (nil:
+	// end, which ends it once the viewer lets go of the client (nil:
 	// nothing to end).
-	Dial func(ctx context.Context) (c *Client, relink Relinker, close func(), err error)
+	Dial func(ctx context.Context) (c *Client, relink Relinker, end func(), err error)
 }
 
 // Hosts is a viewer's backend of several hosts: the roles of ui.Backend

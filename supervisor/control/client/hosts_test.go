@@ -49,7 +49,9 @@ func (h *hostOf) stop(t *testing.T) {
 	if err := h.srv.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
-	<-h.done
+	if err := <-h.done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
 	h.srv = nil
 }
 
