@@ -242,7 +242,7 @@ func attachHosts(ts []viewTarget, spawns []string, notify ui.Notify, lk look) in
 	h, err := client.AttachHosts(ctx, targets)
 	cancel()
 	if err != nil {
-		return failed(fmt.Errorf("no host answered:\n%w", err))
+		return failed(fmt.Errorf("no host answered: %w", err))
 	}
 	carriers = nil // the viewer's now: Detach ends them
 	return runViewer(h, hostsSocket(h), spawns, notify, lk)

@@ -153,8 +153,10 @@ type Model struct {
 	stopN    int    // running submissions being stopped on quit
 	tickFn   func() tea.Cmd
 	storage  proto.Storage // where the logs are, for the help overlay
-	hostErrs []string      // errors of the host's other parts (Options.HostErrors)
-	linkDown string        // a viewer's link to its host is down: what it does about it (proto.Change.Link)
+	// storageHost is the host whose logs storage says, with several.
+	storageHost string
+	hostErrs    []string // errors of the host's other parts (Options.HostErrors)
+	linkDown    string   // a viewer's link to its host is down: what it does about it (proto.Change.Link)
 	// shutdownErr is the error of stopping the agents on quit; Run
 	// returns it.
 	shutdownErr error
@@ -483,7 +485,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if msg.err != nil {
 			m.say(levelError, "logs: "+msg.err.Error())
 		}
-		m.storage = msg.storage
+		m.storage, m.storageHost = msg.storage, msg.host
 		return m, nil
 	case approvalDoneMsg:
 		return m, m.onApprovalDone(msg)

@@ -66,21 +66,23 @@ func (m *Model) forget(a proto.AgentInfo) tea.Cmd {
 	return nil
 }
 
-// storageMsg carries where the logs are and how much space they take.
+// storageMsg carries where the logs are and how much space they take:
+// those of host, with several hosts ("" with one).
 type storageMsg struct {
 	storage proto.Storage
 	err     error
+	host    string
 }
 
-// storageCmd measures the logs for the help overlay, off the UI goroutine.
+// storageCmd measures the logs for the help overlay, off the UI
+// goroutine: the selected host's, with several.
 func (m Model) storageCmd() tea.Cmd {
 	sup, ctx := m.sup, m.ctx
-	if name, _, ok := m.selectedHost(); ok {
-		ctx = withHost(ctx, name)
-	}
+	host, _, _ := m.selectedHost()
+	ctx = withHost(ctx, host)
 	return func() tea.Msg {
 		st, err := sup.Storage(ctx)
-		return storageMsg{st, err}
+		return storageMsg{st, err, host}
 	}
 }
 
@@ -95,5 +97,9 @@ func (m Model) storageLine() string {
 	if st.Retention > 0 {
 		keep = "runs older than " + proto.FormatDuration(st.Retention) + " removed at start"
 	}
-	return fmt.Sprintf("logs: %s · %s in %d run(s) · %s", termtext.OneLine(st.RunsDir, 0), proto.FormatBytes(st.Bytes), st.Runs, keep)
+	of := ""
+	if m.storageHost != "" {
+		of = " of " + termtext.OneLine(m.storageHost, 0)
+	}
+	return fmt.Sprintf("logs%s: %s · %s in %d run(s) · %s", of, termtext.OneLine(st.RunsDir, 0), proto.FormatBytes(st.Bytes), st.Runs, keep)
 }

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -26,6 +25,9 @@ const RetryEvery = 2 * time.Second
 // AllLostFor is how long every host may be lost before a viewer of
 // several hosts ends (SPEC §9).
 const AllLostFor = 30 * time.Second
+
+// allLostFor is AllLostFor, shorter in the tests.
+var allLostFor = AllLostFor
 
 // HostTarget is one host of a viewer of several hosts.
 type HostTarget struct {
@@ -122,14 +124,32 @@ func nonNil(errs []error) []error {
 
 // joinHostErrs names each host's error; nil when none failed.
 func joinHostErrs(hosts []*hostConn, errs []error) error {
-	var out []error
+	var out hostErrors
 	for i, e := range errs {
 		if e != nil {
 			out = append(out, fmt.Errorf("%s (%s): %w", hosts[i].t.Name, hosts[i].t.Target, e))
 		}
 	}
-	return errors.Join(out...)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
+
+// hostErrors are the errors of several hosts, each naming its host; the
+// text is theirs joined by "; ", on one line.
+type hostErrors []error
+
+func (e hostErrors) Error() string {
+	texts := make([]string, len(e))
+	for i, err := range e {
+		texts[i] = err.Error()
+	}
+	return strings.Join(texts, "; ")
+}
+
+// Unwrap returns each host's error, for errors.Is and errors.As.
+func (e hostErrors) Unwrap() []error { return e }
 
 // attach dials hc and attaches a Remote of generation gen to it; on
 // success it becomes hc's (swap). Errors: Dial's, attaching's.
@@ -317,7 +337,7 @@ func (h *Hosts) watchAllLost() {
 		var reasons []string
 		all := true
 		for _, hc := range h.hosts {
-			if hc.state.Lost == "" || time.Since(hc.state.LostAt) < AllLostFor {
+			if hc.state.Lost == "" || time.Since(hc.state.LostAt) < allLostFor {
 				all = false
 				break
 			}
@@ -325,7 +345,7 @@ func (h *Hosts) watchAllLost() {
 		}
 		h.mu.Unlock()
 		if all {
-			h.end(fmt.Errorf("every host was lost for %s (%s)", AllLostFor, strings.Join(reasons, "; ")))
+			h.end(fmt.Errorf("every host was lost for %s (%s)", allLostFor, strings.Join(reasons, "; ")))
 			h.cancel()
 			return
 		}

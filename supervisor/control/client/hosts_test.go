@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,5 +209,34 @@ func TestHostsStartWithAHostDown(t *testing.T) {
 	}
 	if _, err := client.AttachHosts(ctx, []client.HostTarget{down, down}); err == nil {
 		t.Fatal("no host answering attached")
+	}
+}
+
+// TestHostsEndWhenEveryHostIsLost: the viewer goes on while one host
+// answers, and ends, saying why for each, once every host has been lost
+// for AllLostFor (shortened here).
+func TestHostsEndWhenEveryHostIsLost(t *testing.T) {
+	client.ShortenAllLost(t, time.Second)
+	a, b := serveHost(t, controlkit.Supervisor(t)), serveHost(t, controlkit.Supervisor(t))
+	hs, err := client.AttachHosts(context.Background(), []client.HostTarget{a.target("a"), b.target("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hs.Detach)
+	a.stop(t)
+	seenOn(t, hs, "a lost", func() bool { return hs.Hosts()[0].Lost != "" })
+	select {
+	case <-hs.Ended():
+		t.Fatal("the viewer ended with b answering")
+	case <-time.After(2 * time.Second):
+	}
+	b.stop(t)
+	select {
+	case <-hs.Ended():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the viewer did not end with every host lost")
+	}
+	if err := hs.Err(); err == nil || !strings.Contains(err.Error(), "every host was lost for 1s (a: ") || !strings.Contains(err.Error(), "; b: ") {
+		t.Fatalf("Err = %v", err)
 	}
 }
