@@ -10,7 +10,8 @@
 //     --preset-args is not given;
 //   - [keys]: actions of the dashboard rebound (keymap.Actions);
 //   - [theme] background: auto, dark or light (NO_COLOR still wins);
-//   - [[hosts]]: name, target, read_only: read and checked, not used yet.
+//   - [[hosts]]: name, target, read_only: the hosts `subdash attach
+//     @NAME` and `@all` open (SPEC §9, several hosts).
 //
 // Precedence (SPEC §2): flags, then the environment, then the file, then
 // the defaults (Apply). A file that says anything this package does not
@@ -71,8 +72,8 @@ type File struct {
 	Rebound []keymap.Rebinding
 	// Theme is [theme]; its zero value is auto, the default.
 	Theme Theme
-	// Hosts are the [[hosts]] tables, in the file's order: checked, not
-	// used yet (the several-hosts dashboard will).
+	// Hosts are the [[hosts]] tables, in the file's order: the hosts
+	// `subdash attach @NAME` and `@all` open.
 	Hosts []Host
 }
 
@@ -98,8 +99,8 @@ type Theme struct {
 	Line       int              // the line of background; 0 when not given
 }
 
-// Host is one [[hosts]] table: a host the several-hosts dashboard will
-// show (not used yet).
+// Host is one [[hosts]] table: a host `subdash attach @NAME` (or @all)
+// opens (SPEC §9, several hosts).
 type Host struct {
 	Name     string // how the dashboard names it; unique in the file
 	Target   string // ssh://[user@]host[:port]/abs/dir, or the absolute folder of a host here
