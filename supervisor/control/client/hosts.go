@@ -177,6 +177,14 @@ func (h *Hosts) swap(hc *hostConn, gen uint64, r *Remote, closer func()) {
 	info := r.Info()
 	cfg := r.HostConfig()
 	h.mu.Lock()
+	if h.ctx.Err() != nil { // detached meanwhile (Detach cancels, then takes the lock)
+		h.mu.Unlock()
+		r.Detach()
+		if closer != nil {
+			closer()
+		}
+		return
+	}
 	old, oldClose := hc.remote, hc.closer
 	hc.remote, hc.closer, hc.live = r, closer, gen
 	wasLost := hc.state.Lost
