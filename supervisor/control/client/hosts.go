@@ -481,21 +481,15 @@ func (h *Hosts) config() proto.HostConfig {
 	first := true
 	for _, hc := range h.hosts {
 		cfg.ReadOnly = cfg.ReadOnly && hc.t.ReadOnly
+		name := hc.t.Name // its pid and state are its row's: they change when it is lost and back
+		if hc.t.ReadOnly {
+			name += " (read-only)"
+		}
+		names = append(names, name)
 		if hc.remote == nil {
-			names = append(names, hc.t.Name+" (not answering yet)")
 			continue
 		}
 		c := hc.remote.HostConfig()
-		info := hc.remote.Info()
-		kind := info.Kind
-		if kind == "" {
-			kind = "host"
-		}
-		ro := ""
-		if hc.t.ReadOnly {
-			ro = ", read-only"
-		}
-		names = append(names, fmt.Sprintf("%s (subdash %s, pid %d%s)", hc.t.Name, kind, info.PID, ro))
 		cfg.MaxAgents += c.MaxAgents
 		cfg.Approvals = cfg.Approvals || c.Approvals
 		if c.PresetFormat != "" {
