@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
-	"github.com/subdash/subdash/supervisor/internal/stall"
 	"github.com/subdash/subdash/supervisor/proto"
-	"github.com/subdash/subdash/supervisor/runner"
 	"github.com/subdash/subdash/supervisor/termtext"
 )
 
@@ -172,27 +170,6 @@ func (n *notifier) reportOnce(err error, output string) {
 	n.s.warn(msg)
 }
 
-// warn adds a warning found while running: Config().Warnings lists it from
-// now on, and subscribers get it once in a Change.
-func (s *Supervisor) warn(msg string) {
-	s.mu.Lock()
-	s.warnings = append(s.warnings, msg)
-	s.mu.Unlock()
-	s.hub.Publish(proto.Change{Warnings: []string{msg}})
-}
-
-// spaceChanged is told by the free-space floor that logging paused or
-// resumed (SPEC §5): a warning on the host's screen and every viewer's
-// (stderr for serve and mcp); each agent's log pane says it too where its
-// output is held back.
-func (s *Supervisor) spaceChanged(paused bool, why string) {
-	if paused {
-		s.warn("logging paused: " + why + "; the agents keep running and their output shows on screen, but it is not written to their log files until space returns (free some, or move --state-dir); the journal still writes")
-		return
-	}
-	s.warn("logging resumed: the filesystem of " + s.cfg.StateDir + " has space again; each log pane and log file says how much output is missing")
-}
-
 // cappedBuffer keeps the first max bytes written to it and counts the rest.
 type cappedBuffer struct {
 	mu    sync.Mutex
@@ -240,143 +217,4 @@ func withoutKeys(env []string, keys ...string) []string {
 		}
 	}
 	return out
-}
-
-// Attention (SPEC §11): who needs the user; announce runs the notify
-// command above.
-
-// needYouLocked marks agent a as needing the user for reason (SPEC §11)
-// and returns the attention to announce. Call with s.mu held, then, after
-// unlocking, publish a Change for a and call s.announce with the result.
-//
-// This is the hook for approvals (SPEC §12): a pending approval request
-// marks its agent with reason "approval" through it, and the
-// dashboards, the status line, the jump key, notifications and
-// --notify-command all follow. A host that is shutting down marks nothing.
-func (s *Supervisor) needYouLocked(a *agent, reason string) *proto.Attention {
-	if s.shutdown {
-		return nil
-	}
-	s.attentionSeq++
-	at := &proto.Attention{Reason: reason, Since: proto.Time{Time: time.Now()}, Seq: s.attentionSeq, Text: attentionText(a, reason)}
-	a.needsYou = at
-	return at
-}
-
-// announce runs the notify command for a transition (nil: none).
-func (s *Supervisor) announce(id string, at *proto.Attention) {
-	if at != nil && s.notifier != nil {
-		s.notifier.notify(id, at)
-	}
-}
-
-// MarkSeen records that the user looked at agent id (selected it in a
-// dashboard): it no longer needs you (SPEC §11). Marking an agent that
-// does not need you changes nothing. The result is the agent's id and
-// status. Errors: "agent not found: <id>".
-func (s *Supervisor) MarkSeen(_ context.Context, id string) (proto.StatusResult, error) {
-	s.mu.Lock()
-	a, err := s.lookup(id)
-	if err != nil {
-		s.mu.Unlock()
-		return proto.StatusResult{}, err
-	}
-	was := a.needsYou
-	a.needsYou = nil
-	res := proto.StatusResult{AgentID: a.id, Status: a.status}
-	s.mu.Unlock()
-	if was != nil {
-		s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
-	}
-	return res, nil
-}
-
-// attentionText is the short summary of why agent a needs you, e.g.
-// "agent 3fa2c1d0 errored (submission failed with exit code 2): fix the
-// tests". Call with s.mu held.
-func attentionText(a *agent, reason string) string {
-	head := "agent " + termtext.ShortID(a.id) + " " + reason
-	switch {
-	case reason == string(proto.StatusErrored) && a.lastError != nil:
-		head += " (" + *a.lastError + ")"
-	case reason == proto.ReasonStalled:
-		head += " (no output, no event and no CPU time)"
-	}
-	return termtext.OneLine(head+": "+a.lastMessage, proto.MaxAttentionText)
-}
-
-func copyAttention(at *proto.Attention) *proto.Attention {
-	if at == nil {
-		return nil
-	}
-	v := *at
-	return &v
-}
-
-// watchStalls applies the stall rule (SPEC §11 "Stalled") every
-// stall.Interval to the running submissions, with one reading of /proc
-// for all of them where the runner is a runner.CPUMeter, until Shutdown
-// ended every submission. New starts it unless --stall-after is 0.
-func (s *Supervisor) watchStalls() {
-	t := time.NewTicker(stall.Interval(s.cfg.StallAfter))
-	defer t.Stop()
-	var cpu stall.CPU
-	if m, ok := s.cfg.Runner.(runner.CPUMeter); ok {
-		cpu = m.GroupCPU
-	}
-	warned := false // that /proc cannot be read, once
-	for {
-		select {
-		case <-s.stopped:
-			return
-		case now := <-t.C:
-			if err := stall.CheckAll(now, s.cfg.StallAfter, s.watched(), cpu); err != nil && !warned {
-				warned = true
-				s.warn("the stall rule cannot read the CPU time of process groups (" + err.Error() + "); it counts output and events only")
-			}
-		}
-	}
-}
-
-// watched lists the running submissions the stall rule checks: not
-// those not started yet, or ending. It takes s.mu.
-func (s *Supervisor) watched() []stall.Watched {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ws []stall.Watched
-	for _, a := range s.order {
-		sub := a.running
-		if sub == nil || sub.proc == nil || sub.reason != "" || sub.exited {
-			continue
-		}
-		ws = append(ws, stall.Watched{Clock: sub.clock, PGID: sub.proc.pgid, Paused: sub.appr != nil && len(sub.appr.pending) > 0,
-			Stalled: func() { s.stalled(a, sub) }, Cleared: func() { s.unstall(a, sub) }})
-	}
-	return ws
-}
-
-// stalled marks agent a, whose running submission sub just turned
-// stalled, as needing you once (reason stalled), unless it already does.
-func (s *Supervisor) stalled(a *agent, sub *submission) {
-	s.mu.Lock()
-	var at *proto.Attention
-	if a.running == sub && a.needsYou == nil {
-		at = s.needYouLocked(a, proto.ReasonStalled)
-	}
-	s.mu.Unlock()
-	s.journal.Write(journal.Event{Event: "stalled", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq,
-		Note: "no output, no event and no CPU time for " + proto.FormatDuration(s.cfg.StallAfter)})
-	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
-	s.announce(a.id, at)
-}
-
-// unstall says that agent a's stalled submission sub showed a sign of
-// life: its clock cleared the mark; the needs-you the stall raised goes.
-func (s *Supervisor) unstall(a *agent, sub *submission) {
-	s.mu.Lock()
-	if a.running == sub && a.needsYou != nil && a.needsYou.Reason == proto.ReasonStalled {
-		a.needsYou = nil
-	}
-	s.mu.Unlock()
-	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 }
