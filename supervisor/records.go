@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -360,4 +361,23 @@ func (sub *submission) setFiles(log, msg, prev string) string {
 		sub.files = &subFiles{log: log, msg: msg}
 	}
 	return prev
+}
+
+// ParseDuration reads a --restore-window or --log-retention value: a Go
+// duration ("36h", "90m"), a number of days ("7d", "30d"), or "0".
+func ParseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	d, err := time.ParseDuration(v)
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		var days float64
+		days, err = strconv.ParseFloat(n, 64)
+		d = time.Duration(days * float64(24*time.Hour))
+	}
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration: give days (7d), hours (36h) or 0", v)
+	case d < 0:
+		return 0, fmt.Errorf("%q is negative: give days (7d), hours (36h) or 0", v)
+	}
+	return d, nil
 }
