@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/subdash/subdash/supervisor/builtin"
 	"github.com/subdash/subdash/supervisor/internal/journal"
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/internal/steer"
@@ -59,9 +58,9 @@ func (s *Supervisor) steerSetupLocked(a *agent, sub *submission, opt *output.Opt
 		if st != runner.Stdout {
 			return
 		}
-		if id, r, ok := builtin.ParseTaken(line); ok {
+		if id, r, ok := transcript.ParseBuiltinTaken(line); ok {
 			s.steerTaken(a, sub, id, r, false)
-		} else if builtin.IsDone(line) {
+		} else if transcript.IsBuiltinEnd(line) {
 			s.steerResult(a, sub)
 		}
 	}
@@ -73,7 +72,7 @@ func steerVars(a *agent, sub *submission) []string {
 	if sub.steer == nil || a.preset.Structured() {
 		return nil
 	}
-	return []string{"SUBDASH_AGENT_INPUT=" + builtin.InputStreamJSON}
+	return []string{"SUBDASH_AGENT_INPUT=" + transcript.BuiltinInputStreamJSON}
 }
 
 // steerSessionLocked is the session id a steered line names.

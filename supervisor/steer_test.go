@@ -23,9 +23,9 @@ func newSteerSupervisor(t *testing.T, script string) *Supervisor {
 }
 
 // A steer into a running built-in agent answers at once with the
-// message's id and pending; the agent's TakenLine makes it folded in
-// list; at the agent's "done" nothing is pending, so stdin closes and the
-// submission completes.
+// message's id and pending; the agent's taken line
+// (transcript.BuiltinTakenLine) makes it folded in list; at the agent's
+// "done" nothing is pending, so stdin closes and the submission completes.
 func TestSteerFolded(t *testing.T) {
 	s := newSteerSupervisor(t, testkit.SteerAgent)
 	id := spawn(t, s, "audit .")

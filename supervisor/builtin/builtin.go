@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // Exit statuses returned by Run.
@@ -48,7 +50,7 @@ type config struct {
 	fsys        fs.FS         // the file system rooted at "/"; dataFS for real
 	pace        time.Duration // pause between output lines
 	maxFileSize int64         // find skips larger files, in bytes
-	input       string        // --input-format: "text" (the default) or InputStreamJSON
+	input       string        // --input-format: "text" (the default) or transcript.BuiltinInputStreamJSON
 	steer       *steering     // set by readSteered: messages taken while the task runs
 	delegate    Delegate      // the host that split spawns children through; nil outside one
 }
@@ -95,7 +97,7 @@ func RunDelegating(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 
 // readAndRun reads the task message from stdin and runs it with cfg.
 func readAndRun(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
-	if cfg.input == InputStreamJSON {
+	if cfg.input == transcript.BuiltinInputStreamJSON {
 		return readSteered(ctx, cfg, stdin, stdout, stderr)
 	}
 	msg, err := io.ReadAll(io.LimitReader(stdin, maxTaskSize))
@@ -130,7 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, status int, ok boo
 		warnf(stderr, "subdash agent: unexpected argument %q; the task is read from stdin\n", flags.Arg(0))
 		return cfg, StatusUsage, false
 	}
-	if cfg.input != "text" && cfg.input != InputStreamJSON {
+	if cfg.input != "text" && cfg.input != transcript.BuiltinInputStreamJSON {
 		fmt.Fprintf(stderr, "subdash agent: --input-format must be text or stream-json, got %q\n", cfg.input)
 		return cfg, StatusUsage, false
 	}

@@ -8,9 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // Steering (SPEC §11 steer): with --input-format stream-json (the host
@@ -19,13 +20,9 @@ import (
 // agent takes every further message between two files of the running
 // task (folded: a task it understands runs once the current one is done)
 // or, when one arrives after the last task ended, as a next task
-// (next_turn). Each is said on stdout in a line of its own (TakenLine),
-// which the host reads as the message's receipt. After each task the
-// agent says it is done (IsDone) and waits for more until stdin closes;
-// the host closes it when no steered message waits for its receipt.
-
-// InputStreamJSON is the --input-format value of steering.
-const InputStreamJSON = "stream-json"
+// (next_turn). It says each message it takes, and the end of each task,
+// in the lines of transcript's built-in protocol (BuiltinTakenLine,
+// BuiltinDone, BuiltinFailed), the package the host reads them with.
 
 // inMessage is one message read from stdin in stream-json.
 type inMessage struct {
@@ -72,36 +69,11 @@ type steering struct {
 	after []string         // tasks taken during a task, run once it is done
 }
 
-// The receipt words of TakenLine, as SPEC §11 names them.
+// The receipt words of a taken message, as SPEC §11 names them.
 const (
 	receiptFolded   = "folded"
 	receiptNextTurn = "next_turn"
 )
-
-// takenPrefix starts every line that says a message was taken.
-const takenPrefix = "↪ took message "
-
-var takenRE = regexp.MustCompile(`^↪ took message ([0-9A-Za-z-]+) \((folded|next_turn)\)`)
-
-// TakenLine is the line the agent writes when it takes message id with
-// receipt ("folded" or "next_turn"), saying where: "↪ took message <id>
-// (folded) after 3 files, before ui/x.go: also audit tests".
-func TakenLine(id, receipt, where, text string) string {
-	return takenPrefix + id + " (" + receipt + ") " + where + ": " + sanitize(oneLine(text))
-}
-
-// ParseTaken reads a TakenLine (raw stdout, its newline optional) and
-// returns the message id and the receipt; ok is false for any other line.
-func ParseTaken(line []byte) (id, receipt string, ok bool) {
-	if !bytes.HasPrefix(line, []byte(takenPrefix)) {
-		return "", "", false
-	}
-	m := takenRE.FindSubmatch(line)
-	if m == nil {
-		return "", "", false
-	}
-	return string(m[1]), string(m[2]), true
-}
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
@@ -137,7 +109,7 @@ func (p *printer) steered(visit func(file) error) func(file) error {
 // take says that m was taken and, when it is a task, keeps it for after
 // the running one.
 func (p *printer) take(m inMessage, receipt, where string) error {
-	p.printf("%s", TakenLine(m.id, receipt, where, m.text))
+	p.printf("%s", transcript.BuiltinTakenLine(m.id, receipt, where, sanitize(oneLine(m.text))))
 	if p.err != nil {
 		return p.err
 	}
@@ -238,28 +210,14 @@ func readSteered(ctx context.Context, cfg config, stdin io.Reader, stdout, stder
 	return status
 }
 
-// doneLine and failedLine end every task in stream-json, by its outcome:
-// the agent then takes more messages until stdin closes (as claude does
-// after a result), and the host closes it when no steered message is
-// pending (IsDone).
-const (
-	doneLine   = "↪ task done"
-	failedLine = "↪ task failed"
-)
-
-// endLine is the line that ends a task whose run returned status.
+// endLine is the line that ends a task whose run returned status: the
+// agent then takes more messages until stdin closes (as claude does after
+// a result), and the host closes it when no steered message is pending.
 func endLine(status int) string {
 	if status == StatusOK {
-		return doneLine
+		return transcript.BuiltinDone
 	}
-	return failedLine
-}
-
-// IsDone reports whether a raw stdout line is the one that ends a task in
-// stream-json, done or failed (its newline optional).
-func IsDone(line []byte) bool {
-	s := string(bytes.TrimRight(line, "\r\n"))
-	return s == doneLine || s == failedLine
+	return transcript.BuiltinFailed
 }
 
 // takenWait bounds how long the end of a task waits for the host to take

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // endWatch is an agent's stdout that notes, when the line ending a task
@@ -25,7 +26,7 @@ type endWatch struct {
 }
 
 func (e *endWatch) Write(p []byte) (int, error) {
-	if IsDone(p) {
+	if transcript.IsBuiltinEnd(p) {
 		n, _ := unix.IoctlGetInt(int(e.stderr.Fd()), unix.TIOCINQ)
 		e.mu.Lock()
 		e.held = append(e.held, n)
@@ -66,9 +67,9 @@ func TestSteeredEndFollowsItsErrors(t *testing.T) {
 		}
 	}()
 	write(t, w, userJSON("first", "do nonsense"))
-	waitFor(t, &out.SyncBuffer, failedLine)
+	waitFor(t, &out.SyncBuffer, transcript.BuiltinFailed)
 	write(t, w, userJSON("second", "summarize ."))
-	waitFor(t, &out.SyncBuffer, doneLine)
+	waitFor(t, &out.SyncBuffer, transcript.BuiltinDone)
 	w.Close() //nolint:errcheck // stdin's end: the agent ends
 	select {
 	case <-done:
@@ -84,7 +85,7 @@ func TestSteeredEndFollowsItsErrors(t *testing.T) {
 		t.Fatalf("the end lines were written with %v bytes of stderr not taken yet, want none", out.held)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if last := lines[len(lines)-1]; last != doneLine {
-		t.Fatalf("the output ends with %q, want %q:\n%s", last, doneLine, out.String())
+	if last := lines[len(lines)-1]; last != transcript.BuiltinDone {
+		t.Fatalf("the output ends with %q, want %q:\n%s", last, transcript.BuiltinDone, out.String())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/internal/testkit"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 func userJSON(id, text string) string {
@@ -50,25 +51,25 @@ func TestSteeredRun(t *testing.T) {
 	write(t, w, userJSON("first", "find TODO in ."))
 	waitFor(t, &out, "f03.go")
 	write(t, w, userJSON("11111111-2222-3333-4444-555555555555", "also find FIXME in tests"))
-	waitFor(t, &out, doneLine)
+	waitFor(t, &out, transcript.BuiltinDone)
 	got := out.String()
 	taken := lineWith(got, "↪ took message 11111111")
 	if !strings.Contains(taken, "(folded) after ") || !strings.Contains(taken, ", before ") || !strings.HasSuffix(taken, ": also find FIXME in tests") {
 		t.Errorf("folded line = %q", taken)
 	}
-	if id, r, ok := ParseTaken([]byte(taken + "\n")); !ok || id != "11111111-2222-3333-4444-555555555555" || r != "folded" {
-		t.Errorf("ParseTaken(%q) = %q %q %v", taken, id, r, ok)
+	if id, r, ok := transcript.ParseBuiltinTaken([]byte(taken + "\n")); !ok || id != "11111111-2222-3333-4444-555555555555" || r != "folded" {
+		t.Errorf("ParseBuiltinTaken(%q) = %q %q %v", taken, id, r, ok)
 	}
 	if !strings.Contains(got, "tests/a_test.go:1: // FIXME: flaky") {
 		t.Errorf("the folded task did not run:\n%s", got)
 	}
-	if strings.Count(got, doneLine) != 1 {
+	if strings.Count(got, transcript.BuiltinDone) != 1 {
 		t.Errorf("want one done line after the first task and its folded one:\n%s", got)
 	}
 	write(t, w, userJSON("next-1", "summarize tests"))
 	waitFor(t, &out, "(next_turn) as a next task")
 	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(out.String(), doneLine) < 2 && time.Now().Before(deadline) {
+	for strings.Count(out.String(), transcript.BuiltinDone) < 2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	w.Close()
@@ -80,7 +81,7 @@ func TestSteeredRun(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the agent did not end when stdin closed")
 	}
-	if got := out.String(); !strings.Contains(got, "1 file") || strings.Count(got, doneLine) != 2 {
+	if got := out.String(); !strings.Contains(got, "1 file") || strings.Count(got, transcript.BuiltinDone) != 2 {
 		t.Errorf("next task output:\n%s", got)
 	}
 }
