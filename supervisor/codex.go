@@ -126,7 +126,7 @@ func (s *Supervisor) codexUndelivered(a *agent, sub *submission, id, why string)
 		return
 	}
 	note := why + ": queued for the next submission"
-	if err := s.post(a, &mailItem{msg: m, trigger: true}); err != nil {
+	if err := s.put(a, m, true, ""); err != nil {
 		note = why + ", and it was dropped: " + err.Error()
 	}
 	s.mu.Lock()

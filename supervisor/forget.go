@@ -80,8 +80,5 @@ func (s *Supervisor) removeLocked(a *agent) {
 			s.lineMem.Forget(sub.out)
 		}
 	}
-	for _, it := range append(a.inbox, a.handed...) {
-		it.msg.Discard()
-	}
-	a.inbox, a.handed = nil, nil
+	a.mailbox.DropAll()
 }

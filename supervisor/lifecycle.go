@@ -353,7 +353,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 		// Queued messages start now (SPEC §11), unless the host is ending
 		// (they stay in the journal for the next host's agent) or the
 		// submission was interrupted (they wait for the next one).
-		if hasTriggerLocked(a) && !s.shutdown && sub.reason != "interrupted" {
+		if a.mailbox.HasQueued() && !s.shutdown && sub.reason != "interrupted" {
 			var err error
 			if next, err = s.newSubmissionLocked(a, nil); err != nil {
 				nextErr = err.Error()
@@ -383,7 +383,7 @@ func (s *Supervisor) endSubmission(a *agent, sub *submission, p *proc, note, sta
 	if ended {
 		// before done: the operation that stopped it returns with the
 		// item in its parent's mailbox
-		s.postEnd(a, endedAs)
+		s.putEnd(a, endedAs)
 	}
 	s.mu.Lock()
 	a.ending = false

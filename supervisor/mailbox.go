@@ -3,37 +3,24 @@ package supervisor
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
-	"github.com/subdash/subdash/supervisor/internal/journal"
+	"github.com/subdash/subdash/supervisor/internal/mailbox"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// Mailboxes of the multi-agent family (SPEC §14). Each agent has one (its
-// inbox, queue.go); each `subdash mcp --tools multi-agent` session has a
-// root mailbox of its own, so two orchestrators on one host never take
-// each other's items. The end of a child (completed, errored, or
-// interrupted or closed by someone but its parent) becomes an item of its
-// parent's mailbox: its parent agent's, or, for a child of the root, that
-// of the session that spawned it. A wait hands the items over and keeps
-// them until the next wait acknowledges them by number, so an answer lost
-// on the way loses nothing; a submission of the agent takes what no wait
-// took. Every item is journaled until it is taken.
+// Mailboxes of the multi-agent family (SPEC §14, internal/mailbox): each
+// agent has one (agent.mailbox), each `subdash mcp --tools multi-agent`
+// session a root mailbox (Supervisor.roots); s.mu guards them all. Here
+// the ends of children are put in, and waits hand items over.
 
-// sessionBox is the root mailbox of one MCP session.
-type sessionBox struct {
-	items  []*mailItem // not handed over yet, oldest first
-	handed []*mailItem // handed over by a wait, not acknowledged yet
-}
-
-// sessionLocked returns the root mailbox of session, made when new. Call
+// rootLocked returns the root mailbox of session, made when new. Call
 // with s.mu held.
-func (s *Supervisor) sessionLocked(session string) *sessionBox {
-	b := s.sessions[session]
+func (s *Supervisor) rootLocked(session string) *mailbox.Box {
+	b := s.roots[session]
 	if b == nil {
-		b = &sessionBox{}
-		s.sessions[session] = b
+		b = &mailbox.Box{}
+		s.roots[session] = b
 	}
 	return b
 }
@@ -41,14 +28,8 @@ func (s *Supervisor) sessionLocked(session string) *sessionBox {
 // wakeLocked wakes every wait on a mailbox: one of them changed. Call with
 // s.mu held.
 func (s *Supervisor) wakeLocked() {
-	close(s.mailWake)
-	s.mailWake = make(chan struct{})
-}
-
-// textMessage is a Message of text, which needs no checks (an item the
-// host wrote itself).
-func textMessage(text string) *Message {
-	return &Message{text: text, head: journal.MessageHead(text), size: len(text)}
+	close(s.mailboxWake)
+	s.mailboxWake = make(chan struct{})
 }
 
 // rootSessionLocked returns the session whose root mailbox is the root of
@@ -86,12 +67,13 @@ func (s *Supervisor) stoppedByLocked(a *agent, sub *submission, c proto.Caller) 
 // checkJoinLocked refuses own when the messages held for agent a and it
 // would make a message over the limit (joinMessages). Call with s.mu held.
 func checkJoinLocked(a *agent, own *Message) error {
-	if len(a.inbox) == 0 {
+	items := a.mailbox.Items()
+	if len(items) == 0 {
 		return nil
 	}
 	parts := []*Message{own}
-	for _, it := range a.inbox {
-		parts = append(parts, it.msg)
+	for _, it := range items {
+		parts = append(parts, messageOf(it))
 	}
 	if size := joinedSize(parts); size > proto.MaxMessageBytes {
 		return errJoinTooLong(size)
@@ -99,12 +81,12 @@ func checkJoinLocked(a *agent, own *Message) error {
 	return nil
 }
 
-// postEnd puts into the mailbox of agent a's parent the item that says how
+// putEnd puts into the mailbox of agent a's parent the item that says how
 // a ended, or that it was closed (SPEC §14): ta is a as it was when the
 // turn ended, taken before a queued message could start its next turn, so
 // the item says how that turn went. A parent that is closed, or a child of
 // the root that no multi-agent session spawned, gets none.
-func (s *Supervisor) postEnd(a *agent, ta proto.TreeAgent) {
+func (s *Supervisor) putEnd(a *agent, ta proto.TreeAgent) {
 	s.mu.Lock()
 	detail := ""
 	switch {
@@ -119,27 +101,24 @@ func (s *Supervisor) postEnd(a *agent, ta proto.TreeAgent) {
 	case ta.LastMessage != nil:
 		detail = *ta.LastMessage
 	}
-	item := &mailItem{seq: s.mailSeq.Add(1), from: a.path, at: time.Now(),
-		msg: textMessage(proto.FormatEnd(a.path, ta.Status, detail)),
-		end: &childEnd{agentID: a.id, path: a.path, status: ta.Status, detail: detail}}
-	ev := journal.Event{Event: "mail", Mail: mailRecord(item)}
+	item := mailbox.NewEnd(s.mailboxSeq.Add(1), time.Now(), mailbox.End{AgentID: a.id, Path: a.path, Status: ta.Status, Detail: detail})
+	var owner mailbox.Owner
 	p := s.agents[a.parentID]
 	switch {
 	case p != nil && p.status != proto.StatusClosed:
-		p.inbox = append(p.inbox, item)
-		ev.AgentID = p.id
+		p.mailbox.Put(item)
+		owner.AgentID = p.id
 	case a.parentID == "" && a.session != "":
-		b := s.sessionLocked(a.session)
-		b.items = append(b.items, item)
-		ev.Session = a.session
+		s.rootLocked(a.session).Put(item)
+		owner.Session = a.session
 	default:
 		s.mu.Unlock()
 		return
 	}
 	s.wakeLocked()
 	s.mu.Unlock()
-	s.journal.Write(ev)
-	if ev.AgentID != "" {
+	s.journal.Write(owner.Put(item))
+	if owner.AgentID != "" {
 		s.hub.Publish(proto.Change{AgentID: p.id, Agent: true})
 	}
 }
@@ -297,7 +276,7 @@ func (s *Supervisor) WaitMailbox(ctx context.Context, timeoutMS *int, ack uint64
 	if c.AgentID == "" && c.Session == "" {
 		return proto.MailboxResult{}, &proto.Error{Code: proto.CodeInvalid, Message: "wait_agent waits on the mailbox of an agent or of a `subdash mcp --tools multi-agent` session; this caller has none"}
 	}
-	s.ackMail(c, ack)
+	s.ackMailbox(c, ack)
 	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
 	defer timer.Stop()
 	for {
@@ -316,46 +295,44 @@ func (s *Supervisor) WaitMailbox(ctx context.Context, timeoutMS *int, ack uint64
 	}
 }
 
-// mailboxLocked returns the items and the handed-over items of caller c's
-// mailbox, and the agent it belongs to (nil for a session's). Errors: the
-// caller's agent is gone. Call with s.mu held.
-func (s *Supervisor) mailboxLocked(c proto.Caller) (items, handed *[]*mailItem, a *agent, err error) {
+// mailboxLocked returns caller c's mailbox, and the agent it belongs to
+// (nil for a session's). Errors: the caller's agent is gone. Call with
+// s.mu held.
+func (s *Supervisor) mailboxLocked(c proto.Caller) (*mailbox.Box, *agent, error) {
 	if c.AgentID != "" {
-		a = s.agents[c.AgentID]
+		a := s.agents[c.AgentID]
 		if a == nil {
-			return nil, nil, nil, proto.ErrNotFound(c.AgentID)
+			return nil, nil, proto.ErrNotFound(c.AgentID)
 		}
-		return &a.inbox, &a.handed, a, nil
+		return &a.mailbox, a, nil
 	}
-	b := s.sessionLocked(c.Session)
-	return &b.items, &b.handed, nil, nil
+	return s.rootLocked(c.Session), nil, nil
 }
 
-// ackMail takes the items numbered up to ack out of the caller's handed
-// over items, for good.
-func (s *Supervisor) ackMail(c proto.Caller, ack uint64) {
+// ownerOf names caller c's mailbox in the journal: that of its agent a
+// (nil: the session's).
+func ownerOf(c proto.Caller, a *agent) mailbox.Owner {
+	if a != nil {
+		return mailbox.Owner{AgentID: a.id}
+	}
+	return mailbox.Owner{Session: c.Session}
+}
+
+// ackMailbox takes the items numbered up to ack out of the caller's
+// handed over items, for good.
+func (s *Supervisor) ackMailbox(c proto.Caller, ack uint64) {
 	if ack == 0 {
 		return
 	}
 	s.mu.Lock()
-	_, handed, a, err := s.mailboxLocked(c)
+	b, a, err := s.mailboxLocked(c)
 	var gone []uint64
 	if err == nil {
-		*handed = slices.DeleteFunc(*handed, func(it *mailItem) bool {
-			if it.seq <= ack {
-				gone = append(gone, it.seq)
-				it.msg.Discard()
-			}
-			return it.seq <= ack
-		})
+		gone = b.Ack(ack)
 	}
 	s.mu.Unlock()
 	if len(gone) > 0 {
-		ev := journal.Event{Event: "mail_taken", Seqs: gone, Session: c.Session, Note: "acknowledged by a wait"}
-		if a != nil {
-			ev.AgentID, ev.Session = a.id, ""
-		}
-		s.journal.Write(ev)
+		s.journal.Write(ownerOf(c, a).Taken(gone))
 	}
 }
 
@@ -365,23 +342,25 @@ func (s *Supervisor) ackMail(c proto.Caller, ack uint64) {
 func (s *Supervisor) handOver(c proto.Caller) (proto.MailboxResult, <-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	items, handed, a, err := s.mailboxLocked(c)
+	b, a, err := s.mailboxLocked(c)
 	if err != nil {
 		return proto.MailboxResult{}, nil, err
 	}
-	*handed = append(*handed, *items...)
-	*items = nil
-	if len(*handed) > 0 {
+	if handed := b.HandOver(); len(handed) > 0 {
+		to := proto.RootPath
+		if a != nil {
+			to = a.path
+		}
 		res := proto.MailboxResult{Activity: proto.ActivityMailbox}
-		for _, it := range *handed {
-			res.Items = append(res.Items, s.mailItemLocked(it, a))
+		for _, it := range handed {
+			res.Items = append(res.Items, it.Answer(to))
 		}
 		return res, nil, nil
 	}
 	if a != nil && a.status == proto.StatusClosed || s.stoppedNow() {
 		return proto.MailboxResult{Activity: proto.ActivityClosed, Items: []proto.MailItem{}}, nil, nil
 	}
-	return proto.MailboxResult{}, s.mailWake, nil
+	return proto.MailboxResult{}, s.mailboxWake, nil
 }
 
 // stoppedNow reports whether Shutdown has ended every submission.
@@ -392,28 +371,6 @@ func (s *Supervisor) stoppedNow() bool {
 	default:
 		return false
 	}
-}
-
-// mailItemLocked is item as a wait hands it over to owner's caller (nil:
-// a session's): an end as Memo's completion text, a message as Memo's
-// agent_message (its head, when the whole is too long for an answer).
-func (s *Supervisor) mailItemLocked(it *mailItem, owner *agent) proto.MailItem {
-	out := proto.MailItem{Seq: it.seq, From: it.from, Text: it.msg.head}
-	if e := it.end; e != nil {
-		out.EndOf, out.Path, out.Status = e.agentID, e.path, e.status
-		out.Text = proto.FormatEnd(e.path, e.status, e.detail)
-		return out
-	}
-	to := proto.RootPath
-	if owner != nil {
-		to = owner.path
-	}
-	text := it.msg.head
-	if it.msg.path != "" && proto.MessageCut(text) {
-		text += " (the whole message is in " + it.msg.path + ")"
-	}
-	out.Text = proto.FormatMessage(it.from, to, text)
-	return out
 }
 
 // deliver gives agent a the message m of a follow-up (SPEC §14,
@@ -442,9 +399,9 @@ func (s *Supervisor) deliver(ctx context.Context, a *agent, m *Message) error {
 			return err
 		}
 		if !idle || full {
-			// post starts it, or has it wait for a slot, when the agent
+			// put starts it, or has it wait for a slot, when the agent
 			// runs nothing by then
-			return s.post(a, &mailItem{msg: m, trigger: true, from: from})
+			return s.put(a, m, true, from)
 		}
 		_, err := s.sendMessage(ctx, a.id, m, false)
 		if c := proto.CodeOf(err); c != proto.CodeBusy && c != proto.CodeLimit {
@@ -462,7 +419,7 @@ func (s *Supervisor) startPending() {
 		var a *agent
 		if !s.shutdown && s.runningCount() < s.cfg.MaxAgents {
 			for _, o := range s.order {
-				if o.pending && !hasTriggerLocked(o) {
+				if o.pending && !o.mailbox.HasQueued() {
 					o.pending = false // nothing queued is left to start: a start with a nil message would crash the host
 					continue
 				}

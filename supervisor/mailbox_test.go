@@ -53,8 +53,8 @@ func TestMailboxOfAnAgentAndOfTheRoot(t *testing.T) {
 	if _, again := waitMail(t, s, ctx, 0); len(again) != 1 {
 		t.Fatalf("an item not acknowledged is not handed over again: %q", again)
 	}
-	s.ackMail(proto.CallerOf(ctx), first) // what the next wait does first
-	if n := mailOf(s, "orchestrator"); n != 0 {
+	s.ackMailbox(proto.CallerOf(ctx), first) // what the next wait does first
+	if n := rootItems(s, "orchestrator"); n != 0 {
 		t.Fatalf("%d items after the acknowledgement", n)
 	}
 	worker, err := s.SpawnTree(inLead, "ok done", "worker")
@@ -74,7 +74,7 @@ func TestMailboxOfAnAgentAndOfTheRoot(t *testing.T) {
 	if err != nil || before.Status != proto.TreeRunning {
 		t.Fatalf("interrupt: %+v %v", before, err)
 	}
-	if n := mailOf(s, "orchestrator"); n != 0 {
+	if n := rootItems(s, "orchestrator"); n != 0 {
 		t.Fatalf("the parent's own interrupt made %d item(s)", n)
 	}
 	if l, _ := s.ListTree(inLead, ""); len(l.Agents) != 2 || l.Agents[0].AgentPath != "/root/lead" || l.Agents[1].Status != proto.TreeCompleted {
@@ -108,20 +108,20 @@ func TestMailboxSurvivesARestart(t *testing.T) {
 	if strings.Join(texts, "|") != strings.Join(want, "|") {
 		t.Fatalf("after the restart: %q\nwant %q", texts, want)
 	}
-	if n := mailOf(s, "another"); n != 0 {
+	if n := rootItems(s, "another"); n != 0 {
 		t.Fatalf("another session has %d item(s)", n)
 	}
 }
 
-// mailOf counts the items of session's root mailbox, handed over or not.
-func mailOf(s *Supervisor, session string) int {
+// rootItems counts the items of session's root mailbox, handed over or
+// not.
+func rootItems(s *Supervisor, session string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.sessions[session]
-	if b == nil {
-		return 0
+	if b := s.roots[session]; b != nil {
+		return b.Len()
 	}
-	return len(b.items) + len(b.handed)
+	return 0
 }
 
 // TestEndItemSaysHowTheTurnEnded: a follow-up taken while the child runs

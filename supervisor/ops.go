@@ -301,7 +301,7 @@ func (s *Supervisor) closeTreeLocked(c proto.Caller, tree []*agent, now time.Tim
 		if d != root {
 			d.closedBy = root.id
 		}
-		cl.dropped, cl.msgs = dropInboxLocked(d)
+		cl.dropped, cl.msgs = dropMailboxLocked(d)
 		s.tookFinalLocked(d)
 		cl.at = s.needYouLocked(d, string(proto.StatusClosed))
 		closed = append(closed, cl)
@@ -329,7 +329,7 @@ func (s *Supervisor) endCloses(closed []closing, roots []*agent) {
 		if cl.sub != nil {
 			<-cl.sub.done
 		} else if slices.Contains(roots, cl.a) {
-			s.postEnd(cl.a, s.treeAgent(cl.a))
+			s.putEnd(cl.a, s.treeAgent(cl.a))
 		}
 	}
 }

@@ -7,45 +7,18 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
+	"github.com/subdash/subdash/supervisor/internal/mailbox"
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// An agent's mailbox (SPEC §11, §14): the messages held for its next
-// submission, in the order they came, and the ends of its children that
-// it has not taken yet. A queued message (Queue, followup_task of a
-// running agent) starts that next submission as soon as the running one
-// ends by itself; a held one (send_message) waits for it. The next
-// submission takes the whole mailbox, each item's text a part of its
-// message before its own (joinMessages). Interrupt keeps the mailbox, as
-// Memo keeps its own; close drops it and says so. Each item is journaled
-// with its whole text in a file of the run, so a later host restores it.
-
-// mailItem is one item of a mailbox.
-type mailItem struct {
-	seq uint64   // numbers the items of every mailbox of the host, in order
-	msg *Message // what the next submission takes: kept in file once queued
-	// trigger: a queued message, which starts the next submission when
-	// the running one ends by itself; false: held until then.
-	trigger bool
-	from    string    // the sender's path, "" for a person or program
-	at      time.Time // when it came
-	// end is set for the end of a child (SPEC §14), whose text msg holds
-	// as Memo hands it to its model; nil for a message.
-	end *childEnd
-}
-
-// childEnd is what a mailbox item says of a child that ended, or that a
-// person interrupted or closed.
-type childEnd struct {
-	agentID, path string
-	status        string // the multi-agent family's word (proto.TreeStatus)
-	detail        string // its last answer or error
-}
+// Queueing (SPEC §11): the messages held or queued for an agent's next
+// submission are items of its mailbox (internal/mailbox), which this
+// host guards with s.mu; each item's message is kept in a file of the run
+// before the item is journaled.
 
 // Queue keeps message to start as agent id's next submission as soon as
 // its running submission ends by itself, completed or errored (SPEC §11):
@@ -105,36 +78,35 @@ func (s *Supervisor) queueMessage(ctx context.Context, id string, m *Message) (p
 		}
 		from := s.pathOfLocked(c)
 		s.mu.Unlock()
-		return s.postItem(a, &mailItem{msg: m, trigger: true, from: from})
+		return s.putMessage(a, m, true, from)
 	}
 }
 
-// post is postItem without its result.
-func (s *Supervisor) post(a *agent, item *mailItem) error {
-	_, err := s.postItem(a, item)
+// put is putMessage without its result.
+func (s *Supervisor) put(a *agent, m *Message, queued bool, from string) error {
+	_, err := s.putMessage(a, m, queued, from)
 	return err
 }
 
-// postItem puts item into agent a's mailbox: its message is kept in a
+// putMessage puts message m from the agent at path from ("" for a person
+// or program) into agent a's mailbox, queued or held: it is kept in a
 // file of the run first (SPEC §10: a later host restores it), then the
-// item is journaled and the agent's summary published. A queued item
-// (trigger) that finds a running nothing, whatever the caller saw before,
-// starts a's next submission at once (startQueuedLocked). The result says
-// what became of the item: held (Queued, with a's status: running when
-// the end of its submission takes it, else waiting for a slot, its
-// summary's pending_start), or the submission it started. Errors: the
-// file cannot be written; the agent was closed or forgotten meanwhile
-// (the message is not kept then).
-func (s *Supervisor) postItem(a *agent, item *mailItem) (proto.SendResult, error) {
-	item.seq = s.mailSeq.Add(1)
-	item.at = time.Now()
-	file := filepath.Join(s.runDir, a.id, "mail-"+strconv.FormatUint(item.seq, 10)+".msg")
-	if err := item.msg.keep(file); err != nil {
-		return proto.SendResult{}, errKeepMessage(file, err)
+// item is journaled and the agent's summary published. A queued message
+// that finds a running nothing, whatever the caller saw before, starts
+// a's next submission at once (startQueuedLocked). The result says what
+// became of it: held (Queued, with a's status: running when the end of
+// its submission takes it, else waiting for a slot, its summary's
+// pending_start), or the submission it started. Errors: the file cannot
+// be written; the agent was closed or forgotten meanwhile (the message is
+// not kept then).
+func (s *Supervisor) putMessage(a *agent, m *Message, queued bool, from string) (proto.SendResult, error) {
+	item := &mailbox.Item{Seq: s.mailboxSeq.Add(1), Queued: queued, From: from, At: time.Now(), Head: m.head, Size: m.size}
+	item.File = mailbox.File(filepath.Join(s.runDir, a.id), item.Seq)
+	if err := m.keep(item.File); err != nil {
+		return proto.SendResult{}, errKeepMessage(item.File, err)
 	}
-	item.msg = &Message{path: file, head: item.msg.head, size: item.msg.size}
 	s.mu.Lock()
-	for item.trigger && a.ending && a.running == nil && !a.replacing {
+	for queued && a.ending && a.running == nil && !a.replacing {
 		// The end of its submission is being journaled, and that end
 		// found no queued message: what starts next is decided once it
 		// is written, so that the journal keeps the order of the two.
@@ -145,25 +117,25 @@ func (s *Supervisor) postItem(a *agent, item *mailItem) (proto.SendResult, error
 	}
 	if _, ok := s.agents[a.id]; !ok || a.status == proto.StatusClosed {
 		s.mu.Unlock()
-		item.msg.Discard()
+		item.Discard()
 		if !ok {
 			return proto.SendResult{}, proto.ErrNotFound(a.id)
 		}
 		return proto.SendResult{}, proto.ErrClosed(a.id)
 	}
-	a.inbox = append(a.inbox, item)
-	a.updatedAt = item.at
+	a.mailbox.Put(item)
+	a.updatedAt = item.At
 	var next *submission
 	var nextErr error
-	if item.trigger {
+	if queued {
 		next, nextErr = s.startQueuedLocked(a)
 	}
 	res := proto.SendResult{AgentID: a.id, Status: a.status, Queued: true}
 	s.mu.Unlock()
-	s.journal.Write(journal.Event{Event: "mail", AgentID: a.id, Mail: mailRecord(item)})
+	s.journal.Write(mailbox.Owner{AgentID: a.id}.Put(item))
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	if nextErr != nil {
-		s.mailKept(a, nextErr)
+		s.mailboxKept(a, nextErr)
 	}
 	if next == nil {
 		return res, nil
@@ -189,7 +161,7 @@ func (s *Supervisor) postItem(a *agent, item *mailItem) (proto.SendResult, error
 // a.ending).
 func (s *Supervisor) startQueuedLocked(a *agent) (*submission, error) {
 	switch {
-	case a.running != nil || a.replacing || a.status == proto.StatusClosed || s.shutdown || !hasTriggerLocked(a):
+	case a.running != nil || a.replacing || a.status == proto.StatusClosed || s.shutdown || !a.mailbox.HasQueued():
 		return nil, nil
 	case s.runningCount() >= s.cfg.MaxAgents:
 		a.pending = true // the next end of any submission starts it (startPending)
@@ -198,10 +170,10 @@ func (s *Supervisor) startQueuedLocked(a *agent) (*submission, error) {
 	return s.newSubmissionLocked(a, nil)
 }
 
-// mailKept journals and says on the screen that agent a's queued messages
-// could not start its next submission, and why; they stay held.
-func (s *Supervisor) mailKept(a *agent, err error) {
-	s.journal.Write(journal.Event{Event: "mail_kept", AgentID: a.id, Note: "the queued messages were not started: " + err.Error()})
+// mailboxKept journals and says on the screen that agent a's queued
+// messages could not start its next submission, and why; they stay held.
+func (s *Supervisor) mailboxKept(a *agent, err error) {
+	s.journal.Write(mailbox.Owner{AgentID: a.id}.Kept(err))
 	s.warn(fmt.Sprintf("agent %s: the queued messages were not started: %v", a.id, err))
 }
 
@@ -227,56 +199,44 @@ func (s *Supervisor) CancelQueue(ctx context.Context, id string) (proto.StatusRe
 		s.mu.Unlock()
 		return proto.StatusResult{}, err
 	}
-	last := -1
-	for i, it := range a.inbox {
-		if it.end == nil {
-			last = i
-		}
-	}
-	if last < 0 {
+	item := a.mailbox.CancelLast()
+	if item == nil {
 		s.mu.Unlock()
 		return proto.StatusResult{}, proto.ErrNoQueue(a.id)
 	}
-	item := a.inbox[last]
-	a.inbox = append(a.inbox[:last:last], a.inbox[last+1:]...)
-	a.pending = a.pending && hasTriggerLocked(a) // nothing left to wait for a slot
+	a.pending = a.pending && a.mailbox.HasQueued() // nothing left to wait for a slot
 	a.updatedAt = time.Now()
 	res := proto.StatusResult{AgentID: a.id, Status: a.status, DroppedQueued: true}
 	s.mu.Unlock()
-	item.msg.Discard()
-	s.journal.Write(journal.Event{Event: "mail_removed", AgentID: a.id, Seqs: []uint64{item.seq}, Note: "cancelled"})
+	item.Discard()
+	s.journal.Write(mailbox.Owner{AgentID: a.id}.Removed([]uint64{item.Seq}, "cancelled"))
 	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	return res, nil
 }
 
-// dropInboxLocked empties agent a's mailbox (close, SPEC §11), so that it
-// no longer waits for a slot either, and returns the items' numbers and
-// whether any was a message. Call with s.mu held; the caller journals the
-// numbers (journalDropped) after unlocking.
-func dropInboxLocked(a *agent) (seqs []uint64, messages bool) {
-	for _, it := range a.inbox {
-		seqs = append(seqs, it.seq)
-		messages = messages || it.end == nil
-		it.msg.Discard()
-	}
-	a.inbox = nil
+// dropMailboxLocked empties agent a's mailbox (close, SPEC §11), so that
+// it no longer waits for a slot either, and returns the items' numbers
+// and whether any was a message. Call with s.mu held; the caller journals
+// the numbers (journalDropped) after unlocking.
+func dropMailboxLocked(a *agent) (seqs []uint64, messages bool) {
 	a.pending = false // nothing left to wait for a slot
-	return seqs, messages
+	return a.mailbox.Drop()
 }
 
-// takeInboxLocked empties agent a's mailbox into the parts of its next
+// takeMailboxLocked empties agent a's mailbox into the parts of its next
 // submission's message, own last (nil for none), and returns the message
 // and the items' numbers. Errors: the joined message is too long (the
 // mailbox is left as it was). Call with s.mu held.
-func takeInboxLocked(a *agent, own *Message) (*Message, []uint64, error) {
-	if len(a.inbox) == 0 {
+func takeMailboxLocked(a *agent, own *Message) (*Message, []uint64, error) {
+	items := a.mailbox.Items()
+	if len(items) == 0 {
 		return own, nil, nil
 	}
-	parts := make([]*Message, 0, len(a.inbox)+1)
-	seqs := make([]uint64, 0, len(a.inbox))
-	for _, it := range a.inbox {
-		parts = append(parts, it.msg)
-		seqs = append(seqs, it.seq)
+	parts := make([]*Message, 0, len(items)+1)
+	seqs := make([]uint64, 0, len(items))
+	for _, it := range items {
+		parts = append(parts, messageOf(it))
+		seqs = append(seqs, it.Seq)
 	}
 	if own != nil {
 		parts = append(parts, own)
@@ -285,77 +245,39 @@ func takeInboxLocked(a *agent, own *Message) (*Message, []uint64, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	a.inbox = nil
+	a.mailbox.Clear()
 	return m, seqs, nil
 }
 
-// hasTriggerLocked reports whether a's mailbox holds a queued message.
-func hasTriggerLocked(a *agent) bool {
-	for _, it := range a.inbox {
-		if it.trigger {
-			return true
-		}
+// messageOf is the message of mailbox item it: read from its file when a
+// submission takes it, or its text in memory.
+func messageOf(it *mailbox.Item) *Message {
+	if it.File == "" {
+		return &Message{text: it.Text, head: it.Head, size: it.Size}
 	}
-	return false
-}
-
-// queuedLocked returns the heads of the messages in a's mailbox, oldest
-// first (Summary.QueuedMessages); nil when none.
-func queuedLocked(a *agent) []string {
-	var out []string
-	for _, it := range a.inbox {
-		if it.end == nil {
-			out = append(out, it.msg.head)
-		}
-	}
-	return out
+	return &Message{path: it.File, head: it.Head, size: it.Size}
 }
 
 // journalDropped records that op dropped the items seqs of agent id's
 // mailbox.
 func (s *Supervisor) journalDropped(id, op string, seqs []uint64) {
 	if len(seqs) > 0 {
-		s.journal.Write(journal.Event{Event: "mail_removed", AgentID: id, Seqs: seqs, Note: op + " dropped the queued messages"})
+		s.journal.Write(mailbox.Owner{AgentID: id}.Removed(seqs, op+" dropped the queued messages"))
 	}
 }
 
-// mailRecord is item as the journal keeps it.
-func mailRecord(it *mailItem) *journal.MailRecord {
-	r := &journal.MailRecord{Seq: it.seq, Trigger: it.trigger, From: it.from, At: proto.Time{Time: it.at},
-		Message: it.msg.head, MessageBytes: it.msg.size, MessageFile: it.msg.path}
-	if e := it.end; e != nil {
-		r.EndOf, r.EndPath, r.EndStatus, r.Detail = e.agentID, e.path, e.status, e.detail
-	}
-	return r
-}
-
-// mailItemOf is the item a restored record keeps: its message read from
-// its file when the submission takes it, or its head when the file is
-// gone and the head is the whole message.
-func mailItemOf(r journal.MailRecord) *mailItem {
-	it := &mailItem{seq: r.Seq, trigger: r.Trigger, from: r.From, at: r.At.Time,
-		msg: &Message{path: r.MessageFile, head: r.Message, size: r.MessageBytes}}
-	if r.MessageFile == "" {
-		it.msg = &Message{text: r.Message, head: r.Message, size: len(r.Message)}
-	}
-	if r.EndOf != "" {
-		it.end = &childEnd{agentID: r.EndOf, path: r.EndPath, status: r.EndStatus, detail: r.Detail}
-		it.msg = textMessage(proto.FormatEnd(r.EndPath, r.EndStatus, r.Detail))
-	}
-	return it
-}
-
-// sessionDir is the folder of a session's message files in the run.
-func (s *Supervisor) sessionDir(session string) string {
+// rootDir is the folder of the message files of session's root mailbox
+// in the run.
+func (s *Supervisor) rootDir(session string) string {
 	sum := sha256.Sum256([]byte(session))
 	return filepath.Join(s.runDir, "sessions", hex.EncodeToString(sum[:6]))
 }
 
-// postRoot puts message m from caller c into the root mailbox of c's
-// tree (SPEC §14: a child's send_message to /root lands in its session's
-// mailbox). Errors: the tree has no multi-agent session; the message
-// file cannot be written.
-func (s *Supervisor) postRoot(c proto.Caller, m *Message) error {
+// putRoot puts message m from caller c into the root mailbox of c's tree
+// (SPEC §14: a child's send_message to /root lands in its session's
+// mailbox). Errors: the tree has no multi-agent session; the message file
+// cannot be written.
+func (s *Supervisor) putRoot(c proto.Caller, m *Message) error {
 	s.mu.Lock()
 	session, from := c.Session, proto.RootPath
 	if a := s.agents[c.AgentID]; a != nil {
@@ -365,34 +287,28 @@ func (s *Supervisor) postRoot(c proto.Caller, m *Message) error {
 	if session == "" {
 		return &proto.Error{Code: proto.CodeInvalid, Message: "/root has no mailbox here: the root of this tree is not a `subdash mcp --tools multi-agent` session"}
 	}
-	item := &mailItem{seq: s.mailSeq.Add(1), msg: m, from: from, at: time.Now()}
-	file := filepath.Join(s.sessionDir(session), "mail-"+strconv.FormatUint(item.seq, 10)+".msg")
-	if err := m.keep(file); err != nil {
-		return errKeepMessage(file, err)
+	item := &mailbox.Item{Seq: s.mailboxSeq.Add(1), From: from, At: time.Now(), Head: m.head, Size: m.size}
+	item.File = mailbox.File(s.rootDir(session), item.Seq)
+	if err := m.keep(item.File); err != nil {
+		return errKeepMessage(item.File, err)
 	}
-	item.msg = &Message{path: file, head: m.head, size: m.size}
 	s.mu.Lock()
-	b := s.sessionLocked(session)
-	b.items = append(b.items, item)
+	s.rootLocked(session).Put(item)
 	s.wakeLocked()
 	s.mu.Unlock()
-	s.journal.Write(journal.Event{Event: "mail", Session: session, Mail: mailRecord(item)})
+	s.journal.Write(mailbox.Owner{Session: session}.Put(item))
 	return nil
 }
 
-// sessionRecordsLocked returns the root mailboxes that hold items, as the
+// rootRecordsLocked returns the root mailboxes that hold items, as the
 // journal's checkpoint keeps them. Call with s.mu held.
-func (s *Supervisor) sessionRecordsLocked() []*journal.MailboxRecord {
+func (s *Supervisor) rootRecordsLocked() []*journal.MailboxRecord {
 	var out []*journal.MailboxRecord
-	for id, b := range s.sessions {
-		if len(b.items)+len(b.handed) == 0 {
+	for id, b := range s.roots {
+		if b.Empty() {
 			continue
 		}
-		r := &journal.MailboxRecord{Session: id, Dir: s.cfg.Dir}
-		for _, it := range append(slices.Clone(b.handed), b.items...) {
-			r.Items = append(r.Items, *mailRecord(it))
-		}
-		out = append(out, r)
+		out = append(out, &journal.MailboxRecord{Session: id, Dir: s.cfg.Dir, Items: b.Records()})
 	}
 	slices.SortFunc(out, func(x, y *journal.MailboxRecord) int { return strings.Compare(x.Session, y.Session) })
 	return out

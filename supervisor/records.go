@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
+	"github.com/subdash/subdash/supervisor/internal/mailbox"
 	"github.com/subdash/subdash/supervisor/internal/steer"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
@@ -45,9 +45,7 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 		TaskName:    a.taskName, AgentPath: a.path, ParentID: a.parentID, Session: a.session, ClosedBy: a.closedBy,
 		InnerAgents: slices.Clone(a.inner),
 	}
-	for _, it := range append(slices.Clone(a.handed), a.inbox...) {
-		r.Mailbox = append(r.Mailbox, *mailRecord(it))
-	}
+	r.Mailbox = a.mailbox.Records()
 	if p := a.preset; p != nil {
 		r.Preset = presetRecord(p, a.home)
 	}
@@ -83,7 +81,7 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 		inner: r.InnerAgents,
 	}
 	for _, mr := range r.Mailbox {
-		a.inbox = append(a.inbox, mailItemOf(mr))
+		a.mailbox.Put(mailbox.ItemOf(mr))
 	}
 	for _, tool := range r.AlwaysAllowed {
 		if a.alwaysAllowed == nil {
@@ -269,35 +267,19 @@ func (s *Supervisor) adopt(a *agent) {
 	s.agents[a.id] = a
 	s.order = append(s.order, a)
 	s.paths[a.path] = a
-	for i, it := range a.inbox {
-		a.inbox[i] = s.adoptMail(it, filepath.Join(s.runDir, a.id))
+	for _, it := range a.mailbox.Items() {
+		s.adoptItem(it, filepath.Join(s.runDir, a.id))
 	}
 }
 
-// adoptMail moves the message file of a restored mailbox item into dir, a
-// folder of this run, and numbers the host's next items after it. A file
-// that is gone leaves the head, which is the whole message when it was
-// not cut.
-func (s *Supervisor) adoptMail(it *mailItem, dir string) *mailItem {
-	if it.seq > s.mailSeq.Load() {
-		s.mailSeq.Store(it.seq)
+// adoptItem moves the message file of a restored mailbox item into dir,
+// a folder of this run (mailbox.Item.Adopt), and numbers the host's next
+// items after it.
+func (s *Supervisor) adoptItem(it *mailbox.Item, dir string) {
+	if it.Seq > s.mailboxSeq.Load() {
+		s.mailboxSeq.Store(it.Seq)
 	}
-	m := it.msg
-	if m.path == "" || filepath.Dir(m.path) == dir {
-		return it
-	}
-	to := filepath.Join(dir, filepath.Base(m.path))
-	if err := os.MkdirAll(dir, 0o700); err == nil {
-		err = os.Rename(m.path, to)
-		if err == nil {
-			m.path = to
-			return it
-		}
-	}
-	if _, err := os.Stat(m.path); err != nil {
-		it.msg = &Message{text: m.head, head: m.head, size: len(m.head)}
-	}
-	return it
+	it.Adopt(dir)
 }
 
 // subFiles are the log and message files of a submission whose record

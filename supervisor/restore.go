@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/subdash/subdash/supervisor/internal/journal"
+	"github.com/subdash/subdash/supervisor/internal/mailbox"
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
@@ -82,12 +83,14 @@ func (s *Supervisor) restore(runs journal.Runs, now time.Time) {
 	}
 	s.restored = len(s.order)
 	for _, mb := range ld.Mailboxes {
-		b := s.sessionLocked(mb.Session)
+		b := s.rootLocked(mb.Session)
 		for _, mr := range mb.Items {
-			b.items = append(b.items, s.adoptMail(mailItemOf(mr), s.sessionDir(mb.Session)))
+			it := mailbox.ItemOf(mr)
+			s.adoptItem(it, s.rootDir(mb.Session))
+			b.Put(it)
 		}
 	}
-	for _, r := range s.sessionRecordsLocked() {
+	for _, r := range s.rootRecordsLocked() {
 		checkpoint = append(checkpoint, journal.Event{Time: proto.Time{Time: now}, Event: "mailbox", Session: r.Session, Mailbox: r})
 	}
 	s.journal.WriteAll(append(checkpoint, journal.Event{Event: "records_restored", Note: fmt.Sprintf(

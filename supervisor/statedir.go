@@ -156,7 +156,7 @@ func (s *Supervisor) checkpoint() []journal.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	at := proto.Time{Time: time.Now()}
-	evs := make([]journal.Event, 0, len(s.order)+len(s.forgotten)+len(s.sessions)+1)
+	evs := make([]journal.Event, 0, len(s.order)+len(s.forgotten)+len(s.roots)+1)
 	for _, a := range s.order {
 		evs = append(evs, journal.Event{Time: at, Event: "record", AgentID: a.id, Record: s.recordLocked(a)})
 	}
@@ -164,11 +164,11 @@ func (s *Supervisor) checkpoint() []journal.Event {
 		evs = append(evs, journal.Event{Time: at, Event: "forgotten", AgentID: id})
 	}
 	held := map[string]bool{}
-	for _, r := range s.sessionRecordsLocked() {
+	for _, r := range s.rootRecordsLocked() {
 		held[r.Session] = true
 		evs = append(evs, journal.Event{Time: at, Event: "mailbox", Session: r.Session, Mailbox: r})
 	}
-	for id := range s.sessions {
+	for id := range s.roots {
 		if !held[id] { // emptied since an earlier line filled it
 			evs = append(evs, journal.Event{Time: at, Event: "mailbox", Session: id, Mailbox: &journal.MailboxRecord{Session: id, Dir: s.cfg.Dir}})
 		}

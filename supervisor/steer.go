@@ -165,7 +165,7 @@ func (s *Supervisor) endSteer(a *agent, sub *submission) {
 	sub.steer.stdin.Close()
 	for i, sm := range missed {
 		note := "the submission ended before the agent took it: queued for the next submission"
-		if err := s.post(a, &mailItem{msg: msgs[i], trigger: true}); err != nil {
+		if err := s.put(a, msgs[i], true, ""); err != nil {
 			note = "the submission ended before the agent took it, and it was dropped: " + err.Error()
 		}
 		s.mu.Lock()

@@ -18,6 +18,7 @@ import (
 	"github.com/subdash/subdash/supervisor/internal/budget"
 	"github.com/subdash/subdash/supervisor/internal/changes"
 	"github.com/subdash/subdash/supervisor/internal/journal"
+	"github.com/subdash/subdash/supervisor/internal/mailbox"
 	"github.com/subdash/subdash/supervisor/internal/output"
 	"github.com/subdash/subdash/supervisor/internal/stall"
 	"github.com/subdash/subdash/supervisor/proto"
@@ -60,15 +61,16 @@ type Supervisor struct {
 	agents map[string]*agent
 	order  []*agent          // oldest first
 	paths  map[string]*agent // every agent by its path (SPEC §14)
-	// mailSeq numbers the items of every mailbox (mailItem.seq), on
-	// from the highest a restored record holds.
-	mailSeq atomic.Uint64
+	// mailboxSeq numbers the items of every mailbox (mailbox.Item.Seq),
+	// on from the highest a restored record holds.
+	mailboxSeq atomic.Uint64
 	// waiting counts the Wait calls in flight (Waiting).
 	waiting atomic.Int64
-	// sessions are the root mailboxes of the multi-agent MCP sessions;
-	// mailWake is closed (and replaced) when any mailbox changes.
-	sessions map[string]*sessionBox
-	mailWake chan struct{}
+	// roots are the root mailboxes of the multi-agent MCP sessions, by
+	// session; mailboxWake is closed (and replaced) when any mailbox
+	// changes.
+	roots       map[string]*mailbox.Box
+	mailboxWake chan struct{}
 	// lineMem is the display-line memory budget of every scrollback
 	// (SPEC §5), with the finished submissions' outputs that hold lines.
 	lineMem  *output.Memory
@@ -148,12 +150,11 @@ type agent struct {
 	// session by an "allow always" answer (SPEC §12).
 	alwaysAllowed map[string]bool
 	needsYou      *proto.Attention // why it needs the user, nil when it does not (SPEC §11)
-	// inbox is its mailbox: messages held or queued for its next
-	// submission, and ends of its children (SPEC §11, §14; queue.go).
-	inbox []*mailItem
-	// handed are the items a wait of its own submission handed over and
-	// no wait acknowledged yet (mailbox.go).
-	handed []*mailItem
+	// mailbox holds the messages held or queued for its next submission,
+	// the ends of its children, and the items a wait of its own
+	// submission handed over and no wait acknowledged yet (SPEC §11, §14;
+	// queue.go, mailbox.go).
+	mailbox mailbox.Box
 	// pending: a follow-up waits for a slot of the concurrency limit to
 	// start its next submission (pending_init, SPEC §14).
 	pending bool
@@ -292,7 +293,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, err
 	}
 	s := &Supervisor{cfg: cfg, runID: runID, runDir: runDir, journal: j, agents: map[string]*agent{}, paths: map[string]*agent{},
-		sessions: map[string]*sessionBox{}, mailWake: make(chan struct{}),
+		roots: map[string]*mailbox.Box{}, mailboxWake: make(chan struct{}),
 		budget: output.NewBudget(), lineMem: output.NewMemory(cfg.LineMemory, defaultResident),
 		stopped: make(chan struct{}), cut: make(chan struct{}), changes: trackerOf(cfg, runDir)}
 	// Changes carry the agent's snapshot, taken when a subscriber drains
@@ -432,7 +433,7 @@ func (s *Supervisor) summaryLocked(a *agent) proto.Summary {
 		AgentPath:        a.path,
 		TaskName:         a.taskName,
 		ParentID:         a.parentID,
-		QueuedMessages:   queuedLocked(a),
+		QueuedMessages:   a.mailbox.Messages(),
 		PendingStart:     a.pending,
 		SteeredMessages:  steeredLocked(a),
 		Steerable:        steerable(a),
@@ -462,7 +463,7 @@ func (s *Supervisor) newSubmissionLocked(a *agent, own *Message) (*submission, e
 	if err := s.checkBudgetLocked(a); err != nil {
 		return nil, err
 	}
-	m, took, err := takeInboxLocked(a, own)
+	m, took, err := takeMailboxLocked(a, own)
 	if err != nil {
 		return nil, err
 	}

@@ -288,8 +288,8 @@ func (s *Supervisor) SpawnTree(ctx context.Context, message, taskName string) (p
 	return ta, nil
 }
 
-// MessageAgent is send_message (trigger false) and followup_task (trigger
-// true) of the multi-agent family (SPEC §14). A held message never starts
+// MessageAgent is send_message (followup false) and followup_task
+// (followup true) of the multi-agent family (SPEC §14). A held message never starts
 // a submission nor reaches a running one: the agent's next submission
 // takes it. A follow-up starts that submission now when the agent is idle
 // (at the concurrency limit as soon as a slot frees: pending_init), else
@@ -297,17 +297,17 @@ func (s *Supervisor) SpawnTree(ctx context.Context, message, taskName string) (p
 // of the caller's tree. It answers the receiver. Errors (Memo's): "message
 // must not be empty"; "agent not found: <target>"; "follow-up tasks cannot
 // target the root agent"; "agent is shutdown" for a closed agent.
-func (s *Supervisor) MessageAgent(ctx context.Context, target, message string, trigger bool) (proto.TreeAgent, error) {
+func (s *Supervisor) MessageAgent(ctx context.Context, target, message string, followup bool) (proto.TreeAgent, error) {
 	m, err := NewMessage(message)
 	if err != nil {
 		return proto.TreeAgent{}, err
 	}
 	c := proto.CallerOf(ctx)
 	if strings.TrimSpace(target) == proto.RootPath {
-		if trigger {
+		if followup {
 			return proto.TreeAgent{}, &proto.Error{Code: proto.CodeInvalid, Message: "follow-up tasks cannot target the root agent"}
 		}
-		if err := s.postRoot(c, m); err != nil {
+		if err := s.putRoot(c, m); err != nil {
 			m.Discard()
 			return proto.TreeAgent{}, err
 		}
@@ -320,10 +320,10 @@ func (s *Supervisor) MessageAgent(ctx context.Context, target, message string, t
 	}
 	from := s.pathOfLocked(c)
 	s.mu.Unlock()
-	if err == nil && trigger {
+	if err == nil && followup {
 		err = s.deliver(ctx, a, m)
 	} else if err == nil {
-		err = s.post(a, &mailItem{msg: m, from: from})
+		err = s.put(a, m, false, from)
 	}
 	if err != nil {
 		m.Discard()

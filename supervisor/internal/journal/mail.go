@@ -105,7 +105,7 @@ func (rp *replay) endedByHost(r *AgentRecord, at time.Time) string {
 	}
 	n := 0
 	for _, it := range r.Mailbox {
-		if it.Trigger {
+		if it.Queued {
 			n++
 		}
 	}

@@ -18,7 +18,7 @@ func TestKilledHostEndsChildrenIntoTheirParentsMailboxes(t *testing.T) {
 	evs := []Event{
 		{Time: at, Event: "spawned", AgentID: "aaaaaaaa-1", Seq: 1, SubmissionID: "s1", Message: "lead", AgentPath: "/root/lead", Session: "sess"},
 		{Time: at, Event: "spawned", AgentID: "bbbbbbbb-2", Seq: 1, SubmissionID: "s2", Message: "work", AgentPath: "/root/lead/w", ParentID: "aaaaaaaa-1"},
-		{Time: at, Event: "mail", AgentID: "bbbbbbbb-2", Mail: &MailRecord{Seq: 7, Trigger: true, Message: "next", MessageBytes: 4}},
+		{Time: at, Event: "mail", AgentID: "bbbbbbbb-2", Mail: &MailRecord{Seq: 7, Queued: true, Message: "next", MessageBytes: 4}},
 		{Time: at, Event: "mail", Session: "sess", Mail: &MailRecord{Seq: 3, Message: "hi", MessageBytes: 2}},
 	}
 	rp := newReplay("/work")

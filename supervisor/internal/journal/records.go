@@ -81,7 +81,7 @@ type AgentRecord struct {
 // text Message holds.
 type MailRecord struct {
 	Seq          uint64     `json:"seq"`
-	Trigger      bool       `json:"trigger,omitempty"` // queued: starts the next submission
+	Queued       bool       `json:"trigger,omitempty"` // a queued message: starts the next submission
 	From         string     `json:"from,omitempty"`    // the sender's agent path
 	At           proto.Time `json:"at"`
 	Message      string     `json:"message"` // the head (MessageHead)
