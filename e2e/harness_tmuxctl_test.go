@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/subdash/subdash/internal/testkit"
 )
 
 // ctlAnswer is how long one command of a tmux control client may go
@@ -98,26 +100,21 @@ func (c *tmuxCtl) stop() {
 // The test fails when none is attached within dashWait.
 func (d *dash) control() *tmuxCtl {
 	d.t.Helper()
-	deadline := time.Now().Add(dashWait)
 	c := d.startControl()
-	for {
+	d.t.Cleanup(func() { c.stop() }) // the last one started
+	testkit.Poll(d.t, dashWait, "the tmux control client attached", func() (string, bool) {
 		_, err := c.try("refresh-client -f no-output,ignore-size", ctlAnswer)
 		if err == nil {
-			d.t.Cleanup(c.stop)
-			return c
-		}
-		if time.Now().After(deadline) {
-			c.stop()
-			d.t.Fatalf("the tmux control client did not attach within %v: %v", dashWait, err)
+			return "", true
 		}
 		if errors.Is(err, errNoAnswer) {
 			d.t.Logf("%v; starting another", err)
 			c.stop()
 			c = d.startControl()
-			continue
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err.Error(), false
+	})
+	return c
 }
 
 // run sends one tmux command and returns what it printed; it fails the

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,17 +27,11 @@ func approvalSupervisor(t *testing.T) (s *Supervisor, log, dir string) {
 // pendingOf polls until agent id has n pending requests and returns them.
 func pendingOf(t *testing.T, s *Supervisor, id string, n int) []proto.PendingApproval {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	info := testkit.Poll(t, 10*time.Second, fmt.Sprintf("%d pending requests", n), func() (proto.AgentInfo, bool) {
 		info, _ := s.Agent(id)
-		if len(info.PendingApprovals) == n {
-			return info.PendingApprovals
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent has %d pending requests, want %d: %+v", len(info.PendingApprovals), n, info)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return info, len(info.PendingApprovals) == n
+	})
+	return info.PendingApprovals
 }
 
 // stdinLines returns what the fake CLI read on its stdin, one JSON value

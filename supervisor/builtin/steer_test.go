@@ -22,13 +22,10 @@ func userJSON(id, text string) string {
 // waitFor polls out until it holds want, or fails after 10 s.
 func waitFor(t *testing.T, out *testkit.SyncBuffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("output never held %q:\n%s", want, out.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Poll(t, 10*time.Second, fmt.Sprintf("%q in the output", want), func() (string, bool) {
+		got := out.String()
+		return got, strings.Contains(got, want)
+	})
 }
 
 // A message written while a task walks its files is taken between two
@@ -68,10 +65,10 @@ func TestSteeredRun(t *testing.T) {
 	}
 	write(t, w, userJSON("next-1", "summarize tests"))
 	waitFor(t, &out, "(next_turn) as a next task")
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(out.String(), transcript.BuiltinDone) < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Poll(t, 10*time.Second, "the next task's done line", func() (string, bool) {
+		got := out.String()
+		return got, strings.Count(got, transcript.BuiltinDone) >= 2
+	})
 	w.Close()
 	select {
 	case code := <-done:

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/subdash/subdash/internal/testkit"
 )
 
 // TestWidthAgreesWithTmux draws generated lines, converted to display
@@ -77,19 +78,11 @@ func TestWidthAgreesWithTmux(t *testing.T) {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
 	t.Cleanup(func() { _, _ = tm("kill-session") })
-	deadline := time.Now().Add(30 * time.Second)
-	var cols []string
-	for {
+	cols := testkit.Poll(t, 30*time.Second, fmt.Sprintf("tmux's answers to %d cursor reports", len(shown)), func() ([]string, bool) {
 		b, _ := os.ReadFile(filepath.Join(dir, "cols"))
-		cols = strings.Fields(string(b))
-		if len(cols) > 0 && cols[len(cols)-1] == "done" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tmux answered %d of %d cursor reports within 30 s", len(cols), len(shown))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		cols := strings.Fields(string(b))
+		return cols, len(cols) > 0 && cols[len(cols)-1] == "done"
+	})
 	bad := 0
 	for i, w := range widths {
 		col, _ := strconv.Atoi(cols[i])

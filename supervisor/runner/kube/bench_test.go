@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/runner"
 )
@@ -227,24 +228,20 @@ func noWarmPod(r *Runner) {
 // waitWarm waits until r's warm pod runs and its warm exec is ready, as
 // for an agent spawned a few seconds after the one before.
 func waitWarm(b *testing.B, r *Runner) {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	b.Helper()
+	testkit.Eventually(b, time.Minute, "a warm pod with a ready warm exec", func() bool {
 		r.mu.Lock()
-		var we *warmExec
-		if r.warm != nil {
-			we = r.warm.exec
+		defer r.mu.Unlock()
+		if r.warm == nil || r.warm.exec == nil {
+			return false
 		}
-		r.mu.Unlock()
-		if we != nil {
-			select {
-			case <-we.ready:
-				return
-			case <-we.done:
-			}
+		select {
+		case <-r.warm.exec.ready:
+			return true
+		default:
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	b.Fatal("no warm pod with a ready exec within a minute")
+	})
 }
 
 func report(b *testing.B, all []phases) {

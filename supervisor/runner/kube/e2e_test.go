@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 	"github.com/subdash/subdash/supervisor/runner"
@@ -108,17 +109,10 @@ func str(p *string) string {
 // waitLogs polls the latest submission's log of id until it holds want.
 func waitLogs(t *testing.T, s *supervisor.Supervisor, id, want string, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	testkit.Poll(t, d, fmt.Sprintf("%q in the log", want), func() (string, bool) {
 		got, _ := s.Logs(id, 0)
-		if strings.Contains(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the log within %s; log: %q", want, d, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return got, strings.Contains(got, want)
+	})
 }
 
 // leftInPod counts the live processes of submission subID in agent id's
@@ -260,33 +254,20 @@ func TestCasesOnKubernetes(t *testing.T) {
 
 func waitForRunningSub(t *testing.T, s *supervisor.Supervisor, id string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if info, _ := s.Agent(id); len(info.Submissions) >= n && info.Running() {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("submission %d of %s did not start", n, id)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("submission %d of %s running", n, id), func() bool {
+		info, _ := s.Agent(id)
+		return len(info.Submissions) >= n && info.Running()
+	})
 }
 
 // waitForProcesses polls until submission subID has n live processes in
 // the pod.
 func waitForProcesses(t *testing.T, s *supervisor.Supervisor, id, subID string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Poll(t, 30*time.Second, fmt.Sprintf("%d process(es) of submission %s in its pod", n, subID), func() (int, bool) {
 		got := leftInPod(t, s, id, subID)
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("submission %s has %d process(es) in its pod, want %d", subID, got, n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return got, got == n
+	})
 }
 
 // TestSessionStoreSurvivesBetweenSubmissions: a stand-in agent keeps its
@@ -371,17 +352,13 @@ func TestPodsOfAKilledHostAreDeletedByTheNext(t *testing.T) {
 	if notes := strings.Join(s.Config().Notes, "\n"); !strings.Contains(notes, pod) {
 		t.Errorf("the host's notes do not name the leftover pod %s: %q", pod, notes)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testkit.Poll(t, 60*time.Second, "no pod of the killed host left", func() (string, bool) {
 		l, err := r.cs.CoreV1().Pods(r.ns).List(context.Background(), metav1.ListOptions{LabelSelector: LabelRun + "=" + childRun})
-		if err == nil && len(l.Items) == 0 {
-			return
+		if err != nil {
+			return err.Error(), false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pods of the killed host still exist: %d (err %v)", len(l.Items), err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Sprintf("%d pod(s)", len(l.Items)), len(l.Items) == 0
+	})
 }
 
 // waitPods waits until the host that runs pod has two pods, its agent's
@@ -399,23 +376,20 @@ func waitPods(t *testing.T, pod string) string {
 		t.Fatal(err)
 	}
 	run := p.Labels[LabelRun]
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testkit.Poll(t, 60*time.Second, "the child host's two running pods, its agent's and the warm one", func() (string, bool) {
 		l, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: LabelRun + "=" + run})
+		if err != nil {
+			return err.Error(), false
+		}
 		running := 0
 		for _, p := range l.Items {
 			if podState(&p).running {
 				running++
 			}
 		}
-		if err == nil && running == 2 {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the child host has %d running pod(s), want its agent's and the warm one (err %v)", running, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Sprintf("%d running pod(s)", running), running == 2
+	})
+	return run
 }
 
 // runChildHost is the host that TestPodsOfAKilledHostAreDeletedByTheNext

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor/runner"
 )
 
@@ -101,7 +102,7 @@ func TestStartReasonsOnRecordedStatuses(t *testing.T) {
 			}
 			// the pod that cannot start is deleted, and the next
 			// submission tries again
-			waitFor(t, func() bool {
+			testkit.Eventually(t, 5*time.Second, "the pod that cannot start deleted", func() bool {
 				l, _ := cs.CoreV1().Pods("agents").List(context.Background(), metav1.ListOptions{})
 				return len(l.Items) == 0
 			})

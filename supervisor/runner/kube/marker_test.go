@@ -27,18 +27,6 @@ func allowUnlessExec(obj runtime.Object) runtime.Object {
 	return rev
 }
 
-// waitFor polls cond for up to 5 s.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestMarkerFilter feeds stderr with the wrapper's end marker cut at every
 // place, between output that looks like its start: every other byte comes
 // through unchanged and in order, the marker never does, and it is

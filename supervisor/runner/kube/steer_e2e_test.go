@@ -80,13 +80,13 @@ func BenchmarkSteerReceipt(b *testing.B) {
 				} else if _, err := s.Send(b.Context(), id, "audit .", false); err != nil {
 					b.Fatal(err)
 				}
-				pollTB(b, time.Minute, func() bool { l, _ := s.Logs(id, 0); return strings.Contains(l, "working") })
+				testkit.Eventually(b, time.Minute, "the agent working", func() bool { l, _ := s.Logs(id, 0); return strings.Contains(l, "working") })
 				r, err := s.Steer(b.Context(), id, "also audit tests")
 				if err != nil {
 					b.Fatal(err)
 				}
 				var sm proto.SteeredMessage
-				pollTB(b, time.Minute, func() bool {
+				testkit.Eventually(b, time.Minute, "the steered message folded", func() bool {
 					info, _ := s.Agent(id)
 					for _, m := range info.SteeredMessages {
 						if m.ID == r.MessageID {
@@ -96,22 +96,10 @@ func BenchmarkSteerReceipt(b *testing.B) {
 					return sm.Receipt == proto.ReceiptFolded
 				})
 				got = append(got, float64(sm.TakenAt.Sub(sm.SentAt.Time).Microseconds())/1000)
-				pollTB(b, time.Minute, func() bool { info, _ := s.Agent(id); return info.Status != proto.StatusRunning })
+				testkit.Eventually(b, time.Minute, "the submission ended", func() bool { info, _ := s.Agent(id); return info.Status != proto.StatusRunning })
 			}
 			b.ReportMetric(median(got), "ms-receipt-median")
 			b.ReportMetric(maxOf(got), "ms-receipt-max")
 		})
-	}
-}
-
-// pollTB polls cond every 2 ms until it holds, failing tb after d.
-func pollTB(tb testing.TB, d time.Duration, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("not within %s", d)
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
 )
@@ -16,27 +17,20 @@ import (
 func readyWarmExec(t *testing.T, s *supervisor.Supervisor) (*agentPod, *warmExec) {
 	t.Helper()
 	r := s.Config().Runner.(*Runner)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	w := testkit.Poll(t, 60*time.Second, "a warm pod with a ready warm exec", func() (*agentPod, bool) {
 		r.mu.Lock()
-		w := r.warm
-		var we *warmExec
-		if w != nil {
-			we = w.exec
+		defer r.mu.Unlock()
+		if r.warm == nil || r.warm.exec == nil {
+			return nil, false
 		}
-		r.mu.Unlock()
-		if we != nil {
-			select {
-			case <-we.ready:
-				return w, we
-			case <-time.After(100 * time.Millisecond):
-			}
+		select {
+		case <-r.warm.exec.ready:
+			return r.warm, true
+		default:
+			return nil, false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no ready warm exec within 60s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	})
+	return w, w.exec
 }
 
 // TestWarmExecCarriesTheSubmission: a new agent's first submission runs in

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subdash/subdash/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -44,7 +45,7 @@ func podCreations(cs *fake.Clientset) int {
 func warmReady(t *testing.T, r *Runner) *agentPod {
 	t.Helper()
 	var w *agentPod
-	waitFor(t, func() bool {
+	testkit.Eventually(t, 5*time.Second, "a warm pod that runs", func() bool {
 		r.mu.Lock()
 		w = r.warm
 		r.mu.Unlock()
@@ -112,7 +113,7 @@ func TestWarmPodServesTheFirstSubmission(t *testing.T) {
 func TestWarmPodThatCannotStart(t *testing.T) {
 	r, cs := fakeRunner(t, pullBackOff(), "", time.Minute)
 	r.keepWarmPods()
-	waitFor(t, func() bool {
+	testkit.Eventually(t, 5*time.Second, "the warm pod failed and gone", func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return r.warmFailed && r.warm == nil
@@ -127,13 +128,13 @@ func TestWarmPodThatCannotStart(t *testing.T) {
 	if n := podCreations(cs); n != 3 {
 		t.Fatalf("%d pod creations; want 3", n)
 	}
-	waitFor(t, func() bool { return podNames(t, cs) == "" })
+	testkit.Eventually(t, 5*time.Second, "every pod deleted", func() bool { return podNames(t, cs) == "" })
 }
 
 func TestCloseStopsAWarmPodStillStarting(t *testing.T) {
 	r, cs := fakeRunner(t, corev1.PodStatus{Phase: corev1.PodPending}, "", time.Hour)
 	r.keepWarmPods()
-	waitFor(t, func() bool { return podNames(t, cs) == "subdash-a1b2c3-1" })
+	testkit.Eventually(t, 5*time.Second, "the warm pod subdash-a1b2c3-1 created", func() bool { return podNames(t, cs) == "subdash-a1b2c3-1" })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := r.Close(ctx); err != nil {
