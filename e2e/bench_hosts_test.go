@@ -35,7 +35,7 @@ func TestBenchSeveralHosts(t *testing.T) {
 		}
 	}
 	target := "ssh://" + sshd.Host + far.dir
-	env := append(sshEnv(sshd), "XDG_RUNTIME_DIR=")
+	env := append(sshEnv(t, sshd), "XDG_RUNTIME_DIR=")
 	multi := startViewerIn(t, one, "", 160, 45, env, "attach", "--dir", one.dir, "--dir", two.dir, target)
 	singles := []*dash{
 		startViewerIn(t, one, "", 160, 45, env, "attach", "--dir", one.dir),

@@ -41,7 +41,7 @@ func TestBenchSSHViewer(t *testing.T) {
 	ids := spawnFloods(t, w)
 	local := startSSHViewer(t, w, nil, "--socket", w.socket)
 	target := "ssh://" + sshd.Host + w.dir
-	remote := startSSHViewer(t, w, sshEnv(sshd), target)
+	remote := startSSHViewer(t, w, sshEnv(t, sshd), target)
 	local.waitText("spam " + ids[0])
 	remote.waitText("spam "+ids[0], target)
 	lpid, rpid, spid := local.dashPID(), remote.dashPID(), remote.sshOf()

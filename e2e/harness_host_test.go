@@ -75,7 +75,7 @@ func (p *process) wait(t *testing.T) (int, string) {
 // test if still running.
 func start(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.Command(subdashFor(t), args...)
 	cmd.Env = append(testEnv(), env...)
 	return startCmd(t, cmd)
 }
@@ -160,7 +160,7 @@ type ctlRun struct {
 // printed and its exit status.
 func runCtl(t *testing.T, env []string, stdin string, args ...string) ctlRun {
 	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"ctl"}, args...)...)
+	cmd := exec.Command(subdashFor(t), append([]string{"ctl"}, args...)...)
 	cmd.Env = append(testEnv(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer

@@ -29,7 +29,7 @@ type dash struct {
 	dir, state, socket string
 	w, h               int
 	line               string // the pane's command line, for restart
-	bin                string // the subdash binary run; "" is binPath
+	bin                string // the subdash binary run; "" is subdashFor(t)
 }
 
 // binary is the subdash binary d runs.
@@ -37,7 +37,7 @@ func (d *dash) binary() string {
 	if d.bin != "" {
 		return d.bin
 	}
-	return binPath
+	return subdashFor(d.t)
 }
 
 // startDash starts the dashboard at w×h with args (plus --dir, --state-dir
@@ -69,7 +69,8 @@ func startViewer(t *testing.T, w workspace, args ...string) *dash {
 	return startViewerOf(t, w, "", args...)
 }
 
-// startViewerOf is startViewer running the subdash binary bin ("": binPath).
+// startViewerOf is startViewer running the subdash binary bin ("":
+// subdashFor(t)).
 func startViewerOf(t *testing.T, w workspace, bin string, args ...string) *dash {
 	t.Helper()
 	return startViewerIn(t, w, bin, 160, 45, nil, args...)
@@ -293,7 +294,7 @@ func (d *dash) checkTerminalBack() {
 func (d *dash) waitServing() {
 	d.t.Helper()
 	testkit.Poll(d.t, dashWait, "the dashboard to serve "+d.socket, func() (string, bool) {
-		if exec.Command(binPath, "ctl", "list", "--socket", d.socket).Run() == nil {
+		if exec.Command(subdashFor(d.t), "ctl", "list", "--socket", d.socket).Run() == nil {
 			return "", true
 		}
 		return d.screen(), false

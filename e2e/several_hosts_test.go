@@ -95,7 +95,7 @@ func TestSeveralHostsInOneViewer(t *testing.T) {
 	}
 	home, _ := configHome(t, fmt.Sprintf("[[hosts]]\nname = \"one\"\ntarget = %q\n\n[[hosts]]\nname = \"two\"\ntarget = %q\n\n[[hosts]]\nname = \"far\"\ntarget = %q\n",
 		one.dir, two.dir, "ssh://"+sshd.Host+far.dir))
-	env := append(sshEnv(sshd), home, "XDG_RUNTIME_DIR=")
+	env := append(sshEnv(t, sshd), home, "XDG_RUNTIME_DIR=")
 	v := startViewerIn(t, one, "", 160, 45, env, "attach", "@all")
 	s := v.waitFor("every host's agent ticking", func(s string) bool {
 		return tickOf(s, "stream one") > 0 && tickOf(s, "stream two") > 0 && tickOf(s, "stream far") > 0

@@ -22,10 +22,11 @@ import (
 // machine" is this one through sshd, with no environment of the test's
 // (ssh passes none), so the bridge there finds the host as on any machine.
 
-// sshEnv is the environment of a subdash that reaches s: its ssh command,
-// and the binary under test as the subdash there (on no ssh PATH).
-func sshEnv(s testkit.SSHD) []string {
-	return []string{"SUBDASH_SSH_COMMAND=" + s.Command, "SUBDASH_REMOTE_COMMAND=" + binPath}
+// sshEnv is the environment of a subdash of test t that reaches s: its
+// ssh command, and the binary under test as the subdash there (on no ssh
+// PATH).
+func sshEnv(t testing.TB, s testkit.SSHD) []string {
+	return []string{"SUBDASH_SSH_COMMAND=" + s.Command, "SUBDASH_REMOTE_COMMAND=" + subdashFor(t)}
 }
 
 // serveThere starts `subdash serve` for w on the default socket of its
@@ -113,7 +114,7 @@ func ctlHost(t *testing.T, env []string, target string, out any, args ...string)
 func TestSSHViewer(t *testing.T) {
 	t.Parallel()
 	sshd := testkit.StartSSHD(t, testkit.SSHDOptions{Own: true})
-	env := append(sshEnv(sshd), "PAGER=less -R")
+	env := append(sshEnv(t, sshd), "PAGER=less -R")
 	w := newWorkspace(t)
 	serveThere(t, w, attachCommand, 3)
 	target := "ssh://" + sshd.Host + w.dir
@@ -259,7 +260,7 @@ func linkFolder(sshes []int) string {
 func TestSSHCtlAndMCP(t *testing.T) {
 	t.Parallel()
 	sshd := testkit.StartSSHD(t, testkit.SSHDOptions{})
-	env := sshEnv(sshd)
+	env := sshEnv(t, sshd)
 	w := newWorkspace(t)
 	serveThere(t, w, attachCommand, 3)
 	target := "ssh://" + sshd.Host + w.dir
@@ -330,7 +331,7 @@ func TestSSHCtlAndMCP(t *testing.T) {
 
 	// A server that refuses Unix-socket forwarding (AllowTcpForwarding no).
 	hard := testkit.StartSSHD(t, testkit.SSHDOptions{NoForwarding: true})
-	r = runCtl(t, sshEnv(hard), "", "--host", "ssh://"+hard.Host+w.dir, "list")
+	r = runCtl(t, sshEnv(t, hard), "", "--host", "ssh://"+hard.Host+w.dir, "list")
 	if r.code != 1 || !strings.Contains(r.stderr, "refuses to forward Unix sockets") || !strings.Contains(r.stderr, "AllowTcpForwarding local") {
 		t.Errorf("ctl --host through a server without forwarding: exit %d, stderr %q", r.code, r.stderr)
 	}

@@ -203,7 +203,7 @@ func TestTilesOnAnOlderHost(t *testing.T) {
 // host runs, each following its output.
 func TestTilesOverSSH(t *testing.T) {
 	sshd := testkit.StartSSHD(t, testkit.SSHDOptions{Own: true})
-	env := sshEnv(sshd)
+	env := sshEnv(t, sshd)
 	w := newWorkspace(t)
 	serveThere(t, w, watchCommand, 3)
 	target := "ssh://" + sshd.Host + w.dir
