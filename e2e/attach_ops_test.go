@@ -21,6 +21,7 @@ import (
 // streaming agent asks interrupt/queue/cancel and i interrupts it and
 // sends. Each is checked with ctl list.
 func TestViewerSendsAndResendsOnTheHost(t *testing.T) {
+	raceChecked(t)
 	w := newWorkspace(t)
 	env, calls := fakeCLIs(t, w.base)
 	first := serveWith(t, w, env, "--preset", "claude")
@@ -159,6 +160,7 @@ func TestAttachToAHostOfAnotherUser(t *testing.T) {
 // viewer shows the host's answer or its own refusal in words, never hangs
 // or panics, and its terminal stays usable.
 func TestViewerActsOnAnAgentAnotherClientClosed(t *testing.T) {
+	raceChecked(t)
 	w := newWorkspace(t)
 	startAttachServe(t, w)
 	var sp proto.SpawnResult
@@ -196,6 +198,7 @@ func TestViewerActsOnAnAgentAnotherClientClosed(t *testing.T) {
 // attached; each says the host stopped and exits with its terminal
 // restored, and the host's agent is gone.
 func TestHostDashboardQuitsWithTwoViewers(t *testing.T) {
+	raceChecked(t)
 	host := startDash(t, 160, 45, nil, "--command", attachCommand, "--grace", "200ms", "--spawn", "stream x")
 	w := workspace{dir: host.dir, state: host.state, socket: host.socket}
 	host.waitText("tick ")

@@ -25,6 +25,7 @@ import (
 // streaming log, acts on the host with i, c, r and n (checked with ctl
 // list), and q detaches at once while the agents keep running.
 func TestViewerOfServe(t *testing.T) {
+	raceChecked(t)
 	w := newWorkspace(t)
 	serve := startAttachServe(t, w)
 	var sp proto.SpawnResult
@@ -94,6 +95,7 @@ func lastTick(s string) int {
 // ctl) shows in the other; a --read-only viewer says so and refuses every
 // operation with a clear message.
 func TestTwoViewersAndReadOnly(t *testing.T) {
+	raceChecked(t)
 	w := newWorkspace(t)
 	startAttachServe(t, w)
 	var sp proto.SpawnResult
@@ -133,6 +135,7 @@ func TestTwoViewersAndReadOnly(t *testing.T) {
 // SIGKILLed) while two viewers are attached; each says so and exits with the
 // terminal restored.
 func TestHostEndsWithTwoViewers(t *testing.T) {
+	raceChecked(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			w := newWorkspace(t)
@@ -170,9 +173,10 @@ func TestHostEndsWithTwoViewers(t *testing.T) {
 // protocol, host-only flags that differ from the host's, and no host at all
 // each get a clear message, before any screen is drawn.
 func TestAttachBadInput(t *testing.T) {
+	raceChecked(t)
 	w := newWorkspace(t)
 	run := func(args ...string) (int, string) {
-		cmd := exec.Command(binPath, args...)
+		cmd := exec.Command(subdashFor(t), args...)
 		cmd.Env = testEnv()
 		out, _ := cmd.CombinedOutput()
 		return cmd.ProcessState.ExitCode(), string(out)
@@ -245,6 +249,7 @@ func TestAttachBadInput(t *testing.T) {
 // restored; q in another viewer still detaches at once; a new viewer is
 // refused with the same error.
 func TestViewerOfAStoppedHost(t *testing.T) {
+	raceChecked(t)
 	w := newWorkspace(t)
 	serve := startAttachServe(t, w)
 	pid := serve.cmd.Process.Pid
@@ -263,7 +268,7 @@ func TestViewerOfAStoppedHost(t *testing.T) {
 	}
 	quits.checkTerminalBack()
 
-	cmd := exec.Command(binPath, "attach", "--socket", w.socket)
+	cmd := exec.Command(subdashFor(t), "attach", "--socket", w.socket)
 	cmd.Env = testEnv()
 	out, _ := cmd.CombinedOutput()
 	want := fmt.Sprintf("subdash (pid %d) serving %s accepted the connection but did not answer within 10s", pid, w.socket)
@@ -316,6 +321,7 @@ func TestViewerOfAStoppedHostQuitsWithAReadInFlight(t *testing.T) {
 // the viewer; the host's quit question names it and the viewer; the viewer
 // interrupts it and the MCP wait in flight returns the interrupted status.
 func TestDashboardHostWithMCPAndViewer(t *testing.T) {
+	raceChecked(t)
 	host := startDash(t, 160, 45, nil, "--command", attachCommand, "--grace", "200ms")
 	host.waitServing()
 	w := workspace{dir: host.dir, state: host.state, socket: host.socket}

@@ -59,7 +59,7 @@ type benchVariant struct {
 func benchVariants(t testing.TB) []benchVariant {
 	spec := os.Getenv("SUBDASH_BENCH_VARIANTS")
 	if spec == "" {
-		return []benchVariant{{name: "this", bin: benchBinary(t)}}
+		return []benchVariant{{name: "this", bin: binPath}}
 	}
 	var out []benchVariant
 	for _, v := range strings.Split(spec, ";") {
@@ -76,7 +76,7 @@ func benchVariants(t testing.TB) []benchVariant {
 			}
 		}
 		if bv.bin == "" {
-			bv.bin = benchBinary(t)
+			bv.bin = binPath
 		}
 		if _, err := os.Stat(bv.bin); err != nil {
 			t.Fatalf("SUBDASH_BENCH_VARIANTS: %v", err)

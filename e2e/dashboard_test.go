@@ -31,6 +31,7 @@ const dashCommand = `read m; case "$m" in stubborn*) trap '' TERM INT;; esac; ec
 // interrupts one, resends it, closes it, resumes it and quits; afterwards
 // no child process is left and the terminal is restored.
 func TestDashboardEndToEnd(t *testing.T) {
+	raceChecked(t)
 	d := startDash(t, 120, 35, nil, "--command", dashCommand, "--grace", "1s",
 		"--spawn", "stubborn alpha", "--spawn", "beta")
 	alpha, beta := d.agentID("stubborn alpha"), d.agentID("beta")

@@ -24,6 +24,11 @@
 // -bench; BENCHMARKS.md gives the commands). Waits poll the screen or the
 // socket with a deadline, never sleep and hope.
 //
+// Under -race the tests of the seam between the engine and the ui (a host
+// and its viewers, the host dashboard; marked raceChecked) run a race-built
+// subdash for their hosts and viewers, and a race it reports fails the
+// run; the other tests and the benchmarks run a plain build (main_test.go).
+//
 // The tests need tmux and less; without them they skip, unless
 // SUBDASH_REQUIRE_TOOLS=1 (as .ci/run sets), where a missing tool fails.
 package e2e

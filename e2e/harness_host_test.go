@@ -160,7 +160,7 @@ type ctlRun struct {
 // printed and its exit status.
 func runCtl(t *testing.T, env []string, stdin string, args ...string) ctlRun {
 	t.Helper()
-	cmd := exec.Command(subdashFor(t), append([]string{"ctl"}, args...)...)
+	cmd := exec.Command(binPath, append([]string{"ctl"}, args...)...) // a client: a race-built one starts in a second
 	cmd.Env = append(testEnv(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer

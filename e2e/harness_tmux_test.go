@@ -294,7 +294,7 @@ func (d *dash) checkTerminalBack() {
 func (d *dash) waitServing() {
 	d.t.Helper()
 	testkit.Poll(d.t, dashWait, "the dashboard to serve "+d.socket, func() (string, bool) {
-		if exec.Command(subdashFor(d.t), "ctl", "list", "--socket", d.socket).Run() == nil {
+		if exec.Command(binPath, "ctl", "list", "--socket", d.socket).Run() == nil {
 			return "", true
 		}
 		return d.screen(), false

@@ -30,6 +30,7 @@ const viewerPause = client.CallTimeout + client.ProbeTimeout
 // though the host had answered all along (issue 21). How long the catch-up
 // took is logged (BENCHMARKS.md has the figures).
 func TestPausedViewerCarriesOn(t *testing.T) {
+	raceChecked(t)
 	for _, floods := range []int{0, 4} {
 		t.Run(fmt.Sprintf("%d flooding", floods), func(t *testing.T) {
 			t.Parallel()
