@@ -78,7 +78,7 @@ func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify, lk 
 	// The program waits for the pager in front: end it, or SIGTERM would
 	// wait for someone to quit less.
 	context.AfterFunc(sig.Context(), inPager.stop)
-	h, err := host.Start(cfg, host.Options{Kind: "dashboard", Signals: sig, Stderr: os.Stderr, Name: "subdash", AdaptProcs: true})
+	h, err := host.Start(cfg, host.Options{Kind: "dashboard", Signals: sig, Stderr: os.Stderr, Name: "subdash"})
 	if err != nil {
 		return failed(err)
 	}
@@ -115,7 +115,7 @@ func serve(cmd *cobra.Command, hf *hostFlags) int {
 	}
 	sig := host.TakeSignals(nil)
 	defer sig.Release()
-	h, err := host.Start(cfg, host.Options{Kind: "serve", Signals: sig, Stderr: os.Stderr, Name: "subdash serve", AdaptProcs: true})
+	h, err := host.Start(cfg, host.Options{Kind: "serve", Signals: sig, Stderr: os.Stderr, Name: "subdash serve"})
 	if err != nil {
 		return failed(err)
 	}

@@ -30,8 +30,6 @@ import (
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control/server"
-	"github.com/subdash/subdash/supervisor/runner"
-	"github.com/subdash/subdash/supervisor/runner/local"
 )
 
 // ShutdownTimeout bounds how long Stop waits for the running submissions
@@ -52,11 +50,6 @@ type Options struct {
 	Stderr io.Writer
 	// Name starts the lines written to Stderr ("subdash", "subdash serve").
 	Name string
-	// AdaptProcs runs the process on one Go processor while none of its
-	// local agents floods (local.AdaptProcs); with --runner kubernetes
-	// the pods' output is not read through local pipes, and it does
-	// nothing.
-	AdaptProcs bool
 }
 
 // Host is a started host: its supervisor, serving its control socket until
@@ -95,9 +88,6 @@ func Start(cfg supervisor.Config, o Options) (*Host, error) {
 	s, err := supervisor.New(cfg)
 	if err != nil {
 		return nil, errors.Join(err, sock.Close())
-	}
-	if o.AdaptProcs && cfg.RunnerName == runner.Local {
-		local.AdaptProcs() // one processor while no agent floods (the restore is done)
 	}
 	h := &Host{opts: o, sup: s, srv: sock.Server(s), failed: make(chan error, 1), served: make(chan error, 1)}
 	h.srv.SetKind(o.Kind)

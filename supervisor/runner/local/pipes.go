@@ -50,7 +50,6 @@ func (p *process) read(s runner.Stream, out streamSink) {
 		display()
 		if len(buf) == maxBatch {
 			batches.put(buf)
-			floodEnds()
 		}
 		if readerShape != shapeThread {
 			if len(small) == readBufSize {
@@ -85,7 +84,6 @@ func (p *process) read(s runner.Stream, out streamSink) {
 			if size >= maxReadBuf && len(buf) < maxBatch {
 				if b := batches.get(); b != nil {
 					buf = b
-					floodBegins()
 				}
 			}
 			if size > len(buf) {
