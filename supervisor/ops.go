@@ -78,6 +78,10 @@ func (s *Supervisor) spawnMessage(ctx context.Context, m *Message, taskName stri
 	s.paths[a.path] = a
 	sub, _ := s.newSubmissionLocked(a, m) // a new agent's mailbox is empty
 	sum := s.summaryLocked(a)
+	// Its first change goes out before s.mu does, so that subscribers
+	// learn of new agents in the order of s.order (a dashboard adds a new
+	// one last), whichever process starts first. Publish never blocks.
+	s.hub.Publish(proto.Change{AgentID: a.id, Agent: true})
 	s.mu.Unlock()
 
 	s.journal.Write(journal.Event{Event: "spawned", AgentID: a.id, SubmissionID: sub.id, Seq: sub.seq, Message: m.head, MessageBytes: m.size,
