@@ -6,19 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/subdash/subdash/internal/signals"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
@@ -153,11 +152,13 @@ func attach(cmd *cobra.Command, af *attachFlags, args []string) int {
 	if err != nil {
 		return failed(err)
 	}
+	tm := takeTerminal()
+	defer tm.release()
 	switch {
 	case len(ts) > 1:
-		return attachHosts(ts, af.spawns, notify, lk)
+		return attachHosts(tm, ts, af.spawns, notify, lk)
 	case len(ts) == 1 && ts[0].ssh != nil:
-		return attachRemote(*ts[0].ssh, ts[0].readOnly, af.spawns, notify, lk)
+		return attachRemote(tm, *ts[0].ssh, ts[0].readOnly, af.spawns, notify, lk)
 	}
 	var o supervisor.Options
 	readOnly := af.readOnly
@@ -168,15 +169,15 @@ func attach(cmd *cobra.Command, af *attachFlags, args []string) int {
 	if err != nil {
 		return failed(err)
 	}
-	r, err := attachTo(socket, dir, readOnly)
+	r, err := attachTo(tm.sig.Context(), socket, dir, readOnly)
 	if err != nil {
 		var ns *client.NotServingError
 		if errors.As(err, &ns) {
-			return failed(fmt.Errorf("%v; to keep agents independent of any screen, run `subdash serve` there and attach to it", err))
+			err = fmt.Errorf("%v; to keep agents independent of any screen, run `subdash serve` there and attach to it", err)
 		}
-		return failed(err)
+		return tm.sig.Status(failed(err))
 	}
-	return runViewer(r, remoteSocket(r), af.spawns, notify, lk)
+	return runViewer(tm, r, remoteSocket(r), af.spawns, notify, lk)
 }
 
 // slowAttach is how long attaching may take before the terminal is told
@@ -185,8 +186,8 @@ const slowAttach = time.Second
 
 // attachTo is client.Attach, saying on stderr what it waits for once it
 // takes longer than slowAttach, so a terminal is never blank and silent
-// until the deadline (SPEC §6).
-func attachTo(socket, dir string, readOnly bool) (*client.Remote, error) {
+// until the deadline (SPEC §6); ctx ends it (ctrl+c gives up).
+func attachTo(ctx context.Context, socket, dir string, readOnly bool) (*client.Remote, error) {
 	var mu sync.Mutex // once attached, nothing more is written: the screen is the dashboard's
 	attached := false
 	t := time.AfterFunc(slowAttach, func() {
@@ -196,11 +197,14 @@ func attachTo(socket, dir string, readOnly bool) (*client.Remote, error) {
 			fmt.Fprintf(os.Stderr, "subdash: waiting for the host on %s to answer (at most %s; ctrl+c gives up)\n", socket, client.CallTimeout)
 		}
 	})
-	r, err := client.Attach(context.Background(), socket, dir, readOnly)
+	r, err := client.Attach(ctx, socket, dir, readOnly)
 	mu.Lock()
 	attached = true
 	mu.Unlock()
 	t.Stop()
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("attaching to the host on %s was interrupted", socket)
+	}
 	return r, err
 }
 
@@ -242,10 +246,34 @@ func remoteSocket(r *client.Remote) string {
 	return socket
 }
 
+// terminal is what a command that draws the dashboard (the host
+// dashboard or a viewer) takes at its start: the process's signals
+// (package signals), of which SIGINT belongs to the pager while it runs in
+// front (the terminal sends it to the whole foreground process group, us
+// included), and that pager. Release it as the command returns.
+type terminal struct {
+	sig     *signals.Taken
+	inPager *pagerState
+}
+
+// takeTerminal takes the signals of a command that draws the dashboard.
+func takeTerminal() terminal {
+	inPager := &pagerState{}
+	sig := signals.Take(func(s os.Signal) bool { return s == os.Interrupt && inPager.active() })
+	// The program waits for the pager in front: end it, or SIGTERM would
+	// wait for someone to quit less.
+	context.AfterFunc(sig.Context(), inPager.stop)
+	return terminal{sig: sig, inPager: inPager}
+}
+
+// release gives the signals back.
+func (tm terminal) release() { tm.sig.Release() }
+
 // runViewer shows the dashboard over r until the user quits (detaching at
 // once), a signal comes, or the host ends (every host, for several); then
-// it says why it ended. socket names the control sockets in the help.
-func runViewer(r viewerBackend, socket string, spawns []string, notify ui.Notify, lk look) int {
+// it says why it ended and returns the exit status (128+n after signal n,
+// SPEC §6). socket names the control sockets in the help.
+func runViewer(tm terminal, r viewerBackend, socket string, spawns []string, notify ui.Notify, lk look) int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		// A viewer is one front-end: its goroutines (the event stream, the
 		// batching, Bubble Tea's loop and renderer) hand work to each other
@@ -255,32 +283,20 @@ func runViewer(r viewerBackend, socket string, spawns []string, notify ui.Notify
 		// against 0.085-0.089 in one run); GOMAXPROCS set by the user wins.
 		runtime.GOMAXPROCS(1)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(tm.sig.Context())
 	defer cancel()
-	var inPager pagerState
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	go func() {
-		for {
-			select {
-			case sig := <-sigs:
-				if sig == os.Interrupt && inPager.active() {
-					continue
-				}
-			case <-r.Ended():
-			case <-ctx.Done():
-				return
-			}
+		select {
+		case <-r.Ended():
 			cancel()
-			inPager.stop()
-			return
+			tm.inPager.stop()
+		case <-ctx.Done():
 		}
 	}()
 	err := ui.Run(ctx, r, ui.Options{
 		Spawn:         spawns,
 		SocketPath:    socket,
-		Pager:         func(feed func(context.Context, io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
+		Pager:         func(feed func(context.Context, io.Writer) error) tea.ExecCommand { return newPager(feed, tm.inPager) },
 		Editor:        newEditor,
 		PagerCommand:  pagerCommand(),
 		FrameInterval: ui.ViewerFrameInterval,
@@ -290,12 +306,12 @@ func runViewer(r viewerBackend, socket string, spawns []string, notify ui.Notify
 		NoMouse:       !lk.mouse,
 	})
 	r.Detach()
+	code := 0
 	if herr := r.Err(); herr != nil {
 		fmt.Fprintf(os.Stderr, "subdash: %v; the viewer closed (the terminal is yours again)\n", herr)
-		return 1
+		code = 1
+	} else if err != nil && !errors.Is(err, context.Canceled) {
+		code = failed(err)
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return failed(err)
-	}
-	return 0
+	return tm.sig.Status(code)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/subdash/subdash/internal/config"
+	"github.com/subdash/subdash/internal/signals"
 
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control/client"
@@ -49,7 +50,9 @@ func dashboard(cmd *cobra.Command, hf *hostFlags, df *dashFlags) int {
 	if _, named := socket.Resolve(set["socket"], "", os.Getenv, 0); named {
 		dir = ""
 	}
-	r, err := attachTo(cfg.Socket, dir, readOnly)
+	tm := takeTerminal()
+	defer tm.release()
+	r, err := attachTo(tm.sig.Context(), cfg.Socket, dir, readOnly)
 	var notServing *client.NotServingError
 	switch {
 	case err == nil:
@@ -57,36 +60,29 @@ func dashboard(cmd *cobra.Command, hf *hostFlags, df *dashFlags) int {
 			r.Detach()
 			return failed(usageError{cerr})
 		}
-		return runViewer(r, remoteSocket(r), df.spawns, notify, lk)
+		return runViewer(tm, r, remoteSocket(r), df.spawns, notify, lk)
 	case !errors.As(err, &notServing):
-		return failed(err)
+		return tm.sig.Status(failed(err))
 	case readOnly:
 		return failed(usageError{a.Blame(fmt.Errorf("--read-only is for a viewer, and %v", err))})
 	}
-	return hostDashboard(cfg, df.spawns, notify, lk)
+	return hostDashboard(tm, cfg, df.spawns, notify, lk)
 }
 
 // hostDashboard runs the host dashboard (SPEC §7) until the user quits or
 // a signal ends it, then stops the host: every agent, then the socket.
 // It returns the exit status.
-func hostDashboard(cfg supervisor.Config, spawns []string, notify ui.Notify, lk look) int {
-	// While the pager runs in front, ctrl+c belongs to it (the terminal
-	// sends SIGINT to the whole foreground process group, us included).
-	var inPager pagerState
-	sig := host.TakeSignals(func(s os.Signal) bool { return s == os.Interrupt && inPager.active() })
-	defer sig.Release()
-	// The program waits for the pager in front: end it, or SIGTERM would
-	// wait for someone to quit less.
-	context.AfterFunc(sig.Context(), inPager.stop)
+func hostDashboard(tm terminal, cfg supervisor.Config, spawns []string, notify ui.Notify, lk look) int {
+	sig := tm.sig
 	h, err := host.Start(cfg, host.Options{Kind: "dashboard", Signals: sig, Stderr: os.Stderr, Name: "subdash"})
 	if err != nil {
-		return failed(err)
+		return sig.Status(failed(err))
 	}
 	err = ui.Run(sig.Context(), h.Supervisor(), ui.Options{
 		Spawn:        spawns,
 		SocketPath:   h.Socket(),
 		HostErrors:   h.Failed(),
-		Pager:        func(feed func(context.Context, io.Writer) error) tea.ExecCommand { return newPager(feed, &inPager) },
+		Pager:        func(feed func(context.Context, io.Writer) error) tea.ExecCommand { return newPager(feed, tm.inPager) },
 		Editor:       newEditor,
 		PagerCommand: pagerCommand(),
 		Notify:       notify,
@@ -113,7 +109,7 @@ func serve(cmd *cobra.Command, hf *hostFlags) int {
 	if err != nil {
 		return failed(err)
 	}
-	sig := host.TakeSignals(nil)
+	sig := signals.Take(nil)
 	defer sig.Release()
 	h, err := host.Start(cfg, host.Options{Kind: "serve", Signals: sig, Stderr: os.Stderr, Name: "subdash serve"})
 	if err != nil {
@@ -159,7 +155,7 @@ func mcp(cmd *cobra.Command, hf *hostFlags, mf *mcpFlags) int {
 		fmt.Fprintf(os.Stderr, "subdash mcp: %s\n", w)
 	}
 	o := hf.options()
-	sig := host.TakeSignals(nil)
+	sig := signals.Take(nil)
 	defer sig.Release()
 	code := 0
 	if err := mcpserver.Run(sig.Context(), o, family, os.Stdin, os.Stdout, os.Stderr, sig); err != nil && !errors.Is(err, context.Canceled) {

@@ -189,7 +189,7 @@ func nameTargets(ts []viewTarget) {
 // terminal; then every host is attached at once. A host that fails
 // starts lost and is tried again (the viewer says why on its row); when
 // none answers, the error names each.
-func attachHosts(ts []viewTarget, spawns []string, notify ui.Notify, lk look) int {
+func attachHosts(tm terminal, ts []viewTarget, spawns []string, notify ui.Notify, lk look) int {
 	nameTargets(ts)
 	targets := make([]client.HostTarget, len(ts))
 	var carriers []*sshlink.Carrier
@@ -216,7 +216,7 @@ func attachHosts(ts []viewTarget, spawns []string, notify ui.Notify, lk look) in
 		}
 		st := *t.ssh
 		targets[i].Where, targets[i].Target = st.Name(), st.Name()
-		first, ferr := connectTarget(st, linkOptions(false))
+		first, ferr := connectTarget(tm.sig.Context(), st, linkOptions(false))
 		if ferr == nil {
 			carriers = append(carriers, first)
 		}
@@ -238,14 +238,14 @@ func attachHosts(ts []viewTarget, spawns []string, notify ui.Notify, lk look) in
 			return cl, c, c.Close, nil
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), client.CallTimeout+client.CallTimeout)
+	ctx, cancel := context.WithTimeout(tm.sig.Context(), client.CallTimeout+client.CallTimeout)
 	h, err := client.AttachHosts(ctx, targets)
 	cancel()
 	if err != nil {
-		return failed(fmt.Errorf("no host answered: %w", err))
+		return tm.sig.Status(failed(fmt.Errorf("no host answered: %w", err)))
 	}
 	carriers = nil // the viewer's now: Detach ends them
-	return runViewer(h, hostsSocket(h), spawns, notify, lk)
+	return runViewer(tm, h, hostsSocket(h), spawns, notify, lk)
 }
 
 // hostsSocket names each host's control socket for the help overlay.

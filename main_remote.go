@@ -5,17 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 
+	"github.com/subdash/subdash/internal/signals"
 	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/wire"
-	"github.com/subdash/subdash/supervisor/host"
 	"github.com/subdash/subdash/supervisor/mcpserver"
 	"github.com/subdash/subdash/supervisor/sshlink"
 	"github.com/subdash/subdash/ui"
@@ -50,10 +48,9 @@ func linkOptions(batch bool) sshlink.Options {
 
 // connectTarget makes the link to t, saying on stderr what it waits for
 // once ssh has logged in and a step takes longer than slowAttach (the
-// prompts before that are ssh's own); ctrl+c (SIGINT, SIGTERM) gives up.
-func connectTarget(t sshlink.Target, o sshlink.Options) (*sshlink.Carrier, error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// prompts before that are ssh's own); ctx ends it (the command's signals:
+// ctrl+c gives up).
+func connectTarget(ctx context.Context, t sshlink.Target, o sshlink.Options) (*sshlink.Carrier, error) {
 	var mu sync.Mutex // once connected, nothing more is written: the screen is the dashboard's
 	done := false
 	t0 := time.AfterFunc(slowAttach, func() {
@@ -78,20 +75,20 @@ func connectTarget(t sshlink.Target, o sshlink.Options) (*sshlink.Carrier, error
 // serving the target's folder on that machine, through an ssh link made
 // before the dashboard takes the terminal (so ssh's prompts work), which
 // is made again without prompts when it drops (for about 30 s).
-func attachRemote(t sshlink.Target, readOnly bool, spawns []string, notify ui.Notify, lk look) int {
-	c, err := connectTarget(t, linkOptions(false))
+func attachRemote(tm terminal, t sshlink.Target, readOnly bool, spawns []string, notify ui.Notify, lk look) int {
+	c, err := connectTarget(tm.sig.Context(), t, linkOptions(false))
 	if err != nil {
-		return failed(err)
+		return tm.sig.Status(failed(err))
 	}
 	defer c.Close()
 	cl := client.NewClientVia(t.Name(), c.ForViewer().DialContext).WithHostInfo(c.Link().Info())
-	ctx, cancel := context.WithTimeout(context.Background(), client.CallTimeout+client.CallTimeout)
+	ctx, cancel := context.WithTimeout(tm.sig.Context(), client.CallTimeout+client.CallTimeout)
 	r, err := client.AttachVia(ctx, cl, t.Name(), readOnly, c)
 	cancel()
 	if err != nil {
-		return failed(fmt.Errorf("%s: %v", t.Name(), err))
+		return tm.sig.Status(failed(fmt.Errorf("%s: %v", t.Name(), err)))
 	}
-	return runViewer(r, remoteSocket(r), spawns, notify, lk)
+	return runViewer(tm, r, remoteSocket(r), spawns, notify, lk)
 }
 
 // mcpRemote is `subdash mcp --host ssh://…`: the MCP server of the host
@@ -108,13 +105,13 @@ func mcpRemote(target string, family mcpserver.Family, set map[string]string) in
 	if err != nil {
 		return failed(err)
 	}
-	c, err := connectTarget(t, linkOptions(true))
+	sig := signals.Take(nil)
+	defer sig.Release()
+	c, err := connectTarget(sig.Context(), t, linkOptions(true))
 	if err != nil {
-		return failed(err)
+		return sig.Status(failed(err))
 	}
 	defer c.Close()
-	sig := host.TakeSignals(nil)
-	defer sig.Release()
 	collab := strings.TrimSpace(os.Getenv("MEMO_ENABLE_COLLAB_TOOLS")) != "0"
 	cl := client.NewClientVia(t.Name(), c.DialContext).WithHostInfo(c.Link().Info()).WithOrigin("mcp")
 	code := 0

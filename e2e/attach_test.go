@@ -131,6 +131,39 @@ func TestTwoViewersAndReadOnly(t *testing.T) {
 	}
 }
 
+// TestViewerSignals: SIGINT, SIGTERM and SIGHUP end a viewer as q does,
+// detaching with the terminal restored while the host goes on, and it
+// exits 128+n as shells expect (SPEC §6).
+func TestViewerSignals(t *testing.T) {
+	raceChecked(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			// A workspace each: a viewer's harness ends what runs in its
+			// folder when its test ends.
+			w := newWorkspace(t)
+			startAttachServe(t, w)
+			var sp proto.SpawnResult
+			ctlOK(t, w, &sp, "spawn", "stream x")
+			d := startViewer(t, w, "attach", "--socket", w.socket)
+			d.waitText("tick ")
+			pid := d.dashPID()
+			if pid == 0 {
+				t.Fatal("no viewer process")
+			}
+			if err := syscall.Kill(pid, sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := d.waitExit(); code != 128+int(sig) {
+				t.Errorf("viewer exit status %d after %v, want %d", code, sig, 128+int(sig))
+			}
+			d.checkTerminalBack()
+			if a := listAgents(t, w)[sp.AgentID]; a.Status != proto.StatusRunning {
+				t.Errorf("the host's agent is %s after its viewer ended, want running", a.Status)
+			}
+		})
+	}
+}
+
 // TestHostEndsWithTwoViewers: the host ends (SIGTERM, then a fresh host
 // SIGKILLed) while two viewers are attached; each says so and exits with the
 // terminal restored.

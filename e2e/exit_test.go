@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +57,42 @@ func TestExitStatus(t *testing.T) {
 			t.Errorf("serve exited %d after SIGINT, want 130: %s", code, stderr)
 		}
 	})
+}
+
+// TestAgentSignals: SIGINT, SIGTERM and SIGHUP (a terminal that hung up)
+// stop `subdash agent` mid-task as its host's interrupt does: it says so
+// and exits 128+n (SPEC §6).
+func TestAgentSignals(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 5 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte("TODO: one\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for sig, name := range map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"} {
+		t.Run(name, func(t *testing.T) {
+			out, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close() //nolint:errcheck // the read end of a pipe the test only reads
+			cmd := exec.Command(subdashFor(t), "agent", "--pace", "1s")
+			cmd.Env, cmd.Dir, cmd.Stdin, cmd.Stdout = testEnv(), dir, strings.NewReader("audit ."), w
+			p := startCmd(t, cmd)
+			_ = w.Close()
+			// Its first line says the task runs, signals taken.
+			if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+				t.Fatalf("no first line: %v", err)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			code, stderr := p.wait(t)
+			if want := "stopped: " + name + " received"; code != 128+int(sig) || !strings.Contains(stderr, want) {
+				t.Errorf("exit status %d, stderr %q after %v; want %d and %q", code, stderr, sig, 128+int(sig), want)
+			}
+		})
+	}
 }
 
 // subdash --version prints the version on stdout and exits 0: devel (with

@@ -23,6 +23,13 @@ const (
 	DefaultMaxAgents  = 4                       // --max-agents: running agents at once (SPEC §2)
 	DefaultGrace      = 1500 * time.Millisecond // --grace: SIGTERM to SIGKILL (SPEC §2)
 	DefaultScrollback = 10000                   // --scrollback: display lines kept per submission (SPEC §5)
+	// ShutdownTimeout bounds how long stopping a host (Shutdown) waits
+	// for its running submissions past the grace period, and then for its
+	// runner to close (SPEC §4): a process that SIGKILL does not end (one
+	// in uninterruptible sleep, a pod its cluster does not delete) cannot
+	// hold the host for ever. The one such bound of a host, its dashboard
+	// and its stops.
+	ShutdownTimeout = 30 * time.Second
 	// DefaultLineMemory is the default of --line-memory: bytes of display
 	// lines held in memory by all submissions together (SPEC §5). With the
 	// default --scrollback it lets 8 agents keep every line of their

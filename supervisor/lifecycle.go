@@ -24,11 +24,6 @@ import (
 // pipes, short enough that the submission still "ends at once" (SPEC §4).
 const quietAfterExit = 50 * time.Millisecond
 
-// runnerCloseWait bounds Runner.Close at Shutdown. It is a time of its
-// own, not what is left of Shutdown's: the submissions may have taken all
-// of that, and what the runner holds must not outlive the host.
-const runnerCloseWait = 30 * time.Second
-
 // proc is a started submission as the supervisor holds it.
 type proc struct {
 	runner.Process
@@ -256,11 +251,13 @@ func placeText(pl runner.Place) string {
 	return fmt.Sprintf("process group %d", pl.PGID)
 }
 
-// closeRunner closes the runner (Runner.Close) within runnerCloseWait; a
-// failure is journaled and returned, so that it reaches the screen or the
-// exit status with Shutdown's.
+// closeRunner closes the runner (Runner.Close) within ShutdownTimeout, a
+// time of its own, not what is left of the wait for the submissions: they
+// may have taken all of that, and what the runner holds must not outlive
+// the host. A failure is journaled and returned, so that it reaches the
+// screen or the exit status with Shutdown's.
 func (s *Supervisor) closeRunner() error {
-	ctx, cancel := context.WithTimeout(context.Background(), runnerCloseWait)
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	err := s.cfg.Runner.Close(ctx)
 	if err != nil {

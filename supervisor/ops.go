@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -398,7 +399,10 @@ func (s *Supervisor) List(context.Context) (proto.ListResult, error) {
 
 // Shutdown refuses new submissions, terminates every running submission
 // (SPEC §4; last_error "interrupted") and waits until their process groups
-// are gone or ctx ends, then closes the journal. It is safe to call twice.
+// are gone, then closes the journal. It waits at most the grace period
+// and ShutdownTimeout more, or until ctx ends: the error then says how
+// many submissions were left (the next host on the state directory ends
+// them), or is ctx's. It is safe to call twice.
 func (s *Supervisor) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.shutdown
@@ -428,14 +432,22 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 		s.runs.Wait()
 		close(done)
 	}()
+	bound := time.NewTimer(s.cfg.Grace + ShutdownTimeout)
+	defer bound.Stop()
+	var late error
 	select {
 	case <-done:
+	case <-bound.C:
+		late = s.errStillRunning()
 	case <-ctx.Done():
+		late = ctx.Err()
+	}
+	if late != nil {
 		// What the runner holds (pods) must not outlive the host even
 		// when its submissions could not be ended in time: closing it
 		// ends them with it (Runner.Close).
 		_ = s.closeRunner()
-		return ctx.Err()
+		return late
 	}
 	if s.notifier != nil {
 		s.notifier.close()
@@ -451,6 +463,15 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 		return err
 	}
 	return cerr
+}
+
+// errStillRunning says that the running submissions outlived Shutdown's
+// bound.
+func (s *Supervisor) errStillRunning() error {
+	s.mu.Lock()
+	n := s.runningCount()
+	s.mu.Unlock()
+	return fmt.Errorf("%d submission(s) still running %s after the grace period of %s; the next host on this state directory ends them", n, ShutdownTimeout, s.cfg.Grace)
 }
 
 // SkipGrace ends every grace period now and for the rest of the

@@ -209,9 +209,6 @@ func New(s Supervisor, o Options) Model {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = 30 * time.Second
-	}
 	st := *o.Styles
 	keys := keymap.DefaultKeyMap()
 	if o.Keys != nil {

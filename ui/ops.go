@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -66,16 +65,15 @@ func (m Model) opCmd(o op, id, message string, interrupt bool) tea.Cmd {
 }
 
 // shutdownCmd stops every running submission of the host (SPEC §4)
-// before quitting; a viewer stops nothing.
+// before quitting, as long as the host's Shutdown bounds it; a viewer
+// stops nothing.
 func (m Model) shutdownCmd() tea.Cmd {
-	host, timeout, run := m.opts.Host, m.opts.ShutdownTimeout, m.ctx
+	host, run := m.opts.Host, m.ctx
 	return func() tea.Msg {
 		if host == nil {
 			return shutdownMsg{}
 		}
-		ctx, cancel := context.WithTimeout(run, timeout)
-		defer cancel()
-		return shutdownMsg{err: host.Shutdown(ctx)}
+		return shutdownMsg{err: host.Shutdown(run)}
 	}
 }
 

@@ -123,9 +123,6 @@ type Options struct {
 	// FrameInterval is the shortest time between two supervisor event
 	// messages; 0 means proto.FrameInterval.
 	FrameInterval time.Duration
-	// ShutdownTimeout bounds how long quitting waits for running
-	// submissions to end; 0 means 30s.
-	ShutdownTimeout time.Duration
 	// Keys are the dashboard's bindings: the config file's [keys] over
 	// SPEC §7's defaults (keymap.KeyMap.Rebind); nil means
 	// keymap.DefaultKeyMap. The help, the hints and the widgets follow them.

@@ -3,7 +3,7 @@
 // dashboard that found no host serving, `subdash serve` and `subdash mcp`
 // (when nothing else serves) are hosts; they share this choreography:
 //
-//   - the signals are taken first (TakeSignals), so that a signal while the
+//   - the signals are taken first (signals.Take), so that a signal while the
 //     records are restored ends the host with its cleanup and 128+n, not by
 //     the default action with the socket left behind;
 //   - the control socket is taken before the supervisor is created (Start),
@@ -26,24 +26,20 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
+	"github.com/subdash/subdash/internal/signals"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control/server"
 )
-
-// ShutdownTimeout bounds how long Stop waits for the running submissions
-// to end: a grace period (--grace) each, and SIGKILL after it.
-const ShutdownTimeout = 30 * time.Second
 
 // Options say what a host is and where it speaks.
 type Options struct {
 	// Kind is what serves the socket, as GET /v1/info tells viewers
 	// ("attached to subdash serve, pid N"): "dashboard", "serve" or "mcp".
 	Kind string
-	// Signals are the process's signals (TakeSignals), or nil: once Stop
+	// Signals are the process's signals (signals.Take), or nil: once Stop
 	// begins, each one skips the rest of the grace period.
-	Signals *Signals
+	Signals *signals.Taken
 	// Stderr, when not nil, is told by Stop how many running agents it
 	// stops, as "<Name>: stopping 2 running agent(s)… (ctrl+c: kill them
 	// now)", since that may take a grace period.
@@ -166,23 +162,22 @@ func (h *Host) Forward(warn, note func(msg string)) {
 // Stop stops the host (SPEC §4, §6): it terminates every running
 // submission (the agent CLI's own interrupt where it takes one, SIGTERM to
 // its process group, SIGKILL after the grace period or at once on a
-// signal, see Options.Signals), waiting at most
-// ShutdownTimeout, then closes the control socket and removes its file. A
+// signal, see Options.Signals), waiting at most the grace period and
+// supervisor.ShutdownTimeout more, then closes the control socket and
+// removes its file. A
 // wait in flight on the socket thus answers with the final statuses
 // instead of an error. It returns what failed, joined: stopping the agents,
 // closing the socket, serving it. Later calls return the same.
 func (h *Host) Stop() error {
 	h.stopOnce.Do(func() {
 		if g := h.opts.Signals; g != nil {
-			g.stopping(h.sup.SkipGrace)
+			g.Then(h.sup.SkipGrace)
 		}
 		if n := running(h.sup); n > 0 && h.opts.Stderr != nil {
 			fmt.Fprintf(h.opts.Stderr, "%s: stopping %d running agent(s)… (ctrl+c: kill them now)\n", h.opts.Name, n) //nolint:errcheck // a note on the host's stderr: nothing is left to tell
 		}
 		var errs []error
-		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-		defer cancel()
-		if err := h.sup.Shutdown(ctx); err != nil {
+		if err := h.sup.Shutdown(context.Background()); err != nil {
 			errs = append(errs, fmt.Errorf("stopping the agents failed: %v", err))
 		}
 		h.endForward()

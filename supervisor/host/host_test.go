@@ -209,3 +209,41 @@ func spawnToTheEnd(t *testing.T, h *Host, message string) string {
 	}
 	return sp.AgentID
 }
+
+// TestStopWaitsOutALongGrace: a grace period longer than
+// supervisor.ShutdownTimeout is waited out: an agent that ignores SIGTERM
+// gets its SIGKILL when the grace period ends, and Stop then succeeds; it
+// does not give up while the agent is still within its grace period.
+func TestStopWaitsOutALongGrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits a grace period longer than supervisor.ShutdownTimeout")
+	}
+	t.Parallel()
+	grace := supervisor.ShutdownTimeout + 2*time.Second
+	cfg := config(t, func(c *supervisor.Config) {
+		c.Command, c.Grace = `trap '' TERM; read m; echo started; exec sleep 600`, grace
+	})
+	h, err := Start(cfg, Options{Kind: "serve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := h.Supervisor()
+	sp, err := s.Spawn(t.Context(), "hold on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 10*time.Second, "the agent did not start", func() bool {
+		w, err := s.Window(t.Context(), sp.AgentID, 1, 0, 10)
+		return err == nil && len(w.Lines) > 0
+	})
+	began := time.Now()
+	if err := h.Stop(); err != nil {
+		t.Fatalf("stop after %s: %v", time.Since(began).Round(time.Second), err)
+	}
+	if took := time.Since(began); took < grace {
+		t.Errorf("stop took %s, less than the grace period %s: the agent was not given it", took, grace)
+	}
+	if a := s.Agents(); len(a) != 1 || a[0].Running() {
+		t.Errorf("agents after stop: %+v; want one, ended", a)
+	}
+}

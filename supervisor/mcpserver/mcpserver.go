@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/subdash/subdash/internal/signals"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/control/client"
 	"github.com/subdash/subdash/supervisor/control/server"
@@ -30,7 +31,7 @@ import (
 // Run serves MCP on stdin and stdout until ctx ends, or stdin closes and
 // every request read before is answered (a wait in flight at its end or
 // its timeout, see lineConn.drain); then it returns nil. sig, when not nil,
-// are the process's signals (host.TakeSignals; ctx is theirs): a signal
+// are the process's signals (signals.Take; ctx is theirs): a signal
 // while its own host stops skips the rest of the grace period.
 //
 // With MEMO_ENABLE_COLLAB_TOOLS=0 it lists no tools and starts nothing.
@@ -45,7 +46,7 @@ import (
 // family chooses the tools (FamilySeed, FamilyMultiAgent). The
 // multi-agent family acts for one session, whose root mailbox the host
 // keeps (SPEC §14): SessionID's.
-func Run(ctx context.Context, o supervisor.Options, family Family, stdin io.Reader, stdout, stderr io.Writer, sig *host.Signals) error {
+func Run(ctx context.Context, o supervisor.Options, family Family, stdin io.Reader, stdout, stderr io.Writer, sig *signals.Taken) error {
 	cfg, err := supervisor.Resolve(o, supervisor.SystemEnvironment())
 	if err != nil {
 		return err
@@ -144,7 +145,7 @@ type backend struct {
 
 // attach connects to the subdash serving cfg.Socket, or supervises agents
 // in this process and serves the socket when nobody does.
-func attach(ctx context.Context, cfg supervisor.Config, family Family, session string, stderr io.Writer, sig *host.Signals) (backend, error) {
+func attach(ctx context.Context, cfg supervisor.Config, family Family, session string, stderr io.Writer, sig *signals.Taken) (backend, error) {
 	cl := client.NewClient(cfg.Socket, cfg.Dir).WithOrigin("mcp").WithSession(session)
 	remote := func(info proto.Info) backend {
 		line := fmt.Sprintf("subdash mcp: driving the subdash (pid %d) that serves %s on %s", info.PID, info.Dir, cfg.Socket)

@@ -23,8 +23,6 @@ const (
 	// Grace is the grace period between SIGTERM and SIGKILL of an agent's
 	// process group: short, so that an interrupt ends a test's agent soon.
 	Grace = 300 * time.Millisecond
-	// ShutdownWithin bounds the shutdown when the test ends.
-	ShutdownWithin = 30 * time.Second
 )
 
 // Supervisor returns a host running command (through sh -c, as
@@ -35,7 +33,8 @@ const (
 // test that listens). edits change that configuration, in order, before
 // supervisor.New. A configuration New
 // refuses fails the test (t.Fatal). The host is shut down when the test
-// ends, within ShutdownWithin; a shutdown error fails the test (t.Errorf).
+// ends (within its own bound, supervisor.ShutdownTimeout); a shutdown
+// error fails the test (t.Errorf).
 func Supervisor(t testing.TB, command string, edits ...func(*supervisor.Config)) *supervisor.Supervisor {
 	t.Helper()
 	dir := t.TempDir()
@@ -56,9 +55,7 @@ func Supervisor(t testing.TB, command string, edits ...func(*supervisor.Config))
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), ShutdownWithin)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
+		if err := s.Shutdown(context.Background()); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
 	})
