@@ -3,10 +3,10 @@
 package main
 
 // Built with -tags kube only: the Kubernetes runner links k8s.io/client-go,
-// whose package initialisation costs every process of this binary about
-// +16 MB RSS and +7 ms start-up, so the default build leaves it out and
-// `subdash ctl`, `subdash agent`, viewers and local hosts stay as light as
-// they were (docs/kubernetes.md; BENCHMARKS.md).
+// whose package initialisation costs every process of this binary memory
+// and start-up time (BENCHMARKS.md), so the default build leaves it out
+// and `subdash ctl`, `subdash agent`, viewers and local hosts stay light
+// (docs/kubernetes.md).
 
 import (
 	"github.com/subdash/subdash/supervisor/runner"

@@ -15,7 +15,7 @@ import (
 // SUBDASH_BENCH=1: four agents flood with `yes` for SUBDASH_FLOOD_SECONDS
 // (default 20 here); it reports the dashboard process's CPU use, the bytes
 // delivered to the agents' log files over the same time and the CPU
-// seconds per GB delivered (goal ≤ 2.5, issue 13), and how long keys take
+// seconds per GB delivered (goal ≤ 2.5), and how long keys take
 // to show their effect (goal: median ≤ 25 ms, max ≤ 100 ms), measured from
 // outside with tmux.
 //

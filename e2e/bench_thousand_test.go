@@ -21,8 +21,8 @@ import (
 	"github.com/subdash/subdash/internal/testkit"
 )
 
-// The many-agents benchmark of BENCHMARKS.md ("A thousand agents", issue
-// 27): what an agent costs a host (serve, the dashboard at 160x45 or
+// The many-agents benchmark of BENCHMARKS.md ("A thousand agents"): what
+// an agent costs a host (serve, the dashboard at 160x45 or
 // SUBDASH_BENCH_SIZE, a viewer of it) at 10, 100 and 1,000 agents each
 // printing a short line a second, and how long a host takes to stop them
 // all.
@@ -507,7 +507,7 @@ func benchDashFlood(t *testing.T, v benchVariant) {
 		"--command", `exec yes 'spam spam spam spam spam spam spam spam'`, "--spawn", "a", "--spawn", "b", "--spawn", "c", "--spawn", "d"}
 	if out, _ := exec.Command(v.bin, "serve", "--help").CombinedOutput(); strings.Contains(string(out), "max-log-size") {
 		args = append(args, "--max-log-size", "0") // no cap: the bytes in the log files are what was handled
-	} // a subdash from before the log cap (issue 22) has none
+	} // a subdash from before the log cap has none
 	d.run(nil, v.env, args...)
 	d.waitFor("four floods", func(s string) bool { return strings.Contains(s, "4/4 running") && strings.Contains(s, "spam") })
 	pid := d.dashPID()

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// TestBenchViewersFlood (issue 27: 20 viewers on a four-flood host, goal
-// host CPU per GB ≤ 1.3× none), run only with SUBDASH_BENCH=1:
+// TestBenchViewersFlood (20 viewers on a four-flood host, goal host CPU
+// per GB ≤ 1.3× none), run only with SUBDASH_BENCH=1:
 // `subdash serve` with four agents flooding with `yes` (no log cap, so
 // bytes in the log files measure what the host handled); the host's CPU
 // per GB over 8 s with no viewer, then with SUBDASH_BENCH_VIEWERS (default

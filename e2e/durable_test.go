@@ -144,7 +144,7 @@ func fillDisk(t *testing.T, path string) {
 	}
 }
 
-// TestFullDiskJournalKeepsTheNextRecord is issue 45's repro: the state
+// TestFullDiskJournalKeepsTheNextRecord: the state
 // directory on a 4 MiB tmpfs, an agent flooding, the disk filled, spawns
 // that fail, the space freed, `ctl spawn … --task-name after`, then kill
 // -9 of the host and a restart: /root/after comes back with its name and

@@ -17,8 +17,8 @@ import (
 // ctlAnswer is how long one command of a tmux control client may go
 // unanswered. tmux answers in well under a millisecond; on a loaded
 // machine a freshly attached client has been seen to never answer its
-// first command (issue 27's benchmark waited 39 minutes on it), so a
-// command without an answer in this time is taken as a stuck client.
+// first command, so a command without an answer in this time is taken as
+// a stuck client.
 const ctlAnswer = 10 * time.Second
 
 // errNoAnswer is try's error for a command tmux did not answer within
@@ -28,8 +28,8 @@ var errNoAnswer = errors.New("no answer from the tmux control client")
 // tmuxCtl is one persistent tmux control client (`tmux -C attach`) of a
 // dash's server: keys go in and screens come out through the same
 // connection, so a benchmark that polls the screen every 2 ms pays no
-// tmux process per poll (about 8.6 ms each on this machine, more than the
-// dashboard's own answer) and measures the dashboard rather than the
+// tmux process per poll (which costs more than the dashboard's own
+// answer) and measures the dashboard rather than the
 // fork of tmux. A goroutine reads the client's lines into lines, so that
 // no command waits on it longer than ctlAnswer.
 type tmuxCtl struct {

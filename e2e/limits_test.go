@@ -15,7 +15,7 @@ import (
 // A host whose --max-agents passes its open-files limit says so at start,
 // by how much and what to do; a spawn that hits the limit (EMFILE) ends
 // that agent errored with the limit named, nothing else fails or is lost,
-// and once agents are closed spawns run again (issue 27). The host runs
+// and once agents are closed spawns run again. The host runs
 // under `prlimit --nofile=128:128` (Go raises the soft limit to the hard
 // one, so both are lowered).
 func TestSpawnPastTheOpenFilesLimit(t *testing.T) {

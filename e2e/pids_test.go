@@ -68,7 +68,7 @@ func setPidsMax(t *testing.T, dir, v string) {
 // thread: seen as "runtime/cgo: pthread_create failed" with flooding
 // agents at pids.max 30 before the host kept threads ready), the agents
 // already running go on and none of their output is lost, list answers,
-// and once the limit is raised a spawn runs (issue 27).
+// and once the limit is raised a spawn runs.
 func TestSpawnPastThePidsLimit(t *testing.T) {
 	cg := pidsCgroup(t, 40)
 	w := newWorkspace(t)

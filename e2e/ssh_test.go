@@ -17,7 +17,7 @@ import (
 	"github.com/subdash/subdash/supervisor/sshlink"
 )
 
-// Hosts on another machine over the user's own ssh (SPEC §9, issue 28),
+// Hosts on another machine over the user's own ssh (SPEC §9),
 // against a real sshd on 127.0.0.1 (testkit.StartSSHD): "the other
 // machine" is this one through sshd, with no environment of the test's
 // (ssh passes none), so the bridge there finds the host as on any machine.

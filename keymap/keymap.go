@@ -64,7 +64,7 @@ type KeyMap struct {
 	// unfold or go to the first child).
 	Fold, FoldAll, FoldOrParent, UnfoldOrChild key.Binding
 	// CloseShown closes every agent the table shows (the filtered set),
-	// after one confirmation (issue 27).
+	// after one confirmation.
 	CloseShown key.Binding
 	// The layout (SPEC §7 "the split"): move the border between the
 	// table and the log pane, zoom the focused pane to the whole screen

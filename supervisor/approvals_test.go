@@ -279,7 +279,7 @@ func TestPendingApprovalsTravelToViewers(t *testing.T) {
 	waitFinal(t, s, id)
 }
 
-// TestApprovalAllowAlwaysSurvivesARestart (issue 21): "allow for the
+// TestApprovalAllowAlwaysSurvivesARestart: "allow for the
 // session" is kept in the record and the journal, so after the host
 // restarts the agent's next submission, which resumes the same claude
 // session, has the tool allowed without asking (it asked again).

@@ -142,10 +142,10 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 // packRestored puts the strings that restored agent a keeps (ids,
 // messages, its answer, its submissions' folder) into one string of its
 // own, and its statuses and commands in the constants and the agent's
-// command they equal (issue 27): the JSON decoder made each a string of
-// its own among those of the record it read, which is garbage once the
-// start has carried it on, and the pages of 10,000 records stayed in use
-// for the few of them the agents kept.
+// command they equal: the JSON decoder made each a string of its own
+// among those of the record it read, which is garbage once the start has
+// carried it on, and the pages of many records would stay in use for the
+// few strings the agents keep.
 func packRestored(a *agent) {
 	a.status, a.beforeClose = knownStatus(a.status), knownStatus(a.beforeClose)
 	if a.runner == runner.Local {

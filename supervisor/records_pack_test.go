@@ -12,7 +12,7 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// TestRestoredStringsPacked (issue 27): a restored agent keeps the strings
+// TestRestoredStringsPacked: a restored agent keeps the strings
 // of its record (ids, messages, answer, error, session, the tree, its
 // submissions' folder, commands and signals) in one string of its own,
 // back to back, not the decoder's one per field among the record's

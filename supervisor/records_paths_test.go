@@ -11,7 +11,7 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// TestRestoredPathsAsRecorded (SPEC §10, issue 27): a restored submission
+// TestRestoredPathsAsRecorded (SPEC §10): a restored submission
 // makes its log and message paths from its folder instead of holding
 // them; show, the logs, the message and the next checkpoint give exactly
 // the paths its record named, those where a host puts them and those of

@@ -157,7 +157,7 @@ func TestStateDirRunsIsAFile(t *testing.T) {
 	}
 }
 
-// TestEmptyRunsLeftByAFullDiskAreRemoved (issue 21): run folders a host
+// TestEmptyRunsLeftByAFullDiskAreRemoved: run folders a host
 // left with an empty or headless journal, or none (it could not write on a
 // full disk), hold nothing: the next start removes them, saying so once,
 // and warns of no unreadable journal; a headless journal beside logs is

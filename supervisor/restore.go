@@ -106,12 +106,11 @@ func (s *Supervisor) restore(runs journal.Runs, now time.Time) {
 const giveBackFrom = 1000
 
 // giveBack returns to the system the memory that the restore of many
-// records used and no longer holds (issue 27): decoding them takes the Go
-// heap to twice and more what the restored agents keep, and the runtime
-// would keep the pages it grew to for minutes. One collection and the
-// release of its free pages, at the end of the start, cost a restore of
-// 10,000 records 30-60 ms of CPU and took the host's RSS at its first
-// list from 149 to 102 MB (BENCHMARKS.md, "Restoring 10,000 records").
+// records used and no longer holds: decoding them takes the Go heap to
+// twice and more what the restored agents keep, and the runtime would
+// keep the pages it grew to for minutes. One collection and the release
+// of its free pages at the end of the start cost far less than the pages
+// they give back (BENCHMARKS.md, "Restoring 10,000 records").
 func (s *Supervisor) giveBack() {
 	if s.restored >= giveBackFrom {
 		debug.FreeOSMemory()

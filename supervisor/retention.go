@@ -126,8 +126,8 @@ func (s *Supervisor) removeOldRuns(runs journal.Runs, asOf time.Time) {
 		left++
 	}
 	if left > 0 {
-		// They held nothing; each start used to warn of them again, one
-		// more after every start a full disk spoiled (issue 21).
+		// They hold nothing; left there, each start would warn of them
+		// again, one more after every start a full disk spoiled.
 		s.cfg.Notes = append(s.cfg.Notes, fmt.Sprintf("removed %d empty run folder(s) from %s, left by a host that could not write its journal (a full disk?)", left, runs.Folder))
 	}
 	s.removedRuns(runs.Folder, superseded, failed)

@@ -186,9 +186,9 @@ type submission struct {
 	command string
 	// folder is the agent's folder in the run that made it: its log file
 	// is <folder>/<seq>-<id>.log (journal.LogPath) and its message file
-	// beside it, .msg; made when asked, not held (10,000 restored agents
-	// of 5 submissions held 16 MB of the two, issue 27). "" for a record
-	// of an older subdash whose paths are not so: files holds them.
+	// beside it, .msg; made when asked, not held (a restored host holds
+	// tens of thousands of submissions). "" for a record of an older
+	// subdash whose paths are not so: files holds them.
 	folder    string
 	files     *subFiles
 	startedAt time.Time
@@ -235,13 +235,13 @@ type submission struct {
 	chg     *subChanges // what it changed in its work tree (changes.go); guarded by Supervisor.mu
 	// took are the mailbox items its message took (SPEC §14), journaled
 	// with the event that starts it; nil for none. A pointer: most take
-	// none, and a restored host holds 50,000 submissions (issue 27).
+	// none, and a restored host holds tens of thousands of submissions.
 	took *[]uint64
 	// byParent: the stop of this submission was asked by its agent's
 	// parent, whose mailbox therefore gets no item of it (SPEC §14).
 	byParent bool
-	// The flags are together: a restored host holds 50,000 submissions
-	// and more (issue 27).
+	// The flags are together: a restored host holds tens of thousands of
+	// submissions.
 	restored bool // from an earlier run: out is made on demand, evicted
 	// newSession is set when an earlier submission ended before the agent
 	// CLI created a session, so this one starts a new conversation (SPEC §8).

@@ -176,7 +176,7 @@ func TestFilterKeepsTheSelectionAndShowsInTheTitle(t *testing.T) {
 	h.keys("j", "j") // C, errored
 	h.wantScreen("c0ffee42 · #1/1")
 	h.keys("F")
-	h.wantScreen("enter filter") // the help line said "enter  · esc cancel" (issue 21)
+	h.wantScreen("enter filter") // not "enter  · esc cancel"
 	h.typeText("nothing matches this")
 	h.keys("enter")
 	h.wantScreen("no agent matches the filter")

@@ -9,9 +9,8 @@ import (
 // tickInterval is the spinner's frame interval, and so how often the
 // elapsed times are drawn again: 4 frames a second. Each tick changes the
 // row of every running agent on screen, which Bubble Tea then measures,
-// cuts and writes again; at 10 a second (the spinner's own rate) that was
-// most of a viewer's rendering with 1,000 agents (issue 27: 0.062/0.057
-// -> 0.050/0.048 core at 4 a second, 0.047 at 1). A running agent still
+// cuts and writes again; at 10 a second (the spinner's own rate) that is
+// most of a viewer's rendering with many agents. A running agent still
 // reads as running: its glyph turns, its time counts.
 const tickInterval = 250 * time.Millisecond
 

@@ -12,16 +12,15 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// viewState is what a Model keeps for drawing cheaply with many agents
-// (issue 27): the counts of its snapshot, made once per change of the
-// agents rather than in every View, and which frame it draws.
+// viewState is what a Model keeps for drawing cheaply with many agents:
+// the counts of its snapshot, made once per change of the agents rather
+// than in every View, and which frame it draws.
 //
-// Bubble Tea calls View after every message. A batch of changes to
-// agents that are off screen (with 1,000 agents each printing a line a
-// second, most of the host's 60 batches a second) changes nothing View
-// draws: onChanges marks such an update still, and View returns the
-// frame drawn last instead of drawing it again. Every other message draws
-// anew.
+// Bubble Tea calls View after every message. A batch of changes to agents
+// that are off screen (with many agents each printing now and then, most
+// of the host's batches) changes nothing View draws: onChanges marks such
+// an update still, and View returns the frame drawn last instead of
+// drawing it again. Every other message draws anew.
 type viewState struct {
 	count proto.Counts
 	// frames is shared by the copies of a Model (New makes it); gen names

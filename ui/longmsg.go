@@ -12,10 +12,10 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// Long messages (SPEC §10; issue 21). A message may be up to
-// proto.MaxMessageBytes; the one-line input holding 8 MB took the dashboard
-// to 640 MB and each key to 250 ms, and resending fetched the whole message
-// into the dashboard to send it back. So resend of a message whose head
+// Long messages (SPEC §10). A message may be up to proto.MaxMessageBytes,
+// which the one-line input cannot hold (its memory and each key's time
+// grow with it), nor should resending fetch the whole message into the
+// dashboard to send it back. So resend of a message whose head
 // is cut asks the host to send it again from its kept file (Resend: it
 // never crosses the socket), and edit-and-resend of one over editInline
 // opens $EDITOR on a file the message is streamed into (WriteMessage),

@@ -22,9 +22,9 @@ func longAgent(t *testing.T, st proto.Status) (f *fakeSup, h *harness, whole str
 	return f, newHarness(t, f, 120, 30), whole
 }
 
-// TestResendOfALongMessageAsksTheHost (issue 21): R on a message whose head
-// is cut has the host send it again from its file; the dashboard does not
-// fetch it (it fetched all 63 MiB to send them back: 18 -> 232 MB).
+// TestResendOfALongMessageAsksTheHost: R on a message whose head is cut
+// has the host send it again from its file; the dashboard does not fetch
+// it.
 func TestResendOfALongMessageAsksTheHost(t *testing.T) {
 	_, h, _ := longAgent(t, proto.StatusCompleted)
 	h.keys("R")
@@ -42,7 +42,7 @@ func TestResendOfALongMessageToARunningAgentQueues(t *testing.T) {
 	h.wantCalls("resend " + idB[:8] + " interrupt=false queue=true")
 }
 
-// TestEditOfALongMessageOpensTheEditor (issue 21): e on a message over 64
+// TestEditOfALongMessageOpensTheEditor: e on a message over 64
 // KiB does not put it in the one-line input (8 MB there took 640 MB and 250
 // ms a key): it runs the editor (tea.Exec) without reading the message in
 // Update. The editor's command streams the whole message into a file, the

@@ -61,8 +61,8 @@ func (m Model) notes() []note {
 	}
 	add(levelWarn, m.linkDown)
 	// One note per failure, naming its agents: a journal that cannot be
-	// written (a full disk) is every agent's failure, and gave one note
-	// per agent (eleven for eleven restored agents, issue 21).
+	// written (a full disk) is every agent's failure, not a note per
+	// agent.
 	var failures []string
 	failing := map[string][]string{}
 	for _, a := range m.agents {

@@ -36,7 +36,7 @@ func TestStalledMarkAndCount(t *testing.T) {
 }
 
 // A parent row shows its subtree's tokens and cost, marked Σ; a leaf its
-// own; the status line the host's total (issue 25 "Cost").
+// own; the status line the host's total.
 func TestCostRollUp(t *testing.T) {
 	f := treeAgents()
 	set := func(id string, in int64, cost float64) {

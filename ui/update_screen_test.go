@@ -297,7 +297,7 @@ func TestHelpShowsALongNoteWhole(t *testing.T) {
 	}
 }
 
-// TestOneFailureOneNote (issue 21): a failure every agent has (the journal
+// TestOneFailureOneNote: a failure every agent has (the journal
 // cannot be written: a full disk) is one note naming them, not one note per
 // agent (eleven restored agents gave eleven).
 func TestOneFailureOneNote(t *testing.T) {

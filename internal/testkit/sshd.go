@@ -16,7 +16,7 @@ import (
 
 // SSHD is a real OpenSSH sshd on 127.0.0.1 that a test reaches with a
 // key and no prompt (.ci/sshd-up.sh sets it up), for the tests of hosts
-// on another machine (SPEC §9, issue 28).
+// on another machine (SPEC §9).
 type SSHD struct {
 	// Command is the ssh command that reaches it, for SUBDASH_SSH_COMMAND:
 	// "ssh -F DIR/ssh_config" (that config replaces the user's).

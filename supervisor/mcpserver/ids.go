@@ -11,11 +11,12 @@ import (
 
 // idMap is the transport's map of the ids of the client's requests, as
 // written (raw JSON), to the ids the SDK sees: one fresh integer per request
-// read. The SDK holds an id as an int64 or a string, so it rewrote ids it
-// cannot hold (12345678901234567890 answered as -9223372036854775808), and
-// it keeps one call per id, so of two requests in flight with the same id
-// only one was answered and the other held the end of input for good
-// (issue 21). Through the map every request has an id of its own inside,
+// read. The SDK holds an id as an int64 or a string, so it would rewrite
+// ids it cannot hold (12345678901234567890 answered as
+// -9223372036854775808), and it keeps one call per id, so of two requests
+// in flight with the same id only one would be answered and the other
+// would hold the end of input for good. Through the map every request has
+// an id of its own inside,
 // and its answer goes out with the client's id byte for byte.
 type idMap struct {
 	mu        sync.Mutex

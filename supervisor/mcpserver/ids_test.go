@@ -50,7 +50,7 @@ func rawID(t *testing.T, line string) string {
 
 const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
-// TestEveryRequestIsAnsweredWithItsOwnID (issue 21): requests with the same
+// TestEveryRequestIsAnsweredWithItsOwnID: requests with the same
 // id in flight, ids the SDK cannot hold (beyond int64, written with escapes
 // or spaces) are each answered with a result carrying the id byte for byte;
 // ids MCP does not allow (a fraction, an exponent) get an error carrying the

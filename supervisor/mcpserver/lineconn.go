@@ -227,8 +227,8 @@ func (c *lineConn) answered(resp *jsonrpc.Response) {
 // goal; the copy of ours (the message file) is written by then and the
 // operation answered. Without this, Go gives those pages back only after
 // its next collection, which an idle host runs after 2 minutes, and then
-// gradually (the background scavenger): 237 MB stayed resident for over
-// 3 minutes after five 15 MiB messages (BENCHMARKS.md). debug.FreeOSMemory
+// gradually (the background scavenger), so the pages of a few large
+// messages stay resident for minutes (BENCHMARKS.md). debug.FreeOSMemory
 // runs one full collection and returns the free pages at once; for a rare
 // large message that costs a few milliseconds of one core, in a goroutine
 // of its own so the answer is not held up. It runs after the answer is

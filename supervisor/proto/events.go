@@ -20,11 +20,9 @@ const FrameInterval = time.Second / 60
 // stream share: each batch that changes the followed log costs the host a
 // window request over the socket, so a viewer batches at 30 Hz, and asks
 // the host's event stream for batches at that interval too (GET
-// /v1/events?frame=, issue 27: half the wake-ups of a viewer of 1,000
-// agents). Keys are answered at once, as on the host. Measured in
-// BENCHMARKS.md ("What a viewer costs"): with three viewers of a
-// four-agent flood the host spends 1.16–1.42× the CPU per GB at 60 Hz,
-// 0.98–1.18× at 30 Hz; a viewer 0.21–0.24 core, then 0.14–0.16.
+// /v1/events?frame=: half the wake-ups of a viewer of many agents). Keys
+// are answered at once, as on the host. BENCHMARKS.md ("What a viewer
+// costs") has what it saves the host and the viewer.
 const ViewerFrameInterval = time.Second / 30
 
 // ViewerCountsInterval is how often a viewer takes the output counts of
@@ -32,9 +30,9 @@ const ViewerFrameInterval = time.Second / 30
 // a second, the rate at which the dashboard draws a running agent's row
 // again anyway (its spinner and elapsed time). The followed agent's
 // output, and every change of status or summary, still come at
-// ViewerFrameInterval. With 1,000 agents each printing a line a second
-// nearly every one of a viewer's 30 batches a second carried counts of
-// agents off its screen, and each batch woke the viewer (issue 27).
+// ViewerFrameInterval. With many agents each printing now and then
+// nearly every one of a viewer's batches would carry counts of agents off
+// its screen, and each batch would wake the viewer.
 const ViewerCountsInterval = time.Second / 4
 
 // Change says what changed about one agent since a subscriber last drained

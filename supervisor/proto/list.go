@@ -31,8 +31,8 @@ func (r ListResult) MarshalJSON() ([]byte, error) {
 // WriteJSON writes r to w as list's JSON (SPEC §3) and a newline, a
 // summary at a time: each with its messages cut at MaxJSONMessage and <,
 // > and & escaped as json.Marshal escapes them, the failure unescaped. A
-// list of 10,000 agents (3.9 MB of JSON) is never whole in memory, nor is
-// a buffer grown to hold it. Its error is w's.
+// list of thousands of agents (megabytes of JSON) is never whole in
+// memory, nor is a buffer grown to hold it. Its error is w's.
 func (r ListResult) WriteJSON(w io.Writer) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b) // escaping HTML, as json.Marshal does

@@ -22,7 +22,7 @@ func TestStorageKeepsItsRetentionOnTheWire(t *testing.T) {
 	}
 }
 
-// --max-log-size takes binary units in the forms the issue names, and
+// --max-log-size takes binary units in the forms SPEC §2 names, and
 // FormatSize writes a size back as the flag takes it; a bad size says how
 // to write one.
 func TestParseSizeTakesBinaryUnits(t *testing.T) {

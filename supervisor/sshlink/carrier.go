@@ -23,8 +23,8 @@ const relinkPause = time.Second
 
 // hostStopWait is how long a carrier waits, when the host's event stream
 // ended cleanly, for its ssh to end too: a killed sshd ends the stream
-// (tens of ms) before it ends ssh (40-110 ms measured), while a host that
-// quit leaves ssh running.
+// a moment before it ends ssh, while a host that quit leaves ssh
+// running.
 const hostStopWait = time.Second
 
 // Carrier keeps a target's host within reach: it owns the current Link

@@ -2,15 +2,15 @@ package termtext
 
 import "testing"
 
-// invisibleIn holds every invisible format character of issue 21 and the
-// zero-width non-joiner, which stays.
+// invisibleIn holds every invisible format character termtext shows, and
+// the zero-width non-joiner, which stays.
 const invisibleIn = "a\u202Ab\u202Bc\u202Cd\u202De\u202Ef\u2066g\u2067h\u2068i\u2069j\u200Bk\u2060l\uFEFFm\u200En\u200Fo\u061Cp\u200Cq"
 
 // invisibleOut is invisibleIn as it is shown: each invisible character a
 // visible U+FFFD, U+200C kept.
 const invisibleOut = "a\uFFFDb\uFFFDc\uFFFDd\uFFFDe\uFFFDf\uFFFDg\uFFFDh\uFFFDi\uFFFDj\uFFFDk\uFFFDl\uFFFDm\uFFFDn\uFFFDo\uFFFDp\u200Cq"
 
-// TestInvisibleCharactersAreShown (issue 21): bidi controls (which can make
+// TestInvisibleCharactersAreShown: bidi controls (which can make
 // a line read otherwise than its bytes), zero-width spaces, word joiners
 // and byte order marks in an agent's output reach the log pane and the
 // one-line texts (the table, notes) as a visible U+FFFD each, as invalid

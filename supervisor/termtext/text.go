@@ -302,9 +302,9 @@ const cutWindow = 4 << 10
 func (c *Converter) cutStep(p []byte, i int) int {
 	// The first ESC, "\n" or "\r" ends the step. Each step looks at most
 	// cutWindow bytes ahead: scanning the whole rest of p for "\n" at every
-	// escape sequence made a long line of them quadratic (1 MiB of
-	// SGR-coloured characters took 0.8 s). A window without any of the
-	// three is dropped whole and the next step goes on from there.
+	// escape sequence would make a long line of them quadratic. A window
+	// without any of the three is dropped whole and the next step goes on
+	// from there.
 	seg := p[i:min(len(p), i+cutWindow)]
 	n := len(seg)
 	if j := bytes.IndexByte(seg, ansi.ESC); j >= 0 {

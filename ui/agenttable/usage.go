@@ -3,7 +3,7 @@ package agenttable
 import "github.com/subdash/subdash/supervisor/proto"
 
 // SymSubtree marks a usage cell that sums an agent's subtree: its own
-// and all its descendants' tokens and cost (SPEC §7, issue 25).
+// and all its descendants' tokens and cost (SPEC §7).
 const SymSubtree = "Σ"
 
 // subtreeUsage returns per agent (indexed as m.agents) the usage of its

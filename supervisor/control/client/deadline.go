@@ -11,8 +11,8 @@ import (
 // the process did not run (SIGSTOP, ctrl+z, a debugger, a frozen ssh
 // session, a suspended laptop) is not the host's silence. A client that
 // resumes reads what the host wrote meanwhile, waiting in its socket,
-// before its deadline can pass; a wall-time timer fired at once on resume
-// and blamed a host that had answered all along (issue 21).
+// before its deadline can pass; a wall-time timer would fire at once on
+// resume and blame a host that had answered all along.
 //
 // It counts silence in ticks (tickOf(limit), at most 250 ms): a tick that
 // comes more than pauseSlack late counts as one tick, since the process was

@@ -11,7 +11,7 @@ import (
 
 // ProbeTimeout bounds the fresh request a Client makes when a call or a
 // stream went without an answer for its deadline: only a host that does
-// not answer that request now is said not to answer (issue 21). A silent
+// not answer that request now is said not to answer. A silent
 // host is reported after its deadline plus at most ProbeTimeout.
 const ProbeTimeout = 3 * time.Second
 

@@ -11,7 +11,7 @@ import (
 	"github.com/subdash/subdash/supervisor/proto"
 )
 
-// TestResendFromTheHostsFile (issue 21): a client's Resend of a long message
+// TestResendFromTheHostsFile: a client's Resend of a long message
 // is one small request (FeatureResendFile): the host reads the message from
 // its kept file into the new submission, whole; WriteMessage streams the
 // message to a writer; an agent with no such message gets the host's words.

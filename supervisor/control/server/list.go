@@ -9,8 +9,8 @@ import (
 
 // writeList answers GET /v1/agents with res, written a summary at a time
 // into a buffered writer on w (proto.ListResult.WriteJSON): a list of
-// 10,000 agents (3.9 MB of JSON) is never whole in the host's memory,
-// nor is a buffer grown to hold it.
+// thousands of agents (megabytes of JSON) is never whole in the host's
+// memory, nor is a buffer grown to hold it.
 func writeList(w http.ResponseWriter, res proto.ListResult) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)

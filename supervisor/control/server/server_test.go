@@ -317,8 +317,9 @@ func TestBodyOverTheLimit(t *testing.T) {
 }
 
 // TestBodyLimitIsNearTheMessageLimit: a JSON body of 90 MB is refused once
-// maxBody bytes of it are read, not read whole and decoded first (a 200 MB
-// body took a host to 676 MB when the limit was six messages long).
+// maxBody bytes of it are read, not read whole and decoded first (a body
+// of several messages' size would take the host's memory to several
+// times that).
 func TestBodyLimitIsNearTheMessageLimit(t *testing.T) {
 	if maxBody > proto.MaxMessageBytes*3/2 {
 		t.Fatalf("the body limit %d is over 1.5 messages (%d)", maxBody, proto.MaxMessageBytes)

@@ -51,8 +51,8 @@ const MaxUntracked = 10 << 20
 
 // MaxUntrackedTotal and UntrackedTime bound what a snapshot reads of the
 // untracked files together: past 64 MiB of them, or 2 s of hashing them,
-// it holds the tracked files only (Snapshot.NoUntracked). 70 data files
-// of 9.9 MiB each took 12.6 s to hash and 694 MB in the object store.
+// it holds the tracked files only (Snapshot.NoUntracked): many large data
+// files not ignored would take seconds to hash and fill the object store.
 const (
 	MaxUntrackedTotal = 64 << 20
 	UntrackedTime     = 2 * time.Second

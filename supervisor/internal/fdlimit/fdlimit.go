@@ -1,5 +1,5 @@
 // Package fdlimit says whether a host's limit of agents fits the
-// process's open-files limit (issue 27, SPEC §4 --max-agents): each
+// process's open-files limit (SPEC §4 --max-agents): each
 // running agent of the local runner holds about PerAgent descriptors in
 // the host (its stdout and stderr pipes, its pidfd, its log file), on top
 // of the Base the host keeps for itself (the journal, the control socket

@@ -12,8 +12,8 @@ import (
 )
 
 // Reading a journal's lines (Read, readRun). A journal that carries many
-// records is large (10,000 records of 5 submissions: 25 MB), and decoding
-// its lines was most of a restoring host's start (SPEC §10): a journal
+// records is large (tens of megabytes), and decoding its lines is most of
+// a restoring host's start (SPEC §10): a journal
 // of parallelFrom bytes or more is read in chunks of whole lines that the
 // machine's cores decode at once, handed to the caller in line order.
 

@@ -168,7 +168,7 @@ func TestLoadKeepsToItsDirectory(t *testing.T) {
 	}
 }
 
-// TestCutStartLineKeepsTheLog (issue 21): a host killed while it wrote a
+// TestCutStartLineKeepsTheLog: a host killed while it wrote a
 // submission's submission_started line (the journal's last, cut mid-line)
 // leaves the submission's log and message files in the run's folder; the
 // restored submission names them (it said its log file "is gone ()").

@@ -339,8 +339,8 @@ func (rp *replay) replayRuns(runs []*runJournal) []string {
 // findLog gives the submission a spawned or sent event of run rj began the
 // log file it has on disk in rj's folder (LogPath) while no
 // submission_started event named it: that line was lost (cut by a host
-// killed mid-write), and the submission was restored saying its log file
-// "is gone ()" though it was there (issue 21).
+// killed mid-write), and the submission would be restored saying its log
+// file "is gone ()" though it is there.
 func (rp *replay) findLog(rj *runJournal, ev Event) {
 	if ev.Event != "spawned" && ev.Event != "sent" || ev.Seq < 1 || ev.SubmissionID == "" {
 		return

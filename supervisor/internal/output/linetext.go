@@ -11,8 +11,8 @@ const (
 	textBlockSize = 64 << 10
 	// firstTextBlock is the size of a submission's first block; each new
 	// block doubles it up to textBlockSize, so that an agent printing a
-	// line a second holds a block of a kilobyte, not 64 (BENCHMARKS.md
-	// "A thousand agents": 55 of serve's 110 MB of heap at 1,000 agents).
+	// line a second holds a block of a kilobyte, not 64: with a thousand
+	// such agents full blocks would be half of the host's heap.
 	firstTextBlock = 1 << 10
 	// maxSpareBlocks bounds the blocks kept for reuse by one submission.
 	maxSpareBlocks = 16

@@ -48,7 +48,7 @@ func newScrollback(maxLines, maxBytes int) *scrollback {
 	}
 	// The ring grows by doubling from firstRing slots, so that a
 	// submission holds slots for about the lines it printed (a thousand
-	// quiet agents held 30 MB of empty slots with 1,024 each).
+	// quiet agents would hold megabytes of empty slots).
 	initial := min(maxLines, firstRing)
 	return &scrollback{ring: make([]proto.Line, initial), maxLines: maxLines, maxBytes: maxBytes}
 }

@@ -16,8 +16,8 @@ const DefaultAfter = 5 * time.Minute
 // Interval is how often the watcher checks the clocks for a stall rule of
 // after: a tenth of it, at least a second and at most 30 s, so a stall is
 // marked within after plus that, and the /proc reading it needs (every
-// process's stat: about 30 ms of CPU with 1,000 agents, BENCHMARKS.md)
-// costs little however many agents run.
+// process's stat, BENCHMARKS.md "The stall rule") costs little however
+// many agents run.
 func Interval(after time.Duration) time.Duration {
 	return min(max(after/10, time.Second), 30*time.Second)
 }

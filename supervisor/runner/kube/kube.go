@@ -26,10 +26,10 @@
 // the pod would signal its PID 1 only, and would lose the session store.
 //
 // This package carries k8s.io/client-go, whose package initialisation alone
-// costs every process about +16 MB RSS and +7 ms start-up. Only a binary
-// built with `-tags kube` links it (main_kube.go registers the runner), so
-// `subdash ctl`, `subdash agent`, viewers and local hosts built the usual
-// way do not pay for it (figures in BENCHMARKS.md).
+// costs every process memory and start-up time (BENCHMARKS.md). Only a
+// binary built with `-tags kube` links it (main_kube.go registers the
+// runner), so `subdash ctl`, `subdash agent`, viewers and local hosts
+// built the usual way do not pay for it.
 //
 // It implements the interfaces of package runner and imports no other
 // subdash package: main_kube.go registers Factory (runner.Register); only

@@ -32,7 +32,7 @@ func floodChild() string {
 
 // BenchmarkFlood measures a child flooding stdout through the supervisor
 // against the same child writing to /dev/null without it, and against the
-// physical floor of keeping every byte (issue 13): the same child through a
+// physical floor of keeping every byte: the same child through a
 // pipe, copied by cat into a file. All three run in every iteration. It
 // reports the ratio of the wall times to /dev/null (goal: ≤ 1.5 for
 // producers slower than the kernel's pipe), the ratio to the floor over all

@@ -10,7 +10,7 @@ import (
 	"github.com/subdash/subdash/supervisor/internal/fdlimit"
 )
 
-// A host in a pids cgroup with a pids.max (issue 27; fdlimit.PidsLimit)
+// A host in a pids cgroup with a pids.max (fdlimit.PidsLimit)
 // shares that limit with its agents and their children, and Go aborts the
 // whole host when it cannot start a thread it needs ("runtime/cgo:
 // pthread_create failed: Resource temporarily unavailable", seen at

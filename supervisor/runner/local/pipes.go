@@ -154,9 +154,8 @@ const maxSpareBatches = 8
 
 // batchPool hands out batch buffers: anonymous mappings (mmap(2)) outside
 // Go's heap, so that floods' buffers do not raise the collector's target
-// (a heap is let grow to twice what it holds: four floods' 16 MiB of
-// buffers kept the dashboard at 80 MB instead of 46 in BENCHMARKS.md's
-// four-agent flood). A buffer given back has its pages returned to the
+// (a heap is let grow to twice what it holds: buffers in the heap would
+// nearly double a flooded dashboard's memory). A buffer given back has its pages returned to the
 // kernel (MADV_DONTNEED) and is kept for reuse, up to maxSpareBatches.
 type batchPool struct {
 	mu   sync.Mutex

@@ -35,9 +35,9 @@ const (
 	// next read would not fit, displayDelay after the first byte it holds,
 	// or before it waits for more; every read goes to the log at once. Of
 	// a batch completing more lines than the scrollback keeps only the kept
-	// lines are built: base64 at 250 MB/s completes about 30,000 lines in
-	// 10 ms, of which 10,000 are built (BENCHMARKS.md 1b). Lines are shown
-	// at most displayDelay late, under a frame at 60 Hz.
+	// lines are built (a flood completes far more lines in displayDelay
+	// than the scrollback keeps). Lines are shown at most displayDelay
+	// late, under a frame at 60 Hz.
 	maxBatch     = 4 << 20
 	displayDelay = 10 * time.Millisecond
 	// batchIdle is how long a stream's pipe stays empty before its
@@ -47,10 +47,10 @@ const (
 	// floodGap after the read before it, is followed by a pause of gather
 	// before the next read, so a child writing many small chunks fast is
 	// read in a few large reads rather than one wake-up per chunk. Output
-	// that trickles is read as it comes. 2 ms fills a read with about
-	// 600 KB of a child writing 300 MB/s, still under the 1 MiB pipe, so
-	// the child does not wait (BENCHMARKS.md 1b: 12–18 % less CPU per GB
-	// than 0.5 ms for base64, 5–10 % for yes).
+	// that trickles is read as it comes. gather is short enough that a
+	// child writing as fast as it can does not fill the pipe meanwhile,
+	// so it never waits, and long enough to save a wake-up per chunk
+	// (BENCHMARKS.md, "A flood against the physical floor").
 	floodGap = time.Millisecond
 	gather   = 2 * time.Millisecond
 	// drainTimeout bounds how long output is still read after the process
