@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 // SUBDASH_BENCH_VARIANTS names the binaries compared, interleaved in one
 // run (see bench_thousand_test.go); SUBDASH_BENCH_ROUNDS how many times
 // each part runs for each (default 1); SUBDASH_BENCH_PARTS which parts
-// (default floor,rest,flood,follow):
+// (default floor,rest,flood,follow; viewer on demand):
 //
 //   - floor: what any program in a tmux pane pays here, the same way: a
 //     key typed into `cat` (stty raw -echo: cat itself echoes it) at
@@ -43,6 +44,10 @@ import (
 //     per second over 10 s, its CPU, and the tmux server's CPU with a
 //     client attached (a real one, in script(1) at 160x45); then the same
 //     for a viewer attached to it.
+//   - viewer: `subdash serve` whose four agents flood with `yes`, and a
+//     viewer of it at 160x45 (a variant's viewer:VAR=value is its
+//     environment): the keys of rest on the viewer, the viewer's CPU per
+//     GB the host delivered, and the host's.
 func TestBenchRender(t *testing.T) {
 	if os.Getenv("SUBDASH_BENCH") != "1" {
 		t.Skip("set SUBDASH_BENCH=1 to run the renderer benchmark")
@@ -71,6 +76,8 @@ func TestBenchRender(t *testing.T) {
 						benchKeysInFloods(t, v)
 					case "follow":
 						benchFollowBytes(t, v)
+					case "viewer":
+						benchViewerInFloods(t, v)
 					default:
 						t.Fatalf("SUBDASH_BENCH_PARTS: no part %q", part)
 					}
@@ -196,6 +203,39 @@ func benchKeysInFloods(t *testing.T, v benchVariant) {
 	d.waitText("Quit?")
 	ctl.keys("y")
 	d.waitExit()
+}
+
+// benchViewerInFloods: keys on a viewer of `subdash serve` while its four
+// agents flood with `yes`; the viewer's and the host's CPU per GB the host
+// delivered to the log files.
+func benchViewerInFloods(t *testing.T, v benchVariant) {
+	requireTool(t, "tmux")
+	w := newWorkspace(t)
+	cmd := exec.Command(v.bin, append([]string{"serve", "--command", floodCommand, "--max-log-size", "0", "--max-agents", "4"}, w.flags()...)...)
+	cmd.Env = append(testEnv(), v.env...)
+	host := startCmd(t, cmd)
+	waitListening(t, host, w.socket)
+	spawnFloods(t, w)
+	d := &dash{t: t, server: fmt.Sprintf("subdash-render-viewer-%d-%d", os.Getpid(), time.Now().UnixNano()), bin: v.bin,
+		dir: w.dir, state: w.state, socket: w.socket, w: 160, h: 45}
+	d.run(nil, v.viewerEnv, "attach", "--socket", w.socket)
+	d.waitFor("four floods", func(s string) bool { return strings.Contains(s, "4/4 running") && strings.Contains(s, "spam") })
+	vpid, hpid := d.dashPID(), host.cmd.Process.Pid
+	ctl := d.control()
+	time.Sleep(time.Second)
+	v0, h0, b0, t0 := cpuTicks(vpid), cpuTicks(hpid), logBytes(w.state), time.Now()
+	lat := keysAtRandomPhase(ctl, keyWindow)
+	wall := time.Since(t0)
+	vcpu, hcpu := float64(cpuTicks(vpid)-v0)/100, float64(cpuTicks(hpid)-h0)/100
+	gb := float64(logBytes(w.state)-b0) / 1e9
+	med, p95, worst := stats(lat)
+	t.Logf("viewer of four yes floods, 160x45: viewer %.3f cores, %.3f CPU s per GB; host %.2f cores, %.2f CPU s per GB; %.2f GB (%.0f MB/s); %d keys: median %v p95 %v max %v",
+		vcpu/wall.Seconds(), vcpu/gb, hcpu/wall.Seconds(), hcpu/gb, gb, gb*1e3/wall.Seconds(), len(lat),
+		med.Round(100*time.Microsecond), p95.Round(100*time.Microsecond), worst.Round(100*time.Microsecond))
+	ctl.keys("q")
+	d.waitExit()
+	_ = host.cmd.Process.Signal(syscall.SIGTERM)
+	host.wait(t)
 }
 
 // benchFollowBytes: the bytes a dashboard and a viewer following a

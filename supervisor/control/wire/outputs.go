@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"unicode/utf8"
 
 	"github.com/subdash/subdash/supervisor/proto"
@@ -17,6 +18,10 @@ import (
 // between calls (the agents of a batch mostly share it); the zero value
 // is ready. It returns json.Unmarshal's error for data that is not JSON.
 func DecodeOutputs(data []byte, o *OutputsEvent, last *LastTime) error {
+	if plainOutputs {
+		*o = OutputsEvent{}
+		return json.Unmarshal(data, o)
+	}
 	d := outputsDecoder{b: data, last: last}
 	out := o.Outputs[:0]
 	if out, ok := d.event(out); ok {
@@ -26,6 +31,11 @@ func DecodeOutputs(data []byte, o *OutputsEvent, last *LastTime) error {
 	*o = OutputsEvent{}
 	return json.Unmarshal(data, o)
 }
+
+// plainOutputs, set by SUBDASH_OUTPUTS_DECODER=json, decodes every
+// outputs event with json.Unmarshal: the plain code, for BENCHMARKS.md's
+// comparison.
+var plainOutputs = os.Getenv("SUBDASH_OUTPUTS_DECODER") == "json"
 
 // LastTime is the last time DecodeOutputs parsed, by its JSON text; the
 // zero value is ready.

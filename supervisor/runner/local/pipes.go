@@ -5,6 +5,7 @@ package local
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"sync"
 	"time"
@@ -244,6 +245,8 @@ func (p *process) awaitFlood(s runner.Stream) bool {
 	switch readerShape {
 	case shapeShared:
 		return p.awaitShared(s, batchIdle)
+	case shapeNetpoll:
+		return p.awaitNetpoll(s, batchIdle)
 	case shapeHybrid:
 		ok, done := floodPoll()
 		if !ok {
@@ -259,11 +262,49 @@ func (p *process) awaitFlood(s runner.Stream) bool {
 // or reached EOF or Drain acts: in the shared poller (one thread for every
 // quiet stream), or with shapeThread in poll(2) on this goroutine's thread.
 func (p *process) awaitQuiet(s runner.Stream) {
-	if readerShape == shapeThread {
+	switch readerShape {
+	case shapeThread:
 		p.awaitPoll(s, -1, true)
-		return
+	case shapeNetpoll:
+		p.awaitNetpoll(s, -1)
+	default:
+		p.awaitShared(s, -1)
 	}
-	p.awaitShared(s, -1)
+}
+
+// awaitNetpoll is awaitPoll in Go's netpoller (shapeNetpoll): the wait of
+// the pipe's file, with a read deadline for limit or stream s's deadline;
+// Drain wakes it by a deadline in the past. It reports false when limit
+// passed.
+func (p *process) awaitNetpoll(s runner.Stream, limit time.Duration) bool {
+	f := p.files[s]
+	drained := p.deadlines[s].Load() != 0
+	timeout, limit := p.timeout(s, limit)
+	var dl time.Time
+	if timeout >= 0 {
+		dl = time.Now().Add(time.Duration(timeout) * time.Millisecond)
+	}
+	_ = f.SetReadDeadline(dl)
+	if !drained && p.deadlines[s].Load() != 0 {
+		return true // Drain came meanwhile: its wake may have been overwritten
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return p.awaitPoll(s, limit, false)
+	}
+	first := true
+	err = rc.Read(func(fd uintptr) bool {
+		if first { // what came before the wait began
+			first = false
+			n, _ := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+			return n > 0
+		}
+		return true
+	})
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return limit < 0
+	}
+	return true
 }
 
 // awaitPoll blocks until stream s's pipe has bytes or reached EOF, until
@@ -389,6 +430,11 @@ func (p *process) Drain() {
 		p.deadlines[s].CompareAndSwap(0, deadline)
 	}
 	p.drainOnce.Do(func() { close(p.drainCh) })
+	for _, f := range p.files {
+		if f != nil {
+			_ = f.SetReadDeadline(time.Unix(1, 0)) // wakes a reader waiting in the netpoller
+		}
+	}
 	if p.wake >= 0 {
 		var one [8]byte
 		binary.NativeEndian.PutUint64(one[:], 1) // an eventfd adds the uint64 written, in host order
@@ -405,6 +451,12 @@ func (p *process) closePipes() {
 		for _, e := range p.polls {
 			if e != nil {
 				p.poller.remove(e)
+			}
+		}
+		for s, f := range p.files {
+			if f != nil {
+				f.Close()      //nolint:errcheck // a read end: its Close cannot lose data
+				p.outs[s] = -1 // the file closed it
 			}
 		}
 		for _, fd := range append(p.outs[:], p.wake) {

@@ -284,3 +284,46 @@ func (p *process) reapInPoller() bool {
 	}
 	return true
 }
+
+// reapInNetpoller reaps p's main process from Go's netpoller: its pidfd
+// (pidfd_open(2), non-blocking) is a file there, which becomes readable
+// when the process exits; a goroutine waits for it, holding no thread,
+// then reaps the process with wait4(2) WNOHANG, records its status and
+// closes exited. It reports false when the kernel has no non-blocking
+// pidfd (before Linux 5.10): the caller then waits for the process in a
+// goroutine (cmd.Wait, a thread each).
+func (p *process) reapInNetpoller() bool {
+	pid := p.cmd.Process.Pid
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return false
+	}
+	unix.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), "pidfd")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		_ = f.Close()
+		return false
+	}
+	go func() {
+		defer f.Close() //nolint:errcheck // a pidfd only waited on: nothing to lose
+		var ws unix.WaitStatus
+		var werr error
+		_ = rc.Read(func(uintptr) bool {
+			for {
+				wpid, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+				if err == unix.EINTR {
+					continue
+				}
+				werr = err
+				return err != nil || wpid != 0 // not yet: wait in the netpoller
+			}
+		})
+		if werr == nil {
+			p.status, p.statusKnown = syscall.WaitStatus(ws), true
+		}
+		_ = p.cmd.Process.Release()
+		close(p.exited)
+	}()
+	return true
+}

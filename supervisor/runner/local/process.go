@@ -153,7 +153,8 @@ type process struct {
 	lastRead     atomic.Int64  // when a reader last got bytes, in Unix nanoseconds
 	drainCh      chan struct{} // closed by Drain: a waiting reader looks at its deadline
 	drainOnce    sync.Once
-	poller       *poller            // the shared poller (nil with shapeThread)
+	poller       *poller            // the shared poller (nil with shapeThread and shapeNetpoll)
+	files        [2]*os.File        // shapeNetpoll: the read ends, in Go's netpoller
 	polls        [2]*pollEntry      // the pipes' entries in poller
 	ready        [2]chan struct{}   // a pipe's entry reported readiness
 	timers       [2]*time.Timer     // each reader's timer of awaitShared
@@ -173,6 +174,10 @@ const (
 	shapeThread = "thread" // poll(2) per waiting pipe, wait4(2) per process
 	shapeShared = "shared" // every wait in the shared poller
 	shapeHybrid = "hybrid" // quiet pipes and exits in the poller, a flood in poll(2)
+	// shapeNetpoll: Go's own reading of pipes: the read ends are files in
+	// Go's netpoller, waited on there, and each process is waited for
+	// by cmd.Wait.
+	shapeNetpoll = "netpoll"
 )
 
 // readerShape is the reader shape; SUBDASH_READER_SHAPE overrides it for
@@ -217,13 +222,18 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 			return nil, startError(err)
 		}
 	}
-	if readerShape == shapeThread {
+	switch readerShape {
+	case shapeThread:
 		if p.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
 			closeAll(stdinR, outW[0], outW[1])
 			p.closePipes()
 			return nil, fmt.Errorf("cannot start submission: eventfd: %w", err)
 		}
-	} else {
+	case shapeNetpoll:
+		for s := range p.files {
+			p.files[s] = os.NewFile(uintptr(p.outs[s]), "|0") // non-blocking: in the netpoller
+		}
+	default:
 		if p.poller, err = sharedPoller(); err != nil {
 			closeAll(stdinR, outW[0], outW[1])
 			p.closePipes()
@@ -262,7 +272,14 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	for s := runner.Stdout; s <= runner.Stderr; s++ {
 		go p.read(s, out)
 	}
-	if p.poller == nil || !p.reapInPoller() {
+	reaped := false
+	switch {
+	case readerShape == shapeNetpoll:
+		reaped = p.reapInNetpoller()
+	case p.poller != nil:
+		reaped = p.reapInPoller()
+	}
+	if !reaped {
 		go func() {
 			_ = cmd.Wait()
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
