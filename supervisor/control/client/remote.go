@@ -214,8 +214,6 @@ func (r *Remote) applyStream(onSynced func()) error {
 		"window":  {"1"},                                 // the followed log's lines with each batch (remote_follow.go)
 		"counts":  {proto.ViewerCountsInterval.String()}, // the others' counts 4 times a second
 	}
-	var batch wire.OutputsEvent // the outputs event's, kept for the next
-	var newest wire.LastTime
 	return r.SSE(r.ctx, query, func(ev Event) error {
 		switch ev.Name {
 		case wire.EventSynced:
@@ -247,7 +245,8 @@ func (r *Remote) applyStream(onSynced func()) error {
 			r.applyCounts(o)
 			r.publish(proto.Change{AgentID: o.AgentID, Output: true})
 		case wire.EventOutputs:
-			if err := wire.DecodeOutputs(ev.Data, &batch, &newest); err != nil {
+			var batch wire.OutputsEvent
+			if err := json.Unmarshal(ev.Data, &batch); err != nil {
 				return fmt.Errorf("bad outputs event from %s: %v", r.socket, err)
 			}
 			for _, o := range batch.Outputs {

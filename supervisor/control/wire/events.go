@@ -25,8 +25,8 @@ const (
 	// EventOutputs carries an OutputsEvent, EventOutput's data of every
 	// agent with new output in one batch, in the order the agents
 	// changed: sent in place of EventOutput to a client that asked for it
-	// (?outputs=batch), so a viewer of 1,000 agents decodes one event a
-	// frame (DecodeOutputs), not one per agent.
+	// (?outputs=batch), so a viewer of many agents decodes one event a
+	// frame, not one per agent.
 	EventOutputs = "outputs"
 	// EventWarning carries a WarningEvent: a problem the host found while
 	// running (a failing --notify-command, a journal it cannot write),
