@@ -277,10 +277,10 @@ func runViewer(tm terminal, r viewerBackend, socket string, spawns []string, not
 	if os.Getenv("GOMAXPROCS") == "" {
 		// A viewer is one front-end: its goroutines (the event stream, the
 		// batching, Bubble Tea's loop and renderer) hand work to each other
-		// many times a frame, and with a second P each hand-off woke
-		// another thread. On one P it costs less (issue 27, BENCHMARKS.md
-		// "A thousand agents": a viewer of 1,000 agents 0.061-0.083 core
-		// against 0.085-0.089 in one run); GOMAXPROCS set by the user wins.
+		// many times a frame, and with a second P each hand-off wakes
+		// another thread: on one P it costs less CPU per GB in floods and
+		// with many agents (BENCHMARKS.md, "The tuning against the plain
+		// code"). GOMAXPROCS set by the user wins.
 		runtime.GOMAXPROCS(1)
 	}
 	ctx, cancel := context.WithCancel(tm.sig.Context())
