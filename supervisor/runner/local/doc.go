@@ -2,13 +2,13 @@
 // default): every submission is a `/bin/sh -c` child of the host in a
 // session and process group of its own (process.go) and, where a cgroup v2
 // hierarchy is writable, in a cgroup of its own under the host's
-// (cgroup.go), its stdout and stderr read from pipes with read(2),
-// waited on in Go's netpoller, a flood in batches (pipes.go), its end
-// found (its pidfd in the netpoller) and its processes ended by signals
-// to the group, to its cgroup and to the processes that left the group
-// (escapees.go), what is known of other processes read from /proc
-// (procfs.go), and the orphan sweep that ends what a host killed without
-// cleaning up left running (orphans.go; its cgroups: the runner's Sweep).
+// (cgroup.go), its stdout and stderr read from pipes with read(2) and
+// poll(2), a flood in batches (pipes.go), its end found and its processes
+// ended by signals to the group, to its cgroup and to the processes that
+// left the group (escapees.go), what is known of other processes read
+// from /proc (procfs.go), and the orphan sweep that ends what a host
+// killed without cleaning up left running (orphans.go; its cgroups: the
+// runner's Sweep).
 //
 // It implements the interfaces of package runner and imports no other
 // subdash package but the engine's internal/fdlimit and internal/cgroup.

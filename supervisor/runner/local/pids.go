@@ -17,20 +17,26 @@ import (
 // pids.max 30 with flooding agents: every agent's pipes closed with it).
 // There, at the first start of a submission, the host starts the threads
 // it will need at once (Go keeps an idle thread for the next one that is
-// needed, it never ends them; readers and exits wait in Go's netpoller,
-// which needs no thread each), and a spawn is refused while fewer than
-// fdlimit.PidsReserve are left.
+// needed, it never ends them), a flood's reader waits in poll(2) on a
+// thread of its own only while fewer than floodPollCap do (the others wait
+// in the shared poller, which needs no thread each), and a spawn is
+// refused while fewer than fdlimit.PidsReserve are left.
+
+// floodPollCap bounds the floods that wait in poll(2) at once under a
+// pids limit.
+const floodPollCap = 4
 
 var (
 	pidsOnce    sync.Once
-	pidsLimited atomic.Bool // the host runs under a pids.max
+	pidsLimited atomic.Bool  // the host runs under a pids.max
+	floodPolls  atomic.Int32 // flood readers in poll(2) now, counted under a pids limit only
 )
 
 // hostThreads is how many threads the host keeps ready under a pids
 // limit: one per P running Go code, one per P that has just left one in
-// a system call, the netpoller's, and a few for the log writes and
-// timers that block a thread for a moment.
-func hostThreads() int { return 2*runtime.GOMAXPROCS(0) + 1 + 4 }
+// a system call, the shared poller's, the floods' in poll(2), and a few
+// for the log writes and timers that block a thread for a moment.
+func hostThreads() int { return 2*runtime.GOMAXPROCS(0) + 1 + floodPollCap + 4 }
 
 // checkPids is run before each start of a submission: the first looks for
 // a pids limit and, if there is one, starts the host's threads; each one
@@ -88,4 +94,17 @@ func startThreads(n int) {
 	locked.Wait()
 	close(release)
 	done.Wait()
+}
+
+// floodPoll reports whether a flood's reader may wait in poll(2) on its
+// own thread now; when it may, done must be called after the wait.
+func floodPoll() (ok bool, done func()) {
+	if !pidsLimited.Load() {
+		return true, func() {}
+	}
+	if floodPolls.Add(1) > floodPollCap {
+		floodPolls.Add(-1)
+		return false, nil
+	}
+	return true, func() { floodPolls.Add(-1) }
 }

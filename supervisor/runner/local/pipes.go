@@ -4,6 +4,7 @@ package local
 // readers (read) and the end of reading (Drain).
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"sync"
@@ -43,17 +44,20 @@ func (p *process) read(s runner.Stream, out streamSink) {
 		}
 		held = 0
 	}
-	// quiet gives a flood's batch buffer back, and its read buffer, so
-	// that a waiting stream holds none.
+	// quiet gives a flood's batch buffer back, so that a stream that went
+	// quiet holds no more than one read; with the shared poller, that read
+	// buffer too, so that a waiting stream holds none.
 	quiet := func() {
 		display()
 		if len(buf) == maxBatch {
 			batches.put(buf)
 		}
-		if len(small) == readBufSize {
-			readBufs.put(small)
+		if readerShape != shapeThread {
+			if len(small) == readBufSize {
+				readBufs.put(small)
+			}
+			small, size = nil, readBufSize
 		}
-		small, size = nil, readBufSize
 		buf = small
 	}
 	defer quiet()
@@ -127,9 +131,9 @@ func (p *process) read(s runner.Stream, out streamSink) {
 		case unix.EINTR:
 		case unix.EAGAIN:
 			display()
-			if len(buf) < maxBatch || !p.await(s, batchIdle) {
+			if len(buf) < maxBatch || !p.awaitFlood(s) {
 				quiet()
-				p.await(s, -1)
+				p.awaitQuiet(s)
 			}
 		default:
 			return
@@ -152,9 +156,8 @@ const maxSpareBatches = 8
 // batchPool hands out batch buffers: anonymous mappings (mmap(2)) outside
 // Go's heap, so that floods' buffers do not raise the collector's target
 // (a heap is let grow to twice what it holds: buffers in the heap would
-// nearly double a flooded dashboard's memory). A buffer given back has its
-// pages returned to the kernel (MADV_DONTNEED) and is kept for reuse, up
-// to maxSpareBatches.
+// nearly double a flooded dashboard's memory). A buffer given back has its pages returned to the
+// kernel (MADV_DONTNEED) and is kept for reuse, up to maxSpareBatches.
 type batchPool struct {
 	mu   sync.Mutex
 	free [][]byte
@@ -233,15 +236,47 @@ func (rp *readBufPool) put(b []byte) {
 	rp.mu.Unlock()
 }
 
-// await waits in Go's netpoller until stream s's pipe has bytes or
-// reached its end, until Drain sets the deadlines, until stream s's
-// deadline passes, or, when limit is not negative, until limit has
-// passed, whichever comes first: the read end is a file there, waited on
-// with a read deadline (Drain wakes it with one in the past), holding no
-// thread. A reader waits so with a flood's batch buffer for batchIdle (a
-// flood's pauses are short), and with nothing held for as long as it
-// takes. It reports false when limit passed.
-func (p *process) await(s runner.Stream, limit time.Duration) bool {
+// awaitFlood waits, while the stream holds a flood's batch buffer, until
+// its pipe has bytes, Drain acts, or batchIdle passes; it reports false
+// when batchIdle passed (the flood is over). Hybrid: in poll(2) on this
+// goroutine's thread, as a flood's reader never waits long (under a pids
+// limit only floodPollCap at once); shared: in the poller.
+func (p *process) awaitFlood(s runner.Stream) bool {
+	switch readerShape {
+	case shapeShared:
+		return p.awaitShared(s, batchIdle)
+	case shapeNetpoll:
+		return p.awaitNetpoll(s, batchIdle)
+	case shapeHybrid:
+		ok, done := floodPoll()
+		if !ok {
+			return p.awaitShared(s, batchIdle) // under a pids limit (pids.go)
+		}
+		defer done()
+		return p.awaitPoll(s, batchIdle, false)
+	}
+	return p.awaitPoll(s, batchIdle, true)
+}
+
+// awaitQuiet waits, with nothing held, until the stream's pipe has bytes
+// or reached EOF or Drain acts: in the shared poller (one thread for every
+// quiet stream), or with shapeThread in poll(2) on this goroutine's thread.
+func (p *process) awaitQuiet(s runner.Stream) {
+	switch readerShape {
+	case shapeThread:
+		p.awaitPoll(s, -1, true)
+	case shapeNetpoll:
+		p.awaitNetpoll(s, -1)
+	default:
+		p.awaitShared(s, -1)
+	}
+}
+
+// awaitNetpoll is awaitPoll in Go's netpoller (shapeNetpoll): the wait of
+// the pipe's file, with a read deadline for limit or stream s's deadline;
+// Drain wakes it by a deadline in the past. It reports false when limit
+// passed.
+func (p *process) awaitNetpoll(s runner.Stream, limit time.Duration) bool {
 	f := p.files[s]
 	drained := p.deadlines[s].Load() != 0
 	timeout, limit := p.timeout(s, limit)
@@ -251,15 +286,15 @@ func (p *process) await(s runner.Stream, limit time.Duration) bool {
 	}
 	_ = f.SetReadDeadline(dl)
 	if !drained && p.deadlines[s].Load() != 0 {
-		return true // Drain came meanwhile: the deadline above may have undone its wake
+		return true // Drain came meanwhile: its wake may have been overwritten
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return true // the file is closed: the caller reads and finds out
+		return p.awaitPoll(s, limit, false)
 	}
 	first := true
 	err = rc.Read(func(fd uintptr) bool {
-		if first { // bytes or the end that came before the wait began
+		if first { // what came before the wait began
 			first = false
 			n, _ := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
 			return n > 0
@@ -270,6 +305,26 @@ func (p *process) await(s runner.Stream, limit time.Duration) bool {
 		return limit < 0
 	}
 	return true
+}
+
+// awaitPoll blocks until stream s's pipe has bytes or reached EOF, until
+// Drain sets the deadlines (when wake: the eventfd), until stream s's
+// deadline passes, or, when limit is not negative, until limit has
+// passed, whichever comes first (poll(2) on this goroutine's thread; a
+// signal may end it early, the caller only reads again). It reports false
+// when limit passed. Without wake, Drain is seen at the latest after
+// limit.
+func (p *process) awaitPoll(s runner.Stream, limit time.Duration, wake bool) bool {
+	fds := []unix.PollFd{{Fd: int32(p.outs[s]), Events: unix.POLLIN}, {Fd: int32(p.wake), Events: unix.POLLIN}}
+	if !wake || p.wake < 0 {
+		fds = fds[:1]
+	}
+	timeout, limit := p.timeout(s, limit)
+	if p.deadlines[s].Load() != 0 {
+		fds = fds[:1] // the eventfd stays readable once Drain wrote it
+	}
+	n, _ := unix.Poll(fds, timeout)
+	return n != 0 || limit < 0
 }
 
 // timeout is the wait of stream s in milliseconds (-1: none): limit, or
@@ -289,24 +344,66 @@ func (p *process) timeout(s runner.Stream, limit time.Duration) (int, time.Durat
 	return timeout, limit
 }
 
-// outputPipe returns a pipe for a child's stdout or stderr: the read end
-// in non-blocking mode, as a descriptor (read with read(2) by
-// process.read) and as a file in Go's netpoller (where the reader waits,
-// process.await), and the write end, blocking, for the child. The pipe is
-// pipeSize large when the kernel allows it (F_SETPIPE_SZ; refused above
-// an unprivileged user's limit, which only costs speed).
-func outputPipe() (r int, rf, w *os.File, err error) {
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
-		return -1, nil, nil, err
+// awaitShared is awaitPoll in the shared poller: stream s's pipe is armed
+// once (EPOLLONESHOT), and this goroutine parks on a channel, holding no
+// thread, until the poller reports it, Drain closes drainCh, or the
+// timeout passes. It reports false when limit passed. A poller that
+// cannot arm the pipe (it never fails for a pipe) leaves awaitPoll.
+func (p *process) awaitShared(s runner.Stream, limit time.Duration) bool {
+	if p.polls[s] == nil || p.poller.arm(p.polls[s]) != nil {
+		return p.awaitPoll(s, limit, true)
 	}
-	if err := unix.SetNonblock(fds[1], false); err != nil {
+	timeout, limit := p.timeout(s, limit)
+	drain := p.drainCh
+	if p.deadlines[s].Load() != 0 {
+		drain = nil // closed already: the deadline is the wait
+	}
+	var expired <-chan time.Time
+	if timeout >= 0 {
+		t := p.timers[s]
+		if t == nil {
+			t = time.NewTimer(time.Duration(timeout) * time.Millisecond)
+			p.timers[s] = t
+		} else {
+			t.Reset(time.Duration(timeout) * time.Millisecond)
+		}
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-p.ready[s]:
+		return true
+	case <-drain:
+		return true
+	case <-expired:
+		return limit < 0
+	}
+}
+
+// outputPipe returns a pipe for a child's stdout or stderr: the read end
+// as a descriptor in non-blocking mode, read with read(2) and waited on
+// with poll(2) (process.read), and the write end, blocking, for the
+// child. The read end is never registered with Go's netpoller: the kernel
+// wakes every epoll waiter of a polled pipe on each write, so a child
+// writing 8 KiB at a time woke the netpoller's thread about 30,000 times
+// per 256 MiB while the reader paused to gather (BENCHMARKS.md 1b: the
+// supervising process's CPU for 256 MiB of base64 was 0.45–0.47 s with
+// os.Pipe, 0.17–0.18 s this way). The cost is one thread per waiting
+// stream, parked in poll(2). The pipe is pipeSize large when the kernel
+// allows it (F_SETPIPE_SZ; refused above an unprivileged user's limit,
+// which only costs speed).
+func outputPipe() (r int, w *os.File, err error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return -1, nil, err
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
 		unix.Close(fds[0]) //nolint:errcheck // a pipe not used yet: SetNonblock's error is the one to report
 		unix.Close(fds[1]) //nolint:errcheck // as above
-		return -1, nil, nil, err
+		return -1, nil, err
 	}
 	_, _ = unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, pipeSize)
-	return fds[0], os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
+	return fds[0], os.NewFile(uintptr(fds[1]), "|1"), nil
 }
 
 // pipeFill returns how many bytes wait in the pipe of read end fd
@@ -332,23 +429,39 @@ func (p *process) Drain() {
 	for s := range p.deadlines {
 		p.deadlines[s].CompareAndSwap(0, deadline)
 	}
+	p.drainOnce.Do(func() { close(p.drainCh) })
 	for _, f := range p.files {
 		if f != nil {
 			_ = f.SetReadDeadline(time.Unix(1, 0)) // wakes a reader waiting in the netpoller
 		}
 	}
+	if p.wake >= 0 {
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1) // an eventfd adds the uint64 written, in host order
+		_, _ = unix.Write(p.wake, one[:])
+	}
 	<-p.readersDone
 	p.closePipes()
 }
 
-// closePipes closes the output pipes' read ends and stdin, once: Drain
-// may be called more than once.
+// closePipes closes the output pipes' read ends, the eventfd and stdin,
+// once: Drain may be called more than once.
 func (p *process) closePipes() {
 	p.closeOnce.Do(func() {
+		for _, e := range p.polls {
+			if e != nil {
+				p.poller.remove(e)
+			}
+		}
 		for s, f := range p.files {
 			if f != nil {
 				f.Close()      //nolint:errcheck // a read end: its Close cannot lose data
 				p.outs[s] = -1 // the file closed it
+			}
+		}
+		for _, fd := range append(p.outs[:], p.wake) {
+			if fd >= 0 {
+				unix.Close(fd) //nolint:errcheck // read ends and the eventfd: their Close cannot lose data
 			}
 		}
 		closeAll(p.stdin)

@@ -145,12 +145,19 @@ type process struct {
 	exited       chan struct{} // closed when the main process has been reaped
 	stdin        *os.File
 	outs         [2]int          // read ends of stdout and stderr (outputPipe), -1 once closed
-	files        [2]*os.File     // the same read ends as files in Go's netpoller, where readers wait
+	wake         int             // eventfd, readable once Drain set the deadlines
 	deadlines    [2]atomic.Int64 // per stream: when reading is next reconsidered, Unix nanoseconds, 0 before Drain
 	closeOnce    sync.Once
-	readers      atomic.Int32       // readers still reading
-	readersDone  chan struct{}      // closed when both readers returned
-	lastRead     atomic.Int64       // when a reader last got bytes, in Unix nanoseconds
+	readers      atomic.Int32  // readers still reading
+	readersDone  chan struct{} // closed when both readers returned
+	lastRead     atomic.Int64  // when a reader last got bytes, in Unix nanoseconds
+	drainCh      chan struct{} // closed by Drain: a waiting reader looks at its deadline
+	drainOnce    sync.Once
+	poller       *poller            // the shared poller (nil with shapeThread and shapeNetpoll)
+	files        [2]*os.File        // shapeNetpoll: the read ends, in Go's netpoller
+	polls        [2]*pollEntry      // the pipes' entries in poller
+	ready        [2]chan struct{}   // a pipe's entry reported readiness
+	timers       [2]*time.Timer     // each reader's timer of awaitShared
 	status       syscall.WaitStatus // how the main process ended, once exited is closed
 	statusKnown  bool               // status was read (a failed wait leaves the zero Exit)
 }
@@ -161,6 +168,26 @@ func (p *process) readerDone() {
 		close(p.readersDone)
 	}
 }
+
+// The reader shapes compared in BENCHMARKS.md "A thousand agents".
+const (
+	shapeThread = "thread" // poll(2) per waiting pipe, wait4(2) per process
+	shapeShared = "shared" // every wait in the shared poller
+	shapeHybrid = "hybrid" // quiet pipes and exits in the poller, a flood in poll(2)
+	// shapeNetpoll: Go's own reading of pipes: the read ends are files in
+	// Go's netpoller, waited on there, and each process is waited for
+	// by cmd.Wait.
+	shapeNetpoll = "netpoll"
+)
+
+// readerShape is the reader shape; SUBDASH_READER_SHAPE overrides it for
+// the comparison.
+var readerShape = func() string {
+	if v := os.Getenv("SUBDASH_READER_SHAPE"); v != "" {
+		return v
+	}
+	return shapeHybrid
+}()
 
 // startError is the error of a process that could not start: err, and
 // the limit that caused it when one did (fdlimit.Hint: too many open
@@ -185,13 +212,43 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	if err != nil {
 		return nil, startError(err)
 	}
-	p := &process{exited: make(chan struct{}), stdin: stdinW, outs: [2]int{-1, -1}, readersDone: make(chan struct{})}
+	p := &process{exited: make(chan struct{}), stdin: stdinW, outs: [2]int{-1, -1}, wake: -1,
+		readersDone: make(chan struct{}), drainCh: make(chan struct{})}
 	var outW [2]*os.File
 	for i := range outW {
-		if p.outs[i], p.files[i], outW[i], err = outputPipe(); err != nil {
+		if p.outs[i], outW[i], err = outputPipe(); err != nil {
 			closeAll(stdinR, outW[0])
 			p.closePipes()
 			return nil, startError(err)
+		}
+	}
+	switch readerShape {
+	case shapeThread:
+		if p.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+			closeAll(stdinR, outW[0], outW[1])
+			p.closePipes()
+			return nil, fmt.Errorf("cannot start submission: eventfd: %w", err)
+		}
+	case shapeNetpoll:
+		for s := range p.files {
+			p.files[s] = os.NewFile(uintptr(p.outs[s]), "|0") // non-blocking: in the netpoller
+		}
+	default:
+		if p.poller, err = sharedPoller(); err != nil {
+			closeAll(stdinR, outW[0], outW[1])
+			p.closePipes()
+			return nil, startError(err)
+		}
+		for s := range p.polls {
+			ready := make(chan struct{}, 1)
+			p.ready[s] = ready
+			p.polls[s] = p.poller.register(p.outs[s], false, func() bool {
+				select {
+				case ready <- struct{}{}:
+				default:
+				}
+				return false
+			})
 		}
 	}
 	cmd := exec.Command("/bin/sh", "-c", command)
@@ -215,7 +272,14 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 	for s := runner.Stdout; s <= runner.Stderr; s++ {
 		go p.read(s, out)
 	}
-	if !p.reapInNetpoller() {
+	reaped := false
+	switch {
+	case readerShape == shapeNetpoll:
+		reaped = p.reapInNetpoller()
+	case p.poller != nil:
+		reaped = p.reapInPoller()
+	}
+	if !reaped {
 		go func() {
 			_ = cmd.Wait()
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
@@ -225,50 +289,6 @@ func startProcess(command, dir string, env []string, feed func(stdin io.WriteClo
 		}()
 	}
 	return p, nil
-}
-
-// reapInNetpoller reaps p's main process from Go's netpoller: its pidfd
-// (pidfd_open(2), non-blocking) is a file there, which becomes readable
-// when the process exits; a goroutine waits for it, holding no thread (a
-// thousand running agents cost no thousand threads, nor a pids limit its
-// share), then reaps the process with wait4(2) WNOHANG, records its
-// status and closes exited. It reports false when the kernel has no
-// non-blocking pidfd (before Linux 5.10): the caller then waits for the
-// process with cmd.Wait, a thread each.
-func (p *process) reapInNetpoller() bool {
-	pid := p.cmd.Process.Pid
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if err != nil {
-		return false
-	}
-	unix.CloseOnExec(fd)
-	f := os.NewFile(uintptr(fd), "pidfd")
-	rc, err := f.SyscallConn()
-	if err != nil {
-		_ = f.Close() // a pidfd never waited on: nothing to lose
-		return false
-	}
-	go func() {
-		defer f.Close() //nolint:errcheck // a pidfd only waited on: nothing to lose
-		var ws unix.WaitStatus
-		var werr error
-		_ = rc.Read(func(uintptr) bool {
-			for {
-				wpid, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
-				if err == unix.EINTR {
-					continue
-				}
-				werr = err
-				return err != nil || wpid != 0 // not yet: wait in the netpoller
-			}
-		})
-		if werr == nil {
-			p.status, p.statusKnown = syscall.WaitStatus(ws), true
-		}
-		_ = p.cmd.Process.Release()
-		close(p.exited)
-	}()
-	return true
 }
 
 // WaitQuiet returns when both pipes reached EOF or no output arrived for
