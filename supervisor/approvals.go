@@ -43,14 +43,19 @@ type approvals struct {
 	// answered says, for every request no longer pending, how it ended
 	// ("allowed", "denied: …"), so a late answer is refused by name.
 	answered map[string]string
+	// asked are its question requests, pending and ended, oldest first:
+	// the record keeps them (questions_record.go).
+	asked []*approvalRequest
 }
 
 type approvalRequest struct {
 	req transcript.ControlRequest
 	at  time.Time
 	// questions are what an AskUserQuestion request asks; nil for a
-	// tool permission request.
+	// tool permission request. answers are a person's answers to them,
+	// question text to answer.
 	questions []proto.Question
+	answers   map[string]string
 }
 
 func (r *approvalRequest) info(sub *submission) proto.PendingApproval {

@@ -53,6 +53,7 @@ func (s *Supervisor) questionRequested(a *agent, sub *submission, c transcript.C
 	ap := sub.appr
 	s.mu.Lock()
 	stopping := sub.reason
+	ap.asked = append(ap.asked, r)
 	var at *proto.Attention
 	if stopping != "" {
 		ap.answered[c.RequestID] = "denied: " + stopping
@@ -135,8 +136,9 @@ func (s *Supervisor) Answer(ctx context.Context, id, requestID string, answers m
 		return proto.QuestionResult{}, err
 	}
 	sub.appr.takeLocked(r.req.RequestID)
-	text := answerText(r.questions, got)
+	text := proto.AnswerText(r.questions, got)
 	sub.appr.answered[r.req.RequestID] = "answered: " + text
+	r.answers = got
 	a.updatedAt = time.Now()
 	s.mu.Unlock()
 
@@ -245,14 +247,4 @@ func questionNames(qs []proto.Question) string {
 		names[i] = fmt.Sprintf("%q", q.Question)
 	}
 	return strings.Join(names, ", ")
-}
-
-// answerText is the answers in one line, in the questions' order:
-// "Which DB?"="SQLite", as claude tells its model.
-func answerText(qs []proto.Question, got map[string]string) string {
-	parts := make([]string, 0, len(got))
-	for _, q := range qs {
-		parts = append(parts, fmt.Sprintf("%q=%q", q.Question, got[q.Question]))
-	}
-	return strings.Join(parts, ", ")
 }

@@ -58,7 +58,7 @@ func (s *Supervisor) recordLocked(a *agent) *journal.AgentRecord {
 			ID: sub.id, Seq: sub.seq, Message: sub.message, MessageBytes: sub.msgLen, MessageFile: sub.msgPath(),
 			Command: sub.command, Log: sub.logPath(), StartedAt: proto.Time{Time: sub.startedAt}, EndedAt: proto.Time{Time: sub.endedAt},
 			Status: sub.status, ExitCode: sub.exitCode, Signal: sub.signal, LastError: copyStr(sub.lastError),
-			LogDropped: max(sub.out.LogDropped(), sub.logDropped),
+			LogDropped: max(sub.out.LogDropped(), sub.logDropped), Questions: questionRecordsLocked(sub),
 		}
 		if sub.steer != nil {
 			r.Submissions[i].Steered = sub.steer.book.Messages()
@@ -126,7 +126,7 @@ func agentOf(r *journal.AgentRecord, fallback Config) *agent {
 			id: sr.ID, seq: sr.Seq, message: sr.Message, msgLen: sr.MessageBytes,
 			command: sr.Command, startedAt: sr.StartedAt.Time, endedAt: sr.EndedAt.Time,
 			status: sr.Status, exitCode: sr.ExitCode, signal: sr.Signal, lastError: sr.LastError, restored: true, logDropped: sr.LogDropped,
-			chg: changesOf(sr.Changes),
+			chg: changesOf(sr.Changes), appr: restoredApprovals(sr.Questions),
 		}
 		folder = a.subs[i].setFiles(sr.Log, sr.MessageFile, folder)
 		if len(sr.Steered) > 0 { // its receipts, as they were (SPEC §11)

@@ -227,6 +227,7 @@ func (s *Supervisor) loadTranscript(id string, sub *submission) {
 		tr.line(runner.Stderr, []byte("subdash: the log file of this submission is gone ("+sub.logPath()+"); its transcript cannot be shown"))
 	}
 	tr.outcome() // ends the parse
+	s.restoreAnswers(sub, tr)
 	s.mu.Lock()
 	if sub.tr == nil {
 		sub.tr = tr

@@ -2,6 +2,7 @@ package proto
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -99,4 +100,15 @@ func ErrNoPendingQuestion(id string) *Error {
 // asked; why says what to fix. Nothing is sent to the agent.
 func ErrBadAnswer(why string) *Error {
 	return &Error{CodeInvalid, why + "; nothing was sent"}
+}
+
+// AnswerText is the answers to qs in one line, in the questions' order,
+// as claude tells its model: "Which DB?"="SQLite" (SPEC §12 "Questions").
+// answers maps a question's text to its answer.
+func AnswerText(qs []Question, answers map[string]string) string {
+	parts := make([]string, 0, len(qs))
+	for _, q := range qs {
+		parts = append(parts, fmt.Sprintf("%q=%q", q.Question, answers[q.Question]))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -126,6 +126,9 @@ type SubmissionRecord struct {
 	// Changes is what it changed in its work tree (SPEC §15), from the
 	// changes events.
 	Changes *ChangesRecord `json:"changes,omitempty"`
+	// Questions are the question requests it made, pending and ended,
+	// oldest first (SPEC §12 "Questions").
+	Questions []QuestionRecord `json:"questions,omitempty"`
 }
 
 // ChangesRecord is a submission's changes to its git work tree (event

@@ -90,6 +90,7 @@ var replayed = map[string]bool{
 	"closed": true, "resumed": true, "session": true, "forgotten": true, "record": true,
 	"queued": true, "queue_dropped": true, "mail": true, "mail_removed": true, "mail_taken": true,
 	"mailbox": true, "approval_answered": true, "steered": true, "steer_receipt": true, "changes": true,
+	"question_requested": true, "question_answered": true, "question_expired": true, "approval_withdrawn": true,
 }
 
 // apply applies one journal event.
@@ -159,6 +160,8 @@ func (rp *replay) apply(ev Event) {
 		}
 	case "changes":
 		rp.sub(r, ev.Seq, ev.SubmissionID, ev.Time).Changes = ev.Changes
+	case "question_requested", "question_answered", "question_expired", "approval_withdrawn":
+		rp.questionEvent(r, ev)
 	}
 }
 
@@ -270,6 +273,7 @@ func (rp *replay) hostEnded(run int, at time.Time) []string {
 		le := interruptedByHostEnd
 		s.EndedAt, s.Status, s.LastError = proto.Time{Time: at}, proto.StatusErrored, &le
 		r.LastError = s.LastError
+		questionsUnanswered(s)
 		if n := rp.endedByHost(r, at); n != "" {
 			notes = append(notes, n)
 		}
