@@ -19,18 +19,12 @@ import (
 // (Answer), or the submission is stopped, which denies it like a pending
 // approval.
 
-// notRelayedMessage is what claude's model reads for a tool permission
-// request when subdash runs without --approvals: the denial claude itself
-// gives in -p mode without a prompt tool.
-func notRelayedMessage(tool string) string {
-	return "Claude requested permissions to use " + tool + ", but you haven't granted it yet."
-}
-
 // notRelayed denies tool permission request c of sub at once, as claude
-// does without a prompt tool: without --approvals nothing reaches a person
-// but the agent's questions (SPEC §12).
+// does without a prompt tool, in its words (transcript.ClaudeDenial):
+// without --approvals nothing reaches a person but the agent's questions
+// (SPEC §12).
 func (s *Supervisor) notRelayed(a *agent, sub *submission, c transcript.ControlRequest) {
-	msg := notRelayedMessage(c.Tool)
+	msg := transcript.ClaudeDenial(c, sub.tr.cwd())
 	s.mu.Lock()
 	sub.appr.answered[c.RequestID] = "denied: " + msg
 	s.mu.Unlock()

@@ -116,7 +116,8 @@ func TestQuestionDeniedByInterrupt(t *testing.T) {
 }
 
 // Without --approvals a tool permission request is denied at once in
-// claude's own words; nothing is pending and nobody is asked.
+// claude's own words (a Bash command's path outside the session's working
+// directory); nothing is pending and nobody is asked.
 func TestPermissionRequestWithoutApprovalsIsDenied(t *testing.T) {
 	s, _ := presetSupervisor(t, "claude")
 	f := filepath.Join(t.TempDir(), "A")
@@ -133,7 +134,8 @@ func TestPermissionRequestWithoutApprovalsIsDenied(t *testing.T) {
 	for _, e := range w.Entries {
 		said = append(said, e.Text)
 	}
-	if all := strings.Join(said, "\n"); !strings.Contains(all, "Claude requested permissions to use Bash, but you haven't granted it yet.") {
+	want := "touch in '" + f + "' needs approval. The path is outside the working directories for this session ('" + s.cfg.Dir + "'). Allowing runs the command as written."
+	if all := strings.Join(said, "\n"); !strings.Contains(all, "denied without --approvals: "+want) {
 		t.Fatalf("the transcript lacks claude's denial: %q", all)
 	}
 }

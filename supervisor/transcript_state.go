@@ -114,6 +114,14 @@ func (t *transcriptState) line(s runner.Stream, raw []byte) {
 	}
 }
 
+// cwd returns the working directory the CLI reported, "" before it
+// did.
+func (t *transcriptState) cwd() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.parser.Cwd()
+}
+
 // add appends an entry subdash itself writes (an approval answer).
 func (t *transcriptState) add(e transcript.Entry) {
 	t.mu.Lock()

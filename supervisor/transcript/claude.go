@@ -27,6 +27,7 @@ type claudeEvent struct {
 	// system/init and system/status
 	Model  string `json:"model"`
 	Status string `json:"status"`
+	Cwd    string `json:"cwd"` // init: the session's working directory
 
 	// system/api_retry
 	Attempt      int     `json:"attempt"`
@@ -132,6 +133,7 @@ func (p *Parser) claudeFrame(line []byte) []Entry {
 func (p *Parser) claudeSystem(line []byte, ev *claudeEvent) []Entry {
 	switch ev.Subtype {
 	case "init":
+		p.cwd = ev.Cwd
 		return []Entry{p.initEntry("session", ev.SessionID, ev.Model)}
 	case "api_retry":
 		return []Entry{p.retry(claudeRetryText(ev), ev.Attempt, ev.MaxRetries)}

@@ -66,6 +66,10 @@ type ControlRequest struct {
 	Description string
 	// BlockedPath is the path that needs permission, when the CLI names one.
 	BlockedPath string
+	// DecisionReason and DecisionReasonType are why the CLI asks, when it
+	// says (decision_reason, decision_reason_type: "other", "workingDir",
+	// …); ClaudeDenial words a denial from them.
+	DecisionReason, DecisionReasonType string
 	// ToolUseID is the id of the tool_use block the request is about.
 	ToolUseID string
 }
@@ -80,6 +84,8 @@ type claudeControl struct {
 		Description string          `json:"description"`
 		BlockedPath string          `json:"blocked_path"`
 		ToolUseID   string          `json:"tool_use_id"`
+		Reason      string          `json:"decision_reason"`
+		ReasonType  string          `json:"decision_reason_type"`
 	} `json:"request"`
 }
 
@@ -104,6 +110,7 @@ func ParseClaudeControl(line []byte) (c ControlRequest, ok bool) {
 		Tool: termtext.OneLine(r.ToolName, MaxSummaryRunes), Input: append(json.RawMessage(nil), input...),
 		Summary: toolSummary(input), Description: plain(r.Description),
 		BlockedPath: plain(r.BlockedPath), ToolUseID: r.ToolUseID,
+		DecisionReason: plain(r.Reason), DecisionReasonType: r.ReasonType,
 	}, true
 }
 

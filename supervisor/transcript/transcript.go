@@ -199,6 +199,7 @@ type Outcome struct {
 type Parser struct {
 	format    Format
 	sessionID string
+	cwd       string // claude's working directory, from its init line
 	activity  string
 	outcome   Outcome
 
