@@ -14,6 +14,7 @@ import (
 	"github.com/subdash/subdash/internal/testkit"
 	"github.com/subdash/subdash/supervisor"
 	"github.com/subdash/subdash/supervisor/proto"
+	"github.com/subdash/subdash/supervisor/transcript"
 )
 
 // The real agent CLIs in pods: claude's questions and codex's app-server
@@ -102,11 +103,13 @@ func podStub(t *testing.T, script, addr string) string {
 	return l.Addr().String()
 }
 
-// presetHost starts a host running preset (with args) in pods of image,
-// with the variables env set here and copied into the pods (--kube-env).
-func presetHost(t *testing.T, preset, args, image, node string, env map[string]string) *supervisor.Supervisor {
+// presetHost starts a host of the state directory state running preset
+// (with args) in pods of image, with the variables env set here and
+// copied into the pods (--kube-env), and ends it when the test ends.
+func presetHost(t *testing.T, state, preset, args, image, node string, env map[string]string) *supervisor.Supervisor {
 	t.Helper()
-	cfg := hostConfig(t.TempDir(), "", image, node, 2*time.Second)
+	cfg := hostConfig(state, "", image, node, 2*time.Second)
+	cfg.RestoreWindow = supervisor.DefaultRestoreWindow
 	for k, v := range env {
 		t.Setenv(k, v)
 		cfg.Kube.Env = append(cfg.Kube.Env, k)
@@ -154,11 +157,13 @@ func waitNow(t *testing.T, s *supervisor.Supervisor, id, want string) {
 func TestClaudeQuestionsInAPod(t *testing.T) {
 	image, node, addr := cliCluster(t)
 	stub := podStub(t, "fake_anthropic.py", addr)
-	s := presetHost(t, "claude", "", image, node, map[string]string{
+	env := map[string]string{
 		"ANTHROPIC_BASE_URL": "http://" + stub, "ANTHROPIC_API_KEY": "dummy", "DISABLE_TELEMETRY": "1",
 		"DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 		"CLAUDE_CODE_MAX_RETRIES": "1",
-	})
+	}
+	state := t.TempDir()
+	s := presetHost(t, state, "claude", "", image, node, env)
 	ask := `CALL_TOOL: AskUserQuestion {"questions":[{"question":"Which DB?","header":"DB","multiSelect":false,"options":[{"label":"Postgres","description":"pg"},{"label":"SQLite","description":"lite"}]}]}`
 	sp, err := s.Spawn(t.Context(), ask)
 	if err != nil {
@@ -213,6 +218,38 @@ func TestClaudeQuestionsInAPod(t *testing.T) {
 		!strings.Contains(raw.String(), `"content":"`+denied+`"`) {
 		t.Fatalf("the denial %q is not what claude's model read:\n%s", denied, raw.String())
 	}
+
+	// A host that quits while its agent asks denies the question and ends
+	// the submission; the next host's records keep both questions.
+	if _, err := s.Send(t.Context(), id, ask, false); err != nil {
+		t.Fatal(err)
+	}
+	waitNow(t, s, id, "asks: DB")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s2 := presetHost(t, state, "claude", "", image, node, env)
+	info, _ := s2.Agent(id)
+	if len(info.Submissions) != 4 || info.Status != proto.StatusErrored || str(info.LastError) != "interrupted" {
+		t.Fatalf("restored: %d submissions, %s %q; want 4, errored, interrupted", len(info.Submissions), info.Status, str(info.LastError))
+	}
+	for seq, want := range map[int]string{1: `answered: "Which DB?"="SQLite"`, 2: "denied: interrupted", 4: "denied: interrupted"} {
+		w, _, err := s2.Transcript(t.Context(), id, seq, 0, proto.MaxWindowItems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for i, e := range w.Entries {
+			if e.Kind == transcript.KindQuestion && i+1 < len(w.Entries) {
+				got = w.Entries[i+1].Text
+			}
+		}
+		if got != want {
+			t.Errorf("restored submission %d: %q after its question; want %q", seq, got, want)
+		}
+	}
 }
 
 // TestCodexAppServerInAPod (SPEC §8, §11, §13): codex's app-server in a
@@ -228,7 +265,7 @@ func TestCodexAppServerInAPod(t *testing.T) {
 	args := `-c model=gpt-5.5 -c model_provider=stub -c 'model_providers.stub={name="stub",base_url="http://` + stub +
 		`/v1",wire_api="responses",env_key="STUB_OPENAI_API_KEY",request_max_retries=0,stream_max_retries=0}' ` +
 		`-c check_for_update_on_startup=false -c analytics.enabled=false -c features.plugins=false -c features.daemon_auto_start=false`
-	s := presetHost(t, "codex", args, image, node, map[string]string{"STUB_OPENAI_API_KEY": "dummy"})
+	s := presetHost(t, t.TempDir(), "codex", args, image, node, map[string]string{"STUB_OPENAI_API_KEY": "dummy"})
 
 	sp, err := s.Spawn(t.Context(), "RUN_SHELL: sleep 300")
 	if err != nil {
