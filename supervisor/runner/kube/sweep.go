@@ -1,9 +1,12 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,10 +58,25 @@ func (r *Runner) Sweep(string) string {
 	return strings.Join(notes, "; ")
 }
 
-// hostAlive reports whether process pid of this machine is alive.
+// hostAlive reports whether process pid of this machine is alive: it
+// exists and has not exited. A host killed with SIGKILL stays a zombie
+// until its parent reaps it, which a parent that is not a shell may do
+// seconds later (a container's PID 1); its pods are left all the same.
+// (runner/local's ProcessAlive says the same of process groups' members;
+// this package imports no other subdash package.)
 func hostAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist) // gone meanwhile; no /proc: kill said alive
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z' && b[i+2] != 'X'
+	}
+	return true
 }
 
 // Close deletes this host's pods, the agents' and the warm one (their
