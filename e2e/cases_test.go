@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,7 +120,11 @@ func TestCaseH03ClearAndReset(t *testing.T) {
 
 func TestCaseH05LongLine(t *testing.T) {
 	d := startDash(t, 120, 35, nil, "--command", `printf '%0200000d' 0; echo; echo after-long-line`, "--spawn", "x")
-	s := d.waitText("after-long-line", "✓ completed")
+	// NOW says after-long-line too: wait for the log pane's own rows.
+	s := d.waitFor("the log pane's last line", func(s string) bool {
+		rows := d.logRows(s)
+		return strings.Contains(s, "✓ completed") && slices.ContainsFunc(rows, func(r string) bool { return strings.HasPrefix(r, "after-long-line") })
+	})
 	d.checkFrame(s)
 	cut := false
 	for _, r := range d.logRows(s) {
