@@ -154,17 +154,11 @@ type Model struct {
 	err      error
 
 	search searchState
-	cache  map[int64]cached
-}
-
-type cached struct {
-	text string
-	rows []string
 }
 
 // New returns a pane in follow mode with no log.
 func New(s Styles) Model {
-	return Model{KeyMap: DefaultKeyMap(), Styles: &s, st: State{Follow: true}, focused: true, cache: map[int64]cached{}}
+	return Model{KeyMap: DefaultKeyMap(), Styles: &s, st: State{Follow: true}, focused: true}
 }
 
 // SetLog shows another log (or the same one anew) at the position st (the
@@ -180,7 +174,6 @@ func (m *Model) SetLog(st State) {
 	m.first, m.total = 0, 0
 	m.err = nil
 	m.search.resetScan()
-	m.cache = map[int64]cached{}
 	m.Refresh()
 }
 
@@ -195,7 +188,6 @@ func (m *Model) Clear() {
 // rendered with the old ones go).
 func (m *Model) SetStyles(s Styles) {
 	m.Styles = &s
-	m.cache = map[int64]cached{}
 	m.Refresh()
 }
 
@@ -205,7 +197,6 @@ func (m Model) State() State { return m.st }
 // SetSize sets the pane's size in cells and renders again.
 func (m *Model) SetSize(w, h int) {
 	if w != m.width {
-		m.cache = map[int64]cached{}
 	}
 	m.width, m.height = max(w, 0), max(h, 0)
 	m.Refresh()
@@ -380,7 +371,6 @@ func (m *Model) SetWrap(on bool) {
 	}
 	m.wrap = on
 	m.st.Top.Row = 0
-	m.cache = map[int64]cached{}
 	m.Refresh()
 }
 

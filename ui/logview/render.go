@@ -23,7 +23,6 @@ func (m *Model) Refresh() {
 	}
 	m.pad()
 	m.search.prune(m.first)
-	m.trimCache()
 }
 
 // renderBottom shows the last rows of the log and records where they
@@ -168,12 +167,9 @@ func (m *Model) rowsFrom(p Pos, limit int) int {
 	return max(n, 0)
 }
 
-// rowsOf renders item abs into rows of exactly the pane's width, from the
-// cache when its text is unchanged.
+// rowsOf renders item abs into rows of exactly the pane's width, for
+// each frame anew: only the items on screen are rendered.
 func (m *Model) rowsOf(abs int64, it Item) []string {
-	if c, ok := m.cache[abs]; ok && c.text == it.Text {
-		return c.rows
-	}
 	var rows []string
 	for _, line := range strings.Split(it.Text, "\n") {
 		line = m.style(abs, line, it.Stderr)
@@ -187,7 +183,6 @@ func (m *Model) rowsOf(abs int64, it Item) []string {
 		s, w := cells.Cut(line, m.width)
 		rows = append(rows, padRow(s, w, m.width))
 	}
-	m.cache[abs] = cached{text: it.Text, rows: rows}
 	return rows
 }
 
@@ -213,18 +208,4 @@ func padRow(s string, w, width int) string {
 		return s
 	}
 	return s + strings.Repeat(" ", width-w)
-}
-
-// trimCache forgets rendered items far from the screen.
-func (m *Model) trimCache() {
-	if len(m.cache) <= 4*m.height+64 {
-		return
-	}
-	lo := m.st.Top.Item - int64(2*m.height)
-	hi := m.st.Top.Item + int64(3*m.height)
-	for k := range m.cache {
-		if k < lo || k > hi {
-			delete(m.cache, k)
-		}
-	}
 }

@@ -64,7 +64,6 @@ func (m *Model) Search(query string) {
 		last = query
 	}
 	m.search = searchState{match: termtext.NewMatcher(query), last: last, current: -1, gen: m.search.gen + 1, jump: query != ""}
-	m.cache = map[int64]cached{}
 	m.Refresh()
 }
 
@@ -246,13 +245,8 @@ func (m *Model) step(d int) bool {
 }
 
 func (m *Model) setCurrent(i int) {
-	if old, ok := m.CurrentMatch(); ok {
-		delete(m.cache, old)
-	}
 	m.search.current = i
-	abs := m.search.matches[i]
-	delete(m.cache, abs)
-	m.GotoItem(abs)
+	m.GotoItem(m.search.matches[i])
 }
 
 // prune forgets matches trimmed from the log.
