@@ -196,8 +196,6 @@ func (m Model) State() State { return m.st }
 
 // SetSize sets the pane's size in cells and renders again.
 func (m *Model) SetSize(w, h int) {
-	if w != m.width {
-	}
 	m.width, m.height = max(w, 0), max(h, 0)
 	m.Refresh()
 }
