@@ -228,14 +228,7 @@ func TestStopWaitsOutALongGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := h.Supervisor()
-	sp, err := s.Spawn(t.Context(), "hold on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, 10*time.Second, "the agent did not start", func() bool {
-		w, err := s.Window(t.Context(), sp.AgentID, 1, 0, 10)
-		return err == nil && len(w.Lines) > 0
-	})
+	spawnStarted(t, s)
 	began := time.Now()
 	if err := h.Stop(); err != nil {
 		t.Fatalf("stop after %s: %v", time.Since(began).Round(time.Second), err)
@@ -246,4 +239,18 @@ func TestStopWaitsOutALongGrace(t *testing.T) {
 	if a := s.Agents(); len(a) != 1 || a[0].Running() {
 		t.Errorf("agents after stop: %+v; want one, ended", a)
 	}
+}
+
+// spawnStarted spawns an agent on s with "hold on" and waits until its
+// command wrote its first line: it runs, past any trap it sets.
+func spawnStarted(t *testing.T, s *supervisor.Supervisor) {
+	t.Helper()
+	sp, err := s.Spawn(t.Context(), "hold on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 10*time.Second, "the agent did not start", func() bool {
+		w, err := s.Window(t.Context(), sp.AgentID, 1, 0, 10)
+		return err == nil && len(w.Lines) > 0
+	})
 }

@@ -36,14 +36,7 @@ func TestASignalWhileStoppingSkipsTheGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := h.Supervisor()
-	sp, err := s.Spawn(t.Context(), "hold on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, 10*time.Second, "the agent did not start", func() bool {
-		w, err := s.Window(t.Context(), sp.AgentID, 1, 0, 10)
-		return err == nil && len(w.Lines) > 0
-	})
+	spawnStarted(t, s)
 	stopped := make(chan error, 1)
 	began := time.Now()
 	go func() { stopped <- h.Stop() }()
