@@ -8,8 +8,8 @@ import (
 	"github.com/subdash/subdash/internal/testkit"
 )
 
-// TestBenchSeveralHosts is the several-hosts figure of BENCHMARKS.md, run
-// only with SUBDASH_BENCH=1: two hosts here and one over ssh (the test
+// TestBenchSeveralHosts measures a viewer of several hosts against one
+// viewer per host, run only with SUBDASH_BENCH=1: two hosts here and one over ssh (the test
 // sshd on 127.0.0.1), each with two agents printing a line every 50 ms;
 // one viewer of the three (attach --dir --dir ssh://…) and one viewer per
 // host run at once, each in tmux at 160x45 following its first agent. In

@@ -34,7 +34,7 @@ import (
 // (median of 20).
 //
 // SUBDASH_BENCH_RECORDS lists the numbers of records (default 0,1000;
-// BENCHMARKS.md's goal is at 10000: start-up ≤ 1 s, ≤ +50 MB against none).
+// BENCHMARKS.md's goal names the number its figures are taken at).
 // SUBDASH_BENCH_VARIANTS names binaries to compare, started in turn in
 // each iteration ("name=binary,VAR=value,…;name=…", an empty binary is
 // this tree's; see TestBenchThousand): each figure is then reported per

@@ -21,7 +21,7 @@ import (
 	"github.com/subdash/subdash/internal/testkit"
 )
 
-// The many-agents benchmark of BENCHMARKS.md ("A thousand agents"): what
+// The many-agents benchmark: what
 // an agent costs a host (serve, the dashboard at 160x45 or
 // SUBDASH_BENCH_SIZE, a viewer of it) at 10, 100 and 1,000 agents each
 // printing a short line a second, and how long a host takes to stop them

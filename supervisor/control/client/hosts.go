@@ -140,6 +140,7 @@ func joinHostErrs(hosts []*hostConn, errs []error) error {
 // text is theirs joined by "; ", on one line.
 type hostErrors []error
 
+// Error joins the hosts' errors' texts with "; ".
 func (e hostErrors) Error() string {
 	texts := make([]string, len(e))
 	for i, err := range e {
@@ -529,6 +530,8 @@ type LostError struct {
 	Host, Reason string
 }
 
+// Error says which host is lost, why, and that its agents are shown as
+// last seen.
 func (e *LostError) Error() string {
 	return fmt.Sprintf("host %s is lost (%s): its agents are shown as last seen until it answers again", e.Host, e.Reason)
 }
